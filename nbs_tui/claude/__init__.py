@@ -1,0 +1,1 @@
+"""Claude Code signals besides the screen: hooks, session-status files, transcripts."""

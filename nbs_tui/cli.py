@@ -1,0 +1,195 @@
+"""The command line: parse arguments, build settings, start the dashboard or a subcommand.
+
+Textual and libtmux are imported only once a command needs them, so ``--help``,
+``--version`` and ``detect`` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from nbs_tui import __version__
+from nbs_tui.config import ConfigError, Settings, load_settings
+from nbs_tui.core.model import ServerAddress
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 4
+
+
+class UsageError(Exception):
+    """Invalid arguments: exit 4 with a one-line message."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see 'nbs-tui --help')")
+
+
+def _add_server_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("tmux server")
+    picked = group.add_mutually_exclusive_group()
+    picked.add_argument("-L", dest="socket_name", metavar="NAME", help="tmux socket name, as tmux -L")
+    picked.add_argument("-S", dest="socket_path", metavar="PATH", help="tmux socket path, as tmux -S")
+
+
+def _add_sidecar_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("sidecar")
+    group.add_argument(
+        "--poll-interval", type=float, metavar="SECONDS", help="idle seconds before /nbs-poll (default 30, env NBS_POLL_INTERVAL)"
+    )
+    group.add_argument(
+        "--no-poll", action="store_true", default=None, help="never inject /nbs-poll (env NBS_POLL_DISABLE=1)"
+    )
+    group.add_argument(
+        "--plan-policy", choices=("no-prompts", "off"), help="answer plan-approval menus (default no-prompts)"
+    )
+    group.add_argument("--config", type=Path, metavar="FILE", help="settings file (default ~/.config/nbs-tui/config.toml)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="nbs-tui",
+        description="Watch and steer every Claude Code agent of a tmux server from one dashboard.",
+        epilog="With no tmux server to watch, try 'nbs-tui demo'.",
+    )
+    parser.add_argument("--version", action="version", version=f"nbs-tui {__version__}")
+    _add_server_options(parser)
+    parser.add_argument(
+        "--session", action="append", dest="sessions", metavar="NAME", help="watch only this session (repeatable)"
+    )
+    parser.add_argument(
+        "--project", action="append", dest="projects", type=Path, metavar="DIR",
+        help="also watch this project's .nbs/ folder (repeatable)",
+    )
+    parser.add_argument(
+        "--headless", action="store_true", help="run the sidecar workers without the UI; one JSON event per line"
+    )
+    _add_sidecar_options(parser)
+
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    demo = commands.add_parser("demo", help="start a private tmux server with a demo fleet and watch it")
+    demo.add_argument("--keep", action="store_true", help="leave the demo server running on exit")
+    demo.add_argument("--agents", type=int, default=6, metavar="N", help="how many demo agents (default 6)")
+    demo.add_argument("--headless", action="store_true", dest="demo_headless", help="run headless on the demo fleet")
+    _add_sidecar_options(demo)
+
+    detect = commands.add_parser("detect", help="print the state nbs-tui reads from one captured screen")
+    detect.add_argument("file", nargs="?", default="-", help="a capture-pane dump (plain or -e); '-' reads stdin")
+
+    hooks = commands.add_parser("hooks", help="install, remove or inspect nbs-tui's Claude Code hooks")
+    hooks.add_argument("action", choices=("install", "uninstall", "status"))
+    scope = hooks.add_mutually_exclusive_group()
+    scope.add_argument("--user", action="store_true", help="~/.claude/settings.json (default)")
+    scope.add_argument("--project-dir", type=Path, metavar="DIR", help="DIR/.claude/settings.json")
+    scope.add_argument("--settings-file", type=Path, metavar="FILE", help="any settings file")
+    hooks.add_argument("--spool", type=Path, metavar="FILE", help="where hook events are appended")
+    return parser
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    server = ServerAddress(socket_name=args.socket_name, socket_path=args.socket_path)
+    return load_settings(
+        config_path=getattr(args, "config", None),
+        server=server,
+        sessions=tuple(args.sessions) if args.sessions else None,
+        projects=tuple(p.resolve() for p in args.projects) if args.projects else None,
+        poll_interval=getattr(args, "poll_interval", None),
+        poll_disabled=getattr(args, "no_poll", None),
+        plan_policy=getattr(args, "plan_policy", None),
+    )
+
+
+def _require_tmux() -> None:
+    if shutil.which("tmux") is None:
+        raise RuntimeError("tmux is not installed: install it (e.g. 'apt-get install tmux') and run nbs-tui again")
+
+
+def _run_dashboard(settings: Settings, headless: bool) -> int:
+    _require_tmux()
+    if headless:
+        from nbs_tui.headless import run_headless
+
+        return run_headless(settings)
+    from nbs_tui.app import run_app
+
+    return run_app(settings)
+
+
+def _run_demo(args: argparse.Namespace, settings: Settings) -> int:
+    _require_tmux()
+    if args.agents < 1:
+        raise UsageError("--agents must be at least 1")
+    from nbs_tui.demo.launcher import DemoFleet
+
+    fleet = DemoFleet.start(agents=args.agents, server=settings.server if settings.server.tmux_args() else None)
+    settings = load_settings(
+        config_path=getattr(args, "config", None),
+        server=fleet.server,
+        projects=tuple(fleet.projects),
+        poll_interval=settings.poll_interval,
+        poll_disabled=settings.poll_disabled,
+        plan_policy=settings.plan_policy,
+    )
+    try:
+        return _run_dashboard(settings, headless=args.headless or args.demo_headless)
+    finally:
+        if args.keep:
+            print(f"demo fleet left running: tmux {' '.join(fleet.server.tmux_args())} attach", file=sys.stderr)
+        else:
+            fleet.stop()
+
+
+def _run_detect(args: argparse.Namespace) -> int:
+    import json
+
+    from nbs_tui.core.detect import detect_text, detection_as_json
+
+    try:
+        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8", errors="replace")
+    except OSError as error:
+        raise RuntimeError(f"cannot read {args.file}: {error.strerror}") from None
+    print(json.dumps(detection_as_json(detect_text(text)), ensure_ascii=False))
+    return EXIT_OK
+
+
+def _run_hooks(args: argparse.Namespace, settings: Settings) -> int:
+    from nbs_tui.claude.hooks import hooks_command
+
+    if args.settings_file:
+        target = args.settings_file
+    elif args.project_dir:
+        target = args.project_dir / ".claude" / "settings.json"
+    else:
+        target = settings.claude_home / "settings.json"
+    return hooks_command(args.action, target, args.spool or settings.hook_spool)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        settings = settings_from_args(args)
+        if args.command == "demo":
+            return _run_demo(args, settings)
+        if args.command == "detect":
+            return _run_detect(args)
+        if args.command == "hooks":
+            return _run_hooks(args, settings)
+        return _run_dashboard(settings, headless=args.headless)
+    except UsageError as error:
+        print(f"nbs-tui: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except ConfigError as error:
+        print(f"nbs-tui: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_OK
+    except RuntimeError as error:
+        print(f"nbs-tui: {error}", file=sys.stderr)
+        return EXIT_ERROR

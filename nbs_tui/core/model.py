@@ -1,0 +1,106 @@
+"""Value types shared across nbs-tui: panes, agent states, detections.
+
+Everything here is a frozen dataclass or an enum so it can cross threads and travel
+inside Textual messages without copying or locking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+PaneId = str
+"""A tmux pane id such as ``%12``: unique on its server for the server's lifetime."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerAddress:
+    """Which tmux server to talk to, chosen as tmux itself does (``-L NAME`` / ``-S PATH``)."""
+
+    socket_name: str | None = None
+    socket_path: str | None = None
+
+    def tmux_args(self) -> list[str]:
+        """The arguments that select this server on a ``tmux`` command line."""
+        if self.socket_path:
+            return ["-S", self.socket_path]
+        if self.socket_name:
+            return ["-L", self.socket_name]
+        return []
+
+    def describe(self) -> str:
+        if self.socket_path:
+            return f"tmux server at {self.socket_path}"
+        if self.socket_name:
+            return f"tmux server -L {self.socket_name}"
+        return "the default tmux server"
+
+
+@dataclass(frozen=True, slots=True)
+class PaneInfo:
+    """One tmux pane as discovered, with whether it runs a Claude Code agent."""
+
+    pane_id: PaneId
+    session_name: str
+    window_index: int
+    window_name: str
+    pane_index: int
+    title: str
+    current_command: str
+    current_path: str
+    pid: int
+    width: int
+    height: int
+    active: bool = False
+    dead: bool = False
+    is_agent: bool = False
+
+    @property
+    def target(self) -> str:
+        """``session:window.pane``, the name a person reads."""
+        return f"{self.session_name}:{self.window_index}.{self.pane_index}"
+
+
+class AgentState(StrEnum):
+    """What an agent pane is doing, as detected from its screen (and later other sources)."""
+
+    WORKING = "working"
+    IDLE = "idle"
+    PERMISSION = "permission"
+    PLAN = "plan"
+    QUESTION = "question"
+    DIALOG = "dialog"
+    ERROR = "error"
+    UNKNOWN = "unknown"
+
+    @property
+    def needs_person(self) -> bool:
+        """States in which the agent waits on a human, not on itself."""
+        return self in (AgentState.PERMISSION, AgentState.QUESTION, AgentState.DIALOG, AgentState.ERROR)
+
+
+@dataclass(frozen=True, slots=True)
+class MenuOption:
+    """One numbered option of a menu on screen."""
+
+    number: int
+    label: str
+    selected: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """The result of reading one screen: the state and what else a sidecar needs to act."""
+
+    state: AgentState
+    options: tuple[MenuOption, ...] = ()
+    input_text: str | None = None
+    """Text typed in the input box; ``""`` for an empty box, ``None`` when no box is in view."""
+    safe_to_inject: bool = False
+    """True only when typing into the pane now cannot disturb anyone: idle, empty box, no menu."""
+    plan_choice: int | None = None
+    """For ``plan``: the option number the default no-prompt policy picks."""
+    reason: str = ""
+    """A short human-readable why, for the pane's detail view and for debugging."""
+    flags: frozenset[str] = field(default_factory=frozenset)
+    """Extra facts such as ``context-pressure`` or ``plan-mode`` that do not change the state."""

@@ -1,0 +1,1 @@
+"""The port to tmux: discovery, control-mode streams, pane mirrors, sending keys."""

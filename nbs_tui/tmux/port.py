@@ -1,0 +1,67 @@
+"""The port the app and the headless runner use to watch and steer a tmux server.
+
+`nbs_tui.tmux.fleet.TmuxFleet` implements it over tmux control mode. Callbacks arrive on
+the fleet's own threads: a listener must not block and must not touch the UI directly
+(the app turns each call into a Textual message with ``call_from_thread``/``post_message``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from nbs_tui.core.model import PaneId, PaneInfo
+    from nbs_tui.core.screen import PaneScreen
+
+
+class PaneGone(Exception):
+    """The pane died or was replaced between choosing it and acting on it."""
+
+
+class TmuxUnavailable(Exception):
+    """The tmux binary is missing or the server cannot be reached."""
+
+
+class FleetListener(Protocol):
+    def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
+        """The set of panes or any of their details changed; ``panes`` is the whole fleet."""
+
+    def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
+        """These panes' screen models changed since the last call (coalesced, at most ~60 Hz)."""
+
+    def connection_changed(self, connected: bool, message: str) -> None:
+        """The server went away (``connected=False``, with why) or is back."""
+
+
+class FleetPort(ABC):
+    """Watch every pane of one tmux server and act on them."""
+
+    @abstractmethod
+    def start(self) -> None:
+        """Connect and begin mirroring; returns at once, reconnects on its own."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Disconnect and join every thread; leaves the server and its panes untouched."""
+
+    @abstractmethod
+    def panes(self) -> list[PaneInfo]:
+        """The fleet as last discovered, in session/window/pane order."""
+
+    @abstractmethod
+    def screen(self, pane_id: PaneId) -> PaneScreen | None:
+        """The live mirror of a pane, or None if the pane is unknown."""
+
+    @abstractmethod
+    def capture_text(self, pane_id: PaneId) -> str:
+        """The pane's visible screen as plain text straight from tmux (raises PaneGone)."""
+
+    @abstractmethod
+    def send_text(self, pane_id: PaneId, text: str) -> None:
+        """Type ``text`` literally into the pane, no Enter (raises PaneGone)."""
+
+    @abstractmethod
+    def send_keys(self, pane_id: PaneId, *keys: str) -> None:
+        """Press named tmux keys (``Enter``, ``Escape``, ``C-c``, ``Up``, ``1``) (raises PaneGone)."""

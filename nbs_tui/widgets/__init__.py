@@ -1,0 +1,1 @@
+"""Textual widgets, one per file; app.py wires them together."""

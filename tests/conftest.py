@@ -1,0 +1,19 @@
+"""Shared test configuration. libtmux's pytest plugin (loaded automatically) gives each test
+that asks for ``server`` or ``session`` a private tmux server on its own socket."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PEER_CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "peer-screens"
+
+
+@pytest.fixture
+def peer_corpus() -> Path:
+    """Claude Code screens recorded by other tools' test suites (read in place, never copied)."""
+    if not (PEER_CORPUS / "labels.tsv").is_file():
+        pytest.skip(f"peer corpus not found at {PEER_CORPUS}")
+    return PEER_CORPUS
