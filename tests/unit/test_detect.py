@@ -1,0 +1,492 @@
+"""Detection over the peer corpus, the real-CLI corpus (when captured) and hand-made traps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nbs_tui.core.detect import (
+    FLAG_CONTEXT_PRESSURE,
+    FLAG_GHOST_INPUT,
+    FLAG_PLAN_MODE,
+    choose_plan_option,
+    detect_lines,
+    detect_text,
+    detection_as_json,
+    scan_nbs_commands,
+    strip_escapes,
+)
+from nbs_tui.core.model import AgentState, MenuOption
+
+RULE = "─" * 80
+REPO = Path(__file__).resolve().parents[2]
+CLAUDE_CORPUS = REPO / "tests" / "corpus" / "claude"
+
+
+def screen(
+    *body: str, box: str = "", footer: str = "  ? for shortcuts", blank_after: int = 0
+) -> list[str]:
+    """A Claude Code 2.1.x screen: transcript rows, the ruled input box, a footer."""
+    return [*body, RULE, f"❯ {box}".rstrip() + " ", RULE, footer, *([""] * blank_after)]
+
+
+# --- the peer corpus (other tools' recordings, read in place) --------------------------------
+
+
+def _peer_cases() -> list[tuple[str, list[str], str]]:
+    from tests.conftest import PEER_CORPUS
+
+    labels = PEER_CORPUS / "labels.tsv"
+    if not labels.is_file():
+        return []
+    cases = []
+    for line in labels.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, allowed, *rest = line.split("\t")
+        cases.append((name, allowed.split(","), rest[0] if rest else ""))
+    return cases
+
+
+def _peer_body(corpus: Path, name: str) -> str:
+    text = (corpus / "screens" / name).read_text(encoding="utf-8", errors="replace")
+    return "\n".join(text.split("\n")[2:])  # two header lines: source, the other project's label
+
+
+@pytest.mark.parametrize(
+    ("name", "allowed", "note"), _peer_cases() or [pytest.param("", [], "", marks=pytest.mark.skip)]
+)
+def test_peer_screen_state_is_allowed(
+    peer_corpus: Path, name: str, allowed: list[str], note: str
+) -> None:
+    detection = detect_text(_peer_body(peer_corpus, name))
+    assert detection.state.value in allowed, detection.reason
+    if detection.state is not AgentState.IDLE:
+        assert not detection.safe_to_inject
+    if note.startswith("choice="):
+        chosen = [o.label for o in detection.options if o.number == detection.plan_choice]
+        assert chosen, f"no plan choice among {detection.options}"
+        assert note.removeprefix("choice=").lower() in chosen[0].lower()
+
+
+def test_peer_corpus_is_fully_covered(peer_corpus: Path) -> None:
+    results = [
+        detect_text(_peer_body(peer_corpus, name)).state.value in allowed
+        for name, allowed, _ in _peer_cases()
+    ]
+    assert len(results) == 72
+    assert all(results)
+
+
+# --- the real-CLI corpus captured by the project's own harness --------------------------------
+
+
+def _claude_cases() -> list[Path]:
+    if not CLAUDE_CORPUS.is_dir():
+        return []
+    return sorted(
+        p
+        for p in CLAUDE_CORPUS.rglob("*")
+        if p.is_file() and p.suffix in (".txt", ".ansi", ".screen")
+    )
+
+
+def _expected_for(path: Path) -> set[str] | None:
+    """The capture's label: a sidecar ``.json`` with ``state``/``allowed``, else the file name."""
+    for meta in (path.with_suffix(".json"), path.with_name(path.stem + ".meta.json")):
+        if meta.is_file():
+            data = json.loads(meta.read_text(encoding="utf-8"))
+            allowed = data.get("allowed") or data.get("state") or data.get("expected")
+            if isinstance(allowed, str):
+                return set(allowed.split(","))
+            if isinstance(allowed, list):
+                return set(allowed)
+    stem = path.stem.lower()
+    for state in AgentState:
+        if stem.startswith(state.value) or f"_{state.value}" in stem or f"-{state.value}" in stem:
+            return {state.value}
+    return None
+
+
+@pytest.mark.parametrize(
+    "path",
+    _claude_cases()
+    or [pytest.param(None, marks=pytest.mark.skip(reason="real-CLI corpus not captured yet"))],
+)
+def test_real_cli_screen(path: Path) -> None:
+    expected = _expected_for(path)
+    if expected is None:
+        pytest.skip(f"no label for {path.name}")
+    detection = detect_text(path.read_text(encoding="utf-8", errors="replace"))
+    assert detection.state.value in expected, (
+        f"{path.relative_to(CLAUDE_CORPUS)}: {detection.reason}"
+    )
+
+
+# --- hand-made traps from the issue ----------------------------------------------------------
+
+
+def test_prompt_on_screen_while_working_is_not_idle() -> None:
+    d = detect_lines(
+        screen(
+            "⏺ Bash(sleep 30)",
+            "  ⎿  Running…",
+            "",
+            "✢ Sautéing… (3s · ↓ 6 tokens)",
+            footer="  esc to interrupt · ← for agents",
+        )
+    )
+    assert d.state is AgentState.WORKING
+    assert not d.safe_to_inject
+
+
+def test_spinner_without_stats_is_working() -> None:
+    assert detect_lines(screen("⏺ Let me look.", "", "✢ Sautéing…")).state is AgentState.WORKING
+
+
+def test_idle_empty_box_is_safe() -> None:
+    d = detect_lines(screen("⏺ Done.", "", "✻ Worked for 6s"))
+    assert d.state is AgentState.IDLE
+    assert d.input_text == ""
+    assert d.safe_to_inject
+
+
+def test_selected_menu_option_is_not_an_input_prompt() -> None:
+    d = detect_lines(
+        [
+            "⏺ Bash(rm -rf build)",
+            RULE,
+            " Bash command",
+            "",
+            "   rm -rf build",
+            "",
+            " Do you want to proceed?",
+            " ❯ 1. Yes",
+            "   2. Yes, and always allow access to work/ from this project",
+            "   3. No",
+            "",
+            " Esc to cancel · Tab to amend · ctrl+e to explain",
+        ]
+    )
+    assert d.state is AgentState.PERMISSION
+    assert d.input_text is None
+    assert [o.number for o in d.options] == [1, 2, 3]
+    assert d.options[0].selected and not d.options[1].selected
+    assert d.options[1].label.startswith("Yes, and always allow")
+
+
+@pytest.mark.parametrize(
+    "footer",
+    [
+        "  ⏵⏵ bypass permissions on (shift+tab to cycle) · ← for agents",
+        "  ⏸ plan mode on (shift+tab to cycle) · ← for agents",
+        "  ? for shortcuts · ← for agents",
+        "  ⏸ manual mode on · ? for shortcuts · ← for agents",
+    ],
+)
+def test_permanent_footers_are_not_states(footer: str) -> None:
+    d = detect_lines(screen("⏺ Ready.", footer=footer))
+    assert d.state is AgentState.IDLE
+    assert d.safe_to_inject
+
+
+def test_plan_mode_footer_is_a_flag() -> None:
+    d = detect_lines(
+        screen("⏺ Ready.", footer="  ⏸ plan mode on (shift+tab to cycle) · ← for agents")
+    )
+    assert FLAG_PLAN_MODE in d.flags
+
+
+def test_prose_quoting_states_is_idle() -> None:
+    d = detect_lines(
+        screen(
+            "⏺ When the footer shows (esc to interrupt) the agent is busy.",
+            "  Would you like to proceed? I can open the PR.",
+            "  Do you want to proceed with the merge?",
+            "",
+            "✻ Brewed for 2m 12s",
+        )
+    )
+    assert d.state is AgentState.IDLE
+    assert d.safe_to_inject
+
+
+def test_prose_numbered_list_above_idle_box_is_not_a_menu() -> None:
+    d = detect_lines(
+        screen(
+            "⏺ Next steps:",
+            "  1. Fix the parser",
+            "  2. Add tests",
+            "  3. Ship it",
+            "",
+            "✻ Worked for 3s",
+        )
+    )
+    assert d.state is AgentState.IDLE
+    assert d.options == ()
+
+
+def test_completed_turn_line_is_not_a_spinner() -> None:
+    for line in (
+        "✻ Worked for 6s",
+        "✻ Sautéed for 39s · 1 monitor still running",
+        "✶ Crunched for 0s (0 tokens)",
+    ):
+        assert detect_lines(screen("⏺ ok", "", line)).state is AgentState.IDLE, line
+
+
+def test_trailing_blank_rows_of_tall_pane() -> None:
+    d = detect_lines(screen("⏺ Done.", blank_after=900))
+    assert d.state is AgentState.IDLE
+    assert d.safe_to_inject
+
+
+def test_stale_spinner_above_newer_message_is_idle() -> None:
+    d = detect_lines(
+        screen(
+            "✻ Seasoning… (44s · ↓ 247 tokens)",
+            "  ⎿ Tip: Use /btw",
+            "",
+            "⏺ All done.",
+            "  - tests pass",
+        )
+    )
+    assert d.state is AgentState.IDLE
+
+
+def test_typed_text_is_not_safe() -> None:
+    d = detect_lines(screen("⏺ Done.", box="please also fix the docs"))
+    assert d.state is AgentState.IDLE
+    assert d.input_text == "please also fix the docs"
+    assert not d.safe_to_inject
+
+
+def test_multiline_input() -> None:
+    lines = ["⏺ Done.", RULE, "❯ first line", "  second line", RULE, "  ? for shortcuts"]
+    assert detect_lines(lines).input_text == "first line\nsecond line"
+
+
+def test_nbsp_after_prompt() -> None:
+    d = detect_lines(["⏺ Done.", RULE, "❯\u00a0", RULE, "  ? for shortcuts"])
+    assert d.state is AgentState.IDLE and d.input_text == "" and d.safe_to_inject
+
+
+def test_ghost_suggestion_from_sgr_is_not_typed_input() -> None:
+    raw = "\n".join(
+        [
+            "⏺ Done.",
+            RULE,
+            "\x1b[39m❯\u00a0\x1b[2mExplain\x1b[0m \x1b[2mthe\x1b[0m \x1b[2mcode\x1b[0m",
+            RULE,
+            "  ? for shortcuts",
+        ]
+    )
+    d = detect_text(raw)
+    assert d.state is AgentState.IDLE
+    assert d.input_text == ""
+    assert FLAG_GHOST_INPUT in d.flags
+    assert d.safe_to_inject
+
+
+def test_typed_text_in_sgr_is_typed() -> None:
+    raw = "\n".join(
+        ["⏺ Done.", RULE, "\x1b[38;5;246m❯ \x1b[38;5;231mfix it\x1b[39m", RULE, "  ? for shortcuts"]
+    )
+    d = detect_text(raw)
+    assert d.input_text == "fix it"
+    assert not d.safe_to_inject
+
+
+def test_strip_escapes_handles_osc_hyperlinks() -> None:
+    text = "\x1b[94m\x1b]8;id=x;https://example.com\x1b\\link\x1b]8;;\x1b\\\x1b[39m done\r"
+    assert strip_escapes(text) == "link done"
+
+
+def test_context_pressure_flag_blocks_injection() -> None:
+    d = detect_lines(screen("❯ do the thing", "  ⎿  Prompt is too long", "", "✻ Worked for 1s"))
+    assert FLAG_CONTEXT_PRESSURE in d.flags
+    assert not d.safe_to_inject
+    d = detect_lines(screen("⏺ ok", "", "✻ Compacting conversation… (12s)"))
+    assert d.state is AgentState.WORKING
+    assert FLAG_CONTEXT_PRESSURE in d.flags
+
+
+def test_old_context_pressure_scrolled_away_is_not_a_flag() -> None:
+    body = [
+        "⏺ Prompt is too long",
+        *[f"  line {i}" for i in range(40)],
+        "❯ next",
+        "⏺ fine",
+        "",
+        "✻ Worked for 2s",
+    ]
+    assert FLAG_CONTEXT_PRESSURE not in detect_lines(screen(*body)).flags
+
+
+def test_shell_is_unknown() -> None:
+    assert detect_lines(["$ ls", "a b c", "$ "]).state is AgentState.UNKNOWN
+    # a zsh theme using ❯ as its prompt is not Claude Code
+    assert detect_lines(["~/project main", "❯ "]).state is AgentState.UNKNOWN
+    assert detect_lines([]).state is AgentState.UNKNOWN
+
+
+def test_api_error_latest_is_error() -> None:
+    d = detect_lines(screen("❯ hi", '  ⎿  API Error: 500 {"type":"error"}'))
+    assert d.state is AgentState.ERROR
+    assert not d.safe_to_inject
+
+
+def test_old_error_followed_by_success_is_idle() -> None:
+    d = detect_lines(
+        screen("❯ hi", "  ⎿  API Error: 500", "❯ again", "⏺ Hello!", "", "✻ Worked for 1s")
+    )
+    assert d.state is AgentState.IDLE
+
+
+def test_plan_menu_2_1_197() -> None:
+    d = detect_lines(
+        [
+            RULE,
+            " Ready to code?",
+            "",
+            " Here is Claude's plan:",
+            " ╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌",
+            "  Plan: write hello.txt",
+            " ╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌",
+            "",
+            " Would you like to proceed?",
+            "",
+            " ❯ 1. Yes, and use auto mode",
+            "   2. Yes, manually approve edits",
+            "   3. Tell Claude what to change",
+            "",
+            " ctrl-g to edit in Vim · ~/.claude/plans/x.md",
+        ]
+    )
+    assert d.state is AgentState.PLAN
+    assert d.plan_choice == 1
+
+
+def test_choose_plan_option_by_label() -> None:
+    v158 = [
+        MenuOption(1, "Yes, and bypass permissions", True),
+        MenuOption(2, "Yes, manually approve edits"),
+        MenuOption(3, "No, refine with Ultraplan on Claude Code on the web"),
+        MenuOption(4, "Tell Claude what to change"),
+    ]
+    assert choose_plan_option(v158) == 1
+    clears = [
+        MenuOption(1, "Yes, clear context and bypass permissions"),
+        MenuOption(2, "Yes, and bypass permissions"),
+    ]
+    assert choose_plan_option(clears) == 2
+    legacy = [
+        MenuOption(1, "Yes"),
+        MenuOption(2, "Yes, and auto-accept edits"),
+        MenuOption(3, "Yes, manually approve edits"),
+    ]
+    assert choose_plan_option(legacy) == 2
+    plain = [MenuOption(1, "Yes"), MenuOption(2, "No")]
+    assert choose_plan_option(plain) is None
+    assert choose_plan_option(plain, fallback=1) == 1
+    assert choose_plan_option(plain, fallback=7) is None
+    assert choose_plan_option(clears, fallback=1, policy="no-prompts") == 2
+    only_clear = [MenuOption(1, "Yes, clear context and auto-accept edits"), MenuOption(2, "Yes")]
+    assert choose_plan_option(only_clear, fallback=1) is None
+    assert choose_plan_option(v158, policy="off") is None
+
+
+def test_trust_dialog_and_api_key_dialog() -> None:
+    d = detect_lines(
+        [
+            "Accessing workspace:",
+            "",
+            " /work/x",
+            "",
+            " ❯ 1. Yes, I trust this folder",
+            "   2. No, exit",
+            "",
+            " Enter to confirm · Esc to cancel",
+        ]
+    )
+    assert d.state is AgentState.DIALOG
+    d = detect_lines(
+        [
+            " Detected a custom API key in your environment",
+            "",
+            " Do you want to use this API key?",
+            "",
+            " ❯ 1. Yes",
+            "   2. No (recommended)",
+            "",
+            " Enter to confirm · Esc to cancel",
+        ]
+    )
+    assert d.state is AgentState.DIALOG
+
+
+def test_ask_user_question_is_question() -> None:
+    d = detect_lines(
+        [
+            RULE,
+            " ☐ Color",
+            "",
+            "Which color scheme do you prefer?",
+            "",
+            "❯ 1. Dark",
+            "     Easy on the eyes",
+            "  2. Light",
+            "  3. Type something.",
+            "",
+            "Enter to select · ↑/↓ to navigate · Esc to cancel",
+        ]
+    )
+    assert d.state is AgentState.QUESTION
+    assert [o.label for o in d.options] == ["Dark", "Light", "Type something."]
+
+
+def test_old_style_box() -> None:
+    d = detect_lines(
+        [
+            "⏺ Hi",
+            "╭────────────────╮",
+            "│ >              │",
+            "╰────────────────╯",
+            "  ? for shortcuts",
+        ]
+    )
+    assert d.state is AgentState.IDLE
+    assert d.input_text == ""
+
+
+def test_detection_as_json_shape() -> None:
+    d = detect_lines(screen("⏺ ok"))
+    data = detection_as_json(d)
+    assert data["state"] == "idle"
+    assert set(data) >= {"state", "options", "input", "safe_to_inject", "plan_choice"}
+    json.dumps(data)
+
+
+# --- \nbs- commands ---------------------------------------------------------------------------
+
+
+def test_scan_nbs_commands() -> None:
+    lines = [
+        "⏺ \\nbs-register-chat .nbs/chat/debug.chat",
+        "  \\nbs-set-poll-interval 120",
+        "● \\nbs-unregister-bus .nbs/events",
+        "  I will run \\nbs-register-chat .nbs/chat/x.chat later",  # mid-sentence
+        "  \\nbs-frobnicate foo",  # unknown verb
+        "❯ \\nbs-register-chat typed.chat",  # user input / echo
+        "  ⎿  \\nbs-register-hub tool-output",  # tool output
+        "  \\nbs-register-hub <path>",  # documentation placeholder
+        "\\nbs-register-hub hubs/main.hub",
+    ]
+    assert scan_nbs_commands(lines) == [
+        "\\nbs-register-chat .nbs/chat/debug.chat",
+        "\\nbs-set-poll-interval 120",
+        "\\nbs-unregister-bus .nbs/events",
+        "\\nbs-register-hub hubs/main.hub",
+    ]
