@@ -1,0 +1,182 @@
+"""Jump from the dashboard into an agent's pane, and back.
+
+Two ways, chosen by where nbs-tui runs (`plan_jump`):
+
+- **switch**: nbs-tui runs inside tmux *on the server it watches*. ``switch-client -t %N``
+  moves the operator's own client to the agent's session, window and pane (tmux picks the
+  client showing nbs-tui's pane, found from ``$TMUX_PANE``). To come back with one key,
+  `Jumper.switch` binds ``prefix B`` (configurable) to ``switch-client -t <dashboard pane>``,
+  unless the operator already bound that key to something else; then tmux's own ``prefix L``
+  (last session) still works and the message says so.
+- **attach**: nbs-tui runs outside tmux, or inside tmux on *another* server (``switch-client``
+  cannot cross servers). The app suspends itself and runs
+  ``tmux <-L/-S> attach-session -t %N`` with ``$TMUX`` unset in the foreground; attaching to a
+  pane target selects its window and pane. When the operator detaches (``prefix d``), the
+  command returns and the app resumes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from nbs_tui.core.model import PaneId, ServerAddress
+from nbs_tui.tmux.operate import TmuxCommandError, TmuxCommands
+
+JumpMode = Literal["switch", "attach"]
+
+BACK_NOTE = "nbs-tui: back to the dashboard"
+
+
+def socket_path_of(server: ServerAddress, environ: Mapping[str, str] | None = None) -> Path:
+    """Where tmux puts this server's socket, by tmux's own rule (``$TMUX_TMPDIR`` or /tmp)."""
+    if server.socket_path:
+        return Path(server.socket_path)
+    env = os.environ if environ is None else environ
+    base = Path(env.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
+    return base / (server.socket_name or "default")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def inside_server(server: ServerAddress, environ: Mapping[str, str] | None = None) -> bool:
+    """True when this process runs in a pane of ``server`` (``$TMUX`` names its socket)."""
+    env = os.environ if environ is None else environ
+    tmux = env.get("TMUX", "")
+    if not tmux or not env.get("TMUX_PANE"):
+        return False
+    socket = tmux.split(",", 1)[0]
+    return bool(socket) and _same_file(Path(socket), socket_path_of(server, env))
+
+
+@dataclass(frozen=True, slots=True)
+class JumpPlan:
+    """How a jump will be done, before doing it: for the log and for the operator's notice."""
+
+    mode: JumpMode
+    pane_id: PaneId
+    argv: list[str]
+    env: dict[str, str] = field(repr=False)
+    why: str
+
+    def describe(self) -> str:
+        return f"{self.mode} ({self.why}): {' '.join(self.argv)}"
+
+
+def plan_jump(
+    server: ServerAddress,
+    pane_id: PaneId,
+    environ: Mapping[str, str] | None = None,
+    *,
+    force_attach: bool = False,
+) -> JumpPlan:
+    env = dict(os.environ if environ is None else environ)
+    tmux = ["tmux", *server.tmux_args()]
+    if not force_attach and inside_server(server, env):
+        return JumpPlan("switch", pane_id, [*tmux, "switch-client", "-t", pane_id], env, "inside tmux on the same server")
+    if force_attach and inside_server(server, env):
+        why = "asked to attach"
+    elif env.get("TMUX"):
+        why = "inside tmux on another server"
+    else:
+        why = "outside tmux"
+    env.pop("TMUX", None)
+    env.pop("TMUX_PANE", None)
+    return JumpPlan("attach", pane_id, [*tmux, "attach-session", "-t", pane_id], env, why)
+
+
+@dataclass(frozen=True, slots=True)
+class JumpResult:
+    mode: JumpMode
+    pane_id: PaneId
+    ok: bool
+    message: str
+    """For the operator: what happened and how to come back, or why it failed."""
+
+
+class Jumper:
+    """Do jumps for one watched server. Blocking: ``switch`` from a thread worker, ``attach`` while suspended."""
+
+    def __init__(
+        self, server: ServerAddress, environ: Mapping[str, str] | None = None, back_key: str = "B"
+    ) -> None:
+        self.server = server
+        self.environ = dict(os.environ if environ is None else environ)
+        self.back_key = back_key
+        self.tmux = TmuxCommands(server, self.environ)
+        self.last_jump: PaneId | None = None
+
+    @property
+    def home_pane(self) -> PaneId | None:
+        """The dashboard's own pane when it runs inside the watched server."""
+        return self.environ.get("TMUX_PANE") if inside_server(self.server, self.environ) else None
+
+    def plan(self, pane_id: PaneId) -> JumpPlan:
+        return plan_jump(self.server, pane_id, self.environ)
+
+    def attach_plan(self, pane_id: PaneId) -> JumpPlan:
+        """The attach command line, whatever the environment (for the suspend path)."""
+        return plan_jump(self.server, pane_id, self.environ, force_attach=True)
+
+    def _install_back_key(self, home: PaneId) -> str:
+        """Bind ``prefix <back_key>`` to come home unless the operator uses that key; say which key works."""
+        try:
+            current = self.tmux.run("list-keys", "-T", "prefix", self.back_key).strip()
+        except TmuxCommandError:
+            current = ""  # "unknown key": not bound, free to take
+        if current and "switch-client -t" not in current:
+            return "prefix L (last session) returns to the dashboard"
+        self.tmux.run(
+            "bind-key", "-N", BACK_NOTE, "-T", "prefix", self.back_key, "switch-client", "-t", home
+        )
+        return f"prefix {self.back_key} returns to the dashboard"
+
+    def switch(self, pane_id: PaneId) -> JumpResult:
+        """Move the operator's tmux client to ``pane_id`` (only valid in ``switch`` mode)."""
+        plan = self.plan(pane_id)
+        home = self.home_pane
+        if plan.mode != "switch" or home is None:
+            return JumpResult("switch", pane_id, False, "not inside tmux on the watched server: attach instead")
+        try:
+            back = self._install_back_key(home)
+            self.tmux.run("switch-client", "-t", pane_id, env=plan.env)
+        except TmuxCommandError as error:
+            return JumpResult("switch", pane_id, False, f"switch-client failed: {error}")
+        self.last_jump = pane_id
+        with contextlib.suppress(TmuxCommandError):  # the hint is a courtesy; the jump succeeded
+            self.tmux.run("display-message", "-d", "4000", f"nbs-tui: {back}", env=plan.env)
+        return JumpResult("switch", pane_id, True, f"switched to {pane_id}; {back}")
+
+    def back(self) -> JumpResult:
+        """Return the operator's client to the dashboard pane (what the back key does)."""
+        home = self.home_pane
+        if home is None:
+            return JumpResult("switch", "", False, "not inside tmux on the watched server")
+        plan = self.plan(home)
+        try:
+            self.tmux.run("switch-client", "-t", home, env=plan.env)
+        except TmuxCommandError as error:
+            return JumpResult("switch", home, False, f"switch-client failed: {error}")
+        return JumpResult("switch", home, True, "back at the dashboard")
+
+    def attach(self, pane_id: PaneId) -> JumpResult:
+        """Attach in the foreground until the operator detaches; the caller must have suspended its UI."""
+        plan = self.attach_plan(pane_id)
+        try:
+            done = subprocess.run(plan.argv, env=plan.env, check=False)
+        except FileNotFoundError:
+            return JumpResult("attach", pane_id, False, "tmux is not installed")
+        self.last_jump = pane_id
+        if done.returncode != 0:
+            return JumpResult("attach", pane_id, False, f"tmux attach exited with {done.returncode}")
+        return JumpResult("attach", pane_id, True, f"attached to {pane_id} and detached again")

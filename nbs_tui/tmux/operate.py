@@ -1,0 +1,135 @@
+"""Small, direct tmux commands the operator's actions need beyond `FleetPort`.
+
+Checking that a pane is still the one chosen, and pasting multi-line text, are one-off
+commands where a fresh answer from tmux matters more than the fleet's cached view, so they run
+the ``tmux`` binary (with the watched server's ``-L``/``-S``) rather than going through the
+control-mode stream. Every call is blocking: callers run them in a thread worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from nbs_tui.core.model import PaneId, ServerAddress
+from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
+
+_COUNTER = itertools.count(1)
+_TIMEOUT = 10.0
+
+
+class TmuxCommandError(Exception):
+    """tmux ran and refused the command; the message is tmux's own."""
+
+
+@dataclass(frozen=True, slots=True)
+class PaneIdentity:
+    """What identifies a pane's occupant right now: its id, first process, and whether it died."""
+
+    pane_id: PaneId
+    pid: int
+    dead: bool
+    current_command: str
+    session_name: str
+    window_index: int
+    pane_index: int
+
+    @property
+    def target(self) -> str:
+        return f"{self.session_name}:{self.window_index}.{self.pane_index}"
+
+
+class TmuxCommands:
+    """Run ``tmux <server args> ...`` against one server."""
+
+    def __init__(self, server: ServerAddress, environ: Mapping[str, str] | None = None) -> None:
+        self.server = server
+        base = dict(os.environ if environ is None else environ)
+        # A command aimed at a chosen server must not be redirected by the caller's own $TMUX.
+        base.pop("TMUX", None)
+        self._env = base
+
+    def argv(self, *args: str) -> list[str]:
+        return ["tmux", *self.server.tmux_args(), *args]
+
+    def run(self, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None) -> str:
+        """Run one tmux command and return its stdout; raise on failure with tmux's message."""
+        try:
+            done = subprocess.run(
+                self.argv(*args),
+                input=stdin,
+                capture_output=True,
+                env=dict(env) if env is not None else self._env,
+                timeout=_TIMEOUT,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise TmuxUnavailable("tmux is not installed") from None
+        except subprocess.TimeoutExpired:
+            raise TmuxCommandError(f"tmux {args[0]} did not answer within {_TIMEOUT:.0f} s") from None
+        if done.returncode != 0:
+            message = done.stderr.decode("utf-8", errors="replace").strip() or f"exit {done.returncode}"
+            if "no server running" in message or "error connecting" in message:
+                raise TmuxUnavailable(f"{self.server.describe()}: {message}")
+            raise TmuxCommandError(message)
+        return done.stdout.decode("utf-8", errors="replace")
+
+    def pane_identity(self, pane_id: PaneId) -> PaneIdentity | None:
+        """The pane as tmux sees it now, or None when no pane has that id any more."""
+        fmt = "\t".join(
+            (
+                "#{pane_id}",
+                "#{pane_pid}",
+                "#{pane_dead}",
+                "#{pane_current_command}",
+                "#{session_name}",
+                "#{window_index}",
+                "#{pane_index}",
+            )
+        )
+        try:
+            out = self.run("display-message", "-p", "-t", pane_id, fmt)
+        except TmuxCommandError:
+            return None
+        fields = out.rstrip("\n").split("\t")
+        if len(fields) != 7 or fields[0] != pane_id:
+            return None
+        try:
+            return PaneIdentity(
+                pane_id=fields[0],
+                pid=int(fields[1] or 0),
+                dead=fields[2] == "1",
+                current_command=fields[3],
+                session_name=fields[4],
+                window_index=int(fields[5]),
+                pane_index=int(fields[6]),
+            )
+        except ValueError:
+            return None
+
+    def paste(self, pane_id: PaneId, text: str, *, bracketed: bool = True) -> None:
+        """Paste ``text`` into the pane as a terminal paste would.
+
+        ``load-buffer`` reads the bytes from stdin (no quoting, no key-name parsing, no length
+        limit of a command line); ``paste-buffer -p`` wraps them in bracketed-paste markers when
+        the pane's program asked for them (Claude Code does), so newlines inside stay newlines and
+        do not submit; ``-d`` deletes the private buffer. As a terminal does, tmux turns each LF
+        into CR on the way in; a program in cooked mode (a shell's ``cat``) turns it back.
+        """
+        name = f"nbs-tui-{os.getpid()}-{next(_COUNTER)}"
+        self.run("load-buffer", "-b", name, "-", stdin=text.encode("utf-8"))
+        args = ["paste-buffer", "-d", "-b", name, "-t", pane_id]
+        if bracketed:
+            args.insert(1, "-p")
+        try:
+            self.run(*args)
+        except TmuxCommandError as error:
+            with contextlib.suppress(TmuxCommandError):  # the paste error is what matters
+                self.run("delete-buffer", "-b", name)
+            if "can't find pane" in str(error):
+                raise PaneGone(f"pane {pane_id} is gone") from None
+            raise

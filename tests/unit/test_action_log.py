@@ -1,0 +1,82 @@
+"""The action log appends whole JSON lines, never truncates, and reads its tail back."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
+
+
+def record(n: int, sent: str = "hi") -> ActionRecord:
+    return ActionRecord(
+        time=1_700_000_000.0 + n,
+        action="text",
+        pane_id=f"%{n}",
+        target=f"s:0.{n}",
+        sent=sent,
+        why="operator",
+        outcome=Outcome.SENT,
+    )
+
+
+def test_append_creates_parents_and_round_trips(tmp_path: Path) -> None:
+    log = ActionLog(tmp_path / "deep" / "actions.log")
+    tricky = 'a;b $HOME "q" \'s\' -x é 🙂\tTab\nline2'
+    log.append(record(1, tricky))
+    lines = log.path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1
+    assert json.loads(lines[0])["sent"] == tricky
+    (back,) = log.tail()
+    assert back == record(1, tricky)
+    assert "%1" in back.describe() or "s:0.1" in back.describe()
+
+
+def test_never_truncates_existing_content(tmp_path: Path) -> None:
+    path = tmp_path / "actions.log"
+    path.write_text("older line from another version\n", encoding="utf-8")
+    log = ActionLog(path)
+    log.append(record(1))
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("older line from another version\n")
+    tail = log.tail()
+    assert tail[0] == "older line from another version"  # shown raw, not hidden
+    assert tail[1] == record(1)
+
+
+def test_tail_reads_only_the_last_lines_across_blocks(tmp_path: Path) -> None:
+    log = ActionLog(tmp_path / "a.log")
+    for n in range(500):
+        log.append(record(n, "x" * 300))
+    tail = log.tail(7)
+    assert [r.pane_id for r in tail if isinstance(r, ActionRecord)] == [f"%{n}" for n in range(493, 500)]
+    assert ActionLog(tmp_path / "missing.log").tail() == []
+
+
+def test_concurrent_writers_interleave_whole_lines(tmp_path: Path) -> None:
+    path = tmp_path / "a.log"
+    logs = [ActionLog(path), ActionLog(path)]  # two writers, as dashboard + headless would be
+
+    def write(log: ActionLog, base: int) -> None:
+        for n in range(200):
+            log.append(record(base + n, "y" * 2000))
+
+    threads = [threading.Thread(target=write, args=(log, i * 1000)) for i, log in enumerate(logs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 400
+    assert all(ActionRecord.from_json(line) for line in lines)
+
+
+def test_listeners_hear_each_record(tmp_path: Path) -> None:
+    log = ActionLog(tmp_path / "a.log")
+    heard: list[ActionRecord] = []
+    unsubscribe = log.subscribe(heard.append)
+    log.append(record(1))
+    unsubscribe()
+    log.append(record(2))
+    assert heard == [record(1)]
