@@ -1,0 +1,247 @@
+"""Control commands: parse one inbox (or screen) line, apply it to a registry.
+
+The seed's sidecar read ``.nbs/control-inbox`` one line at a time; the verbs are bare there
+(``register-chat .nbs/chat/x.chat``) and prefixed ``\\nbs-`` when an agent prints them on its
+screen. Both spellings are accepted everywhere, so a line copied from a screen into the inbox
+still works. Unlike the NBS sidecars, nothing is ignored silently: an unknown verb, a missing
+argument or a bad interval becomes a :class:`ControlError` with a reason a person can read, and
+the caller goes on with the next line.
+
+Paths are the rest of the line after the verb (trimmed), so paths with spaces work; a path
+wrapped in matching quotes has them removed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nbs_tui.core.registry import Registry
+
+PREFIX = "\\nbs-"
+"""How an agent writes a control verb on its screen (a literal backslash, then ``nbs-``)."""
+
+MAX_ARGUMENT = 4096
+"""Longest path accepted (PATH_MAX on Linux); longer arguments are reported, not applied."""
+
+
+class Verb(StrEnum):
+    REGISTER_CHAT = "register-chat"
+    UNREGISTER_CHAT = "unregister-chat"
+    REGISTER_BUS = "register-bus"
+    UNREGISTER_BUS = "unregister-bus"
+    REGISTER_HUB = "register-hub"
+    UNREGISTER_HUB = "unregister-hub"
+    SET_POLL_INTERVAL = "set-poll-interval"
+
+    @property
+    def kind(self) -> str | None:
+        """The registry type a (un)register verb acts on: ``chat``, ``bus`` or ``hub``."""
+        if self is Verb.SET_POLL_INTERVAL:
+            return None
+        return self.value.rsplit("-", 1)[1]
+
+    @property
+    def registers(self) -> bool:
+        return self.value.startswith("register-")
+
+    @property
+    def unregisters(self) -> bool:
+        return self.value.startswith("unregister-")
+
+
+VERBS: frozenset[str] = frozenset(v.value for v in Verb)
+
+
+@dataclass(frozen=True, slots=True)
+class ControlCommand:
+    """A well-formed command. ``argument`` is a path, or a number of seconds for the interval."""
+
+    verb: Verb
+    argument: str
+    raw: str
+
+    @property
+    def kind(self) -> str | None:
+        return self.verb.kind
+
+    @property
+    def seconds(self) -> float | None:
+        """The interval of ``set-poll-interval`` (already validated by :func:`parse_line`)."""
+        if self.verb is not Verb.SET_POLL_INTERVAL:
+            return None
+        return _parse_seconds(self.argument)
+
+    def inbox_line(self) -> str:
+        """The line to append to a control inbox for this command (bare verb, as NBS writes)."""
+        return f"{self.verb.value} {self.argument}"
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    """A ``#`` comment or a blank line: recorded in the history, otherwise skipped."""
+
+    raw: str
+
+    @property
+    def blank(self) -> bool:
+        return not self.raw.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class ControlError:
+    """A line that is not a usable command, and why."""
+
+    raw: str
+    reason: str
+
+
+ParsedLine = ControlCommand | Comment | ControlError
+
+
+class Outcome(StrEnum):
+    """What became of a line: the history panel shows this with the reason."""
+
+    APPLIED = "applied"
+    DUPLICATE = "duplicate"
+    """Nothing to do: already registered, or unregistering something that is not registered."""
+    COMMENT = "comment"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    outcome: Outcome
+    why: str = ""
+    poll_interval: float | None = None
+    """Set for an applied ``set-poll-interval``: the new interval in seconds."""
+
+
+_MAX_SECONDS = 7 * 24 * 3600.0
+
+
+def _parse_seconds(text: str) -> float | None:
+    value = text.strip()
+    if value.endswith("s") and not value.endswith("ss"):
+        value = value[:-1]
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    if not math.isfinite(seconds) or seconds <= 0 or seconds > _MAX_SECONDS:
+        return None
+    return seconds
+
+
+def _strip_quotes(text: str) -> str:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
+_BAD_CHARACTER = re.compile("[\x00-\x08\x0a-\x1f\x7f\ufffd]")
+
+
+def _printable_problem(text: str) -> str | None:
+    match = _BAD_CHARACTER.search(text)
+    if match is None:
+        return None
+    char = match.group()
+    if char == "\ufffd":
+        return "is not valid UTF-8"
+    return f"contains control character U+{ord(char):04X}"
+
+
+def parse_line(line: str) -> ParsedLine:
+    """Classify one line of a control inbox (without its newline).
+
+    Leading and trailing whitespace (and a trailing ``\\r``) are ignored. A ``\\nbs-`` prefix on
+    the verb is accepted. The result never raises: bad input comes back as a ControlError.
+    """
+    text = line.strip()
+    if not text or text.startswith("#"):
+        return Comment(line)
+    problem = _printable_problem(text)
+    if problem is not None:
+        return ControlError(line, f"line {problem}")
+    parts = text.split(None, 1)
+    word = parts[0]
+    verb_text = word[len(PREFIX):] if word.startswith(PREFIX) else word
+    if verb_text.startswith("nbs-") and verb_text[4:] in VERBS:
+        verb_text = verb_text[4:]
+    if verb_text not in VERBS:
+        shown = word if len(word) <= 60 else word[:57] + "..."
+        return ControlError(line, f"unknown verb {shown!r}")
+    verb = Verb(verb_text)
+    argument = _strip_quotes(parts[1].strip()) if len(parts) > 1 else ""
+    if not argument:
+        what = "a number of seconds" if verb is Verb.SET_POLL_INTERVAL else "a path"
+        return ControlError(line, f"{verb.value} needs {what}")
+    if len(argument) > MAX_ARGUMENT:
+        return ControlError(line, f"argument is {len(argument)} characters long (at most {MAX_ARGUMENT})")
+    if verb is Verb.SET_POLL_INTERVAL and _parse_seconds(argument) is None:
+        return ControlError(
+            line, f"bad interval {argument[:40]!r}: want a positive number of seconds up to one week"
+        )
+    return ControlCommand(verb, argument, line)
+
+
+def apply_command(registry: Registry, command: ControlCommand) -> Result:
+    """Apply one command to a registry in memory (the caller writes the file).
+
+    ``set-poll-interval`` does not touch the registry; its Result carries the interval.
+    """
+    if command.verb is Verb.SET_POLL_INTERVAL:
+        seconds = command.seconds
+        assert seconds is not None  # parse_line validated it
+        return Result(Outcome.APPLIED, f"poll interval {seconds:g}s", poll_interval=seconds)
+    kind = command.kind
+    assert kind is not None
+    if command.verb.registers:
+        if registry.register(kind, command.argument):
+            return Result(Outcome.APPLIED, f"registered {kind}:{registry.normalise(command.argument)}")
+        return Result(Outcome.DUPLICATE, f"{kind} already registered")
+    removed = registry.unregister(kind, command.argument)
+    if removed:
+        return Result(Outcome.APPLIED, f"unregistered {kind} ({removed} line{'s' if removed > 1 else ''})")
+    return Result(Outcome.DUPLICATE, f"{kind} was not registered")
+
+
+def process_line(registry: Registry, line: str) -> tuple[ParsedLine, Result]:
+    """Parse and apply one line: the whole life of an inbox line, for callers and tests."""
+    parsed = parse_line(line)
+    if isinstance(parsed, Comment):
+        return parsed, Result(Outcome.COMMENT, "blank line" if parsed.blank else "comment")
+    if isinstance(parsed, ControlError):
+        return parsed, Result(Outcome.ERROR, parsed.reason)
+    return parsed, apply_command(registry, parsed)
+
+
+# A command printed on an agent's screen: at the start of the line after optional whitespace and
+# the bullets Claude Code draws (⏺ ● • > │ -), never inside backticks or prose.
+_SCREEN_COMMAND = re.compile(
+    r"^[\s⏺●•>│|*-]*(\\nbs-(?:" + "|".join(sorted((re.escape(v) for v in VERBS), key=len, reverse=True))
+    + r")(?:[ \t]+[^`]*?)?)[ \t]*$"
+)
+
+
+def scan_screen_lines(lines: Iterable[str]) -> list[str]:
+    """The ``\\nbs-`` command lines in a captured screen, in screen order.
+
+    For the pane-scanning fallback: a command must start its line (after whitespace and
+    Claude Code's bullets) and contain no backticks, so ``\\nbs-register-chat`` quoted in prose
+    or code is not taken as a command.
+    """
+    found: list[str] = []
+    for line in lines:
+        if "\\nbs-" not in line:
+            continue
+        match = _SCREEN_COMMAND.match(line)
+        if match:
+            found.append(match.group(1).strip())
+    return found
