@@ -1,0 +1,516 @@
+"""The Textual app: wiring only. Widgets live in `nbs_tui.widgets`, messages in `nbs_tui.messages`.
+
+How data flows:
+- the fleet (`FleetPort`) calls `FleetBridge` on its own threads; pane-set and connection news
+  become messages (``post_message`` is thread-safe), while screen changes, which can come at
+  ~60 Hz, only add pane ids to a set;
+- a ~30 Hz timer on the UI thread drains that set and asks the visible widgets showing those
+  panes to repaint their changed rows: at most one repaint per frame, none for hidden views;
+- a 1 Hz timer updates the clocks (quiet time, next-poll countdown) cell by cell.
+
+Extension points for operator actions: `NbsApp.selected_pane()`, the `COMMANDS` table (each entry
+is a binding with an id, a footer label and a command-palette entry), and the ``#input-bar``
+container docked above the footer, empty and hidden until something is mounted in it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Container, Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, Static
+
+from nbs_tui.config import Settings
+from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.messages import (
+    BackendProblem,
+    ClaudeFacts,
+    ClaudeFactsChanged,
+    ConnectionChanged,
+    FleetChanged,
+    HistoryEntry,
+    PaneStatus,
+    PaneStatusChanged,
+)
+from nbs_tui.tmux.port import FleetListener, FleetPort, TmuxUnavailable
+from nbs_tui.widgets.detail_panel import DetailPanel
+from nbs_tui.widgets.fleet_list import FleetList
+from nbs_tui.widgets.grid import PaneGrid
+from nbs_tui.widgets.help_screen import HelpScreen
+from nbs_tui.widgets.pane_view import PaneView, ScreenSource
+from nbs_tui.widgets.status_bar import StatusBar
+
+FRAME_SECONDS = 1 / 30
+CLOCK_SECONDS = 1.0
+HISTORY_LENGTH = 50
+VIEWS = ("dashboard", "grid", "control")
+
+FleetFactory = Callable[[FleetListener], FleetPort]
+
+
+def css_path() -> Path:
+    """The stylesheet, in an installed wheel (``nbs_tui/styles``) or a checkout (``styles/``)."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "styles" / "app.tcss", here.parent / "styles" / "app.tcss"):
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"nbs-tui styles not found next to {here}")
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One operator command: a key binding with an id, a footer label and a palette entry."""
+
+    id: str
+    keys: str
+    action: str
+    label: str
+    help: str
+    show: bool = True
+    key_display: str | None = None
+    priority: bool = False
+
+    def binding(self) -> Binding:
+        return Binding(
+            self.keys, self.action, self.label, show=self.show, key_display=self.key_display,
+            id=self.id, priority=self.priority,
+        )
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("pane.next", "j,down", "move(1)", "Next", "Select the next pane", key_display="j/↓"),
+    Command("pane.previous", "k,up", "move(-1)", "Previous", "Select the previous pane", key_display="k/↑"),
+    Command("view.zoom", "z", "toggle_zoom", "Zoom", "Show the selected pane full-screen (again to go back)"),
+    Command("view.unzoom", "escape", "unzoom", "Back", "Leave the full-screen mirror", show=False),
+    Command("view.dashboard", "1", "show_view('dashboard')", "List", "Fleet list with the live mirror"),
+    Command("view.grid", "2", "show_view('grid')", "Grid", "Live thumbnails of every pane"),
+    Command("view.control", "3", "show_view('control')", "Control", "Control plane: registry, inbox, chat"),
+    Command("view.details", "d", "toggle_details", "Details", "Show or hide the selected pane's details"),
+    Command("app.help", "question_mark,f1", "help", "Help", "List every key", key_display="?"),
+    Command("app.quit", "q", "quit", "Quit", "Leave nbs-tui (the agents keep running)"),
+)
+
+
+class FleetBridge:
+    """The app's `FleetListener`: called on the fleet's threads, touches no widget."""
+
+    def __init__(self, app: NbsApp) -> None:
+        self._app = app
+        self._lock = threading.Lock()
+        self._dirty: set[PaneId] = set()
+
+    def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
+        self._app.post_message(FleetChanged(tuple(panes)))
+
+    def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
+        with self._lock:
+            self._dirty |= pane_ids
+
+    def connection_changed(self, connected: bool, message: str) -> None:
+        self._app.post_message(ConnectionChanged(connected, message))
+
+    def drain(self) -> set[PaneId]:
+        with self._lock:
+            dirty, self._dirty = self._dirty, set()
+        return dirty
+
+
+class NbsApp(App[int]):
+    """The nbs-tui dashboard."""
+
+    CSS_PATH = css_path()
+    TITLE = "nbs-tui"
+    BINDINGS: ClassVar[list[BindingType]] = [command.binding() for command in COMMANDS]
+
+    def __init__(self, settings: Settings, fleet_factory: FleetFactory | None = None) -> None:
+        super().__init__()
+        self.settings = settings
+        self.bridge = FleetBridge(self)
+        self._fleet_factory = fleet_factory
+        self.fleet: FleetPort | None = None
+        self.panes: list[PaneInfo] = []
+        self.pane_by_id: dict[PaneId, PaneInfo] = {}
+        self.statuses: dict[PaneId, PaneStatus] = {}
+        self.facts: dict[PaneId, ClaudeFacts] = {}
+        self.history: dict[PaneId, deque[HistoryEntry]] = {}
+        self.last_change: dict[PaneId, float] = {}
+        self.selected_id: PaneId | None = None
+        self.connected: bool | None = None
+        self.connection_message = ""
+        self.start_error: str | None = None
+        self.view = "dashboard"
+        self._seen_fleet = False
+        self._stale = True
+        self._backends: list[Any] = []
+        keymap = getattr(settings, "keymap", None)
+        if keymap:
+            self.set_keymap(dict(keymap))
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(self.settings.server.describe(), id="status")
+        yield Static("", id="banner")
+        yield Static("", id="empty")
+        with ContentSwitcher(initial="dashboard", id="views"):
+            with Horizontal(id="dashboard"):
+                with Vertical(id="side"):
+                    yield FleetList(id="fleet")
+                    yield DetailPanel(id="detail")
+                yield PaneView(id="mirror")
+            yield PaneGrid(id="grid")
+            with Vertical(id="control"):
+                yield from self._control_widgets()
+        yield Container(id="input-bar")
+        yield Footer()
+
+    def _control_widgets(self) -> Iterable[Any]:
+        yield Static(
+            "The control plane (registry, inbox, chat) appears here once its widgets are installed.",
+            id="control-placeholder",
+        )
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self.query_one(FleetList).focus()
+        self._update_empty_state()
+        self.set_interval(FRAME_SECONDS, self._frame, name="frame")
+        self.set_interval(CLOCK_SECONDS, self._clock, name="clock")
+        self._start_fleet()
+
+    def _start_fleet(self) -> None:
+        try:
+            if self._fleet_factory is not None:
+                self.fleet = self._fleet_factory(self.bridge)
+            else:
+                from nbs_tui.tmux.fleet import TmuxFleet
+
+                self.fleet = TmuxFleet(self.settings.server, sessions=self.settings.sessions, listener=self.bridge)
+            self.fleet.start()
+        except TmuxUnavailable as error:
+            self.start_error = str(error)
+            self.connected = False
+        except ImportError as error:
+            self.start_error = f"the tmux backend is not available ({error})"
+            self.connected = False
+        self.query_one(StatusBar).set_connection(self.connected)
+        self._update_empty_state()
+
+    def on_unmount(self) -> None:
+        for backend in self._backends:
+            stop = getattr(backend, "stop", None)
+            if stop is not None:
+                try:
+                    stop()
+                except Exception as error:  # shutting down: say it, keep stopping the rest
+                    self.log.error(f"stopping {backend!r}: {error}")
+        if self.fleet is not None:
+            self.fleet.stop()
+
+    # -- fleet news --------------------------------------------------------------------------
+
+    def on_fleet_changed(self, message: FleetChanged) -> None:
+        self._seen_fleet = True
+        if self.connected is None:
+            self.connected = True
+            self.query_one(StatusBar).set_connection(True)
+        self.panes = list(message.panes)
+        self.pane_by_id = {p.pane_id: p for p in self.panes}
+        for table in (self.statuses, self.facts, self.history, self.last_change):
+            for pane_id in [k for k in table if k not in self.pane_by_id]:
+                del table[pane_id]
+        fleet_list = self.query_one(FleetList)
+        fleet_list.update_fleet(self.panes, self.statuses, self.last_change)
+        if self.selected_id not in self.pane_by_id:
+            self._select(fleet_list.selected_pane_id)
+        else:
+            self._show_selected()
+        self.query_one(PaneGrid).update_fleet(self.panes, self.statuses, self._screen_of, self.selected_id)
+        self._update_counts()
+        self._update_empty_state()
+        self._stale = True
+
+    def on_connection_changed(self, message: ConnectionChanged) -> None:
+        self.connected = message.connected
+        self.connection_message = message.message
+        self.query_one(StatusBar).set_connection(message.connected)
+        banner = self.query_one("#banner", Static)
+        if message.connected:
+            self.start_error = None
+            banner.display = False
+            self._stale = True
+        elif self._seen_fleet and self.panes:
+            why = f" ({message.message})" if message.message else ""
+            banner.update(
+                f"⚠ {self.settings.server.describe()} is gone{why} — keeping the last view, reconnecting…"
+            )
+            banner.display = True
+        self._update_empty_state()
+
+    def on_pane_status_changed(self, message: PaneStatusChanged) -> None:
+        status = message.status
+        if status.pane_id not in self.pane_by_id:
+            return
+        self.statuses[status.pane_id] = status
+        if message.history is not None:
+            self.history.setdefault(status.pane_id, deque(maxlen=HISTORY_LENGTH)).append(message.history)
+        fleet_list = self.query_one(FleetList)
+        fleet_list.refresh_cells(self.statuses, self.last_change)
+        self.query_one(PaneGrid).set_status(self.pane_by_id[status.pane_id], status)
+        self._update_counts()
+        if status.pane_id == self.selected_id:
+            self._show_details()
+
+    def on_claude_facts_changed(self, message: ClaudeFactsChanged) -> None:
+        self.facts[message.pane_id] = message.facts
+        if message.pane_id == self.selected_id:
+            self._show_details()
+
+    def on_backend_problem(self, message: BackendProblem) -> None:
+        self.notify(message.message, title=message.source, severity="error", timeout=8)
+
+    # -- selection -----------------------------------------------------------------------------
+
+    def selected_pane(self) -> PaneInfo | None:
+        """The pane the operator has selected (list cursor, grid focus), if it still exists."""
+        return self.pane_by_id.get(self.selected_id) if self.selected_id else None
+
+    def on_fleet_list_pane_highlighted(self, message: FleetList.PaneHighlighted) -> None:
+        self._select(message.pane_id)
+
+    def on_fleet_list_pane_chosen(self, message: FleetList.PaneChosen) -> None:
+        self._select(message.pane_id)
+        self.action_toggle_zoom()
+
+    def on_pane_grid_pane_highlighted(self, message: PaneGrid.PaneHighlighted) -> None:
+        self._select(message.pane_id, from_grid=True)
+
+    def on_pane_grid_pane_chosen(self, message: PaneGrid.PaneChosen) -> None:
+        self._select(message.pane_id)
+        self.action_show_view("dashboard")
+
+    def select_pane(self, pane_id: PaneId) -> None:
+        """Select a pane by id wherever the operator is (list, grid, palette)."""
+        if pane_id in self.pane_by_id:
+            self.query_one(FleetList).select_pane(pane_id)
+            self._select(pane_id)
+
+    def _select(self, pane_id: PaneId | None, from_grid: bool = False) -> None:
+        if pane_id is not None and pane_id not in self.pane_by_id:
+            pane_id = None
+        changed = pane_id != self.selected_id
+        self.selected_id = pane_id
+        if changed and pane_id is not None:
+            fleet_list = self.query_one(FleetList)
+            if fleet_list.selected_pane_id != pane_id:
+                fleet_list.select_pane(pane_id)
+            grid = self.query_one(PaneGrid)
+            for thumb in grid.thumbnails:
+                thumb.set_class(thumb.pane_id == pane_id, "selected")
+        self._show_selected()
+
+    def _screen_of(self, pane_id: PaneId) -> ScreenSource | None:
+        if self.fleet is None:
+            return None
+        screen: ScreenSource | None = self.fleet.screen(pane_id)
+        return screen
+
+    def _show_selected(self) -> None:
+        pane = self.selected_pane()
+        mirror = self.query_one(PaneView)
+        mirror.show(pane, self._screen_of(pane.pane_id) if pane else None)
+        self._show_details()
+
+    def _show_details(self) -> None:
+        pane = self.selected_pane()
+        pane_id = pane.pane_id if pane else ""
+        self.query_one(DetailPanel).show(
+            pane,
+            self.statuses.get(pane_id),
+            self.facts.get(pane_id),
+            list(self.history.get(pane_id, ())),
+            self.last_change.get(pane_id),
+        )
+
+    # -- the frame and the clock -----------------------------------------------------------------
+
+    def _frame(self) -> None:
+        """Once per frame: repaint changed rows of visible widgets whose panes changed."""
+        dirty = self.bridge.drain()
+        if dirty:
+            now = time.monotonic()
+            for pane_id in dirty:
+                self.last_change[pane_id] = now
+        stale, self._stale = self._stale, False
+        if not dirty and not stale:
+            return
+        if self.view == "dashboard":
+            mirror = self.query_one(PaneView)
+            if mirror.pane is not None:
+                if mirror.lines.source is None:
+                    mirror.show(mirror.pane, self._screen_of(mirror.pane.pane_id))
+                if stale or mirror.pane.pane_id in dirty:
+                    mirror.screen_changed()
+        elif self.view == "grid":
+            self.query_one(PaneGrid).tick(None if stale else dirty, self._screen_of)
+
+    def _clock(self) -> None:
+        if not self.panes:
+            return
+        self.query_one(FleetList).refresh_cells(self.statuses, self.last_change)
+        self._show_details()
+
+    def _update_counts(self) -> None:
+        agents = [p for p in self.panes if p.is_agent]
+        states = [s.state for p in agents if (s := self.statuses.get(p.pane_id)) and s.state is not None]
+        self.query_one(StatusBar).set_counts(len(self.panes), len(agents), states)
+
+    def _update_empty_state(self) -> None:
+        empty = self.query_one("#empty", Static)
+        views = self.query_one("#views", ContentSwitcher)
+        server = self.settings.server.describe()
+        demo = "Run 'nbs-tui demo' to try nbs-tui on a demo fleet of imitation agents."
+        text = ""
+        if self.panes:
+            text = ""
+        elif self.start_error:
+            text = f"Cannot watch {server}: {self.start_error}\n\n{demo}"
+        elif self.connected is False:
+            why = f"\n({self.connection_message})" if self.connection_message else ""
+            text = (
+                f"No tmux server is running at {server}.{why}\n\n"
+                "Start your agents in tmux (e.g. 'tmux new -s agents claude'), and nbs-tui will find "
+                f"them as soon as the server is up; or quit with q.\n\n{demo}"
+            )
+        elif self.connected is None or not self._seen_fleet:
+            text = f"Connecting to {server}…"
+        else:
+            only = f" in sessions {', '.join(self.settings.sessions)}" if self.settings.sessions else ""
+            text = (
+                f"{server} has no panes to watch{only}.\n\n"
+                "Start Claude Code in a tmux pane and it appears here.\n\n" + demo
+            )
+        empty.update(text)
+        empty.display = bool(text)
+        views.display = not text
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def action_move(self, delta: int) -> None:
+        if self.view == "grid":
+            self.query_one(PaneGrid).action_move(delta, 0)
+        else:
+            self.query_one(FleetList).move_selection(delta)
+
+    def action_toggle_zoom(self) -> None:
+        if self.view != "dashboard":
+            self.action_show_view("dashboard")
+            self.screen.add_class("zoomed")
+        else:
+            self.screen.toggle_class("zoomed")
+        if self.screen.has_class("zoomed"):
+            self.query_one(PaneView).focus()
+        else:
+            self.query_one(FleetList).focus()
+        self._stale = True
+
+    def action_unzoom(self) -> None:
+        if self.screen.has_class("zoomed"):
+            self.action_toggle_zoom()
+
+    def action_show_view(self, name: str) -> None:
+        if name not in VIEWS:
+            return
+        self.view = name
+        self.query_one("#views", ContentSwitcher).current = name
+        self.query_one(StatusBar).set_view(name)
+        if name != "dashboard":
+            self.screen.remove_class("zoomed")
+        if name == "grid":
+            self.query_one(PaneGrid).focus_pane(self.selected_id)
+        elif name == "dashboard":
+            self.query_one(FleetList).focus()
+        self._stale = True
+
+    def action_toggle_details(self) -> None:
+        detail = self.query_one(DetailPanel)
+        detail.display = not detail.display
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.key_rows(), intro=f"Watching {self.settings.server.describe()}."))
+
+    def key_rows(self) -> list[tuple[str, str, str]]:
+        """(keys, what, binding id) for the help screen, from the bindings in force now.
+
+        The app's own commands come first (as rebound by a keymap), then the grid's and the
+        fleet list's keys, then Textual's (focus, palette, quit).
+        """
+        rows: dict[str, tuple[str, str, str]] = {}
+
+        def add(binding: Binding, help_text: str = "") -> None:
+            ident = binding.id or binding.action
+            if binding.key_display:
+                displays = [binding.key_display]
+            else:
+                displays = [
+                    self.get_key_display(replace(binding, key=key.strip())) for key in binding.key.split(",")
+                ]
+            keys, description, _ = rows.get(ident, ("", help_text or binding.description, ident))
+            for display in displays:
+                if display not in keys.split(" / "):
+                    keys = f"{keys} / {display}" if keys else display
+            rows[ident] = (keys, description, ident)
+
+        active = [a.binding for a in self.screen.active_bindings.values() if a.node is self]
+        by_id = {c.id: c for c in COMMANDS}
+        for binding in active:
+            if binding.id in by_id:
+                add(binding, by_id[binding.id].help)
+        for item in PaneGrid.BINDINGS:
+            if isinstance(item, Binding):
+                add(item, f"Grid: {item.description.lower()}")
+        rows["list.move"] = ("↑ / ↓", "List: move the cursor (the mirror follows)", "")
+        rows["list.open"] = ("⏎", "List: zoom the pane under the cursor", "")
+        for binding in active:
+            if binding.id not in by_id and binding.description:
+                add(binding)
+        return list(rows.values())
+
+    # -- command palette -----------------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for command in COMMANDS:
+            if command.id in ("pane.next", "pane.previous", "view.unzoom"):
+                continue
+            yield SystemCommand(command.label if command.id != "app.quit" else "Quit nbs-tui", command.help, partial(self.run_action, command.action))
+        for pane in self.panes:
+            label = f"Show pane {pane.target}"
+            detail = " · ".join(x for x in (pane.title, pane.current_command) if x)
+            yield SystemCommand(label, detail or pane.pane_id, partial(self.select_pane, pane.pane_id), discover=False)
+
+
+def create_app(settings: Settings, fleet_factory: FleetFactory | None = None) -> NbsApp:
+    """The one way to build the app, for the CLI and the tests alike.
+
+    ``fleet_factory`` builds the fleet given the app's listener; by default a `TmuxFleet` on
+    ``settings.server``.
+    """
+    return NbsApp(settings, fleet_factory)
+
+
+def run_app(settings: Settings) -> int:
+    app = create_app(settings)
+    result = app.run()
+    return int(result or 0) if app.return_code is None else app.return_code

@@ -1,0 +1,111 @@
+"""The detail panel: everything known about the selected pane in one place.
+
+tmux facts (command, folder, pid, size), the sidecar's state with its reason, idle time and
+next poll, the pane's recent history, and what Claude Code itself reports (session, model,
+last assistant message, and which source the state was trusted from).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from nbs_tui.core.model import PaneInfo
+from nbs_tui.messages import ClaudeFacts, HistoryEntry, PaneStatus
+from nbs_tui.widgets.fleet_list import format_duration, state_text
+
+
+class DetailPanel(Static):
+    """Details of one pane; `show` redraws only when what it would print changed."""
+
+    DEFAULT_CSS = """
+    DetailPanel {
+        height: auto;
+        max-height: 50%;
+        border: round $primary 40%;
+        border-title-color: $text-muted;
+        padding: 0 1;
+        overflow-y: auto;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.border_title = "details"
+        self._key: object = None
+
+    def show(
+        self,
+        pane: PaneInfo | None,
+        status: PaneStatus | None,
+        facts: ClaudeFacts | None,
+        history: Sequence[HistoryEntry],
+        quiet_since: float | None,
+    ) -> None:
+        now = time.monotonic()
+        if pane is None:
+            key: object = None
+            if key != self._key or self._key is None:
+                self._key = key
+                self.update(Text("Select a pane to see its details.", style="dim"))
+            return
+        idle = None
+        if status and status.idle_since is not None:
+            idle = format_duration(now - status.idle_since)
+        elif quiet_since is not None:
+            idle = format_duration(now - quiet_since)
+        poll = format_duration(status.next_poll_at - now) if status and status.next_poll_at is not None else None
+        key = (pane, status, facts, tuple(history[-8:]), idle, poll)
+        if key == self._key:
+            return
+        self._key = key
+        self.border_title = f"details · {pane.target}"
+
+        table = Table.grid(padding=(0, 1))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(overflow="fold")
+        table.add_row("pane", f"{pane.pane_id}  {pane.target}  {pane.width}×{pane.height}" + ("  (dead)" if pane.dead else ""))
+        table.add_row("title", pane.title or "—")
+        table.add_row("command", f"{pane.current_command}  pid {pane.pid}")
+        table.add_row("folder", pane.current_path or "—")
+        if pane.is_agent:
+            state = Text()
+            state.append_text(state_text(status.state if status else None))
+            if status and status.reason:
+                state.append(f"  {status.reason}", style="italic")
+            if status and status.flags:
+                state.append("  " + " ".join(sorted(status.flags)), style="dim")
+            table.add_row("state", state)
+            table.add_row("quiet", idle or "—")
+            table.add_row("next poll", poll or "—")
+        else:
+            table.add_row("agent", Text("not an agent (shown dimmed)", style="dim"))
+        if facts is not None:
+            if facts.source:
+                table.add_row("trusted", facts.source)
+            if facts.session_id:
+                table.add_row("session", facts.session_id)
+            if facts.model:
+                table.add_row("model", facts.model)
+            for name, value in facts.extra:
+                table.add_row(name, value)
+        parts: list[object] = [table]
+        if facts is not None and facts.last_message:
+            message = facts.last_message.strip()
+            if len(message) > 600:
+                message = message[:600] + "…"
+            parts.append(Text("last message", style="bold"))
+            parts.append(Text(message))
+        if history:
+            parts.append(Text("history", style="bold"))
+            for entry in history[-8:]:
+                stamp = time.strftime("%H:%M:%S", time.localtime(entry.at))
+                line = Text(f"{stamp} ", style="dim")
+                line.append(entry.text)
+                parts.append(line)
+        self.update(Group(*parts))  # type: ignore[arg-type]

@@ -1,0 +1,193 @@
+"""The fleet list: one row per pane, agents bright, other panes dimmed.
+
+Rows are keyed by pane id and updated cell by cell, so a state change or a ticking idle time
+repaints one cell, not the table. The list owns `FleetList.PaneHighlighted` (the cursor moved
+to a pane) and `FleetList.PaneChosen` (Enter on a pane).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import DataTable
+from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
+
+from nbs_tui.core.model import AgentState, PaneId, PaneInfo
+from nbs_tui.messages import PaneStatus
+
+STATE_STYLES: Mapping[AgentState, str] = {
+    AgentState.WORKING: "bold green",
+    AgentState.IDLE: "cyan",
+    AgentState.PERMISSION: "bold black on yellow",
+    AgentState.PLAN: "bold magenta",
+    AgentState.QUESTION: "bold black on yellow",
+    AgentState.DIALOG: "bold black on yellow",
+    AgentState.ERROR: "bold white on red",
+    AgentState.UNKNOWN: "dim",
+}
+
+
+def state_text(state: AgentState | None, is_agent: bool = True) -> Text:
+    """A pane's state as a short coloured badge."""
+    if not is_agent:
+        return Text("—", style="dim")
+    if state is None:
+        return Text("…", style="dim")
+    return Text(f" {state.value} ", style=STATE_STYLES.get(state, ""))
+
+
+def format_duration(seconds: float | None) -> str:
+    """``42s``, ``3m05s``, ``2h10m``: short enough for a column."""
+    if seconds is None:
+        return "—"
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+
+
+def project_name(pane: PaneInfo) -> str:
+    return os.path.basename(pane.current_path.rstrip("/")) or pane.current_path
+
+
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("target", "Pane"),
+    ("title", "Title"),
+    ("project", "Project"),
+    ("agent", "Agent"),
+    ("state", "State"),
+    ("idle", "Quiet"),
+    ("poll", "Poll in"),
+)
+
+
+class FleetList(DataTable[Text]):
+    """The fleet as a table; the highlighted row is the selected pane."""
+
+    DEFAULT_CSS = """
+    FleetList {
+        height: 1fr;
+    }
+    """
+
+    @dataclass
+    class PaneHighlighted(Message):
+        """The cursor moved onto a pane (``None`` when the list emptied)."""
+
+        pane_id: PaneId | None
+
+    @dataclass
+    class PaneChosen(Message):
+        """Enter was pressed on a pane."""
+
+        pane_id: PaneId
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=False)
+        self._order: list[PaneId] = []
+        self._panes: dict[PaneId, PaneInfo] = {}
+        self._cells: dict[tuple[PaneId, str], str] = {}
+
+    def on_mount(self) -> None:
+        for key, label in COLUMNS:
+            self.add_column(label, key=key)
+
+    @property
+    def selected_pane_id(self) -> PaneId | None:
+        if not self._order or self.cursor_row < 0 or self.cursor_row >= len(self._order):
+            return None
+        return self._order[self.cursor_row]
+
+    def select_pane(self, pane_id: PaneId) -> None:
+        if pane_id in self._panes:
+            self.move_cursor(row=self._order.index(pane_id))
+
+    def move_selection(self, delta: int) -> None:
+        if self._order:
+            self.move_cursor(row=max(0, min(len(self._order) - 1, self.cursor_row + delta)))
+
+    def update_fleet(
+        self,
+        panes: Sequence[PaneInfo],
+        statuses: Mapping[PaneId, PaneStatus],
+        last_change: Mapping[PaneId, float],
+    ) -> None:
+        """Show ``panes``; keeps the cursor on the same pane when it survives."""
+        selected = self.selected_pane_id
+        order = [p.pane_id for p in panes]
+        self._panes = {p.pane_id: p for p in panes}
+        if order != self._order:
+            self.clear()
+            self._cells.clear()
+            self._order = order
+            for pane in panes:
+                values = self._row_values(pane, statuses.get(pane.pane_id), last_change.get(pane.pane_id))
+                self.add_row(*(self._styled(pane, k, v) for k, v in values.items()), key=pane.pane_id)
+                for key, value in values.items():
+                    self._cells[(pane.pane_id, key)] = value
+            if selected in self._panes and selected is not None:
+                self.move_cursor(row=order.index(selected), animate=False)
+            elif order:
+                self.move_cursor(row=min(self.cursor_row, len(order) - 1), animate=False)
+            self.post_message(self.PaneHighlighted(self.selected_pane_id))
+        else:
+            self.refresh_cells(statuses, last_change)
+
+    def refresh_cells(self, statuses: Mapping[PaneId, PaneStatus], last_change: Mapping[PaneId, float]) -> None:
+        """Update the cells whose text changed (states, quiet time, countdown)."""
+        for pane_id in self._order:
+            pane = self._panes[pane_id]
+            values = self._row_values(pane, statuses.get(pane_id), last_change.get(pane_id))
+            for key, value in values.items():
+                if self._cells.get((pane_id, key)) != value:
+                    self._cells[(pane_id, key)] = value
+                    try:
+                        self.update_cell(pane_id, key, self._styled(pane, key, value, statuses.get(pane_id)))
+                    except (CellDoesNotExist, RowDoesNotExist):
+                        continue
+
+    def _row_values(self, pane: PaneInfo, status: PaneStatus | None, changed_at: float | None) -> dict[str, str]:
+        now = time.monotonic()
+        state = status.state.value if status and status.state else ""
+        if status and status.idle_since is not None:
+            idle = format_duration(now - status.idle_since)
+        elif status and status.state is AgentState.WORKING:
+            idle = "—"
+        else:
+            idle = format_duration(now - changed_at) if changed_at is not None else "—"
+        poll = format_duration(status.next_poll_at - now) if status and status.next_poll_at is not None else "—"
+        return {
+            "target": pane.target,
+            "title": pane.title[:40],
+            "project": project_name(pane),
+            "agent": ("claude" if pane.is_agent else pane.current_command) + (" (dead)" if pane.dead else ""),
+            "state": state,
+            "idle": idle,
+            "poll": poll,
+        }
+
+    def _styled(self, pane: PaneInfo, key: str, value: str, status: PaneStatus | None = None) -> Text:
+        if key == "state":
+            state = AgentState(value) if value else None
+            return state_text(state, pane.is_agent)
+        style = "" if pane.is_agent and not pane.dead else "dim"
+        if key == "target" and pane.is_agent:
+            style = "bold"
+        return Text(value, style=style, no_wrap=True, overflow="ellipsis")
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        key = event.row_key.value if event.row_key is not None else None
+        self.post_message(self.PaneHighlighted(key))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key.value is not None:
+            self.post_message(self.PaneChosen(event.row_key.value))

@@ -1,0 +1,465 @@
+"""The live mirror of one tmux pane: a line-API widget over a PaneScreen.
+
+Every row becomes a Strip of Rich Segments carrying the cell's full SGR look (16/256/true
+colour, bold, dim, italic, underline, reverse, strikethrough, blink). Strips are cached by
+``(row, row_version, ...)`` so an unchanged row is never rebuilt, and `ScreenLines.changed`
+tells the owner which rows to repaint, so one redraw of six rows repaints six rows.
+
+A pane bigger than the widget is cropped, never wrapped: the widget shows the bottom of the
+content (where a Claude Code prompt lives), a ``›`` in the last column marks rows cut on the
+right, and the border subtitle says what is hidden.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, ClassVar, Protocol
+
+from rich.cells import cell_len
+from rich.color import Color
+from rich.segment import Segment
+from rich.style import Style
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.strip import Strip
+from textual.widget import Widget
+
+from nbs_tui.core.model import PaneInfo
+
+
+class CellLike(Protocol):
+    """What a pyte ``Char`` (or the backend's richer cell) offers."""
+
+    @property
+    def data(self) -> str: ...
+    @property
+    def fg(self) -> str: ...
+    @property
+    def bg(self) -> str: ...
+    @property
+    def bold(self) -> bool: ...
+    @property
+    def italics(self) -> bool: ...
+    @property
+    def underscore(self) -> bool: ...
+    @property
+    def strikethrough(self) -> bool: ...
+    @property
+    def reverse(self) -> bool: ...
+    @property
+    def blink(self) -> bool: ...
+
+
+class ScreenSource(Protocol):
+    """The part of `nbs_tui.core.screen.PaneScreen` the widgets read (hold ``lock`` while reading)."""
+
+    @property
+    def lock(self) -> threading.RLock: ...
+    @property
+    def width(self) -> int: ...
+    @property
+    def height(self) -> int: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def cursor_x(self) -> int: ...
+    @property
+    def cursor_y(self) -> int: ...
+    @property
+    def cursor_visible(self) -> bool: ...
+    def row_cells(self, y: int) -> Sequence[Any]: ...
+    def row_version(self, y: int) -> int: ...
+
+
+_ANSI_NAMES = {
+    "black": 0,
+    "red": 1,
+    "green": 2,
+    "brown": 3,  # pyte calls SGR 33 "brown"
+    "yellow": 3,
+    "blue": 4,
+    "magenta": 5,
+    "cyan": 6,
+    "white": 7,
+}
+
+
+@lru_cache(maxsize=1024)
+def pyte_color(name: str) -> Color | None:
+    """A pyte colour (``default``, ``red``, ``brightbrown``, ``ff8700``) as a Rich colour."""
+    if not name or name == "default":
+        return None
+    if name == "bfightmagenta":  # pyte's own typo for SGR 105
+        return Color.from_ansi(13)
+    bright = name.startswith("bright")
+    base = name[6:] if bright else name
+    number = _ANSI_NAMES.get(base)
+    if number is not None:
+        return Color.from_ansi(number + 8 if bright else number)
+    if len(name) == 6:
+        try:
+            return Color.from_rgb(int(name[0:2], 16), int(name[2:4], 16), int(name[4:6], 16))
+        except ValueError:
+            return None
+    try:
+        return Color.parse(name)
+    except Exception:
+        return None
+
+
+@lru_cache(maxsize=4096)
+def cell_style(
+    fg: str,
+    bg: str,
+    bold: bool = False,
+    dim: bool = False,
+    italic: bool = False,
+    underline: bool = False,
+    strike: bool = False,
+    reverse: bool = False,
+    blink: bool = False,
+) -> Style:
+    """One Rich Style per distinct look; cached because a screen has few distinct looks."""
+    return Style(
+        color=pyte_color(fg),
+        bgcolor=pyte_color(bg),
+        bold=bold or None,
+        dim=dim or None,
+        italic=italic or None,
+        underline=underline or None,
+        strike=strike or None,
+        reverse=reverse or None,
+        blink=blink or None,
+    )
+
+
+def _style_of(cell: Any, cursor: bool = False) -> Style:
+    style = cell_style(
+        cell.fg,
+        cell.bg,
+        bool(cell.bold),
+        bool(getattr(cell, "dim", False)),
+        bool(cell.italics),
+        bool(cell.underscore),
+        bool(cell.strikethrough),
+        bool(cell.reverse),
+        bool(cell.blink),
+    )
+    if cursor:
+        return style + _CURSOR
+    return style
+
+
+_CURSOR = Style(reverse=True)
+_MARKER = Style(color="black", bgcolor="yellow", bold=True)
+BLANK_STYLE = Style()
+
+
+def cells_to_segments(
+    cells: Sequence[Any], columns: int, cursor_x: int | None = None
+) -> tuple[list[Segment], int]:
+    """Turn cells into Segments filling at most ``columns`` cells; returns them and the width used.
+
+    Runs of cells with the same look become one Segment. The empty stub a terminal puts after
+    a wide character is skipped (the wide character already covers it); a wide character that
+    would straddle the crop edge becomes a space so the row never overflows.
+    """
+    segments: list[Segment] = []
+    text: list[str] = []
+    run_style: Style | None = None
+    used = 0
+    for x, cell in enumerate(cells):
+        if used >= columns:
+            break
+        data = cell.data
+        if data == "":
+            continue
+        width = 1 if data.isascii() else max(1, min(2, cell_len(data)))
+        if used + width > columns:
+            data, width = " ", 1
+        style = _style_of(cell, cursor=x == cursor_x)
+        if style != run_style:
+            if text:
+                segments.append(Segment("".join(text), run_style))
+            text = []
+            run_style = style
+        text.append(data)
+        used += width
+    if text:
+        segments.append(Segment("".join(text), run_style))
+    return segments, used
+
+
+def row_is_blank(cells: Sequence[Any]) -> bool:
+    """True if a row has no visible character and no coloured background."""
+    for cell in cells:
+        if cell.data not in ("", " ") or cell.bg != "default" or cell.reverse:
+            return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Viewport:
+    """Which part of the pane a widget shows: rows ``top..top+rows`` and the first ``columns``."""
+
+    top: int
+    rows: int
+    columns: int
+    pane_width: int
+    pane_height: int
+    cropped_right: bool
+    cropped_rows: bool
+
+    def describe(self) -> str:
+        """A short note on what is hidden, for a border subtitle; "" when nothing is."""
+        if not (self.cropped_right or self.cropped_rows):
+            return ""
+        parts = [f"cropped: {self.columns}×{self.rows} of {self.pane_width}×{self.pane_height}"]
+        if self.cropped_rows:
+            parts.append(f"rows {self.top + 1}-{self.top + self.rows}")
+        if self.cropped_right:
+            parts.append("› marks cut rows")
+        return " · ".join(parts)
+
+
+class ScreenLines:
+    """Turns a screen's rows into Strips for one widget, caching by row version.
+
+    Also remembers which row versions it last showed, so `changed` can name just the rows
+    to repaint after the screen moved on.
+    """
+
+    def __init__(self, cache_size: int = 512) -> None:
+        self.source: ScreenSource | None = None
+        self._cache: LRUCache[tuple[int, int, int, int, bool], Strip] = LRUCache(cache_size)
+        self._blank: dict[int, tuple[int, bool]] = {}
+        self._shown: dict[int, int] = {}
+        self._shown_cursor: tuple[int, int, bool] = (-1, -1, False)
+        self._shown_version = -1
+        self.viewport: Viewport | None = None
+
+    def attach(self, source: ScreenSource | None) -> None:
+        if source is not self.source:
+            self.source = source
+            self._cache.clear()
+            self._blank.clear()
+            self._shown.clear()
+            self._shown_version = -1
+            self.viewport = None
+
+    def content_bottom(self) -> int:
+        """One past the last row that has anything on it (or the cursor); hold the lock."""
+        source = self.source
+        if source is None:
+            return 0
+        bottom = source.cursor_y + 1 if source.cursor_visible else 0
+        for y in range(source.height - 1, bottom - 1, -1):
+            version = source.row_version(y)
+            known = self._blank.get(y)
+            if known is None or known[0] != version:
+                known = (version, row_is_blank(source.row_cells(y)))
+                self._blank[y] = known
+            if not known[1]:
+                return y + 1
+        return bottom
+
+    def layout(self, size: Size, anchor_content: bool = True) -> Viewport | None:
+        """Choose the viewport for a widget of ``size``; hold the lock."""
+        source = self.source
+        if source is None:
+            self.viewport = None
+            return None
+        pane_w, pane_h = source.width, source.height
+        rows = min(size.height, pane_h)
+        if pane_h > size.height:
+            bottom = max(self.content_bottom(), rows) if anchor_content else pane_h
+            top = max(0, min(bottom, pane_h) - rows)
+        else:
+            top = 0
+        cropped_right = pane_w > size.width
+        columns = min(size.width, pane_w)
+        self.viewport = Viewport(top, rows, columns, pane_w, pane_h, cropped_right, pane_h > rows)
+        return self.viewport
+
+    def strip(self, y: int, width: int, draw_cursor: bool = True) -> Strip:
+        """Widget row ``y`` as a Strip exactly ``width`` cells wide."""
+        source, view = self.source, self.viewport
+        if source is None or view is None or y >= view.rows:
+            return Strip.blank(width)
+        with source.lock:
+            row = view.top + y
+            if row >= source.height or source.width != view.pane_width:
+                return Strip.blank(width)
+            version = source.row_version(row)
+            cursor_x = source.cursor_x if (draw_cursor and source.cursor_visible and source.cursor_y == row) else -1
+            key = (row, version, cursor_x, width, view.cropped_right)
+            cached = self._cache.get(key)
+            if cached is not None:
+                return cached
+            cells = list(source.row_cells(row))
+        columns = min(width, len(cells))
+        marker = False
+        if view.cropped_right and len(cells) > width and width > 1:
+            marker = not row_is_blank(cells[width - 1 :])
+            if marker:
+                columns = width - 1
+        segments, used = cells_to_segments(cells, columns, cursor_x if cursor_x >= 0 else None)
+        if marker:
+            segments.append(Segment("›", _MARKER))
+            used += 1
+        if used < width:
+            segments.append(Segment(" " * (width - used), BLANK_STYLE))
+        strip = Strip(segments).adjust_cell_length(width)
+        self._cache[key] = strip
+        return strip
+
+    def changed(self, size: Size, anchor_content: bool = True) -> list[tuple[int, int]] | None:
+        """Rows of the widget to repaint as ``(start, count)`` runs; None means repaint everything.
+
+        Call on the UI thread when the fleet says this pane's screen changed.
+        """
+        source = self.source
+        if source is None:
+            return None
+        with source.lock:
+            if source.version == self._shown_version and self.viewport is not None:
+                return []
+            before = self.viewport
+            view = self.layout(size, anchor_content)
+            self._shown_version = source.version
+            cursor = (source.cursor_x, source.cursor_y, source.cursor_visible)
+            if view is None or before is None or view != before:
+                self._remember(view)
+                self._shown_cursor = cursor
+                return None
+            dirty: list[int] = []
+            for y in range(view.rows):
+                version = source.row_version(view.top + y)
+                if self._shown.get(y) != version:
+                    self._shown[y] = version
+                    dirty.append(y)
+            if cursor != self._shown_cursor:
+                for cy in (self._shown_cursor[1], cursor[1]):
+                    if view.top <= cy < view.top + view.rows:
+                        dirty.append(cy - view.top)
+                self._shown_cursor = cursor
+        return _runs(sorted(set(dirty)))
+
+    def _remember(self, view: Viewport | None) -> None:
+        self._shown.clear()
+        source = self.source
+        if view is None or source is None:
+            return
+        for y in range(view.rows):
+            self._shown[y] = source.row_version(view.top + y)
+
+
+def _runs(rows: list[int]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for y in rows:
+        if runs and runs[-1][0] + runs[-1][1] == y:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((y, 1))
+    return runs
+
+
+class ScreenWidget(Widget):
+    """A widget that draws a PaneScreen with the line API; base of the mirror and thumbnails."""
+
+    ANCHOR_CONTENT: ClassVar[bool] = True
+
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.lines = ScreenLines()
+        self.pane: PaneInfo | None = None
+        self._laid_out_for: Size | None = None
+
+    def show(self, pane: PaneInfo | None, source: ScreenSource | None) -> None:
+        """Point the widget at another pane (or none) and repaint it whole."""
+        moved = source is not self.lines.source or (pane and pane.pane_id) != (self.pane and self.pane.pane_id)
+        relabel = pane != self.pane
+        self.pane = pane
+        self.lines.attach(source)
+        if moved:
+            self._laid_out_for = None
+            self.refresh()
+        if moved or relabel:
+            self.describe_view()
+
+    def screen_changed(self) -> None:
+        """The pane's screen moved on: repaint only the rows that changed."""
+        runs = self.lines.changed(self.size, self.ANCHOR_CONTENT)
+        if runs is None:
+            self.refresh()
+            self.describe_view()
+            return
+        width = self.size.width
+        for start, count in runs:
+            self.refresh(Region(0, start, width, count))
+
+    def describe_view(self) -> None:
+        """Hook: update titles after the viewport changed."""
+
+    def on_resize(self) -> None:
+        self._laid_out_for = None
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        source = self.lines.source
+        if source is None:
+            return self.render_empty_line(y)
+        size = self.size
+        if self._laid_out_for != size or self.lines.viewport is None:
+            with source.lock:
+                self.lines.layout(size, self.ANCHOR_CONTENT)
+                self.lines._remember(self.lines.viewport)
+            self._laid_out_for = size
+            self.call_later(self.describe_view)
+        return self.lines.strip(y, size.width).apply_style(self.rich_style)
+
+    def render_empty_line(self, y: int) -> Strip:
+        return Strip.blank(self.size.width, self.rich_style)
+
+
+class PaneView(ScreenWidget):
+    """The big mirror of the selected pane."""
+
+    DEFAULT_CSS = """
+    PaneView {
+        height: 1fr;
+        width: 1fr;
+        border: round $primary 50%;
+        border-title-color: $text;
+        border-subtitle-color: $warning;
+    }
+    PaneView:focus {
+        border: round $accent;
+    }
+    """
+
+    can_focus = True
+
+    def describe_view(self) -> None:
+        pane = self.pane
+        if pane is None:
+            self.border_title = "no pane selected"
+            self.border_subtitle = ""
+            return
+        title = f"{pane.target}  {pane.title}".rstrip()
+        self.border_title = title
+        view = self.lines.viewport
+        self.border_subtitle = view.describe() if view is not None else ""
+
+    def render_empty_line(self, y: int) -> Strip:
+        width = self.size.width
+        if y == self.size.height // 2:
+            text = "no pane selected" if self.pane is None else "waiting for the pane's screen…"
+            pad = max(0, (width - len(text)) // 2)
+            return Strip([Segment(" " * pad), Segment(text, Style(dim=True))]).adjust_cell_length(width).apply_style(self.rich_style)
+        return Strip.blank(width, self.rich_style)

@@ -1,0 +1,72 @@
+"""The one-line header: which server, whether it is connected, and how many agents are in each state."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from rich.text import Text
+from textual.widgets import Static
+
+from nbs_tui.core.model import AgentState
+from nbs_tui.widgets.fleet_list import STATE_STYLES
+
+
+class StatusBar(Static):
+    """Server, connection and counts; updated by the app, never by a thread."""
+
+    DEFAULT_CSS = """
+    StatusBar {
+        dock: top;
+        height: 1;
+        background: $panel;
+        color: $text;
+        padding: 0 1;
+    }
+    """
+
+    def __init__(self, server: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.server = server
+        self.connected: bool | None = None
+        self.view_name = "dashboard"
+        self._counts: tuple[int, int, tuple[tuple[AgentState, int], ...]] = (0, 0, ())
+
+    def on_mount(self) -> None:
+        self._redraw()
+
+    def set_connection(self, connected: bool | None) -> None:
+        self.connected = connected
+        self._redraw()
+
+    def set_view(self, name: str) -> None:
+        self.view_name = name
+        self._redraw()
+
+    def set_counts(self, panes: int, agents: int, states: Iterable[AgentState]) -> None:
+        counted = Counter(states)
+        order = [s for s in AgentState if counted.get(s)]
+        counts = (panes, agents, tuple((s, counted[s]) for s in order))
+        if counts != self._counts:
+            self._counts = counts
+            self._redraw()
+
+    def _redraw(self) -> None:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append("nbs-tui", style="bold")
+        text.append("  ")
+        text.append(self.server, style="italic")
+        text.append("  ")
+        if self.connected is None:
+            text.append("◌ connecting", style="yellow")
+        elif self.connected:
+            text.append("● connected", style="green")
+        else:
+            text.append("✖ disconnected", style="bold red")
+        panes, agents, states = self._counts
+        text.append(f"   {panes} panes · {agents} agents", style="")
+        for state, count in states:
+            text.append("  ")
+            text.append(f" {count} {state.value} ", style=STATE_STYLES.get(state, ""))
+        text.append(f"   [{self.view_name}]", style="dim")
+        self.update(text)
