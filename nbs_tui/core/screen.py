@@ -1,0 +1,797 @@
+# mypy: disable-error-code="assignment,arg-type,index,misc,call-overload"
+# (pyte types its cells as ``Char``; ours are the field-compatible ``Cell``.)
+"""The mirror of one tmux pane: a pyte terminal that matches what tmux itself shows.
+
+`PaneScreen` is fed the pane's raw output (tmux control-mode ``%output``) and can be seeded
+from ``capture-pane -p -e -N``. It fixes the places where plain pyte and tmux disagree:
+
+* the alternate screen (``?1049``, ``?47``, ``?1047``), which pyte lacks;
+* the dim attribute (SGR 2) and colon sub-parameters (``4:3``, ``38:2::r:g:b``);
+* CSI sequences with ``<``/``=``/``>`` prefixes or intermediates (``CSI > 4;2 m`` is not SGR),
+  DCS/APC/PM/SOS strings and stray C0 controls, which pyte would draw as text;
+* background-colour erase as tmux does it (erased cells take only the background colour);
+* wide characters that do not fit at the end of a line wrap first, and overwriting half of a
+  wide character blanks the other half;
+* zero-width joiners and variation selectors stay with the previous character.
+
+Threading: every method that changes the screen takes ``lock`` itself; a reader on another
+thread holds ``with screen.lock:`` across the reads that must be consistent (for example all
+rows of one repaint). The lock is re-entrant.
+
+Cells are `Cell` named tuples: pyte's `pyte.screens.Char` fields in the same order
+(``data, fg, bg, bold, italics, underscore, strikethrough, reverse, blink``) plus ``dim``.
+``fg``/``bg`` are ``"default"``, a pyte colour name (``black red green brown blue magenta cyan
+white``, each also with a ``bright`` prefix; ``brown`` is yellow) or six hex digits ``rrggbb``
+(256-colour indexes 16-255 and truecolour). The cell after a wide character has ``data == ""``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import threading
+import unicodedata
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+import pyte
+from pyte import charsets
+from pyte import modes as mo
+from pyte.graphics import FG_BG_256
+from pyte.screens import Cursor, Margins, StaticDefaultDict
+from wcwidth import wcwidth
+
+__all__ = ["Cell", "PaneScreen"]
+
+
+class Cell(NamedTuple):
+    """One styled character cell: pyte's ``Char`` fields, in pyte's order, plus ``dim``."""
+
+    data: str
+    fg: str = "default"
+    bg: str = "default"
+    bold: bool = False
+    italics: bool = False
+    underscore: bool = False
+    strikethrough: bool = False
+    reverse: bool = False
+    blink: bool = False
+    dim: bool = False
+
+
+BLANK = Cell(" ")
+_NAMES = ("black", "red", "green", "brown", "blue", "magenta", "cyan", "white")
+_COLOUR_256 = [*_NAMES, *("bright" + n for n in _NAMES), *FG_BG_256[16:]]
+_ALT_MODES = frozenset({1049, 47, 1047})
+_CELL_CACHE_LIMIT = 8192
+
+
+@lru_cache(maxsize=4096)
+def _width(char: str) -> int:
+    """Cells a character takes: 0 (joins the previous cell), 1 or 2; -1 for controls."""
+    if char < " ":
+        return -1
+    w = wcwidth(char)
+    if w < 0:
+        return -1
+    if w == 0 and (unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf")):
+        return 0
+    return w if w > 0 else 0
+
+
+def _sgr_colour(params: list[list[int]], i: int) -> tuple[str | None, int]:
+    """Parse the colour after a 38/48 at ``params[i]``; returns (colour, next index)."""
+    group = params[i]
+    if len(group) > 1:  # colon form: 38:5:n or 38:2:[cs]:r:g:b
+        sub = group[1:]
+        if sub and sub[0] == 5 and len(sub) >= 2:
+            return _COLOUR_256[sub[1] & 255], i + 1
+        if sub and sub[0] == 2:
+            rgb = sub[-3:] if len(sub) >= 4 else None
+            if rgb and len(rgb) == 3:
+                return "{:02x}{:02x}{:02x}".format(*(c & 255 for c in rgb)), i + 1
+        return None, i + 1
+    if i + 1 < len(params):
+        kind = params[i + 1][0]
+        if kind == 5 and i + 2 < len(params):
+            return _COLOUR_256[params[i + 2][0] & 255], i + 3
+        if kind == 2 and i + 4 < len(params):
+            r, g, b = (params[i + k][0] & 255 for k in (2, 3, 4))
+            return f"{r:02x}{g:02x}{b:02x}", i + 5
+    return None, len(params)
+
+
+class _Terminal(pyte.Screen):
+    """pyte.Screen with the tmux-compatible behaviour listed in the module docstring."""
+
+    def __init__(self, columns: int, lines: int) -> None:
+        self.alternate = False
+        self._saved_main: dict[int, StaticDefaultDict[int, Any]] | None = None
+        self._saved_alt_cursor: Cursor | None = None
+        self._cells: dict[Cell, dict[str, Cell]] = {}
+        self._cells_size = 0
+        super().__init__(columns, lines)
+        self.cursor.attrs = BLANK
+
+    @property
+    def default_char(self) -> Cell:  # type: ignore[override]
+        return BLANK
+
+    def reset(self) -> None:
+        super().reset()
+        self.cursor.attrs = BLANK
+        self.alternate = False
+        self._saved_main = None
+        self._saved_alt_cursor = None
+
+    # -- drawing ---------------------------------------------------------------------------
+
+    def _cell(self, attrs: Cell, char: str) -> Cell:
+        by_char = self._cells.get(attrs)
+        if by_char is None:
+            if self._cells_size > _CELL_CACHE_LIMIT:
+                self._cells.clear()
+                self._cells_size = 0
+            by_char = self._cells[attrs] = {}
+        cell = by_char.get(char)
+        if cell is None:
+            cell = attrs._replace(data=char)
+            by_char[char] = cell
+            self._cells_size += 1
+        return cell
+
+    def _blank(self) -> Cell:
+        bg = self.cursor.attrs.bg
+        return BLANK if bg == "default" else BLANK._replace(bg=bg)
+
+    def _fix_wide_edges(self, line: StaticDefaultDict[int, Any], start: int, end: int) -> None:
+        """Before cells start..end-1 are overwritten, blank wide-character halves cut in two."""
+        if start > 0 and line[start].data == "":
+            line[start - 1] = self._blank_plain()
+        if end < self.columns and line[end].data == "":
+            line[end] = self._blank_plain()
+
+    def _blank_plain(self) -> Cell:
+        return BLANK
+
+    def draw(self, data: str) -> None:
+        if self.charset or self.g0_charset is not charsets.LAT1_MAP:
+            data = data.translate(self.g1_charset if self.charset else self.g0_charset)
+        if data.isascii() and mo.IRM not in self.mode and mo.DECAWM in self.mode:
+            self._draw_ascii(data)
+            return
+        for char in data:
+            self._draw_char(char)
+
+    def _wrap_if_pending(self) -> None:
+        if self.cursor.x >= self.columns:
+            if mo.DECAWM in self.mode:
+                self.dirty.add(self.cursor.y)
+                self.cursor.x = 0
+                self.index()
+            else:
+                self.cursor.x = self.columns - 1
+
+    def _draw_ascii(self, data: str) -> None:
+        cursor = self.cursor
+        attrs = cursor.attrs
+        columns = self.columns
+        cell_for = self._cell
+        length = len(data)
+        pos = 0
+        while pos < length:
+            self._wrap_if_pending()
+            x = cursor.x
+            n = min(length - pos, columns - x)
+            line = self.buffer[cursor.y]
+            self._fix_wide_edges(line, x, x + n)
+            by_char = self._cells.get(attrs)
+            if by_char is None:
+                cell_for(attrs, " ")
+                by_char = self._cells[attrs]
+            for i in range(n):
+                ch = data[pos + i]
+                cell = by_char.get(ch)
+                line[x + i] = cell if cell is not None else cell_for(attrs, ch)
+            pos += n
+            self.dirty.add(cursor.y)
+            cursor.x = x + n
+
+    def _draw_char(self, char: str) -> None:
+        width = _width(char)
+        cursor = self.cursor
+        if width < 0:
+            return  # a control tmux ignores
+        if width == 0:
+            self._combine(char)
+            return
+        if cursor.x >= self.columns or (width == 2 and cursor.x == self.columns - 1):
+            if mo.DECAWM in self.mode:
+                if cursor.x == self.columns - 1 and width == 2:
+                    self.buffer[cursor.y][cursor.x] = self._blank_plain()
+                cursor.x = self.columns
+                self._wrap_if_pending()
+            else:
+                cursor.x = self.columns - width
+        if mo.IRM in self.mode:
+            self.insert_characters(width)
+        line = self.buffer[cursor.y]
+        x = cursor.x
+        self._fix_wide_edges(line, x, x + width)
+        line[x] = self._cell(cursor.attrs, char)
+        if width == 2 and x + 1 < self.columns:
+            line[x + 1] = self._cell(cursor.attrs, "")
+        self.dirty.add(cursor.y)
+        cursor.x = min(x + width, self.columns)
+
+    def _combine(self, char: str) -> None:
+        cursor = self.cursor
+        y, x = cursor.y, cursor.x - 1
+        if x < 0:
+            if y == 0:
+                return
+            y, x = y - 1, self.columns - 1
+        line = self.buffer[y]
+        if line[x].data == "" and x > 0:
+            x -= 1
+        last = line[x]
+        line[x] = last._replace(data=unicodedata.normalize("NFC", last.data + char))
+        self.dirty.add(y)
+
+    # -- attributes ------------------------------------------------------------------------
+
+    def select_graphic_rendition(self, *attrs: int, groups: list[list[int]] | None = None) -> None:
+        params = groups if groups is not None else [[a] for a in attrs]
+        if not params:
+            params = [[0]]
+        cell = self.cursor.attrs
+        changes: dict[str, Any] = {}
+        i = 0
+        while i < len(params):
+            group = params[i]
+            code = group[0]
+            i += 1
+            if code == 0:
+                cell, changes = BLANK, {}
+            elif code == 1:
+                changes["bold"] = True
+            elif code == 2:
+                changes["dim"] = True
+            elif code == 3:
+                changes["italics"] = True
+            elif code == 4:
+                changes["underscore"] = not (len(group) > 1 and group[1] == 0)
+            elif code in (5, 6):
+                changes["blink"] = True
+            elif code == 7:
+                changes["reverse"] = True
+            elif code == 9:
+                changes["strikethrough"] = True
+            elif code == 21:
+                changes["underscore"] = True
+            elif code == 22:
+                changes["bold"] = False
+                changes["dim"] = False
+            elif code == 23:
+                changes["italics"] = False
+            elif code == 24:
+                changes["underscore"] = False
+            elif code == 25:
+                changes["blink"] = False
+            elif code == 27:
+                changes["reverse"] = False
+            elif code == 29:
+                changes["strikethrough"] = False
+            elif 30 <= code <= 37:
+                changes["fg"] = _NAMES[code - 30]
+            elif code == 39:
+                changes["fg"] = "default"
+            elif 40 <= code <= 47:
+                changes["bg"] = _NAMES[code - 40]
+            elif code == 49:
+                changes["bg"] = "default"
+            elif 90 <= code <= 97:
+                changes["fg"] = "bright" + _NAMES[code - 90]
+            elif 100 <= code <= 107:
+                changes["bg"] = "bright" + _NAMES[code - 100]
+            elif code in (38, 48):
+                colour, i = _sgr_colour(params, i - 1)
+                if colour is not None:
+                    changes["fg" if code == 38 else "bg"] = colour
+        self.cursor.attrs = cell._replace(**changes) if changes else cell
+
+    # -- modes -----------------------------------------------------------------------------
+
+    def set_mode(self, *modes: int, **kwargs: Any) -> None:
+        if kwargs.get("private"):
+            alt = [m for m in modes if m in _ALT_MODES]
+            if alt:
+                self._alternate_on(save_cursor=1049 in alt)
+            modes = tuple(m for m in modes if m not in _ALT_MODES and m != 3)  # no DECCOLM
+        if modes:
+            super().set_mode(*modes, **kwargs)
+
+    def reset_mode(self, *modes: int, **kwargs: Any) -> None:
+        if kwargs.get("private"):
+            alt = [m for m in modes if m in _ALT_MODES]
+            if alt:
+                self._alternate_off(restore_cursor=1049 in alt)
+            modes = tuple(m for m in modes if m not in _ALT_MODES and m != 3)
+        if modes:
+            super().reset_mode(*modes, **kwargs)
+
+    def _alternate_on(self, *, save_cursor: bool) -> None:
+        if self.alternate:
+            return
+        self._saved_main = dict(self.buffer)
+        if save_cursor:
+            saved = Cursor(self.cursor.x, self.cursor.y, self.cursor.attrs)
+            saved.hidden = self.cursor.hidden
+            self._saved_alt_cursor = saved
+        self.buffer.clear()
+        self.alternate = True
+        self.dirty.update(range(self.lines))
+
+    def _alternate_off(self, *, restore_cursor: bool) -> None:
+        if restore_cursor and self._saved_alt_cursor is not None and not self.alternate:
+            self._restore_alt_cursor()
+            return
+        if not self.alternate:
+            return
+        self.buffer.clear()
+        for y, line in (self._saved_main or {}).items():
+            if y < self.lines:
+                self.buffer[y] = line
+        self._saved_main = None
+        if restore_cursor:
+            self._restore_alt_cursor()
+        self.alternate = False
+        self.dirty.update(range(self.lines))
+
+    def _restore_alt_cursor(self) -> None:
+        saved = self._saved_alt_cursor
+        if saved is None:
+            return
+        self.cursor.x = min(saved.x, self.columns - 1)
+        self.cursor.y = min(saved.y, self.lines - 1)
+        self.cursor.attrs = saved.attrs
+        self._saved_alt_cursor = None
+
+    def set_margins(self, top: int | None = None, bottom: int | None = None) -> None:
+        super().set_margins(top, bottom)
+        self.cursor_position()  # tmux homes the cursor on every DECSTBM
+
+    # -- erasing and scrolling, with tmux's background-colour erase ------------------------
+
+    def _clear_line(self, y: int, blank: Cell) -> None:
+        line: StaticDefaultDict[int, Any] = StaticDefaultDict(blank)
+        self.buffer[y] = line
+
+    def erase_in_line(self, how: int = 0, private: bool = False) -> None:
+        self.dirty.add(self.cursor.y)
+        blank = self._blank()
+        if how == 2:
+            self._clear_line(self.cursor.y, blank)
+            return
+        line = self.buffer[self.cursor.y]
+        x = min(self.cursor.x, self.columns - 1)
+        interval = range(x, self.columns) if how == 0 else range(x + 1)
+        if how == 0 and x < self.columns and line[x].data == "" and x > 0:
+            line[x - 1] = blank
+        if how == 1 and x + 1 < self.columns and line[x + 1].data == "":
+            line[x + 1] = blank
+        for col in interval:
+            line[col] = blank
+
+    def erase_in_display(self, how: int = 0, *args: Any, **kwargs: Any) -> None:
+        blank = self._blank()
+        if how == 0:
+            interval = range(self.cursor.y + 1, self.lines)
+        elif how == 1:
+            interval = range(self.cursor.y)
+        elif how in (2, 3):
+            interval = range(self.lines)
+        else:
+            return
+        self.dirty.update(interval)
+        for y in interval:
+            self._clear_line(y, blank)
+        if how in (0, 1):
+            self.erase_in_line(how)
+
+    def erase_characters(self, count: int | None = None) -> None:
+        self.dirty.add(self.cursor.y)
+        blank = self._blank()
+        line = self.buffer[self.cursor.y]
+        start = min(self.cursor.x, self.columns - 1)
+        end = min(start + (count or 1), self.columns)
+        self._fix_wide_edges(line, start, end)
+        for x in range(start, end):
+            line[x] = blank
+
+    def index(self) -> None:
+        top, bottom = self.margins or Margins(0, self.lines - 1)
+        if self.cursor.y == bottom:
+            buffer = self.buffer
+            self.dirty.update(range(top, bottom + 1))
+            for y in range(top, bottom):
+                nxt = buffer.get(y + 1)
+                if nxt is None:
+                    buffer.pop(y, None)
+                else:
+                    buffer[y] = nxt
+            blank = self._blank()
+            if blank is BLANK:
+                buffer.pop(bottom, None)
+            else:
+                self._clear_line(bottom, blank)
+        else:
+            self.cursor_down()
+
+    def reverse_index(self) -> None:
+        top, bottom = self.margins or Margins(0, self.lines - 1)
+        if self.cursor.y == top:
+            buffer = self.buffer
+            self.dirty.update(range(top, bottom + 1))
+            for y in range(bottom, top, -1):
+                prev = buffer.get(y - 1)
+                if prev is None:
+                    buffer.pop(y, None)
+                else:
+                    buffer[y] = prev
+            blank = self._blank()
+            if blank is BLANK:
+                buffer.pop(top, None)
+            else:
+                self._clear_line(top, blank)
+        else:
+            self.cursor_up()
+
+    def resize(self, lines: int | None = None, columns: int | None = None) -> None:
+        if self._saved_main is not None and lines is not None and lines < self.lines:
+            self._saved_main = {y: v for y, v in self._saved_main.items() if y < lines}
+        super().resize(lines, columns)
+        self.cursor.x = min(self.cursor.x, self.columns - 1)
+        self.cursor.y = min(self.cursor.y, self.lines - 1)
+
+
+class _Stream(pyte.Stream):
+    """A VT parser that skips what tmux does not draw, instead of printing it like pyte."""
+
+    _controls = "".join(chr(c) for c in range(0x20)) + "\x7f\x9b\x9d\x90\x98\x9e\x9f"
+    _text_pattern = re.compile("[^" + "".join(f"\\x{ord(c):02x}" for c in _controls) + "]+")
+
+    def __init__(self, screen: _Terminal) -> None:
+        self.terminal = screen
+        super().__init__(screen, strict=False)
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def feed_bytes(self, data: bytes) -> None:
+        self.feed(self.decoder.decode(data))
+
+    def _parser_fsm(self) -> Any:
+        term = self.terminal
+        basic: dict[str, Callable[[], None]] = {
+            "\x07": lambda: None,
+            "\x08": term.backspace,
+            "\x09": term.tab,
+            "\x0a": term.linefeed,
+            "\x0b": term.linefeed,
+            "\x0c": term.linefeed,
+            "\x0d": term.carriage_return,
+        }
+        escape: dict[str, Callable[[], None]] = {
+            "c": term.reset,
+            "D": term.index,
+            "E": term.linefeed,
+            "M": term.reverse_index,
+            "H": term.set_tab_stop,
+            "7": term.save_cursor,
+            "8": term.restore_cursor,
+        }
+        csi: dict[str, Callable[..., None]] = {
+            "@": term.insert_characters,
+            "A": term.cursor_up,
+            "B": term.cursor_down,
+            "C": term.cursor_forward,
+            "D": term.cursor_back,
+            "E": term.cursor_down1,
+            "F": term.cursor_up1,
+            "G": term.cursor_to_column,
+            "H": term.cursor_position,
+            "J": term.erase_in_display,
+            "K": term.erase_in_line,
+            "L": term.insert_lines,
+            "M": term.delete_lines,
+            "P": term.delete_characters,
+            "X": term.erase_characters,
+            "a": term.cursor_forward,
+            "d": term.cursor_to_line,
+            "e": term.cursor_down,
+            "f": term.cursor_position,
+            "g": term.clear_tab_stop,
+            "h": term.set_mode,
+            "l": term.reset_mode,
+            "r": term.set_margins,
+            "`": term.cursor_to_column,
+        }
+        strings = "P^_X"  # DCS, PM, APC, SOS: skipped up to ST
+        char: str = yield True
+        while True:
+            if char == "\x1b":
+                char = yield None
+                if char == "[":
+                    char = "\x9b"
+                elif char == "]":
+                    char = "\x9d"
+                elif char in strings:
+                    char = "\x90"
+                elif char == "#":
+                    code = yield None
+                    if code == "8":
+                        term.alignment_display()
+                    char = yield True
+                    continue
+                elif char in "()*+-./%":
+                    yield None  # charset designation: UTF-8 only
+                    char = yield True
+                    continue
+                else:
+                    handler = escape.get(char)
+                    if handler is not None:
+                        handler()
+                    char = yield True
+                    continue
+            if char == "\x9b":
+                prefix = ""
+                intermediates = ""
+                groups: list[list[int]] = []
+                current: list[int] = []
+                digits = ""
+                while True:
+                    char = yield None
+                    if "0" <= char <= "9":
+                        digits += char
+                    elif char == ";":
+                        current.append(int(digits) if digits else 0)
+                        groups.append(current)
+                        current, digits = [], ""
+                    elif char == ":":
+                        current.append(int(digits) if digits else 0)
+                        digits = ""
+                    elif char in "<=>?" and not groups and not current and not digits:
+                        prefix = char
+                    elif " " <= char <= "/":
+                        intermediates += char
+                    elif char in basic:
+                        basic[char]()
+                    elif char == "\x1b" or char in "\x18\x1a":
+                        break  # cancelled
+                    elif "@" <= char <= "~":
+                        current.append(int(digits) if digits else 0)
+                        groups.append(current)
+                        if intermediates or (prefix in "<=>" and prefix):
+                            break
+                        if char == "m":
+                            if not prefix:
+                                term.select_graphic_rendition(groups=groups)
+                            break
+                        handler = csi.get(char)
+                        if handler is not None:
+                            params = [min(g[0], 9999) for g in groups]
+                            if prefix == "?":
+                                if char in "hl":
+                                    handler(*params, private=True)
+                                elif char in "JK":
+                                    handler(*params)
+                            else:
+                                handler(*params)
+                        break
+                    # other bytes inside a CSI are ignored
+                char = yield True
+                continue
+            if char == "\x9d" or char == "\x90":
+                # OSC / DCS-like strings: consume to BEL (OSC only) or ST. Titles come from tmux.
+                osc = char == "\x9d"
+                while True:
+                    char = yield None
+                    if char == "\x07" and osc:
+                        break
+                    if char == "\x9c":
+                        break
+                    if char == "\x1b":
+                        char = yield None
+                        if char == "\\":
+                            break
+                char = yield True
+                continue
+            handler = basic.get(char)
+            if handler is not None:
+                handler()
+            elif char >= " " and char != "\x7f":
+                term.draw(char)
+            char = yield True
+
+
+class PaneScreen:
+    """A pane's live screen model. See the module docstring for the threading rule.
+
+    ``version`` bumps on every change (content, cursor, size, screen switch);
+    ``row_version(y)`` bumps whenever row ``y`` changes, so renderers can cache rows.
+    """
+
+    def __init__(self, width: int = 80, height: int = 24) -> None:
+        self.lock = threading.RLock()
+        self._term = _Terminal(max(1, width), max(1, height))
+        self._stream = _Stream(self._term)
+        self._term.dirty.clear()
+        self.version = 0
+        self._row_versions: list[int] = [0] * self._term.lines
+        self._counter = 0
+        self.errors = 0
+        """How many chunks raised inside the parser (the rest of such a chunk is lost)."""
+
+    # -- properties ------------------------------------------------------------------------
+
+    @property
+    def width(self) -> int:
+        return int(self._term.columns)
+
+    @property
+    def height(self) -> int:
+        return int(self._term.lines)
+
+    @property
+    def cursor_x(self) -> int:
+        return min(int(self._term.cursor.x), self._term.columns - 1)
+
+    @property
+    def cursor_y(self) -> int:
+        return int(self._term.cursor.y)
+
+    @property
+    def cursor_visible(self) -> bool:
+        return not self._term.cursor.hidden
+
+    @property
+    def alternate(self) -> bool:
+        """True while the pane shows its alternate screen (full-screen programs)."""
+        return bool(self._term.alternate)
+
+    # -- changes ---------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Apply raw pane output (any chunking; UTF-8 may be split across calls)."""
+        if not data:
+            return
+        with self.lock:
+            term = self._term
+            before = (term.cursor.x, term.cursor.y, term.cursor.hidden, term.alternate)
+            try:
+                self._stream.feed_bytes(data)
+            except Exception:
+                self.errors += 1
+                self._stream._initialize_parser()
+            self._commit(before)
+
+    def resize(self, width: int, height: int) -> None:
+        """Change the size as tmux reports it (a re-seed from capture-pane should follow)."""
+        width, height = max(1, width), max(1, height)
+        with self.lock:
+            term = self._term
+            if width == term.columns and height == term.lines:
+                return
+            term.resize(lines=height, columns=width)
+            term.tabstops = {x for x in range(8, width, 8)}
+            if len(self._row_versions) < height:
+                self._row_versions.extend([0] * (height - len(self._row_versions)))
+            else:
+                del self._row_versions[height:]
+            term.dirty.update(range(height))
+            self._commit(None)
+
+    def seed(
+        self,
+        capture: bytes,
+        cursor_x: int,
+        cursor_y: int,
+        *,
+        alternate: bool = False,
+        cursor_visible: bool = True,
+        main_capture: bytes | None = None,
+        scroll_region: tuple[int, int] | None = None,
+    ) -> None:
+        """Replace the whole screen with ``capture-pane -p -e -N`` output (one line per row).
+
+        ``alternate`` says the capture is of the alternate screen; ``main_capture`` (from
+        ``capture-pane -a``) is then the hidden main screen shown again when the program
+        leaves it. ``scroll_region`` is tmux's ``(scroll_region_upper, scroll_region_lower)``.
+        """
+        with self.lock:
+            term = self._term
+            term.reset()
+            term.cursor.attrs = BLANK
+            self._stream._initialize_parser()
+            self._stream.decoder.reset()
+            if alternate:
+                if main_capture is not None:
+                    self._paint(main_capture)
+                term._alternate_on(save_cursor=False)
+            self._paint(capture)
+            self._stream._initialize_parser()
+            self._stream.decoder.reset()
+            term.cursor.attrs = BLANK
+            term.cursor.x = max(0, min(cursor_x, term.columns - 1))
+            term.cursor.y = max(0, min(cursor_y, term.lines - 1))
+            term.cursor.hidden = not cursor_visible
+            if scroll_region is not None:
+                top, bottom = scroll_region
+                if 0 <= top < bottom <= term.lines - 1 and (top, bottom) != (0, term.lines - 1):
+                    term.margins = Margins(top, bottom)
+            term.dirty.update(range(term.lines))
+            self._commit(None)
+
+    def _paint(self, capture: bytes) -> None:
+        term = self._term
+        rows = capture.split(b"\n")
+        if rows and rows[-1] == b"":
+            rows.pop()
+        for y, row in enumerate(rows[: term.lines]):
+            term.cursor.x, term.cursor.y = 0, y
+            try:
+                self._stream.feed_bytes(row.replace(b"\r", b""))
+            except Exception:
+                self.errors += 1
+                self._stream._initialize_parser()
+
+    def _commit(self, before: tuple[Any, ...] | None) -> None:
+        term = self._term
+        dirty = term.dirty
+        changed = False
+        if dirty:
+            self._counter += 1
+            stamp = self._counter
+            rows = self._row_versions
+            height = len(rows)
+            for y in dirty:
+                if 0 <= y < height:
+                    rows[y] = stamp
+            dirty.clear()
+            changed = True
+        if before is None or changed or before != (
+            term.cursor.x, term.cursor.y, term.cursor.hidden, term.alternate
+        ):
+            self.version += 1
+
+    # -- reading (hold ``lock`` across reads that must agree) -------------------------------
+
+    def row_cells(self, y: int) -> Sequence[Cell]:
+        """Exactly ``width`` cells of row ``y``; the cell after a wide character has data ``""``."""
+        with self.lock:
+            term = self._term
+            line = term.buffer.get(y)
+            if line is None:
+                return [BLANK] * term.columns
+            return [line[x] for x in range(term.columns)]
+
+    def row_version(self, y: int) -> int:
+        """A number that changes whenever row ``y`` changes (monotonic)."""
+        rows = self._row_versions
+        return rows[y] if 0 <= y < len(rows) else 0
+
+    def row_text(self, y: int) -> str:
+        """Row ``y`` as plain text, trailing spaces stripped."""
+        with self.lock:
+            line = self._term.buffer.get(y)
+            if line is None:
+                return ""
+            return "".join(line[x].data for x in range(self._term.columns)).rstrip()
+
+    def text_lines(self) -> list[str]:
+        """Every row as plain text, trailing spaces stripped."""
+        with self.lock:
+            return [self.row_text(y) for y in range(self._term.lines)]
+
+    def __repr__(self) -> str:
+        return f"PaneScreen({self.width}x{self.height}, version={self.version})"

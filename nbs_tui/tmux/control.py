@@ -1,0 +1,301 @@
+"""One tmux control-mode connection (``tmux -C attach -t $ID``) over pipes.
+
+The reader thread does nothing but read lines and hand them on: ``%output`` goes to
+``on_output`` (which must only append to a buffer), replies complete their command, other
+notifications go to ``on_notification``. It never waits on a lock held by slow code, so tmux
+is never blocked by us (see docs: a control client that stops reading blocks the agents).
+
+Replies and ``%output`` are strictly ordered on the connection, and a reply's callback runs on
+the reader thread before the next line is read: a ``capture-pane`` reply callback therefore
+sees exactly the output that came after the capture.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import logging
+import os
+import subprocess
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from nbs_tui.core.model import ServerAddress
+
+log = logging.getLogger(__name__)
+
+OutputCallback = Callable[[str, bytes], None]
+"""``(pane_id, raw bytes)`` from ``%output``; runs on the reader thread, must not block."""
+NotificationCallback = Callable[[str], None]
+"""A whole notification line such as ``%window-add @3``; runs on the reader thread."""
+ExitCallback = Callable[[str], None]
+"""Called once, with why, when the connection ends (not when `close` was asked for)."""
+
+
+class ControlError(Exception):
+    """A command failed (``%error``) or the connection closed before its reply."""
+
+
+@dataclass
+class Reply:
+    """A command's reply: the lines between ``%begin`` and ``%end``/``%error``."""
+
+    lines: list[bytes] = field(default_factory=list)
+    ok: bool = True
+
+    def text(self) -> list[str]:
+        return [line.decode("utf-8", "replace") for line in self.lines]
+
+
+ReplyCallback = Callable[[Reply], None]
+
+
+def decode_output(data: bytes) -> bytes:
+    """Undo tmux's ``%output`` escaping: every backslash starts a three-digit octal escape."""
+    if b"\\" not in data:
+        return data
+    return codecs.escape_decode(data)[0]
+
+
+def quote(text: str) -> str:
+    """Quote ``text`` as one literal argument of a tmux command line (byte-exact).
+
+    Double quotes with escapes: ``\\``, ``"``, ``$`` (no variable expansion), ``#`` and ``~``
+    (no format or home expansion), control characters as octal; everything else (unicode
+    included) is passed through as UTF-8. The result never contains a newline.
+    """
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch in '\\"$':
+            out.append("\\" + ch)
+        elif code < 0x20 or code == 0x7F or ch in "#~":
+            out.append(f"\\{code:03o}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+@dataclass
+class _Pending:
+    command: str
+    callback: ReplyCallback | None
+    group: int = 0
+    """Commands sent on one line share a group: after an error tmux skips the rest of it."""
+
+
+class ControlClient:
+    """A control-mode client attached to one session; see the module docstring."""
+
+    def __init__(
+        self,
+        server: ServerAddress,
+        session_id: str,
+        *,
+        on_output: OutputCallback,
+        on_notification: NotificationCallback,
+        on_exit: ExitCallback,
+        tmux: str = "tmux",
+    ) -> None:
+        self.server = server
+        self.session_id = session_id
+        self._on_output = on_output
+        self._on_notification = on_notification
+        self._on_exit = on_exit
+        self._tmux = tmux
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._reader: threading.Thread | None = None
+        self._pending: deque[_Pending] = deque()
+        self._write_lock = threading.Lock()
+        self._closing = False
+        self._group = 0
+        self.alive = False
+        self.exit_reason = ""
+        self.bytes_read = 0
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def start(self) -> None:
+        env = dict(os.environ)
+        env.pop("TMUX", None)
+        env.pop("TMUX_PANE", None)
+        argv = [self._tmux, *self.server.tmux_args(), "-C", "attach-session", "-f", "ignore-size",
+                "-t", self.session_id]
+        self._proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+            bufsize=0,
+        )
+        self.alive = True
+        self._reader = threading.Thread(
+            target=self._read_loop, name=f"tmux-control-{self.session_id}", daemon=True
+        )
+        self._reader.start()
+
+    # -- commands ------------------------------------------------------------------------
+
+    def send(self, command: str, callback: ReplyCallback | None = None) -> None:
+        """Send one command; ``callback`` gets its reply on the reader thread."""
+        self.send_group([(command, callback)])
+
+    def send_group(self, commands: list[tuple[str, ReplyCallback | None]]) -> None:
+        """Send commands on one line (``a ; b``): tmux runs them back to back, with no
+        ``%output`` between their replies. If one fails, tmux skips the rest; their
+        callbacks then get a failed `Reply`."""
+        line = " ; ".join(cmd for cmd, _ in commands)
+        if "\n" in line:
+            raise ValueError("a control-mode command must be one line")
+        with self._write_lock:
+            if not self.alive or self._proc is None or self._proc.stdin is None:
+                raise ControlError(f"control connection to {self.session_id} is closed")
+            self._group += 1
+            for cmd, callback in commands:
+                self._pending.append(_Pending(cmd, callback, self._group))
+            try:
+                self._proc.stdin.write(line.encode("utf-8") + b"\n")
+            except (BrokenPipeError, OSError, ValueError) as exc:
+                raise ControlError(f"control connection to {self.session_id} lost: {exc}") from exc
+
+    def command(self, command: str, timeout: float = 5.0) -> Reply:
+        """Send a command and wait for its reply (never call this on the reader thread)."""
+        done = threading.Event()
+        box: list[Reply] = []
+
+        def finish(reply: Reply) -> None:
+            box.append(reply)
+            done.set()
+
+        self.send(command, finish)
+        if not done.wait(timeout):
+            raise ControlError(f"no reply to {command!r} within {timeout}s")
+        reply = box[0]
+        if not reply.ok:
+            raise ControlError(b" ".join(reply.lines).decode("utf-8", "replace") or command)
+        return reply
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _read_loop(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        stream = self._proc.stdout
+        on_output = self._on_output
+        current: Reply | None = None
+        ours = True
+        reason = "connection closed"
+        readline = stream.readline
+        try:
+            while True:
+                line = readline()
+                if not line:
+                    break
+                self.bytes_read += len(line)
+                if line.endswith(b"\n"):
+                    line = line[:-1]
+                if current is not None:
+                    if line.startswith((b"%end ", b"%error ")) and self._closes_block(line):
+                        current.ok = line.startswith(b"%end ")
+                        if ours:
+                            self._finish(current)
+                        current = None
+                    else:
+                        current.lines.append(line)
+                    continue
+                if line.startswith(b"%output "):
+                    parts = line.split(b" ", 2)
+                    data = parts[2] if len(parts) > 2 else b""
+                    try:
+                        on_output(parts[1].decode(), decode_output(data))
+                    except Exception:
+                        log.exception("output handler failed")
+                elif line.startswith(b"%begin "):
+                    current = Reply()
+                    # Blocks with flags 0 (the attach itself) answer no command of ours.
+                    ours = not line.endswith(b" 0")
+                elif line.startswith(b"%exit"):
+                    reason = line[5:].strip().decode("utf-8", "replace") or "detached"
+                elif line.startswith(b"%"):
+                    try:
+                        self._on_notification(line.decode("utf-8", "replace"))
+                    except Exception:
+                        log.exception("notification handler failed")
+        except (OSError, ValueError) as exc:
+            reason = f"read failed: {exc}"
+        finally:
+            self._shutdown(reason)
+
+    @staticmethod
+    def _closes_block(line: bytes) -> bool:
+        # "%end TIME NUMBER FLAGS": a reply line can never start with "%end " itself because
+        # tmux does not escape replies, but only a 3-field line with digits closes a block.
+        parts = line.split(b" ")
+        return len(parts) == 4 and all(p.isdigit() for p in parts[1:])
+
+    def _finish(self, reply: Reply) -> None:
+        skipped: list[_Pending] = []
+        with self._write_lock:
+            item = self._pending.popleft() if self._pending else None
+            if item is not None and not reply.ok:
+                while self._pending and self._pending[0].group == item.group:
+                    skipped.append(self._pending.popleft())
+        if item is None:
+            return
+        for each, each_reply in [(item, reply)] + [(s, Reply(reply.lines, ok=False)) for s in skipped]:
+            if each.callback is None:
+                continue
+            try:
+                each.callback(each_reply)
+            except Exception:
+                log.exception("reply handler for %r failed", each.command)
+
+    def _shutdown(self, reason: str) -> None:
+        with self._write_lock:
+            self.alive = False
+            pending = list(self._pending)
+            self._pending.clear()
+        self.exit_reason = reason
+        for item in pending:
+            if item.callback is not None:
+                try:
+                    item.callback(Reply([f"connection closed: {reason}".encode()], ok=False))
+                except Exception:
+                    log.exception("reply handler failed at shutdown")
+        proc = self._proc
+        if proc is not None:
+            try:
+                proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if not self._closing:
+            try:
+                self._on_exit(reason)
+            except Exception:
+                log.exception("exit handler failed")
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Detach and end the subprocess; joins the reader thread. Safe to call twice."""
+        self._closing = True
+        proc = self._proc
+        if proc is None:
+            return
+        with self._write_lock:
+            if proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()  # tmux detaches a control client at EOF
+        try:
+            proc.wait(timeout=timeout / 2)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        reader = self._reader
+        if reader is not None and reader is not threading.current_thread():
+            reader.join(timeout)

@@ -1,0 +1,227 @@
+"""Find every pane of a tmux server and tell which ones run Claude Code.
+
+One ``tmux list-panes -a -F`` subprocess lists the whole server (a few ms even at 200 panes);
+agent detection walks ``/proc`` below each pane's shell.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from nbs_tui.core.model import PaneInfo, ServerAddress
+from nbs_tui.tmux.port import TmuxUnavailable
+
+SEP = "\x1f"
+"""Field separator in our formats: a control character tmux never lets into names or titles."""
+
+FIELDS = (
+    "pid",
+    "session_id",
+    "session_name",
+    "window_id",
+    "window_index",
+    "window_name",
+    "pane_id",
+    "pane_index",
+    "pane_pid",
+    "pane_width",
+    "pane_height",
+    "pane_active",
+    "window_active",
+    "pane_dead",
+    "pane_current_command",
+    "pane_current_path",
+    "pane_title",
+)
+FORMAT = SEP.join("#{" + name + "}" for name in FIELDS)
+
+_VERSION_COMMAND = re.compile(r"^\d+\.\d+\.\d+")
+TITLE_MARKS = frozenset("✳✶✻✽✢·*⠁⠂⠄⡀⢀⠠⠐⠈⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+"""First characters of the pane titles Claude Code sets (idle ``✳``, spinner frames)."""
+AGENT_MODULES = ("nbs_tui.demo.agent",)
+"""Python modules that stand in for Claude Code (the demo fleet's imitation agent)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveredPane:
+    """A pane with the tmux ids the fleet needs besides the shared `PaneInfo`."""
+
+    info: PaneInfo
+    session_id: str
+    window_id: str
+    server_pid: int
+
+
+def tmux_command(server: ServerAddress, *args: str, tmux: str = "tmux") -> list[str]:
+    return [tmux, *server.tmux_args(), *args]
+
+
+def run_tmux(server: ServerAddress, *args: str, timeout: float = 5.0, tmux: str = "tmux") -> str:
+    """Run one tmux command; raises `TmuxUnavailable` if the server cannot be reached."""
+    env = dict(os.environ)
+    env.pop("TMUX", None)
+    try:
+        done = subprocess.run(
+            tmux_command(server, *args, tmux=tmux),
+            capture_output=True,
+            timeout=timeout,
+            env=env,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise TmuxUnavailable(f"tmux is not installed ({tmux!r} not found)") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise TmuxUnavailable(f"{server.describe()} did not answer within {timeout}s") from exc
+    if done.returncode != 0:
+        err = done.stderr.decode("utf-8", "replace").strip()
+        raise TmuxUnavailable(f"{server.describe()}: {err or 'tmux exited with ' + str(done.returncode)}")
+    return done.stdout.decode("utf-8", "replace")
+
+
+def parse_panes(text: str) -> list[DiscoveredPane]:
+    """Parse ``list-panes -a -F FORMAT`` output; lines that do not parse are skipped."""
+    panes: list[DiscoveredPane] = []
+    for line in text.splitlines():
+        parts = line.split(SEP)
+        if len(parts) != len(FIELDS):
+            continue
+        f = dict(zip(FIELDS, parts, strict=True))
+        try:
+            info = PaneInfo(
+                pane_id=f["pane_id"],
+                session_name=f["session_name"],
+                window_index=int(f["window_index"]),
+                window_name=f["window_name"],
+                pane_index=int(f["pane_index"]),
+                title=f["pane_title"],
+                current_command=f["pane_current_command"],
+                current_path=f["pane_current_path"],
+                pid=int(f["pane_pid"] or 0),
+                width=int(f["pane_width"]),
+                height=int(f["pane_height"]),
+                active=f["pane_active"] == "1" and f["window_active"] == "1",
+                dead=f["pane_dead"] == "1",
+            )
+        except ValueError:
+            continue
+        panes.append(DiscoveredPane(info, f["session_id"], f["window_id"], int(f["pid"] or 0)))
+    return panes
+
+
+def list_panes(server: ServerAddress, *, tmux: str = "tmux") -> list[DiscoveredPane]:
+    """Every pane of the server, agents marked, in session/window/pane order."""
+    try:
+        text = run_tmux(server, "list-panes", "-a", "-F", FORMAT, tmux=tmux)
+    except TmuxUnavailable as exc:
+        if "no sessions" in str(exc).lower():
+            return []
+        raise
+    panes = parse_panes(text)
+    marked = [
+        DiscoveredPane(
+            _with_agent(p.info, is_agent_pane(p.info)), p.session_id, p.window_id, p.server_pid
+        )
+        for p in panes
+    ]
+    marked.sort(key=lambda p: (p.info.session_name, p.info.window_index, p.info.pane_index))
+    return marked
+
+
+def _with_agent(info: PaneInfo, agent: bool) -> PaneInfo:
+    if info.is_agent == agent:
+        return info
+    from dataclasses import replace
+
+    return replace(info, is_agent=agent)
+
+
+def filter_sessions(panes: Iterable[DiscoveredPane], sessions: Sequence[str]) -> list[DiscoveredPane]:
+    """Keep the panes of the named sessions (all of them when ``sessions`` is empty)."""
+    if not sessions:
+        return list(panes)
+    wanted = set(sessions)
+    return [p for p in panes if p.info.session_name in wanted]
+
+
+# -- agent detection --------------------------------------------------------------------------
+
+
+def is_agent_pane(info: PaneInfo, proc: Path = Path("/proc")) -> bool:
+    """Whether Claude Code runs in the pane.
+
+    The process tree decides when it can be read: a ``claude`` executable (or a command line
+    naming it) anywhere below the pane's first process. Without a readable tree, the pane's
+    command (the native binary shows a version such as ``2.1.34``) and its title (Claude
+    Code's ``✳``/spinner prefix) decide.
+    """
+    if info.dead:
+        return False
+    found = agent_in_process_tree(info.pid, proc)
+    if found is not None:
+        return found
+    if _VERSION_COMMAND.match(info.current_command):
+        return True
+    return bool(info.title) and info.title[0] in TITLE_MARKS and "claude" in info.title.lower()
+
+
+def agent_in_process_tree(pid: int, proc: Path = Path("/proc"), limit: int = 64) -> bool | None:
+    """True/False from a walk of ``pid`` and its descendants; None if ``pid`` is unreadable."""
+    if pid <= 0 or not (proc / str(pid)).exists():
+        return None
+    seen = 0
+    todo = [pid]
+    while todo and seen < limit:
+        current = todo.pop()
+        seen += 1
+        if _is_claude_process(proc / str(current)):
+            return True
+        todo.extend(_children(proc, current))
+    return False
+
+
+def _children(proc: Path, pid: int) -> list[int]:
+    kids: list[int] = []
+    try:
+        tasks = os.listdir(proc / str(pid) / "task")
+    except OSError:
+        return kids
+    for tid in tasks:
+        try:
+            text = (proc / str(pid) / "task" / tid / "children").read_text()
+        except OSError:
+            continue
+        kids.extend(int(k) for k in text.split())
+    return kids
+
+
+def _is_claude_process(path: Path) -> bool:
+    try:
+        comm = (path / "comm").read_text().strip()
+        raw = (path / "cmdline").read_bytes()
+    except OSError:
+        return False
+    if comm == "claude":
+        return True
+    args = [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
+    return is_claude_cmdline(args)
+
+
+def is_claude_cmdline(args: Sequence[str]) -> bool:
+    """``claude ...``, ``/path/to/claude``, ``node .../@anthropic-ai/claude-code/cli.js`` and the
+    demo agent count; an editor opening a file named ``claude.md`` does not."""
+    for i, arg in enumerate(args[:4]):
+        base = os.path.basename(arg)
+        if i == 0 and base == "claude":
+            return True
+        if i > 0 and base == "claude" and os.path.basename(args[0]) in ("node", "bun", "deno"):
+            return True
+        if "claude-code" in arg and arg.endswith((".js", ".mjs", ".cjs")):
+            return True
+        if arg in AGENT_MODULES or (i > 0 and args[i - 1] == "-m" and arg in AGENT_MODULES):
+            return True
+    return False

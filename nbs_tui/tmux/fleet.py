@@ -1,0 +1,616 @@
+"""`TmuxFleet`: the live mirror of every pane of a tmux server, over control mode.
+
+Threads (all daemon, all joined by `stop`):
+
+* one reader per watched session (`ControlClient`): drains ``tmux -C attach`` and appends
+  each pane's ``%output`` to that pane's bounded buffer; it never waits on anything else;
+* ``nbs-fleet-feeder``: feeds the buffers into the panes' `PaneScreen`\\ s, applies seeds,
+  rations bytes per pane, and calls ``listener.screens_changed`` at most ``max_rate`` times a
+  second with the panes that changed;
+* ``nbs-fleet-supervisor``: lists panes (``list-panes -a``, on every structural notification
+  and every ``rescan_interval`` seconds), starts/stops one control client per session, calls
+  ``listener.fleet_changed`` and ``listener.connection_changed``, and polls for the server
+  every ``reconnect_interval`` seconds while it is away.
+
+Rationing: a pane may feed ``feed_rate`` bytes a second into its screen (burst
+``feed_burst``); output beyond that, or a buffer over ``max_pending`` bytes, is dropped in
+nbs-tui (never in tmux) and the pane is re-seeded from ``capture-pane`` over the same
+connection, at most every ``reseed_interval`` seconds. A flooding pane therefore shows a
+screen that is at most a fraction of a second old, and costs a bounded share of a core.
+
+Seeding: ``display-message`` (cursor, size, modes) ``; capture-pane -p -e -N`` ``;``
+``capture-pane -a -q`` on one line. Output before the reply is inside the capture; output
+after the reply follows it, so the seed has no gap and no duplicate.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
+from nbs_tui.core.screen import PaneScreen
+from nbs_tui.tmux.control import ControlClient, ControlError, Reply, quote
+from nbs_tui.tmux.discovery import (
+    DiscoveredPane,
+    filter_sessions,
+    list_panes,
+    run_tmux,
+)
+from nbs_tui.tmux.port import FleetListener, FleetPort, PaneGone, TmuxUnavailable
+
+log = logging.getLogger(__name__)
+
+_SEED_FORMAT = " ".join(
+    "#{" + f + "}"
+    for f in (
+        "pane_width",
+        "pane_height",
+        "cursor_x",
+        "cursor_y",
+        "cursor_flag",
+        "alternate_on",
+        "scroll_region_upper",
+        "scroll_region_lower",
+    )
+)
+_RESCAN_NOTIFICATIONS = (
+    b"%window-add",
+    b"%window-close",
+    b"%unlinked-window-add",
+    b"%unlinked-window-close",
+    b"%layout-change",
+    b"%window-renamed",
+    b"%session-renamed",
+    b"%sessions-changed",
+    b"%session-window-changed",
+    b"%window-pane-changed",
+    b"%pane-mode-changed",
+)
+
+# pane modes
+_NEEDS_SEED = 0
+_SEEDING = 1
+_LIVE = 2
+
+
+@dataclass
+class _Pane:
+    info: PaneInfo
+    session_id: str
+    screen: PaneScreen
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    chunks: list[bytes] = field(default_factory=list)
+    pending: int = 0
+    mode: int = _NEEDS_SEED
+    seed: tuple[bytes, list[int], bytes | None] | None = None
+    seed_sent_at: float = 0.0
+    next_seed_at: float = 0.0
+    tokens: float = 0.0
+    tokens_at: float = 0.0
+    dropped_bytes: int = 0
+    reseeds: int = 0
+
+
+class TmuxFleet(FleetPort):
+    """Watch every pane of one tmux server (or of the named sessions) and act on them.
+
+    ``connected`` and ``last_error`` may be read from any thread. Listener callbacks arrive on
+    the fleet's threads (see the module docstring) and must not block.
+    """
+
+    def __init__(
+        self,
+        server: ServerAddress,
+        sessions: Sequence[str] = (),
+        listener: FleetListener | None = None,
+        *,
+        tmux: str = "tmux",
+        rescan_interval: float = 2.0,
+        reconnect_interval: float = 1.0,
+        max_rate: float = 60.0,
+        feed_rate: int = 256 * 1024,
+        feed_burst: int = 256 * 1024,
+        max_pending: int = 256 * 1024,
+        reseed_interval: float = 0.25,
+    ) -> None:
+        self.server = server
+        self.sessions = tuple(sessions)
+        self.listener = listener
+        self.tmux = tmux
+        self.rescan_interval = rescan_interval
+        self.reconnect_interval = reconnect_interval
+        self.max_rate = max_rate
+        self.feed_rate = feed_rate
+        self.feed_burst = feed_burst
+        self.max_pending = max_pending
+        self.reseed_interval = reseed_interval
+
+        self.connected = False
+        self.last_error = ""
+        self.reseeds = 0
+        """How many times a pane was re-seeded because its output was rationed (for benches)."""
+
+        self._panes: dict[PaneId, _Pane] = {}
+        self._order: list[PaneInfo] = []
+        self._clients: dict[str, ControlClient] = {}
+        self._ready: set[str] = set()
+        self._state_lock = threading.RLock()
+        self._stop = threading.Event()
+        self._rescan = threading.Event()
+        self._feed_wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._announced: bool | None = None
+        self._server_pid = 0
+        self._first_seed_done = threading.Event()
+
+    # -- FleetPort -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._threads:
+            return
+        self._stop.clear()
+        for name, target in (
+            ("nbs-fleet-supervisor", self._supervise),
+            ("nbs-fleet-feeder", self._feed_loop),
+        ):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._rescan.set()
+        self._feed_wake.set()
+        for thread in self._threads:
+            thread.join(5.0)
+        self._threads.clear()
+        with self._state_lock:
+            clients = list(self._clients.values())
+            self._clients.clear()
+            self._ready.clear()
+        for client in clients:
+            client.close()
+
+    def panes(self) -> list[PaneInfo]:
+        with self._state_lock:
+            return list(self._order)
+
+    def screen(self, pane_id: PaneId) -> PaneScreen | None:
+        pane = self._panes.get(pane_id)
+        return pane.screen if pane else None
+
+    def capture_text(self, pane_id: PaneId) -> str:
+        self._require(pane_id)
+        try:
+            return run_tmux(self.server, "capture-pane", "-p", "-t", pane_id, tmux=self.tmux)
+        except TmuxUnavailable as exc:
+            raise PaneGone(f"{pane_id}: {exc}") from exc
+
+    def send_text(self, pane_id: PaneId, text: str) -> None:
+        """Type ``text`` literally (byte-exact: quotes, ``;``, ``$``, leading ``-``, unicode,
+        newlines). Blocks until tmux has taken it (a few ms)."""
+        if not text:
+            self._require(pane_id)
+            return
+        for start in range(0, len(text), 1000):
+            part = text[start : start + 1000]
+            self._command(
+                pane_id,
+                f"send-keys -l -t {pane_id} -- {quote(part)}",
+                ["send-keys", "-l", "-t", pane_id, "--", _argv_literal(part)],
+            )
+
+    def send_keys(self, pane_id: PaneId, *keys: str) -> None:
+        if not keys:
+            self._require(pane_id)
+            return
+        self._command(
+            pane_id,
+            f"send-keys -t {pane_id} -- " + " ".join(quote(k) for k in keys),
+            ["send-keys", "-t", pane_id, "--", *(_argv_literal(k) for k in keys)],
+        )
+
+    # -- extras --------------------------------------------------------------------------
+
+    def wait_seeded(self, timeout: float) -> bool:
+        """Block until every pane found by the first discovery has been seeded (for tests)."""
+        return self._first_seed_done.wait(timeout)
+
+    def seeded(self, pane_id: PaneId) -> bool:
+        pane = self._panes.get(pane_id)
+        return pane is not None and pane.mode == _LIVE and pane.seed is None
+
+    def stats(self) -> dict[str, int]:
+        """Counters for benchmarks: bytes dropped by rationing, re-seeds, clients."""
+        with self._state_lock:
+            return {
+                "panes": len(self._panes),
+                "clients": len(self._clients),
+                "dropped_bytes": sum(p.dropped_bytes for p in self._panes.values()),
+                "reseeds": self.reseeds,
+            }
+
+    def client_pids(self) -> list[int]:
+        with self._state_lock:
+            return [c.pid for c in self._clients.values() if c.pid]
+
+    def _require(self, pane_id: PaneId) -> _Pane:
+        pane = self._panes.get(pane_id)
+        if pane is None:
+            raise PaneGone(f"{pane_id} is not a pane of the fleet")
+        return pane
+
+    def _command(self, pane_id: PaneId, command: str, argv: Sequence[str]) -> None:
+        """Run ``command`` over the pane's control connection, or ``argv`` as a subprocess
+        when there is none (both mean the same; argv skips control-mode quoting)."""
+        pane = self._require(pane_id)
+        client = self._clients.get(pane.session_id)
+        if client is not None and client.alive:
+            try:
+                client.command(command)
+                return
+            except ControlError as exc:
+                msg = str(exc)
+                if "can't find" in msg or "not found" in msg:
+                    raise PaneGone(f"{pane_id}: {msg}") from exc
+                if client.alive:
+                    raise PaneGone(f"{pane_id}: {msg}") from exc
+                log.warning("control connection lost, retrying by subprocess: %s", msg)
+        try:
+            run_tmux(self.server, *argv, tmux=self.tmux)
+        except TmuxUnavailable as exc:
+            raise PaneGone(f"{pane_id}: {exc}") from exc
+
+    # -- reader-thread callbacks (must not block) ----------------------------------------
+
+    def _on_output(self, pane_id: str, data: bytes) -> None:
+        pane = self._panes.get(pane_id)
+        if pane is None:
+            return
+        with pane.lock:
+            if pane.mode != _LIVE:
+                return
+            pane.chunks.append(data)
+            pane.pending += len(data)
+            if pane.pending > self.max_pending:
+                pane.dropped_bytes += pane.pending
+                pane.chunks = []
+                pane.pending = 0
+                pane.mode = _NEEDS_SEED
+                pane.next_seed_at = time.monotonic() + self.reseed_interval
+                pane.reseeds += 1
+                self.reseeds += 1
+        self._feed_wake.set()
+
+    def _make_notification_handler(self, session_id: str) -> object:
+        def handle(line: str) -> None:
+            raw = line.encode("utf-8", "replace")
+            if raw.startswith(b"%session-changed"):
+                parts = line.split(" ")
+                if len(parts) >= 2 and parts[1] != session_id:
+                    log.info("control client for %s moved to %s; dropping it", session_id, parts[1])
+                    with self._state_lock:
+                        self._ready.discard(session_id)
+                else:
+                    with self._state_lock:
+                        self._ready.add(session_id)
+                self._rescan.set()
+            elif raw.startswith(_RESCAN_NOTIFICATIONS):
+                self._rescan.set()
+
+        return handle
+
+    def _make_exit_handler(self, session_id: str) -> object:
+        def handle(reason: str) -> None:
+            log.info("control client for %s exited: %s", session_id, reason)
+            with self._state_lock:
+                self._ready.discard(session_id)
+            self._rescan.set()
+
+        return handle
+
+    # -- supervisor ----------------------------------------------------------------------
+
+    def _supervise(self) -> None:
+        while not self._stop.is_set():
+            try:
+                found = list_panes(self.server, tmux=self.tmux)
+            except TmuxUnavailable as exc:
+                self._disconnected(str(exc))
+                self._rescan.wait(self.reconnect_interval)
+                self._rescan.clear()
+                continue
+            except Exception as exc:
+                log.exception("discovery failed")
+                self._disconnected(f"discovery failed: {exc}")
+                self._stop.wait(self.reconnect_interval)
+                continue
+            try:
+                self._reconcile(found)
+            except Exception:
+                log.exception("reconcile failed")
+            self._rescan.wait(self.rescan_interval)
+            if self._stop.is_set():
+                break
+            self._rescan.clear()
+            self._stop.wait(0.03)  # let a burst of notifications settle into one rescan
+
+    def _disconnected(self, message: str) -> None:
+        self.last_error = message
+        with self._state_lock:
+            clients = list(self._clients.values())
+            self._clients.clear()
+            self._ready.clear()
+            for pane in self._panes.values():
+                with pane.lock:
+                    pane.mode = _NEEDS_SEED
+                    pane.chunks = []
+                    pane.pending = 0
+        for client in clients:
+            client.close()
+        self.connected = False
+        if self._announced is not False:
+            self._announced = False
+            self._notify_connection(False, message)
+
+    def _reconcile(self, found: list[DiscoveredPane]) -> None:
+        server_pid = found[0].server_pid if found else self._server_pid
+        new_server = bool(found) and self._server_pid not in (0, server_pid)
+        if found:
+            self._server_pid = server_pid
+        if new_server:
+            log.info("tmux server restarted (pid %s)", server_pid)
+            with self._state_lock:
+                clients = list(self._clients.values())
+                self._clients.clear()
+                self._ready.clear()
+            for client in clients:
+                client.close()
+        self.connected = True
+        self.last_error = ""
+        if self._announced is not True:
+            self._announced = True
+            self._notify_connection(True, f"connected to {self.server.describe()}")
+
+        wanted = filter_sessions(found, self.sessions)
+        sessions = {p.session_id for p in wanted}
+        fleet_changed = False
+        with self._state_lock:
+            # control clients: one per watched session
+            for sid in list(self._clients):
+                client = self._clients[sid]
+                if sid not in sessions or not client.alive:
+                    del self._clients[sid]
+                    self._ready.discard(sid)
+                    client.close()
+            for sid in sessions:
+                if sid not in self._clients:
+                    self._start_client(sid)
+            # panes
+            seen: set[PaneId] = set()
+            for d in wanted:
+                pid = d.info.pane_id
+                seen.add(pid)
+                pane = self._panes.get(pid)
+                if pane is None or new_server:
+                    screen = pane.screen if pane else PaneScreen(d.info.width, d.info.height)
+                    pane = _Pane(d.info, d.session_id, screen)
+                    pane.tokens = float(self.feed_burst)
+                    pane.tokens_at = time.monotonic()
+                    self._panes[pid] = pane
+                    fleet_changed = True
+                    continue
+                old = pane.info
+                if old != d.info:
+                    fleet_changed = True
+                resized = (old.width, old.height) != (d.info.width, d.info.height)
+                moved = pane.session_id != d.session_id
+                if resized or moved or (old.dead != d.info.dead):
+                    with pane.lock:
+                        pane.mode = _NEEDS_SEED
+                        pane.chunks = []
+                        pane.pending = 0
+                        pane.next_seed_at = 0.0
+                pane.info = d.info
+                pane.session_id = d.session_id
+            for pid in list(self._panes):
+                if pid not in seen:
+                    del self._panes[pid]
+                    fleet_changed = True
+            order = [d.info for d in wanted]
+            if order != self._order:
+                fleet_changed = True
+            self._order = order
+            # seeds for panes whose session's client is attached
+            self._request_due_seeds(time.monotonic())
+        if fleet_changed and self.listener is not None:
+            try:
+                self.listener.fleet_changed(list(order))
+            except Exception:
+                log.exception("listener.fleet_changed failed")
+        self._check_first_seed()
+
+    def _start_client(self, session_id: str) -> None:
+        client = ControlClient(
+            self.server,
+            session_id,
+            on_output=self._on_output,
+            on_notification=self._make_notification_handler(session_id),  # type: ignore[arg-type]
+            on_exit=self._make_exit_handler(session_id),  # type: ignore[arg-type]
+            tmux=self.tmux,
+        )
+        try:
+            client.start()
+        except OSError as exc:
+            self.last_error = f"cannot start tmux control client: {exc}"
+            log.warning(self.last_error)
+            return
+        self._clients[session_id] = client
+
+    def _request_due_seeds(self, now: float) -> None:
+        with self._state_lock:
+            for pane in self._panes.values():
+                if pane.mode == _NEEDS_SEED and now >= pane.next_seed_at:
+                    self._request_seed(pane, now)
+                elif pane.mode == _SEEDING and now - pane.seed_sent_at > 10.0:
+                    pane.mode = _NEEDS_SEED  # lost reply (client died): try again
+
+    def _request_seed(self, pane: _Pane, now: float) -> None:
+        sid = pane.session_id
+        client = self._clients.get(sid)
+        if client is None or not client.alive or sid not in self._ready:
+            return
+        pid = pane.info.pane_id
+        box: dict[str, Reply] = {}
+
+        def got(name: str) -> object:
+            def cb(reply: Reply) -> None:
+                box[name] = reply
+                if name == "alt":
+                    self._seed_replied(pane, box)
+
+            return cb
+
+        with pane.lock:
+            pane.mode = _SEEDING
+            pane.seed_sent_at = now
+            pane.chunks = []
+            pane.pending = 0
+        try:
+            client.send_group(
+                [
+                    (f"display-message -p -t {pid} '{_SEED_FORMAT}'", got("info")),  # type: ignore[list-item]
+                    (f"capture-pane -p -e -N -t {pid}", got("screen")),  # type: ignore[list-item]
+                    (f"capture-pane -p -e -N -a -q -t {pid}", got("alt")),  # type: ignore[list-item]
+                ]
+            )
+        except ControlError:
+            with pane.lock:
+                pane.mode = _NEEDS_SEED
+
+    def _seed_replied(self, pane: _Pane, box: dict[str, Reply]) -> None:
+        """Runs on the reader thread, in order with %output: the seed takes effect here."""
+        info, screen, alt = box.get("info"), box.get("screen"), box.get("alt")
+        with pane.lock:
+            if not (info and screen and alt and info.ok and screen.ok and alt.ok and info.lines):
+                pane.mode = _NEEDS_SEED
+                pane.next_seed_at = time.monotonic() + 1.0
+                self._rescan.set()
+                return
+            try:
+                numbers = [int(x) for x in info.lines[0].split()]
+            except ValueError:
+                pane.mode = _NEEDS_SEED
+                return
+            main = b"\n".join(alt.lines) if alt.lines else None
+            pane.seed = (b"\n".join(screen.lines), numbers, main)
+            pane.chunks = []
+            pane.pending = 0
+            pane.mode = _LIVE
+        self._feed_wake.set()
+
+    def _check_first_seed(self) -> None:
+        if self._first_seed_done.is_set():
+            return
+        with self._state_lock:
+            if all(p.mode == _LIVE and p.seed is None for p in self._panes.values()):
+                self._first_seed_done.set()
+
+    def _notify_connection(self, connected: bool, message: str) -> None:
+        if self.listener is None:
+            return
+        try:
+            self.listener.connection_changed(connected, message)
+        except Exception:
+            log.exception("listener.connection_changed failed")
+
+    # -- feeder --------------------------------------------------------------------------
+
+    def _feed_loop(self) -> None:
+        changed: set[PaneId] = set()
+        last_emit = 0.0
+        period = 1.0 / self.max_rate if self.max_rate > 0 else 0.0
+        while not self._stop.is_set():
+            timeout = 0.25
+            if changed:
+                timeout = max(0.0, last_emit + period - time.monotonic())
+            self._feed_wake.wait(timeout)
+            self._feed_wake.clear()
+            if self._stop.is_set():
+                break
+            now = time.monotonic()
+            try:
+                changed |= self._feed_all(now)
+            except Exception:
+                log.exception("feeding screens failed")
+            if changed and now - last_emit >= period:
+                batch = frozenset(changed)
+                changed.clear()
+                last_emit = now
+                if self.listener is not None:
+                    try:
+                        self.listener.screens_changed(batch)
+                    except Exception:
+                        log.exception("listener.screens_changed failed")
+            if not self._first_seed_done.is_set():
+                self._check_first_seed()
+
+    def _feed_all(self, now: float) -> set[PaneId]:
+        changed: set[PaneId] = set()
+        need_seed = False
+        for pane_id, pane in list(self._panes.items()):
+            if pane.mode == _NEEDS_SEED:
+                need_seed = True
+            if not pane.chunks and pane.seed is None:
+                continue
+            with pane.lock:
+                seed, pane.seed = pane.seed, None
+                chunks, pane.chunks = pane.chunks, []
+                size, pane.pending = pane.pending, 0
+            if seed is not None:
+                capture, n, main = seed
+                width, height, cx, cy, cflag, alt, top, bottom = (n + [0] * 8)[:8]
+                with pane.screen.lock:
+                    pane.screen.resize(width, height)
+                    pane.screen.seed(
+                        capture,
+                        cx,
+                        cy,
+                        alternate=bool(alt),
+                        cursor_visible=bool(cflag),
+                        main_capture=main,
+                        scroll_region=(top, bottom),
+                    )
+                changed.add(pane_id)
+            if chunks:
+                elapsed = now - pane.tokens_at
+                pane.tokens = min(float(self.feed_burst), pane.tokens + elapsed * self.feed_rate)
+                pane.tokens_at = now
+                if size > pane.tokens:
+                    # Over its ration: drop in nbs-tui, re-seed from tmux a little later.
+                    pane.dropped_bytes += size
+                    with pane.lock:
+                        if pane.mode == _LIVE:
+                            pane.mode = _NEEDS_SEED
+                            pane.chunks = []
+                            pane.pending = 0
+                            pane.next_seed_at = now + self.reseed_interval
+                    pane.reseeds += 1
+                    self.reseeds += 1
+                    need_seed = True
+                    continue
+                pane.tokens -= size
+                pane.screen.feed(b"".join(chunks))
+                changed.add(pane_id)
+        if need_seed:
+            self._request_due_seeds(now)
+        return changed
+
+
+def _argv_literal(arg: str) -> str:
+    """tmux reads an argv word ending in ``;`` as a command separator; ``\\;`` keeps it."""
+    return arg[:-1] + "\\;" if arg.endswith(";") else arg
