@@ -22,6 +22,15 @@ _COUNTER = itertools.count(1)
 _TIMEOUT = 10.0
 
 
+def escape_argument(arg: str) -> str:
+    """Keep a trailing ``;`` literal: tmux reads an argument ending in ``;`` as a command separator.
+
+    tmux turns a final ``\\;`` back into ``;`` (and only that), so this is exact for any text,
+    including text that itself ends in a backslash and a semicolon.
+    """
+    return arg[:-1] + "\\;" if arg.endswith(";") else arg
+
+
 class TmuxCommandError(Exception):
     """tmux ran and refused the command; the message is tmux's own."""
 
@@ -54,7 +63,7 @@ class TmuxCommands:
         self._env = base
 
     def argv(self, *args: str) -> list[str]:
-        return ["tmux", *self.server.tmux_args(), *args]
+        return ["tmux", *self.server.tmux_args(), *(escape_argument(a) for a in args)]
 
     def run(self, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None) -> str:
         """Run one tmux command and return its stdout; raise on failure with tmux's message."""
