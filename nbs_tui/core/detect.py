@@ -23,9 +23,12 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nbs_tui.core.model import AgentState, Detection, MenuOption
+
+if TYPE_CHECKING:
+    from nbs_tui.core.screen import PaneScreen
 
 TAIL = 60
 """How many non-blank rows from the bottom are examined."""
@@ -589,6 +592,37 @@ def detect_text(text: str) -> Detection:
         lines = [strip_escapes(raw) for raw in raw_lines]
     else:
         lines = [raw.replace("\r", "") for raw in raw_lines]
+    return detect_lines(lines, faint_rows=faint)
+
+
+def screen_lines_and_faint(screen: PaneScreen) -> tuple[list[str], list[int]]:
+    """A pane mirror's rows as text, plus the rows whose text after ``❯`` is all faint."""
+    with screen.lock:
+        lines = screen.text_lines()
+        faint: list[int] = []
+        seen = 0
+        for y in range(len(lines) - 1, -1, -1):
+            line = lines[y]
+            if not line:
+                continue
+            seen += 1
+            if seen > TAIL:
+                break
+            if "❯" not in line:
+                continue
+            cells = screen.row_cells(y)
+            x = next((i for i, c in enumerate(cells) if c.data == "❯"), None)
+            if x is None:
+                continue
+            text = [c for c in cells[x + 1 :] if c.data.strip()]
+            if text and all(c.dim for c in text):
+                faint.append(y)
+    return lines, faint
+
+
+def detect_screen(screen: PaneScreen) -> Detection:
+    """Detect from a live pane mirror, using its attributes to tell a suggestion from typing."""
+    lines, faint = screen_lines_and_faint(screen)
     return detect_lines(lines, faint_rows=faint)
 
 

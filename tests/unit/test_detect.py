@@ -490,3 +490,20 @@ def test_scan_nbs_commands() -> None:
         "\\nbs-unregister-bus .nbs/events",
         "\\nbs-register-hub hubs/main.hub",
     ]
+
+
+def test_detect_screen_uses_dim_attribute_for_suggestions() -> None:
+    from nbs_tui.core.detect import detect_screen
+    from nbs_tui.core.screen import PaneScreen
+
+    screen = PaneScreen(60, 8)
+    rule = "─" * 60
+    screen.feed(
+        f"⏺ Done.\r\n{rule}\r\n❯ \x1b[2mExplain the code\x1b[0m\r\n{rule}\r\n  ? for shortcuts".encode()
+    )
+    d = detect_screen(screen)
+    assert d.state is AgentState.IDLE and d.input_text == "" and d.safe_to_inject
+    screen = PaneScreen(60, 8)
+    screen.feed(f"⏺ Done.\r\n{rule}\r\n❯ fix the docs\r\n{rule}\r\n  ? for shortcuts".encode())
+    d = detect_screen(screen)
+    assert d.input_text == "fix the docs" and not d.safe_to_inject
