@@ -97,13 +97,20 @@ def info(pane: libtmux.Pane) -> PaneInfo:
     )
 
 
-def cat_pane(session: libtmux.Session, out: Path) -> libtmux.Pane:
+def cat_pane(fleet: FleetPort, session: libtmux.Session, out: Path, template: str | None = None) -> libtmux.Pane:
     """A pane whose program copies its terminal input to ``out`` and marks ``out.done`` at EOF."""
-    window = session.new_window(window_shell=shell_command(CAT, out), attach=False)
+    window = session.new_window(window_shell=shell_command(template or CAT, out), attach=False)
     pane = window.active_pane
     assert pane is not None
     retry_until(Path(f"{out}.ready").exists)
+    wait_known(fleet, str(pane.pane_id))
     return pane
+
+
+def wait_known(fleet: FleetPort, pane_id: str) -> None:
+    """The real fleet acts only on panes it has discovered; wait for its next scan."""
+    if not isinstance(fleet, CliFleet):
+        retry_until(lambda: any(p.pane_id == pane_id for p in fleet.panes()), 15)
 
 
 CAT = "stty -echo; touch {out}.ready; cat > {out}; touch {out}.done; exec sleep 600"
@@ -151,7 +158,7 @@ def test_tricky_text_arrives_byte_exact(
     name: str, fleet: FleetPort, server: libtmux.Server, session: libtmux.Session, tmp_path: Path
 ) -> None:
     out = tmp_path / "out.txt"
-    pane = cat_pane(session, out)
+    pane = cat_pane(fleet, session, out)
     op = operator(fleet, server, tmp_path)
     text = TRICKY[name]
     result = op.send_text(info(pane), text)
@@ -167,7 +174,7 @@ def test_enter_only_when_asked(
     fleet: FleetPort, server: libtmux.Server, session: libtmux.Session, tmp_path: Path
 ) -> None:
     out = tmp_path / "out.txt"
-    pane = cat_pane(session, out)
+    pane = cat_pane(fleet, session, out)
     op = operator(fleet, server, tmp_path)
     assert op.send_text(info(pane), "no enter").ok
     assert op.send_text(info(pane), " then enter", enter=True).ok
@@ -178,10 +185,7 @@ def test_enter_only_when_asked(
 def test_named_keys(fleet: FleetPort, server: libtmux.Server, session: libtmux.Session, tmp_path: Path) -> None:
     out = tmp_path / "keys.txt"
     # Raw mode, so each key's bytes arrive uninterpreted (Ctrl-C is a byte, not a signal).
-    window = session.new_window(window_shell=shell_command(RAW, out), attach=False)
-    pane = window.active_pane
-    assert pane is not None
-    retry_until(Path(f"{out}.ready").exists)
+    pane = cat_pane(fleet, session, out, RAW)
     op = operator(fleet, server, tmp_path)
     for key in ("Enter", "Esc", "Ctrl-C", "Tab", "Shift-Tab", "Up", "2"):
         result = op.send_key(info(pane), key)
@@ -196,7 +200,7 @@ def test_named_keys(fleet: FleetPort, server: libtmux.Server, session: libtmux.S
 def test_killed_pane_gets_nothing_and_the_operator_is_told(
     fleet: FleetPort, server: libtmux.Server, session: libtmux.Session, tmp_path: Path
 ) -> None:
-    pane = cat_pane(session, tmp_path / "out.txt")
+    pane = cat_pane(fleet, session, tmp_path / "out.txt")
     chosen = info(pane)
     pane.kill()
     op = operator(fleet, server, tmp_path)
@@ -210,10 +214,11 @@ def test_killed_pane_gets_nothing_and_the_operator_is_told(
 def test_dead_pane_gets_nothing(
     fleet: FleetPort, server: libtmux.Server, session: libtmux.Session, tmp_path: Path
 ) -> None:
+    server.cmd("set-option", "-g", "-w", "remain-on-exit", "on")  # before the window, so no race
     window = session.new_window(window_shell="sh -c 'sleep 0.2'", attach=False)
-    window.set_option("remain-on-exit", "on")
     pane = window.active_pane
     assert pane is not None
+    wait_known(fleet, str(pane.pane_id))
     chosen = info(pane)
     retry_until(lambda: pane.cmd("display-message", "-p", "#{pane_dead}").stdout[0] == "1")
     result = operator(fleet, server, tmp_path).send_key(chosen, "Enter")
@@ -224,11 +229,12 @@ def test_replaced_pane_gets_nothing(
     fleet: FleetPort, server: libtmux.Server, session: libtmux.Session, tmp_path: Path
 ) -> None:
     first = tmp_path / "first.txt"
-    pane = cat_pane(session, first)
+    pane = cat_pane(fleet, session, first)
     chosen = info(pane)
     second = tmp_path / "second.txt"
     pane.cmd("respawn-pane", "-k", shell_command(CAT, second))
     retry_until(Path(f"{second}.ready").exists)
+    wait_known(fleet, str(pane.pane_id))
     op = operator(fleet, server, tmp_path)
     result = op.send_text(chosen, "meant for the old agent", enter=True)
     assert result.outcome is Outcome.SKIPPED and "replaced" in result.reason
@@ -241,7 +247,7 @@ def test_broadcast_reports_each_pane(
     fleet: FleetPort, server: libtmux.Server, session: libtmux.Session, tmp_path: Path
 ) -> None:
     outs = [tmp_path / f"b{n}.txt" for n in range(3)]
-    panes = [cat_pane(session, out) for out in outs]
+    panes = [cat_pane(fleet, session, out) for out in outs]
     chosen = [info(p) for p in panes]
     panes[1].kill()
     op = operator(fleet, server, tmp_path)
@@ -272,7 +278,7 @@ class FakePoller:
 def test_force_poll_checks_pane_and_reports_skips(
     fleet: FleetPort, server: libtmux.Server, session: libtmux.Session, tmp_path: Path
 ) -> None:
-    panes = [cat_pane(session, tmp_path / f"p{n}.txt") for n in range(4)]
+    panes = [cat_pane(fleet, session, tmp_path / f"p{n}.txt") for n in range(4)]
     chosen = [info(p) for p in panes]
     panes[3].kill()
     poller = FakePoller(safe={chosen[0].pane_id, chosen[3].pane_id})
