@@ -152,6 +152,16 @@ class NbsApp(App[int]):
         self._seen_fleet = False
         self._stale = True
         self._backends: list[Any] = []
+        self.status_bar = StatusBar(settings.server.describe(), id="status")
+        self.banner = Static("", id="banner")
+        self.empty = Static("", id="empty")
+        self.views = ContentSwitcher(initial="dashboard", id="views")
+        self.fleet_list = FleetList(id="fleet")
+        self.detail = DetailPanel(id="detail")
+        self.mirror = PaneView(id="mirror")
+        self.grid = PaneGrid(id="grid")
+        self.input_bar = Container(id="input-bar")
+        """Docked above the footer, hidden; an input bar for operator actions mounts here."""
         keymap = getattr(settings, "keymap", None)
         if keymap:
             self.set_keymap(dict(keymap))
@@ -159,19 +169,19 @@ class NbsApp(App[int]):
     # -- layout ----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield StatusBar(self.settings.server.describe(), id="status")
-        yield Static("", id="banner")
-        yield Static("", id="empty")
-        with ContentSwitcher(initial="dashboard", id="views"):
+        yield self.status_bar
+        yield self.banner
+        yield self.empty
+        with self.views:
             with Horizontal(id="dashboard"):
                 with Vertical(id="side"):
-                    yield FleetList(id="fleet")
-                    yield DetailPanel(id="detail")
-                yield PaneView(id="mirror")
-            yield PaneGrid(id="grid")
+                    yield self.fleet_list
+                    yield self.detail
+                yield self.mirror
+            yield self.grid
             with Vertical(id="control"):
                 yield from self._control_widgets()
-        yield Container(id="input-bar")
+        yield self.input_bar
         yield Footer()
 
     def _control_widgets(self) -> Iterable[Any]:
@@ -183,7 +193,7 @@ class NbsApp(App[int]):
     # -- lifecycle -------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self.query_one(FleetList).focus()
+        self.fleet_list.focus()
         self._update_empty_state()
         self.set_interval(FRAME_SECONDS, self._frame, name="frame")
         self.set_interval(CLOCK_SECONDS, self._clock, name="clock")
@@ -204,7 +214,7 @@ class NbsApp(App[int]):
         except ImportError as error:
             self.start_error = f"the tmux backend is not available ({error})"
             self.connected = False
-        self.query_one(StatusBar).set_connection(self.connected)
+        self.status_bar.set_connection(self.connected)
         self._update_empty_state()
 
     def on_unmount(self) -> None:
@@ -224,19 +234,19 @@ class NbsApp(App[int]):
         self._seen_fleet = True
         if self.connected is None:
             self.connected = True
-            self.query_one(StatusBar).set_connection(True)
+            self.status_bar.set_connection(True)
         self.panes = list(message.panes)
         self.pane_by_id = {p.pane_id: p for p in self.panes}
         for table in (self.statuses, self.facts, self.history, self.last_change):
             for pane_id in [k for k in table if k not in self.pane_by_id]:
                 del table[pane_id]
-        fleet_list = self.query_one(FleetList)
+        fleet_list = self.fleet_list
         fleet_list.update_fleet(self.panes, self.statuses, self.last_change)
         if self.selected_id not in self.pane_by_id:
             self._select(fleet_list.selected_pane_id)
         else:
             self._show_selected()
-        self.query_one(PaneGrid).update_fleet(self.panes, self.statuses, self._screen_of, self.selected_id)
+        self.grid.update_fleet(self.panes, self.statuses, self._screen_of, self.selected_id)
         self._update_counts()
         self._update_empty_state()
         self._stale = True
@@ -244,8 +254,8 @@ class NbsApp(App[int]):
     def on_connection_changed(self, message: ConnectionChanged) -> None:
         self.connected = message.connected
         self.connection_message = message.message
-        self.query_one(StatusBar).set_connection(message.connected)
-        banner = self.query_one("#banner", Static)
+        self.status_bar.set_connection(message.connected)
+        banner = self.banner
         if message.connected:
             self.start_error = None
             banner.display = False
@@ -265,9 +275,9 @@ class NbsApp(App[int]):
         self.statuses[status.pane_id] = status
         if message.history is not None:
             self.history.setdefault(status.pane_id, deque(maxlen=HISTORY_LENGTH)).append(message.history)
-        fleet_list = self.query_one(FleetList)
+        fleet_list = self.fleet_list
         fleet_list.refresh_cells(self.statuses, self.last_change)
-        self.query_one(PaneGrid).set_status(self.pane_by_id[status.pane_id], status)
+        self.grid.set_status(self.pane_by_id[status.pane_id], status)
         self._update_counts()
         if status.pane_id == self.selected_id:
             self._show_details()
@@ -303,7 +313,7 @@ class NbsApp(App[int]):
     def select_pane(self, pane_id: PaneId) -> None:
         """Select a pane by id wherever the operator is (list, grid, palette)."""
         if pane_id in self.pane_by_id:
-            self.query_one(FleetList).select_pane(pane_id)
+            self.fleet_list.select_pane(pane_id)
             self._select(pane_id)
 
     def _select(self, pane_id: PaneId | None, from_grid: bool = False) -> None:
@@ -312,10 +322,10 @@ class NbsApp(App[int]):
         changed = pane_id != self.selected_id
         self.selected_id = pane_id
         if changed and pane_id is not None:
-            fleet_list = self.query_one(FleetList)
+            fleet_list = self.fleet_list
             if fleet_list.selected_pane_id != pane_id:
                 fleet_list.select_pane(pane_id)
-            grid = self.query_one(PaneGrid)
+            grid = self.grid
             for thumb in grid.thumbnails:
                 thumb.set_class(thumb.pane_id == pane_id, "selected")
         self._show_selected()
@@ -328,14 +338,14 @@ class NbsApp(App[int]):
 
     def _show_selected(self) -> None:
         pane = self.selected_pane()
-        mirror = self.query_one(PaneView)
+        mirror = self.mirror
         mirror.show(pane, self._screen_of(pane.pane_id) if pane else None)
         self._show_details()
 
     def _show_details(self) -> None:
         pane = self.selected_pane()
         pane_id = pane.pane_id if pane else ""
-        self.query_one(DetailPanel).show(
+        self.detail.show(
             pane,
             self.statuses.get(pane_id),
             self.facts.get(pane_id),
@@ -356,29 +366,29 @@ class NbsApp(App[int]):
         if not dirty and not stale:
             return
         if self.view == "dashboard":
-            mirror = self.query_one(PaneView)
+            mirror = self.mirror
             if mirror.pane is not None:
                 if mirror.lines.source is None:
                     mirror.show(mirror.pane, self._screen_of(mirror.pane.pane_id))
                 if stale or mirror.pane.pane_id in dirty:
                     mirror.screen_changed()
         elif self.view == "grid":
-            self.query_one(PaneGrid).tick(None if stale else dirty, self._screen_of)
+            self.grid.tick(None if stale else dirty, self._screen_of)
 
     def _clock(self) -> None:
         if not self.panes:
             return
-        self.query_one(FleetList).refresh_cells(self.statuses, self.last_change)
+        self.fleet_list.refresh_cells(self.statuses, self.last_change)
         self._show_details()
 
     def _update_counts(self) -> None:
         agents = [p for p in self.panes if p.is_agent]
         states = [s.state for p in agents if (s := self.statuses.get(p.pane_id)) and s.state is not None]
-        self.query_one(StatusBar).set_counts(len(self.panes), len(agents), states)
+        self.status_bar.set_counts(len(self.panes), len(agents), states)
 
     def _update_empty_state(self) -> None:
-        empty = self.query_one("#empty", Static)
-        views = self.query_one("#views", ContentSwitcher)
+        empty = self.empty
+        views = self.views
         server = self.settings.server.describe()
         demo = "Run 'nbs-tui demo' to try nbs-tui on a demo fleet of imitation agents."
         text = ""
@@ -409,9 +419,9 @@ class NbsApp(App[int]):
 
     def action_move(self, delta: int) -> None:
         if self.view == "grid":
-            self.query_one(PaneGrid).action_move(delta, 0)
+            self.grid.action_move(delta, 0)
         else:
-            self.query_one(FleetList).move_selection(delta)
+            self.fleet_list.move_selection(delta)
 
     def action_toggle_zoom(self) -> None:
         if self.view != "dashboard":
@@ -420,9 +430,9 @@ class NbsApp(App[int]):
         else:
             self.screen.toggle_class("zoomed")
         if self.screen.has_class("zoomed"):
-            self.query_one(PaneView).focus()
+            self.mirror.focus()
         else:
-            self.query_one(FleetList).focus()
+            self.fleet_list.focus()
         self._stale = True
 
     def action_unzoom(self) -> None:
@@ -433,18 +443,18 @@ class NbsApp(App[int]):
         if name not in VIEWS:
             return
         self.view = name
-        self.query_one("#views", ContentSwitcher).current = name
-        self.query_one(StatusBar).set_view(name)
+        self.views.current = name
+        self.status_bar.set_view(name)
         if name != "dashboard":
             self.screen.remove_class("zoomed")
         if name == "grid":
-            self.query_one(PaneGrid).focus_pane(self.selected_id)
+            self.grid.focus_pane(self.selected_id)
         elif name == "dashboard":
-            self.query_one(FleetList).focus()
+            self.fleet_list.focus()
         self._stale = True
 
     def action_toggle_details(self) -> None:
-        detail = self.query_one(DetailPanel)
+        detail = self.detail
         detail.display = not detail.display
 
     def action_help(self) -> None:

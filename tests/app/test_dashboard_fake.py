@@ -1,0 +1,162 @@
+"""The dashboard's wiring on a fake fleet: exact control over what the fleet says and when."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import Static
+
+from nbs_tui.app import NbsApp, create_app
+from nbs_tui.config import Settings
+from nbs_tui.core.model import AgentState
+from nbs_tui.messages import ClaudeFacts, ClaudeFactsChanged, HistoryEntry, PaneStatus, PaneStatusChanged
+from nbs_tui.tmux.port import FleetListener
+from nbs_tui.widgets.detail_panel import DetailPanel
+from nbs_tui.widgets.fleet_list import FleetList
+from nbs_tui.widgets.grid import PaneGrid, Thumbnail
+from nbs_tui.widgets.help_screen import HelpScreen
+from nbs_tui.widgets.pane_view import PaneView
+from tests.app.fakes import FakeFleet, pane_info
+from tests.app.helpers import static_text, wait_for, widget_text
+
+PANES = [pane_info("%1", 0), pane_info("%2", 1), pane_info("%3", 2, agent=False)]
+
+
+def _app(panes: Any = PANES) -> tuple[NbsApp, dict[str, FakeFleet]]:
+    holder: dict[str, FakeFleet] = {}
+
+    def factory(listener: FleetListener) -> FakeFleet:
+        holder["fleet"] = FakeFleet(listener, panes)
+        return holder["fleet"]
+
+    return create_app(Settings(), factory), holder
+
+
+async def test_selecting_a_pane_shows_its_screen_in_the_mirror() -> None:
+    app, holder = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        fleet = holder["fleet"]
+        fleet.feed("%1", "first pane says hello")
+        fleet.feed("%2", "second pane says bye")
+        mirror = app.query_one(PaneView)
+        await wait_for(pilot, lambda: "hello" in widget_text(mirror), what="pane 1 in the mirror")
+        await pilot.press("j")
+        await wait_for(pilot, lambda: "bye" in widget_text(mirror), what="pane 2 in the mirror")
+        assert app.selected_pane() == PANES[1]
+        fleet.feed("%2", "\r\nmore output")
+        await wait_for(pilot, lambda: "more output" in widget_text(mirror), what="live update")
+
+
+async def test_zoom_and_back() -> None:
+    app, _ = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("z")
+        assert app.screen.has_class("zoomed")
+        assert not app.query_one("#side").display or app.query_one("#side").region.width == 0
+        await pilot.press("escape")
+        assert not app.screen.has_class("zoomed")
+
+
+async def test_grid_shows_a_thumbnail_per_pane_and_opens_one() -> None:
+    app, holder = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        holder["fleet"].feed("%3", "a shell prompt $")
+        await pilot.press("2")
+        grid = app.query_one(PaneGrid)
+        await wait_for(pilot, lambda: len(grid.query(Thumbnail)) == 3, what="three thumbnails")
+        thumb = grid.thumbnail("%3")
+        assert thumb is not None and thumb.has_class("non-agent")
+        await wait_for(pilot, lambda: "shell prompt" in widget_text(thumb), what="thumbnail text")
+        await pilot.press("right", "right")
+        assert app.selected_id == "%3"
+        await pilot.press("enter")
+        assert app.view == "dashboard" and app.selected_id == "%3"
+
+
+async def test_help_screen_opens_and_closes() -> None:
+    app, _ = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        ids = {row[2] for row in app.screen.rows}
+        assert {"pane.next", "view.zoom", "view.grid", "app.help"} <= ids
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_palette_has_a_command_for_every_action_and_every_pane() -> None:
+    app, _ = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for wanted in ("Zoom", "Grid", "List", "Control", "Details", "Help", "Show pane fleet:2.0"):
+            assert wanted in titles
+
+
+async def test_a_pane_that_goes_away_leaves_the_list() -> None:
+    app, holder = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        table = app.query_one(FleetList)
+        await wait_for(pilot, lambda: table.row_count == 3)
+        await pilot.press("j")
+        holder["fleet"].set_panes([PANES[0], PANES[2]])
+        await wait_for(pilot, lambda: table.row_count == 2, what="row removed")
+        assert app.selected_id in {"%1", "%3"}
+
+
+async def test_server_gone_banner_keeps_the_view_and_clears_on_reconnect() -> None:
+    app, holder = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        holder["fleet"].feed("%1", "still here")
+        mirror = app.query_one(PaneView)
+        await wait_for(pilot, lambda: "still here" in widget_text(mirror))
+        holder["fleet"].listener.connection_changed(False, "server exited")
+        banner = app.query_one("#banner", Static)
+        await wait_for(pilot, lambda: banner.display, what="banner")
+        assert "is gone" in static_text(banner) and "reconnecting" in static_text(banner)
+        assert "still here" in widget_text(mirror)
+        holder["fleet"].listener.connection_changed(True, "")
+        await wait_for(pilot, lambda: not banner.display, what="banner cleared")
+
+
+async def test_empty_fleet_says_what_to_do() -> None:
+    app, _ = _app(panes=[])
+    async with app.run_test(size=(160, 48)) as pilot:
+        empty = app.query_one("#empty", Static)
+        await wait_for(pilot, lambda: "nbs-tui demo" in static_text(empty), what="empty state")
+        assert empty.display
+
+
+async def test_sidecar_and_claude_news_reach_list_grid_and_details() -> None:
+    app, _ = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        app.post_message(
+            PaneStatusChanged(
+                PaneStatus("%1", AgentState.PERMISSION, reason="tool approval menu"),
+                HistoryEntry(0.0, "working → permission"),
+            )
+        )
+        app.post_message(ClaudeFactsChanged("%1", ClaudeFacts(session_id="abc-123", model="opus", last_message="Done.", source="hook")))
+        detail = app.query_one(DetailPanel)
+        await wait_for(pilot, lambda: "abc-123" in static_text(detail), what="claude facts")
+        text = static_text(detail)
+        assert "permission" in text and "working → permission" in text and "Done." in text
+        assert "permission" in str(app.query_one(FleetList).get_cell("%1", "state"))
+
+
+async def test_screen_changes_are_coalesced_per_frame() -> None:
+    app, holder = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        mirror = app.query_one(PaneView)
+        calls = []
+        original = mirror.screen_changed
+        mirror.screen_changed = lambda: (calls.append(1), original())[1]  # type: ignore[method-assign]
+        for i in range(100):
+            holder["fleet"].feed("%1", f"line {i}\r\n")
+        await wait_for(pilot, lambda: calls, what="a frame")
+        await pilot.pause(0.3)
+        assert len(calls) <= 3, "a hundred changes between frames must cost one repaint, not a hundred"
+        assert "line 99" in widget_text(mirror)
