@@ -9,7 +9,13 @@ from textual.widgets import Static
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.model import AgentState
-from nbs_tui.messages import ClaudeFacts, ClaudeFactsChanged, HistoryEntry, PaneStatus, PaneStatusChanged
+from nbs_tui.messages import (
+    ClaudeFacts,
+    ClaudeFactsChanged,
+    HistoryEntry,
+    PaneStatus,
+    PaneStatusChanged,
+)
 from nbs_tui.tmux.port import FleetListener
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.fleet_list import FleetList
