@@ -1,0 +1,1530 @@
+"""An imitation Claude Code agent for the demo fleet and the benchmarks.
+
+Run it in a terminal (normally a tmux pane)::
+
+    python -m nbs_tui.demo.agent [--name NAME] [--script SCRIPT] [--seed N] [--busy] [--rate R]
+                                 [--marker-file PATH] [--marker-fifo PATH] [--project DIR] ...
+
+It draws a full-screen imitation of Claude Code 2.1.2xx (compact welcome header, ``● `` message
+blocks with ``⎿`` tool results, a spinner line with ``esc to interrupt`` while working,
+``✻ Worked for 6s`` after a turn, the ``❯`` input box between two ``────`` rules, a Bash
+permission menu, a plan-approval menu and an AskUserQuestion menu). It really takes keys:
+characters, Backspace, Ctrl-U, Enter submits, Esc interrupts or cancels a menu, digits and
+Up/Down+Enter answer menus, Shift-Tab cycles the permission mode, Ctrl-C twice exits.
+
+Prompts it understands: ``/nbs-poll`` (check chats: may print ``\\nbs-register-chat ...`` in a
+message block, append ``register-chat ...`` to ``.nbs/control-inbox`` and post to a
+``.nbs/chat/*.chat`` in the real nbs-chat format); a prompt mentioning ``plan`` goes through the
+plan-approval menu, ``bash``/``run``/``permission`` through the Bash permission menu,
+``ask``/``question`` through AskUserQuestion; ``/clear`` clears; anything else is a short
+turn with a tool call or two.
+
+Scripts (``--script``), deterministic for a given ``--seed``:
+  cycle       (default) random idle stretches, then a turn of a random kind; menus it reaches
+              answer themselves with option 1 after ``--prompt-timeout`` seconds (default 45)
+  idle        only reacts to typed prompts
+  working     long working turns with a short idle between them
+  permission  reaches a Bash permission menu and waits there until answered
+  plan        plan mode; reaches the plan-approval menu and waits there
+  question    reaches an AskUserQuestion menu and waits there
+  nbs         frequent /nbs-poll-like turns: \\nbs- lines, inbox appends, chat posts
+  busy        the same as ``--busy``
+
+``--busy`` keeps working forever and prints colourful log lines (256 colours, truecolour,
+bold, italic, wide characters) at ``--rate`` lines per second (default 10), for benchmarks.
+
+Marker facility (latency benchmarks): the agent prints a marker line into its transcript
+at once (it redraws without waiting for its next frame) when
+
+* it receives SIGUSR1: the marker is ``NBS-MARK-<pid>-<n>`` (n = 1, 2, ...);
+* a line is written to the FIFO given by ``--marker-fifo`` (it creates the FIFO if missing):
+  the marker is that line, stripped, printed verbatim (choose a unique string).
+
+After the marker's bytes have been written to the terminal it appends
+``<marker>\\t<time.monotonic_ns()>\\t<time.time_ns()>\\n`` to ``--marker-file`` if given, so
+a benchmark can take the time the marker reached the pty. CLOCK_MONOTONIC is system-wide on
+Linux, so the benchmark can compare it with its own ``time.monotonic_ns()``. The marker line
+appears as the last transcript line, just above the spinner and input box, as long as no
+menu fills the whole pane (use ``--busy`` or ``--script idle`` for benchmarks).
+
+``--proc-name claude`` rewrites the process's argv[0] (what ``ps`` and tmux's
+``#{pane_current_command}`` show) and its comm name, so process-based discovery sees
+``claude``. The window title is set with OSC 0 as real Claude Code does: ``✳ <topic>`` when
+idle, a braille spinner glyph while working.
+
+Standard library only (termios/tty raw mode, ANSI output, SIGWINCH), so it starts fast and
+runs wherever the package is importable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import contextlib
+import ctypes
+import os
+import random
+import re
+import select
+import signal
+import stat
+import sys
+import termios
+import time
+import tty
+import unicodedata
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from nbs_tui.demo.chatfile import create_chat, post_message
+
+VERSION_LABEL = "v2.1.220"
+
+# ---------------------------------------------------------------------------------------------
+# Colours (SGR parameter strings). Claude's palette as seen in `tmux capture-pane -e` frames.
+CLAUDE = "38;5;174"
+CLAUDE_LIGHT = "38;5;216"
+CLAUDE_TRUE = "38;2;215;119;87"
+GREY = "38;5;246"
+RULE = "38;5;244"
+DIM = "2"
+BOLD = "1"
+ITALIC = "3"
+WHITE = "38;5;231"
+GREEN = "38;2;78;186;101"
+RED = "38;2;255;107;128"
+SUGGEST = "38;2;177;185;249"
+PERM_BLUE = "38;2;177;185;249"
+PLAN_TEAL = "38;2;72;150;140"
+USER_BG = "48;5;237"
+DIFF_ADD_BG = "48;2;34;92;43"
+DIFF_DEL_BG = "48;2;122;41;54"
+CODE_BLUE = "38;5;153"
+
+SPINNER_GLYPHS = ("·", "✢", "✳", "✶", "✻", "✽", "✻", "✶", "✳", "✢")
+TITLE_GLYPHS = ("⠂", "⠐")
+SPINNER_INTERVAL = 0.15
+FRAME_INTERVAL = 1 / 30
+"""While working, repaint at most this often (markers and keys repaint at once)."""
+
+VERBS = (
+    "Sautéing", "Brewing", "Baking", "Cogitating", "Crunching", "Percolating", "Undulating",
+    "Kneading", "Marinating", "Simmering", "Pondering", "Noodling", "Whisking", "Actualizing",
+    "Channelling", "Perusing", "Misting", "Enchanting", "Catapulting", "Frolicking",
+)
+PAST_VERBS = ("Worked", "Worked", "Worked", "Baked", "Brewed", "Cooked", "Sautéed", "Crunched", "Cogitated")
+
+Seg = tuple[str, str]
+"""A run of text and the SGR parameters it is drawn with ("" = default)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Text measuring, wrapping and painting
+
+
+def char_width(ch: str) -> int:
+    """Terminal cells taken by one character, as wcwidth would say for what we print."""
+    code = ord(ch)
+    if code < 32 or 0x7F <= code < 0xA0:
+        return 0
+    if unicodedata.combining(ch) or code in (0x200B, 0x200D, 0xFE0F):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def text_width(text: str) -> int:
+    return sum(char_width(ch) for ch in text)
+
+
+@dataclass(slots=True)
+class Row:
+    """One logical line: segments, how continuation lines are indented, and options."""
+
+    segs: list[Seg]
+    indent: int = 2
+    wrap: bool = True
+    fill: str | None = None
+    """SGR parameters to pad the row to the full width with (the user-message background)."""
+    painted_width: int = -1
+    painted: str = ""
+
+
+def wrap_row(row: Row, width: int) -> list[Row]:
+    """Split a logical row into rows that each fit ``width`` cells (word wrap, hard split)."""
+    if not row.wrap or width <= row.indent + 4:
+        return [row]
+    total = sum(text_width(t) for t, _ in row.segs)
+    if total <= width:
+        return [row]
+    out: list[Row] = []
+    current: list[Seg] = []
+    used = 0
+    pad = " " * row.indent
+
+    def flush() -> None:
+        nonlocal current, used
+        out.append(Row(current, row.indent, False, row.fill))
+        current = [(pad, row.fill or "")]
+        used = row.indent
+
+    for text, style in row.segs:
+        for token in re.findall(r"\S+|\s+", text):
+            tw = text_width(token)
+            if used + tw <= width:
+                current.append((token, style))
+                used += tw
+            elif token.isspace():
+                flush()
+            elif tw <= width - row.indent:
+                flush()
+                current.append((token, style))
+                used += tw
+            else:
+                for ch in token:
+                    cw = char_width(ch)
+                    if used + cw > width:
+                        flush()
+                    current.append((ch, style))
+                    used += cw
+    if used > row.indent or not out:
+        out.append(Row(current, row.indent, False, row.fill))
+    return out
+
+
+def paint_row(row: Row, width: int) -> str:
+    """The escape-sequence string that draws ``row`` from column 0, clipped to ``width`` (cached)."""
+    if row.painted_width == width:
+        return row.painted
+    row.painted = _paint(row, width)
+    row.painted_width = width
+    return row.painted
+
+
+def _paint(row: Row, width: int) -> str:
+    parts: list[str] = []
+    used = 0
+    last_style: str | None = None
+    for text, style in row.segs:
+        if style != last_style:
+            parts.append(f"\x1b[0;{style}m" if style else "\x1b[0m")
+            last_style = style
+        chunk: list[str] = []
+        full = False
+        for ch in text:
+            cw = char_width(ch)
+            if used + cw > width:
+                full = True
+                break
+            chunk.append(ch)
+            used += cw
+        parts.append("".join(chunk))
+        if full or used >= width:
+            break
+    if row.fill is not None and used < width:
+        parts.append(f"\x1b[0;{row.fill}m" if row.fill else "\x1b[0m")
+        parts.append(" " * (width - used))
+        used = width
+    parts.append("\x1b[0m")
+    if used < width:
+        parts.append("\x1b[K")
+    return "".join(parts)
+
+
+class Terminal:
+    """Owns the tty: raw mode, size, and a frame painter that redraws only changed rows.
+
+    When the transcript pinned at the top of the screen moves up by n rows, the painter scrolls
+    that region with a scroll margin (DECSTBM) instead of redrawing it, so a busy agent costs a
+    few bytes per new line, as a real terminal program would.
+    """
+
+    def __init__(self, in_fd: int, out_fd: int) -> None:
+        self.in_fd = in_fd
+        self.out_fd = out_fd
+        self._saved: list[Any] | None = None
+        self._prev: list[str] = []
+        self._prev_size = (0, 0)
+        self._prev_region: tuple[int, int] | None = None  # (pinned rows, absolute first row)
+        self._title = ""
+
+    def size(self) -> tuple[int, int]:
+        try:
+            columns, lines = os.get_terminal_size(self.out_fd)
+        except OSError:
+            return 80, 24
+        return max(columns, 20), max(lines, 8)
+
+    def enter(self) -> None:
+        if os.isatty(self.in_fd):
+            self._saved = termios.tcgetattr(self.in_fd)
+            tty.setraw(self.in_fd)
+        self.write("\x1b[?25l\x1b[?2004h\x1b[2J\x1b[H")
+
+    def leave(self) -> None:
+        self.write("\x1b[r\x1b[0m\x1b[?2004l\x1b[?25h\r\n")
+        if self._saved is not None:
+            termios.tcsetattr(self.in_fd, termios.TCSADRAIN, self._saved)
+
+    def write(self, data: str) -> None:
+        raw = data.encode("utf-8")
+        while raw:
+            try:
+                written = os.write(self.out_fd, raw)
+            except InterruptedError:
+                continue
+            except BlockingIOError:
+                select.select([], [self.out_fd], [], 1.0)
+                continue
+            raw = raw[written:]
+
+    def set_title(self, title: str) -> None:
+        if title != self._title:
+            self._title = title
+            self.write(f"\x1b]0;{title}\x07")
+
+    def invalidate(self) -> None:
+        self._prev = []
+        self._prev_region = None
+
+    def paint(self, rows: list[str], width: int, height: int, region: tuple[int, int] | None) -> None:
+        """Draw ``rows`` (already painted strings, one per screen row).
+
+        ``region`` is (pinned rows, absolute index of the first transcript row shown) when the
+        transcript fills the top ``pinned`` rows, else None.
+        """
+        out: list[str] = []
+        if (width, height) != self._prev_size:
+            self._prev = []
+            self._prev_region = None
+            self._prev_size = (width, height)
+            out.append("\x1b[0m\x1b[2J")
+        prev = self._prev + [""] * (height - len(self._prev))
+        if region and self._prev_region and self._prev and region[0] == self._prev_region[0]:
+            pinned = region[0]
+            shift = region[1] - self._prev_region[1]
+            if 0 < shift < pinned:
+                out.append(f"\x1b[0m\x1b[1;{pinned}r\x1b[{pinned};1H" + "\n" * shift + "\x1b[r")
+                prev = prev[shift:pinned] + ["\x1b[K"] * shift + prev[pinned:]
+        for index, text in enumerate(rows):
+            if prev[index] != text:
+                out.append(f"\x1b[{index + 1};1H{text}")
+        self._prev = list(rows)
+        self._prev_region = region
+        if out:
+            self.write("".join(out))
+
+
+# ---------------------------------------------------------------------------------------------
+# Turn steps and menus
+
+
+class Mode(Enum):
+    IDLE = "idle"
+    WORKING = "working"
+    MENU = "menu"
+
+
+@dataclass(slots=True)
+class Work:
+    """A turn step: keep the spinner going for ``seconds``."""
+
+    seconds: float
+    verb: str | None = None
+
+
+@dataclass(slots=True)
+class Menu:
+    """A turn step: show a menu and wait; the turn receives the chosen number or None (Esc)."""
+
+    kind: str  # "permission" | "plan" | "question"
+    head: list[Row]
+    options: list[tuple[str, str]]  # (label, description)
+    foot: list[Row]
+    selected: int = 0
+    shown_at: float = 0.0
+    auto_answer_after: float | None = None
+
+
+Step = Work | Menu
+Turn = Generator[Step, int | None, None]
+
+
+@dataclass(slots=True)
+class Task:
+    title: str
+    files: tuple[str, ...]
+    command: str
+    command_desc: str
+    output: tuple[str, ...]
+    summary: str
+    plan: tuple[str, ...]
+    question: str
+    answers: tuple[tuple[str, str], ...]
+
+
+TASKS = (
+    Task(
+        "Retry flaky fetches",
+        ("src/fetch.py", "tests/test_fetch.py", "src/http/backoff.py"),
+        "pytest -q tests/test_fetch.py",
+        "Run the fetch tests",
+        ("....F.", "FAILED tests/test_fetch.py::test_retry_after - assert 1 == 3", "1 failed, 5 passed in 0.42s"),
+        "The fetcher now retries 3 times with jittered backoff and honours `Retry-After`; the flaky test passes 50/50 runs.",
+        ("Wrap `fetch()` in a retry loop with jittered exponential backoff", "Honour `Retry-After` on 429 and 503",
+         "Add tests for the retry budget and the header", "Run the suite 50 times to check the flake is gone"),
+        "How many retries should a fetch get before it gives up?",
+        (("3 retries", "Matches the upstream client's default"), ("5 retries", "Better for the slow mirror"),
+         ("No limit", "Retry until the deadline only")),
+    ),
+    Task(
+        "Parse the control inbox",
+        ("nbs/inbox.py", "nbs/registry.py", "tests/test_inbox.py"),
+        "python -m pytest tests/test_inbox.py -q",
+        "Run the inbox tests",
+        ("..........", "10 passed in 0.08s"),
+        "The inbox reader keeps its offset across restarts and skips comments and one-word lines.",
+        ("Read `.nbs/control-inbox` from the saved line offset", "Skip `#` comments, blanks and one-word lines",
+         "Apply `register-chat` / `unregister-chat` to the registry atomically", "Cover replays from line 0"),
+        "Where should the inbox offset be stored?",
+        (("In the registry file", "One file to keep in sync"), ("Beside the inbox", "`.nbs/control-inbox.offset`"),
+         ("In memory only", "Replay from line 0 at every start")),
+    ),
+    Task(
+        "Speed up the screen mirror",
+        ("mirror/screen.py", "mirror/diff.py", "bench/bench_mirror.py"),
+        "python bench/bench_mirror.py --panes 50",
+        "Benchmark the mirror with 50 panes",
+        ("panes=50  frames=3000  p50=4.1ms  p99=11.8ms", "cpu=23%  rss=61MB"),
+        "Dirty-row repaints cut p99 frame time from 31 ms to 12 ms at 50 panes.",
+        ("Track dirty rows in the screen model", "Repaint only dirty rows in the widget",
+         "Cache painted strips per row", "Re-run the 50-pane benchmark"),
+        "Which frame budget should the mirror aim for?",
+        (("16 ms", "60 Hz, smooth scrolling"), ("33 ms", "30 Hz, half the CPU"), ("Adaptive", "Drop to 10 Hz when idle")),
+    ),
+    Task(
+        "Docs: quick start",
+        ("README.md", "docs/quickstart.md", "docs/img/fleet.svg"),
+        "make docs",
+        "Build the documentation",
+        ("sphinx-build -b html docs docs/_build", "build succeeded, 2 warnings.", "The HTML pages are in docs/_build."),
+        "The quick start now shows `nbs-tui demo` first and links the keys table.",
+        ("Lead the README with `nbs-tui demo`", "Add a screenshot of the fleet view",
+         "Document every key binding in one table", "Fix the two Sphinx warnings"),
+        "Which screenshot should lead the README?",
+        (("Fleet grid", "Six agents at once"), ("Pane view", "One agent, full size"), ("Both", "Side by side")),
+    ),
+)
+
+TIPS = (
+    "Tip: Use /memory to view and manage Claude memory",
+    "Tip: Press shift+tab to cycle between permission modes",
+    "Tip: Run /init to create a CLAUDE.md file with instructions for Claude",
+    "Tip: Use ctrl+o to expand tool results",
+)
+
+BUSY_WORDS = ("compiling", "linking", "testing", "fetching", "indexing", "rendering", "hashing", "packing")
+BUSY_WIDE = ("✓ 完了", "⚠ 警告", "▶ 実行中", "構築", "テスト", "🔧")
+
+
+def _duration(seconds: float) -> str:
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    minutes, secs = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes}m {secs}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes}m {secs}s"
+
+
+def _tokens(count: int) -> str:
+    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
+
+
+# ---------------------------------------------------------------------------------------------
+# The agent
+
+
+@dataclass(slots=True)
+class Options:
+    name: str = "claude"
+    script: str = "cycle"
+    seed: int | None = None
+    busy: bool = False
+    rate: float = 10.0
+    project: Path = field(default_factory=Path.cwd)
+    marker_file: Path | None = None
+    marker_fifo: Path | None = None
+    prompt_timeout: float | None = None
+    legacy_spinner: bool = False
+    placeholder: bool = False
+    model: str = "Opus 4.6 · Claude Max"
+    start_delay: float | None = None
+    warm: int = 0
+
+
+class Agent:
+    """The imitation: a transcript, an input box, a turn engine driven by scripts and keys."""
+
+    MODES = ("", "⏵⏵ accept edits on", "⏸ plan mode on")
+
+    def __init__(self, options: Options, terminal: Terminal, clock: Callable[[], float] = time.monotonic) -> None:
+        self.opt = options
+        self.term = terminal
+        self.clock = clock
+        self.rng = random.Random(options.seed)
+        self.task = TASKS[self.rng.randrange(len(TASKS))]
+        self.rows: list[Row] = []
+        self._phys: list[Row] = []
+        self._phys_width = 0
+        self._phys_base = 0  # physical rows dropped from the front (transcript trimming)
+        self._wrapped_upto = 0
+        self.mode = Mode.IDLE
+        self.input = ""
+        self.cursor = 0
+        self.queued: list[str] = []
+        self.turn: Turn | None = None
+        self.turn_started = 0.0
+        self.wait_until = 0.0
+        self.verb = "Sautéing"
+        self.tokens = 0
+        self.menu: Menu | None = None
+        self.tip: str | None = None
+        self.perm_mode = 2 if options.script == "plan" else (1 if self.rng.random() < 0.2 else 0)
+        self.show_placeholder = options.placeholder
+        self.next_auto: float | None = None
+        self.running = True
+        self.dirty = True
+        self.last_ctrl_c = -10.0
+        self.notice: str | None = None
+        self.marker_seq = 0
+        self.busy_emitted = 0
+        self.busy_started = 0.0
+        self.busy_block = 0
+        self.chat_posts = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending = ""
+        self._paste: list[str] | None = None
+        self._auto_kinds_done = 0
+        self.welcome()
+
+    # -- transcript ---------------------------------------------------------------------------
+
+    def add(self, segs: list[Seg], indent: int = 2, wrap: bool = True, fill: str | None = None) -> None:
+        self.rows.append(Row(segs, indent, wrap, fill))
+        self.dirty = True
+        if len(self.rows) > 3000:
+            self._trim()
+
+    def _trim(self) -> None:
+        width = self._phys_width
+        drop = len(self.rows) - 2000
+        if width and self._wrapped_upto >= drop:
+            dropped_phys = sum(len(wrap_row(r, width)) for r in self.rows[:drop])
+            del self._phys[:dropped_phys]
+            self._phys_base += dropped_phys
+            self._wrapped_upto -= drop
+        else:
+            self._phys_width = 0
+            self.term.invalidate()
+        del self.rows[:drop]
+
+    def pop_row(self) -> None:
+        """Remove the last transcript row (a ``Running…`` placeholder); rewraps on next paint."""
+        if self.rows:
+            self.rows.pop()
+            self._phys_width = 0
+            self.term.invalidate()
+            self.dirty = True
+
+    def blank(self) -> None:
+        self.add([("", "")])
+
+    def say(self, text: str | list[Seg], bullet: str = "") -> None:
+        """A ``● `` message block; ``text`` may hold several paragraphs separated by newlines."""
+        self.blank()
+        if isinstance(text, str):
+            paragraphs = text.split("\n")
+            first = _inline_code(paragraphs[0])
+            self.add([("● ", bullet or WHITE), *first])
+            for para in paragraphs[1:]:
+                self.add([("  ", ""), *_inline_code(para)] if para else [("", "")])
+        else:
+            self.add([("● ", bullet or WHITE), *text])
+
+    def tool(self, name: str, arg: str, ok: bool = True) -> None:
+        self.blank()
+        self.add([("● ", GREEN if ok else RED), (name, BOLD), (f"({arg})", "")], indent=2)
+
+    def result(self, lines: Iterable[str | list[Seg]], style: str = GREY) -> None:
+        for index, line in enumerate(lines):
+            lead = "  ⎿  " if index == 0 else "     "
+            segs = [(line, style)] if isinstance(line, str) else line
+            self.add([(lead, GREY), *segs], indent=5)
+
+    def user(self, text: str) -> None:
+        self.blank()
+        self.add([("❯ ", "38;5;239;" + USER_BG), (text, WHITE + ";" + USER_BG)], indent=2, fill=USER_BG)
+
+    def welcome(self) -> None:
+        home = str(Path.home())
+        where = str(self.opt.project)
+        if where.startswith(home + "/"):
+            where = "~" + where[len(home):]
+        logo = (
+            [(" ▐", CLAUDE), ("▛███▜", CLAUDE + ";48;5;16"), ("▌", CLAUDE)],
+            [("▝▜", CLAUDE), ("█████", CLAUDE + ";48;5;16"), ("▛▘", CLAUDE)],
+            [("  ▘▘ ▝▝  ", CLAUDE)],
+        )
+        texts: list[list[Seg]] = [
+            [("   ", ""), ("Claude Code", BOLD), (" ", ""), (VERSION_LABEL, GREY)],
+            [("  ", ""), (self.opt.model, GREY)],
+            [("  ", ""), (where, GREY)],
+        ]
+        for left, right in zip(logo, texts, strict=True):
+            self.add(left + right, wrap=False)
+        self.blank()
+        self.add([(" ▎ ", CLAUDE), ("Welcome to the nbs-tui demo fleet", BOLD)], wrap=False)
+        self.add(
+            [(" ▎ ", CLAUDE), ("This is an imitation agent named ", GREY), (self.opt.name, CLAUDE_LIGHT + ";" + BOLD),
+             (" · type a prompt, or ", GREY), ("/nbs-poll", WHITE), (" · ", GREY), ("/help", ITALIC + ";" + GREY)],
+            indent=3,
+        )
+
+    # -- physical rows --------------------------------------------------------------------------
+
+    def physical(self, width: int) -> list[Row]:
+        if width != self._phys_width:
+            self._phys_width = width
+            self._phys = []
+            self._wrapped_upto = 0
+        for row in self.rows[self._wrapped_upto:]:
+            self._phys.extend(wrap_row(row, width))
+        self._wrapped_upto = len(self.rows)
+        return self._phys
+
+    # -- the bottom area ------------------------------------------------------------------------
+
+    def bottom(self, width: int, now: float) -> list[Row]:
+        rows: list[Row] = []
+        if self.mode is Mode.MENU and self.menu is not None:
+            return self.menu_rows(self.menu, width)
+        if self.mode is Mode.WORKING:
+            rows.append(Row([("", "")]))
+            rows.append(Row(self.spinner_segs(now), wrap=False))
+            if self.tip:
+                rows.append(Row([("  ⎿  ", GREY), (self.tip, GREY)], wrap=False))
+        for text in self.queued:
+            rows.append(Row([("  ❯ ", GREY), (text, GREY)], wrap=False))
+        rows.append(Row([("", "")]))
+        rows.append(Row([("─" * width, RULE)], wrap=False))
+        rows.extend(self.input_rows(width))
+        rows.append(Row([("─" * width, RULE)], wrap=False))
+        rows.append(Row(self.footer_segs(), wrap=False))
+        return rows
+
+    def input_rows(self, width: int) -> list[Row]:
+        if not self.input and self.show_placeholder:
+            return [Row([("❯ ", ""), ("Try \"refactor fetch.py to retry on 429\"", DIM)], wrap=False)]
+        text = self.input
+        before, after = text[: self.cursor], text[self.cursor:]
+        under = after[:1] or " "
+        segs: list[Seg] = [("❯ ", ""), (before, ""), (under, "7"), (after[1:], "")]
+        rows = wrap_row(Row(segs, indent=2), width)
+        return rows[-6:]
+
+    def footer_segs(self) -> list[Seg]:
+        if self.notice:
+            return [("  ", ""), (self.notice, GREY)]
+        parts: list[Seg] = [("  ", "")]
+        mode = self.MODES[self.perm_mode]
+        if mode:
+            colour = PLAN_TEAL if self.perm_mode == 2 else "38;5;177"
+            parts.append((f"{mode} (shift+tab to cycle)", colour))
+            parts.append((" · ", GREY))
+        hint = "esc to interrupt" if self.mode is Mode.WORKING else "? for shortcuts"
+        parts.append((f"{hint} · ← for agents", GREY))
+        return parts
+
+    def spinner_segs(self, now: float) -> list[Seg]:
+        elapsed = now - self.turn_started
+        glyph = SPINNER_GLYPHS[int(now / SPINNER_INTERVAL) % len(SPINNER_GLYPHS)]
+        segs: list[Seg] = [(glyph, CLAUDE), (" ", "")]
+        # A shimmer: one letter of the verb in truecolour, moving along it.
+        word = self.verb
+        hot = int(now * 8) % (len(word) + 6)
+        for index, ch in enumerate(word):
+            segs.append((ch, CLAUDE_TRUE + ";1" if abs(index - hot) <= 1 else CLAUDE))
+        segs.append(("…", CLAUDE_LIGHT))
+        if elapsed >= 1.0:
+            detail = f"{_duration(elapsed)} · ↓ {_tokens(self.tokens)} tokens"
+            if self.opt.legacy_spinner:
+                detail += " · esc to interrupt"
+            segs.append((f" ({detail})", GREY))
+        elif self.opt.legacy_spinner:
+            segs.append((" (esc to interrupt)", GREY))
+        return segs
+
+    def menu_rows(self, menu: Menu, width: int) -> list[Row]:
+        rows: list[Row] = [Row([("", "")]), Row([("─" * width, PERM_BLUE if menu.kind == "permission" else RULE)], wrap=False)]
+        for row in menu.head:
+            rows.extend(wrap_row(row, width))
+        for index, (label, desc) in enumerate(menu.options):
+            chosen = index == menu.selected
+            mark = "❯" if chosen else " "
+            style = SUGGEST if chosen else ""
+            lead = "" if menu.kind == "question" else " "
+            rows.extend(wrap_row(Row([(f"{lead}{mark} ", SUGGEST), (f"{index + 1}. {label}", style)], indent=len(lead) + 5), width))
+            if desc:
+                rows.extend(wrap_row(Row([(" " * (len(lead) + 5), ""), (desc, GREY)], indent=len(lead) + 5), width))
+        for row in menu.foot:
+            rows.extend(wrap_row(row, width))
+        return rows
+
+    # -- title ------------------------------------------------------------------------------------
+
+    def title(self, now: float) -> str:
+        if self.mode is Mode.WORKING:
+            return f"{TITLE_GLYPHS[int(now) % 2]} {self.task.title}"
+        return f"✳ {self.task.title}" if self.turn_started else "✳ Claude Code"
+
+    # -- drawing ------------------------------------------------------------------------------------
+
+    def render(self, now: float) -> None:
+        width, height = self.term.size()
+        bottom = self.bottom(width, now)
+        phys = self.physical(width)
+        avail = height - len(bottom)
+        if avail < 0:
+            bottom = bottom[-height:]
+            avail = 0
+        region: tuple[int, int] | None
+        if len(phys) <= avail:
+            shown = list(phys)
+            region = None
+        else:
+            start = len(phys) - avail
+            shown = phys[start:] if avail else []
+            region = (avail, self._phys_base + start) if avail else None
+        screen = shown + bottom
+        painted = [paint_row(row, width) for row in screen]
+        painted += ["\x1b[0m\x1b[K"] * (height - len(painted))
+        self.term.paint(painted, width, height, region)
+        self.term.set_title(self.title(now))
+        self.dirty = False
+
+    # -- keys -----------------------------------------------------------------------------------
+
+    def feed(self, data: bytes, now: float) -> None:
+        self._pending += self._decoder.decode(data)
+        text, self._pending = self._pending, ""
+        index = 0
+        while index < len(text):
+            ch = text[index]
+            if self._paste is not None:
+                end = text.find("\x1b[201~", index)
+                if end < 0:
+                    self._paste.append(text[index:])
+                    return
+                self._paste.append(text[index:end])
+                self.insert("".join(self._paste).replace("\r", " ").replace("\n", " "))
+                self._paste = None
+                index = end + 6
+                continue
+            if ch == "\x1b":
+                rest = text[index + 1:]
+                if not rest:
+                    self.key("escape", now)
+                    index += 1
+                    continue
+                match = re.match(r"\[([0-9;]*)([A-Za-z~])|O([A-Za-z])", rest)
+                if match:
+                    seq = match.group(0)
+                    index += 1 + len(seq)
+                    if seq == "[200~":
+                        self._paste = []
+                        continue
+                    names = {"A": "up", "B": "down", "C": "right", "D": "left", "Z": "backtab", "H": "home", "F": "end"}
+                    final = match.group(2) or match.group(3)
+                    if final == "~":
+                        named = {"3": "delete", "1": "home", "4": "end", "7": "home", "8": "end"}
+                        self.key(named.get(match.group(1), "unknown"), now)
+                    else:
+                        self.key(names.get(final, "unknown"), now)
+                    continue
+                self.key("escape", now)
+                index += 1
+                continue
+            index += 1
+            if ch in "\r\n":
+                self.key("enter", now)
+            elif ch in "\x7f\x08":
+                self.key("backspace", now)
+            elif ch == "\x03":
+                self.key("ctrl-c", now)
+            elif ch == "\x04":
+                self.key("ctrl-d", now)
+            elif ch == "\x15":
+                self.key("ctrl-u", now)
+            elif ch == "\x01":
+                self.key("home", now)
+            elif ch == "\x05":
+                self.key("end", now)
+            elif ch == "\t":
+                self.key("tab", now)
+            elif ch >= " ":
+                self.insert(ch)
+            self.dirty = True
+
+    def insert(self, text: str) -> None:
+        if self.mode is Mode.MENU and self.menu is not None:
+            for ch in text:
+                if ch.isdigit():
+                    number = int(ch)
+                    if 1 <= number <= len(self.menu.options):
+                        self.answer(number)
+                        return
+            return
+        self.input = self.input[: self.cursor] + text + self.input[self.cursor:]
+        self.cursor += len(text)
+        self.show_placeholder = False
+        self.dirty = True
+
+    def key(self, name: str, now: float) -> None:
+        self.dirty = True
+        if name != "ctrl-c":
+            self.notice = None
+        if self.mode is Mode.MENU and self.menu is not None:
+            menu = self.menu
+            if name == "up":
+                menu.selected = (menu.selected - 1) % len(menu.options)
+            elif name in ("down", "tab"):
+                menu.selected = (menu.selected + 1) % len(menu.options)
+            elif name == "enter":
+                self.answer(menu.selected + 1)
+            elif name in ("escape", "ctrl-c"):
+                self.answer(None)
+            return
+        if name == "enter":
+            text = self.input.strip()
+            self.input, self.cursor = "", 0
+            if text:
+                self.submit(text, now)
+        elif name == "backspace":
+            if self.cursor:
+                self.input = self.input[: self.cursor - 1] + self.input[self.cursor:]
+                self.cursor -= 1
+        elif name == "delete":
+            self.input = self.input[: self.cursor] + self.input[self.cursor + 1:]
+        elif name == "left":
+            self.cursor = max(0, self.cursor - 1)
+        elif name == "right":
+            self.cursor = min(len(self.input), self.cursor + 1)
+        elif name == "home":
+            self.cursor = 0
+        elif name == "end":
+            self.cursor = len(self.input)
+        elif name == "ctrl-u":
+            self.input, self.cursor = self.input[self.cursor:], 0
+        elif name == "backtab":
+            self.perm_mode = (self.perm_mode + 1) % len(self.MODES)
+        elif name == "escape":
+            if self.mode is Mode.WORKING:
+                self.interrupt(now)
+        elif name == "ctrl-c":
+            if self.mode is Mode.WORKING:
+                self.interrupt(now)
+            elif self.input:
+                self.input, self.cursor = "", 0
+            elif now - self.last_ctrl_c < 2.0:
+                self.running = False
+            else:
+                self.last_ctrl_c = now
+                self.notice = "Press Ctrl-C again to exit"
+        elif name == "ctrl-d" and not self.input:
+            self.running = False
+
+    # -- turns ----------------------------------------------------------------------------------
+
+    def submit(self, text: str, now: float) -> None:
+        if self.mode is Mode.WORKING:
+            self.queued.append(text)
+            return
+        if text in ("/clear", "/reset"):
+            self.rows.clear()
+            self._phys_width = 0
+            self._phys_base = 0
+            self.term.invalidate()
+            self.welcome()
+            return
+        if text in ("/exit", "/quit"):
+            self.running = False
+            return
+        self.user(text)
+        self.start_turn(self.turn_for(text), now)
+
+    def turn_for(self, text: str) -> Turn:
+        low = text.lower()
+        if low.startswith("/nbs-poll"):
+            return self.turn_nbs_poll()
+        if low.startswith("/help"):
+            return self.turn_help()
+        if "plan" in low:
+            return self.turn_plan()
+        if any(w in low for w in ("bash", "run ", "permission", "shell")):
+            return self.turn_permission()
+        if any(w in low for w in ("ask", "question", "choose")):
+            return self.turn_question()
+        if "busy" in low:
+            return self.turn_busy()
+        return self.turn_generic(text)
+
+    def start_turn(self, turn: Turn, now: float) -> None:
+        self.turn = turn
+        self.turn_started = now
+        self.mode = Mode.WORKING
+        self.verb = self.rng.choice(VERBS)
+        self.tokens = 0
+        self.tip = self.rng.choice(TIPS) if self.rng.random() < 0.3 else None
+        self.wait_until = now
+        self.advance(None, now)
+
+    def advance(self, value: int | None, now: float) -> None:
+        if self.turn is None:
+            return
+        try:
+            step = self.turn.send(value)
+        except StopIteration:
+            self.finish_turn(now)
+            return
+        self.dirty = True
+        if isinstance(step, Work):
+            self.mode = Mode.WORKING
+            self.wait_until = now + step.seconds
+            if step.verb:
+                self.verb = step.verb
+        else:
+            step.shown_at = now
+            if step.auto_answer_after is None and self.opt.prompt_timeout:
+                step.auto_answer_after = self.opt.prompt_timeout
+            self.menu = step
+            self.mode = Mode.MENU
+
+    def answer(self, number: int | None) -> None:
+        now = self.clock()
+        self.menu = None
+        self.mode = Mode.WORKING
+        self.dirty = True
+        self.advance(number, now)
+
+    def finish_turn(self, now: float) -> None:
+        self.turn = None
+        self.mode = Mode.IDLE
+        self.tip = None
+        self.blank()
+        past = "Worked" if self.opt.script == "idle" else self.rng.choice(PAST_VERBS)
+        self.add([("✻ ", GREY), (f"{past} for {_duration(max(1.0, now - self.turn_started))}", GREY)])
+        self.dirty = True
+        if self.queued:
+            text = self.queued.pop(0)
+            self.user(text)
+            self.start_turn(self.turn_for(text), now)
+            return
+        self.schedule_auto(now)
+
+    def interrupt(self, now: float) -> None:
+        if self.turn is not None:
+            self.turn.close()
+        self.turn = None
+        self.menu = None
+        self.mode = Mode.IDLE
+        self.tip = None
+        self.queued.clear()
+        self.add([("  ⎿  ", GREY), ("Interrupted · What should Claude do instead?", RED)], indent=5)
+        self.schedule_auto(now, longer=True)
+
+    # -- autonomy ---------------------------------------------------------------------------------
+
+    def schedule_auto(self, now: float, longer: bool = False) -> None:
+        script = self.opt.script
+        if script == "idle":
+            self.next_auto = None
+            return
+        low, high = {
+            "cycle": (6.0, 25.0),
+            "working": (1.5, 4.0),
+            "permission": (25.0, 50.0),
+            "plan": (25.0, 50.0),
+            "question": (25.0, 50.0),
+            "nbs": (6.0, 15.0),
+            "busy": (2.0, 3.0),
+        }.get(script, (6.0, 25.0))
+        if longer:
+            low, high = low * 2, high * 2
+        self.next_auto = now + self.rng.uniform(low, high)
+
+    def auto_turn(self, now: float) -> None:
+        script = self.opt.script
+        kinds: dict[str, Callable[[], Turn]] = {
+            "working": self.turn_long,
+            "permission": self.turn_permission,
+            "plan": self.turn_plan,
+            "question": self.turn_question,
+            "nbs": self.turn_nbs_poll,
+            "busy": self.turn_busy,
+        }
+        if script in kinds:
+            make = kinds[script]
+        else:
+            order = [self.turn_generic_auto, self.turn_permission, self.turn_nbs_poll, self.turn_long,
+                     self.turn_plan, self.turn_question, self.turn_generic_auto]
+            make = self.rng.choice(order)
+        prompt = {
+            self.turn_nbs_poll: "/nbs-poll",
+        }.get(make)
+        if prompt:
+            self.user(prompt)
+        else:
+            self.user(self.rng.choice((
+                f"{self.task.title.lower()}: carry on",
+                f"look at {self.task.files[0]} and continue the task",
+                "next step please",
+                f"check {self.task.files[1]} then report back",
+            )))
+        self._auto_kinds_done += 1
+        self.start_turn(make(), now)
+
+    # -- turn scripts (generators) --------------------------------------------------------------
+
+    def _think(self) -> Generator[Step, int | None, None]:
+        seconds = self.rng.uniform(0.8, 2.5)
+        yield Work(seconds)
+        self.blank()
+        self.add([("✻ ", GREY), (f"Thought for {_duration(max(1, seconds))}", GREY + ";" + ITALIC),
+                  (" (ctrl+o to show thinking)", GREY + ";" + ITALIC)])
+
+    def turn_help(self) -> Turn:
+        yield Work(0.6)
+        self.say("This agent imitates Claude Code for the nbs-tui demo.\n"
+                 "Try: `/nbs-poll`, `make a plan`, `run the tests in bash`, `ask me a question`, `/clear`.")
+
+    def turn_generic(self, prompt: str) -> Turn:
+        yield from self._think()
+        file = self.rng.choice(self.task.files)
+        self.tool("Read", file)
+        yield Work(self.rng.uniform(0.6, 1.5))
+        self.result([[("Read ", GREY), (str(self.rng.randint(40, 400)), BOLD), (" lines", GREY)]])
+        yield Work(self.rng.uniform(0.8, 2.0))
+        if self.rng.random() < 0.5:
+            self.tool("Update", file)
+            yield Work(self.rng.uniform(0.5, 1.2))
+            self.diff(file)
+            yield Work(self.rng.uniform(0.5, 1.5))
+        words = prompt if len(prompt) < 60 else prompt[:57] + "…"
+        self.say(f"Done with \"{words}\". {self.task.summary}")
+
+    def turn_generic_auto(self) -> Turn:
+        return self.turn_generic(f"{self.task.title}")
+
+    def diff(self, file: str) -> None:
+        line = self.rng.randint(10, 90)
+        self.result([[("Updated ", GREY), (file, BOLD), (" with ", GREY), ("2", BOLD), (" additions and ", GREY),
+                      ("1", BOLD), (" removal", GREY)]])
+        body: list[list[Seg]] = [
+            [(f"{line:>6}  ", GREY), ("    def fetch(self, url):", "")],
+            [(f"{line + 1:>6} ", GREY + ";" + DIFF_DEL_BG), ("-       return self.session.get(url)", DIFF_DEL_BG)],
+            [(f"{line + 1:>6} ", GREY + ";" + DIFF_ADD_BG), ("+       for attempt in retries(3):", DIFF_ADD_BG)],
+            [(f"{line + 2:>6} ", GREY + ";" + DIFF_ADD_BG), ("+           return self.session.get(url)", DIFF_ADD_BG)],
+        ]
+        for segs in body:
+            self.add([("     ", ""), *segs], indent=5, wrap=False)
+
+    def turn_long(self) -> Turn:
+        yield from self._think()
+        self.todos()
+        yield Work(self.rng.uniform(1.0, 2.0))
+        for file in self.task.files:
+            self.tool("Read", file)
+            yield Work(self.rng.uniform(1.0, 3.0))
+            self.result([[("Read ", GREY), (str(self.rng.randint(40, 400)), BOLD), (" lines", GREY)]])
+            self.tokens += self.rng.randint(200, 900)
+        self.tool("Bash", self.task.command)
+        yield Work(self.rng.uniform(3.0, 8.0), verb=self.rng.choice(VERBS))
+        self.result(self.task.output)
+        yield Work(self.rng.uniform(2.0, 6.0))
+        self.say(self.task.summary)
+
+    def todos(self) -> None:
+        self.blank()
+        self.add([("● ", GREEN), ("Update Todos", BOLD)])
+        done = self.rng.randint(0, len(self.task.plan) - 1)
+        lines: list[list[Seg]] = []
+        for index, item in enumerate(self.task.plan):
+            if index < done:
+                lines.append([("☒ ", GREY), (item, GREY + ";9")])
+            elif index == done:
+                lines.append([("☐ ", ""), (item, BOLD)])
+            else:
+                lines.append([("☐ ", ""), (item, "")])
+        self.result(lines)
+
+    def turn_permission(self) -> Turn:
+        yield from self._think()
+        self.say(f"Let me run the tests for {self.task.files[0]}.")
+        yield Work(0.5)
+        self.blank()
+        self.add([("● ", GREY), ("Bash", BOLD), (f"({self.task.command})", "")])
+        self.add([("  ⎿  ", GREY), ("Running…", GREY)], indent=5)
+        project = self.opt.project.name or "project"
+        first_word = self.task.command.split()[0]
+        answer = yield Menu(
+            kind="permission",
+            head=[
+                Row([(" Bash command", PERM_BLUE + ";" + BOLD)]),
+                Row([("", "")]),
+                Row([("   ", ""), (self.task.command, "")], indent=3),
+                Row([("   ", ""), (self.task.command_desc, GREY)], indent=3),
+                Row([("", "")]),
+                Row([(" Do you want to proceed?", "")]),
+            ],
+            options=[
+                ("Yes", ""),
+                (f"Yes, and don't ask again for {first_word} commands in {project}/", ""),
+                ("No", ""),
+            ],
+            foot=[Row([("", "")]), Row([(" Esc to cancel · Tab to amend · ctrl+e to explain", GREY)])],
+        )
+        self.pop_row()
+        if answer in (1, 2):
+            yield Work(self.rng.uniform(1.0, 3.0))
+            self.result(self.task.output, style="")
+            self.tokens += 400
+            yield Work(self.rng.uniform(1.0, 2.5))
+            self.say(self.task.summary)
+        else:
+            self.result([[("Interrupted · What should Claude do instead?", RED)]])
+            return
+
+    def turn_plan(self) -> Turn:
+        self.perm_mode = 2
+        yield from self._think()
+        for file in self.task.files[:2]:
+            self.tool("Read", file)
+            yield Work(self.rng.uniform(0.8, 2.0))
+            self.result([[("Read ", GREY), (str(self.rng.randint(40, 400)), BOLD), (" lines", GREY)]])
+        yield Work(self.rng.uniform(1.0, 2.5))
+        slug = "-".join(self.task.title.lower().split()[:3]).replace(":", "")
+        plan_rows = [Row([("", "")]), Row([(" Here is Claude's plan:", "")]), Row([(" " + "╌" * 60, GREY)], wrap=False),
+                     Row([(" Plan: ", BOLD), (self.task.title, BOLD)])]
+        for index, item in enumerate(self.task.plan, 1):
+            plan_rows.append(Row([(f"   {index}. ", ""), *_inline_code(item)], indent=6))
+        plan_rows.append(Row([(" " + "╌" * 60, GREY)], wrap=False))
+        answer = yield Menu(
+            kind="plan",
+            head=[Row([(" Ready to code?", PLAN_TEAL + ";" + BOLD)]), *plan_rows, Row([("", "")]),
+                  Row([(" Claude has written up a plan and is ready to execute. Would you like to proceed?", "")]),
+                  Row([("", "")])],
+            options=[
+                ("Yes, and use auto mode", ""),
+                ("Yes, manually approve edits", ""),
+                ("Tell Claude what to change", "shift+tab to approve with this feedback"),
+            ],
+            foot=[Row([("", "")]), Row([(f" ctrl-g to edit in Vim · ~/.claude/plans/{slug}.md", GREY)])],
+        )
+        if answer in (1, 2):
+            self.perm_mode = 1 if answer == 1 else 0
+            self.say([("User approved Claude's plan", "")], bullet=GREEN)
+            for file in self.task.files[:2]:
+                self.tool("Update", file)
+                yield Work(self.rng.uniform(1.0, 2.5))
+                self.diff(file)
+            yield Work(1.0)
+            self.say(self.task.summary)
+        else:
+            self.result([[("User rejected Claude's plan", RED)]])
+            self.say("Understood — tell me what to change and I will revise the plan.")
+
+    def turn_question(self) -> Turn:
+        yield from self._think()
+        header = self.task.question.split()[0:3]
+        chip = " ".join(header).rstrip("?")
+        answer = yield Menu(
+            kind="question",
+            head=[Row([("←  ", ""), ("☐ " + chip, "7"), ("  ✔ Submit  →", "")]), Row([("", "")]),
+                  Row([(self.task.question, BOLD)], indent=0), Row([("", "")])],
+            options=[*self.task.answers, ("Type something.", "")],
+            foot=[Row([("", "")]), Row([("Enter to select · ↑/↓ to navigate · Esc to cancel", GREY)], indent=0)],
+        )
+        if answer is None:
+            self.result([[("User declined to answer questions", RED)]])
+            return
+        choice = ((*self.task.answers, ("(typed answer)", "")))[answer - 1][0]
+        self.say([("User answered Claude's questions:", "")])
+        self.result([[("· ", GREY), (self.task.question, GREY), (" → ", GREY), (choice, "")]])
+        yield Work(self.rng.uniform(1.0, 2.5))
+        self.say(f"Going with {choice}. {self.task.summary}")
+
+    def turn_nbs_poll(self) -> Turn:
+        project = self.opt.project
+        chat_dir = project / ".nbs" / "chat"
+        chats = sorted(p for p in chat_dir.glob("*.chat") if not p.name.endswith("-archive.chat")) if chat_dir.is_dir() else []
+        yield Work(self.rng.uniform(0.6, 1.5))
+        self.tool("Bash", f"nbs-chat read .nbs/chat/{chats[0].name if chats else 'team.chat'} --unread={self.opt.name}")
+        yield Work(self.rng.uniform(0.5, 1.2))
+        roll = self.rng.random()
+        if roll < 0.25 and not self.chat_posts:
+            self.result(["(no new messages)"])
+            yield Work(0.5)
+            self.say("Nothing new on the chat or the bus. Carrying on with the task.")
+            self.chat_posts += 1
+            return
+        peer = self.rng.choice(("bench-claude", "docs-claude", "alex", "review-claude"))
+        new_chat = self.rng.choice(("debug", "review", "bench", "release"))
+        rel = f".nbs/chat/{new_chat}.chat"
+        self.result([[("@", GREY), (self.opt.name, CLAUDE_LIGHT), (f": {peer} opened {rel} for the follow-up", GREY)]])
+        yield Work(self.rng.uniform(0.8, 1.6))
+        with contextlib.suppress(OSError):
+            create_chat(project / rel)
+        style = self.rng.random()
+        if style < 0.5 or self.chat_posts == 0:
+            # The AI-facing convention: a \nbs- line in the message block, for the sidecar to pick up.
+            self.say(f"{peer} started a new chat for this. Registering it so I hear about replies.")
+            self.add([("  ", ""), (f"\\nbs-register-chat {rel}", "")], wrap=False)
+        else:
+            # The other route: append to the control inbox directly, as a tool call.
+            line = f"register-chat {rel}"
+            self.tool("Bash", f"echo '{line}' >> .nbs/control-inbox")
+            yield Work(0.4)
+            self._append_inbox(line)
+            self.result(["(no output)"])
+        if self.rng.random() < 0.4:
+            self._append_inbox(f"register-chat {rel}")
+        yield Work(self.rng.uniform(0.5, 1.2))
+        target = chats[0] if chats else chat_dir / f"{self.opt.name}.chat"
+        text = self.rng.choice((
+            f"@{peer} on it: {self.task.title.lower()} — tests next",
+            f"status: {self.task.summary}",
+            f"@{peer} can you review {self.task.files[0]}? the retry budget is 3",
+            "picked up the new chat; will report there",
+        ))
+        self.tool("Bash", f"nbs-chat send .nbs/chat/{target.name} {self.opt.name} \"{text[:40]}…\"")
+        yield Work(0.5)
+        try:
+            post_message(target, self.opt.name, text)
+            self.result(["Sent"])
+        except OSError as error:
+            self.result([[(f"Error: {error}", RED)]])
+        self.chat_posts += 1
+        yield Work(0.6)
+        self.say(f"Replied on {target.name}; registered {rel}.")
+
+    def _append_inbox(self, line: str) -> None:
+        inbox = self.opt.project / ".nbs" / "control-inbox"
+        with contextlib.suppress(OSError):
+            inbox.parent.mkdir(parents=True, exist_ok=True)
+            with open(inbox, "a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
+
+    def turn_busy(self) -> Turn:
+        self.busy_block += 1
+        self.tool("Bash", self.rng.choice(("make -j8 test", "cargo build --release", "npm run test -- --watch=false",
+                                           "pytest -n 4 -q")))
+        self.busy_started = self.clock()
+        self.busy_emitted = 0
+        while True:
+            yield Work(3600.0)
+
+    # -- busy output ----------------------------------------------------------------------------
+
+    def busy_line(self) -> list[Seg]:
+        n = self.busy_emitted
+        rng = self.rng
+        word = BUSY_WORDS[n % len(BUSY_WORDS)]
+        colour = 16 + (n * 7) % 216
+        r, g, b = (n * 37) % 256, (n * 91) % 256, (n * 53) % 256
+        segs: list[Seg] = [
+            (f"[{n:>6}] ", GREY),
+            (f"{word:<9}", f"38;5;{colour};1"),
+            (" ", ""),
+            (f"pkg/{rng.choice(('core', 'mirror', 'ui', 'tmux', 'files'))}/{rng.choice(('screen', 'detect', 'diff', 'inbox'))}.py",
+             ITALIC + ";" + CODE_BLUE),
+            (" ", ""),
+            ("█" * (1 + n % 12), f"38;2;{r};{g};{b}"),
+        ]
+        if n % 5 == 0:
+            segs += [(" ", ""), (BUSY_WIDE[n % len(BUSY_WIDE)], "38;5;220")]
+        if n % 7 == 0:
+            segs += [(" ok", GREEN + ";1")]
+        elif n % 11 == 0:
+            segs += [(" warn", "38;5;208;3")]
+        self.busy_emitted += 1
+        self.tokens += rng.randint(5, 40)
+        return segs
+
+    def busy_tick(self, now: float) -> None:
+        if self.turn is None or self.opt.rate <= 0 or not self.busy_started:
+            return
+        due = int((now - self.busy_started) * self.opt.rate) - self.busy_emitted
+        for _ in range(min(due, 500)):
+            self.add([("  ", ""), *self.busy_line()], indent=4, wrap=False)
+        if due > 500:  # we fell behind: skip rather than flood
+            self.busy_emitted += due - 500
+
+    # -- markers --------------------------------------------------------------------------------
+
+    def marker(self, text: str | None) -> None:
+        if text is None:
+            self.marker_seq += 1
+            text = f"NBS-MARK-{os.getpid()}-{self.marker_seq}"
+        self.add([("  ", ""), (text, BOLD + ";38;5;226")], wrap=False)
+        self.render(self.clock())
+        if self.opt.marker_file is not None:
+            stamp = f"{text}\t{time.monotonic_ns()}\t{time.time_ns()}\n"
+            with contextlib.suppress(OSError), open(self.opt.marker_file, "a", encoding="utf-8") as handle:
+                handle.write(stamp)
+
+    # -- the clock --------------------------------------------------------------------------------
+
+    def tick(self, now: float) -> None:
+        if self.mode is Mode.WORKING and self.turn is not None:
+            self.tokens += self.rng.randint(0, 9)
+            if now >= self.wait_until:
+                self.advance(None, now)
+            if self.opt.busy or self.opt.script == "busy":
+                self.busy_tick(now)
+        elif self.mode is Mode.MENU and self.menu is not None:
+            menu = self.menu
+            if menu.auto_answer_after is not None and now - menu.shown_at >= menu.auto_answer_after:
+                self.answer(1)
+        elif self.mode is Mode.IDLE and self.next_auto is not None and now >= self.next_auto and not self.input:
+            self.next_auto = None
+            if self.opt.busy or self.opt.script == "busy":
+                self.start_turn(self.turn_busy(), now)
+            else:
+                self.auto_turn(now)
+
+    def next_deadline(self, now: float) -> float:
+        deadlines = []
+        if self.mode is Mode.WORKING:
+            deadlines.append(now + SPINNER_INTERVAL)
+            deadlines.append(self.wait_until)
+            if (self.opt.busy or self.opt.script == "busy") and self.opt.rate > 0:
+                deadlines.append(self.busy_started + (self.busy_emitted + 1) / self.opt.rate)
+        elif self.mode is Mode.MENU and self.menu and self.menu.auto_answer_after is not None:
+            deadlines.append(self.menu.shown_at + self.menu.auto_answer_after)
+        if self.mode is Mode.IDLE and self.next_auto is not None:
+            deadlines.append(self.next_auto)
+        if self.notice:
+            deadlines.append(now + 2.0)
+        return max(now, min(deadlines)) if deadlines else now + 3600.0
+
+    def prefill(self, turns: int) -> None:
+        """Play ``turns`` finished turns instantly, so the agent starts with some history."""
+        makers: list[Callable[[], Turn]] = [self.turn_generic_auto, self.turn_long, self.turn_permission]
+        prompts = (f"{self.task.title.lower()}: start with {self.task.files[0]}", "run the tests", "next step please")
+        for index in range(turns):
+            self.user(prompts[index % len(prompts)])
+            turn = makers[index % len(makers)]()
+            value: int | None = None
+            spent = 0.0
+            with contextlib.suppress(StopIteration):
+                while True:
+                    step = turn.send(value)
+                    value = 1 if isinstance(step, Menu) else None
+                    spent += step.seconds if isinstance(step, Work) else 2.0
+            self.blank()
+            self.add([("✻ ", GREY), (f"{self.rng.choice(PAST_VERBS)} for {_duration(spent)}", GREY)])
+        self.turn_started = 1.0 if turns else 0.0
+        self.tokens = 0
+
+    def begin(self, now: float) -> None:
+        """Schedule the first autonomous action (or start working at once in busy mode)."""
+        if self.opt.busy or self.opt.script == "busy":
+            self.start_turn(self.turn_busy(), now)
+            return
+        if self.opt.start_delay is not None:
+            self.next_auto = now + self.opt.start_delay if self.opt.script != "idle" else None
+            return
+        first = {"permission": 1.0, "plan": 1.0, "question": 1.0, "working": 0.5, "nbs": 2.0}
+        if self.opt.script in first:
+            self.next_auto = now + first[self.opt.script]
+        else:
+            self.schedule_auto(now)
+
+
+def _inline_code(text: str) -> list[Seg]:
+    """Markdown-ish inline code: `x` in the code colour, as Claude Code renders it."""
+    segs: list[Seg] = []
+    for index, part in enumerate(text.split("`")):
+        if part:
+            segs.append((part, CODE_BLUE if index % 2 else ""))
+    return segs or [("", "")]
+
+
+# ---------------------------------------------------------------------------------------------
+# Process naming, signals, main loop
+
+
+def set_process_name(name: str) -> bool:
+    """Make ``ps`` and tmux's ``#{pane_current_command}`` show ``name`` (Linux only).
+
+    Overwrites argv[0] in place (found through /proc/self/stat's arg_start, checked against
+    /proc/self/cmdline before writing) and sets the comm name with prctl(PR_SET_NAME).
+    """
+    ok = False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(15, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)  # PR_SET_NAME
+        ok = True
+    except (OSError, AttributeError):
+        pass
+    try:
+        stat_text = Path("/proc/self/stat").read_text()
+        fields = stat_text[stat_text.rindex(")") + 2:].split()
+        arg_start = int(fields[45])
+        cmdline = Path("/proc/self/cmdline").read_bytes()
+        argv0_len = cmdline.index(b"\0")
+        if ctypes.string_at(arg_start, len(cmdline)) != cmdline or argv0_len < len(name):
+            return ok
+        replacement = name.encode() + b"\0" * (argv0_len - len(name))
+        ctypes.memmove(arg_start, replacement, len(replacement))
+        return True
+    except (OSError, ValueError, IndexError):
+        return ok
+
+
+def _open_fifo(path: Path) -> tuple[int, int]:
+    """Open a marker FIFO for reading without ever seeing EOF (we hold a writer too)."""
+    if not path.exists():
+        os.mkfifo(path, 0o600)
+    elif not stat.S_ISFIFO(path.stat().st_mode):
+        raise SystemExit(f"--marker-fifo {path} exists and is not a FIFO")
+    reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    writer = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    return reader, writer
+
+
+def parse_args(argv: list[str] | None = None) -> Options:
+    parser = argparse.ArgumentParser(prog="python -m nbs_tui.demo.agent", description=__doc__.split("\n")[0])
+    parser.add_argument("--name", default="claude", help="the agent's handle (chat posts, header)")
+    parser.add_argument("--script", default="cycle",
+                        choices=("cycle", "idle", "working", "permission", "plan", "question", "nbs", "busy"))
+    parser.add_argument("--seed", type=int, default=None, help="make the behaviour deterministic")
+    parser.add_argument("--busy", action="store_true", help="work forever, printing --rate lines per second")
+    parser.add_argument("--rate", type=float, default=10.0, help="busy output lines per second (default 10)")
+    parser.add_argument("--project", type=Path, default=None, help="project folder holding .nbs/ (default: cwd)")
+    parser.add_argument("--marker-file", type=Path, default=None, help="append '<marker>\\t<mono ns>\\t<epoch ns>' per marker")
+    parser.add_argument("--marker-fifo", type=Path, default=None, help="print each line written to this FIFO at once")
+    parser.add_argument("--prompt-timeout", type=float, default=None,
+                        help="menus answer themselves with option 1 after this many seconds (cycle default 45)")
+    parser.add_argument("--legacy-spinner", action="store_true", help="'(3s · ↓ 42 tokens · esc to interrupt)' spinner")
+    parser.add_argument("--placeholder", action="store_true", help="show a dim suggestion in the empty input box")
+    parser.add_argument("--model", default="Opus 4.6 · Claude Max", help="the header's model line")
+    parser.add_argument("--start-delay", type=float, default=None, help="seconds before the first autonomous turn")
+    parser.add_argument("--warm", type=int, default=0, metavar="N", help="start with N finished turns of history")
+    parser.add_argument("--proc-name", default=None, help="rename the process (argv[0] and comm), e.g. 'claude'")
+    args = parser.parse_args(argv)
+    timeout = args.prompt_timeout
+    if timeout is None and args.script == "cycle":
+        timeout = 45.0
+    if args.proc_name:
+        set_process_name(args.proc_name)
+    return Options(
+        name=args.name, script=args.script, seed=args.seed, busy=args.busy, rate=args.rate,
+        project=(args.project or Path.cwd()).resolve(), marker_file=args.marker_file, marker_fifo=args.marker_fifo,
+        prompt_timeout=timeout or None, legacy_spinner=args.legacy_spinner, placeholder=args.placeholder,
+        model=args.model, start_delay=args.start_delay, warm=max(0, args.warm),
+    )
+
+
+def run(options: Options) -> int:
+    in_fd, out_fd = sys.stdin.fileno(), sys.stdout.fileno()
+    term = Terminal(in_fd, out_fd)
+    agent = Agent(options, term)
+    signals: list[int] = []
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+
+    def on_signal(signum: int, _frame: object) -> None:
+        signals.append(signum)
+
+    for signum in (signal.SIGWINCH, signal.SIGUSR1, signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, on_signal)
+    fifo_r = fifo_w = -1
+    fifo_buf = b""
+    if options.marker_fifo is not None:
+        fifo_r, fifo_w = _open_fifo(options.marker_fifo)
+    term.enter()
+    try:
+        now = time.monotonic()
+        agent.prefill(options.warm)
+        agent.begin(now)
+        agent.render(now)
+        last_render = now
+        while agent.running:
+            now = time.monotonic()
+            deadline = agent.next_deadline(now)
+            if agent.mode is Mode.WORKING:
+                deadline = max(deadline, last_render + FRAME_INTERVAL)
+            timeout = max(0.0, deadline - now)
+            watch = [in_fd, wake_r] + ([fifo_r] if fifo_r >= 0 else [])
+            try:
+                ready, _, _ = select.select(watch, [], [], timeout)
+            except InterruptedError:
+                ready = []
+            now = time.monotonic()
+            while signals:
+                received = signals.pop(0)
+                if received == signal.SIGWINCH:
+                    term.invalidate()
+                    agent.dirty = True
+                elif received == signal.SIGUSR1:
+                    agent.marker(None)
+                else:
+                    agent.running = False
+            if wake_r in ready:
+                with contextlib.suppress(BlockingIOError):
+                    os.read(wake_r, 512)
+            if fifo_r >= 0 and fifo_r in ready:
+                with contextlib.suppress(BlockingIOError):
+                    fifo_buf += os.read(fifo_r, 65536)
+                while b"\n" in fifo_buf:
+                    line, fifo_buf = fifo_buf.split(b"\n", 1)
+                    text = line.decode("utf-8", "replace").strip()
+                    if text:
+                        agent.marker(text)
+            if in_fd in ready:
+                try:
+                    data = os.read(in_fd, 65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    break
+                agent.feed(data, now)
+            agent.tick(now)
+            if agent.mode is not Mode.IDLE or agent.dirty:
+                agent.render(now)
+                last_render = now
+    finally:
+        term.leave()
+        for fd in (fifo_r, fifo_w, wake_r, wake_w):
+            if fd >= 0:
+                os.close(fd)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parse_args(argv)
+    if options.project != Path.cwd().resolve():
+        with contextlib.suppress(OSError):
+            os.chdir(options.project)
+    return run(options)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
