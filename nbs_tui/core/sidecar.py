@@ -144,6 +144,8 @@ class SidecarStatus:
     """What the app shows for one pane: badge, idle time, next-poll countdown, history tail."""
 
     pane_id: PaneId
+    at: float
+    """Clock time this status was taken (``next_poll_at = at + next_poll_in``)."""
     detection: Detection
     idle_since: float | None
     """Clock time the screen last changed (None before the first screen)."""
@@ -160,6 +162,10 @@ class SidecarStatus:
     @property
     def state(self) -> AgentState:
         return self.detection.state
+
+    @property
+    def next_poll_at(self) -> float | None:
+        return None if self.next_poll_in is None else self.at + self.next_poll_in
 
 
 class _Phase(StrEnum):
@@ -199,6 +205,8 @@ class PaneSidecar:
         self.poll_enabled_override: bool | None = None
         self.poll_interval_override: float | None = None
         self.plan_policy_override: str | None = None
+        self.project_poll_interval: float | None = None
+        """The project's ``set-poll-interval`` (from the control plane), below the pane's own."""
         self.detection: Detection = _UNKNOWN
         self.history: deque[HistoryItem] = deque(maxlen=HISTORY_LENGTH)
         self._digest: bytes | None = None
@@ -225,7 +233,9 @@ class PaneSidecar:
 
     @property
     def poll_interval(self) -> float:
-        return self.poll_interval_override or self.config.poll_interval
+        return (
+            self.poll_interval_override or self.project_poll_interval or self.config.poll_interval
+        )
 
     @property
     def plan_policy(self) -> str:
@@ -496,6 +506,7 @@ class PaneSidecar:
                 next_in = max(0.0, self.poll_interval - (now - self._idle_start()))
         return SidecarStatus(
             pane_id=self.pane_id,
+            at=now,
             detection=self.detection,
             idle_since=idle_since,
             idle_seconds=idle_seconds,

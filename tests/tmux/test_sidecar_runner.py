@@ -1,0 +1,283 @@
+"""SidecarRunner on real tmux: fake Claude-Code-like agents that log every key they receive.
+
+The fake agent is an executable named ``claude`` (so discovery counts it as an agent) that draws
+a 2.1.x-like screen (transcript, ``❯`` box between rules, footer), reads keys in raw mode and
+appends ``RAW <bytes>`` and ``SUBMIT <text>`` lines to its log. Modes: ``idle`` (a submit makes
+it work for a second, then answer), ``working`` (spinner forever), ``permission`` (a Bash
+permission menu), ``plan`` (the 2.1.197 plan menu; a digit answers it), ``nbs`` (idle; a
+``/nbs-poll`` makes it print a ``\\nbs-register-chat`` line in its message block).
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import libtmux
+import pytest
+from libtmux.test.retry import retry_until
+
+from nbs_tui.config import Settings
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.sidecar import SidecarConfig
+from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
+
+FAKE_AGENT = r"""#!PYTHON
+import os, sys, time, tty, termios, select, shutil
+
+mode, log_path = sys.argv[1], sys.argv[2]
+log = open(log_path, "a", buffering=1)
+buf = ""
+transcript = ["⏺ Ready when you are."]
+state = mode
+turns = 0
+busy_until = 0.0
+frame = 0
+
+def draw():
+    cols = shutil.get_terminal_size().columns
+    rule = "─" * cols
+    rows = list(transcript[-12:])
+    if state == "working" or time.time() < busy_until:
+        rows += ["", f"✢ Sautéing… ({frame}s · ↓ {frame} tokens)"]
+        footer = "  esc to interrupt · ← for agents"
+    else:
+        rows += ["", "✻ Worked for 1s"] if turns else []
+        footer = "  ? for shortcuts · ← for agents"
+    if state == "permission":
+        rows += [rule, " Bash command", "", "   rm -rf build", "", " Do you want to proceed?",
+                 " ❯ 1. Yes", "   2. Yes, and always allow access to work/ from this project", "   3. No",
+                 "", " Esc to cancel · Tab to amend"]
+    elif state == "plan":
+        rows += [rule, " Ready to code?", "", " Here is Claude's plan: write hello.txt", "",
+                 " Would you like to proceed?", "", " ❯ 1. Yes, and use auto mode",
+                 "   2. Yes, manually approve edits", "   3. Tell Claude what to change"]
+    else:
+        rows += [rule, "❯ " + buf, rule, footer]
+    sys.stdout.write("\x1b[H\x1b[2J" + "\r\n".join(r[:cols] for r in rows))
+    sys.stdout.flush()
+
+fd = sys.stdin.fileno()
+tty.setraw(fd)
+draw()
+while True:
+    ready, _, _ = select.select([fd], [], [], 0.2)
+    now = time.time()
+    if state == "working" or (busy_until and now < busy_until):
+        frame += 1
+        draw()
+    elif busy_until and now >= busy_until:
+        busy_until = 0.0
+        draw()
+    if not ready:
+        continue
+    data = os.read(fd, 4096)
+    log.write("RAW " + repr(data) + "\n")
+    text = data.decode("utf-8", "replace")
+    for ch in text:
+        if state == "plan" and ch.isdigit():
+            log.write("CHOICE " + ch + "\n")
+            state = "idle"
+            transcript.append("⏺ User approved Claude's plan")
+            busy_until = time.time() + 1.0
+            continue
+        if state in ("permission", "plan"):
+            continue
+        if ch in "\r\n":
+            log.write("SUBMIT " + buf + "\n")
+            if buf:
+                turns += 1
+                transcript.append("❯ " + buf)
+                if buf == "/nbs-poll" and mode == "nbs":
+                    transcript.append("⏺ Registering the new chat:")
+                    transcript.append("  \\nbs-register-chat .nbs/chat/new.chat")
+                else:
+                    transcript.append(f"⏺ Answer {turns}.")
+                busy_until = time.time() + 1.0
+            buf = ""
+        elif ch == "\x7f":
+            buf = buf[:-1]
+        elif ch.isprintable():
+            buf += ch
+    draw()
+"""
+
+
+@dataclass
+class Agent:
+    name: str
+    pane_id: str
+    log: Path
+
+    def lines(self, prefix: str) -> list[str]:
+        if not self.log.exists():
+            return []
+        return [
+            line[len(prefix) + 1 :]
+            for line in self.log.read_text().splitlines()
+            if line.startswith(prefix + " ")
+        ]
+
+
+@pytest.fixture
+def fake_claude(tmp_path: Path) -> Path:
+    path = tmp_path / "bin" / "claude"
+    path.parent.mkdir()
+    path.write_text(FAKE_AGENT.replace("PYTHON", sys.executable, 1), encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def spawn(
+    session: libtmux.Session, fake_claude: Path, tmp_path: Path
+) -> Callable[[str, str], Agent]:
+    def start(name: str, mode: str) -> Agent:
+        log = tmp_path / f"{name}.log"
+        window = session.new_window(
+            window_name=name, window_shell=f"{fake_claude} {mode} {log}", attach=False
+        )
+        pane = window.active_pane
+        assert pane is not None and pane.pane_id is not None
+        return Agent(name, pane.pane_id, log)
+
+    return start
+
+
+@dataclass
+class Running:
+    runner: SidecarRunner
+    events: list[SidecarEvent]
+    lock: threading.Lock
+
+    def of(self, pane_id: str, kind: str, **match: object) -> list[SidecarEvent]:
+        with self.lock:
+            found = [e for e in self.events if e.pane_id == pane_id and e.kind == kind]
+        return [e for e in found if all(dict(e.data).get(k) == v for k, v in match.items())]
+
+
+@pytest.fixture
+def run_sidecar(server: libtmux.Server) -> Iterator[Callable[..., Running]]:
+    from nbs_tui.tmux.fleet import TmuxFleet
+
+    started: list[tuple[TmuxFleet, SidecarRunner]] = []
+
+    def start(interval: float = 2.0, backoff: float = 3.0, **settings: object) -> Running:
+        fleet = TmuxFleet(ServerAddress(socket_name=server.socket_name))
+        fleet.start()
+        assert fleet.wait_seeded(10)
+        events: list[SidecarEvent] = []
+        lock = threading.Lock()
+
+        def on_event(event: SidecarEvent) -> None:
+            with lock:
+                events.append(event)
+
+        config = SidecarConfig(poll_interval=interval, backoff=backoff, **settings)  # type: ignore[arg-type]
+        runner = SidecarRunner(
+            fleet, Settings(poll_interval=interval), on_event, sidecar_config=config
+        )
+        runner.start()
+        started.append((fleet, runner))
+        return Running(runner, events, lock)
+
+    yield start
+    for fleet, runner in started:
+        runner.stop()
+        fleet.stop()
+
+
+def _wait(predicate: Callable[[], bool], seconds: float) -> bool:
+    return retry_until(predicate, seconds=seconds, raises=False)
+
+
+def test_poll_reaches_idle_agent_once_per_interval_and_never_others(
+    spawn: Callable[[str, str], Agent], run_sidecar: Callable[..., Running], server: libtmux.Server
+) -> None:
+    idle = spawn("idle", "idle")
+    working = spawn("working", "working")
+    permission = spawn("permission", "permission")
+    typed = spawn("typed", "idle")
+    # the operator has half a sentence in this box before the sidecar starts
+    time.sleep(0.5)  # let the fake agent enter raw mode before typing (setup, not an assertion)
+    server.cmd("send-keys", "-t", typed.pane_id, "-l", "half a thought")
+    assert _wait(lambda: "half a thought" in "".join(typed.lines("RAW")).replace("'", ""), 5)
+
+    running = run_sidecar(interval=2.0, backoff=3.0)
+    # two full cycles on the idle agent
+    assert _wait(lambda: idle.lines("SUBMIT").count("/nbs-poll") >= 2, 40), idle.log.read_text()
+    submits = idle.lines("SUBMIT")
+    assert submits == ["/nbs-poll"] * len(submits), (
+        "only whole /nbs-poll submissions, never a bare Enter"
+    )
+    typed_events = running.of(idle.pane_id, "poll", result="typed")
+    assert len(typed_events) == len(submits) or len(typed_events) == len(submits) + 1
+    # at least the interval (plus back-off) between two injections
+    times = [e.at for e in typed_events]
+    assert all(b - a >= 2.0 for a, b in itertools.pairwise(times))
+    for agent in (working, permission, typed):
+        assert agent.lines("SUBMIT") == [], f"{agent.name} got a submit"
+        assert "nbs-poll" not in agent.log.read_text() if agent.log.exists() else True, agent.name
+    # the operator's text is still there, untouched
+    capture = "\n".join(server.cmd("capture-pane", "-p", "-t", typed.pane_id).stdout)
+    assert "❯ half a thought" in capture
+    states = {e.pane_id: dict(e.data).get("state") for e in running.events if e.kind == "state"}
+    assert states[working.pane_id] == "working"
+    assert states[permission.pane_id] == "permission"
+
+
+def test_plan_menu_answered_once_with_the_right_option(
+    spawn: Callable[[str, str], Agent], run_sidecar: Callable[..., Running]
+) -> None:
+    plan = spawn("plan", "plan")
+    running = run_sidecar(interval=300.0)
+    assert _wait(lambda: plan.lines("CHOICE") == ["1"], 15), (
+        plan.log.read_text() if plan.log.exists() else ""
+    )
+    assert _wait(lambda: bool(running.of(plan.pane_id, "plan-select", result="landed")), 15)
+    assert plan.lines("CHOICE") == ["1"]
+    pressed = running.of(plan.pane_id, "plan-select", result="pressed")
+    assert len(pressed) == 1 and dict(pressed[0].data)["label"] == "Yes, and use auto mode"
+    assert plan.lines("SUBMIT") == []
+
+
+def test_nbs_command_on_screen_reported_once(
+    spawn: Callable[[str, str], Agent], run_sidecar: Callable[..., Running]
+) -> None:
+    agent = spawn("nbs", "nbs")
+    running = run_sidecar(interval=1.0, backoff=30.0)
+    assert _wait(lambda: bool(running.of(agent.pane_id, "command")), 20)
+    time.sleep(3)  # the line stays on screen for several ticks (what is asserted is the count)
+    commands = running.of(agent.pane_id, "command")
+    assert [dict(e.data)["line"] for e in commands] == ["\\nbs-register-chat .nbs/chat/new.chat"]
+
+
+def test_paused_project_gets_nothing(
+    spawn: Callable[[str, str], Agent],
+    run_sidecar: Callable[..., Running],
+    tmp_path: Path,
+    session: libtmux.Session,
+) -> None:
+    project = tmp_path / "project"
+    (project / ".nbs").mkdir(parents=True)
+    (project / ".nbs" / "control-pause").write_text("")
+    log = tmp_path / "paused.log"
+    fake = tmp_path / "bin" / "claude"
+    window = session.new_window(
+        window_name="paused",
+        window_shell=f"{fake} idle {log}",
+        attach=False,
+        start_directory=str(project),
+    )
+    pane_id = window.active_pane.pane_id  # type: ignore[union-attr]
+    running = run_sidecar(interval=1.0, backoff=1.0)
+    assert _wait(lambda: bool(running.of(pane_id, "state")), 10)
+    time.sleep(4)  # several intervals pass (what is asserted is that nothing arrived)
+    assert not log.exists() or "SUBMIT" not in log.read_text()
+    status = running.runner.status(pane_id)
+    assert status is not None and status.paused and status.next_poll_in is None
