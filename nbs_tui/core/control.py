@@ -222,6 +222,43 @@ def process_line(registry: Registry, line: str) -> tuple[ParsedLine, Result]:
     return parsed, apply_command(registry, parsed)
 
 
+class Replay:
+    """Replay a whole inbox onto an existing registry so that replaying again changes nothing.
+
+    At launch the sidecar replayed its inbox from line 1 onto the registry it had left on disk.
+    Applied one by one, an ``unregister X`` followed by ``register X`` moves X to the end each
+    time, so every restart could reorder the registry (and NBS tools use the first ``chat:``
+    line). A Replay computes each line's outcome one by one on a scratch copy (for the history),
+    but changes the real registry only by each resource's *last* command: registered if its
+    last command registers it (kept where it is if already there, else appended), removed if
+    its last command unregisters it. The registry a running dashboard leaves behind is then a
+    fixed point: replaying the same inbox onto it gives it back unchanged.
+    """
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self._scratch = registry.copy()
+        self._last: dict[tuple[str, str], ControlCommand] = {}
+
+    def feed(self, line: str) -> tuple[ParsedLine, Result]:
+        parsed, result = process_line(self._scratch, line)
+        if isinstance(parsed, ControlCommand) and parsed.kind is not None:
+            key = (parsed.kind, self._scratch.key(parsed.argument))
+            self._last.pop(key, None)
+            self._last[key] = parsed
+        return parsed, result
+
+    def finish(self) -> Registry:
+        """Apply the net effect to the registry given at construction and return it."""
+        for (kind, _), command in self._last.items():
+            if command.verb.registers:
+                self.registry.register(kind, command.argument)
+            else:
+                self.registry.unregister(kind, command.argument)
+        self._last.clear()
+        return self.registry
+
+
 # A command printed on an agent's screen: at the start of the line after optional whitespace and
 # the bullets Claude Code draws (⏺ ● • > │ -), never inside backticks or prose.
 _SCREEN_COMMAND = re.compile(

@@ -73,6 +73,9 @@ class Registry:
     def from_text(cls, root: str | os.PathLike[str], text: str) -> Registry:
         return cls(root, (line.rstrip("\r") for line in text.splitlines() if line.strip()))
 
+    def copy(self) -> Registry:
+        return Registry(self.root, self._lines)
+
     def normalise(self, path: str) -> str:
         return normalise(path)
 

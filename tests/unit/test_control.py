@@ -121,3 +121,35 @@ def test_scan_screen_lines_finds_commands_not_prose() -> None:
         "\\nbs-register-chat .nbs/chat/debug.chat",
         "\\nbs-set-poll-interval 60",
     ]
+
+
+def test_replay_of_the_inbox_is_a_fixed_point(tmp_path: Path) -> None:
+    import random
+
+    from nbs_tui.core.control import Replay
+
+    rng = random.Random(7)
+    paths = [f".nbs/chat/c{i}.chat" for i in range(6)] + [f"./.nbs/chat/c{i}.chat" for i in range(3)]
+    for _ in range(200):
+        start = Registry(tmp_path, [f"chat:{p}" for p in rng.sample(paths[:6], 3)])
+        inbox = []
+        for _ in range(rng.randint(0, 15)):
+            verb = rng.choice(["register-chat", "unregister-chat", "register-hub", "# c", "bad line"])
+            inbox.append(f"{verb} {rng.choice(paths)}")
+        live = start.copy()
+        for line in inbox:  # the dashboard applying lines as they arrive
+            process_line(live, line)
+        replay = Replay(live.copy())
+        outcomes = [replay.feed(line)[1].outcome for line in inbox]
+        assert replay.finish().lines == live.lines
+        assert len(outcomes) == len(inbox)
+
+
+def test_replay_keeps_position_where_one_by_one_would_move(tmp_path: Path) -> None:
+    from nbs_tui.core.control import Replay
+
+    registry = Registry(tmp_path, ["chat:a.chat", "chat:b.chat"])
+    replay = Replay(registry)
+    results = [replay.feed(line)[1].outcome for line in ("unregister-chat a.chat", "register-chat a.chat")]
+    assert results == [Outcome.APPLIED, Outcome.APPLIED]
+    assert replay.finish().lines == ("chat:a.chat", "chat:b.chat")

@@ -1,0 +1,410 @@
+"""The control plane service over real files and real watchfiles."""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from nbs_tui.config import Settings
+from nbs_tui.core.chat import read_chat
+from nbs_tui.core.control import Outcome
+from nbs_tui.files import control_plane as plane_module
+from nbs_tui.files.control_plane import (
+    ControlEvent,
+    ControlPlane,
+    ControlPlaneError,
+    HistoryAppended,
+    PauseChanged,
+    PlaneError,
+    PollIntervalChanged,
+    RegistryChanged,
+    SnapshotChanged,
+    event_as_json,
+)
+
+
+def wait_for(condition: Callable[[], object], timeout: float = 10.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[ControlEvent] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, event: ControlEvent) -> None:
+        with self.lock:
+            self.events.append(event)
+
+    def of(self, kind: type) -> list:  # type: ignore[type-arg]
+        with self.lock:
+            return [e for e in self.events if isinstance(e, kind)]
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def make_chat(path: Path, messages: list[str] = ()) -> Path:  # type: ignore[assignment]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = "=== nbs-chat ===\nlast-writer: a\nlast-write: 2026-01-01T00:00:00+0000\n"
+    after = "participants: a(1)\n---\n" + "".join(m + "\n" for m in messages)
+    base = len(before) + len(after)
+    n = base + 14 + len(str(base))
+    if len(str(n)) != len(str(base)):
+        n = base + 14 + len(str(n))
+    path.write_text(f"{before}file-length: {n}\n{after}")
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    make_chat(root / ".nbs" / "chat" / "team.chat", [b64("alice|1700000000: hi"), b64("bob|1700000100: yo")])
+    make_chat(root / ".nbs" / "chat" / "team-20260101-000000-archive.chat")
+    (root / ".nbs" / "events").mkdir()
+    return root
+
+
+@pytest.fixture
+def started() -> Iterator[Callable[..., tuple[ControlPlane, Recorder]]]:
+    planes: list[ControlPlane] = []
+
+    def start(*projects: Path, **kwargs: object) -> tuple[ControlPlane, Recorder]:
+        recorder = Recorder()
+        kwargs.setdefault("rescan_interval", 0.5)
+        plane = ControlPlane(Settings(projects=tuple(projects)), recorder, **kwargs)  # type: ignore[arg-type]
+        plane.start()
+        planes.append(plane)
+        assert plane.flush()
+        return plane, recorder
+
+    yield start
+    for plane in planes:
+        plane.stop()
+
+
+def registry_lines(root: Path, handle: str = "") -> list[str]:
+    name = "control-registry" + (f"-{handle}" if handle else "")
+    return (root / ".nbs" / name).read_text().splitlines()
+
+
+def append(path: Path, text: str) -> None:
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def test_seeds_registry_and_summarises_chats(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    plane, recorder = started(project)
+    assert registry_lines(project) == ["chat:.nbs/chat/team.chat", "bus:.nbs/events"]
+    snap = plane.snapshot().project(project)
+    assert snap is not None and snap.has_nbs and not snap.paused
+    [channel] = snap.channels
+    assert [(e.kind, e.path, e.exists) for e in channel.entries] == [
+        ("chat", ".nbs/chat/team.chat", True),
+        ("bus", ".nbs/events", True),
+    ]
+    [chat] = snap.chats
+    assert chat.total == 2 and chat.newest is not None and chat.newest.text == "yo"
+    assert chat.archives and chat.archives[0].endswith("-archive.chat")
+    assert recorder.of(SnapshotChanged) and recorder.of(RegistryChanged)
+
+
+def test_line_appended_by_another_process_is_applied_live(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    plane, _recorder = started(project, rescan_interval=60.0)  # only the watcher can see it
+    make_chat(project / ".nbs" / "chat" / "debug.chat")
+    inbox = project / ".nbs" / "control-inbox"
+    subprocess.run(["sh", "-c", f"printf 'register-chat .nbs/chat/debug.chat\\n' >> '{inbox}'"], check=True)
+    wait_for(lambda: "chat:.nbs/chat/debug.chat" in registry_lines(project), what="registry update")
+    wait_for(lambda: any(e.line == "register-chat .nbs/chat/debug.chat" for e in plane.history()), what="history")
+    entry = plane.history()[-1]
+    assert entry.outcome is Outcome.APPLIED and entry.source == "control-inbox:1"
+    wait_for(lambda: len(plane.snapshot().projects[0].chats) == 2, what="chat summary")
+
+
+def test_every_verb_and_outcome_through_the_inbox(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    inbox = project / ".nbs" / "control-inbox"
+    inbox.write_text(
+        "# agents write here\n"
+        "register-chat ./.nbs/chat/team.chat\n"
+        "\\nbs-register-hub .nbs/hub.conf\n"
+        "register-bus /elsewhere/events\n"
+        "unregister-bus /elsewhere/events\n"
+        "unregister-hub .nbs/hub.conf\n"
+        "unregister-chat .nbs/chat/team.chat\n"
+        "register-chat .nbs/chat/my team.chat\n"
+        "set-poll-interval 45\n"
+        "set-poll-interval soon\n"
+        "launch-missiles now\n"
+        "register-chat\n"
+    )
+    plane, recorder = started(project)
+    outcomes = [(e.line.split(" ")[0], e.outcome) for e in plane.history()]
+    assert outcomes == [
+        ("#", Outcome.COMMENT),
+        ("register-chat", Outcome.DUPLICATE),
+        ("\\nbs-register-hub", Outcome.APPLIED),
+        ("register-bus", Outcome.APPLIED),
+        ("unregister-bus", Outcome.APPLIED),
+        ("unregister-hub", Outcome.APPLIED),
+        ("unregister-chat", Outcome.APPLIED),
+        ("register-chat", Outcome.APPLIED),
+        ("set-poll-interval", Outcome.APPLIED),
+        ("set-poll-interval", Outcome.ERROR),
+        ("launch-missiles", Outcome.ERROR),
+        ("register-chat", Outcome.ERROR),
+    ]
+    assert registry_lines(project) == ["bus:.nbs/events", "chat:.nbs/chat/my team.chat"]
+    assert plane.poll_interval(project) == 45.0
+    assert recorder.of(PollIntervalChanged)[-1].seconds == 45.0
+    assert inbox.read_text().count("\n") == 12  # never rewritten
+
+
+def test_per_agent_files(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    (project / ".nbs" / "control-inbox-alice").write_text("register-hub .nbs/hub-a\n")
+    plane, _ = started(project)
+    assert registry_lines(project, "alice") == ["chat:.nbs/chat/team.chat", "bus:.nbs/events", "hub:.nbs/hub-a"]
+    # no shared inbox or registry existed, so none is created
+    assert not (project / ".nbs" / "control-registry").exists()
+    append(project / ".nbs" / "control-inbox-bob", "register-bus .nbs/bob-events\n")
+    wait_for(lambda: (project / ".nbs" / "control-registry-bob").exists(), what="bob's registry")
+    wait_for(lambda: "bus:.nbs/bob-events" in registry_lines(project, "bob"), what="bob's line")
+    snap = plane.snapshot().project(project)
+    assert snap is not None and [c.handle for c in snap.channels] == ["alice", "bob"]
+
+
+def test_replay_at_restart_gives_the_same_registry(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    inbox = project / ".nbs" / "control-inbox"
+    inbox.write_text("unregister-chat .nbs/chat/team.chat\nregister-chat .nbs/chat/team.chat\nregister-hub h\n")
+    first, _ = started(project)
+    after_first = registry_lines(project)
+    assert after_first == ["chat:.nbs/chat/team.chat", "bus:.nbs/events", "hub:h"]
+    append(inbox, "unregister-hub h\nregister-bus b\n")
+    wait_for(lambda: "bus:b" in registry_lines(project), what="live lines")
+    before_restart = registry_lines(project)
+    first.stop()
+    second, _ = started(project)
+    assert registry_lines(project) == before_restart
+    assert len(second.history()) == 5  # replayed from line 1
+
+
+def test_bad_input_never_stops_the_plane(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    inbox = project / ".nbs" / "control-inbox"
+    with open(inbox, "wb") as handle:
+        handle.write(b"\x00\x01\x02\xff\xfe\n")
+        handle.write(b"register-chat caf\xe9.chat\n")
+        handle.write(b"z" * (10 * 1024 * 1024) + b"\n")
+        handle.write(b"register-hub ok\n")
+        handle.write(b"register-bus partial")
+    plane, _ = started(project)
+    history = plane.history()
+    assert [e.outcome for e in history] == [Outcome.ERROR, Outcome.ERROR, Outcome.ERROR, Outcome.APPLIED]
+    assert "longer than" in history[2].why and len(history[2].line) < 400
+    assert registry_lines(project)[-1] == "hub:ok"
+    append(inbox, "/x\n")
+    wait_for(lambda: "bus:partial/x" in registry_lines(project), what="completed partial line")
+
+
+def test_inbox_deleted_and_replaced_while_watched(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    inbox = project / ".nbs" / "control-inbox"
+    inbox.write_text("register-hub one\n")
+    plane, _ = started(project)
+    inbox.unlink()
+    wait_for(lambda: any("deleted" in e.why for e in plane.history()), what="deletion notice")
+    fresh = project / ".nbs" / "new-inbox"
+    fresh.write_text("register-hub two\n")
+    os.replace(fresh, inbox)
+    wait_for(lambda: "hub:two" in registry_lines(project), what="replacement read")
+    assert "hub:one" in registry_lines(project)
+
+
+def test_registry_edited_by_hand_at_the_same_time(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    plane, _recorder = started(project)
+    registry = project / ".nbs" / "control-registry"
+    append(registry, "chat:/hand/added.chat\nnot a registry line\n")
+    wait_for(
+        lambda: any(e.path == "/hand/added.chat" for e in plane.snapshot().projects[0].channels[0].entries),
+        what="hand edit shown",
+    )
+    append(project / ".nbs" / "control-inbox", "register-hub after\n")
+    wait_for(lambda: "hub:after" in registry_lines(project), what="inbox line")
+    assert registry_lines(project) == [
+        "chat:.nbs/chat/team.chat",
+        "bus:.nbs/events",
+        "chat:/hand/added.chat",
+        "not a registry line",
+        "hub:after",
+    ]
+
+
+def test_read_only_nbs_is_reported_not_fatal(started, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    def read_only(path: object, text: str, **kwargs: object) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(plane_module, "write_atomic", read_only)
+    (project / ".nbs" / "control-inbox").write_text("register-hub h\n")
+    plane, recorder = started(project)
+    errors = recorder.of(PlaneError)
+    assert errors and "Read-only file system" in errors[0].message
+    replayed, failed = plane.history()
+    assert replayed.outcome is Outcome.APPLIED
+    assert failed.outcome is Outcome.ERROR and "not saved" in failed.why
+    append(project / ".nbs" / "control-inbox", "register-hub live\n")
+    wait_for(lambda: len(plane.history()) == 3, what="live line")
+    live = plane.history()[-1]
+    assert live.outcome is Outcome.ERROR and "not saved" in live.why
+    snap = plane.snapshot().project(project)
+    assert snap is not None and "Read-only" in snap.error
+    with pytest.raises(ControlPlaneError):
+        plane.create_chat(project / "missing-dir", "x.chat")
+
+
+def test_pane_dirs_and_late_nbs(started, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    late = tmp_path / "late"
+    late.mkdir()
+    plane, _ = started(rescan_interval=0.2)
+    plane.set_pane_dirs({"%1": late, "%2": tmp_path / "nowhere"})
+    assert plane.flush()
+    assert plane.snapshot().projects == ()
+    make_chat(late / ".nbs" / "chat" / "c.chat")
+    wait_for(lambda: plane.project_for_pane("%1") is not None, what="late .nbs picked up")
+    assert registry_lines(late) == ["chat:.nbs/chat/c.chat"]
+    append(late / ".nbs" / "control-inbox", "set-poll-interval 7\n")
+    wait_for(lambda: plane.poll_interval_for_pane("%1") == 7.0, what="poll interval")
+    plane.set_pane_dirs({})
+    assert plane.flush()
+    assert plane.snapshot().projects == ()
+
+
+def test_pause_toggle(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    plane, recorder = started(project)
+    plane.set_pane_dirs({"%3": project})
+    assert plane.flush()
+    assert plane.toggle_pause(project) is True
+    assert (project / ".nbs" / "control-pause").exists() and plane.is_pane_paused("%3")
+    wait_for(lambda: plane.snapshot().projects[0].paused, what="paused shown")
+    assert plane.toggle_pause(project) is False
+    wait_for(lambda: not plane.snapshot().projects[0].paused, what="unpaused shown")
+    assert [e.paused for e in recorder.of(PauseChanged)] == [True, False]
+
+
+def test_editor_edits_go_through_the_inbox(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    plane, _ = started(project)
+    make_chat(project / ".nbs" / "chat" / "side chat.chat")
+    line = plane.register_chat(project, str(project / ".nbs" / "chat" / "side chat.chat"))
+    assert line == "register-chat .nbs/chat/side chat.chat"
+    assert (project / ".nbs" / "control-inbox").read_text() == line + "\n"
+    wait_for(lambda: "chat:.nbs/chat/side chat.chat" in registry_lines(project), what="registered")
+    wait_for(lambda: plane.history() and plane.history()[-1].source.endswith("(nbs-tui)"), what="provenance")
+    assert plane.flush()
+    with pytest.raises(ControlPlaneError, match="already registered"):
+        plane.register_chat(project, ".nbs/chat/side chat.chat")
+    with pytest.raises(ControlPlaneError, match="no such file"):
+        plane.register_chat(project, ".nbs/chat/none.chat")
+    (project / "notes.chat").write_text("not a chat\n")
+    with pytest.raises(ControlPlaneError, match="not an nbs-chat"):
+        plane.register_chat(project, "notes.chat")
+    with pytest.raises(ControlPlaneError, match="control character"):
+        plane.register_chat(project, ".nbs/chat/a\nregister-hub x")
+    plane.unregister_chat(project, "./.nbs/chat/side chat.chat")
+    wait_for(lambda: "chat:.nbs/chat/side chat.chat" not in registry_lines(project), what="unregistered")
+    assert plane.flush()
+    with pytest.raises(ControlPlaneError, match="not registered"):
+        plane.unregister_chat(project, ".nbs/chat/side chat.chat")
+    assert (project / ".nbs" / "control-inbox").read_text().splitlines() == [
+        "register-chat .nbs/chat/side chat.chat",
+        "unregister-chat .nbs/chat/side chat.chat",
+    ]
+
+
+def test_editor_waits_for_an_agents_unfinished_line(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    plane, _ = started(project)
+    inbox = project / ".nbs" / "control-inbox"
+    append(inbox, "register-hub half")
+    timer = threading.Timer(0.2, append, args=(inbox, "way\n"))
+    timer.start()
+    make_chat(project / ".nbs" / "chat" / "x.chat")
+    plane.register_chat(project, ".nbs/chat/x.chat")
+    timer.join()
+    assert inbox.read_text() == "register-hub halfway\nregister-chat .nbs/chat/x.chat\n"
+
+
+def test_create_and_post(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    plane, _ = started(project)
+    written = plane.create_chat(project, ".nbs/chat/new.chat")
+    assert written == ".nbs/chat/new.chat"
+    wait_for(lambda: "chat:.nbs/chat/new.chat" in registry_lines(project), what="new chat registered")
+    message = plane.post_message(project / ".nbs" / "chat" / "new.chat", "hello team")
+    assert message.handle == "operator"
+    chat = read_chat(project / ".nbs" / "chat" / "new.chat")
+    assert chat.consistent and [(m.handle, m.text) for m in chat.messages] == [("operator", "hello team")]
+    (project / ".nbs" / "chat" / "new.chat.cursors").write_text("# c\nalice=-1\n")
+    wait_for(
+        lambda: any(c.path.endswith("new.chat") and c.total == 1 and c.readers for c in plane.snapshot().projects[0].chats),
+        what="summary with reader",
+    )
+    with pytest.raises(ControlPlaneError, match="already exists"):
+        plane.create_chat(project, ".nbs/chat/new.chat")
+
+
+def test_scanned_commands(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    plane, _ = started(project)
+    plane.apply_scanned_command("%5", project, "\\nbs-register-hub .nbs/h")
+    plane.apply_scanned_command("%5", project, "\\nbs-register-hub .nbs/h")  # same screen again
+    plane.apply_scanned_command("%6", project, "\\nbs-set-poll-interval 20")
+    plane.apply_scanned_command("%6", project / "nowhere", "\\nbs-register-hub x")
+    assert plane.flush()
+    history = plane.history()
+    assert [(e.source, e.outcome) for e in history] == [
+        ("pane %5", Outcome.APPLIED),
+        ("pane %6", Outcome.APPLIED),
+        ("pane %6", Outcome.ERROR),
+    ]
+    assert "hub:.nbs/h" in registry_lines(project)
+    assert plane.poll_interval(project) == 20.0
+
+
+def test_hundred_thousand_line_inbox(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    lines = []
+    for i in range(100_000):
+        verb = "register-chat" if i % 3 else "unregister-chat"
+        lines.append(f"{verb} .nbs/chat/c{i % 97}.chat\n")
+    (project / ".nbs" / "control-inbox").write_text("".join(lines))
+    plane, recorder = started(project, history_limit=1000)
+    assert plane.snapshot().history_total == 100_000
+    assert len(plane.history()) == 1000
+    assert sum(len(e.entries) for e in recorder.of(HistoryAppended)) == 100_000
+    from nbs_tui.core.control import Replay, process_line
+    from nbs_tui.core.registry import Registry
+
+    one_by_one = Registry(project)
+    one_by_one.seed()
+    replay = Replay(one_by_one.copy())
+    for line in lines:
+        process_line(one_by_one, line.rstrip("\n"))
+        replay.feed(line.rstrip("\n"))
+    assert registry_lines(project) == list(replay.finish().lines)
+    assert sorted(registry_lines(project)) == sorted(one_by_one.lines)
+
+
+def test_events_serialise_to_json(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    (project / ".nbs" / "control-inbox").write_text("register-hub h\nbad\n")
+    _, recorder = started(project)
+    for event in list(recorder.events):
+        json.dumps(event_as_json(event))
+    kinds = {event_as_json(e)["event"] for e in recorder.events}
+    assert {"control-snapshot", "control-history", "registry-changed"} <= kinds
