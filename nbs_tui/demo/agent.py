@@ -79,7 +79,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from nbs_tui.demo.chatfile import create_chat, post_message
+from nbs_tui.demo.chatfile import create_chat, parse_chat, post_message
 
 VERSION_LABEL = "v2.1.220"
 
@@ -425,6 +425,7 @@ TIPS = (
     "Tip: Use ctrl+o to expand tool results",
 )
 
+NEW_CHATS = ("debug", "review", "bench", "release")
 BUSY_WORDS = ("compiling", "linking", "testing", "fetching", "indexing", "rendering", "hashing", "packing")
 BUSY_WIDE = ("✓ 完了", "⚠ 警告", "▶ 実行中", "構築", "テスト", "🔧")
 
@@ -505,6 +506,9 @@ class Agent:
         self.busy_started = 0.0
         self.busy_block = 0
         self.chat_posts = 0
+        self.polls = 0
+        self.fx = random.Random()
+        """Randomness that depends on timing (token counts); kept apart so --seed stays exact."""
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._pending = ""
         self._paste: list[str] | None = None
@@ -1168,30 +1172,43 @@ class Agent:
         self.say(f"Going with {choice}. {self.task.summary}")
 
     def turn_nbs_poll(self) -> Turn:
+        """/nbs-poll: read the chat, register a new chat, post a reply.
+
+        The first poll registers with a ``\\nbs-register-chat`` line in its message block, the
+        second by appending ``register-chat`` to ``.nbs/control-inbox``; later polls pick at
+        random (and sometimes find nothing new), so tests can rely on the first two.
+        """
+        self.polls += 1
         project = self.opt.project
         chat_dir = project / ".nbs" / "chat"
+        spawned = {f"{n}.chat" for n in NEW_CHATS}
         chats = sorted(p for p in chat_dir.glob("*.chat") if not p.name.endswith("-archive.chat")) if chat_dir.is_dir() else []
+        home = [p for p in chats if p.name not in spawned] or chats
+        target = home[0] if home else chat_dir / f"{self.opt.name}.chat"
         yield Work(self.rng.uniform(0.6, 1.5))
-        self.tool("Bash", f"nbs-chat read .nbs/chat/{chats[0].name if chats else 'team.chat'} --unread={self.opt.name}")
+        self.tool("Bash", f"nbs-chat read .nbs/chat/{target.name} --unread={self.opt.name}")
         yield Work(self.rng.uniform(0.5, 1.2))
-        roll = self.rng.random()
-        if roll < 0.25 and not self.chat_posts:
+        last = None
+        with contextlib.suppress(OSError, ValueError):
+            messages = parse_chat(target.read_text(encoding="utf-8")).messages
+            last = next((m for m in reversed(messages) if m.handle != self.opt.name), None)
+        if self.polls > 2 and self.rng.random() < 0.3:
             self.result(["(no new messages)"])
             yield Work(0.5)
             self.say("Nothing new on the chat or the bus. Carrying on with the task.")
-            self.chat_posts += 1
             return
-        peer = self.rng.choice(("bench-claude", "docs-claude", "alex", "review-claude"))
-        new_chat = self.rng.choice(("debug", "review", "bench", "release"))
+        peer = last.handle if last else self.rng.choice(("bench-claude", "docs-claude", "alex"))
+        if last:
+            self.result([[(f"{last.handle}: ", CLAUDE_LIGHT), (last.text, GREY)]])
+        new_chat = NEW_CHATS[(self.polls - 1 + self.rng.randrange(len(NEW_CHATS)) * (self.polls > 2)) % len(NEW_CHATS)]
         rel = f".nbs/chat/{new_chat}.chat"
-        self.result([[("@", GREY), (self.opt.name, CLAUDE_LIGHT), (f": {peer} opened {rel} for the follow-up", GREY)]])
         yield Work(self.rng.uniform(0.8, 1.6))
         with contextlib.suppress(OSError):
             create_chat(project / rel)
-        style = self.rng.random()
-        if style < 0.5 or self.chat_posts == 0:
+        via_line = self.polls == 1 or (self.polls > 2 and self.rng.random() < 0.5)
+        if via_line:
             # The AI-facing convention: a \nbs- line in the message block, for the sidecar to pick up.
-            self.say(f"{peer} started a new chat for this. Registering it so I hear about replies.")
+            self.say(f"{peer} wants the follow-up on {rel}. Registering it so I hear about replies.")
             self.add([("  ", ""), (f"\\nbs-register-chat {rel}", "")], wrap=False)
         else:
             # The other route: append to the control inbox directly, as a tool call.
@@ -1199,18 +1216,16 @@ class Agent:
             self.tool("Bash", f"echo '{line}' >> .nbs/control-inbox")
             yield Work(0.4)
             self._append_inbox(line)
-            self.result(["(no output)"])
-        if self.rng.random() < 0.4:
-            self._append_inbox(f"register-chat {rel}")
+            self.result(["(No output)"])
         yield Work(self.rng.uniform(0.5, 1.2))
-        target = chats[0] if chats else chat_dir / f"{self.opt.name}.chat"
         text = self.rng.choice((
             f"@{peer} on it: {self.task.title.lower()} — tests next",
             f"status: {self.task.summary}",
             f"@{peer} can you review {self.task.files[0]}? the retry budget is 3",
-            "picked up the new chat; will report there",
+            f"moved the follow-up to {rel}; will report there",
         ))
-        self.tool("Bash", f"nbs-chat send .nbs/chat/{target.name} {self.opt.name} \"{text[:40]}…\"")
+        short = text if len(text) <= 40 else text[:39] + "…"
+        self.tool("Bash", f"nbs-chat send .nbs/chat/{target.name} {self.opt.name} \"{short}\"")
         yield Work(0.5)
         try:
             post_message(target, self.opt.name, text)
@@ -1219,7 +1234,7 @@ class Agent:
             self.result([[(f"Error: {error}", RED)]])
         self.chat_posts += 1
         yield Work(0.6)
-        self.say(f"Replied on {target.name}; registered {rel}.")
+        self.say(f"Replied on `{target.name}`; registered `{rel}`.")
 
     def _append_inbox(self, line: str) -> None:
         inbox = self.opt.project / ".nbs" / "control-inbox"
@@ -1261,7 +1276,7 @@ class Agent:
         elif n % 11 == 0:
             segs += [(" warn", "38;5;208;3")]
         self.busy_emitted += 1
-        self.tokens += rng.randint(5, 40)
+        self.tokens += self.fx.randint(5, 40)
         return segs
 
     def busy_tick(self, now: float) -> None:
@@ -1290,7 +1305,7 @@ class Agent:
 
     def tick(self, now: float) -> None:
         if self.mode is Mode.WORKING and self.turn is not None:
-            self.tokens += self.rng.randint(0, 9)
+            self.tokens += self.fx.randint(0, 9)
             if now >= self.wait_until:
                 self.advance(None, now)
             if self.opt.busy or self.opt.script == "busy":
