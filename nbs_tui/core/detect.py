@@ -67,15 +67,43 @@ def strip_escapes(text: str) -> str:
     return text.replace("\r", "")
 
 
+def _sgr_effects(params_text: str, faint: bool, reverse: bool) -> tuple[bool, bool]:
+    """Apply one SGR sequence to the (faint, reverse) pair, skipping colour sub-parameters."""
+    params = (
+        [int(p) if p.isdigit() else 0 for p in re.split("[;:]", params_text)]
+        if params_text
+        else [0]
+    )
+    i = 0
+    while i < len(params):
+        p = params[i]
+        if p in (38, 48, 58):
+            i += 3 if i + 1 < len(params) and params[i + 1] == 5 else 5
+            continue
+        if p == 0:
+            faint = reverse = False
+        elif p == 2:
+            faint = True
+        elif p == 22:
+            faint = False
+        elif p == 7:
+            reverse = True
+        elif p == 27:
+            reverse = False
+        i += 1
+    return faint, reverse
+
+
 def _faint_after_prompt(raw: str) -> bool:
     """True when every visible character after the ``❯`` of a raw SGR line is drawn faint.
 
     Claude Code draws its suggested prompt (ghost text) dim; typed text is normal intensity.
+    Characters in reverse video are the cursor block and do not count either way.
     """
     pos = raw.find("❯")
     if pos < 0:
         return False
-    faint = False
+    faint = reverse = False
     saw_text = False
     i = pos + 1
     n = len(raw)
@@ -84,18 +112,13 @@ def _faint_after_prompt(raw: str) -> bool:
         if ch == "\x1b":
             m = _SGR.match(raw, i)
             if m:
-                params = [p for p in re.split("[;:]", m.group(1)) if p != ""] or ["0"]
-                for p in params:
-                    if p in ("0", "22"):
-                        faint = False
-                    elif p == "2":
-                        faint = True
+                faint, reverse = _sgr_effects(m.group(1), faint, reverse)
                 i = m.end()
                 continue
             m2 = _ESCAPES.match(raw, i)
             i = m2.end() if m2 else i + 1
             continue
-        if not ch.isspace():
+        if not ch.isspace() and not reverse:
             if not faint:
                 return False
             saw_text = True
@@ -134,7 +157,9 @@ _FOOTER_MARKERS = re.compile(
     re.IGNORECASE,
 )
 _FOOTER_BUSY = re.compile(r"\b(?:esc|ctrl\+c) to interrupt\b", re.IGNORECASE)
-_PLACEHOLDER = re.compile(r'^Try "[^"]*"$')
+_PLACEHOLDER = re.compile(
+    r'^Try "[^"]*"$|^Resend your message to try again$|^Once fixed, resend your message$'
+)
 
 _ERROR = re.compile(
     r"API Error\b|\busage limit reached|\bhit your (?:\w+ )?limit\b|Please run /login|Invalid API key|"
@@ -150,7 +175,7 @@ _CONTEXT_PRESSURE = re.compile(
 _DIALOG = re.compile(
     r"trust this folder|Accessing workspace|Quick safety check|Bypass Permissions mode|"
     r"custom API key|use this API key|login method|Select login|Log in with|Welcome to Claude Code|"
-    r"Choose the text style|terminal setup|Yes, I accept|No, exit",
+    r"Choose the text style|terminal setup|Yes, I accept|No, exit|default permission mode",
     re.IGNORECASE,
 )
 _PLAN_HEADER = re.compile(
@@ -291,43 +316,41 @@ def _numbered_menu(rows: Sequence[tuple[int, str]], box_prompt: int | None) -> _
     return _Menu(options, rows[first_pos][0], rows[last_pos][0], context)
 
 
-def _unnumbered_menu(rows: Sequence[tuple[int, str]]) -> _Menu | None:
-    """A ``❯ No, exit`` / ``Yes, I accept`` list above an "Enter to confirm" footer."""
+def _unnumbered_menu(rows: Sequence[tuple[int, str]], box: _Box | None) -> _Menu | None:
+    """A ``❯ No, exit`` / ``Yes, I accept`` choice: a marked line with aligned siblings, above
+    an "Enter to confirm" footer, or (without a footer) indented, with no input box below."""
     footer_pos = None
     for p in range(len(rows) - 1, max(-1, len(rows) - 6), -1):
         if re.search(r"Enter to (?:confirm|select)", rows[p][1], re.IGNORECASE):
             footer_pos = p
             break
-    if footer_pos is None:
-        return None
-    for p in range(footer_pos - 1, max(-1, footer_pos - 12), -1):
+    end = footer_pos if footer_pos is not None else len(rows)
+    for p in range(end - 1, max(-1, end - 12), -1):
         line = rows[p][1]
         m = re.match(r"^(\s*)[❯>›]\s+(\S.*?)\s*$", line)
-        if not m:
+        if not m or _OPTION.match(line):
             continue
-        column = len(m.group(1)) + (len(line) - len(line.lstrip()) - len(m.group(1)))
+        if footer_pos is None and (not m.group(1) or box is not None):
+            return None
         text_col = line.index(m.group(2))
-        labels: list[tuple[int, str, bool]] = []
-        q = p - 1
+
+        def sibling(row: str, col: int = text_col) -> bool:
+            return row[:col].strip() == "" and bool(row[col:].strip()) and not row[col].isspace()
+
         above: list[tuple[int, str, bool]] = []
-        while q >= 0 and rows[q][1][:text_col].strip() == "" and rows[q][1][text_col:].strip():
+        q = p - 1
+        while q >= 0 and len(above) < 8 and sibling(rows[q][1]):
             above.append((q, rows[q][1].strip(), False))
             q -= 1
-            if len(above) > 8:
-                break
-        labels.extend(reversed(above))
-        labels.append((p, m.group(2), True))
+        labels = [*reversed(above), (p, m.group(2), True)]
         q = p + 1
-        while (
-            q < footer_pos and rows[q][1][:text_col].strip() == "" and rows[q][1][text_col:].strip()
-        ):
+        while q < end and len(labels) < 10 and sibling(rows[q][1]):
             labels.append((q, rows[q][1].strip(), False))
             q += 1
-        del column
         if len(labels) < 2:
             return None
         options = tuple(MenuOption(i + 1, label, sel) for i, (_, label, sel) in enumerate(labels))
-        context_lines = [line for _, line in rows[max(0, labels[0][0] - 15) : labels[0][0]]]
+        context_lines = [row for _, row in rows[max(0, labels[0][0] - 15) : labels[0][0]]]
         context = "\n".join([*context_lines, *(o.label for o in options)])
         return _Menu(options, rows[labels[0][0]][0], rows[labels[-1][0]][0], context)
     return None
@@ -492,9 +515,11 @@ def detect_lines(lines: Sequence[str], *, faint_rows: Collection[int] = ()) -> D
                     reason=f"{state.value} menu with {len(menu.options)} options",
                     flags=frozen_flags,
                 )
-    unnumbered = _unnumbered_menu(rows)
+    unnumbered = _unnumbered_menu(rows, box if box is not None and box.ruled else None)
     if unnumbered is not None:
         state = _classify_menu(unnumbered)
+        if state is AgentState.QUESTION:
+            state = AgentState.DIALOG  # unnumbered choices are Claude Code's own dialogs
         return Detection(
             state,
             options=unnumbered.options,
@@ -587,7 +612,7 @@ def detect_text(text: str) -> Detection:
     faint: list[int] = []
     if "\x1b" in text:
         for i, raw in enumerate(raw_lines):
-            if "❯" in raw and "\x1b[2" in raw and _faint_after_prompt(raw):
+            if "❯" in raw and _faint_after_prompt(raw):
                 faint.append(i)
         lines = [strip_escapes(raw) for raw in raw_lines]
     else:
@@ -614,7 +639,7 @@ def screen_lines_and_faint(screen: PaneScreen) -> tuple[list[str], list[int]]:
             x = next((i for i, c in enumerate(cells) if c.data == "❯"), None)
             if x is None:
                 continue
-            text = [c for c in cells[x + 1 :] if c.data.strip()]
+            text = [c for c in cells[x + 1 :] if c.data.strip() and not c.reverse]
             if text and all(c.dim for c in text):
                 faint.append(y)
     return lines, faint

@@ -83,46 +83,41 @@ def test_peer_corpus_is_fully_covered(peer_corpus: Path) -> None:
 # --- the real-CLI corpus captured by the project's own harness --------------------------------
 
 
-def _claude_cases() -> list[Path]:
+def _claude_cases() -> list[tuple[str, str, list[str], str]]:
+    """(version, file, allowed states, note) from every ``<version>/labels.tsv``."""
+    cases = []
     if not CLAUDE_CORPUS.is_dir():
-        return []
-    return sorted(
-        p
-        for p in CLAUDE_CORPUS.rglob("*")
-        if p.is_file() and p.suffix in (".txt", ".ansi", ".screen")
-    )
-
-
-def _expected_for(path: Path) -> set[str] | None:
-    """The capture's label: a sidecar ``.json`` with ``state``/``allowed``, else the file name."""
-    for meta in (path.with_suffix(".json"), path.with_name(path.stem + ".meta.json")):
-        if meta.is_file():
-            data = json.loads(meta.read_text(encoding="utf-8"))
-            allowed = data.get("allowed") or data.get("state") or data.get("expected")
-            if isinstance(allowed, str):
-                return set(allowed.split(","))
-            if isinstance(allowed, list):
-                return set(allowed)
-    stem = path.stem.lower()
-    for state in AgentState:
-        if stem.startswith(state.value) or f"_{state.value}" in stem or f"-{state.value}" in stem:
-            return {state.value}
-    return None
+        return cases
+    for labels in sorted(CLAUDE_CORPUS.glob("*/labels.tsv")):
+        for line in labels.read_text(encoding="utf-8").splitlines():
+            if not line.strip() or line.startswith("#"):
+                continue
+            name, allowed, *rest = line.split("\t")
+            cases.append((labels.parent.name, name, allowed.split(","), rest[0] if rest else ""))
+    return cases
 
 
 @pytest.mark.parametrize(
-    "path",
+    ("version", "name", "allowed", "note"),
     _claude_cases()
-    or [pytest.param(None, marks=pytest.mark.skip(reason="real-CLI corpus not captured yet"))],
+    or [
+        pytest.param(
+            "", "", [], "", marks=pytest.mark.skip(reason="real-CLI corpus not captured yet")
+        )
+    ],
 )
-def test_real_cli_screen(path: Path) -> None:
-    expected = _expected_for(path)
-    if expected is None:
-        pytest.skip(f"no label for {path.name}")
-    detection = detect_text(path.read_text(encoding="utf-8", errors="replace"))
-    assert detection.state.value in expected, (
-        f"{path.relative_to(CLAUDE_CORPUS)}: {detection.reason}"
-    )
+def test_real_cli_screen(version: str, name: str, allowed: list[str], note: str) -> None:
+    text = (CLAUDE_CORPUS / version / name).read_text(encoding="utf-8", errors="replace")
+    detection = detect_text("\n".join(text.split("\n")[2:]))  # two header lines
+    assert detection.state.value in allowed, f"{version}/{name}: {detection.reason}"
+    if detection.state is not AgentState.IDLE:
+        assert not detection.safe_to_inject
+    words = note.removeprefix("choice=") if note.startswith("choice=") else ""
+    if words:  # an empty choice= names no expected option
+        chosen = [o.label for o in detection.options if o.number == detection.plan_choice]
+        assert chosen and words.lower() in chosen[0].lower(), detection.options
+    if name.endswith(".ansi") and name.startswith(("error_", "idle_empty")):
+        assert detection.input_text in ("", None), "a faint hint is not typed input"
 
 
 # --- hand-made traps from the issue ----------------------------------------------------------
@@ -507,3 +502,49 @@ def test_detect_screen_uses_dim_attribute_for_suggestions() -> None:
     screen.feed(f"⏺ Done.\r\n{rule}\r\n❯ fix the docs\r\n{rule}\r\n  ? for shortcuts".encode())
     d = detect_screen(screen)
     assert d.input_text == "fix the docs" and not d.safe_to_inject
+
+
+def test_faint_hint_with_reverse_video_cursor_is_not_typed() -> None:
+    raw = "\n".join(
+        [
+            "⏺ Done.",
+            RULE,
+            "\x1b[39m❯\u00a0\x1b[7mR\x1b[0;2m\x1b[39mesend your message",
+            RULE,
+            "  ? for shortcuts",
+        ]
+    )
+    assert detect_text(raw).input_text == ""
+    # a 256-colour index 2 is not the faint attribute
+    raw = "\n".join(["⏺ Done.", RULE, "❯ \x1b[38;5;2mtyped\x1b[0m", RULE, "  ? for shortcuts"])
+    assert detect_text(raw).input_text == "typed"
+
+
+def test_unnumbered_startup_dialog_without_footer() -> None:
+    d = detect_lines(
+        [
+            " ▜██████▀   Opus 5.5 · API Usage Billing",
+            RULE,
+            "  Make auto mode your default permission mode?",
+            "",
+            "  ❯ Yes, set auto mode as my default permission mode",
+            "    No, keep plan mode",
+        ]
+    )
+    assert d.state is AgentState.DIALOG
+    assert [o.label for o in d.options] == [
+        "Yes, set auto mode as my default permission mode",
+        "No, keep plan mode",
+    ]
+    assert d.options[0].selected
+
+
+def test_plan_bypass_switch_label_2_1_332() -> None:
+    options = [
+        MenuOption(
+            1, "Yes, and switch to BYPASS PERMISSIONS (no further prompts) for this session", True
+        ),
+        MenuOption(2, "Yes, manually approve edits"),
+        MenuOption(3, "Tell Claude what to change"),
+    ]
+    assert choose_plan_option(options) == 1
