@@ -1,0 +1,470 @@
+"""Run the real Claude Code CLI in tmux panes against a scripted local Messages API.
+
+API summary (fixtures come from tests/realclaude/conftest.py)::
+
+    claude_binary -> ClaudeBinary(path, version)       # skips the test when not installed
+    claude_fleet  -> ClaudeFleet                       # on libtmux's private ``server``
+
+    fleet.start(scenario=(), *, name=None, trust=True, approve_key=True, onboarded=True,
+                permission_mode="default", settings=None, config=None, extra_env=None,
+                args=(), wait=True) -> ClaudeAgent
+    fleet.start_many(*scenarios, wait=True, **options) -> list[ClaudeAgent]   # concurrently
+    fleet.agents                                       # every agent started, in order
+
+    agent.pane, agent.pane_id, agent.server            # libtmux Pane, "%3", libtmux Server
+    agent.api                                          # its FakeAPI: .prompts(), .requests, .add()
+    agent.home, agent.workdir                          # throw-away HOME and work folder (Paths)
+    agent.screen(escapes=False) -> str                 # capture-pane text (-e with escapes)
+    agent.wait_for(text_or_predicate, timeout=20) -> str   # bounded poll; returns the screen
+    agent.wait_idle(timeout=20) -> str                 # the prompt is back and nothing runs
+    agent.type(text) / agent.submit(text) / agent.press(*keys)   # literal text / +Enter / keys
+    agent.session_status() -> dict | None              # ~/.claude/sessions/<pid>.json
+    agent.exit()                                       # /exit; the pane drops to a shell
+
+Scenario steps (``Text``, ``Slow``, ``Bash``, ``ToolUse``, ``Plan``, ``Ask``, ``Error``) are
+re-exported from :mod:`tests.realclaude.fakeapi`. Each pane is its own tmux session of 120x40;
+the agent runs through ``<home>/launch.sh`` (which sets HOME and the offline env explicitly,
+since a tmux server started earlier would hand new panes its own environment) and leaves an
+interactive shell behind when Claude Code exits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import libtmux
+
+from tests.realclaude.fakeapi import (
+    Ask,
+    Bash,
+    Error,
+    FakeAPI,
+    Plan,
+    Scenario,
+    Slow,
+    Step,
+    Text,
+    ToolUse,
+)
+
+__all__ = [
+    "COLS",
+    "PRIMARY_VERSION",
+    "ROWS",
+    "Ask",
+    "Bash",
+    "ClaudeAgent",
+    "ClaudeBinary",
+    "ClaudeFleet",
+    "Error",
+    "FakeAPI",
+    "Plan",
+    "Scenario",
+    "Slow",
+    "Step",
+    "Text",
+    "ToolUse",
+    "find_claude",
+    "looks_idle",
+    "looks_working",
+]
+
+HERE = Path(__file__).resolve().parent
+INSTALL_SCRIPT = HERE / "install-claude-code.sh"
+COLS, ROWS = 120, 40
+
+
+def _primary_version() -> str:
+    """The version pinned in install-claude-code.sh (one source of truth)."""
+    match = re.search(r"^PRIMARY_VERSION=(\S+)", INSTALL_SCRIPT.read_text(), re.M)
+    return match.group(1) if match else "2.1.332"
+
+
+PRIMARY_VERSION = _primary_version()
+
+# Variables from the surrounding process that would change how the agent behaves (e.g. when the
+# tests run inside a Claude Code session): launch.sh unsets them before setting its own.
+_SCRUB_PREFIXES = ("CLAUDE", "ANTHROPIC", "OTEL_", "AWS_", "VERTEX_", "GOOGLE_", "MCP_", "NBS_")
+
+OFFLINE_ENV = {
+    "DISABLE_AUTOUPDATER": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
+}
+
+NBS_POLL_COMMAND = """\
+---
+description: nbs-tui poll (injected by the dashboard when the agent is idle)
+---
+Check your inbox and the registry for new work. If there is nothing to do, reply "idle".
+"""
+
+
+# --- finding the binary ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClaudeBinary:
+    path: Path
+    version: str
+
+
+def cache_root() -> Path:
+    env = os.environ.get("NBS_CLAUDE_CACHE")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "nbs-tui" / "claude-code"
+
+
+def find_claude(version: str | None = None) -> ClaudeBinary | str:
+    """The installed binary for ``version`` (default: $NBS_CLAUDE_VERSION or the pinned
+    primary), or a reason string saying why there is none. $NBS_CLAUDE_BIN points at any binary
+    (its version is then asked from it)."""
+    explicit = os.environ.get("NBS_CLAUDE_BIN")
+    if explicit and version is None:
+        path = Path(explicit)
+        if not os.access(path, os.X_OK):
+            return f"NBS_CLAUDE_BIN={explicit} is not executable"
+        return ClaudeBinary(path, _ask_version(path) or "unknown")
+    version = version or os.environ.get("NBS_CLAUDE_VERSION") or PRIMARY_VERSION
+    path = cache_root() / version / "node_modules" / "@anthropic-ai" / "claude-code" / "bin"
+    path = path / "claude.exe"
+    if not os.access(path, os.X_OK):
+        return (
+            f"Claude Code {version} is not installed at {path}: "
+            f"run `bash tests/realclaude/install-claude-code.sh {version}` (needs npm)"
+        )
+    return ClaudeBinary(path, version)
+
+
+def _ask_version(path: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            [str(path), "--version"], capture_output=True, text=True, timeout=30, check=False
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.match(r"(\d+\.\d+\.\d+)", out.strip())
+    return match.group(1) if match else None
+
+
+# --- screen heuristics for the harness's own waits (the product's detector lives elsewhere) ---
+
+
+_SPINNER_LINE = re.compile(r"^\s*[·✢✳✶✻✽*●⏺]?\s*\S+…")
+
+
+def looks_working(screen: str) -> bool:
+    """A turn is in progress: the footer offers to interrupt."""
+    return "esc to interrupt" in screen.lower()
+
+
+def looks_idle(screen: str) -> bool:
+    """The input prompt is on screen and no turn, menu or dialog is open.
+
+    Deliberately simple: enough for the harness to know when to send the next key.
+    """
+    lower = screen.lower()
+    if looks_working(screen) or "do you want" in lower or "would you like" in lower:
+        return False
+    if "enter to select" in lower or "esc to cancel" in lower:
+        return False
+    return any(line.lstrip().startswith("❯") for line in screen.splitlines()) and (
+        "for shortcuts" in lower or "─" in screen
+    )
+
+
+# --- one agent ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ClaudeAgent:
+    """One Claude Code process in its own tmux pane (120x40), with its own API and HOME."""
+
+    name: str
+    pane: libtmux.Pane
+    server: libtmux.Server
+    api: FakeAPI
+    home: Path
+    workdir: Path
+    api_key: str
+    binary: ClaudeBinary
+
+    @property
+    def pane_id(self) -> str:
+        return str(self.pane.pane_id)
+
+    @property
+    def version(self) -> str:
+        return self.binary.version
+
+    # looking
+
+    def screen(self, escapes: bool = False) -> str:
+        """The visible pane (``escapes``: with SGR sequences, as ``capture-pane -e``)."""
+        args = ["capture-pane", "-p", "-t", self.pane_id]
+        if escapes:
+            args.insert(1, "-e")
+        return "\n".join(self.server.cmd(*args).stdout)
+
+    def wait_for(
+        self,
+        what: str | re.Pattern[str] | Callable[[str], bool],
+        timeout: float = 20.0,
+        *,
+        interval: float = 0.1,
+    ) -> str:
+        """Poll the screen until ``what`` (a substring, a regex, or a predicate of the screen
+        text) holds; return that screen. On timeout raise ``TimeoutError`` showing the screen."""
+        if isinstance(what, str):
+            needle = what
+
+            def check(s: str) -> bool:
+                return needle in s
+
+        elif isinstance(what, re.Pattern):
+            pattern = what
+
+            def check(s: str) -> bool:
+                return pattern.search(s) is not None
+
+        else:
+            check = what
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while True:
+            screen = self.screen()
+            if check(screen):
+                return screen
+            if time.monotonic() >= deadline:
+                raise TimeoutError(
+                    f"{self.name}: waited {timeout:.0f}s for {what!r}; screen was:\n{screen}"
+                )
+            time.sleep(interval)
+
+    def wait_idle(self, timeout: float = 20.0) -> str:
+        return self.wait_for(looks_idle, timeout)
+
+    def wait_working(self, timeout: float = 20.0) -> str:
+        return self.wait_for(looks_working, timeout)
+
+    # typing
+
+    def type(self, text: str) -> None:
+        """Type ``text`` literally (no Enter)."""
+        self.server.cmd("send-keys", "-t", self.pane_id, "-l", text)
+
+    def press(self, *keys: str) -> None:
+        """Press tmux key names, e.g. ``press("Escape")``, ``press("BTab", "BTab")``."""
+        for key in keys:
+            self.server.cmd("send-keys", "-t", self.pane_id, key)
+
+    def submit(self, text: str) -> None:
+        """Type ``text`` and press Enter (as a separate key, as a person would)."""
+        self.type(text)
+        time.sleep(0.15)  # let the input box take the paste before Enter (not an assertion)
+        self.press("Enter")
+
+    def exit(self, timeout: float = 20.0) -> str:
+        """Quit Claude Code with /exit and wait for the shell prompt left behind."""
+        self.submit("/exit")
+        return self.wait_for(lambda s: any(ln.rstrip() == "$" or ln.startswith("$ ") for ln in s.splitlines()), timeout)
+
+    # exact signals
+
+    def session_status(self) -> dict[str, Any] | None:
+        """The newest ``~/.claude/sessions/<pid>.json`` of this agent (status idle|busy|waiting)."""
+        folder = self.home / ".claude" / "sessions"
+        files = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime) if folder.is_dir() else []
+        for path in reversed(files):
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict):
+                return data
+        return None
+
+
+# --- the fleet ---------------------------------------------------------------------------------
+
+
+class ClaudeFleet:
+    """Starts agents on one private tmux server; stops their APIs at ``close()``."""
+
+    def __init__(self, server: libtmux.Server, base: Path, binary: ClaudeBinary) -> None:
+        self.server = server
+        self.base = base
+        self.binary = binary
+        self.agents: list[ClaudeAgent] = []
+        self._apis: list[FakeAPI] = []
+
+    def start(
+        self,
+        scenario: Scenario = (),
+        *,
+        name: str | None = None,
+        trust: bool = True,
+        approve_key: bool = True,
+        onboarded: bool = True,
+        permission_mode: str | None = "default",
+        settings: Mapping[str, Any] | None = None,
+        config: Mapping[str, Any] | None = None,
+        extra_env: Mapping[str, str] | None = None,
+        args: Sequence[str] = (),
+        wait: bool = True,
+    ) -> ClaudeAgent:
+        """Start one agent with its own scenario, API server, HOME and work folder.
+
+        ``trust``/``approve_key``/``onboarded`` False leave that part of ``~/.claude.json`` out
+        (to reach the trust dialog, the API-key question, onboarding). ``permission_mode`` goes
+        into the settings as ``permissions.defaultMode`` ("default" asks before tools, as the
+        tests expect; newer versions otherwise start in "auto"; "plan" starts in plan mode;
+        ``None`` keeps the version's own default). ``settings`` is written to
+        ``~/.claude/settings.json``; ``config`` is merged over the top level of
+        ``~/.claude.json`` (e.g. ``{"hasSeenAutoDefaultNudge": False}``); ``extra_env`` overrides the environment; ``args`` go on the
+        command line (e.g. ``["--permission-mode", "plan"]``). ``wait``: return once the idle
+        prompt shows (only when no dialog is expected; otherwise return at once).
+        """
+        name = name or f"agent{len(self.agents) + 1}"
+        if any(a.name == name for a in self.agents):
+            raise ValueError(f"agent name {name!r} already used")
+        api = FakeAPI(scenario, name=name).start()
+        self._apis.append(api)
+        root = self.base / name
+        home, workdir = root / "home", root / "work"
+        home.mkdir(parents=True)
+        workdir.mkdir(parents=True)
+        home, workdir = home.resolve(), workdir.resolve()
+        key = f"sk-ant-api03-nbs-tui-test-{name}-" + "x" * 24
+        merged: dict[str, Any] = dict(settings or {})
+        if permission_mode is not None:
+            perms = dict(merged.get("permissions") or {})
+            perms.setdefault("defaultMode", permission_mode)
+            merged["permissions"] = perms
+        self._write_config(home, workdir, key, trust, approve_key, onboarded, merged, config)
+        commands = workdir / ".claude" / "commands"
+        commands.mkdir(parents=True)
+        (commands / "nbs-poll.md").write_text(NBS_POLL_COMMAND)
+
+        env = {
+            "HOME": str(home),
+            "PATH": f"{home / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "TERM": "tmux-256color",
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "SHELL": "/bin/bash",
+            "PS1": "$ ",
+            "ANTHROPIC_BASE_URL": api.base_url,
+            "ANTHROPIC_API_KEY": key,
+            **OFFLINE_ENV,
+            **(extra_env or {}),
+        }
+        launcher = self._write_launcher(home, workdir, env, args)
+        session = self.server.new_session(
+            session_name=f"claude-{name}",
+            window_name=name,
+            start_directory=str(workdir),
+            x=COLS,
+            y=ROWS,
+            environment={"HOME": str(home), **env},
+            window_command=f"exec bash {shlex.quote(str(launcher))}",
+        )
+        # Keep the size fixed even if a client attaches later.
+        self.server.cmd("set-option", "-t", str(session.session_id), "window-size", "manual")
+        pane = session.active_window.active_pane
+        assert pane is not None
+        agent = ClaudeAgent(name, pane, self.server, api, home, workdir, key, self.binary)
+        self.agents.append(agent)
+        if wait and trust and approve_key and onboarded:
+            agent.wait_idle(timeout=30)
+        return agent
+
+    def start_many(
+        self, *scenarios: Scenario, wait: bool = True, **options: Any
+    ) -> list[ClaudeAgent]:
+        """Start one agent per scenario at once and wait for all of them together."""
+        agents = [self.start(sc, wait=False, **options) for sc in scenarios]
+        if wait:
+            with ThreadPoolExecutor(max_workers=len(agents) or 1) as pool:
+                list(pool.map(lambda a: a.wait_idle(timeout=45), agents))
+        return agents
+
+    def close(self) -> None:
+        for api in self._apis:
+            api.stop()
+
+    # files
+
+    def _write_config(
+        self,
+        home: Path,
+        workdir: Path,
+        key: str,
+        trust: bool,
+        approve_key: bool,
+        onboarded: bool,
+        settings: Mapping[str, Any] | None,
+        extra_config: Mapping[str, Any] | None,
+    ) -> None:
+        config: dict[str, Any] = {
+            "numStartups": 5,
+            "theme": "dark",
+            "autoUpdates": False,
+            "hasSeenTasksHint": True,
+            "tipsHistory": {},
+            "lastReleaseNotesSeen": self.binary.version,
+            "lastOnboardingVersion": self.binary.version,
+            # 2.1.3xx asks once "Make auto mode your default permission mode?" when a session
+            # starts outside auto mode (plan mode) or the mode is cycled.
+            "hasSeenAutoDefaultNudge": True,
+        }
+        if onboarded:
+            config["hasCompletedOnboarding"] = True
+        config.update(extra_config or {})
+        if approve_key:
+            config["customApiKeyResponses"] = {"approved": [key[-20:]], "rejected": []}
+        project: dict[str, Any] = {"allowedTools": [], "hasCompletedProjectOnboarding": True}
+        if trust:
+            project["hasTrustDialogAccepted"] = True
+        config["projects"] = {str(workdir): project}
+        (home / ".claude.json").write_text(json.dumps(config, indent=2))
+        claude_dir = home / ".claude"
+        claude_dir.mkdir()
+        if settings:
+            (claude_dir / "settings.json").write_text(json.dumps(dict(settings), indent=2))
+        bindir = home / "bin"
+        bindir.mkdir()
+        # Named "claude" so the pane's current command reads as it does for a real install.
+        (bindir / "claude").symlink_to(self.binary.path)
+
+    def _write_launcher(
+        self, home: Path, workdir: Path, env: Mapping[str, str], args: Iterable[str]
+    ) -> Path:
+        lines = [
+            "# Generated by tests/realclaude/harness.py: a clean environment, then Claude Code,",
+            "# then an interactive shell (the state after exit).",
+            "for v in $(compgen -e); do",
+            "  case $v in " + "|".join(p + "*" for p in _SCRUB_PREFIXES) + ") unset \"$v\";; esac",
+            "done",
+        ]
+        lines += [f"export {k}={shlex.quote(v)}" for k, v in env.items()]
+        lines.append(f"cd {shlex.quote(str(workdir))}")
+        lines.append(" ".join(["claude", *map(shlex.quote, args)]))
+        lines.append("exec bash --noprofile --norc -i")
+        path = home / "launch.sh"
+        path.write_text("\n".join(lines) + "\n")
+        return path
