@@ -1,0 +1,161 @@
+"""A forward-only reader of the hook spool, one :class:`HookEvent` per complete line.
+
+The reader keeps a byte offset and never re-reads what it has passed; a last line without its
+newline is held back until it is complete; a line that is not JSON is reported (counted and
+kept as the last error), never fatal. When the spool is replaced or truncated (rotation) the
+reader starts the new file from its beginning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MAX_READ = 4 * 1024 * 1024
+"""Bytes read per call at most, so one huge backlog cannot stall the caller."""
+
+START_TAIL = 1024 * 1024
+"""At start, read only this much of an existing spool's end: older events are stale anyway."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookEvent:
+    """One hook call as the hook script recorded it. ``fields`` is the hook's stdin JSON."""
+
+    event: str
+    """``hook_event_name``: SessionStart, Stop, PermissionRequest, ..."""
+    pane_id: str | None
+    """``$TMUX_PANE`` of the hook (the agent's pane), or None outside tmux."""
+    tmux_socket: str | None
+    """The tmux server socket path from ``$TMUX``, to tell servers with the same pane ids apart."""
+    session_id: str | None
+    time: float
+    """When the hook ran (its own clock; falls back to ``received``)."""
+    received: float
+    """When nbs-tui read the line."""
+    fields: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def transcript_path(self) -> str | None:
+        value = self.fields.get("transcript_path")
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def cwd(self) -> str | None:
+        value = self.fields.get("cwd")
+        return value if isinstance(value, str) and value else None
+
+    def text(self, key: str) -> str | None:
+        value = self.fields.get(key)
+        return value if isinstance(value, str) else None
+
+
+def parse_line(line: bytes, received: float) -> HookEvent:
+    """Decode one spool line (raises ValueError when it is not a record the hook writes)."""
+    record = json.loads(line)
+    if not isinstance(record, dict):
+        raise ValueError("not a JSON object")
+    payload = record.get("payload")
+    if not isinstance(payload, dict):
+        raise ValueError("no payload object")
+    event = payload.get("hook_event_name")
+    if not isinstance(event, str) or not event:
+        raise ValueError("payload has no hook_event_name")
+    pane = record.get("nbs_pane")
+    sock = record.get("nbs_tmux")
+    stamp = record.get("nbs_time")
+    session = payload.get("session_id")
+    return HookEvent(
+        event=event,
+        pane_id=pane if isinstance(pane, str) and pane else None,
+        tmux_socket=sock if isinstance(sock, str) and sock else None,
+        session_id=session if isinstance(session, str) and session else None,
+        time=float(stamp) if isinstance(stamp, int | float) and stamp > 0 else received,
+        received=received,
+        fields=payload,
+    )
+
+
+class SpoolReader:
+    """Read new complete lines of one spool file; not thread-safe (one owner calls :meth:`read`)."""
+
+    def __init__(self, path: Path, *, from_start: bool = False, clock: Callable[[], float] = time.time) -> None:
+        self.path = path
+        self._clock = clock
+        self._offset = 0
+        self._inode: tuple[int, int] | None = None
+        self._partial = b""
+        self._first = not from_start
+        self._skip_partial = False
+        self.bad_lines = 0
+        self.last_error: str | None = None
+
+    @property
+    def offset(self) -> int:
+        """Bytes consumed so far (complete lines only)."""
+        return self._offset
+
+    def read(self) -> list[HookEvent]:
+        """Events from the lines completed since the last call; [] when there is nothing new."""
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            return []
+        except OSError as error:
+            self.last_error = f"cannot stat {self.path}: {error.strerror}"
+            return []
+        inode = (stat.st_dev, stat.st_ino)
+        if self._inode is not None and (inode != self._inode or stat.st_size < self._offset + len(self._partial)):
+            self._offset, self._partial, self._skip_partial = 0, b"", False
+        self._inode = inode
+        if self._first:
+            self._first = False
+            if stat.st_size > START_TAIL:
+                # Start one byte early and drop up to the first newline: a line that was cut
+                # is dropped, a line that starts exactly at the cut is kept.
+                self._offset = stat.st_size - START_TAIL - 1
+                self._skip_partial = True
+        position = self._offset + len(self._partial)
+        if stat.st_size <= position:
+            return []
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(position)
+                chunk = handle.read(MAX_READ)
+        except OSError as error:
+            self.last_error = f"cannot read {self.path}: {error.strerror}"
+            return []
+        data = self._partial + chunk
+        self._partial = b""
+        if self._skip_partial:
+            cut = data.find(b"\n")
+            if cut < 0:
+                self._offset += len(data)
+                return []
+            self._skip_partial = False
+            self._offset += cut + 1
+            data = data[cut + 1 :]
+        end = data.rfind(b"\n")
+        if end < 0:
+            self._partial = data
+            return []
+        complete, self._partial = data[: end + 1], data[end + 1 :]
+        base = self._offset
+        self._offset += len(complete)
+        now = self._clock()
+        events: list[HookEvent] = []
+        position = base
+        for line in complete.split(b"\n")[:-1]:
+            if line.strip():
+                try:
+                    events.append(parse_line(line, now))
+                except (ValueError, TypeError) as error:
+                    self.bad_lines += 1
+                    self.last_error = f"bad spool line at byte {position}: {error}"
+            position += len(line) + 1
+        return events

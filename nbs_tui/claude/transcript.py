@@ -1,0 +1,263 @@
+"""Tail a Claude Code transcript (``<config>/projects/<slug>/<session-id>.jsonl``) from an offset.
+
+The transcript is append-only JSONL. Records that matter here (seen on 2.1.332): ``user``
+(a prompt, a ``tool_result``, or ``[Request interrupted by user]``), ``assistant`` (one record
+per content block: ``text``, ``tool_use``, ``thinking``; ``message.model``; API errors are
+synthetic assistant records with ``isApiErrorMessage``, ``error`` and ``apiErrorStatus``) and
+``system`` (``turn_duration`` closes a turn). As oj does, the last of these says whether the
+agent is working, waiting for input, or failed; the file's growth says whether anything happens.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from nbs_tui.core.model import AgentState
+
+MAX_READ = 8 * 1024 * 1024
+START_TAIL = 2 * 1024 * 1024
+"""At first read only the end of a long transcript is parsed: the last messages are what count."""
+
+INTERRUPTED = "[Request interrupted by user"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiError:
+    """An API failure the agent reported in its transcript."""
+
+    kind: str
+    """``unauthorized``, ``out_of_credits``, ``rate_limited``, ``network``, ``overloaded`` or ``api_error``."""
+    text: str
+    status: int | None
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptFacts:
+    """What the transcript says so far; a new value after every read that found something."""
+
+    path: Path
+    size: int = 0
+    grew_at: float | None = None
+    """When the file last grew (mtime seen at the read that found new bytes)."""
+    state: AgentState = AgentState.UNKNOWN
+    state_at: float | None = None
+    state_why: str = ""
+    last_assistant_message: str | None = None
+    last_assistant_at: float | None = None
+    model: str | None = None
+    last_tool: str | None = None
+    last_tool_at: float | None = None
+    api_error: ApiError | None = None
+    session_id: str | None = None
+    cwd: str | None = None
+    version: str | None = None
+    records: int = 0
+    bad_lines: int = 0
+
+
+def _timestamp(record: Mapping[str, Any], fallback: float) -> float:
+    value = record.get("timestamp")
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            pass
+    return fallback
+
+
+_ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("out_of_credits", re.compile(r"credit balance|billing|quota|insufficient.?funds|usage limit", re.I)),
+    ("unauthorized", re.compile(r"invalid api key|x-api-key|unauthori[sz]ed|authentication|/login|oauth token", re.I)),
+    ("rate_limited", re.compile(r"rate.?limit|too many requests|\b429\b", re.I)),
+    ("overloaded", re.compile(r"overloaded|\b529\b", re.I)),
+    ("network", re.compile(r"connection error|econnrefused|enotfound|etimedout|network|timed out|fetch failed|socket", re.I)),
+)
+
+_ERROR_CODES = {
+    "authentication_failed": "unauthorized",
+    "billing_error": "out_of_credits",
+    "rate_limit": "rate_limited",
+    "overloaded": "overloaded",
+    "server_error": "api_error",
+    "invalid_request": "api_error",
+}
+
+
+def classify_api_error(text: str, code: str | None = None, status: int | None = None) -> str:
+    """The kind of an API error, from Claude Code's ``error`` code, the HTTP status and the text."""
+    if code in _ERROR_CODES:
+        return _ERROR_CODES[code]
+    if status in (401, 403):
+        return "unauthorized"
+    if status == 429:
+        return "rate_limited"
+    if status == 529:
+        return "overloaded"
+    for kind, pattern in _ERROR_PATTERNS:
+        if pattern.search(text):
+            return kind
+    return "api_error"
+
+
+def _content_blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [b for b in content if isinstance(b, dict)]
+    return []
+
+
+def apply_record(facts: TranscriptFacts, record: Mapping[str, Any], fallback_time: float) -> TranscriptFacts:
+    """Fold one transcript record into the facts (pure)."""
+    kind = record.get("type")
+    at = _timestamp(record, fallback_time)
+    changes: dict[str, Any] = {"records": facts.records + 1}
+    for key, field_name in (("sessionId", "session_id"), ("cwd", "cwd"), ("version", "version")):
+        value = record.get(key)
+        if isinstance(value, str) and value:
+            changes[field_name] = value
+    if record.get("isSidechain") is True:
+        return replace(facts, **changes)
+    message = record.get("message")
+    message = message if isinstance(message, dict) else {}
+    if kind == "assistant":
+        blocks = _content_blocks(message)
+        texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text" and b.get("text")]
+        if record.get("isApiErrorMessage") is True:
+            text = " ".join(texts) or str(record.get("error") or "API error")
+            status = record.get("apiErrorStatus")
+            status = status if isinstance(status, int) else None
+            code = record.get("error")
+            error = ApiError(classify_api_error(text, code if isinstance(code, str) else None, status), text, status, at)
+            changes.update(api_error=error, state=AgentState.ERROR, state_at=at, state_why=f"API error: {text}")
+            return replace(facts, **changes)
+        model = message.get("model")
+        if isinstance(model, str) and model and not model.startswith("<"):
+            changes["model"] = model
+        tools = [str(b.get("name", "")) for b in blocks if b.get("type") == "tool_use"]
+        if texts:
+            changes.update(last_assistant_message="\n".join(texts), last_assistant_at=at)
+        changes["api_error"] = None
+        if tools:
+            changes.update(
+                last_tool=tools[-1], last_tool_at=at, state=AgentState.WORKING, state_at=at,
+                state_why=f"assistant called {tools[-1]}",
+            )
+        elif any(b.get("type") in ("thinking", "redacted_thinking") for b in blocks):
+            changes.update(state=AgentState.WORKING, state_at=at, state_why="assistant is thinking")
+        elif texts:
+            stop = message.get("stop_reason")
+            if stop in ("tool_use", "pause_turn"):
+                changes.update(state=AgentState.WORKING, state_at=at, state_why="assistant text before a tool call")
+            else:
+                changes.update(state=AgentState.IDLE, state_at=at, state_why="assistant replied")
+        return replace(facts, **changes)
+    if kind == "user":
+        blocks = _content_blocks(message)
+        if any(b.get("type") == "tool_result" for b in blocks):
+            changes.update(state=AgentState.WORKING, state_at=at, state_why="tool result")
+        elif any(str(b.get("text", "")).startswith(INTERRUPTED) for b in blocks):
+            changes.update(state=AgentState.IDLE, state_at=at, state_why="interrupted by the user")
+        elif record.get("isMeta") is True:
+            pass
+        elif blocks:
+            changes.update(state=AgentState.WORKING, state_at=at, state_why="user prompt", api_error=None)
+        return replace(facts, **changes)
+    if kind == "system" and record.get("subtype") == "turn_duration" and facts.state == AgentState.WORKING:
+        changes.update(state=AgentState.IDLE, state_at=at, state_why="turn ended")
+    return replace(facts, **changes)
+
+
+class TranscriptTail:
+    """Forward-only reader of one transcript; not thread-safe (one owner calls :meth:`read`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.facts = TranscriptFacts(path=path)
+        self._offset = 0
+        self._partial = b""
+        self._inode: tuple[int, int] | None = None
+        self._first = True
+        self._skip_partial = False
+
+    def read(self) -> bool:
+        """Consume what was appended; True when :attr:`facts` changed."""
+        try:
+            stat = os.stat(self.path)
+        except OSError:
+            return False
+        inode = (stat.st_dev, stat.st_ino)
+        if self._inode is not None and (inode != self._inode or stat.st_size < self._offset + len(self._partial)):
+            self._offset, self._partial, self._skip_partial = 0, b"", False
+            self.facts = TranscriptFacts(path=self.path)
+        self._inode = inode
+        if self._first:
+            self._first = False
+            if stat.st_size > START_TAIL:
+                self._offset = stat.st_size - START_TAIL - 1
+                self._skip_partial = True
+        position = self._offset + len(self._partial)
+        if stat.st_size <= position:
+            if self.facts.size != stat.st_size:
+                self.facts = replace(self.facts, size=stat.st_size)
+                return True
+            return False
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(position)
+                chunk = handle.read(MAX_READ)
+        except OSError:
+            return False
+        data = self._partial + chunk
+        self._partial = b""
+        if self._skip_partial:
+            cut = data.find(b"\n")
+            if cut < 0:
+                self._offset += len(data)
+                return False
+            self._skip_partial = False
+            self._offset += cut + 1
+            data = data[cut + 1 :]
+        end = data.rfind(b"\n")
+        facts = self.facts
+        if end >= 0:
+            complete, self._partial = data[: end + 1], data[end + 1 :]
+            self._offset += len(complete)
+            for line in complete.split(b"\n"):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    facts = replace(facts, bad_lines=facts.bad_lines + 1)
+                    continue
+                if isinstance(record, dict):
+                    facts = apply_record(facts, record, stat.st_mtime)
+        else:
+            self._partial = data
+        facts = replace(facts, size=stat.st_size, grew_at=stat.st_mtime)
+        changed = facts != self.facts
+        self.facts = facts
+        return changed
+
+
+def find_transcript(config_dir: Path, session_id: str) -> Path | None:
+    """``<config>/projects/*/<session_id>.jsonl`` (the slug rule is Claude Code's, so search)."""
+    projects = config_dir / "projects"
+    try:
+        for folder in projects.iterdir():
+            candidate = folder / f"{session_id}.jsonl"
+            if candidate.is_file():
+                return candidate
+    except OSError:
+        return None
+    return None

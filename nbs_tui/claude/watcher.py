@@ -1,0 +1,471 @@
+"""ClaudeSignals: the hook spool, session-status files and transcripts, per watched pane.
+
+One daemon thread ("nbs-claude-signals") polls: the spool every ``interval`` (0.2 s: a stat and,
+when it grew, one read), the panes' status files and transcripts every ``refresh`` (0.5 s), and
+``/proc`` to map panes to Claude processes every ``rescan`` (2 s, or at once after set_panes or
+a SessionStart). It keeps one :class:`ClaudeFacts` per pane and calls the listener, on its own
+thread, with the panes whose facts changed. ``facts()``/``all_facts()`` may be called from any
+thread: the values are frozen and swapped whole.
+
+Wiring (runner / app)::
+
+    signals = ClaudeSignals(settings, listener)        # listener.claude_facts_changed(dict)
+    signals.start()
+    fleet listener -> signals.set_panes(panes)         # the whole fleet, on every change
+    per tick:  facts = signals.facts(pane_id)          # None until anything is known
+               fused = fuse([screen_reading(det, changed_at), *facts.readings], now, prev)
+    signals.stop()
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
+
+from nbs_tui.claude.spool import HookEvent, SpoolReader
+from nbs_tui.claude.status import (
+    ClaudeProcess,
+    SessionStatus,
+    find_claude_process,
+    is_alive,
+    process_table,
+    read_status_file,
+)
+from nbs_tui.claude.transcript import ApiError, TranscriptTail, find_transcript
+from nbs_tui.config import Settings
+from nbs_tui.core.fusion import MENU_STATES, Reading, Source
+from nbs_tui.core.model import AgentState, PaneId, PaneInfo, ServerAddress
+from nbs_tui.core.stuck import Liveness
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaudeFacts:
+    """Everything the exact sources say about one pane's agent (all times wall-clock seconds)."""
+
+    pane_id: PaneId
+    liveness: Liveness = Liveness.UNKNOWN
+    liveness_why: str = ""
+    pid: int | None = None
+    session_id: str | None = None
+    model: str | None = None
+    project: str | None = None
+    """The agent's working folder (``cwd``)."""
+    version: str | None = None
+    transcript_path: str | None = None
+    transcript_size: int | None = None
+    transcript_grew_at: float | None = None
+    last_assistant_message: str | None = None
+    last_assistant_at: float | None = None
+    api_error: ApiError | None = None
+    hook: Reading | None = None
+    status: Reading | None = None
+    transcript: Reading | None = None
+    last_hook_event: str | None = None
+    last_hook_at: float | None = None
+
+    @property
+    def readings(self) -> tuple[Reading, ...]:
+        """The exact sources' readings, ready for :func:`nbs_tui.core.fusion.fuse`."""
+        return tuple(r for r in (self.hook, self.status, self.transcript) if r is not None)
+
+
+class ClaudeSignalsListener(Protocol):
+    def claude_facts_changed(self, facts: Mapping[PaneId, ClaudeFacts]) -> None:
+        """These panes' facts changed (called on the signals thread; must not block)."""
+
+
+# -- pure translations -------------------------------------------------------------------------
+
+
+def hook_reading(event: HookEvent, previous: Reading | None) -> Reading | None:
+    """What a hook event says about the agent's state; None for events that say nothing."""
+    name = event.event
+    tool = event.text("tool_name") or ""
+    detail = f"{name} {tool}".strip()
+    if name == "SessionStart":
+        return Reading(Source.HOOK, AgentState.IDLE, event.time, f"SessionStart ({event.text('source') or '?'})")
+    if name in ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "SubagentStart", "PreCompact"):
+        return Reading(Source.HOOK, AgentState.WORKING, event.time, detail)
+    if name == "PreToolUse":
+        if tool == "AskUserQuestion":
+            return Reading(Source.HOOK, AgentState.QUESTION, event.time, detail)
+        return Reading(Source.HOOK, AgentState.WORKING, event.time, detail)
+    if name == "PermissionRequest":
+        state = {"ExitPlanMode": AgentState.PLAN, "AskUserQuestion": AgentState.QUESTION}.get(tool, AgentState.PERMISSION)
+        return Reading(Source.HOOK, state, event.time, detail)
+    if name == "Notification":
+        kind = event.text("notification_type") or ""
+        if kind == "permission_prompt":
+            if previous is not None and previous.state in MENU_STATES:
+                return replace(previous, at=event.time, detail=f"{previous.detail}; Notification permission_prompt")
+            return Reading(Source.HOOK, AgentState.PERMISSION, event.time, "Notification permission_prompt")
+        if kind == "idle_prompt":
+            return Reading(Source.HOOK, AgentState.IDLE, event.time, "Notification idle_prompt")
+        if kind == "elicitation_dialog":
+            return Reading(Source.HOOK, AgentState.DIALOG, event.time, "Notification elicitation_dialog")
+        return None
+    if name == "Stop":
+        return Reading(Source.HOOK, AgentState.IDLE, event.time, "Stop")
+    if name == "StopFailure":
+        return Reading(Source.HOOK, AgentState.ERROR, event.time, "StopFailure")
+    if name == "SessionEnd":
+        return Reading(Source.HOOK, AgentState.UNKNOWN, event.time, f"SessionEnd ({event.text('reason') or '?'})")
+    return None
+
+
+def status_reading(status: SessionStatus) -> Reading:
+    state = {"idle": AgentState.IDLE, "busy": AgentState.WORKING, "waiting": AgentState.PERMISSION}.get(
+        status.status, AgentState.UNKNOWN
+    )
+    detail = status.status + (f": {status.waiting_for}" if status.waiting_for else "")
+    return Reading(Source.STATUS, state, status.updated_at, detail)
+
+
+def server_socket(server: ServerAddress, environ: Mapping[str, str] | None = None) -> str:
+    """The socket path of the tmux server nbs-tui watches, as tmux itself would pick it."""
+    env = os.environ if environ is None else environ
+    if server.socket_path:
+        return os.path.realpath(server.socket_path)
+    if not server.socket_name and env.get("TMUX"):
+        return os.path.realpath(env["TMUX"].split(",")[0])
+    base = env.get("TMUX_TMPDIR") or "/tmp"
+    return os.path.realpath(os.path.join(base, f"tmux-{os.getuid()}", server.socket_name or "default"))
+
+
+# -- per-pane bookkeeping (only touched on the signals thread, under the lock) -----------------
+
+
+class _Pane:
+    def __init__(self, info: PaneInfo) -> None:
+        self.info = info
+        self.process: ClaudeProcess | None = None
+        self.status: SessionStatus | None = None
+        self.exited_pid: int | None = None
+        self.session_ended: str | None = None
+        self.hook: Reading | None = None
+        self.last_event: HookEvent | None = None
+        self.hook_message: tuple[str, float] | None = None
+        self.hook_model: str | None = None
+        self.hook_cwd: str | None = None
+        self.session_id: str | None = None
+        self.transcript_path: Path | None = None
+        self.tail: TranscriptTail | None = None
+
+
+class ClaudeSignals:
+    """Watch the exact Claude Code signals for a set of panes (see the module docstring)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        listener: ClaudeSignalsListener | None = None,
+        *,
+        tmux_socket: str | None = None,
+        interval: float = 0.2,
+        refresh: float = 0.5,
+        rescan: float = 2.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._settings = settings
+        self._listener = listener
+        self._socket = os.path.realpath(tmux_socket) if tmux_socket else server_socket(settings.server)
+        self._interval = interval
+        self._refresh = refresh
+        self._rescan = rescan
+        self._clock = clock
+        self._spool = SpoolReader(settings.hook_spool, clock=clock)
+        self._lock = threading.Lock()
+        self._panes: dict[PaneId, _Pane] = {}
+        self._pending_panes: Sequence[PaneInfo] | None = None
+        self._gone: dict[PaneId, ClaudeFacts] = {}
+        self._early: dict[PaneId, list[HookEvent]] = {}
+        self._facts: dict[PaneId, ClaudeFacts] = {}
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_refresh = 0.0
+        self._last_rescan = 0.0
+        self._rescan_now = True
+        self.errors: list[str] = []
+        """Problems worth showing a person (bad spool lines, unreadable files); newest last."""
+
+    # -- public API ------------------------------------------------------------------------
+
+    @property
+    def tmux_socket(self) -> str:
+        return self._socket
+
+    def start(self) -> None:
+        """Start the polling thread; returns at once."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="nbs-claude-signals", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop and join the thread."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def set_panes(self, panes: Sequence[PaneInfo]) -> None:
+        """The whole fleet as discovered (every pane; agents or not). Any thread."""
+        with self._lock:
+            self._pending_panes = list(panes)
+        self._wake.set()
+
+    def facts(self, pane_id: PaneId) -> ClaudeFacts | None:
+        """The latest facts for a pane (any thread); None when the pane is not watched."""
+        return self._facts.get(pane_id)
+
+    def all_facts(self) -> dict[PaneId, ClaudeFacts]:
+        return dict(self._facts)
+
+    def poll_once(self) -> dict[PaneId, ClaudeFacts]:
+        """One full cycle on the caller's thread (tests, headless one-shots); returns what changed."""
+        return self._cycle(force=True)
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._cycle(force=False)
+            except Exception as error:  # one bad cycle must not end the watcher: report it
+                log.exception("claude signals cycle failed")
+                self._error(f"claude signals: {type(error).__name__}: {error}")
+            self._wake.wait(self._interval)
+            self._wake.clear()
+
+    def _error(self, message: str) -> None:
+        self.errors.append(message)
+        del self.errors[:-50]
+
+    def _cycle(self, force: bool) -> dict[PaneId, ClaudeFacts]:
+        now = self._clock()
+        with self._lock:
+            pending, self._pending_panes = self._pending_panes, None
+        if pending is not None:
+            self._apply_panes(pending)
+        bad_before = self._spool.bad_lines
+        events = self._spool.read()
+        if self._spool.bad_lines != bad_before and self._spool.last_error:
+            self._error(self._spool.last_error)
+        for event in events:
+            self._route(event)
+        if force or self._rescan_now or now - self._last_rescan >= self._rescan:
+            self._rescan_now = False
+            self._last_rescan = now
+            self._map_processes()
+        if force or events or pending is not None or now - self._last_refresh >= self._refresh:
+            self._last_refresh = now
+            for pane in self._panes.values():
+                self._refresh_pane(pane)
+        return self._publish()
+
+    def _apply_panes(self, panes: Sequence[PaneInfo]) -> None:
+        seen = set()
+        for info in panes:
+            seen.add(info.pane_id)
+            pane = self._panes.get(info.pane_id)
+            if pane is None or pane.info.pid != info.pid:
+                pane = self._panes[info.pane_id] = _Pane(info)
+                for event in self._early.pop(info.pane_id, []):
+                    self._apply_event(pane, event)
+            else:
+                pane.info = info
+        for pane_id in [p for p in self._panes if p not in seen]:
+            old = self._facts.get(pane_id) or ClaudeFacts(pane_id)
+            self._gone[pane_id] = replace(old, liveness=Liveness.GONE, liveness_why="the pane's tmux session is gone")
+            del self._panes[pane_id]
+        self._rescan_now = True
+
+    # -- hooks -------------------------------------------------------------------------------
+
+    def _route(self, event: HookEvent) -> None:
+        if event.tmux_socket and os.path.realpath(event.tmux_socket) != self._socket:
+            by_session = self._pane_for_session(event.session_id)
+            if by_session is None:
+                return
+            self._apply_event(by_session, event)
+            return
+        pane = self._panes.get(event.pane_id) if event.pane_id else None
+        if pane is None:
+            pane = self._pane_for_session(event.session_id)
+        if pane is None:
+            if event.pane_id:
+                early = self._early.setdefault(event.pane_id, [])
+                early.append(event)
+                del early[:-20]
+            return
+        self._apply_event(pane, event)
+
+    def _pane_for_session(self, session_id: str | None) -> _Pane | None:
+        if not session_id:
+            return None
+        for pane in self._panes.values():
+            if pane.session_id == session_id:
+                return pane
+        return None
+
+    def _apply_event(self, pane: _Pane, event: HookEvent) -> None:
+        if pane.last_event is not None and event.time < pane.last_event.time:
+            return
+        pane.last_event = event
+        reading = hook_reading(event, pane.hook)
+        if reading is not None:
+            pane.hook = reading
+        if event.session_id and event.session_id != pane.session_id:
+            self._switch_session(pane, event.session_id)
+        if event.transcript_path:
+            path = Path(event.transcript_path)
+            if pane.transcript_path != path:
+                pane.transcript_path = path
+                pane.tail = TranscriptTail(path)
+        if event.cwd:
+            pane.hook_cwd = event.cwd
+        if event.event == "SessionStart":
+            pane.session_ended = None
+            pane.exited_pid = None
+            model = event.text("model")
+            if model:
+                pane.hook_model = model
+            self._rescan_now = True
+        elif event.event == "SessionEnd":
+            pane.session_ended = event.text("reason") or "ended"
+        elif event.event == "Stop":
+            message = event.text("last_assistant_message")
+            if message:
+                pane.hook_message = (message, event.time)
+
+    def _switch_session(self, pane: _Pane, session_id: str) -> None:
+        pane.session_id = session_id
+        pane.transcript_path = None
+        pane.tail = None
+
+    # -- processes, status files, transcripts -----------------------------------------------
+
+    def _map_processes(self) -> None:
+        if not self._panes:
+            return
+        table = process_table()
+        preferred = [self._settings.claude_home]
+        for pane in self._panes.values():
+            found = find_claude_process(pane.info.pid, table, preferred)
+            if found is None:
+                if pane.process is not None and not is_alive(pane.process.pid, pane.process.start):
+                    pane.exited_pid = pane.process.pid
+                    pane.process = None
+                    pane.status = None
+                continue
+            if pane.process is None or pane.process.pid != found.pid or pane.process.start != found.start:
+                pane.process = found
+                pane.exited_pid = None
+                pane.session_ended = None
+            if found.status is not None:
+                self._take_status(pane, found.status)
+
+    def _refresh_pane(self, pane: _Pane) -> None:
+        process = pane.process
+        if process is not None:
+            if not is_alive(process.pid, process.start):
+                pane.exited_pid = process.pid
+                pane.process = None
+                pane.status = None
+            else:
+                status = read_status_file(process.config_dir / "sessions" / f"{process.pid}.json")
+                if status is not None:
+                    self._take_status(pane, status)
+        if pane.tail is None and pane.session_id and pane.process is not None:
+            path = find_transcript(pane.process.config_dir, pane.session_id)
+            if path is not None:
+                pane.transcript_path = path
+                pane.tail = TranscriptTail(path)
+        if pane.tail is not None:
+            pane.tail.read()
+
+    def _take_status(self, pane: _Pane, status: SessionStatus) -> None:
+        pane.status = status
+        if status.session_id and status.session_id != pane.session_id:
+            self._switch_session(pane, status.session_id)
+
+    # -- facts -------------------------------------------------------------------------------
+
+    def _liveness(self, pane: _Pane) -> tuple[Liveness, str]:
+        if pane.info.dead:
+            return Liveness.EXITED, "the pane's process is dead"
+        if pane.process is not None:
+            return Liveness.RUNNING, f"Claude Code pid {pane.process.pid}"
+        if pane.exited_pid is not None:
+            return Liveness.EXITED, f"Claude Code (pid {pane.exited_pid}) exited"
+        if pane.session_ended is not None:
+            return Liveness.EXITED, f"session ended ({pane.session_ended})"
+        return Liveness.UNKNOWN, ""
+
+    def _facts_for(self, pane: _Pane) -> ClaudeFacts:
+        liveness, why = self._liveness(pane)
+        tail = pane.tail.facts if pane.tail is not None else None
+        status = pane.status
+        message: tuple[str, float] | None = pane.hook_message
+        if (
+            tail is not None
+            and tail.last_assistant_message
+            and tail.last_assistant_at is not None
+            and (message is None or tail.last_assistant_at > message[1])
+        ):
+            message = (tail.last_assistant_message, tail.last_assistant_at)
+        transcript_reading = None
+        if tail is not None and tail.state != AgentState.UNKNOWN and tail.state_at is not None:
+            transcript_reading = Reading(Source.TRANSCRIPT, tail.state, tail.state_at, tail.state_why)
+        return ClaudeFacts(
+            pane_id=pane.info.pane_id,
+            liveness=liveness,
+            liveness_why=why,
+            pid=pane.process.pid if pane.process is not None else None,
+            session_id=pane.session_id,
+            model=(tail.model if tail is not None and tail.model else None) or pane.hook_model,
+            project=(status.cwd if status is not None else None) or pane.hook_cwd or (tail.cwd if tail else None),
+            version=(status.version if status is not None else None) or (tail.version if tail else None),
+            transcript_path=str(pane.transcript_path) if pane.transcript_path else None,
+            transcript_size=tail.size if tail is not None else None,
+            transcript_grew_at=tail.grew_at if tail is not None else None,
+            last_assistant_message=message[0] if message else None,
+            last_assistant_at=message[1] if message else None,
+            api_error=tail.api_error if tail is not None else None,
+            hook=pane.hook,
+            status=status_reading(status) if status is not None and liveness == Liveness.RUNNING else None,
+            transcript=transcript_reading,
+            last_hook_event=pane.last_event.event if pane.last_event else None,
+            last_hook_at=pane.last_event.time if pane.last_event else None,
+        )
+
+    def _publish(self) -> dict[PaneId, ClaudeFacts]:
+        changed: dict[PaneId, ClaudeFacts] = {}
+        fresh: dict[PaneId, ClaudeFacts] = {}
+        for pane_id, pane in self._panes.items():
+            facts = self._facts_for(pane)
+            fresh[pane_id] = facts
+            if self._facts.get(pane_id) != facts:
+                changed[pane_id] = facts
+        for pane_id, facts in self._gone.items():
+            changed[pane_id] = facts
+        self._gone.clear()
+        self._facts = fresh
+        if changed and self._listener is not None:
+            try:
+                self._listener.claude_facts_changed(changed)
+            except Exception as error:
+                log.exception("claude facts listener failed")
+                self._error(f"claude facts listener: {type(error).__name__}: {error}")
+        return changed
