@@ -701,12 +701,14 @@ class PaneScreen:
         cursor_visible: bool = True,
         main_capture: bytes | None = None,
         scroll_region: tuple[int, int] | None = None,
+        saved_cursor: tuple[int, int] | None = None,
     ) -> None:
         """Replace the whole screen with ``capture-pane -p -e -N`` output (one line per row).
 
         ``alternate`` says the capture is of the alternate screen; ``main_capture`` (from
         ``capture-pane -a``) is then the hidden main screen shown again when the program
-        leaves it. ``scroll_region`` is tmux's ``(scroll_region_upper, scroll_region_lower)``.
+        leaves it, and ``saved_cursor`` (tmux's ``alternate_saved_x/y``) where its cursor goes
+        back to. ``scroll_region`` is tmux's ``(scroll_region_upper, scroll_region_lower)``.
         """
         with self.lock:
             term = self._term
@@ -717,7 +719,10 @@ class PaneScreen:
             if alternate:
                 if main_capture is not None:
                     self._paint(main_capture)
-                term._alternate_on(save_cursor=False)
+                term._alternate_on(save_cursor=saved_cursor is not None)
+                if saved_cursor is not None and term._saved_alt_cursor is not None:
+                    term._saved_alt_cursor.x, term._saved_alt_cursor.y = saved_cursor
+                    term._saved_alt_cursor.attrs = BLANK
             self._paint(capture)
             self._stream._initialize_parser()
             self._stream.decoder.reset()

@@ -44,7 +44,7 @@ from nbs_tui.tmux.port import FleetListener, FleetPort, PaneGone, TmuxUnavailabl
 
 log = logging.getLogger(__name__)
 
-_SEED_FORMAT = " ".join(
+_SEED_FORMAT = ",".join(
     "#{" + f + "}"
     for f in (
         "pane_width",
@@ -55,6 +55,8 @@ _SEED_FORMAT = " ".join(
         "alternate_on",
         "scroll_region_upper",
         "scroll_region_lower",
+        "alternate_saved_x",
+        "alternate_saved_y",
     )
 )
 _RESCAN_NOTIFICATIONS = (
@@ -501,11 +503,7 @@ class TmuxFleet(FleetPort):
                 pane.next_seed_at = time.monotonic() + 1.0
                 self._rescan.set()
                 return
-            try:
-                numbers = [int(x) for x in info.lines[0].split()]
-            except ValueError:
-                pane.mode = _NEEDS_SEED
-                return
+            numbers = [int(x) if x.strip().isdigit() else -1 for x in info.lines[0].split(b",")]
             main = b"\n".join(alt.lines) if alt.lines else None
             pane.seed = (b"\n".join(screen.lines), numbers, main)
             pane.chunks = []
@@ -573,7 +571,7 @@ class TmuxFleet(FleetPort):
                 size, pane.pending = pane.pending, 0
             if seed is not None:
                 capture, n, main = seed
-                width, height, cx, cy, cflag, alt, top, bottom = (n + [0] * 8)[:8]
+                width, height, cx, cy, cflag, alt, top, bottom, sx, sy = (n + [-1] * 10)[:10]
                 with pane.screen.lock:
                     pane.screen.resize(width, height)
                     pane.screen.seed(
@@ -584,6 +582,7 @@ class TmuxFleet(FleetPort):
                         cursor_visible=bool(cflag),
                         main_capture=main,
                         scroll_region=(top, bottom),
+                        saved_cursor=(sx, sy) if alt and sx >= 0 and sy >= 0 else None,
                     )
                 changed.add(pane_id)
             if chunks:

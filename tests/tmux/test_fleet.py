@@ -1,0 +1,237 @@
+"""TmuxFleet against a real private tmux server: discovery, the pane set kept current,
+disconnect and reconnect, sending text and keys."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+import sys
+from pathlib import Path
+
+import libtmux
+import pytest
+
+from nbs_tui.tmux.discovery import (
+    agent_in_process_tree,
+    filter_sessions,
+    is_claude_cmdline,
+    list_panes,
+)
+from nbs_tui.tmux.port import PaneGone
+
+from .fleet_helpers import address, mirror_matches, running_fleet, tmux, wait_for
+
+
+def ids(panes: list) -> set[str]:
+    return {p.pane_id for p in panes}
+
+
+def test_discovery_lists_every_pane_with_details(server: libtmux.Server) -> None:
+    one = server.new_session(session_name="one", x=90, y=30)
+    server.new_session(session_name="two", x=80, y=24)
+    one.active_window.split()
+    found = list_panes(address(server))
+    assert [p.info.session_name for p in found] == ["one", "one", "two"]
+    first = found[0].info
+    assert first.pane_id.startswith("%") and first.pid > 0 and first.width == 90
+    assert first.current_command and first.current_path
+    assert first.is_agent is False and first.dead is False
+    assert found[0].session_id.startswith("$") and found[0].window_id.startswith("@")
+    assert [p.info.session_name for p in filter_sessions(found, ["two"])] == ["two"]
+
+
+def test_agent_detected_from_the_process_tree(server: libtmux.Server, tmp_path: Path) -> None:
+    claude = tmp_path / "bin" / "claude"
+    claude.parent.mkdir()
+    claude.write_text("#!/bin/sh\nsleep 600\n")
+    claude.chmod(claude.stat().st_mode | stat.S_IXUSR)
+    session = server.new_session(session_name="agents", x=80, y=24)
+    agent_pane = session.active_window.active_pane
+    assert agent_pane is not None
+    agent_pane.send_keys(f"sh -c {shlex.quote(str(claude))}; echo done", enter=True)
+    plain = session.active_window.split()
+
+    def detected() -> bool:
+        by_id = {p.info.pane_id: p.info for p in list_panes(address(server))}
+        return by_id[str(agent_pane.pane_id)].is_agent and not by_id[str(plain.pane_id)].is_agent
+
+    wait_for(detected)
+    assert agent_in_process_tree(os.getpid()) is False
+
+
+def test_claude_command_lines() -> None:
+    assert is_claude_cmdline(["claude", "--resume"])
+    assert is_claude_cmdline(["/home/u/.local/bin/claude"])
+    assert is_claude_cmdline(["node", "/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js"])
+    assert is_claude_cmdline([sys.executable, "-m", "nbs_tui.demo.agent"])
+    assert not is_claude_cmdline(["vim", "claude.md"])
+    assert not is_claude_cmdline(["bash"])
+
+
+def test_fleet_follows_panes_windows_sessions_renames_and_resizes(server: libtmux.Server) -> None:
+    session = server.new_session(session_name="main", x=100, y=30)
+    with running_fleet(server) as (fleet, rec):
+        assert fleet.wait_seeded(10)
+        wait_for(lambda: len(fleet.panes()) == 1)
+        assert rec.connections[0][0] is True and fleet.connected
+        first = fleet.panes()[0].pane_id
+        wait_for(lambda: mirror_matches(fleet, server, first))
+
+        # a new pane and a new window
+        split = session.active_window.split()
+        window = session.new_window(window_name="second")
+        wait_for(lambda: ids(rec.last_fleet) == {first, split.pane_id, window.active_pane.pane_id})
+        wait_for(lambda: all(fleet.seeded(p.pane_id) for p in fleet.panes()))
+
+        # output in the new window is mirrored (it is another window of the attached session)
+        new_pane = window.active_pane
+        assert new_pane is not None
+        new_pane.send_keys("echo hello-from-window-2", enter=True)
+        wait_for(lambda: any("hello-from-window-2" in row for row in fleet.screen(new_pane.pane_id).text_lines()))
+
+        # rename a window
+        window.rename_window("renamed")
+        wait_for(lambda: any(p.window_name == "renamed" for p in rec.last_fleet))
+
+        # resize: the mirror follows the pane's size and still matches tmux
+        tmux(server, "resize-pane", "-t", str(split.pane_id), "-y", "8")
+        wait_for(lambda: next(p for p in fleet.panes() if p.pane_id == split.pane_id).height == 8)
+        wait_for(lambda: fleet.screen(str(split.pane_id)).height == 8)
+        wait_for(lambda: mirror_matches(fleet, server, str(split.pane_id)))
+
+        # a pane dies
+        split.kill()
+        wait_for(lambda: split.pane_id not in ids(rec.last_fleet))
+        assert fleet.screen(str(split.pane_id)) is None
+
+        # a new session is picked up, with its own control connection
+        other = server.new_session(session_name="late", x=80, y=20)
+        late_pane = other.active_pane
+        assert late_pane is not None
+        wait_for(lambda: late_pane.pane_id in ids(rec.last_fleet))
+        late_pane.send_keys("echo late-session-output", enter=True)
+        wait_for(lambda: any("late-session-output" in r for r in fleet.screen(str(late_pane.pane_id)).text_lines()))
+
+        # a session goes away
+        other.kill()
+        wait_for(lambda: late_pane.pane_id not in ids(rec.last_fleet))
+        wait_for(lambda: fleet.stats()["clients"] == 1)
+
+
+def test_session_filter_narrows_the_fleet(server: libtmux.Server) -> None:
+    server.new_session(session_name="watched", x=80, y=24)
+    server.new_session(session_name="ignored", x=80, y=24)
+    with running_fleet(server, sessions=["watched"]) as (fleet, rec):
+        wait_for(lambda: bool(rec.last_fleet))
+        assert {p.session_name for p in fleet.panes()} == {"watched"}
+        assert fleet.stats()["clients"] == 1
+
+
+def test_server_killed_then_restarted_disconnects_then_reconnects(server: libtmux.Server) -> None:
+    session = server.new_session(session_name="first", x=80, y=24)
+    pane = session.active_pane
+    assert pane is not None
+    with running_fleet(server, reconnect_interval=0.3) as (fleet, rec):
+        assert fleet.wait_seeded(10)
+        pane.send_keys("echo before-the-crash", enter=True)
+        old = str(pane.pane_id)
+        wait_for(lambda: any("before-the-crash" in r for r in fleet.screen(old).text_lines()))
+        client_pids = fleet.client_pids()
+        assert client_pids
+
+        server.kill()
+        wait_for(lambda: not fleet.connected)
+        wait_for(lambda: any(not c for c, _ in rec.connections))
+        assert fleet.last_error
+        # the last screens are kept while the server is away
+        assert any("before-the-crash" in r for r in fleet.screen(old).text_lines())
+        # our control clients are gone with the server (no orphans)
+        wait_for(lambda: not any(_alive(pid) for pid in client_pids))
+
+        again = libtmux.Server(socket_name=server.socket_name)
+        back = again.new_session(session_name="second", x=80, y=24)
+        wait_for(lambda: fleet.connected)
+        assert rec.connections[-1][0] is True
+        wait_for(lambda: {p.session_name for p in fleet.panes()} == {"second"})
+        new_pane = back.active_pane
+        assert new_pane is not None
+        new_pane.send_keys("echo after-the-restart", enter=True)
+        wait_for(lambda: any("after-the-restart" in r for r in fleet.screen(str(new_pane.pane_id)).text_lines()))
+        pids = fleet.client_pids()
+    assert not any(_alive(pid) for pid in pids)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+TRICKY = [
+    "plain words",
+    "-leading dash and ; semicolon; and $HOME and $(date) and `ls`",
+    "quotes \"double\" and 'single' and \\backslash\\ and \\\" mixed",
+    "#{pane_id} #[fg=red] ~tilde {braces} %1 %%",
+    "ünïcödé 日本語 😀 emoji",
+    "line one\nline two\n\ttabbed",
+    "ends with a semicolon;",
+    "ends with backslash semicolon\\;",
+]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_send_text_is_byte_exact(server: libtmux.Server, tmp_path: Path, text: str) -> None:
+    session = server.new_session(session_name="typing", x=120, y=30)
+    pane = session.active_pane
+    assert pane is not None
+    out = tmp_path / "typed.txt"
+    pane.send_keys(f"stty -echoctl; cat > {shlex.quote(str(out))}", enter=True)
+    with running_fleet(server) as (fleet, _rec):
+        assert fleet.wait_seeded(10)
+        pane_id = str(pane.pane_id)
+        wait_for(lambda: fleet.panes()[0].current_command == "cat")
+        fleet.send_text(pane_id, text)
+        fleet.send_keys(pane_id, "C-d")
+        fleet.send_keys(pane_id, "C-d")
+        wait_for(lambda: fleet.panes()[0].current_command != "cat" or not _cat_running(server, pane_id))
+        wait_for(lambda: out.exists() and out.read_bytes() == text.encode())
+
+
+def _cat_running(server: libtmux.Server, pane_id: str) -> bool:
+    return tmux(server, "display-message", "-p", "-t", pane_id, "#{pane_current_command}").strip() == "cat"
+
+
+def test_send_keys_presses_named_keys(server: libtmux.Server) -> None:
+    session = server.new_session(session_name="keys", x=80, y=24)
+    pane = session.active_pane
+    assert pane is not None
+    with running_fleet(server) as (fleet, _rec):
+        assert fleet.wait_seeded(10)
+        pane_id = str(pane.pane_id)
+        fleet.send_text(pane_id, "echo one-two")
+        fleet.send_keys(pane_id, "Enter")
+        wait_for(lambda: any(r.strip() == "one-two" for r in fleet.screen(pane_id).text_lines()))
+
+
+def test_unknown_or_dead_pane_raises_pane_gone(server: libtmux.Server) -> None:
+    session = server.new_session(session_name="gone", x=80, y=24)
+    doomed = session.active_window.split()
+    with running_fleet(server) as (fleet, rec):
+        wait_for(lambda: len(fleet.panes()) == 2)
+        with pytest.raises(PaneGone):
+            fleet.send_text("%9999", "x")
+        with pytest.raises(PaneGone):
+            fleet.send_keys("%9999", "Enter")
+        with pytest.raises(PaneGone):
+            fleet.capture_text("%9999")
+        doomed_id = str(doomed.pane_id)
+        doomed.kill()
+        # before the fleet notices, tmux itself refuses; after, the fleet does
+        with pytest.raises(PaneGone):
+            fleet.send_text(doomed_id, "x")
+        wait_for(lambda: doomed_id not in ids(rec.last_fleet))
+        with pytest.raises(PaneGone):
+            fleet.send_keys(doomed_id, "Enter")
