@@ -37,10 +37,12 @@ from nbs_tui.messages import (
     ClaudeFacts,
     ClaudeFactsChanged,
     ConnectionChanged,
+    ControlPlaneEvent,
     FleetChanged,
     HistoryEntry,
     PaneStatus,
     PaneStatusChanged,
+    PaneStatusesRefreshed,
 )
 from nbs_tui.tmux.port import FleetListener, FleetPort, TmuxUnavailable
 from nbs_tui.widgets.detail_panel import DetailPanel
@@ -132,12 +134,30 @@ class NbsApp(App[int]):
     TITLE = "nbs-tui"
     BINDINGS: ClassVar[list[BindingType]] = [command.binding() for command in COMMANDS]
 
-    def __init__(self, settings: Settings, fleet_factory: FleetFactory | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        fleet_factory: FleetFactory | None = None,
+        *,
+        sidecar: bool = True,
+        control_plane: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
         super().__init__()
         self.settings = settings
         self.bridge = FleetBridge(self)
         self._fleet_factory = fleet_factory
+        self._want_sidecar = sidecar
+        self._want_control_plane = control_plane
+        self.clock = clock
+        """The clock of every duration shown (quiet time, countdowns); the sidecar shares it."""
+        self.wall = wall
         self.fleet: FleetPort | None = None
+        self.sidecar: Any = None
+        """The `SidecarRunner` once started (None if disabled or unavailable)."""
+        self.control_plane: Any = None
+        """The `ControlPlane` once started (None if disabled or unavailable)."""
         self.panes: list[PaneInfo] = []
         self.pane_by_id: dict[PaneId, PaneInfo] = {}
         self.statuses: dict[PaneId, PaneStatus] = {}
@@ -152,6 +172,7 @@ class NbsApp(App[int]):
         self._seen_fleet = False
         self._stale = True
         self._backends: list[Any] = []
+        self._control_panels: list[Any] = []
         self.status_bar = StatusBar(settings.server.describe(), id="status")
         self.banner = Static("", id="banner")
         self.empty = Static("", id="empty")
@@ -198,6 +219,9 @@ class NbsApp(App[int]):
         self.set_interval(FRAME_SECONDS, self._frame, name="frame")
         self.set_interval(CLOCK_SECONDS, self._clock, name="clock")
         self._start_fleet()
+        if self.fleet is not None:
+            self._start_control_plane()
+            self._start_sidecar()
 
     def _start_fleet(self) -> None:
         try:
@@ -216,6 +240,56 @@ class NbsApp(App[int]):
             self.connected = False
         self.status_bar.set_connection(self.connected)
         self._update_empty_state()
+
+    def _start_control_plane(self) -> None:
+        if not self._want_control_plane:
+            return
+        try:
+            from nbs_tui.files.control_plane import ControlPlane
+        except ImportError as error:
+            self.log.warning(f"control plane unavailable: {error}")
+            return
+        plane = ControlPlane(self.settings, self._control_event)
+        plane.start()
+        self.control_plane = plane
+        self._backends.append(plane)
+
+    def _start_sidecar(self) -> None:
+        if not self._want_sidecar or self.fleet is None:
+            return
+        try:
+            from nbs_tui.sidecar_runner import SidecarRunner
+        except ImportError as error:
+            self.log.warning(f"sidecar unavailable: {error}")
+            return
+        runner = SidecarRunner(
+            self.fleet, self.settings, self._sidecar_event, control=self.control_plane,
+            clock=self.clock, wall=self.wall,
+        )
+        runner.start()
+        self.sidecar = runner
+        self._backends.insert(0, runner)
+
+    def _control_event(self, event: Any) -> None:
+        """Called on the control plane's thread."""
+        self.post_message(ControlPlaneEvent(event))
+
+    def _sidecar_event(self, event: Any) -> None:
+        """Called on the sidecar's thread: turn the event into a message, touch nothing else."""
+        if event.kind == "error":
+            self.post_message(BackendProblem("sidecar", f"{event.pane_id} {event.message}".strip()))
+        status = PaneStatus.from_sidecar(event.status) if event.status is not None else None
+        history = HistoryEntry.from_sidecar_event(event)
+        if event.pane_id and (status is not None or history is not None):
+            self.post_message(PaneStatusChanged(event.pane_id, status, history))
+
+    def _refresh_statuses(self) -> None:
+        """Thread worker: read every pane's sidecar status (it takes the runner's lock)."""
+        runner = self.sidecar
+        if runner is None:
+            return
+        statuses = tuple(PaneStatus.from_sidecar(s) for s in runner.statuses().values())
+        self.post_message(PaneStatusesRefreshed(statuses))
 
     def on_unmount(self) -> None:
         for backend in self._backends:
@@ -237,11 +311,13 @@ class NbsApp(App[int]):
             self.status_bar.set_connection(True)
         self.panes = list(message.panes)
         self.pane_by_id = {p.pane_id: p for p in self.panes}
+        if self.control_plane is not None:
+            self.control_plane.set_pane_dirs({p.pane_id: p.current_path for p in self.panes if p.current_path})
         for table in (self.statuses, self.facts, self.history, self.last_change):
             for pane_id in [k for k in table if k not in self.pane_by_id]:
                 del table[pane_id]
         fleet_list = self.fleet_list
-        fleet_list.update_fleet(self.panes, self.statuses, self.last_change)
+        fleet_list.update_fleet(self.panes, self.statuses, self.last_change, self.clock())
         if self.selected_id not in self.pane_by_id:
             self._select(fleet_list.selected_pane_id)
         else:
@@ -269,18 +345,43 @@ class NbsApp(App[int]):
         self._update_empty_state()
 
     def on_pane_status_changed(self, message: PaneStatusChanged) -> None:
-        status = message.status
-        if status.pane_id not in self.pane_by_id:
+        pane = self.pane_by_id.get(message.pane_id)
+        if pane is None:
             return
-        self.statuses[status.pane_id] = status
         if message.history is not None:
-            self.history.setdefault(status.pane_id, deque(maxlen=HISTORY_LENGTH)).append(message.history)
-        fleet_list = self.fleet_list
-        fleet_list.refresh_cells(self.statuses, self.last_change)
-        self.grid.set_status(self.pane_by_id[status.pane_id], status)
-        self._update_counts()
-        if status.pane_id == self.selected_id:
+            self.history.setdefault(pane.pane_id, deque(maxlen=HISTORY_LENGTH)).append(message.history)
+        if message.status is not None:
+            self._set_statuses([message.status])
+        elif pane.pane_id == self.selected_id:
             self._show_details()
+
+    def on_pane_statuses_refreshed(self, message: PaneStatusesRefreshed) -> None:
+        self._set_statuses(message.statuses)
+
+    def _set_statuses(self, statuses: Iterable[PaneStatus]) -> None:
+        changed = False
+        for status in statuses:
+            pane = self.pane_by_id.get(status.pane_id)
+            if pane is None or self.statuses.get(status.pane_id) == status:
+                continue
+            self.statuses[status.pane_id] = status
+            self.grid.set_status(pane, status)
+            changed = True
+        if changed:
+            self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock())
+            self._update_counts()
+            self._show_details()
+
+    def on_control_plane_event(self, message: ControlPlaneEvent) -> None:
+        """Hand control-plane news to the control view's widgets; show its errors."""
+        event = message.event
+        if type(event).__name__ == "PlaneError":
+            where = f" ({event.project})" if getattr(event, "project", None) else ""
+            self.notify(f"{event.message}{where}", title="control plane", severity="warning", timeout=8)
+        for widget in self._control_panels:
+            handler = getattr(widget, "control_event", None)
+            if handler is not None:
+                handler(event)
 
     def on_claude_facts_changed(self, message: ClaudeFactsChanged) -> None:
         self.facts[message.pane_id] = message.facts
@@ -351,6 +452,7 @@ class NbsApp(App[int]):
             self.facts.get(pane_id),
             list(self.history.get(pane_id, ())),
             self.last_change.get(pane_id),
+            self.clock(),
         )
 
     # -- the frame and the clock -----------------------------------------------------------------
@@ -359,7 +461,7 @@ class NbsApp(App[int]):
         """Once per frame: repaint changed rows of visible widgets whose panes changed."""
         dirty = self.bridge.drain()
         if dirty:
-            now = time.monotonic()
+            now = self.clock()
             for pane_id in dirty:
                 self.last_change[pane_id] = now
         stale, self._stale = self._stale, False
@@ -378,7 +480,9 @@ class NbsApp(App[int]):
     def _clock(self) -> None:
         if not self.panes:
             return
-        self.fleet_list.refresh_cells(self.statuses, self.last_change)
+        if self.sidecar is not None:
+            self.run_worker(self._refresh_statuses, name="sidecar-statuses", group="sidecar", thread=True, exclusive=True)
+        self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock())
         self._show_details()
 
     def _update_counts(self) -> None:
@@ -511,13 +615,24 @@ class NbsApp(App[int]):
             yield SystemCommand(label, detail or pane.pane_id, partial(self.select_pane, pane.pane_id), discover=False)
 
 
-def create_app(settings: Settings, fleet_factory: FleetFactory | None = None) -> NbsApp:
+def create_app(
+    settings: Settings,
+    fleet_factory: FleetFactory | None = None,
+    *,
+    sidecar: bool = True,
+    control_plane: bool = True,
+    clock: Callable[[], float] = time.monotonic,
+    wall: Callable[[], float] = time.time,
+) -> NbsApp:
     """The one way to build the app, for the CLI and the tests alike.
 
     ``fleet_factory`` builds the fleet given the app's listener; by default a `TmuxFleet` on
-    ``settings.server``.
+    ``settings.server``. ``sidecar``/``control_plane`` switch those backends off (tests);
+    ``clock``/``wall`` replace the clocks (snapshot tests freeze them).
     """
-    return NbsApp(settings, fleet_factory)
+    return NbsApp(
+        settings, fleet_factory, sidecar=sidecar, control_plane=control_plane, clock=clock, wall=wall
+    )
 
 
 def run_app(settings: Settings) -> int:

@@ -13,6 +13,7 @@ which is what matters when they cross threads.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from textual.message import Message
 
@@ -25,6 +26,28 @@ class HistoryEntry:
 
     at: float
     text: str
+
+    @classmethod
+    def from_sidecar_event(cls, event: Any) -> HistoryEntry | None:
+        """A line for a `nbs_tui.sidecar_runner.SidecarEvent` (None for ``status`` events)."""
+        if event.kind == "status":
+            return None
+        data = dict(event.data)
+        if event.kind == "state":
+            text = f"state → {data.get('state', '?')}"
+            if event.message:
+                text += f" ({event.message})"
+        elif event.kind in ("poll", "plan-select"):
+            result = data.get("result", "")
+            what = data.get("text") or data.get("label") or data.get("number") or ""
+            text = " ".join(str(x) for x in (event.kind, result, what) if x)
+            if event.message:
+                text += f": {event.message}"
+        elif event.kind == "command":
+            text = f"command {data.get('line', '')}"
+        else:
+            text = f"{event.kind}: {event.message}"
+        return cls(event.at, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +76,26 @@ class PaneStatus:
     """Monotonic time of the next ``/nbs-poll``; None when no poll is scheduled."""
     flags: frozenset[str] = field(default_factory=frozenset)
 
+    @classmethod
+    def from_sidecar(cls, status: Any) -> PaneStatus:
+        """From a `nbs_tui.core.sidecar.SidecarStatus` (read on the sidecar's thread)."""
+        detection = status.detection
+        flags = set(detection.flags)
+        if status.paused:
+            flags.add("paused")
+        if not status.poll_enabled:
+            flags.add("poll-off")
+        if status.injecting:
+            flags.add("injecting")
+        return cls(
+            pane_id=status.pane_id,
+            state=detection.state,
+            reason=detection.reason,
+            idle_since=status.idle_since,
+            next_poll_at=status.next_poll_at if status.poll_enabled and not status.paused else None,
+            flags=frozenset(flags),
+        )
+
 
 @dataclass
 class FleetChanged(Message):
@@ -71,10 +114,25 @@ class ConnectionChanged(Message):
 
 @dataclass
 class PaneStatusChanged(Message):
-    """The sidecar has news about one pane."""
+    """The sidecar has news about one pane: a new status, a history line, or both."""
 
-    status: PaneStatus
+    pane_id: PaneId
+    status: PaneStatus | None = None
     history: HistoryEntry | None = None
+
+
+@dataclass
+class PaneStatusesRefreshed(Message):
+    """Every pane's sidecar status, read once a second (clocks and countdowns move without events)."""
+
+    statuses: tuple[PaneStatus, ...]
+
+
+@dataclass
+class ControlPlaneEvent(Message):
+    """An event of `nbs_tui.files.control_plane.ControlPlane`, forwarded from its thread."""
+
+    event: Any
 
 
 @dataclass

@@ -17,7 +17,7 @@ from textual.widgets import Static
 
 from nbs_tui.core.model import PaneInfo
 from nbs_tui.messages import ClaudeFacts, HistoryEntry, PaneStatus
-from nbs_tui.widgets.fleet_list import format_duration, state_text
+from nbs_tui.widgets.fleet_list import format_duration, quiet_start, state_text
 
 
 class DetailPanel(Static):
@@ -45,20 +45,17 @@ class DetailPanel(Static):
         status: PaneStatus | None,
         facts: ClaudeFacts | None,
         history: Sequence[HistoryEntry],
-        quiet_since: float | None,
+        changed_at: float | None,
+        now: float,
     ) -> None:
-        now = time.monotonic()
         if pane is None:
             key: object = None
             if key != self._key or self._key is None:
                 self._key = key
                 self.update(Text("Select a pane to see its details.", style="dim"))
             return
-        idle = None
-        if status and status.idle_since is not None:
-            idle = format_duration(now - status.idle_since)
-        elif quiet_since is not None:
-            idle = format_duration(now - quiet_since)
+        quiet_since = quiet_start(status, changed_at)
+        idle = format_duration(now - quiet_since) if quiet_since is not None else None
         poll = format_duration(status.next_poll_at - now) if status and status.next_poll_at is not None else None
         key = (pane, status, facts, tuple(history[-8:]), idle, poll)
         if key == self._key:

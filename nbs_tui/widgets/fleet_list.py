@@ -8,7 +8,6 @@ to a pane) and `FleetList.PaneChosen` (Enter on a pane).
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -53,19 +52,26 @@ def format_duration(seconds: float | None) -> str:
     return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
 
 
+def quiet_start(status: PaneStatus | None, changed_at: float | None) -> float | None:
+    """When the pane's screen last changed: the later of what the sidecar and the mirror saw."""
+    times = [t for t in (status.idle_since if status else None, changed_at) if t is not None]
+    return max(times) if times else None
+
+
 def project_name(pane: PaneInfo) -> str:
     return os.path.basename(pane.current_path.rstrip("/")) or pane.current_path
 
 
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("target", "Pane"),
-    ("title", "Title"),
-    ("project", "Project"),
-    ("agent", "Agent"),
-    ("state", "State"),
-    ("idle", "Quiet"),
-    ("poll", "Poll in"),
+COLUMNS: tuple[tuple[str, str, int | None], ...] = (
+    ("target", "Pane", None),
+    ("state", "State", 12),
+    ("idle", "Quiet", 6),
+    ("poll", "Poll in", 7),
+    ("project", "Project", None),
+    ("agent", "Agent", None),
+    ("title", "Title", None),
 )
+"""Column keys and labels, the state and clocks first: a narrow list still shows them."""
 
 
 class FleetList(DataTable[Text]):
@@ -74,6 +80,7 @@ class FleetList(DataTable[Text]):
     DEFAULT_CSS = """
     FleetList {
         height: 1fr;
+        overflow-x: hidden;
     }
     """
 
@@ -96,8 +103,8 @@ class FleetList(DataTable[Text]):
         self._cells: dict[tuple[PaneId, str], str] = {}
 
     def on_mount(self) -> None:
-        for key, label in COLUMNS:
-            self.add_column(label, key=key)
+        for key, label, width in COLUMNS:
+            self.add_column(label, key=key, width=width)
 
     @property
     def selected_pane_id(self) -> PaneId | None:
@@ -118,8 +125,12 @@ class FleetList(DataTable[Text]):
         panes: Sequence[PaneInfo],
         statuses: Mapping[PaneId, PaneStatus],
         last_change: Mapping[PaneId, float],
+        now: float,
     ) -> None:
-        """Show ``panes``; keeps the cursor on the same pane when it survives."""
+        """Show ``panes``; keeps the cursor on the same pane when it survives.
+
+        ``last_change`` and the statuses' times are on the same clock as ``now``.
+        """
         selected = self.selected_pane_id
         order = [p.pane_id for p in panes]
         self._panes = {p.pane_id: p for p in panes}
@@ -128,7 +139,7 @@ class FleetList(DataTable[Text]):
             self._cells.clear()
             self._order = order
             for pane in panes:
-                values = self._row_values(pane, statuses.get(pane.pane_id), last_change.get(pane.pane_id))
+                values = self._row_values(pane, statuses.get(pane.pane_id), last_change.get(pane.pane_id), now)
                 self.add_row(*(self._styled(pane, k, v) for k, v in values.items()), key=pane.pane_id)
                 for key, value in values.items():
                     self._cells[(pane.pane_id, key)] = value
@@ -138,39 +149,41 @@ class FleetList(DataTable[Text]):
                 self.move_cursor(row=min(self.cursor_row, len(order) - 1), animate=False)
             self.post_message(self.PaneHighlighted(self.selected_pane_id))
         else:
-            self.refresh_cells(statuses, last_change)
+            self.refresh_cells(statuses, last_change, now)
 
-    def refresh_cells(self, statuses: Mapping[PaneId, PaneStatus], last_change: Mapping[PaneId, float]) -> None:
+    def refresh_cells(
+        self, statuses: Mapping[PaneId, PaneStatus], last_change: Mapping[PaneId, float], now: float
+    ) -> None:
         """Update the cells whose text changed (states, quiet time, countdown)."""
         for pane_id in self._order:
             pane = self._panes[pane_id]
-            values = self._row_values(pane, statuses.get(pane_id), last_change.get(pane_id))
+            values = self._row_values(pane, statuses.get(pane_id), last_change.get(pane_id), now)
             for key, value in values.items():
                 if self._cells.get((pane_id, key)) != value:
                     self._cells[(pane_id, key)] = value
                     try:
-                        self.update_cell(pane_id, key, self._styled(pane, key, value, statuses.get(pane_id)))
+                        self.update_cell(
+                            pane_id, key, self._styled(pane, key, value, statuses.get(pane_id)),
+                            update_width=key in ("target", "project", "agent", "title"),
+                        )
                     except (CellDoesNotExist, RowDoesNotExist):
                         continue
 
-    def _row_values(self, pane: PaneInfo, status: PaneStatus | None, changed_at: float | None) -> dict[str, str]:
-        now = time.monotonic()
+    def _row_values(
+        self, pane: PaneInfo, status: PaneStatus | None, changed_at: float | None, now: float
+    ) -> dict[str, str]:
         state = status.state.value if status and status.state else ""
-        if status and status.idle_since is not None:
-            idle = format_duration(now - status.idle_since)
-        elif status and status.state is AgentState.WORKING:
-            idle = "—"
-        else:
-            idle = format_duration(now - changed_at) if changed_at is not None else "—"
+        quiet_since = quiet_start(status, changed_at)
+        idle = format_duration(now - quiet_since) if quiet_since is not None else "—"
         poll = format_duration(status.next_poll_at - now) if status and status.next_poll_at is not None else "—"
         return {
             "target": pane.target,
-            "title": pane.title[:40],
-            "project": project_name(pane),
-            "agent": ("claude" if pane.is_agent else pane.current_command) + (" (dead)" if pane.dead else ""),
             "state": state,
             "idle": idle,
             "poll": poll,
+            "project": project_name(pane)[:20],
+            "agent": ("claude" if pane.is_agent else pane.current_command[:12]) + (" (dead)" if pane.dead else ""),
+            "title": pane.title[:36],
         }
 
     def _styled(self, pane: PaneInfo, key: str, value: str, status: PaneStatus | None = None) -> Text:

@@ -49,6 +49,7 @@ class Thumbnail(ScreenWidget):
     """
 
     can_focus = True
+    CROP_MARKER = False
 
     @dataclass
     class Clicked(Message):

@@ -154,7 +154,7 @@ def _style_of(cell: Any, cursor: bool = False) -> Style:
 
 
 _CURSOR = Style(reverse=True)
-_MARKER = Style(color="black", bgcolor="yellow", bold=True)
+_MARKER = Style(color="yellow", bold=True)
 BLANK_STYLE = Style()
 
 
@@ -232,7 +232,8 @@ class ScreenLines:
     to repaint after the screen moved on.
     """
 
-    def __init__(self, cache_size: int = 512) -> None:
+    def __init__(self, cache_size: int = 512, crop_marker: bool = True) -> None:
+        self.crop_marker = crop_marker
         self.source: ScreenSource | None = None
         self._cache: LRUCache[tuple[int, int, int, int, bool], Strip] = LRUCache(cache_size)
         self._blank: dict[int, tuple[int, bool]] = {}
@@ -302,7 +303,7 @@ class ScreenLines:
             cells = list(source.row_cells(row))
         columns = min(width, len(cells))
         marker = False
-        if view.cropped_right and len(cells) > width and width > 1:
+        if self.crop_marker and view.cropped_right and len(cells) > width and width > 1:
             marker = not row_is_blank(cells[width - 1 :])
             if marker:
                 columns = width - 1
@@ -371,12 +372,14 @@ class ScreenWidget(Widget):
     """A widget that draws a PaneScreen with the line API; base of the mirror and thumbnails."""
 
     ANCHOR_CONTENT: ClassVar[bool] = True
+    CROP_MARKER: ClassVar[bool] = True
+    """Mark rows cut on the right with ``›`` (the mirror does; small thumbnails would be all marks)."""
 
     def __init__(
         self, *, name: str | None = None, id: str | None = None, classes: str | None = None
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self.lines = ScreenLines()
+        self.lines = ScreenLines(crop_marker=self.CROP_MARKER)
         self.pane: PaneInfo | None = None
         self._laid_out_for: Size | None = None
 

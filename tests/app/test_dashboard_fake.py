@@ -35,7 +35,7 @@ def _app(panes: Any = PANES) -> tuple[NbsApp, dict[str, FakeFleet]]:
         holder["fleet"] = FakeFleet(listener, panes)
         return holder["fleet"]
 
-    return create_app(Settings(), factory), holder
+    return create_app(Settings(), factory, control_plane=False), holder
 
 
 async def test_selecting_a_pane_shows_its_screen_in_the_mirror() -> None:
@@ -140,6 +140,7 @@ async def test_sidecar_and_claude_news_reach_list_grid_and_details() -> None:
         await pilot.pause()
         app.post_message(
             PaneStatusChanged(
+                "%1",
                 PaneStatus("%1", AgentState.PERMISSION, reason="tool approval menu"),
                 HistoryEntry(0.0, "working → permission"),
             )
