@@ -161,7 +161,10 @@ class ControlClient:
             for cmd, callback in commands:
                 self._pending.append(_Pending(cmd, callback, self._group))
             try:
-                self._proc.stdin.write(line.encode("utf-8") + b"\n")
+                data = line.encode("utf-8") + b"\n"
+                while data:
+                    written = self._proc.stdin.write(data)
+                    data = data[written or 0 :] if written is not None else b""
             except (BrokenPipeError, OSError, ValueError) as exc:
                 raise ControlError(f"control connection to {self.session_id} lost: {exc}") from exc
 
@@ -186,51 +189,64 @@ class ControlClient:
 
     def _read_loop(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
-        stream = self._proc.stdout
-        on_output = self._on_output
-        current: Reply | None = None
-        ours = True
+        fd = self._proc.stdout.fileno()
         reason = "connection closed"
-        readline = stream.readline
+        rest = b""
+        self._current: Reply | None = None
+        self._ours = True
+        self._exit_reason = ""
         try:
             while True:
-                line = readline()
-                if not line:
+                # Big reads: one wake-up (and one GIL acquisition) handles every line that is
+                # waiting, so a busy feeder thread cannot slow the draining of tmux.
+                chunk = os.read(fd, 1 << 18)
+                if not chunk:
                     break
-                self.bytes_read += len(line)
-                if line.endswith(b"\n"):
-                    line = line[:-1]
-                if current is not None:
-                    if line.startswith((b"%end ", b"%error ")) and self._closes_block(line):
-                        current.ok = line.startswith(b"%end ")
-                        if ours:
-                            self._finish(current)
-                        current = None
-                    else:
-                        current.lines.append(line)
-                    continue
-                if line.startswith(b"%output "):
-                    parts = line.split(b" ", 2)
-                    data = parts[2] if len(parts) > 2 else b""
-                    try:
-                        on_output(parts[1].decode(), decode_output(data))
-                    except Exception:
-                        log.exception("output handler failed")
-                elif line.startswith(b"%begin "):
-                    current = Reply()
-                    # Blocks with flags 0 (the attach itself) answer no command of ours.
-                    ours = not line.endswith(b" 0")
-                elif line.startswith(b"%exit"):
-                    reason = line[5:].strip().decode("utf-8", "replace") or "detached"
-                elif line.startswith(b"%"):
-                    try:
-                        self._on_notification(line.decode("utf-8", "replace"))
-                    except Exception:
-                        log.exception("notification handler failed")
+                self.bytes_read += len(chunk)
+                if rest:
+                    chunk = rest + chunk
+                lines = chunk.split(b"\n")
+                rest = lines.pop()
+                self._handle_lines(lines)
         except (OSError, ValueError) as exc:
             reason = f"read failed: {exc}"
         finally:
-            self._shutdown(reason)
+            self._shutdown(self._exit_reason or reason)
+
+    def _handle_lines(self, lines: list[bytes]) -> None:
+        on_output = self._on_output
+        current = self._current
+        for line in lines:
+            if current is not None:
+                if line.startswith((b"%end ", b"%error ")) and self._closes_block(line):
+                    current.ok = line.startswith(b"%end ")
+                    if self._ours:
+                        self._finish(current)
+                    current = None
+                else:
+                    current.lines.append(line)
+                continue
+            if line.startswith(b"%output "):
+                parts = line.split(b" ", 2)
+                data = parts[2] if len(parts) > 2 else b""
+                if b"\\" in data:
+                    data = codecs.escape_decode(data)[0]
+                try:
+                    on_output(parts[1].decode(), data)
+                except Exception:
+                    log.exception("output handler failed")
+            elif line.startswith(b"%begin "):
+                current = Reply()
+                # Blocks with flags 0 (the attach itself) answer no command of ours.
+                self._ours = not line.endswith(b" 0")
+            elif line.startswith(b"%exit"):
+                self._exit_reason = line[5:].strip().decode("utf-8", "replace") or "detached"
+            elif line.startswith(b"%"):
+                try:
+                    self._on_notification(line.decode("utf-8", "replace"))
+                except Exception:
+                    log.exception("notification handler failed")
+        self._current = current
 
     @staticmethod
     def _closes_block(line: bytes) -> bool:
