@@ -1,0 +1,199 @@
+"""The sidecar against the real Claude Code CLI: several agents on one private tmux server, each
+with its own scripted local API (tests/realclaude/harness.py), watched by TmuxFleet and driven by
+SidecarRunner exactly as ``nbs-tui --headless`` does.
+
+* ``/nbs-poll`` reaches an idle agent once per interval and never a working one, nor one with
+  typed input, nor one showing a permission prompt;
+* the plan-approval menu is answered with the no-prompts option on the first try, once;
+* a ``\\nbs-register-chat`` line printed by an agent reaches the project's registry once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import libtmux
+import pytest
+from libtmux.test.retry import retry_until
+
+from nbs_tui.config import Settings
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.sidecar import SidecarConfig
+from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
+from tests.realclaude.harness import Bash, ClaudeBinary, ClaudeFleet, Plan, Slow, Text, find_claude
+
+pytestmark = [pytest.mark.realclaude, pytest.mark.slow]
+
+POLL_NEEDLE = "Check your inbox and the registry"
+"""Text of the /nbs-poll command the harness installs; the API sees it in the user turn."""
+
+
+@pytest.fixture
+def claude_binary() -> ClaudeBinary:
+    found = find_claude()
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
+
+
+@pytest.fixture
+def claude_fleet(
+    server: libtmux.Server, tmp_path: Path, claude_binary: ClaudeBinary
+) -> Iterator[ClaudeFleet]:
+    fleet = ClaudeFleet(server, tmp_path / "agents", claude_binary)
+    yield fleet
+    fleet.close()
+
+
+@dataclass
+class Sidecar:
+    runner: SidecarRunner
+    events: list[SidecarEvent]
+    lock: threading.Lock
+
+    def of(self, pane_id: str, kind: str, **match: object) -> list[SidecarEvent]:
+        with self.lock:
+            found = [e for e in self.events if e.pane_id == pane_id and e.kind == kind]
+        return [e for e in found if all(dict(e.data).get(k) == v for k, v in match.items())]
+
+
+@pytest.fixture
+def sidecar(server: libtmux.Server) -> Iterator[Callable[..., Sidecar]]:
+    from nbs_tui.tmux.fleet import TmuxFleet
+
+    started: list[tuple[TmuxFleet, SidecarRunner, object | None]] = []
+
+    def start(
+        interval: float = 3.0, backoff: float = 3.0, control: object | None = None, **config: object
+    ) -> Sidecar:
+        address = ServerAddress(socket_name=server.socket_name)
+        fleet = TmuxFleet(address)
+        fleet.start()
+        assert fleet.wait_seeded(15)
+        events: list[SidecarEvent] = []
+        lock = threading.Lock()
+
+        def on_event(event: SidecarEvent) -> None:
+            with lock:
+                events.append(event)
+
+        settings = Settings(server=address, poll_interval=interval)
+        runner = SidecarRunner(
+            fleet,
+            settings,
+            on_event,
+            control=control,  # type: ignore[arg-type]
+            sidecar_config=SidecarConfig(poll_interval=interval, backoff=backoff, **config),  # type: ignore[arg-type]
+        )
+        runner.start()
+        started.append((fleet, runner, control))
+        return Sidecar(runner, events, lock)
+
+    yield start
+    for fleet, runner, _ in started:
+        runner.stop()
+        fleet.stop()
+
+
+def _until(predicate: Callable[[], bool], seconds: float) -> bool:
+    return retry_until(predicate, seconds=seconds, interval=0.2, raises=False)
+
+
+def test_poll_reaches_only_the_idle_agent_once_per_interval(
+    claude_fleet: ClaudeFleet, sidecar: Callable[..., Sidecar]
+) -> None:
+    idle, working, typed, permission = claude_fleet.start_many(
+        [Text("idle"), Text("idle"), Text("idle"), Text("idle")],
+        [Slow(seconds=240)],
+        [],
+        [Bash("rm -rf build", description="Remove the build folder")],
+    )
+    working.submit("think for a long time")
+    working.wait_working(timeout=30)
+    permission.submit("clean the build")
+    permission.wait_for("Do you want to proceed?", timeout=30)
+    typed.type("half a thought")
+    typed.wait_for("half a thought", timeout=10)
+
+    running = sidecar(interval=3.0, backoff=3.0)
+    assert _until(lambda: idle.api.count_prompts(POLL_NEEDLE) >= 2, 90), idle.screen()
+
+    # each injection became exactly one submitted turn; the agent saw nothing else
+    typed_events = running.of(idle.pane_id, "poll", result="typed")
+    assert all(dict(e.data)["attempt"] == 1 for e in typed_events)
+    assert idle.api.count_prompts(POLL_NEEDLE) in (len(typed_events), len(typed_events) - 1)
+    assert len(idle.api.prompts()) == idle.api.count_prompts(POLL_NEEDLE)
+    times = [e.at for e in typed_events]
+    assert all(b - a >= 3.0 for a, b in itertools.pairwise(times))
+
+    for agent in (working, typed, permission):
+        assert agent.api.count_prompts(POLL_NEEDLE) == 0, agent.name
+        assert not running.of(agent.pane_id, "poll", result="typed"), agent.name
+    assert "half a thought" in typed.screen()
+    assert "Do you want to proceed?" in permission.screen()
+    assert working.api.prompts() == ["think for a long time"]
+    states = {e.pane_id: dict(e.data).get("state") for e in running.events if e.kind == "state"}
+    assert states[working.pane_id] == "working"
+    assert states[permission.pane_id] == "permission"
+    assert states[typed.pane_id] == "idle"
+
+
+def test_plan_menu_answered_with_the_no_prompts_option_once(
+    claude_fleet: ClaudeFleet, sidecar: Callable[..., Sidecar]
+) -> None:
+    agent = claude_fleet.start([Plan(), Text("Implemented.")], permission_mode="plan")
+    running = sidecar(interval=600.0)
+    agent.submit("plan a small change")
+    assert _until(lambda: bool(running.of(agent.pane_id, "plan-select", result="pressed")), 60), (
+        agent.screen()
+    )
+    assert _until(lambda: bool(running.of(agent.pane_id, "plan-select", result="landed")), 30), (
+        agent.screen()
+    )
+    pressed = running.of(agent.pane_id, "plan-select", result="pressed")
+    assert len(pressed) == 1
+    label = str(dict(pressed[0].data)["label"]).lower()
+    assert any(words in label for words in ("bypass permissions", "auto mode", "accept edits"))
+    assert "clear" not in label
+    assert not running.of(agent.pane_id, "plan-select", result="failed")
+    # the plan was approved (the API got a tool result that is not a rejection) and work went on
+    assert _until(lambda: len(agent.api.main_requests()) >= 2, 30)
+    results = " ".join(str(r.get("content")) for r in agent.api.tool_results()).lower()
+    assert "approved" in results or "user has approved" in results, results
+
+
+def test_nbs_register_chat_on_screen_reaches_the_registry_once(
+    claude_fleet: ClaudeFleet, sidecar: Callable[..., Sidecar]
+) -> None:
+    from nbs_tui.files.control_plane import ControlPlane
+
+    agent = claude_fleet.start(
+        [Text("Registering the new chat:\n\n\\nbs-register-chat .nbs/chat/new.chat\n\nDone.")]
+    )
+    nbs = agent.workdir / ".nbs"
+    (nbs / "chat").mkdir(parents=True)
+    plane = ControlPlane(Settings(projects=(agent.workdir,)), watch=False)
+    plane.start()
+    plane.set_pane_dirs({agent.pane_id: str(agent.workdir)})
+    try:
+        running = sidecar(interval=600.0, control=plane)
+        agent.submit("please register the chat")
+        assert _until(lambda: bool(running.of(agent.pane_id, "command")), 60), agent.screen()
+        registry = nbs / "control-registry"
+        assert _until(
+            lambda: registry.is_file() and "chat:.nbs/chat/new.chat" in registry.read_text(), 30
+        )
+        time.sleep(3)  # the line stays on screen for several ticks (what is asserted is the count)
+        plane.flush(10)
+        commands = running.of(agent.pane_id, "command")
+        assert [dict(e.data)["line"] for e in commands] == [
+            "\\nbs-register-chat .nbs/chat/new.chat"
+        ]
+        assert registry.read_text().count("chat:.nbs/chat/new.chat") == 1
+    finally:
+        plane.stop()
