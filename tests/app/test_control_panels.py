@@ -1,0 +1,177 @@
+"""Pilot tests of the control widgets over a real ControlPlane on a temporary project."""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from nbs_tui.config import Settings
+from nbs_tui.core.chat import read_chat
+from nbs_tui.core.control import Outcome
+from nbs_tui.files.control_plane import ControlPlane
+from nbs_tui.widgets.chat_editor import ChatEditor
+from nbs_tui.widgets.control_view import ControlView
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def make_chat(path: Path, messages: list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = "=== nbs-chat ===\nlast-writer: a\nlast-write: 2026-01-01T00:00:00+0000\n"
+    after = "participants: alice(1)\n---\n" + "".join(m + "\n" for m in messages)
+    base = len(before) + len(after)
+    n = base + 14 + len(str(base))
+    if len(str(n)) != len(str(base)):
+        n = base + 14 + len(str(n))
+    path.write_text(f"{before}file-length: {n}\n{after}")
+    return path
+
+
+class ControlApp(App[None]):
+    """Test-only app: the Control view over a real plane, as the real app mounts it."""
+
+    def __init__(self, project: Path) -> None:
+        super().__init__()
+        self.view = ControlView(id="control-view")
+        self.plane = ControlPlane(Settings(projects=(project,)), self.view.plane_listener, rescan_interval=30.0)
+        self.view.attach(self.plane)
+
+    def compose(self) -> ComposeResult:
+        yield self.view
+
+    def on_mount(self) -> None:
+        self.plane.start()
+
+    def on_unmount(self) -> None:
+        self.plane.stop()
+
+
+async def until(pilot: Pilot[None], condition: Callable[[], object], what: str, timeout: float = 10.0) -> None:
+    steps = int(timeout / 0.05)
+    for _ in range(steps):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    make_chat(root / ".nbs" / "chat" / "team.chat", [b64("alice|1700000000: hello from alice")])
+    (root / ".nbs" / "chat" / "team.chat.cursors").write_text("# cursors\nbob=-1\n")
+    return root
+
+
+def registry_paths(app: ControlApp) -> list[str]:
+    snapshot = app.view.registry_panel.snapshot
+    return [e.path for p in snapshot.projects for c in p.channels for e in c.entries]
+
+
+async def test_line_appended_by_another_process_appears_in_the_panels(project: Path) -> None:
+    app = ControlApp(project)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(pilot, lambda: ".nbs/chat/team.chat" in registry_paths(app), "seeded registry")
+        make_chat(project / ".nbs" / "chat" / "ops.chat", [])
+        inbox = project / ".nbs" / "control-inbox"
+        subprocess.run(
+            ["sh", "-c", f"printf '# from an agent\\nregister-chat .nbs/chat/ops.chat\\nbogus-verb x\\n' >> '{inbox}'"],
+            check=True,
+        )
+        panel = app.view.inbox_panel
+        await until(pilot, lambda: panel.row_count == 3, "three history rows")
+        lines = [entry.line for entry in panel.entries]
+        assert lines == ["# from an agent", "register-chat .nbs/chat/ops.chat", "bogus-verb x"]
+        assert [entry.outcome for entry in panel.entries] == [Outcome.COMMENT, Outcome.APPLIED, Outcome.ERROR]
+        row = panel.get_row_at(1)
+        assert "register-chat .nbs/chat/ops.chat" in str(row[3]) and str(row[4]) == "applied"
+        await until(pilot, lambda: ".nbs/chat/ops.chat" in registry_paths(app), "registry panel entry")
+        # the error-only filter
+        panel.focus()
+        await pilot.press("e")
+        assert panel.row_count == 1
+
+
+async def test_chat_view_shows_messages_and_unread(project: Path) -> None:
+    app = ControlApp(project)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(pilot, lambda: registry_paths(app), "registry")
+        registry = app.view.registry_panel
+        registry.focus()
+        chat_index = next(
+            i for i in range(registry.option_count) if (registry.get_option_at_index(i).id or "").startswith("chat\t")
+        )
+        registry.highlighted = chat_index
+        chat = app.view.chat_view
+        await until(pilot, lambda: chat.chat is not None, "chat loaded")
+        assert chat.chat is not None and [m.text for m in chat.chat.messages] == ["hello from alice"]
+        assert "bob 1 unread" in (chat.border_subtitle or "")
+        # a new message by another writer reaches the view
+        make_chat(
+            project / ".nbs" / "chat" / "team.chat",
+            [b64("alice|1700000000: hello from alice"), b64("carol|1700000500: second")],
+        )
+        await until(pilot, lambda: chat.chat is not None and len(chat.chat.messages) == 2, "new message shown")
+        # pause toggle from the registry panel
+        await pilot.press("p")
+        await until(pilot, lambda: (project / ".nbs" / "control-pause").exists(), "pause file")
+        await until(pilot, lambda: registry.snapshot.projects[0].paused, "paused shown")
+
+
+async def test_chat_editor_edits_reach_the_files(project: Path) -> None:
+    app = ControlApp(project)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(pilot, lambda: registry_paths(app), "registry")
+        app.view.registry_panel.focus()
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ChatEditor), "editor open")
+        editor = app.screen
+        assert isinstance(editor, ChatEditor)
+        path_input = editor.query_one("#editor-path", Input)
+
+        # create a new chat (it is registered through the inbox)
+        path_input.value = ".nbs/chat/new room.chat"
+        await pilot.pause()
+        await pilot.click("#editor-create")
+        inbox = project / ".nbs" / "control-inbox"
+        await until(pilot, lambda: inbox.exists() and "register-chat .nbs/chat/new room.chat" in inbox.read_text(), "inbox line")
+        assert read_chat(project / ".nbs" / "chat" / "new room.chat").consistent
+        await until(pilot, lambda: ".nbs/chat/new room.chat" in registry_paths(app), "registered")
+
+        # a bad path is refused before anything is written
+        path_input.value = ".nbs/chat/nothing-here.txt"
+        await pilot.pause()
+        await pilot.click("#editor-register")
+        assert "no such file" in str(editor.query_one("#editor-status").render())
+        assert inbox.read_text().count("\n") == 1
+
+        # post a message as the operator
+        path_input.value = ".nbs/chat/team.chat"
+        editor.query_one("#editor-message", Input).value = "hello from the dashboard"
+        await pilot.pause()
+        await pilot.click("#editor-post")
+        team = project / ".nbs" / "chat" / "team.chat"
+        await until(pilot, lambda: len(read_chat(team).messages) == 2, "message posted")
+        last = read_chat(team).messages[-1]
+        assert (last.handle, last.text, last.form) == ("operator", "hello from the dashboard", "current")
+        assert (project / ".nbs" / "chat" / "team.chat.cursors").read_text() == "# cursors\nbob=-1\n"
+
+        # unregister through the editor
+        path_input.value = ".nbs/chat/new room.chat"
+        await pilot.pause()
+        await pilot.click("#editor-unregister")
+        await until(pilot, lambda: "unregister-chat .nbs/chat/new room.chat" in inbox.read_text(), "unregister line")
+        await until(pilot, lambda: ".nbs/chat/new room.chat" not in registry_paths(app), "unregistered")
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ChatEditor), "editor closed")
+        sources = [e.source for e in app.view.inbox_panel.entries]
+        assert sources == ["control-inbox:1 (nbs-tui)", "control-inbox:2 (nbs-tui)"]
