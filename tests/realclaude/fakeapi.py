@@ -59,7 +59,7 @@ class Text:
     """A plain text reply that ends the turn."""
 
     text: str
-    chunk: int = 12  # characters per text_delta
+    delay: float = 0.0  # seconds of silence (pings) before the text: the agent shows "working"
 
 
 @dataclass(frozen=True)
@@ -81,11 +81,14 @@ class ToolUse:
     name: str
     input: dict[str, Any]
     text: str = ""
+    delay: float = 0.0
 
 
-def Bash(command: str, description: str = "Run a command", text: str = "") -> ToolUse:
+def Bash(
+    command: str, description: str = "Run a command", text: str = "", delay: float = 0.0
+) -> ToolUse:
     """A Bash tool call: outside an allow-list Claude Code shows its permission prompt."""
-    return ToolUse("Bash", {"command": command, "description": description}, text)
+    return ToolUse("Bash", {"command": command, "description": description}, text, delay)
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,7 @@ class Plan:
 
     plan: str = "# Plan\n\n1. Read the code.\n2. Change it.\n3. Run the tests.\n"
     text: str = "Here is my plan."
+    delay: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,7 @@ class Ask:
     options: Sequence[str] = ("Small change", "Big rewrite")
     header: str = "Approach"
     multi_select: bool = False
+    delay: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -300,7 +305,7 @@ class FakeAPI:
             return list(self._steps)
 
     def release(self) -> None:
-        """End the ``Slow`` step in progress now."""
+        """End the ``Slow`` step (or a step's ``delay``) in progress now."""
         self._release.set()
 
     def _next_step(self) -> Step:
@@ -527,7 +532,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("request-id", f"req_fake_{int(time.time() * 1000)}")
         self.end_headers()
         try:
-            for event in self._events(body, blocks, stop, slow):
+            for event in self._events(body, blocks, stop, slow, rec.step):
                 self._chunk(event)
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
@@ -547,12 +552,21 @@ class _Handler(BaseHTTPRequestHandler):
         blocks: list[dict[str, Any]],
         stop: str,
         slow: Slow | None,
+        step: Step | None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:
         start = self._message(body, [], "")
         start["stop_reason"] = None
         start["usage"] = _usage(1)
         yield "message_start", {"type": "message_start", "message": start}
         yield "ping", {"type": "ping"}
+        delay = 0.0 if slow is not None else float(getattr(step, "delay", 0.0))
+        if delay > 0:
+            release = self.api._release
+            release.clear()
+            deadline = time.monotonic() + delay
+            while not release.is_set() and time.monotonic() < deadline:
+                release.wait(min(0.5, max(0.0, deadline - time.monotonic())))
+                yield "ping", {"type": "ping"}
         out_tokens = 0
         for i, block in enumerate(blocks):
             if block["type"] == "text":
