@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -36,6 +36,7 @@ from nbs_tui.messages import (
     BackendProblem,
     ClaudeFacts,
     ClaudeFactsChanged,
+    ClaudeSignalsChanged,
     ConnectionChanged,
     ControlPlaneEvent,
     FleetChanged,
@@ -46,7 +47,7 @@ from nbs_tui.messages import (
 )
 from nbs_tui.tmux.port import FleetListener, FleetPort, TmuxUnavailable
 from nbs_tui.widgets.detail_panel import DetailPanel
-from nbs_tui.widgets.fleet_list import FleetList
+from nbs_tui.widgets.fleet_list import FleetList, quiet_start
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.help_screen import HelpScreen
 from nbs_tui.widgets.pane_view import PaneView, ScreenSource
@@ -121,6 +122,10 @@ class FleetBridge:
     def connection_changed(self, connected: bool, message: str) -> None:
         self._app.post_message(ConnectionChanged(connected, message))
 
+    def claude_facts_changed(self, facts: Mapping[PaneId, Any]) -> None:
+        """`ClaudeSignalsListener`: called on the signals thread."""
+        self._app.post_message(ClaudeSignalsChanged(tuple(facts.items())))
+
     def drain(self) -> set[PaneId]:
         with self._lock:
             dirty, self._dirty = self._dirty, set()
@@ -141,10 +146,18 @@ class NbsApp(App[int]):
         *,
         sidecar: bool = True,
         control_plane: bool = True,
+        claude: bool = True,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
     ) -> None:
         super().__init__()
+        self._want_claude = claude
+        self.claude: Any = None
+        """The `ClaudeSignals` watcher once started (None if disabled or unavailable)."""
+        self.sidecar_statuses: dict[PaneId, PaneStatus] = {}
+        """What the sidecar read from each screen; `statuses` is that fused with Claude's signals."""
+        self.raw_claude: dict[PaneId, Any] = {}
+        self.fused: dict[PaneId, Any] = {}
         self.settings = settings
         self.bridge = FleetBridge(self)
         self._fleet_factory = fleet_factory
@@ -222,6 +235,7 @@ class NbsApp(App[int]):
         if self.fleet is not None:
             self._start_control_plane()
             self._start_sidecar()
+            self._start_claude()
 
     def _start_fleet(self) -> None:
         try:
@@ -270,6 +284,19 @@ class NbsApp(App[int]):
         self.sidecar = runner
         self._backends.insert(0, runner)
 
+    def _start_claude(self) -> None:
+        if not self._want_claude:
+            return
+        try:
+            from nbs_tui.claude.watcher import ClaudeSignals
+        except ImportError as error:
+            self.log.warning(f"Claude Code signals unavailable: {error}")
+            return
+        signals = ClaudeSignals(self.settings, self.bridge, clock=self.wall)
+        signals.start()
+        self.claude = signals
+        self._backends.append(signals)
+
     def _control_event(self, event: Any) -> None:
         """Called on the control plane's thread."""
         self.post_message(ControlPlaneEvent(event))
@@ -313,7 +340,13 @@ class NbsApp(App[int]):
         self.pane_by_id = {p.pane_id: p for p in self.panes}
         if self.control_plane is not None:
             self.control_plane.set_pane_dirs({p.pane_id: p.current_path for p in self.panes if p.current_path})
-        for table in (self.statuses, self.facts, self.history, self.last_change):
+        if self.claude is not None:
+            self.claude.set_panes(self.panes)
+        tables: tuple[dict[PaneId, Any], ...] = (
+            self.statuses, self.sidecar_statuses, self.facts, self.raw_claude, self.fused,
+            self.history, self.last_change,
+        )
+        for table in tables:
             for pane_id in [k for k in table if k not in self.pane_by_id]:
                 del table[pane_id]
         fleet_list = self.fleet_list
@@ -359,18 +392,50 @@ class NbsApp(App[int]):
         self._set_statuses(message.statuses)
 
     def _set_statuses(self, statuses: Iterable[PaneStatus]) -> None:
-        changed = False
+        changed = []
         for status in statuses:
-            pane = self.pane_by_id.get(status.pane_id)
-            if pane is None or self.statuses.get(status.pane_id) == status:
+            if status.pane_id in self.pane_by_id and self.sidecar_statuses.get(status.pane_id) != status:
+                self.sidecar_statuses[status.pane_id] = status
+                changed.append(status.pane_id)
+        self._refuse(changed)
+
+    def on_claude_signals_changed(self, message: ClaudeSignalsChanged) -> None:
+        changed = []
+        for pane_id, facts in message.facts:
+            if pane_id in self.pane_by_id:
+                self.raw_claude[pane_id] = facts
+                changed.append(pane_id)
+        self._refuse(changed)
+
+    def _refuse(self, pane_ids: Iterable[PaneId]) -> None:
+        """Recompute the shown state of these panes from the screen and Claude's own signals."""
+        shown = False
+        for pane_id in pane_ids:
+            pane = self.pane_by_id.get(pane_id)
+            if pane is None:
                 continue
-            self.statuses[status.pane_id] = status
+            status = self._fuse(pane_id)
+            if status is None or self.statuses.get(pane_id) == status:
+                continue
+            self.statuses[pane_id] = status
             self.grid.set_status(pane, status)
-            changed = True
-        if changed:
+            shown = True
+        if shown:
             self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock())
             self._update_counts()
             self._show_details()
+
+    def _fuse(self, pane_id: PaneId) -> PaneStatus | None:
+        status = self.sidecar_statuses.get(pane_id)
+        raw = self.raw_claude.get(pane_id)
+        if raw is None:
+            self.facts.pop(pane_id, None)
+            return status
+        fused = fuse_claude(raw, status, self.last_change.get(pane_id), self.clock(), self.wall(), self.fused.get(pane_id))
+        if fused is None:
+            return status
+        self.fused[pane_id], self.facts[pane_id], shown = fused
+        return shown
 
     def on_control_plane_event(self, message: ControlPlaneEvent) -> None:
         """Hand control-plane news to the control view's widgets; show its errors."""
@@ -482,6 +547,8 @@ class NbsApp(App[int]):
             return
         if self.sidecar is not None:
             self.run_worker(self._refresh_statuses, name="sidecar-statuses", group="sidecar", thread=True, exclusive=True)
+        if self.raw_claude:
+            self._refuse(list(self.raw_claude))
         self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock())
         self._show_details()
 
@@ -615,23 +682,74 @@ class NbsApp(App[int]):
             yield SystemCommand(label, detail or pane.pane_id, partial(self.select_pane, pane.pane_id), discover=False)
 
 
+def fuse_claude(
+    raw: Any,
+    status: PaneStatus | None,
+    changed_at: float | None,
+    now: float,
+    wall_now: float,
+    previous: Any,
+) -> tuple[Any, ClaudeFacts, PaneStatus] | None:
+    """Fuse a pane's screen reading with Claude Code's own signals (`nbs_tui.core.fusion`).
+
+    Returns the fused state, the facts for the detail panel, and the status to show (the
+    sidecar's, with the trusted state); None when fusion is unavailable.
+    """
+    try:
+        from nbs_tui.core.fusion import Reading, Source, fuse
+    except ImportError:
+        return None
+    readings = list(raw.readings)
+    if status is not None and status.state is not None:
+        since = quiet_start(status, changed_at)
+        at = wall_now - (now - since) if since is not None else wall_now
+        readings.append(Reading(Source.SCREEN, status.state, at, status.reason))
+    fused = fuse(readings, wall_now, previous)
+    extra: list[tuple[str, str]] = []
+    liveness = getattr(raw, "liveness", None)
+    if liveness is not None:
+        extra.append(("process", f"{liveness.value} {getattr(raw, 'liveness_why', '')}".strip()))
+    if getattr(raw, "version", None):
+        extra.append(("version", str(raw.version)))
+    if getattr(raw, "last_hook_event", None):
+        extra.append(("last hook", str(raw.last_hook_event)))
+    api_error = getattr(raw, "api_error", None)
+    if api_error is not None:
+        extra.append(("api error", f"{api_error.kind}: {api_error.text}"))
+    if fused.disagreement:
+        extra.append(("disagree", fused.disagreement))
+    facts = ClaudeFacts(
+        session_id=raw.session_id,
+        model=raw.model,
+        last_message=raw.last_assistant_message,
+        source=f"{fused.source.value} — {fused.why}",
+        state=fused.state,
+        extra=tuple(extra),
+    )
+    base = status or PaneStatus(raw.pane_id)
+    shown = replace(base, state=fused.state, reason=base.reason if fused.source == Source.SCREEN else fused.why)
+    return fused, facts, shown
+
+
 def create_app(
     settings: Settings,
     fleet_factory: FleetFactory | None = None,
     *,
     sidecar: bool = True,
     control_plane: bool = True,
+    claude: bool = True,
     clock: Callable[[], float] = time.monotonic,
     wall: Callable[[], float] = time.time,
 ) -> NbsApp:
     """The one way to build the app, for the CLI and the tests alike.
 
     ``fleet_factory`` builds the fleet given the app's listener; by default a `TmuxFleet` on
-    ``settings.server``. ``sidecar``/``control_plane`` switch those backends off (tests);
+    ``settings.server``. ``sidecar``/``control_plane``/``claude`` switch backends off (tests);
     ``clock``/``wall`` replace the clocks (snapshot tests freeze them).
     """
     return NbsApp(
-        settings, fleet_factory, sidecar=sidecar, control_plane=control_plane, clock=clock, wall=wall
+        settings, fleet_factory, sidecar=sidecar, control_plane=control_plane, claude=claude,
+        clock=clock, wall=wall,
     )
 
 

@@ -137,10 +137,17 @@ class ControlPlaneEvent(Message):
 
 @dataclass
 class ClaudeFactsChanged(Message):
-    """The Claude Code side has news about one pane."""
+    """The Claude Code side has news about one pane (already fused for display)."""
 
     pane_id: PaneId
     facts: ClaudeFacts
+
+
+@dataclass
+class ClaudeSignalsChanged(Message):
+    """Raw `nbs_tui.claude.watcher.ClaudeFacts` for the panes whose facts changed."""
+
+    facts: tuple[tuple[PaneId, Any], ...]
 
 
 @dataclass

@@ -167,3 +167,22 @@ async def test_screen_changes_are_coalesced_per_frame() -> None:
         await pilot.pause(0.3)
         assert len(calls) <= 3, "a hundred changes between frames must cost one repaint, not a hundred"
         assert "line 99" in widget_text(mirror)
+
+
+async def test_claude_signals_are_fused_with_the_screen() -> None:
+    from nbs_tui.claude.watcher import ClaudeFacts as RawFacts
+    from nbs_tui.core.fusion import Reading, Source
+    from nbs_tui.messages import ClaudeSignalsChanged
+
+    app, _ = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        app.post_message(PaneStatusChanged("%1", PaneStatus("%1", AgentState.IDLE, reason="empty prompt")))
+        hook = Reading(Source.HOOK, AgentState.WORKING, app.wall() + 5, "UserPromptSubmit")
+        raw = RawFacts("%1", session_id="sess-42", model="claude-opus", last_assistant_message="All tests pass.", hook=hook)
+        app.post_message(ClaudeSignalsChanged((("%1", raw),)))
+        detail = app.query_one(DetailPanel)
+        await wait_for(pilot, lambda: "sess-42" in static_text(detail), what="fused facts")
+        assert app.statuses["%1"].state is AgentState.WORKING
+        text = static_text(detail)
+        assert "hook" in text and "All tests pass." in text and "claude-opus" in text
