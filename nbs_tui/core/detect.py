@@ -157,6 +157,7 @@ _FOOTER_MARKERS = re.compile(
     re.IGNORECASE,
 )
 _FOOTER_BUSY = re.compile(r"\b(?:esc|ctrl\+c) to interrupt\b", re.IGNORECASE)
+_SHELL_PROMPT = re.compile(r"^(?:\S*@\S+[^\n]*|[~/][^\s]*\s*)?[$#%]\s*$|^\$ .*$")
 _PLACEHOLDER = re.compile(
     r'^Try "[^"]*"$|^Resend your message to try again$|^Once fixed, resend your message$'
 )
@@ -482,6 +483,26 @@ def detect_lines(lines: Sequence[str], *, faint_rows: Collection[int] = ()) -> D
         flags.add(FLAG_CONTEXT_PRESSURE)
     frozen_flags = frozenset(flags)
     input_text = box.input_text if box is not None else None
+
+    # 0. Claude Code has exited: its last frame, then the shell (a prompt, "Resume this session")
+    last = rows[-1][1]
+    below = [line for i, line in rows if box is None or i > box.bottom_row]
+    if (
+        _SHELL_PROMPT.match(last)
+        and not last.startswith(" ")
+        and (
+            box is None
+            or any(
+                "Resume this session with" in line or line.startswith("claude --resume")
+                for line in below
+            )
+        )
+    ):
+        return Detection(
+            AgentState.UNKNOWN,
+            reason="shell prompt below Claude Code's last frame",
+            flags=frozen_flags,
+        )
 
     # 1. an open menu at the bottom
     menu = _numbered_menu(rows, box.prompt_row if box is not None else None)

