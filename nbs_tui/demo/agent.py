@@ -62,6 +62,7 @@ import argparse
 import codecs
 import contextlib
 import ctypes
+import json
 import os
 import random
 import re
@@ -73,6 +74,7 @@ import termios
 import time
 import tty
 import unicodedata
+import uuid
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -107,6 +109,10 @@ CODE_BLUE = "38;5;153"
 SPINNER_GLYPHS = ("·", "✢", "✳", "✶", "✻", "✽", "✻", "✶", "✳", "✢")
 TITLE_GLYPHS = ("⠂", "⠐")
 SPINNER_INTERVAL = 0.15
+PERMISSION_NOTIFY_AFTER = 6.0
+"""Claude Code's Notification hook (permission_prompt) comes about 6 s after a menu appears."""
+IDLE_NOTIFY_AFTER = 60.0
+"""... and idle_prompt after messageIdleNotifThresholdMs (default 60 s) at the prompt."""
 FRAME_INTERVAL = 1 / 30
 """While working, repaint at most this often (markers and keys repaint at once)."""
 
@@ -264,9 +270,12 @@ class Terminal:
         self.write("\x1b[?25l\x1b[?2004h\x1b[2J\x1b[H")
 
     def leave(self) -> None:
-        self.write("\x1b[r\x1b[0m\x1b[?2004l\x1b[?25h\r\n")
+        """Restore the tty; quietly, since on SIGHUP the pty may already be gone."""
+        with contextlib.suppress(OSError):
+            self.write("\x1b[r\x1b[0m\x1b[?2004l\x1b[?25h\r\n")
         if self._saved is not None:
-            termios.tcsetattr(self.in_fd, termios.TCSADRAIN, self._saved)
+            with contextlib.suppress(OSError, termios.error):
+                termios.tcsetattr(self.in_fd, termios.TCSADRAIN, self._saved)
 
     def write(self, data: str) -> None:
         raw = data.encode("utf-8")
@@ -346,6 +355,9 @@ class Menu:
     selected: int = 0
     shown_at: float = 0.0
     auto_answer_after: float | None = None
+    hook: tuple[str, dict[str, Any]] | None = None
+    """(tool_name, tool_input) for the PermissionRequest hook this menu stands for."""
+    notified: bool = False
 
 
 Step = Work | Menu
@@ -446,6 +458,86 @@ def _tokens(count: int) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# What Claude Code writes besides the screen
+
+
+def _proc_start() -> str | None:
+    """Field 22 of /proc/self/stat (start time in clock ticks), as Claude Code's ``procStart``."""
+    try:
+        raw = Path("/proc/self/stat").read_text()
+    except OSError:
+        return None
+    fields = raw[raw.rindex(")") + 2:].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+class SideChannels:
+    """The session-status file and hook calls a real Claude Code process would produce.
+
+    ``config_dir`` plays ``$CLAUDE_CONFIG_DIR``: the agent keeps ``<config_dir>/sessions/<pid>.json``
+    (status idle | busy | waiting, waitingFor, sessionId, cwd, version, statusUpdatedAt,
+    procStart) up to date and removes it on exit. ``spool`` receives one JSON line per hook
+    call in the format of nbs-tui's own hook script (``nbs_pane``, ``nbs_tmux``, ``nbs_time``,
+    ``payload``), written with one ``write()`` on an O_APPEND descriptor. Both are opt-in.
+    """
+
+    def __init__(self, config_dir: Path | None, spool: Path | None, cwd: Path, name: str) -> None:
+        self.config_dir = config_dir
+        self.spool = spool
+        self.cwd = str(cwd)
+        self.name = name
+        self.session_id = str(uuid.uuid4())
+        self.started_ms = int(time.time() * 1000)
+        self.proc_start = _proc_start()
+        self._status: tuple[str, str | None] | None = None
+        self.muted = False
+        self.path = config_dir / "sessions" / f"{os.getpid()}.json" if config_dir else None
+
+    def status(self, status: str, waiting_for: str | None = None) -> None:
+        if self.path is None or self._status == (status, waiting_for):
+            return
+        self._status = (status, waiting_for)
+        now_ms = int(time.time() * 1000)
+        data: dict[str, Any] = {
+            "pid": os.getpid(), "sessionId": self.session_id, "cwd": self.cwd, "startedAt": self.started_ms,
+            "version": VERSION_LABEL.lstrip("v"), "status": status, "statusUpdatedAt": now_ms, "updatedAt": now_ms,
+            "procStart": self.proc_start, "name": self.name,
+        }
+        if waiting_for:
+            data["waitingFor"] = waiting_for
+        tmp = self.path.with_name(f".{self.path.name}.tmp")
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+            os.replace(tmp, self.path)
+
+    def hook(self, event: str, **fields: Any) -> None:
+        if self.spool is None or self.muted:
+            return
+        payload = {"session_id": self.session_id, "transcript_path": "", "cwd": self.cwd,
+                   "hook_event_name": event, **fields}
+        record = {
+            "nbs_pane": os.environ.get("TMUX_PANE", ""),
+            "nbs_tmux": os.environ.get("TMUX", "").split(",")[0],
+            "nbs_time": time.time(),
+            "payload": payload,
+        }
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        with contextlib.suppress(OSError):
+            fd = os.open(self.spool, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)
+
+    def close(self, reason: str) -> None:
+        self.hook("SessionEnd", reason=reason)
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+
+
+# ---------------------------------------------------------------------------------------------
 # The agent
 
 
@@ -465,6 +557,9 @@ class Options:
     model: str = "Opus 4.6 · Claude Max"
     start_delay: float | None = None
     warm: int = 0
+    speed: float = 1.0
+    claude_config: Path | None = None
+    hook_spool: Path | None = None
 
 
 class Agent:
@@ -513,6 +608,11 @@ class Agent:
         self._pending = ""
         self._paste: list[str] | None = None
         self._auto_kinds_done = 0
+        self.side = SideChannels(options.claude_config, options.hook_spool, options.project, options.name)
+        self.pending_tool: tuple[str, dict[str, Any]] | None = None
+        self.last_message = ""
+        self.idle_since = 0.0
+        self.idle_notified = True
         self.welcome()
 
     # -- transcript ---------------------------------------------------------------------------
@@ -550,6 +650,7 @@ class Agent:
     def say(self, text: str | list[Seg], bullet: str = "") -> None:
         """A ``● `` message block; ``text`` may hold several paragraphs separated by newlines."""
         self.blank()
+        self.last_message = text if isinstance(text, str) else "".join(t for t, _ in text)
         if isinstance(text, str):
             paragraphs = text.split("\n")
             first = _inline_code(paragraphs[0])
@@ -560,16 +661,29 @@ class Agent:
             self.add([("● ", bullet or WHITE), *text])
 
     def tool(self, name: str, arg: str, ok: bool = True) -> None:
+        self._post_tool()
+        tool_input: dict[str, Any] = {"command": arg} if name == "Bash" else {"file_path": arg}
+        self.pending_tool = (name, tool_input)
+        self.side.hook("PreToolUse", tool_name=name, tool_input=tool_input)
         self.blank()
         self.add([("● ", GREEN if ok else RED), (name, BOLD), (f"({arg})", "")], indent=2)
 
+    def _post_tool(self, output: str = "") -> None:
+        if self.pending_tool is not None:
+            name, tool_input = self.pending_tool
+            self.pending_tool = None
+            self.side.hook("PostToolUse", tool_name=name, tool_input=tool_input, tool_response={"stdout": output})
+
     def result(self, lines: Iterable[str | list[Seg]], style: str = GREY) -> None:
+        lines = list(lines)
+        self._post_tool("\n".join(x if isinstance(x, str) else "".join(t for t, _ in x) for x in lines))
         for index, line in enumerate(lines):
             lead = "  ⎿  " if index == 0 else "     "
             segs = [(line, style)] if isinstance(line, str) else line
             self.add([(lead, GREY), *segs], indent=5)
 
     def user(self, text: str) -> None:
+        self.side.hook("UserPromptSubmit", prompt=text)
         self.blank()
         self.add([("❯ ", "38;5;239;" + USER_BG), (text, WHITE + ";" + USER_BG)], indent=2, fill=USER_BG)
 
@@ -719,6 +833,12 @@ class Agent:
         self.term.paint(painted, width, height, region)
         self.term.set_title(self.title(now))
         self.dirty = False
+        if self.mode is Mode.IDLE:
+            self.side.status("idle")
+        elif self.mode is Mode.WORKING:
+            self.side.status("busy")
+        else:
+            self.side.status("waiting", "permission prompt")
 
     # -- keys -----------------------------------------------------------------------------------
 
@@ -907,15 +1027,17 @@ class Agent:
         self.dirty = True
         if isinstance(step, Work):
             self.mode = Mode.WORKING
-            self.wait_until = now + step.seconds
+            self.wait_until = now + step.seconds / self.opt.speed
             if step.verb:
                 self.verb = step.verb
         else:
             step.shown_at = now
             if step.auto_answer_after is None and self.opt.prompt_timeout:
-                step.auto_answer_after = self.opt.prompt_timeout
+                step.auto_answer_after = self.opt.prompt_timeout / self.opt.speed
             self.menu = step
             self.mode = Mode.MENU
+            if step.hook is not None:
+                self.side.hook("PermissionRequest", tool_name=step.hook[0], tool_input=step.hook[1])
 
     def answer(self, number: int | None) -> None:
         now = self.clock()
@@ -932,6 +1054,9 @@ class Agent:
         past = "Worked" if self.opt.script == "idle" else self.rng.choice(PAST_VERBS)
         self.add([("✻ ", GREY), (f"{past} for {_duration(max(1.0, now - self.turn_started))}", GREY)])
         self.dirty = True
+        self._post_tool()
+        self.side.hook("Stop", stop_hook_active=False, last_assistant_message=self.last_message)
+        self.idle_since, self.idle_notified = now, False
         if self.queued:
             text = self.queued.pop(0)
             self.user(text)
@@ -948,6 +1073,8 @@ class Agent:
         self.tip = None
         self.queued.clear()
         self.add([("  ⎿  ", GREY), ("Interrupted · What should Claude do instead?", RED)], indent=5)
+        self.pending_tool = None
+        self.idle_since, self.idle_notified = now, False
         self.schedule_auto(now, longer=True)
 
     # -- autonomy ---------------------------------------------------------------------------------
@@ -968,7 +1095,7 @@ class Agent:
         }.get(script, (6.0, 25.0))
         if longer:
             low, high = low * 2, high * 2
-        self.next_auto = now + self.rng.uniform(low, high)
+        self.next_auto = now + self.rng.uniform(low, high) / self.opt.speed
 
     def auto_turn(self, now: float) -> None:
         script = self.opt.script
@@ -1100,6 +1227,7 @@ class Agent:
                 ("No", ""),
             ],
             foot=[Row([("", "")]), Row([(" Esc to cancel · Tab to amend · ctrl+e to explain", GREY)])],
+            hook=("Bash", {"command": self.task.command, "description": self.task.command_desc}),
         )
         self.pop_row()
         if answer in (1, 2):
@@ -1137,6 +1265,8 @@ class Agent:
                 ("Tell Claude what to change", "shift+tab to approve with this feedback"),
             ],
             foot=[Row([("", "")]), Row([(f" ctrl-g to edit in Vim · ~/.claude/plans/{slug}.md", GREY)])],
+            hook=("ExitPlanMode", {"plan": "\n".join([f"# Plan: {self.task.title}", *(f"{i}. {x}" for i, x in
+                                                                                      enumerate(self.task.plan, 1))])}),
         )
         if answer in (1, 2):
             self.perm_mode = 1 if answer == 1 else 0
@@ -1161,6 +1291,9 @@ class Agent:
                   Row([(self.task.question, BOLD)], indent=0), Row([("", "")])],
             options=[*self.task.answers, ("Type something.", "")],
             foot=[Row([("", "")]), Row([("Enter to select · ↑/↓ to navigate · Esc to cancel", GREY)], indent=0)],
+            hook=("AskUserQuestion", {"questions": [{
+                "question": self.task.question, "header": chip, "multiSelect": False,
+                "options": [{"label": label, "description": desc} for label, desc in self.task.answers]}]}),
         )
         if answer is None:
             self.result([[("User declined to answer questions", RED)]])
@@ -1312,9 +1445,17 @@ class Agent:
                 self.busy_tick(now)
         elif self.mode is Mode.MENU and self.menu is not None:
             menu = self.menu
+            if not menu.notified and now - menu.shown_at >= PERMISSION_NOTIFY_AFTER:
+                menu.notified = True
+                tool = menu.hook[0] if menu.hook else "a tool"
+                self.side.hook("Notification", notification_type="permission_prompt",
+                               message=f"Claude needs your permission to use {tool}")
             if menu.auto_answer_after is not None and now - menu.shown_at >= menu.auto_answer_after:
                 self.answer(1)
-        elif self.mode is Mode.IDLE and self.next_auto is not None and now >= self.next_auto and not self.input:
+        if self.mode is Mode.IDLE and not self.idle_notified and now - self.idle_since >= IDLE_NOTIFY_AFTER:
+            self.idle_notified = True
+            self.side.hook("Notification", notification_type="idle_prompt", message="Claude is waiting for your input")
+        if self.mode is Mode.IDLE and self.next_auto is not None and now >= self.next_auto and not self.input:
             self.next_auto = None
             if self.opt.busy or self.opt.script == "busy":
                 self.start_turn(self.turn_busy(), now)
@@ -1328,10 +1469,15 @@ class Agent:
             deadlines.append(self.wait_until)
             if (self.opt.busy or self.opt.script == "busy") and self.opt.rate > 0:
                 deadlines.append(self.busy_started + (self.busy_emitted + 1) / self.opt.rate)
-        elif self.mode is Mode.MENU and self.menu and self.menu.auto_answer_after is not None:
-            deadlines.append(self.menu.shown_at + self.menu.auto_answer_after)
+        elif self.mode is Mode.MENU and self.menu:
+            if self.menu.auto_answer_after is not None:
+                deadlines.append(self.menu.shown_at + self.menu.auto_answer_after)
+            if not self.menu.notified:
+                deadlines.append(self.menu.shown_at + PERMISSION_NOTIFY_AFTER)
         if self.mode is Mode.IDLE and self.next_auto is not None:
             deadlines.append(self.next_auto)
+        if self.mode is Mode.IDLE and not self.idle_notified:
+            deadlines.append(self.idle_since + IDLE_NOTIFY_AFTER)
         if self.notice:
             deadlines.append(now + 2.0)
         return max(now, min(deadlines)) if deadlines else now + 3600.0
@@ -1340,6 +1486,7 @@ class Agent:
         """Play ``turns`` finished turns instantly, so the agent starts with some history."""
         makers: list[Callable[[], Turn]] = [self.turn_generic_auto, self.turn_long, self.turn_permission]
         prompts = (f"{self.task.title.lower()}: start with {self.task.files[0]}", "run the tests", "next step please")
+        self.side.muted = True
         for index in range(turns):
             self.user(prompts[index % len(prompts)])
             turn = makers[index % len(makers)]()
@@ -1354,18 +1501,22 @@ class Agent:
             self.add([("✻ ", GREY), (f"{self.rng.choice(PAST_VERBS)} for {_duration(spent)}", GREY)])
         self.turn_started = 1.0 if turns else 0.0
         self.tokens = 0
+        self.pending_tool = None
+        self.side.muted = False
 
     def begin(self, now: float) -> None:
         """Schedule the first autonomous action (or start working at once in busy mode)."""
+        self.side.hook("SessionStart", source="startup", model="claude-opus-4-6")
+        self.idle_since, self.idle_notified = now, False
         if self.opt.busy or self.opt.script == "busy":
             self.start_turn(self.turn_busy(), now)
             return
         if self.opt.start_delay is not None:
-            self.next_auto = now + self.opt.start_delay if self.opt.script != "idle" else None
+            self.next_auto = now + self.opt.start_delay / self.opt.speed if self.opt.script != "idle" else None
             return
         first = {"permission": 1.0, "plan": 1.0, "question": 1.0, "working": 0.5, "nbs": 2.0}
         if self.opt.script in first:
-            self.next_auto = now + first[self.opt.script]
+            self.next_auto = now + first[self.opt.script] / self.opt.speed
         else:
             self.schedule_auto(now)
 
@@ -1439,6 +1590,11 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--placeholder", action="store_true", help="show a dim suggestion in the empty input box")
     parser.add_argument("--model", default="Opus 4.6 · Claude Max", help="the header's model line")
     parser.add_argument("--start-delay", type=float, default=None, help="seconds before the first autonomous turn")
+    parser.add_argument("--speed", type=float, default=1.0, help="run every wait this many times faster")
+    parser.add_argument("--claude-config", type=Path, default=None, metavar="DIR",
+                        help="keep DIR/sessions/<pid>.json as Claude Code does (pass DIR as CLAUDE_CONFIG_DIR too)")
+    parser.add_argument("--hook-spool", type=Path, default=None, metavar="FILE",
+                        help="append a hook record per event, as nbs-tui's hook script would")
     parser.add_argument("--warm", type=int, default=0, metavar="N", help="start with N finished turns of history")
     parser.add_argument("--proc-name", default=None, help="rename the process (argv[0] and comm), e.g. 'claude'")
     args = parser.parse_args(argv)
@@ -1451,7 +1607,9 @@ def parse_args(argv: list[str] | None = None) -> Options:
         name=args.name, script=args.script, seed=args.seed, busy=args.busy, rate=args.rate,
         project=(args.project or Path.cwd()).resolve(), marker_file=args.marker_file, marker_fifo=args.marker_fifo,
         prompt_timeout=timeout or None, legacy_spinner=args.legacy_spinner, placeholder=args.placeholder,
-        model=args.model, start_delay=args.start_delay, warm=max(0, args.warm),
+        model=args.model, start_delay=args.start_delay, warm=max(0, args.warm), speed=max(0.01, args.speed),
+        claude_config=args.claude_config.resolve() if args.claude_config else None,
+        hook_spool=args.hook_spool.resolve() if args.hook_spool else None,
     )
 
 
@@ -1475,6 +1633,7 @@ def run(options: Options) -> int:
     if options.marker_fifo is not None:
         fifo_r, fifo_w = _open_fifo(options.marker_fifo)
     term.enter()
+    end_reason = "prompt_input_exit"
     try:
         now = time.monotonic()
         agent.prefill(options.warm)
@@ -1502,6 +1661,7 @@ def run(options: Options) -> int:
                     agent.marker(None)
                 else:
                     agent.running = False
+                    end_reason = "other"
             if wake_r in ready:
                 with contextlib.suppress(BlockingIOError):
                     os.read(wake_r, 512)
@@ -1526,6 +1686,7 @@ def run(options: Options) -> int:
                 agent.render(now)
                 last_render = now
     finally:
+        agent.side.close(end_reason)
         term.leave()
         for fd in (fifo_r, fifo_w, wake_r, wake_w):
             if fd >= 0:

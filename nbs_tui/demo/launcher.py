@@ -139,7 +139,13 @@ class DemoFleet:
     owns_server: bool = True
     width: int = WIDTH
     height: int = HEIGHT
+    hook_spool: Path | None = None
     _stopped: bool = False
+
+    @property
+    def claude_config(self) -> Path:
+        """The agents' ``CLAUDE_CONFIG_DIR``: they keep ``sessions/<pid>.json`` here, as Claude Code does."""
+        return self.root / "claude-config"
 
     # -- construction -------------------------------------------------------------------------
 
@@ -152,12 +158,19 @@ class DemoFleet:
         width: int = WIDTH,
         height: int = HEIGHT,
         seed: int = 7,
+        speed: float = 1.0,
+        hook_spool: Path | None = None,
         wait: bool = True,
     ) -> DemoFleet:
-        """Start ``agents`` imitation agents in varied states; returns once they have drawn."""
+        """Start ``agents`` imitation agents in varied states; returns once they have drawn.
+
+        ``speed`` makes every agent's waits that many times shorter; ``hook_spool`` makes the
+        agents append hook records there, as ``nbs-tui hooks install`` would have them do.
+        """
         if agents < 1:
             raise ValueError("a demo fleet needs at least one agent")
         fleet = cls._new(server, width, height)
+        fleet.hook_spool = hook_spool
         try:
             specs = list(_DEFAULT_SPECS[:agents])
             for index in range(len(specs), agents):
@@ -169,6 +182,8 @@ class DemoFleet:
             for index, spec in enumerate(specs):
                 project = fleet._project(spec.project)
                 args = ["--name", spec.name, "--script", spec.script, "--seed", str(seed + index), *spec.args]
+                if speed != 1.0:
+                    args += ["--speed", str(speed)]
                 pane = fleet._add_pane(spec.session, spec.window, project, fleet._agent_command(args), windows)
                 fleet._mark_agent(pane, spec.script)
                 fleet.agents.append(DemoAgent(spec.name, pane, spec.session, spec.window, project, spec.script))
@@ -286,7 +301,7 @@ class DemoFleet:
         key = (session, window)
         size = ["-x", str(self.width), "-y", str(self.height)]
         fmt = ["-P", "-F", "#{pane_id}"]
-        env = ["-e", f"PYTHONPATH={_python_path()}", "-e", "NBS_DEMO=1"]
+        env = ["-e", f"PYTHONPATH={_python_path()}", "-e", "NBS_DEMO=1", "-e", f"CLAUDE_CONFIG_DIR={self.claude_config}"]
         if key in windows:
             pane = self._tmux("split-window", "-d", "-t", windows[key], "-c", str(project), *env, *fmt, command).strip()
             return pane
@@ -302,6 +317,7 @@ class DemoFleet:
             ).strip()
         self._tmux("set-option", "-w", "-t", pane, "window-size", "manual")
         self._tmux("set-option", "-w", "-t", pane, "automatic-rename", "off")
+        self._tmux("set-option", "-w", "-t", pane, "remain-on-exit", "on")  # a crash stays readable
         self._tmux("resize-window", "-t", pane, *size)
         windows[key] = pane
         return pane
@@ -311,7 +327,10 @@ class DemoFleet:
         self._tmux("set-option", "-p", "-t", pane, "@nbs_demo_script", script)
 
     def _agent_command(self, args: list[str]) -> str:
-        argv = [sys.executable, "-m", "nbs_tui.demo.agent", "--proc-name", "claude", *args]
+        argv = [sys.executable, "-m", "nbs_tui.demo.agent", "--proc-name", "claude",
+                "--claude-config", str(self.claude_config), *args]
+        if self.hook_spool is not None:
+            argv += ["--hook-spool", str(self.hook_spool)]
         return "exec " + " ".join(shlex.quote(a) for a in argv)
 
     def _shell_command(self) -> str:

@@ -356,3 +356,42 @@ def test_busy_fleet_for_benchmarks(tmp_path: Path) -> None:
     finally:
         fleet.stop()
     assert _socket_gone(fleet.server)
+
+
+def test_status_file_and_hook_spool_like_claude_code(start_agent: Callable[..., Pane], tmp_path: Path) -> None:
+    from nbs_tui.claude.spool import parse_line
+    from nbs_tui.claude.status import proc_info, read_status_file
+
+    config, spool = tmp_path / "cc", tmp_path / "hooks.jsonl"
+    pane = start_agent("--script", "idle", "--seed", "1", "--claude-config", str(config), "--hook-spool", str(spool))
+    pid = int(pane.show("#{pane_pid}"))
+    status_path = config / "sessions" / f"{pid}.json"
+
+    def status() -> tuple[str, str | None] | None:
+        found = read_status_file(status_path)
+        return (found.status, found.waiting_for) if found else None
+
+    def events() -> list[str]:
+        if not spool.exists():
+            return []
+        return [parse_line(line, 0.0).event for line in spool.read_bytes().splitlines()]
+
+    wait_for("status idle", lambda: status() == ("idle", None))
+    found = read_status_file(status_path)
+    info = proc_info(pid)
+    assert found is not None and info is not None and found.proc_start == info.start and found.cwd
+    pane.type("run the tests in bash")
+    pane.press("Enter")
+    wait_for("status waiting", lambda: status() == ("waiting", "permission prompt"))
+    pane.press("1")
+    wait_for("the Stop hook", lambda: "Stop" in events())
+    wait_for("status idle again", lambda: status() == ("idle", None))
+    names = events()
+    assert names[:2] == ["SessionStart", "UserPromptSubmit"]
+    assert "PermissionRequest" in names and names.index("PermissionRequest") < names.index("Stop")
+    record = next(parse_line(line, 0.0) for line in spool.read_bytes().splitlines() if b"PermissionRequest" in line)
+    assert record.pane_id == pane.id and record.text("tool_name") == "Bash"
+    assert record.session_id == found.session_id
+    pane.tmux("kill-pane", "-t", pane.id)
+    wait_for("the status file to go", lambda: not status_path.exists())
+    wait_for("SessionEnd", lambda: events()[-1:] == ["SessionEnd"])
