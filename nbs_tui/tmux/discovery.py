@@ -113,8 +113,19 @@ def parse_panes(text: str) -> list[DiscoveredPane]:
     return panes
 
 
-def list_panes(server: ServerAddress, *, tmux: str = "tmux") -> list[DiscoveredPane]:
-    """Every pane of the server, agents marked, in session/window/pane order."""
+def list_panes(
+    server: ServerAddress,
+    *,
+    tmux: str = "tmux",
+    agent_cache: dict[tuple[str, int, str, bool], bool] | None = None,
+) -> list[DiscoveredPane]:
+    """Every pane of the server, agents marked, in session/window/pane order.
+
+    A pane in a window linked into several sessions is listed once, under the first session.
+    ``agent_cache`` (kept by the caller between calls) remembers the process-tree verdict per
+    (pane, first process, current command, dead), so a rescan reads /proc only for panes whose
+    foreground command changed.
+    """
     try:
         text = run_tmux(server, "list-panes", "-a", "-F", FORMAT, tmux=tmux)
     except TmuxUnavailable as exc:
@@ -122,13 +133,23 @@ def list_panes(server: ServerAddress, *, tmux: str = "tmux") -> list[DiscoveredP
             return []
         raise
     panes = parse_panes(text)
-    marked = [
-        DiscoveredPane(
-            _with_agent(p.info, is_agent_pane(p.info)), p.session_id, p.window_id, p.server_pid
-        )
-        for p in panes
-    ]
-    marked.sort(key=lambda p: (p.info.session_name, p.info.window_index, p.info.pane_index))
+    panes.sort(key=lambda p: (p.info.session_name, p.info.window_index, p.info.pane_index))
+    cache = agent_cache if agent_cache is not None else {}
+    live_keys: set[tuple[str, int, str, bool]] = set()
+    marked: list[DiscoveredPane] = []
+    seen: set[str] = set()
+    for p in panes:
+        if p.info.pane_id in seen:
+            continue
+        seen.add(p.info.pane_id)
+        key = (p.info.pane_id, p.info.pid, p.info.current_command, p.info.dead)
+        live_keys.add(key)
+        agent = cache.get(key)
+        if agent is None:
+            agent = cache[key] = is_agent_pane(p.info)
+        marked.append(DiscoveredPane(_with_agent(p.info, agent), p.session_id, p.window_id, p.server_pid))
+    for key in set(cache) - live_keys:
+        del cache[key]
     return marked
 
 

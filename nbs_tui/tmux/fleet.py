@@ -28,7 +28,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
@@ -148,6 +149,10 @@ class TmuxFleet(FleetPort):
         self._announced: bool | None = None
         self._server_pid = 0
         self._first_seed_done = threading.Event()
+        self._dirty: deque[PaneId] = deque()
+        self._agent_cache: dict[tuple[str, int, str, bool], bool] = {}
+        self._emitted_fleet = False
+        self._last_scan = 0.0
 
     # -- FleetPort -----------------------------------------------------------------------
 
@@ -269,10 +274,17 @@ class TmuxFleet(FleetPort):
 
     # -- reader-thread callbacks (must not block) ----------------------------------------
 
-    def _on_output(self, pane_id: str, data: bytes) -> None:
-        pane = self._panes.get(pane_id)
-        if pane is None:
-            return
+    def _make_output_handler(self, session_id: str) -> Callable[[str, bytes], None]:
+        def on_output(pane_id: str, data: bytes) -> None:
+            pane = self._panes.get(pane_id)
+            # A window linked into two sessions reports its output to both clients: take it
+            # from the client of the session the pane is filed under.
+            if pane is not None and pane.session_id == session_id:
+                self._on_output(pane, data)
+
+        return on_output
+
+    def _on_output(self, pane: _Pane, data: bytes) -> None:
         with pane.lock:
             if pane.mode != _LIVE:
                 return
@@ -286,6 +298,7 @@ class TmuxFleet(FleetPort):
                 pane.next_seed_at = time.monotonic() + self.reseed_interval
                 pane.reseeds += 1
                 self.reseeds += 1
+        self._dirty.append(pane.info.pane_id)
         self._feed_wake.set()
 
     def _make_notification_handler(self, session_id: str) -> object:
@@ -320,7 +333,7 @@ class TmuxFleet(FleetPort):
     def _supervise(self) -> None:
         while not self._stop.is_set():
             try:
-                found = list_panes(self.server, tmux=self.tmux)
+                found = list_panes(self.server, tmux=self.tmux, agent_cache=self._agent_cache)
             except TmuxUnavailable as exc:
                 self._disconnected(str(exc))
                 self._rescan.wait(self.reconnect_interval)
@@ -429,6 +442,8 @@ class TmuxFleet(FleetPort):
             self._order = order
             # seeds for panes whose session's client is attached
             self._request_due_seeds(time.monotonic())
+        if not self._emitted_fleet:
+            self._emitted_fleet = fleet_changed = True
         if fleet_changed and self.listener is not None:
             try:
                 self.listener.fleet_changed(list(order))
@@ -440,7 +455,7 @@ class TmuxFleet(FleetPort):
         client = ControlClient(
             self.server,
             session_id,
-            on_output=self._on_output,
+            on_output=self._make_output_handler(session_id),
             on_notification=self._make_notification_handler(session_id),  # type: ignore[arg-type]
             on_exit=self._make_exit_handler(session_id),  # type: ignore[arg-type]
             tmux=self.tmux,
@@ -509,6 +524,7 @@ class TmuxFleet(FleetPort):
             pane.chunks = []
             pane.pending = 0
             pane.mode = _LIVE
+        self._dirty.append(pane.info.pane_id)
         self._feed_wake.set()
 
     def _check_first_seed(self) -> None:
@@ -560,11 +576,23 @@ class TmuxFleet(FleetPort):
     def _feed_all(self, now: float) -> set[PaneId]:
         changed: set[PaneId] = set()
         need_seed = False
-        for pane_id, pane in list(self._panes.items()):
-            if pane.mode == _NEEDS_SEED:
-                need_seed = True
-            if not pane.chunks and pane.seed is None:
+        dirty = self._dirty
+        ids: set[PaneId] = set()
+        while dirty:
+            ids.add(dirty.popleft())
+        if now - self._last_scan >= 0.1:
+            # Also look at every pane now and then: seeds due, and nothing left behind.
+            self._last_scan = now
+            for pane_id, each in list(self._panes.items()):
+                if each.mode == _NEEDS_SEED:
+                    need_seed = True
+                if each.chunks or each.seed is not None:
+                    ids.add(pane_id)
+        for pane_id in ids:
+            found = self._panes.get(pane_id)
+            if found is None or (not found.chunks and found.seed is None):
                 continue
+            pane = found
             with pane.lock:
                 seed, pane.seed = pane.seed, None
                 chunks, pane.chunks = pane.chunks, []

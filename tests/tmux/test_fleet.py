@@ -235,3 +235,20 @@ def test_unknown_or_dead_pane_raises_pane_gone(server: libtmux.Server) -> None:
         wait_for(lambda: doomed_id not in ids(rec.last_fleet))
         with pytest.raises(PaneGone):
             fleet.send_keys(doomed_id, "Enter")
+
+
+def test_window_linked_into_two_sessions_is_one_pane_fed_once(server: libtmux.Server) -> None:
+    first = server.new_session(session_name="alpha", x=80, y=24)
+    server.new_session(session_name="beta", x=80, y=24)
+    window = first.active_window
+    tmux(server, "link-window", "-s", f"alpha:{window.window_index}", "-t", "beta:")
+    pane = window.active_pane
+    assert pane is not None
+    pane_id = str(pane.pane_id)
+    with running_fleet(server) as (fleet, _rec):
+        assert fleet.wait_seeded(10)
+        assert [p.pane_id for p in fleet.panes()].count(pane_id) == 1
+        for i in range(3):
+            pane.send_keys(f"echo linked-{i}", enter=True)
+        wait_for(lambda: "linked-2" in "\n".join(fleet.screen(pane_id).text_lines()))
+        wait_for(lambda: mirror_matches(fleet, server, pane_id))
