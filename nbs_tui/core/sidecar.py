@@ -189,11 +189,8 @@ _UNKNOWN = Detection(AgentState.UNKNOWN, reason="no screen yet")
 
 
 def _digest(lines: Sequence[str]) -> bytes:
-    h = hashlib.blake2b(digest_size=16)
-    for line in lines:
-        h.update(line.rstrip().encode("utf-8", "surrogatepass"))
-        h.update(b"\n")
-    return h.digest()
+    text = "\n".join(lines).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(text, digest_size=16).digest()
 
 
 class PaneSidecar:
