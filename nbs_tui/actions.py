@@ -196,12 +196,21 @@ class Operator:
             gone = self.check_pane(pane)
             if gone:
                 return self._record(pane, action, sent, why, Outcome.SKIPPED, gone)
+            self._hands_off(pane.pane_id)
             detail = act()
         except PaneGone as error:
             return self._record(pane, action, sent, why, Outcome.SKIPPED, str(error) or "pane is gone")
         except (TmuxCommandError, TmuxUnavailable) as error:
             return self._record(pane, action, sent, why, Outcome.FAILED, str(error))
         return self._record(pane, action, sent, why, Outcome.SENT, detail)
+
+    def _hands_off(self, pane_id: PaneId) -> None:
+        """Tell the sidecar a person is typing here, so it does not type over them."""
+        for helper in (self.poller, self.controls):
+            note = getattr(helper, "note_operator_input", None)
+            if note is not None:
+                note(pane_id)
+                return
 
     # -- text and keys -------------------------------------------------------------------
 
@@ -250,6 +259,33 @@ class Operator:
             return ""
 
         return self._deliver(pane, "keys", " ".join(keys), why, act)
+
+    def type_keys(
+        self, pane: PaneInfo, keys: Sequence[tuple[bool, str]], *, why: str = "pass-through"
+    ) -> ActionResult:
+        """Replay keystrokes in order: ``(True, text)`` typed literally, ``(False, name)`` pressed.
+
+        One pane check and one log record per call, so pass-through typing is batched by the caller.
+        """
+        groups: list[tuple[bool, str]] = []
+        for literal, value in keys:
+            if literal and groups and groups[-1][0]:
+                groups[-1] = (True, groups[-1][1] + value)
+            else:
+                groups.append((literal, value))
+        shown = "".join(value if literal else f"<{value}>" for literal, value in groups)
+        if not groups:
+            return self._record(pane, "keys", "", why, Outcome.SKIPPED, "nothing to send")
+
+        def act() -> str:
+            for literal, value in groups:
+                if literal:
+                    self.fleet.send_text(pane.pane_id, value)
+                else:
+                    self.fleet.send_keys(pane.pane_id, value)
+            return ""
+
+        return self._deliver(pane, "keys", shown, why, act)
 
     def broadcast(
         self,
@@ -318,7 +354,11 @@ class Operator:
         sent = f"{what} {'on' if enabled else 'off'}"
         if self.controls is None:
             return self._record(pane, "toggle", sent, "operator", Outcome.SKIPPED, "no sidecar is running")
-        getattr(self.controls, method)(pane.pane_id, enabled)
+        try:
+            getattr(self.controls, method)(pane.pane_id, enabled)
+        except (KeyError, ValueError) as error:
+            reason = str(error.args[0]) if error.args else str(error)
+            return self._record(pane, "toggle", sent, "operator", Outcome.SKIPPED, reason)
         return self._record(pane, "toggle", sent, "operator", Outcome.SENT)
 
     # -- jumps (recorded here so the log holds every action) -----------------------------

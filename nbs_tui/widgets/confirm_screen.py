@@ -1,0 +1,58 @@
+"""A yes/no question that names what will happen, for actions on several panes at once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Returns True for y / Enter, False for n / Escape."""
+
+    DEFAULT_CSS = """
+    ConfirmScreen {
+        align: center middle;
+    }
+    ConfirmScreen > Vertical {
+        width: 80;
+        height: auto;
+        max-height: 90%;
+        border: thick $warning;
+        background: $surface;
+        padding: 1 2;
+    }
+    ConfirmScreen #confirm-items {
+        height: auto;
+        max-height: 16;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y,enter", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+    ]
+
+    def __init__(self, title: str, items: Sequence[str], detail: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.items = list(items)
+        self.detail = detail
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(self.title_text, style="bold"), id="confirm-title")
+            if self.detail:
+                yield Static(Text(self.detail), id="confirm-detail")
+            with VerticalScroll(id="confirm-items"):
+                yield Static(Text("\n".join(f"  • {item}" for item in self.items)), id="confirm-list")
+            yield Static(Text("y / Enter: yes    n / Esc: no", style="dim"))
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)

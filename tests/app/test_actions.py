@@ -1,0 +1,321 @@
+"""Operator actions driven through the dashboard (Pilot) against real tmux panes.
+
+Every test runs `OperatorApp` on a private tmux server (libtmux's ``session`` fixture). Text
+and keys are checked byte for byte where they land: a pane running ``cat > FILE`` (cooked
+mode) or ``head -c N > FILE`` (raw mode, for keys). The "needs you" and force-poll tests use
+the demo agent (an imitation of Claude Code that libtmux sees as ``claude``).
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import libtmux
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import TextArea
+
+from nbs_tui.action_log import ActionRecord, Outcome
+from nbs_tui.config import Settings
+from nbs_tui.core.model import AgentState, ServerAddress
+from nbs_tui.operator_ui import OperatorApp
+from nbs_tui.widgets.action_log_view import ActionLogScreen
+from nbs_tui.widgets.confirm_screen import ConfirmScreen
+from nbs_tui.widgets.help_screen import HelpScreen
+from nbs_tui.widgets.send_bar import KeyPicker
+from tests.app.helpers import wait_for
+
+SIZE = (160, 48)
+CAT = "stty -echo; touch {out}.ready; cat > {out}; touch {out}.done; exec sleep 600"
+RAW = "stty raw -echo; touch {out}.ready; head -c {n} > {out}; touch {out}.done; exec sleep 600"
+
+
+def settings(server: libtmux.Server, tmp_path: Path, **changes: object) -> Settings:
+    return Settings(
+        server=ServerAddress(socket_name=server.socket_name),
+        action_log=tmp_path / "state" / "actions.log",
+        hook_spool=tmp_path / "state" / "hooks.jsonl",
+        claude_home=tmp_path / "claude-home",
+        **changes,  # type: ignore[arg-type]
+    )
+
+
+def make_app(server: libtmux.Server, tmp_path: Path, **changes: object) -> OperatorApp:
+    return OperatorApp(settings(server, tmp_path, **changes), control_plane=False)
+
+
+def pane_running(session: libtmux.Session, template: str, out: Path, name: str, **fmt: object) -> str:
+    script = template.format(out=shlex.quote(str(out)), **fmt)
+    window = session.new_window(window_name=name, window_shell="sh -c " + shlex.quote(script), attach=False)
+    pane = window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    import libtmux.test.retry as r
+
+    r.retry_until(Path(f"{out}.ready").exists)
+    return str(pane.pane_id)
+
+
+def finished(server: libtmux.Server, pane_id: str, out: Path) -> Callable[[], bytes | None]:
+    """Close ``cat``'s input (Ctrl-D twice) and return a reader for the file once it is complete."""
+    server.cmd("send-keys", "-t", pane_id, "C-d")
+    server.cmd("send-keys", "-t", pane_id, "C-d")
+    return lambda: out.read_bytes() if Path(f"{out}.done").exists() else None
+
+
+async def select(app: OperatorApp, pilot: Pilot[int], pane_id: str) -> None:
+    """Move the list's cursor to the pane with j/k, as the operator would."""
+    table = app.fleet_list
+    await wait_for(pilot, lambda: pane_id in {str(k.value) for k in table.rows}, what=f"{pane_id} listed")
+    order = [str(key.value) for key in table.rows]
+    steps = order.index(pane_id) - table.cursor_row
+    for _ in range(abs(steps)):
+        await pilot.press("j" if steps > 0 else "k")
+    await wait_for(pilot, lambda: app.selected_id == pane_id, what=f"{pane_id} selected")
+
+
+def records(app: OperatorApp) -> list[ActionRecord]:
+    return [r for r in app.action_log.tail() if isinstance(r, ActionRecord)]
+
+
+TRICKY = "echo a; b ;$HOME \"dq\" 'sq' `x` \\ -dash é 中 🙂\ttab\nsecond line;\n-third\n"
+
+
+async def test_send_bar_types_tricky_text_byte_exact(session: libtmux.Session, tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    pane = pane_running(session, CAT, out, "cat")
+    app = make_app(session.server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(app, pilot, pane)
+        await pilot.press("i")
+        area = app.send_bar.query_one(TextArea)
+        assert area.has_focus and app.send_bar.display
+        await pilot.press("o", "k", "semicolon", "space")
+        await pilot.press("enter")  # sends "ok; " without Enter
+        area.load_text(TRICKY)
+        await pilot.press("enter")
+        await pilot.press("ctrl+t")  # now also press Enter
+        assert app.send_bar.enter_after
+        area.load_text("last")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(records(app)) == 3, what="three sends logged")
+        read = finished(session.server, pane, out)
+        await wait_for(pilot, lambda: read() is not None, what="cat finished")
+        assert read() == ("ok; " + TRICKY + "last\n").encode()
+        kinds = [(r.action, r.outcome) for r in records(app)]
+        assert kinds == [("text", Outcome.SENT), ("paste", Outcome.SENT), ("text", Outcome.SENT)]
+        await pilot.press("escape")
+        assert not app.send_bar.display and app.fleet_list.has_focus
+
+
+async def test_named_keys_from_the_picker(session: libtmux.Session, tmp_path: Path) -> None:
+    out = tmp_path / "keys.bin"
+    pane = pane_running(session, RAW, out, "raw", n=10)
+    app = make_app(session.server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(app, pilot, pane)
+        for shortcut in ("c", "e", "T", "k", "2"):
+            await pilot.press("K")
+            await wait_for(pilot, lambda: isinstance(app.screen, KeyPicker), what="key picker")
+            await pilot.press(shortcut)
+            await wait_for(pilot, lambda: not isinstance(app.screen, KeyPicker), what="picker closed")
+        await pilot.press("K")
+        await wait_for(pilot, lambda: isinstance(app.screen, KeyPicker), what="key picker")
+        await pilot.press("enter")  # the highlighted first entry: Enter
+        await wait_for(pilot, lambda: Path(f"{out}.done").exists(), what="all keys arrived")
+        assert out.read_bytes() == b"\x03\x1b\x1b[Z\x1b[A2\r"
+        assert [r.sent for r in records(app)] == ["C-c", "Escape", "BTab", "Up", "2", "Enter"]
+
+
+async def test_pass_through_sends_every_key_until_ctrl_bracket(session: libtmux.Session, tmp_path: Path) -> None:
+    out = tmp_path / "pass.bin"
+    pane = pane_running(session, RAW, out, "raw", n=9)
+    app = make_app(session.server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(app, pilot, pane)
+        await pilot.press("p")
+        assert app.pass_through.display and app.pass_through.has_focus
+        assert app.mirror.has_class("passthrough")
+        await pilot.press("q", "j", "semicolon", "ctrl+c", "tab", "shift+tab", "enter")  # q and j do not quit or move
+        await pilot.press("ctrl+right_square_bracket")
+        assert not app.pass_through.display and not app.mirror.has_class("passthrough")
+        assert app.is_running
+        await wait_for(pilot, lambda: out.exists() and len(out.read_bytes()) >= 8, what="keys arrived")
+        assert out.read_bytes() == b"qj;\x03\t\x1b[Z\r"
+
+
+async def test_broadcast_names_the_panes_and_sends_to_each(session: libtmux.Session, tmp_path: Path) -> None:
+    outs = [tmp_path / f"b{n}.txt" for n in range(3)]
+    panes = [pane_running(session, CAT, out, f"b{n}") for n, out in enumerate(outs)]
+    app = make_app(session.server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        for pane in (panes[0], panes[2]):
+            await select(app, pilot, pane)
+            await pilot.press("m")
+        assert app.marked == {panes[0], panes[2]}
+        await pilot.press("b")
+        app.send_bar.query_one(TextArea).load_text("all: $HOME; 'go'")
+        await pilot.press("ctrl+t", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="confirmation")
+        confirm = app.screen
+        assert isinstance(confirm, ConfirmScreen)
+        targets = {app.pane_by_id[p].target for p in (panes[0], panes[2])}
+        assert all(any(t in item for item in confirm.items) for t in targets)
+        assert not any(app.pane_by_id[panes[1]].target in item for item in confirm.items)
+        await pilot.press("n")  # first: cancel; nothing is sent
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen), what="cancelled")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="confirmation again")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: len(records(app)) == 2, what="two sends logged")
+        for pane, out, expected in zip(panes, outs, (b"all: $HOME; 'go'\n", b"", b"all: $HOME; 'go'\n"), strict=True):
+            read = finished(session.server, pane, out)
+            await wait_for(pilot, lambda read=read: read() is not None, what="cat finished")  # type: ignore[misc]
+            assert read() == expected
+        assert {r.why for r in records(app)} == {"broadcast to 2 panes"}
+
+
+async def test_replaced_pane_gets_nothing_and_the_operator_is_told(session: libtmux.Session, tmp_path: Path) -> None:
+    first = tmp_path / "first.txt"
+    pane = pane_running(session, CAT, first, "victim")
+    app = make_app(session.server, tmp_path)
+    notes: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        original_notify = app.notify
+
+        def spy(message: str, **kw: object) -> None:
+            notes.append(message)
+            original_notify(message, **kw)  # type: ignore[arg-type]
+
+        app.notify = spy  # type: ignore[method-assign]
+        await select(app, pilot, pane)
+        await pilot.press("i")  # the pane is chosen now
+        second = tmp_path / "second.txt"
+        script = CAT.format(out=shlex.quote(str(second)))
+        session.server.cmd("respawn-pane", "-k", "-t", pane, "sh -c " + shlex.quote(script))
+        import libtmux.test.retry as r
+
+        r.retry_until(Path(f"{second}.ready").exists)
+        app.send_bar.query_one(TextArea).load_text("meant for the old agent")
+        await pilot.press("ctrl+t", "enter")
+        await wait_for(pilot, lambda: any("replaced" in n for n in notes), what="the operator is told")
+        (record,) = records(app)
+        assert record.outcome is Outcome.SKIPPED and "replaced" in record.reason
+        read = finished(session.server, pane, second)
+        await wait_for(pilot, lambda: read() is not None, what="cat finished")
+        assert read() == b""
+
+
+async def test_filter_by_name_and_state(session: libtmux.Session, tmp_path: Path) -> None:
+    alpha = pane_running(session, CAT, tmp_path / "a.txt", "alpha")
+    beta = pane_running(session, CAT, tmp_path / "b.txt", "beta")
+    app = make_app(session.server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.fleet_list
+        await wait_for(pilot, lambda: {alpha, beta} <= {str(k.value) for k in table.rows}, what="both listed")
+        await pilot.press("slash")
+        assert app.filter_bar.has_focus
+        await pilot.press("b", "e", "t", "a")
+        await wait_for(pilot, lambda: [str(k.value) for k in table.rows] == [beta], what="only beta")
+        await pilot.press("enter")
+        assert table.has_focus and [str(k.value) for k in table.rows] == [beta]
+        await pilot.press("slash", "escape")
+        await wait_for(pilot, lambda: {alpha, beta} <= {str(k.value) for k in table.rows}, what="filter cleared")
+        await pilot.press("slash", *"state:idle")
+        await wait_for(pilot, lambda: table.row_count == 0, what="no idle agents among shells")
+
+
+def demo_agent(session: libtmux.Session, tmp_path: Path, script: str, name: str) -> str:
+    project = tmp_path / name
+    (project / ".nbs").mkdir(parents=True)
+    argv = [sys.executable, "-m", "nbs_tui.demo.agent", "--proc-name", "claude", "--script", script, "--name", name]
+    window = session.new_window(
+        window_name=name, window_shell=" ".join(shlex.quote(a) for a in argv), start_directory=str(project), attach=False
+    )
+    pane = window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    return str(pane.pane_id)
+
+
+def screen_text(session: libtmux.Session, pane_id: str) -> str:
+    return "\n".join(session.server.cmd("capture-pane", "-p", "-t", pane_id).stdout)
+
+
+@pytest.mark.slow
+async def test_needs_you_queue_rings_and_a_key_answers_the_prompt(session: libtmux.Session, tmp_path: Path) -> None:
+    waiting = demo_agent(session, tmp_path, "permission", "asker")
+    app = make_app(session.server, tmp_path, bell=True)
+    bells: list[int] = []
+    async with app.run_test(size=SIZE) as pilot:
+        app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
+        await wait_for(pilot, lambda: waiting in app.needs_you, timeout=30, what="the agent joins the queue")
+        assert bells, "a bell rang when it joined"
+        assert app.needs_panel.display and app.needs_you.entries()[0].state is AgentState.PERMISSION
+        await pilot.press("n")
+        assert app.selected_id == waiting
+        await pilot.press("K")
+        await wait_for(pilot, lambda: isinstance(app.screen, KeyPicker), what="key picker")
+        await pilot.press("1")
+        await wait_for(pilot, lambda: waiting not in app.needs_you, timeout=30, what="the agent leaves the queue")
+        assert not app.needs_panel.display
+        (record,) = [r for r in records(app) if r.action == "key"]
+        assert record.pane_id == waiting and record.sent == "1" and record.outcome is Outcome.SENT
+
+
+@pytest.mark.slow
+async def test_force_poll_injects_into_an_idle_agent_and_reports_skips(session: libtmux.Session, tmp_path: Path) -> None:
+    idle = demo_agent(session, tmp_path, "idle", "quiet")
+    shell = pane_running(session, CAT, tmp_path / "shell.txt", "shell")
+    app = make_app(session.server, tmp_path, poll_interval=3600.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(
+            pilot,
+            lambda: (s := app.statuses.get(idle)) is not None and s.state is AgentState.IDLE,
+            timeout=30,
+            what="the demo agent is idle",
+        )
+        await select(app, pilot, shell)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: any(r.pane_id == shell for r in records(app)), what="skip recorded")
+        await select(app, pilot, idle)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: any(r.pane_id == idle and r.action == "poll" for r in records(app)), what="poll")
+        record = next(r for r in records(app) if r.pane_id == idle)
+        assert record.outcome is Outcome.SENT, record.reason
+        await wait_for(pilot, lambda: "/nbs-poll" in screen_text(session, idle), timeout=20, what="/nbs-poll typed")
+        skipped = next(r for r in records(app) if r.pane_id == shell)
+        assert skipped.outcome is Outcome.SKIPPED and skipped.reason
+        await pilot.press("R")  # every idle agent: the shell is not an agent, the agent is busy or idle
+        await wait_for(pilot, lambda: sum(r.why == "force poll (all idle)" for r in records(app)) >= 1, what="poll all")
+
+
+async def test_toggles_log_and_help(session: libtmux.Session, tmp_path: Path) -> None:
+    pane = pane_running(session, CAT, tmp_path / "t.txt", "shell")
+    app = make_app(session.server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(app, pilot, pane)
+        await pilot.press("t")  # not an agent: the sidecar does not watch it, and says so
+        await wait_for(pilot, lambda: any(r.action == "toggle" for r in records(app)), what="toggle logged")
+        (toggle,) = [r for r in records(app) if r.action == "toggle"]
+        assert toggle.outcome is Outcome.SKIPPED and toggle.reason
+        await pilot.press("g")  # headless: cannot suspend, says how to attach instead
+        await wait_for(pilot, lambda: any(r.action == "jump" for r in records(app)), what="jump logged")
+        (jump,) = [r for r in records(app) if r.action == "jump"]
+        assert jump.outcome is Outcome.SKIPPED and "attach-session -t " + pane in jump.reason
+        await pilot.press("L")
+        await wait_for(pilot, lambda: isinstance(app.screen, ActionLogScreen), what="log viewer")
+        screen = app.screen
+        assert isinstance(screen, ActionLogScreen)
+        assert len(screen.view.lines) == 2
+        await pilot.press("escape")
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        ids = {ident for _, _, ident in help_screen.rows}
+        for ident in ("pane.jump", "send.text", "send.key", "send.passthrough", "send.broadcast", "poll.now",
+                      "poll.idle", "needs.next", "fleet.filter", "pane.toggle_poll", "pane.toggle_plan",
+                      "app.action_log", "pane.mark"):
+            assert ident in ids, ident
