@@ -56,6 +56,9 @@ class Verb(StrEnum):
 
 
 VERBS: frozenset[str] = frozenset(v.value for v in Verb)
+_BY_NAME: dict[str, Verb] = {v.value: v for v in Verb}
+_KIND: dict[Verb, str | None] = {v: (None if v is Verb.SET_POLL_INTERVAL else v.value.rsplit("-", 1)[1]) for v in Verb}
+_REGISTERS: frozenset[Verb] = frozenset(v for v in Verb if v.value.startswith("register-"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +71,11 @@ class ControlCommand:
 
     @property
     def kind(self) -> str | None:
-        return self.verb.kind
+        return _KIND[self.verb]
+
+    @property
+    def registers(self) -> bool:
+        return self.verb in _REGISTERS
 
     @property
     def seconds(self) -> float | None:
@@ -171,13 +178,13 @@ def parse_line(line: str) -> ParsedLine:
         return ControlError(line, f"line {problem}")
     parts = text.split(None, 1)
     word = parts[0]
-    verb_text = word[len(PREFIX):] if word.startswith(PREFIX) else word
-    if verb_text.startswith("nbs-") and verb_text[4:] in VERBS:
-        verb_text = verb_text[4:]
-    if verb_text not in VERBS:
+    verb_text = word[5:] if word.startswith(PREFIX) else word
+    verb = _BY_NAME.get(verb_text)
+    if verb is None and verb_text.startswith("nbs-"):
+        verb = _BY_NAME.get(verb_text[4:])
+    if verb is None:
         shown = word if len(word) <= 60 else word[:57] + "..."
         return ControlError(line, f"unknown verb {shown!r}")
-    verb = Verb(verb_text)
     argument = _strip_quotes(parts[1].strip()) if len(parts) > 1 else ""
     if not argument:
         what = "a number of seconds" if verb is Verb.SET_POLL_INTERVAL else "a path"
@@ -200,11 +207,11 @@ def apply_command(registry: Registry, command: ControlCommand) -> Result:
         seconds = command.seconds
         assert seconds is not None  # parse_line validated it
         return Result(Outcome.APPLIED, f"poll interval {seconds:g}s", poll_interval=seconds)
-    kind = command.kind
+    kind = _KIND[command.verb]
     assert kind is not None
-    if command.verb.registers:
+    if command.verb in _REGISTERS:
         if registry.register(kind, command.argument):
-            return Result(Outcome.APPLIED, f"registered {kind}:{registry.normalise(command.argument)}")
+            return Result(Outcome.APPLIED, f"registered {kind}")
         return Result(Outcome.DUPLICATE, f"{kind} already registered")
     removed = registry.unregister(kind, command.argument)
     if removed:
@@ -242,16 +249,18 @@ class Replay:
 
     def feed(self, line: str) -> tuple[ParsedLine, Result]:
         parsed, result = process_line(self._scratch, line)
-        if isinstance(parsed, ControlCommand) and parsed.kind is not None:
-            key = (parsed.kind, self._scratch.key(parsed.argument))
-            self._last.pop(key, None)
-            self._last[key] = parsed
+        if isinstance(parsed, ControlCommand):
+            kind = _KIND[parsed.verb]
+            if kind is not None:
+                key = (kind, self._scratch.key(parsed.argument))
+                self._last.pop(key, None)
+                self._last[key] = parsed
         return parsed, result
 
     def finish(self) -> Registry:
         """Apply the net effect to the registry given at construction and return it."""
         for (kind, _), command in self._last.items():
-            if command.verb.registers:
+            if command.verb in _REGISTERS:
                 self.registry.register(kind, command.argument)
             else:
                 self.registry.unregister(kind, command.argument)

@@ -63,6 +63,8 @@ class Registry:
         self.root = os.path.abspath(os.fspath(root))
         self._lines: list[str] = []
         self._keys: list[tuple[str, str] | None] = []
+        self._count: dict[tuple[str, str], int] = {}
+        """How many lines name each (kind, absolute path): O(1) duplicate checks."""
         self._key_cache: dict[str, str] = {}
         for line in lines:
             self._append(line)
@@ -96,8 +98,11 @@ class Registry:
         return match.group(1), self.key(match.group(2))
 
     def _append(self, line: str) -> None:
+        parsed = self._parse(line)
         self._lines.append(line)
-        self._keys.append(self._parse(line))
+        self._keys.append(parsed)
+        if parsed is not None:
+            self._count[parsed] = self._count.get(parsed, 0) + 1
 
     @property
     def lines(self) -> tuple[str, ...]:
@@ -116,8 +121,7 @@ class Registry:
         return tuple(line for line, parsed in zip(self._lines, self._keys, strict=True) if parsed is None)
 
     def contains(self, kind: str, path: str) -> bool:
-        wanted = (kind, self.key(path))
-        return wanted in self._keys
+        return (kind, self.key(path)) in self._count
 
     def first(self, kind: str) -> RegistryEntry | None:
         """The entry NBS tools use for this type (the first line of it)."""
@@ -138,11 +142,11 @@ class Registry:
     def unregister(self, kind: str, path: str) -> int:
         """Remove every line naming this resource (any spelling); how many were removed."""
         wanted = (kind, self.key(path))
-        keep = [i for i, parsed in enumerate(self._keys) if parsed != wanted]
-        removed = len(self._lines) - len(keep)
-        if removed:
-            self._lines = [self._lines[i] for i in keep]
-            self._keys = [self._keys[i] for i in keep]
+        removed = self._count.pop(wanted, 0)
+        for _ in range(removed):
+            index = self._keys.index(wanted)
+            del self._keys[index]
+            del self._lines[index]
         return removed
 
     def seed(self) -> list[str]:

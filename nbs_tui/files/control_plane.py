@@ -86,6 +86,8 @@ class HistoryEntry:
     line: str
     outcome: Outcome
     why: str = ""
+    seq: int = 0
+    """Position in the plane's history (1, 2, ...): lets a panel skip entries it already has."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,6 +328,7 @@ class ControlPlane:
         self._fixed = tuple(os.path.realpath(p) for p in settings.projects)
         self._history: deque[HistoryEntry] = deque(maxlen=history_limit)
         self._history_total = 0
+        self._seq = 0
         self._history_lock = threading.Lock()
         self._snapshot = PlaneSnapshot()
         self._scanned: dict[tuple[str, str], float] = {}
@@ -343,17 +346,18 @@ class ControlPlane:
         self._queue.put(("rescan",))
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop watchers and the plane thread (idempotent)."""
+        """Stop the plane thread and the watchers (idempotent)."""
         self._stopping.set()
         self._queue.put(("stop",))
-        for project in list(self._projects.values()):
-            if project.watcher_stop is not None:
-                project.watcher_stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
+            if self._thread.is_alive():
+                return  # still busy (a huge replay); it stops at its next message
         for project in list(self._projects.values()):
-            if project.watcher is not None:
-                project.watcher.join(timeout)
+            watcher = project.watcher
+            self._stop_watcher(project)
+            if watcher is not None:
+                watcher.join(timeout)
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Process everything queued plus a full rescan, then return (for tests and headless).
@@ -610,7 +614,8 @@ class ControlPlane:
             except Exception as error:  # never let one bad file stop the plane
                 self._emit(PlaneError(None, f"control plane: {type(error).__name__}: {error}"))
         for project in self._projects.values():
-            self._stop_watcher(project)
+            if project.watcher_stop is not None:
+                project.watcher_stop.set()
 
     def _handle(self, message: tuple[Any, ...]) -> None:
         kind = message[0]
@@ -842,7 +847,7 @@ class ControlPlane:
             if not self._write(project, channel, registry, []):
                 why = f"the registry built by replaying {os.path.basename(channel.inbox)} is not saved: {channel.write_error}"
                 self._record(
-                    [HistoryEntry(time.time(), project.root, os.path.basename(channel.inbox), channel.handle, "", Outcome.ERROR, why)]
+                    [self._entry(time.time(), project.root, os.path.basename(channel.inbox), channel.handle, "", Outcome.ERROR, why)]
                 )
             self._emit(RegistryChanged(project.root, channel.handle, channel.entries))
         self._set_interval(project, channel, intervals)
@@ -861,7 +866,7 @@ class ControlPlane:
         entries: list[HistoryEntry] = []
         for item in items:
             if isinstance(item, InboxNotice):
-                entries.append(HistoryEntry(now, project.root, name, channel.handle, "", Outcome.ERROR, item.message))
+                entries.append(self._entry(now, project.root, name, channel.handle, "", Outcome.ERROR, item.message))
                 continue
             source = f"{name}:{item.number}"
             by = channel.ours.pop(item.offset, None)
@@ -870,12 +875,12 @@ class ControlPlane:
             shown = item.text if len(item.text) <= _SHOWN_LINE else item.text[:_SHOWN_LINE] + "…"
             if item.too_long:
                 why = f"line of {item.length:,} bytes is longer than the {self._max_line:,}-byte limit; skipped"
-                entries.append(HistoryEntry(now, project.root, source, channel.handle, shown, Outcome.ERROR, why))
+                entries.append(self._entry(now, project.root, source, channel.handle, shown, Outcome.ERROR, why))
                 continue
             _, result = feed(item.text)
             if result.poll_interval is not None:
                 intervals.append(result.poll_interval)
-            entries.append(HistoryEntry(now, project.root, source, channel.handle, shown, result.outcome, result.why))
+            entries.append(self._entry(now, project.root, source, channel.handle, shown, result.outcome, result.why))
         return entries
 
     def _set_interval(self, project: _Project, channel: _Channel, intervals: list[float]) -> None:
@@ -895,6 +900,12 @@ class ControlPlane:
             self._remember(channel, registry)
         self._set_interval(project, channel, intervals)
         self._record(entries)
+
+    def _entry(
+        self, seen: float, project: str, source: str, channel: str, line: str, outcome: Outcome, why: str = ""
+    ) -> HistoryEntry:
+        self._seq += 1
+        return HistoryEntry(seen, project, source, channel, line, outcome, why, self._seq)
 
     def _record(self, entries: list[HistoryEntry]) -> None:
         if not entries:
@@ -923,7 +934,7 @@ class ControlPlane:
             project = self._projects[root] = _Project(root)
             self._refresh(project)
         if project is None or not project.has_nbs:
-            self._record([HistoryEntry(now, root, source, handle, shown, Outcome.ERROR, f"no .nbs/ folder in {root}")])
+            self._record([self._entry(now, root, source, handle, shown, Outcome.ERROR, f"no .nbs/ folder in {root}")])
             self._publish()
             return
         if handle and not _HANDLE.match(handle):
@@ -941,7 +952,7 @@ class ControlPlane:
         registry = self._current_registry(project, channel)
         before = registry.to_text()
         _, result = process_line(registry, line)
-        entries = [HistoryEntry(now, root, source, handle, shown, result.outcome, result.why)]
+        entries = [self._entry(now, root, source, handle, shown, result.outcome, result.why)]
         if registry.to_text() != before:
             self._write(project, channel, registry, entries)
             self._emit(RegistryChanged(root, handle, channel.entries))
@@ -997,20 +1008,26 @@ class ControlPlane:
     def _watch_project(self, root: str, nbs: str, stop: threading.Event) -> None:
         import watchfiles  # the service may use watchfiles; the core may not
 
+        first = True
         try:
-            for _changes in watchfiles.watch(
+            for changes in watchfiles.watch(
                 nbs,
                 watch_filter=None,
                 debounce=self._debounce_ms,
                 step=self._step_ms,
                 stop_event=stop,
                 rust_timeout=500,
+                yield_on_timeout=True,
                 raise_interrupt=False,
                 ignore_permission_denied=True,
             ):
                 if stop.is_set():
                     return
-                self._request_refresh(root)
+                # The first yield (a change, or the empty set after rust_timeout) proves the
+                # watch is in place: refresh once then to catch what changed while it started.
+                if changes or first:
+                    first = False
+                    self._request_refresh(root)
         except Exception as error:  # the slow rescan restarts a dead watcher
             if not stop.is_set():
                 self._emit(PlaneError(root, f"watching {nbs} stopped: {error}; falling back to rescans"))

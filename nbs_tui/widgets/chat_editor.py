@@ -178,21 +178,27 @@ class ChatEditor(ModalScreen[None]):
         if self.project is None:
             self._status("no project with a .nbs/ folder", error=True)
             return
-        path = self.path_value
+        self._status(f"{action}…")
+        self._run_edit(self.project, action, self.path_value)
+
+    @work(thread=True, exclusive=True, group="chat-editor-edit")
+    def _run_edit(self, project: str, action: str, path: str) -> None:
+        # a thread: appending waits (up to a second) for an agent's unfinished inbox line
         try:
             if action == "register":
-                written = self.plane.register_chat(self.project, path)
-                self._status(f"appended to control-inbox: {written}")
+                done = f"appended to control-inbox: {self.plane.register_chat(project, path)}"
             elif action == "unregister":
-                written = self.plane.unregister_chat(self.project, path)
-                self._status(f"appended to control-inbox: {written}")
+                done = f"appended to control-inbox: {self.plane.unregister_chat(project, path)}"
             else:
-                written = self.plane.create_chat(self.project, path)
-                self._status(f"created {written} and registered it")
+                done = f"created {self.plane.create_chat(project, path)} and registered it"
         except ControlPlaneError as error:
-            self._status(str(error), error=True)
+            self.app.call_from_thread(self._status, str(error), True)
             return
-        self.post_message(self.Edited(self.project, action, path))
+        self.app.call_from_thread(self._edited, project, action, path, done)
+
+    def _edited(self, project: str, action: str, path: str, done: str) -> None:
+        self._status(done)
+        self.post_message(self.Edited(project, action, path))
         self.set_timer(0.3, self._refresh_lists)
 
     def _refresh_lists(self) -> None:

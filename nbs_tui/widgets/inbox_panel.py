@@ -55,6 +55,7 @@ class InboxPanel(DataTable[Text | str]):
         self.errors_only = False
         self._entries: list[HistoryEntry] = []
         self._next_key = 0
+        self._last_seq = 0
         self._shown: list[str] = []
 
     def on_mount(self) -> None:
@@ -73,13 +74,15 @@ class InboxPanel(DataTable[Text | str]):
     def update_from(self, history: Sequence[HistoryEntry]) -> None:
         """Replace everything shown with this history."""
         self._entries = list(history[-self.max_rows :])
+        self._last_seq = self._entries[-1].seq if self._entries else 0
         self._refill()
 
     def add_entries(self, entries: Iterable[HistoryEntry]) -> None:
         """Append new entries (keeps the view at the bottom if it was there)."""
-        new = list(entries)
+        new = [entry for entry in entries if entry.seq == 0 or entry.seq > self._last_seq]
         if not new:
             return
+        self._last_seq = max(self._last_seq, new[-1].seq)
         self._entries.extend(new)
         overflow = len(self._entries) - self.max_rows
         if overflow > 0:

@@ -151,7 +151,8 @@ async def test_chat_editor_edits_reach_the_files(project: Path) -> None:
         path_input.value = ".nbs/chat/nothing-here.txt"
         await pilot.pause()
         await pilot.click("#editor-register")
-        assert "no such file" in str(editor.query_one("#editor-status").render())
+        status = editor.query_one("#editor-status")
+        await until(pilot, lambda: "no such file" in str(status.render()), "refusal shown")
         assert inbox.read_text().count("\n") == 1
 
         # post a message as the operator

@@ -253,3 +253,46 @@ def test_threads_of_one_process_do_not_lose_posts(tmp_path: Path) -> None:
         thread.join()
     assert sorted(m.text for m in read_chat(chat).messages) == [f"m{i}" for i in range(8)]
     assert os.path.exists(str(chat) + ".lock")
+
+
+def test_golden_bytes_match_chat_file_c(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Byte for byte what NBS's chat_create/chat_send write (TZ=UTC, fixed clock)."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        chat = tmp_path / "g.chat"
+        create_chat(chat, now=1770976800)  # 2026-02-13T10:00:00Z
+        assert chat.read_bytes() == (
+            b"=== nbs-chat ===\nlast-writer: system\nlast-write: 2026-02-13T10:00:00+0000\n"
+            b"file-length: 110\nparticipants: \n---\n"
+        )
+        post_message(chat, "alice", "hi", now=1770976860)
+        line = base64.b64encode(b"alice|1770976860: hi").decode()
+        body = f"participants: alice(1)\n---\n{line}\n"
+        head = "=== nbs-chat ===\nlast-writer: alice\nlast-write: 2026-02-13T10:01:00+0000\n"
+        size = len(head) + len(body) + len("file-length: \n") + 3
+        assert chat.read_text() == f"{head}file-length: {size}\n{body}"
+        assert len(chat.read_bytes()) == size
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_interoperates_with_the_demo_writer(tmp_path: Path) -> None:
+    """The demo fleet's independent NBS writer and this module read each other's files."""
+    demo = pytest.importorskip("nbs_tui.demo.chatfile")
+    chat = tmp_path / "d.chat"
+    demo.create_chat(chat)
+    demo.post_message(chat, "agent-1", "from the demo writer")
+    post_message(chat, "operator", "from nbs-tui")
+    demo.post_message(chat, "agent-2", "again from the demo")
+    mine = read_chat(chat)
+    assert mine.consistent
+    assert [(m.handle, m.text) for m in mine.messages] == [
+        ("agent-1", "from the demo writer"),
+        ("operator", "from nbs-tui"),
+        ("agent-2", "again from the demo"),
+    ]
+    theirs = demo.parse_chat(chat.read_text())
+    assert [m.text for m in theirs.messages] == [m.text for m in mine.messages]
+    assert theirs.file_length == len(chat.read_bytes())
