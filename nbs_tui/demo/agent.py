@@ -492,6 +492,9 @@ class SideChannels:
         self._status: tuple[str, str | None] | None = None
         self.muted = False
         self.path = config_dir / "sessions" / f"{os.getpid()}.json" if config_dir else None
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
 
     def status(self, status: str, waiting_for: str | None = None) -> None:
         if self.path is None or self._status == (status, waiting_for):
@@ -506,8 +509,7 @@ class SideChannels:
         if waiting_for:
             data["waitingFor"] = waiting_for
         tmp = self.path.with_name(f".{self.path.name}.tmp")
-        with contextlib.suppress(OSError):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):  # the folder is made once: never re-create a removed one
             tmp.write_text(json.dumps(data), encoding="utf-8")
             os.replace(tmp, self.path)
 
@@ -1333,6 +1335,8 @@ class Agent:
         peer = last.handle if last else self.rng.choice(("bench-claude", "docs-claude", "alex"))
         if last:
             self.result([[(f"{last.handle}: ", CLAUDE_LIGHT), (last.text, GREY)]])
+        else:
+            self.result(["(no new messages)"])
         new_chat = NEW_CHATS[(self.polls - 1 + self.rng.randrange(len(NEW_CHATS)) * (self.polls > 2)) % len(NEW_CHATS)]
         rel = f".nbs/chat/{new_chat}.chat"
         yield Work(self.rng.uniform(0.8, 1.6))

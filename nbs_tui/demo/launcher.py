@@ -20,6 +20,10 @@ Discovery: every agent pane gets the pane option ``@nbs_demo_agent 1`` (and
 ``#{pane_current_command}`` is ``claude``) and sets the pane title as Claude Code does
 (``✳ ...`` idle, ``⠂``/``⠐ ...`` working). The shell pane has none of these.
 
+Like Claude Code, each agent keeps a session-status file, ``<fleet.claude_config>/sessions/<pid>.json``
+(the panes get ``CLAUDE_CONFIG_DIR`` pointing there, inside the fleet's temp dir, never the
+user's ``~/.claude``); ``start(hook_spool=PATH)`` also makes them append hook records to PATH.
+
 Windows are created at a fixed size with ``window-size manual`` on each window, so the layout
 does not follow whichever client attaches (a control-mode dashboard or a person's terminal).
 ``stop()`` kills the private server (or, on a given server, only the sessions it made) and
@@ -374,7 +378,14 @@ class DemoFleet:
         if self._stopped:
             return
         self._stopped = True
+        pids: list[int] = []
         try:
+            if self._has_server():
+                mine = {a.pane_id for a in self.agents}
+                for line in self._tmux("list-panes", "-a", "-F", "#{pane_id} #{pane_pid}").splitlines():
+                    pane, _, pid = line.partition(" ")
+                    if pane in mine and pid.isdigit():
+                        pids.append(int(pid))
             if self.owns_server:
                 if self._has_server():
                     socket = self._tmux("display-message", "-p", "#{socket_path}").strip()
@@ -388,6 +399,7 @@ class DemoFleet:
                     with contextlib.suppress(DemoError):
                         self._tmux("kill-session", "-t", f"={session}")
         finally:
+            _wait_gone(pids, timeout=3.0)  # agents write into root until they exit
             shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> DemoFleet:
@@ -395,6 +407,24 @@ class DemoFleet:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _wait_gone(pids: list[int], timeout: float) -> None:
+    """Wait (bounded) until none of ``pids`` is alive; zombies count as gone."""
+    deadline = time.monotonic() + timeout
+    pending = list(pids)
+    while pending and time.monotonic() < deadline:
+        pending = [pid for pid in pending if _alive(pid)]
+        if pending:
+            time.sleep(0.02)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 def _python_path() -> str:
