@@ -91,7 +91,8 @@ class SidecarEvent:
 class _Tracked:
     sidecar: PaneSidecar
     pid: int
-    version: int = -1
+    version: tuple[int, int] = (0, -1)
+    """(id of the PaneScreen, its version): a replaced mirror counts as changed."""
     last_state: AgentState | None = None
     operator_at: float = float("-inf")
     info: PaneInfo | None = None
@@ -135,6 +136,7 @@ class SidecarRunner:
         self.detections = 0
         """How many screens were run through detection (for benchmarks)."""
         self._tracked: dict[PaneId, _Tracked] = {}
+        self._pending: dict[PaneId, dict[str, Any]] = {}
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -171,15 +173,18 @@ class SidecarRunner:
 
     # -- operator controls (any thread) --------------------------------------------------------
 
-    def _sidecar(self, pane_id: PaneId) -> PaneSidecar:
+    def _override(self, pane_id: PaneId, name: str, value: Any) -> None:
+        """Apply a per-pane setting now, or when the pane is first seen as an agent."""
         tracked = self._tracked.get(pane_id)
         if tracked is None:
-            raise KeyError(f"{pane_id} is not an agent pane the sidecar watches")
-        return tracked.sidecar
+            self._pending.setdefault(pane_id, {})[name] = value
+            return
+        getattr(tracked.sidecar, name)(value)
 
     def set_poll_enabled(self, pane_id: PaneId, enabled: bool | None) -> None:
+        """The operator's per-pane poll switch (None: follow the global setting)."""
         with self._lock:
-            self._sidecar(pane_id).set_poll_enabled(enabled)
+            self._override(pane_id, "set_poll_enabled", enabled)
             self._emit_status(
                 pane_id,
                 "poll injection " + ("default" if enabled is None else "on" if enabled else "off"),
@@ -189,13 +194,18 @@ class SidecarRunner:
         self.set_plan_policy(pane_id, "no-prompts" if enabled else "off")
 
     def set_plan_policy(self, pane_id: PaneId, policy: str | None) -> None:
+        if policy not in (None, "no-prompts", "off"):
+            raise ValueError(f"plan policy must be 'no-prompts' or 'off', not {policy!r}")
         with self._lock:
-            self._sidecar(pane_id).set_plan_policy(policy)
+            self._override(pane_id, "set_plan_policy", policy)
             self._emit_status(pane_id, f"plan auto-select {policy or 'default'}")
 
     def set_poll_interval(self, pane_id: PaneId, seconds: float | None) -> None:
+        """``set-poll-interval`` for one pane (None: back to the project's or global interval)."""
+        if seconds is not None and seconds <= 0:
+            raise ValueError(f"poll interval must be positive, not {seconds}")
         with self._lock:
-            self._sidecar(pane_id).set_poll_interval(seconds)
+            self._override(pane_id, "set_poll_interval", seconds)
             self._emit_status(
                 pane_id, f"poll interval {'default' if seconds is None else f'{seconds:g}s'}"
             )
@@ -267,13 +277,23 @@ class SidecarRunner:
             for pane_id in list(self._tracked):
                 info = panes.get(pane_id)
                 if info is None or info.pid != self._tracked[pane_id].pid:
-                    del self._tracked[pane_id]
+                    old = self._tracked.pop(pane_id).sidecar
+                    kept = {
+                        "set_poll_enabled": old.poll_enabled_override,
+                        "set_plan_policy": old.plan_policy_override,
+                        "set_poll_interval": old.poll_interval_override,
+                    }
+                    kept = {k: v for k, v in kept.items() if v is not None}
+                    if kept:  # the operator's switches outlive an agent restart in the same pane
+                        self._pending[pane_id] = kept
                     self._emit("state", pane_id, "pane gone or no longer an agent", state="gone")
             for pane_id, info in panes.items():
                 tracked = self._tracked.get(pane_id)
                 if tracked is None:
                     tracked = _Tracked(PaneSidecar(pane_id, self.config), info.pid)
                     self._tracked[pane_id] = tracked
+                    for name, value in self._pending.pop(pane_id, {}).items():
+                        getattr(tracked.sidecar, name)(value)
                 tracked.info = info
                 self._tick_pane(tracked, info, now)
 
@@ -284,7 +304,7 @@ class SidecarRunner:
         sidecar = tracked.sidecar
         lines = None
         detection = None
-        version = screen.version
+        version = (id(screen), screen.version)
         if version != tracked.version:
             tracked.version = version
             lines, faint = screen_lines_and_faint(screen)
