@@ -129,6 +129,7 @@ class ChatEditor(ModalScreen[None]):
                 yield Button("Register", id="editor-register", variant="primary")
                 yield Button("Unregister", id="editor-unregister", variant="warning")
                 yield Button("Create", id="editor-create", variant="success")
+            yield Label(Text("Post to the chat above, as the operator:", style="dim"))
             with Horizontal(id="editor-post-row"):
                 yield Input(placeholder=f"message to post as {self.plane.operator_handle}", id="editor-message")
                 yield Button("Post", id="editor-post")

@@ -59,11 +59,11 @@ class InboxPanel(DataTable[Text | str]):
         self._shown: list[str] = []
 
     def on_mount(self) -> None:
-        self.add_column("seen", key="seen")
-        self.add_column("project", key="project")
-        self.add_column("from", key="from")
-        self.add_column("line", key="line")
-        self.add_column("outcome", key="outcome")
+        self.add_column("seen", key="seen", width=8)
+        self.add_column("project", key="project", width=12)
+        self.add_column("from", key="from", width=24)
+        self.add_column("outcome", key="outcome", width=9)
+        self.add_column("line", key="line", width=40)
         self.add_column("why", key="why")
         self._refill()
 
@@ -123,8 +123,8 @@ class InboxPanel(DataTable[Text | str]):
             time.strftime("%H:%M:%S", time.localtime(entry.seen)),
             os.path.basename(entry.project.rstrip("/")) or entry.project,
             entry.source,
-            Text(line if len(line) <= 80 else line[:79] + "…"),
             Text(entry.outcome.value, style=OUTCOME_STYLE.get(entry.outcome, "")),
+            Text(line if len(line) <= 80 else line[:79] + "…"),
             Text(entry.why),
             key=key,
         )

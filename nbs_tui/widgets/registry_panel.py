@@ -34,7 +34,7 @@ KIND_ORDER = ("chat", "bus", "hub")
 
 def format_age(seconds: float | None) -> str:
     if seconds is None:
-        return "no time"
+        return "undated"
     if seconds < 60:
         return f"{int(seconds)}s ago"
     if seconds < 3600:
@@ -60,7 +60,7 @@ def chat_line(summary: ChatSummary, now: float) -> Text:
         if len(body) > 60:
             body = body[:59] + "…"
         text.append(f"  {format_age(summary.age(now))} ", style="dim")
-        text.append(f"{summary.newest.handle}: ", style="cyan")
+        text.append(f"{summary.newest.handle}: ", style="bold")
         text.append(body)
     if summary.archives:
         text.append(f"  +{len(summary.archives)} archive{'s' if len(summary.archives) > 1 else ''}", style="dim")
@@ -180,12 +180,12 @@ class RegistryPanel(OptionList):
                 key=lambda pair: (KIND_ORDER.index(pair[1].kind) if pair[1].kind in KIND_ORDER else 9, pair[0]),
             )
             for number, (_, entry) in enumerate(ordered):
-                line = Text(f"    {entry.kind:<5}", style="bold blue")
+                line = Text(f"    {entry.kind:<5}", style="bold cyan")
                 line.append(entry.path)
                 line.append(" ✓" if entry.exists else " ✗ missing", style="green" if entry.exists else "red")
                 if entry.kind == "chat":
                     summary = chats.get(entry.absolute)
-                    if summary is not None:
+                    if summary is not None and entry.exists:
                         line.append("\n          ")
                         line.append_text(chat_line(summary, now))
                     option_id = f"chat\t{project.root}\t{entry.absolute}\t{channel.handle}\t{number}"

@@ -93,7 +93,7 @@ async def test_line_appended_by_another_process_appears_in_the_panels(project: P
         assert lines == ["# from an agent", "register-chat .nbs/chat/ops.chat", "bogus-verb x"]
         assert [entry.outcome for entry in panel.entries] == [Outcome.COMMENT, Outcome.APPLIED, Outcome.ERROR]
         row = panel.get_row_at(1)
-        assert "register-chat .nbs/chat/ops.chat" in str(row[3]) and str(row[4]) == "applied"
+        assert str(row[3]) == "applied" and "register-chat .nbs/chat/ops.chat" in str(row[4])
         await until(pilot, lambda: ".nbs/chat/ops.chat" in registry_paths(app), "registry panel entry")
         # the error-only filter
         panel.focus()
