@@ -392,8 +392,12 @@ def _find_box(
     for p in range(len(rows) - 1, -1, -1):
         idx, line = rows[p]
         m = _PROMPT.match(line)
-        if not m or _OPTION.match(line):
+        if not m:
             continue
+        if _OPTION.match(line) and not (
+            0 < p < len(rows) - 1 and _is_rule(rows[p - 1][1]) and _is_rule(rows[p + 1][1])
+        ):
+            continue  # "❯ 1. Yes" is a menu's selection, unless it sits in the ruled box
         ruled_above = p > 0 and (
             _is_rule(rows[p - 1][1]) or _BOX_EDGE.match(rows[p - 1][1]) is not None
         )

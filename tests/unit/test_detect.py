@@ -573,3 +573,11 @@ def test_shell_after_claude_exits_is_unknown() -> None:
     ]
     assert detect_lines(lines).state is AgentState.UNKNOWN
     assert detect_lines(["user@host:~/work$ "]).state is AgentState.UNKNOWN
+
+
+def test_typed_numbered_text_in_the_box_is_input_not_a_menu() -> None:
+    d = detect_lines(screen("⏺ Done.", box="1. fix the tests"))
+    assert d.state is AgentState.IDLE
+    assert d.input_text == "1. fix the tests"
+    assert d.options == ()
+    assert not d.safe_to_inject
