@@ -7,9 +7,11 @@ Textual and libtmux are imported only once a command needs them, so ``--help``,
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -128,6 +130,8 @@ def _run_demo(args: argparse.Namespace, settings: Settings) -> int:
     from nbs_tui.demo.launcher import DemoFleet
 
     fleet = DemoFleet.start(agents=args.agents, server=settings.server if settings.server.tmux_args() else None)
+    if not args.keep:
+        _stop_on_hangup(fleet.stop)
     settings = load_settings(
         config_path=getattr(args, "config", None),
         server=fleet.server,
@@ -143,6 +147,22 @@ def _run_demo(args: argparse.Namespace, settings: Settings) -> int:
             print(f"demo fleet left running: tmux {' '.join(fleet.server.tmux_args())} attach", file=sys.stderr)
         else:
             fleet.stop()
+
+
+def _stop_on_hangup(cleanup: Callable[[], None]) -> None:
+    """Run ``cleanup`` when the terminal closes or we are told to stop, then die as asked.
+
+    Without this a closed terminal window would leave the demo's tmux server and its
+    agents running, because SIGHUP's default action skips every ``finally``.
+    """
+
+    def handler(signum: int, _frame: object) -> None:
+        cleanup()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    for signum in (signal.SIGHUP, signal.SIGTERM):
+        signal.signal(signum, handler)
 
 
 def _run_detect(args: argparse.Namespace) -> int:
