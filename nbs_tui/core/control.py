@@ -211,19 +211,32 @@ def apply_command(registry: Registry, command: ControlCommand) -> Result:
     assert kind is not None
     if command.verb in _REGISTERS:
         if registry.register(kind, command.argument):
-            return Result(Outcome.APPLIED, f"registered {kind}")
-        return Result(Outcome.DUPLICATE, f"{kind} already registered")
+            return _RESULTS[(kind, "registered")]
+        return _RESULTS[(kind, "already")]
     removed = registry.unregister(kind, command.argument)
+    if removed == 1:
+        return _RESULTS[(kind, "unregistered")]
     if removed:
-        return Result(Outcome.APPLIED, f"unregistered {kind} ({removed} line{'s' if removed > 1 else ''})")
-    return Result(Outcome.DUPLICATE, f"{kind} was not registered")
+        return Result(Outcome.APPLIED, f"unregistered {kind} ({removed} lines)")
+    return _RESULTS[(kind, "absent")]
+
+
+# Results are immutable, so the common ones are made once (a replay may produce 100,000).
+_RESULTS: dict[tuple[str, str], Result] = {}
+for _kind in ("chat", "bus", "hub"):
+    _RESULTS[(_kind, "registered")] = Result(Outcome.APPLIED, f"registered {_kind}")
+    _RESULTS[(_kind, "already")] = Result(Outcome.DUPLICATE, f"{_kind} already registered")
+    _RESULTS[(_kind, "unregistered")] = Result(Outcome.APPLIED, f"unregistered {_kind}")
+    _RESULTS[(_kind, "absent")] = Result(Outcome.DUPLICATE, f"{_kind} was not registered")
+_COMMENT = Result(Outcome.COMMENT, "comment")
+_BLANK = Result(Outcome.COMMENT, "blank line")
 
 
 def process_line(registry: Registry, line: str) -> tuple[ParsedLine, Result]:
     """Parse and apply one line: the whole life of an inbox line, for callers and tests."""
     parsed = parse_line(line)
     if isinstance(parsed, Comment):
-        return parsed, Result(Outcome.COMMENT, "blank line" if parsed.blank else "comment")
+        return parsed, _BLANK if parsed.blank else _COMMENT
     if isinstance(parsed, ControlError):
         return parsed, Result(Outcome.ERROR, parsed.reason)
     return parsed, apply_command(registry, parsed)

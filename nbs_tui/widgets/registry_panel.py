@@ -47,6 +47,8 @@ def format_age(seconds: float | None) -> str:
 def chat_line(summary: ChatSummary, now: float) -> Text:
     """One chat's counts, unread per reader and newest message, for a one-line display."""
     text = Text()
+    if summary.archive:
+        text.append("ARCHIVE ", style="bold yellow")
     if summary.error:
         text.append(summary.error, style="red")
         return text

@@ -296,3 +296,25 @@ def test_interoperates_with_the_demo_writer(tmp_path: Path) -> None:
     theirs = demo.parse_chat(chat.read_text())
     assert [m.text for m in theirs.messages] == [m.text for m in mine.messages]
     assert theirs.file_length == len(chat.read_bytes())
+
+
+def test_reads_survive_concurrent_rename_replace(tmp_path: Path) -> None:
+    chat = tmp_path / "busy.chat"
+    create_chat(chat)
+    stop = threading.Event()
+
+    def writer() -> None:
+        for i in range(60):
+            post_message(chat, "w", f"message {i} " + "x" * (i * 7))
+        stop.set()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    counts = []
+    while not stop.is_set():
+        parsed = read_chat(chat)
+        assert parsed.consistent and parsed.valid_header
+        counts.append(len(parsed.messages))
+    thread.join()
+    assert counts == sorted(counts)  # never a torn or older view after a newer one
+    assert len(read_chat(chat).messages) == 60
