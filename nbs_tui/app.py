@@ -38,7 +38,6 @@ from nbs_tui.messages import (
     ClaudeFactsChanged,
     ClaudeSignalsChanged,
     ConnectionChanged,
-    ControlPlaneEvent,
     FleetChanged,
     HistoryEntry,
     PaneStatus,
@@ -185,7 +184,8 @@ class NbsApp(App[int]):
         self._seen_fleet = False
         self._stale = True
         self._backends: list[Any] = []
-        self._control_panels: list[Any] = []
+        self.control_view: Any = None
+        """The `ControlView` (registry, chat, inbox) when its widgets are installed."""
         self.status_bar = StatusBar(settings.server.describe(), id="status")
         self.banner = Static("", id="banner")
         self.empty = Static("", id="empty")
@@ -219,10 +219,13 @@ class NbsApp(App[int]):
         yield Footer()
 
     def _control_widgets(self) -> Iterable[Any]:
-        yield Static(
-            "The control plane (registry, inbox, chat) appears here once its widgets are installed.",
-            id="control-placeholder",
-        )
+        try:
+            from nbs_tui.widgets.control_view import ControlView
+        except ImportError as error:
+            yield Static(f"The control plane view is not available ({error}).", id="control-placeholder")
+            return
+        self.control_view = ControlView(id="control-view")
+        yield self.control_view
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -264,6 +267,8 @@ class NbsApp(App[int]):
             self.log.warning(f"control plane unavailable: {error}")
             return
         plane = ControlPlane(self.settings, self._control_event)
+        if self.control_view is not None:
+            self.control_view.attach(plane)
         plane.start()
         self.control_plane = plane
         self._backends.append(plane)
@@ -280,9 +285,17 @@ class NbsApp(App[int]):
             self.fleet, self.settings, self._sidecar_event, control=self.control_plane,
             clock=self.clock, wall=self.wall,
         )
-        runner.start()
         self.sidecar = runner
         self._backends.insert(0, runner)
+        self.run_worker(partial(self._start_when_seeded, runner), name="sidecar-start", thread=True)
+
+    def _start_when_seeded(self, runner: Any) -> None:
+        """Thread worker: let the fleet seed its screens first, so the sidecar never reads a
+        not-yet-seeded blank screen as "unknown" (bounded: a slow server only delays it)."""
+        wait_seeded = getattr(self.fleet, "wait_seeded", None)
+        if wait_seeded is not None:
+            wait_seeded(5.0)
+        runner.start()
 
     def _start_claude(self) -> None:
         if not self._want_claude:
@@ -298,8 +311,9 @@ class NbsApp(App[int]):
         self._backends.append(signals)
 
     def _control_event(self, event: Any) -> None:
-        """Called on the control plane's thread."""
-        self.post_message(ControlPlaneEvent(event))
+        """Called on the control plane's thread; the Control view's listener is thread-safe."""
+        if self.control_view is not None:
+            self.control_view.plane_listener(event)
 
     def _sidecar_event(self, event: Any) -> None:
         """Called on the sidecar's thread: turn the event into a message, touch nothing else."""
@@ -436,17 +450,6 @@ class NbsApp(App[int]):
             return status
         self.fused[pane_id], self.facts[pane_id], shown = fused
         return shown
-
-    def on_control_plane_event(self, message: ControlPlaneEvent) -> None:
-        """Hand control-plane news to the control view's widgets; show its errors."""
-        event = message.event
-        if type(event).__name__ == "PlaneError":
-            where = f" ({event.project})" if getattr(event, "project", None) else ""
-            self.notify(f"{event.message}{where}", title="control plane", severity="warning", timeout=8)
-        for widget in self._control_panels:
-            handler = getattr(widget, "control_event", None)
-            if handler is not None:
-                handler(event)
 
     def on_claude_facts_changed(self, message: ClaudeFactsChanged) -> None:
         self.facts[message.pane_id] = message.facts
@@ -589,6 +592,8 @@ class NbsApp(App[int]):
     # -- actions ------------------------------------------------------------------------------
 
     def action_move(self, delta: int) -> None:
+        if self.view == "control":
+            return
         if self.view == "grid":
             self.grid.action_move(delta, 0)
         else:
@@ -622,6 +627,8 @@ class NbsApp(App[int]):
             self.grid.focus_pane(self.selected_id)
         elif name == "dashboard":
             self.fleet_list.focus()
+        elif name == "control" and self.control_view is not None:
+            self.control_view.registry_panel.focus()
         self._stale = True
 
     def action_toggle_details(self) -> None:
@@ -629,7 +636,7 @@ class NbsApp(App[int]):
         detail.display = not detail.display
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.key_rows(), intro=f"Watching {self.settings.server.describe()}."))
+        self.push_screen(HelpScreen(self.key_rows(), intro=f"Watching {self.status_bar.server}."))
 
     def key_rows(self) -> list[tuple[str, str, str]]:
         """(keys, what, binding id) for the help screen, from the bindings in force now.

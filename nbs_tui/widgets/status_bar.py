@@ -35,6 +35,10 @@ class StatusBar(Static):
     def on_mount(self) -> None:
         self._redraw()
 
+    def set_server(self, label: str) -> None:
+        self.server = label
+        self._redraw()
+
     def set_connection(self, connected: bool | None) -> None:
         self.connected = connected
         self._redraw()

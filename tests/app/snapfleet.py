@@ -1,0 +1,109 @@
+"""A deterministic fleet for snapshot tests: recorded Claude Code screens drawn once, then still.
+
+Each agent pane runs ``screens/claude`` (named so discovery takes it for Claude Code), which
+prints a screen recorded from the demo agents and sleeps. Process ids and folders differ from
+run to run, so `StableFleet` rewrites them in what the app sees; everything else is real tmux.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import libtmux
+
+from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
+from nbs_tui.core.screen import PaneScreen
+from nbs_tui.tmux.fleet import TmuxFleet
+from nbs_tui.tmux.port import FleetListener, FleetPort
+
+SCREENS = Path(__file__).resolve().parent / "screens"
+PANE_WIDTH, PANE_HEIGHT = 72, 30
+
+# (session, window name, recorded screen or None for a shell, pane title, project)
+LAYOUT: tuple[tuple[str, str, str | None, str, str], ...] = (
+    ("alpha", "mirror", "working", "⠂ Speed up the screen mirror", "api-server"),
+    ("alpha", "inbox", "permission", "✳ Parse the control inbox", "web-ui"),
+    ("alpha", "shell", None, "build", "web-ui"),
+    ("beta", "docs", "plan", "✳ Docs: quick start", "docs-site"),
+    ("beta", "fetch", "idle", "✳ Retry flaky fetches", "docs-site"),
+    ("beta", "team", "question", "✳ Pick the README screenshot", "nbs-team"),
+)
+
+
+def _command(screen: str | None) -> str:
+    if screen is None:
+        return f"sh -c {shlex.quote('cat ' + shlex.quote(str(SCREENS / 'shell.txt')) + '; exec sleep 100000')}"
+    x, y = (SCREENS / f"{screen}.cursor").read_text().split()
+    return " ".join(shlex.quote(a) for a in (str(SCREENS / "claude"), str(SCREENS / f"{screen}.ans"), x, y))
+
+
+def start_snapshot_fleet(server: libtmux.Server) -> None:
+    """Create the sessions, windows and panes of `LAYOUT` on ``server`` (fixed size)."""
+    made: dict[str, libtmux.Session] = {}
+    for session_name, window_name, screen, title, _project in LAYOUT:
+        if session_name not in made:
+            session = server.new_session(
+                session_name=session_name, window_name=window_name, window_command=_command(screen),
+                x=PANE_WIDTH, y=PANE_HEIGHT,
+            )
+            server.cmd("set-option", "-g", "default-size", f"{PANE_WIDTH}x{PANE_HEIGHT}")
+            made[session_name] = session
+            window = session.active_window
+        else:
+            window = made[session_name].new_window(window_name=window_name, window_shell=_command(screen), attach=False)
+        pane = window.active_pane
+        assert pane is not None and pane.pane_id is not None
+        server.cmd("select-pane", "-t", pane.pane_id, "-T", title)
+
+
+def _stable(pane: PaneInfo) -> PaneInfo:
+    project = next((p for s, w, _, _, p in LAYOUT if s == pane.session_name and w == pane.window_name), "project")
+    return replace(pane, pid=4000 + int(pane.pane_id.lstrip("%") or 0), current_path=f"/work/{project}")
+
+
+class _StableListener:
+    def __init__(self, listener: FleetListener) -> None:
+        self.listener = listener
+
+    def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
+        self.listener.fleet_changed([_stable(p) for p in panes])
+
+    def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
+        self.listener.screens_changed(pane_ids)
+
+    def connection_changed(self, connected: bool, message: str) -> None:
+        self.listener.connection_changed(connected, message)
+
+
+class StableFleet(FleetPort):
+    """A `TmuxFleet` whose panes report fixed pids and folders."""
+
+    def __init__(self, server: ServerAddress, listener: FleetListener) -> None:
+        self.inner = TmuxFleet(server, listener=_StableListener(listener))
+
+    def start(self) -> None:
+        self.inner.start()
+
+    def wait_seeded(self, timeout: float) -> bool:
+        return self.inner.wait_seeded(timeout)
+
+    def stop(self) -> None:
+        self.inner.stop()
+
+    def panes(self) -> list[PaneInfo]:
+        return [_stable(p) for p in self.inner.panes()]
+
+    def screen(self, pane_id: PaneId) -> PaneScreen | None:
+        return self.inner.screen(pane_id)
+
+    def capture_text(self, pane_id: PaneId) -> str:
+        return self.inner.capture_text(pane_id)
+
+    def send_text(self, pane_id: PaneId, text: str) -> None:
+        self.inner.send_text(pane_id, text)
+
+    def send_keys(self, pane_id: PaneId, *keys: str) -> None:
+        self.inner.send_keys(pane_id, *keys)

@@ -1,0 +1,111 @@
+"""Snapshot tests of the main views at 160x48 on a deterministic real-tmux fleet.
+
+Clocks are frozen (every duration reads 0s or the full poll interval), the sidecar runs but
+never acts (polls and plan answers are off), Claude Code signals and the control plane are off.
+Update the snapshots with ``pytest tests/app/test_snapshots.py --snapshot-update`` and look at
+``snapshot_report.html`` when one fails.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Iterator
+
+import libtmux
+import pytest
+from textual.pilot import Pilot
+
+from nbs_tui.app import NbsApp, create_app
+from nbs_tui.config import Settings
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.widgets.grid import Thumbnail
+from tests.app.helpers import widget_text
+from tests.app.snapfleet import LAYOUT, StableFleet, start_snapshot_fleet
+
+SIZE = (160, 48)
+FROZEN_WALL = 1_764_000_000.0
+
+
+@pytest.fixture
+def snapshot_app(server: libtmux.Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[NbsApp]:
+    monkeypatch.setenv("TZ", "UTC")  # history times are shown in local time
+    time.tzset()
+    start_snapshot_fleet(server)
+    address = ServerAddress(socket_name=server.socket_name)
+    settings = Settings(server=address, poll_disabled=True, plan_policy="off")
+    app = create_app(
+        settings,
+        lambda listener: StableFleet(address, listener),
+        control_plane=False,
+        claude=False,
+        clock=lambda: 1000.0,
+        wall=lambda: FROZEN_WALL,
+    )
+    yield app
+    monkeypatch.undo()
+    time.tzset()
+
+
+async def _settled(pilot: Pilot[object], timeout: float = 20.0) -> None:
+    """Wait until every pane is listed and drawn and every agent has its state."""
+    app = pilot.app
+    assert isinstance(app, NbsApp)
+    deadline = time.monotonic() + timeout
+    agents = sum(1 for entry in LAYOUT if entry[2] is not None)
+    while time.monotonic() < deadline:
+        ready = (
+            len(app.panes) == len(LAYOUT)
+            and len(app.statuses) == agents
+            and all(s.state is not None for s in app.statuses.values())
+            and app.fleet is not None
+            and all(app.fleet.screen(p.pane_id) is not None for p in app.panes)
+            and "Brewing" in widget_text(app.mirror)
+        )
+        if ready:
+            break
+        await pilot.pause(0.1)
+    else:
+        raise AssertionError(
+            f"the snapshot fleet did not settle: {len(app.panes)} panes, statuses "
+            f"{ {k: (v.state, v.reason) for k, v in app.statuses.items()} }, "
+            f"agents {[p.is_agent for p in app.panes]}, mirror {widget_text(app.mirror)[:300]!r}"
+        )
+    app.status_bar.set_server("tmux server -L nbs-snapshot")
+    await pilot.pause(0.2)
+
+
+def _then(*keys: str) -> Callable[[Pilot[object]], Awaitable[None]]:
+    async def run_before(pilot: Pilot[object]) -> None:
+        await _settled(pilot)
+        for key in keys:
+            await pilot.press(key)
+        await pilot.pause(0.3)
+        if "2" in keys:
+            app = pilot.app
+            thumbs = list(app.query(Thumbnail))
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and not all(widget_text(t).strip() for t in thumbs):
+                await pilot.pause(0.1)
+        await pilot.pause(0.2)
+
+    return run_before
+
+
+def test_dashboard(snapshot_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
+    assert snap_compare(snapshot_app, terminal_size=SIZE, run_before=_then())
+
+
+def test_dashboard_permission_pane_selected(snapshot_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
+    assert snap_compare(snapshot_app, terminal_size=SIZE, run_before=_then("j"))
+
+
+def test_grid(snapshot_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
+    assert snap_compare(snapshot_app, terminal_size=SIZE, run_before=_then("2"))
+
+
+def test_zoomed_mirror(snapshot_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
+    assert snap_compare(snapshot_app, terminal_size=SIZE, run_before=_then("j", "z"))
+
+
+def test_help(snapshot_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
+    assert snap_compare(snapshot_app, terminal_size=SIZE, run_before=_then("question_mark"))
