@@ -693,6 +693,11 @@ class ControlPlane:
             if not has_nbs:
                 project.error = f"{project.nbs} is gone"
                 self._stop_watcher(project)
+            else:
+                # a .nbs/ that (re)appears is a fresh start: seed and replay as at launch
+                project.error = ""
+                project.channels.clear()
+                project.chat_cache.clear()
         if not has_nbs:
             return changed
         self._ensure_watcher(project)

@@ -408,3 +408,27 @@ def test_events_serialise_to_json(started, project: Path) -> None:  # type: igno
         json.dumps(event_as_json(event))
     kinds = {event_as_json(e)["event"] for e in recorder.events}
     assert {"control-snapshot", "control-history", "registry-changed"} <= kinds
+
+
+def test_nbs_folder_removed_and_recreated(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    plane, _ = started(project, rescan_interval=0.2)
+    assert registry_lines(project)[0] == "chat:.nbs/chat/team.chat"
+    shutil.rmtree(project / ".nbs")
+    wait_for(lambda: not plane.snapshot().projects[0].has_nbs, what="gone shown")
+    assert "gone" in plane.snapshot().projects[0].error
+    make_chat(project / ".nbs" / "chat" / "fresh.chat")
+    (project / ".nbs" / "control-inbox").write_text("register-hub again\n")
+    wait_for(
+        lambda: (project / ".nbs" / "control-registry").exists()
+        and registry_lines(project) == ["chat:.nbs/chat/fresh.chat", "hub:again"],
+        what="fresh seed and replay",
+    )
+    wait_for(lambda: plane.snapshot().projects[0].error == "", what="error cleared")
+
+
+def test_history_entries_are_numbered(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    (project / ".nbs" / "control-inbox").write_text("register-hub a\n# c\nbad\n")
+    plane, _ = started(project)
+    assert [e.seq for e in plane.history()] == [1, 2, 3]
