@@ -432,3 +432,72 @@ def test_history_entries_are_numbered(started, project: Path) -> None:  # type: 
     (project / ".nbs" / "control-inbox").write_text("register-hub a\n# c\nbad\n")
     plane, _ = started(project)
     assert [e.seq for e in plane.history()] == [1, 2, 3]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions (see the monkeypatched test)")
+def test_really_read_only_nbs(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    (project / ".nbs" / "control-inbox").write_text("register-hub h\n")
+    nbs = project / ".nbs"
+    nbs.chmod(0o555)
+    try:
+        plane, recorder = started(project)
+        assert recorder.of(PlaneError)
+        assert not (nbs / "control-registry").exists()
+        assert plane.history()[-1].outcome is Outcome.ERROR
+        with pytest.raises(ControlPlaneError, match="cannot"):
+            plane.register_chat(project, ".nbs/chat/team.chat")
+        with pytest.raises(ControlPlaneError, match="cannot"):
+            plane.toggle_pause(project)
+    finally:
+        nbs.chmod(0o755)
+
+
+READ_ONLY_PROBE = """
+import os, sys
+from pathlib import Path
+from nbs_tui.config import Settings
+from nbs_tui.files.control_plane import ControlPlane, ControlPlaneError, PlaneError
+root = Path(sys.argv[1])
+nbs = root / ".nbs"
+if os.system(f"mount --bind '{nbs}' '{nbs}' && mount -o remount,bind,ro '{nbs}'") != 0:
+    sys.exit(77)
+errors = []
+plane = ControlPlane(Settings(projects=(root,)), lambda e: errors.append(e) if isinstance(e, PlaneError) else None)
+plane.start()
+assert plane.flush()
+assert errors and "Read-only file system" in errors[0].message, errors
+history = plane.history()
+assert history[-1].outcome.value == "error" and "not saved" in history[-1].why, history
+refused = 0
+for action in (lambda: plane.toggle_pause(root), lambda: plane.create_chat(root, ".nbs/chat/n.chat")):
+    try:
+        action()
+    except ControlPlaneError as error:
+        assert "Read-only file system" in str(error)
+        refused += 1
+assert refused == 2
+plane.stop()
+print("ok")
+"""
+
+
+def test_read_only_mount(project: Path) -> None:
+    """A really read-only .nbs/ (a read-only bind mount in a private mount namespace)."""
+    import shutil
+    import sys
+
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare for a private read-only bind mount")
+    (project / ".nbs" / "control-inbox").write_text("register-hub h\n")
+    result = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", sys.executable, "-c", READ_ONLY_PROBE, str(project)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if result.returncode == 77 or "Operation not permitted" in result.stderr:
+        pytest.skip("mount namespaces are not available here")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+    assert not (project / ".nbs" / "control-registry").exists()
