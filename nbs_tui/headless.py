@@ -120,6 +120,8 @@ def run_headless(
         fleet.start()
         if control is not None:
             control.start()
+        # let the mirror seed first, so no pane is reported "unknown" from a blank screen
+        fleet.wait_seeded(5.0)
         runner.start()
         while not stop.wait(0.5):
             pass
