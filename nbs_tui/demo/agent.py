@@ -28,6 +28,7 @@ Scripts (``--script``), deterministic for a given ``--seed``:
   plan        plan mode; reaches the plan-approval menu and waits there
   question    reaches an AskUserQuestion menu and waits there
   nbs         frequent /nbs-poll-like turns: \\nbs- lines, inbox appends, chat posts
+  error       turns that hit "API Error (529 Overloaded) · Retrying in …", then recover or fail
   busy        the same as ``--busy``
 
 ``--busy`` keeps working forever and prints colourful log lines (256 colours, truecolour,
@@ -410,7 +411,7 @@ TASKS = (
         "python bench/bench_mirror.py --panes 50",
         "Benchmark the mirror with 50 panes",
         ("panes=50  frames=3000  p50=4.1ms  p99=11.8ms", "cpu=23%  rss=61MB"),
-        "Dirty-row repaints cut p99 frame time from 31 ms to 12 ms at 50 panes.",
+        "Dirty-row repaints cut p99 frame time from 31 ms to 12 ms at 50 panes 🚀",
         ("Track dirty rows in the screen model", "Repaint only dirty rows in the widget",
          "Cache painted strips per row", "Re-run the 50-pane benchmark"),
         "Which frame budget should the mirror aim for?",
@@ -422,7 +423,7 @@ TASKS = (
         "make docs",
         "Build the documentation",
         ("sphinx-build -b html docs docs/_build", "build succeeded, 2 warnings.", "The HTML pages are in docs/_build."),
-        "The quick start now shows `nbs-tui demo` first and links the keys table.",
+        "The quick start now shows `nbs-tui demo` first, links the keys table and has a 日本語 stub.",
         ("Lead the README with `nbs-tui demo`", "Add a screenshot of the fleet view",
          "Document every key binding in one table", "Fix the two Sphinx warnings"),
         "Which screenshot should lead the README?",
@@ -591,6 +592,7 @@ class Agent:
         self.tokens = 0
         self.menu: Menu | None = None
         self.tip: str | None = None
+        self.retry: tuple[int, float] | None = None
         self.perm_mode = 2 if options.script == "plan" else (1 if self.rng.random() < 0.2 else 0)
         self.show_placeholder = options.placeholder
         self.next_auto: float | None = None
@@ -707,9 +709,9 @@ class Agent:
         for left, right in zip(logo, texts, strict=True):
             self.add(left + right, wrap=False)
         self.blank()
-        self.add([(" ▎ ", CLAUDE), ("Welcome to the nbs-tui demo fleet", BOLD)], wrap=False)
+        self.add([(" ", ""), ("▎", DIM + ";" + CLAUDE), (" ", ""), ("Welcome to the nbs-tui demo fleet", BOLD)], wrap=False)
         self.add(
-            [(" ▎ ", CLAUDE), ("This is an imitation agent named ", GREY), (self.opt.name, CLAUDE_LIGHT + ";" + BOLD),
+            [(" ", ""), ("▎", DIM + ";" + CLAUDE), (" ", ""), ("This is an imitation agent named ", GREY), (self.opt.name, CLAUDE_LIGHT + ";" + BOLD),
              (" · type a prompt, or ", GREY), ("/nbs-poll", WHITE), (" · ", GREY), ("/help", ITALIC + ";" + GREY)],
             indent=3,
         )
@@ -735,7 +737,12 @@ class Agent:
         if self.mode is Mode.WORKING:
             rows.append(Row([("", "")]))
             rows.append(Row(self.spinner_segs(now), wrap=False))
-            if self.tip:
+            if self.retry is not None:
+                attempt, until = self.retry
+                left = max(1, int(until - now + 0.999))
+                rows.append(Row([("  ⎿  ", GREY), (f"API Error (529 Overloaded) · Retrying in {left} seconds… "
+                                                     f"(attempt {attempt}/10)", RED)], wrap=False))
+            elif self.tip:
                 rows.append(Row([("  ⎿  ", GREY), (self.tip, GREY)], wrap=False))
         for text in self.queued:
             rows.append(Row([("  ❯ ", GREY), (text, GREY)], wrap=False))
@@ -1052,6 +1059,7 @@ class Agent:
         self.turn = None
         self.mode = Mode.IDLE
         self.tip = None
+        self.retry = None
         self.blank()
         past = "Worked" if self.opt.script == "idle" else self.rng.choice(PAST_VERBS)
         self.add([("✻ ", GREY), (f"{past} for {_duration(max(1.0, now - self.turn_started))}", GREY)])
@@ -1073,6 +1081,7 @@ class Agent:
         self.menu = None
         self.mode = Mode.IDLE
         self.tip = None
+        self.retry = None
         self.queued.clear()
         self.add([("  ⎿  ", GREY), ("Interrupted · What should Claude do instead?", RED)], indent=5)
         self.pending_tool = None
@@ -1093,6 +1102,7 @@ class Agent:
             "plan": (25.0, 50.0),
             "question": (25.0, 50.0),
             "nbs": (6.0, 15.0),
+            "error": (10.0, 20.0),
             "busy": (2.0, 3.0),
         }.get(script, (6.0, 25.0))
         if longer:
@@ -1107,13 +1117,14 @@ class Agent:
             "plan": self.turn_plan,
             "question": self.turn_question,
             "nbs": self.turn_nbs_poll,
+            "error": self.turn_error,
             "busy": self.turn_busy,
         }
         if script in kinds:
             make = kinds[script]
         else:
             order = [self.turn_generic_auto, self.turn_permission, self.turn_nbs_poll, self.turn_long,
-                     self.turn_plan, self.turn_question, self.turn_generic_auto]
+                     self.turn_plan, self.turn_question, self.turn_generic_auto, self.turn_error]
             make = self.rng.choice(order)
         prompt = {
             self.turn_nbs_poll: "/nbs-poll",
@@ -1137,7 +1148,26 @@ class Agent:
         yield Work(seconds)
         self.blank()
         self.add([("✻ ", GREY), (f"Thought for {_duration(max(1, seconds))}", GREY + ";" + ITALIC),
-                  (" (ctrl+o to show thinking)", GREY + ";" + ITALIC)])
+                  (" (ctrl+o to show thinking)", DIM + ";" + ITALIC)])
+
+    def turn_error(self) -> Turn:
+        """An overloaded API: a few retries under the spinner, then recovery or an error block."""
+        yield from self._think()
+        self.tool("Read", self.task.files[0])
+        yield Work(self.rng.uniform(0.5, 1.2))
+        self.result([[("Read ", GREY), (str(self.rng.randint(40, 400)), BOLD), (" lines", GREY)]])
+        attempts = self.rng.randint(2, 4)
+        for attempt in range(1, attempts + 1):
+            wait = min(2.0 ** attempt, 10.0)
+            self.retry = (attempt, self.clock() + wait / self.opt.speed)
+            yield Work(wait)
+        self.retry = None
+        if self.rng.random() < 0.5:
+            self.say('API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+                     bullet=RED)
+            return
+        yield Work(self.rng.uniform(1.0, 2.0))
+        self.say(self.task.summary)
 
     def turn_help(self) -> Turn:
         yield Work(0.6)
@@ -1581,7 +1611,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser = argparse.ArgumentParser(prog="python -m nbs_tui.demo.agent", description=__doc__.split("\n")[0])
     parser.add_argument("--name", default="claude", help="the agent's handle (chat posts, header)")
     parser.add_argument("--script", default="cycle",
-                        choices=("cycle", "idle", "working", "permission", "plan", "question", "nbs", "busy"))
+                        choices=("cycle", "idle", "working", "permission", "plan", "question", "nbs", "error", "busy"))
     parser.add_argument("--seed", type=int, default=None, help="make the behaviour deterministic")
     parser.add_argument("--busy", action="store_true", help="work forever, printing --rate lines per second")
     parser.add_argument("--rate", type=float, default=10.0, help="busy output lines per second (default 10)")
