@@ -1608,7 +1608,9 @@ def _open_fifo(path: Path) -> tuple[int, int]:
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
-    parser = argparse.ArgumentParser(prog="python -m nbs_tui.demo.agent", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m nbs_tui.demo.agent", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--name", default="claude", help="the agent's handle (chat posts, header)")
     parser.add_argument("--script", default="cycle",
                         choices=("cycle", "idle", "working", "permission", "plan", "question", "nbs", "error", "busy"))

@@ -395,3 +395,14 @@ def test_status_file_and_hook_spool_like_claude_code(start_agent: Callable[..., 
     pane.tmux("kill-pane", "-t", pane.id)
     wait_for("the status file to go", lambda: not status_path.exists())
     wait_for("SessionEnd", lambda: events()[-1:] == ["SessionEnd"])
+
+
+def test_bigger_demo_fleet_adds_a_third_session() -> None:
+    with DemoFleet.start(agents=9) as fleet:
+        assert fleet.sessions == ["alpha", "beta", "gamma"]
+        assert len(fleet.agents) == 9 and len({a.pane_id for a in fleet.agents}) == 9
+        crew = [a for a in fleet.agents if a.session == "gamma"]
+        assert [a.script for a in crew] == ["cycle"] * 3
+        layout = fleet.tmux("list-windows", "-t", "gamma", "-F", "#{window_name}:#{window_panes}").split()
+        assert layout == ["crew-1:3"]
+    assert not fleet.root.exists() and _socket_gone(fleet.server)
