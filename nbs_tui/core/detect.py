@@ -527,8 +527,8 @@ def detect_lines(lines: Sequence[str], *, faint_rows: Collection[int] = ()) -> D
         )
         if not stale and (marked or footer or headed or not newer_box):
             state = _classify_menu(menu)
-            if newer_box and not (marked or footer) and state is AgentState.QUESTION:
-                menu = None  # a numbered list in prose above an idle box
+            if newer_box and not (marked or footer):
+                menu = None  # a numbered list in prose above an idle box, however it is worded
             else:
                 plan_choice = choose_plan_option(menu.options) if state is AgentState.PLAN else None
                 return Detection(

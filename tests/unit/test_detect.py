@@ -581,3 +581,16 @@ def test_typed_numbered_text_in_the_box_is_input_not_a_menu() -> None:
     assert d.input_text == "1. fix the tests"
     assert d.options == ()
     assert not d.safe_to_inject
+
+
+def test_prose_question_with_numbered_answers_above_idle_box_is_idle() -> None:
+    d = detect_lines(
+        screen(
+            "⏺ I found two ways to do it.",
+            "  Do you want to proceed?",
+            "  1. Yes, refactor the parser",
+            "  2. No, leave it",
+        )
+    )
+    assert d.state is AgentState.IDLE
+    assert d.safe_to_inject
