@@ -253,7 +253,7 @@ class DemoFleet:
                 if index % panes_per_window == panes_per_window - 1 or index == panes - 1:
                     fleet._tmux("select-layout", "-t", windows[(session, window)], "tiled")
             if wait:
-                fleet.wait_ready(timeout=max(15.0, panes * 0.15))
+                fleet.wait_ready(timeout=max(15.0, panes * 0.3))
         except BaseException:
             fleet.stop()
             raise
@@ -319,16 +319,21 @@ class DemoFleet:
             pane = self._tmux(
                 "new-window", "-d", "-t", f"{real_session}:", "-n", window, "-c", str(project), *env, *fmt, command
             ).strip()
-        self._tmux("set-option", "-w", "-t", pane, "window-size", "manual")
-        self._tmux("set-option", "-w", "-t", pane, "automatic-rename", "off")
-        self._tmux("set-option", "-w", "-t", pane, "remain-on-exit", "on")  # a crash stays readable
-        self._tmux("resize-window", "-t", pane, *size)
+        # One tmux call for the window's settings (";" separates tmux commands).
+        self._tmux(
+            "set-option", "-w", "-t", pane, "window-size", "manual", ";",
+            "set-option", "-w", "-t", pane, "automatic-rename", "off", ";",
+            "set-option", "-w", "-t", pane, "remain-on-exit", "on", ";",  # a crashed agent stays readable
+            "resize-window", "-t", pane, *size,
+        )
         windows[key] = pane
         return pane
 
     def _mark_agent(self, pane: str, script: str) -> None:
-        self._tmux("set-option", "-p", "-t", pane, "@nbs_demo_agent", "1")
-        self._tmux("set-option", "-p", "-t", pane, "@nbs_demo_script", script)
+        self._tmux(
+            "set-option", "-p", "-t", pane, "@nbs_demo_agent", "1", ";",
+            "set-option", "-p", "-t", pane, "@nbs_demo_script", script,
+        )
 
     def _agent_command(self, args: list[str]) -> str:
         argv = [sys.executable, "-m", "nbs_tui.demo.agent", "--proc-name", "claude",
@@ -363,8 +368,12 @@ class DemoFleet:
             if wanted <= ready:
                 return
             if time.monotonic() > deadline:
-                missing = ", ".join(sorted(wanted - ready))
-                raise DemoError(f"demo agents did not start within {timeout:.0f}s: {missing}")
+                missing = sorted(wanted - ready)
+                tail = self._tmux("capture-pane", "-p", "-t", missing[0]).rstrip().splitlines()[-5:]
+                raise DemoError(
+                    f"demo agents did not start within {timeout:.0f}s: {', '.join(missing)}; "
+                    f"{missing[0]} shows: " + " | ".join(tail)
+                )
             time.sleep(0.1)
 
     def agent(self, name: str) -> DemoAgent:
