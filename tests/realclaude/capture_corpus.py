@@ -61,7 +61,7 @@ class Recipe:
     name: str
     states: str  # allowed states, comma-separated, expected first
     what: str
-    drive: Callable[[ClaudeAgent], None]
+    drive: Callable[[ClaudeAgent], object]
     scenario: Sequence[Any] = ()
     options: dict[str, Any] = field(default_factory=dict)
     notes: str = ""
@@ -74,7 +74,7 @@ class Skip(Exception):
 
 def _prompt_then(
     text: str, until: str | Callable[[str], bool], timeout: float = 30
-) -> Callable[[ClaudeAgent], None]:
+) -> Callable[[ClaudeAgent], object]:
     def drive(agent: ClaudeAgent) -> None:
         agent.submit(text)
         agent.wait_for(until, timeout)

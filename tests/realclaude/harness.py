@@ -17,7 +17,8 @@ API summary (fixtures come from tests/realclaude/conftest.py)::
     agent.screen(escapes=False) -> str                 # capture-pane text (-e with escapes)
     agent.wait_for(text_or_predicate, timeout=20) -> str   # bounded poll; returns the screen
     agent.wait_idle(timeout=20) -> str                 # the prompt is back and nothing runs
-    agent.type(text) / agent.submit(text) / agent.press(*keys)   # literal text / +Enter / keys
+    agent.type(text) / agent.press(*keys)              # literal text / tmux key names, paced
+    agent.submit(text)                                 # type, Enter, wait until it was taken
     agent.session_status() -> dict | None              # ~/.claude/sessions/<pid>.json
     agent.exit()                                       # /exit; the pane drops to a shell
 
@@ -75,6 +76,7 @@ __all__ = [
     "Text",
     "ToolUse",
     "find_claude",
+    "input_text",
     "looks_idle",
     "looks_working",
 ]
@@ -82,6 +84,7 @@ __all__ = [
 HERE = Path(__file__).resolve().parent
 INSTALL_SCRIPT = HERE / "install-claude-code.sh"
 COLS, ROWS = 120, 40
+KEY_GAP = 0.2  # seconds before each key press (pacing, not an assertion)
 
 
 def _primary_version() -> str:
@@ -187,6 +190,22 @@ def looks_idle(screen: str) -> bool:
     )
 
 
+def _is_rule(line: str) -> bool:
+    body = line.strip()
+    return len(body) >= 20 and set(body) <= {"─"}
+
+
+def input_text(screen: str) -> str | None:
+    """The first line of the text in the input box (between two ``────`` rules, after ``❯``),
+    ``""`` for an empty box, ``None`` when no input box is on screen."""
+    lines = screen.splitlines()
+    for i in range(len(lines) - 1, 0, -1):
+        line = lines[i].replace("\xa0", " ")
+        if line.startswith("❯") and _is_rule(lines[i - 1]):
+            return line[1:].strip()
+    return None
+
+
 # --- one agent ---------------------------------------------------------------------------------
 
 
@@ -229,18 +248,13 @@ class ClaudeAgent:
     ) -> str:
         """Poll the screen until ``what`` (a substring, a regex, or a predicate of the screen
         text) holds; return that screen. On timeout raise ``TimeoutError`` showing the screen."""
+        check: Callable[[str], bool]
         if isinstance(what, str):
             needle = what
-
-            def check(s: str) -> bool:
-                return needle in s
-
+            check = lambda s: needle in s  # noqa: E731
         elif isinstance(what, re.Pattern):
             pattern = what
-
-            def check(s: str) -> bool:
-                return pattern.search(s) is not None
-
+            check = lambda s: pattern.search(s) is not None  # noqa: E731
         else:
             check = what
         deadline = time.monotonic() + timeout
@@ -268,15 +282,25 @@ class ClaudeAgent:
         self.server.cmd("send-keys", "-t", self.pane_id, "-l", text)
 
     def press(self, *keys: str) -> None:
-        """Press tmux key names, e.g. ``press("Escape")``, ``press("BTab", "BTab")``."""
+        """Press tmux key names, e.g. ``press("Escape")``, ``press("Down", "Enter")``.
+
+        Keys are paced (0.2 s before each) as a person's would be: Ink menus take a moment
+        after they appear before they listen, and two keys in one read can be taken as one.
+        """
         for key in keys:
+            time.sleep(KEY_GAP)
             self.server.cmd("send-keys", "-t", self.pane_id, key)
 
-    def submit(self, text: str) -> None:
-        """Type ``text`` and press Enter (as a separate key, as a person would)."""
+    def submit(self, text: str, timeout: float = 10.0) -> None:
+        """Type ``text``, press Enter, and wait until the input box no longer holds it (so a
+        wait that follows cannot see the pre-Enter screen)."""
         self.type(text)
-        time.sleep(0.15)  # let the input box take the paste before Enter (not an assertion)
+        first = text.splitlines()[0].strip() if text.strip() else ""
+        if first:
+            self.wait_for(lambda s: input_text(s) is not None and first in (input_text(s) or ""), 5)
         self.press("Enter")
+        if first:
+            self.wait_for(lambda s: first not in (input_text(s) or ""), timeout)
 
     def exit(self, timeout: float = 20.0) -> str:
         """Quit Claude Code with /exit and wait for the shell prompt left behind."""
