@@ -23,6 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from nbs_tui.core.detect import (  # noqa: E402
+    RowCache,
     detect_lines,
     detect_text,
     screen_lines_and_faint,
@@ -123,6 +124,17 @@ def main() -> int:
     print(
         f"read 200x50 mirror into rows:   {per_call_us(lambda: screen_lines_and_faint(screen), args.repeat):8.1f} µs"
     )
+    cache = RowCache()
+    screen_lines_and_faint(screen, cache)
+    frames = [f"\x1b[40;1H\x1b[2K✢ Working… ({i}s)".encode() for i in range(2)]
+    step = [0]
+
+    def spinner_tick() -> None:
+        step[0] += 1
+        screen.feed(frames[step[0] % 2])
+        screen_lines_and_faint(screen, cache)
+
+    print(f"  same, RowCache, 1 row moved:  {per_call_us(spinner_tick, args.repeat):8.1f} µs (feed included)")
     return 0
 
 

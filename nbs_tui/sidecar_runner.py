@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from nbs_tui.config import Settings
 from nbs_tui.core.detect import (
     FLAG_CONTEXT_PRESSURE,
+    RowCache,
     detect_lines,
     detection_as_json,
     screen_lines_and_faint,
@@ -97,6 +98,7 @@ class _Tracked:
     operator_at: float = float("-inf")
     info: PaneInfo | None = None
     last_key: tuple[Any, ...] = field(default_factory=tuple)
+    rows: RowCache = field(default_factory=RowCache)
 
 
 def config_from_settings(settings: Settings) -> SidecarConfig:
@@ -307,7 +309,7 @@ class SidecarRunner:
         version = (id(screen), screen.version)
         if version != tracked.version:
             tracked.version = version
-            lines, faint = screen_lines_and_faint(screen)
+            lines, faint = screen_lines_and_faint(screen, tracked.rows)
             detection = detect_lines(lines, faint_rows=faint)
             self.detections += 1
         if self.control is not None:

@@ -645,29 +645,48 @@ def detect_text(text: str) -> Detection:
     return detect_lines(lines, faint_rows=faint)
 
 
-def screen_lines_and_faint(screen: PaneScreen) -> tuple[list[str], list[int]]:
-    """A pane mirror's rows as text, plus the rows whose text after ``❯`` is all faint."""
+class RowCache:
+    """Per-pane memory of a mirror's rows, so only rows whose version moved are read again
+    (a working agent changes its spinner row, not its 50 rows, every tick)."""
+
+    __slots__ = ("key", "rows")
+
+    def __init__(self) -> None:
+        self.key: tuple[int, int, int] = (0, 0, 0)
+        self.rows: list[tuple[int, str, bool]] = []
+
+
+def _row_faint(screen: PaneScreen, y: int) -> bool:
+    cells = screen.row_cells(y)
+    x = next((i for i, c in enumerate(cells) if c.data == "❯"), None)
+    if x is None:
+        return False
+    text = [c for c in cells[x + 1 :] if c.data.strip() and not c.reverse]
+    return bool(text) and all(c.dim for c in text)
+
+
+def screen_lines_and_faint(
+    screen: PaneScreen, cache: RowCache | None = None
+) -> tuple[list[str], list[int]]:
+    """A pane mirror's rows as text, plus the rows whose text after ``❯`` is all faint.
+
+    With ``cache`` (one per pane), rows whose ``row_version`` did not move are not read again.
+    """
+    cache = cache if cache is not None else RowCache()
     with screen.lock:
-        lines = screen.text_lines()
-        faint: list[int] = []
-        seen = 0
-        for y in range(len(lines) - 1, -1, -1):
-            line = lines[y]
-            if not line:
+        height = screen.height
+        key = (id(screen), screen.width, height)
+        if cache.key != key or len(cache.rows) != height:
+            cache.key = key
+            cache.rows = [(-1, "", False)] * height
+        rows = cache.rows
+        for y in range(height):
+            version = screen.row_version(y)
+            if rows[y][0] == version and version != 0:
                 continue
-            seen += 1
-            if seen > TAIL:
-                break
-            if "❯" not in line:
-                continue
-            cells = screen.row_cells(y)
-            x = next((i for i, c in enumerate(cells) if c.data == "❯"), None)
-            if x is None:
-                continue
-            text = [c for c in cells[x + 1 :] if c.data.strip() and not c.reverse]
-            if text and all(c.dim for c in text):
-                faint.append(y)
-    return lines, faint
+            text = screen.row_text(y)
+            rows[y] = (version, text, "❯" in text and _row_faint(screen, y))
+    return [r[1] for r in rows], [y for y, r in enumerate(rows) if r[2]]
 
 
 def detect_screen(screen: PaneScreen) -> Detection:

@@ -594,3 +594,24 @@ def test_prose_question_with_numbered_answers_above_idle_box_is_idle() -> None:
     )
     assert d.state is AgentState.IDLE
     assert d.safe_to_inject
+
+
+def test_row_cache_reads_the_same_as_a_fresh_read() -> None:
+    from nbs_tui.core.detect import RowCache, screen_lines_and_faint
+    from nbs_tui.core.screen import PaneScreen
+
+    screen = PaneScreen(40, 8)
+    cache = RowCache()
+    screen.feed(
+        f"⏺ hi\r\n✢ Sautéing… (1s)\r\n{'─' * 40}\r\n❯ \x1b[2mghost\x1b[0m\r\n{'─' * 40}".encode()
+    )
+    assert screen_lines_and_faint(screen, cache) == screen_lines_and_faint(screen)
+    screen.feed(
+        b"\x1b[2;1H\x1b[2K\xe2\x9c\xa2 Saut\xc3\xa9ing\xe2\x80\xa6 (2s)"
+    )  # the spinner row only
+    screen.feed(b"\x1b[4;3H\x1b[0Ktyped")  # and the box: ghost replaced by typing
+    lines, faint = screen_lines_and_faint(screen, cache)
+    assert (lines, faint) == screen_lines_and_faint(screen)
+    assert lines[1].endswith("(2s)") and lines[3] == "❯ typed" and faint == []
+    screen.feed(b"\r\n\r\n\r\n\r\n\r\nscrolled")  # scrolling moves every row
+    assert screen_lines_and_faint(screen, cache) == screen_lines_and_faint(screen)
