@@ -319,12 +319,21 @@ class OperatorApp(NbsApp):
         self.refresh(layout=True)
         self.notify(result.message, title="Back from the pane", severity="information" if result.ok else "error")
 
+    def _show_input_bar(self) -> None:
+        self.input_bar.add_class("open")
+        self.input_bar.display = True  # now, not at the next style update, so focus can move in
+
+    def _hide_input_bar(self) -> None:
+        self.input_bar.remove_class("open")
+        self.input_bar.display = False
+
     # -- send text and keys ----------------------------------------------------------------------
 
     def _open_send_bar(self, targets: list[PaneInfo], broadcast: bool) -> None:
         self._send_targets = targets
         label = targets[0].target if not broadcast else f"{len(targets)} marked pane{'s' if len(targets) != 1 else ''}"
-        self.input_bar.add_class("open")
+        self._show_input_bar()
+        self.pass_through.display = False
         self.send_bar.open(label, broadcast=broadcast)
 
     def action_send_text(self) -> None:
@@ -348,7 +357,7 @@ class OperatorApp(NbsApp):
 
     def on_send_bar_closed(self, _message: SendBar.Closed) -> None:
         self.send_bar.display = False
-        self.input_bar.remove_class("open")
+        self._hide_input_bar()
         self._send_targets = []
         self.fleet_list.focus()
 
@@ -436,11 +445,11 @@ class OperatorApp(NbsApp):
         self._pass_pane = pane
         self.pass_through.target = pane.target
         self.send_bar.display = False
-        self.input_bar.add_class("open")
+        self._show_input_bar()
         self.pass_through.display = True
         self.mirror.add_class("passthrough")
         self.pass_through.refresh()
-        self.pass_through.focus()
+        self.screen.set_focus(self.pass_through)  # at once: the very next key is the pane's
 
     def on_pass_through_keys(self, message: PassThrough.Keys) -> None:
         self._queue_keys(list(message.keys))
@@ -482,7 +491,7 @@ class OperatorApp(NbsApp):
             return
         self._pass_pane = None
         self.pass_through.display = False
-        self.input_bar.remove_class("open")
+        self._hide_input_bar()
         self.mirror.remove_class("passthrough")
         self.fleet_list.focus()
 

@@ -2,9 +2,9 @@
 
 Two ways, chosen by where nbs-tui runs (`plan_jump`):
 
-- **switch**: nbs-tui runs inside tmux *on the server it watches*. ``switch-client -t %N``
-  moves the operator's own client to the agent's session, window and pane (tmux picks the
-  client showing nbs-tui's pane, found from ``$TMUX_PANE``). To come back with one key,
+- **switch**: nbs-tui runs inside tmux *on the server it watches*. ``switch-client -c TTY -t %N``
+  moves the operator's own client (the one showing nbs-tui's pane, ``$TMUX_PANE``; never one
+  of nbs-tui's control-mode connections) to the agent's session, window and pane. To come back with one key,
   `Jumper.switch` binds ``prefix B`` (configurable) to ``switch-client -t <dashboard pane>``,
   unless the operator already bound that key to something else; then tmux's own ``prefix L``
   (last session) still works and the message says so.
@@ -115,6 +115,7 @@ class Jumper:
         self.back_key = back_key
         self.tmux = TmuxCommands(server, self.environ)
         self.last_jump: PaneId | None = None
+        self.last_client: str | None = None
 
     @property
     def home_pane(self) -> PaneId | None:
@@ -141,30 +142,56 @@ class Jumper:
         )
         return f"prefix {self.back_key} returns to the dashboard"
 
+    def operator_client(self, home: PaneId) -> str | None:
+        """The tty of the operator's client: the one showing the dashboard pane.
+
+        Control-mode clients (nbs-tui's own mirror connections) are never chosen; tmux's own
+        "current client" guess could pick one of them, as they are the most recently active.
+        Failing an exact match, the most recently active client on the dashboard's session.
+        """
+        # list-clients turns a tab into "_", so "|" separates, and the free-text name comes last.
+        fmt = "#{client_tty}|#{client_control_mode}|#{pane_id}|#{client_activity}|#{session_name}"
+        try:
+            out = self.tmux.run("list-clients", "-F", fmt)
+            home_session = self.tmux.run("display-message", "-p", "-t", home, "#{session_name}").rstrip("\n")
+        except TmuxCommandError:
+            return None
+        rows = [line.split("|", 4) for line in out.splitlines() if line]
+        people = [r for r in rows if len(r) == 5 and r[1] != "1" and r[3].isdigit()]
+        for wanted in (lambda r: r[2] == home, lambda r: r[4] == home_session):
+            found = sorted((r for r in people if wanted(r)), key=lambda r: int(r[3]), reverse=True)
+            if found:
+                return found[0][0]
+        return None
+
     def switch(self, pane_id: PaneId) -> JumpResult:
         """Move the operator's tmux client to ``pane_id`` (only valid in ``switch`` mode)."""
         plan = self.plan(pane_id)
         home = self.home_pane
         if plan.mode != "switch" or home is None:
             return JumpResult("switch", pane_id, False, "not inside tmux on the watched server: attach instead")
+        client = self.operator_client(home)
+        if client is None:
+            return JumpResult("switch", pane_id, False, "no tmux client is showing the dashboard")
         try:
             back = self._install_back_key(home)
-            self.tmux.run("switch-client", "-t", pane_id, env=plan.env)
+            self.tmux.run("switch-client", "-c", client, "-t", pane_id, env=plan.env)
         except TmuxCommandError as error:
             return JumpResult("switch", pane_id, False, f"switch-client failed: {error}")
         self.last_jump = pane_id
+        self.last_client = client
         with contextlib.suppress(TmuxCommandError):  # the hint is a courtesy; the jump succeeded
-            self.tmux.run("display-message", "-d", "4000", f"nbs-tui: {back}", env=plan.env)
+            self.tmux.run("display-message", "-c", client, "-d", "4000", f"nbs-tui: {back}", env=plan.env)
         return JumpResult("switch", pane_id, True, f"switched to {pane_id}; {back}")
 
     def back(self) -> JumpResult:
         """Return the operator's client to the dashboard pane (what the back key does)."""
         home = self.home_pane
-        if home is None:
-            return JumpResult("switch", "", False, "not inside tmux on the watched server")
+        if home is None or self.last_client is None:
+            return JumpResult("switch", "", False, "no jump to come back from")
         plan = self.plan(home)
         try:
-            self.tmux.run("switch-client", "-t", home, env=plan.env)
+            self.tmux.run("switch-client", "-c", self.last_client, "-t", home, env=plan.env)
         except TmuxCommandError as error:
             return JumpResult("switch", home, False, f"switch-client failed: {error}")
         return JumpResult("switch", home, True, "back at the dashboard")

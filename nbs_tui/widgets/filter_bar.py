@@ -25,10 +25,6 @@ class FilterBar(Input):
     FilterBar {
         height: 3;
         border: round $accent;
-        display: none;
-    }
-    FilterBar.active {
-        display: block;
     }
     """
 
@@ -52,10 +48,12 @@ class FilterBar(Input):
             id=id,
         )
         self.border_title = "Filter (Enter keeps, Esc clears)"
+        self.display = False
 
     def open(self) -> None:
         self.add_class("active")
-        self.focus()
+        self.display = True
+        self.screen.set_focus(self)  # at once, so keys typed right after "/" land here
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
@@ -65,11 +63,13 @@ class FilterBar(Input):
         event.stop()
         if not event.value.strip():
             self.remove_class("active")
+            self.display = False
         self.post_message(self.FilterDone())
 
     def action_clear_filter(self) -> None:
         self.value = ""
         self.remove_class("active")
+        self.display = False
         self.post_message(self.FilterChanged(FleetFilter()))
         self.post_message(self.FilterDone())
 

@@ -126,7 +126,7 @@ class SendBar(Vertical):
         self.set_class(broadcast, "broadcast")
         self._relabel()
         self.display = True
-        self.text.focus()
+        self.screen.set_focus(self.text)  # at once, so keys typed right away land in the box
 
     def _relabel(self) -> None:
         mode = "Broadcast to" if self.broadcast else "Send to"

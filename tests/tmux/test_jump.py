@@ -29,8 +29,8 @@ def outer() -> Iterator[libtmux.Server]:
 
 def clients(server: libtmux.Server) -> list[tuple[str, str]]:
     """(session, active pane) of each client attached to ``server``."""
-    out = server.cmd("list-clients", "-F", "#{client_session}\t#{pane_id}").stdout
-    return [tuple(line.split("\t")) for line in out if line]  # type: ignore[misc]
+    out = server.cmd("list-clients", "-F", "#{client_control_mode}\t#{client_session}\t#{pane_id}").stdout
+    return [tuple(line.split("\t")[1:]) for line in out if line and not line.startswith("1")]  # type: ignore[misc]
 
 
 def socket_of(server: libtmux.Server) -> str:
