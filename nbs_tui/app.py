@@ -591,6 +591,10 @@ class NbsApp(App[int]):
 
     # -- actions ------------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide the pane keys where they do nothing (the Control view has its own lists)."""
+        return not (action == "move" and self.view == "control")
+
     def action_move(self, delta: int) -> None:
         if self.view == "control":
             return
@@ -621,6 +625,7 @@ class NbsApp(App[int]):
         self.view = name
         self.views.current = name
         self.status_bar.set_view(name)
+        self.refresh_bindings()
         if name != "dashboard":
             self.screen.remove_class("zoomed")
         if name == "grid":
@@ -729,7 +734,7 @@ def fuse_claude(
         session_id=raw.session_id,
         model=raw.model,
         last_message=raw.last_assistant_message,
-        source=f"{fused.source.value} — {fused.why}",
+        source=fused.source.value if fused.source == Source.SCREEN else f"{fused.source.value}: {fused.why}",
         state=fused.state,
         extra=tuple(extra),
     )

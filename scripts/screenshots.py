@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Make the README's screenshots: the dashboard on a demo fleet, as SVG files in screenshots/.
+
+    .venv/bin/python scripts/screenshots.py            # all of them, 160x48
+    .venv/bin/python scripts/screenshots.py --size 200x56 --out /tmp/shots
+
+It starts `DemoFleet` on a private tmux server (never your own), runs the app headless at a
+fixed size, waits until every agent shows a state, and saves one SVG per view.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from nbs_tui.app import NbsApp, create_app  # noqa: E402
+from nbs_tui.config import Settings  # noqa: E402
+from nbs_tui.core.model import AgentState  # noqa: E402
+from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
+
+
+async def _wait(pilot: object, condition: object, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            print(f"screenshots: gave up waiting for {what}", file=sys.stderr)
+            return
+        await pilot.pause(0.2)  # type: ignore[attr-defined]
+
+
+async def shoot(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
+    made: list[Path] = []
+    with tempfile.TemporaryDirectory(prefix="nbs-shots-") as tmp:
+        spool = Path(tmp) / "hooks.jsonl"
+        demo = DemoFleet.start(agents=agents, hook_spool=spool)
+        try:
+            settings = Settings(server=demo.server, projects=tuple(demo.projects), hook_spool=spool)
+            app: NbsApp = create_app(settings)
+            async with app.run_test(size=size) as pilot:
+                await _wait(pilot, lambda: len(app.panes) > agents, 20, "the fleet")
+                await _wait(
+                    pilot,
+                    lambda: sum(1 for s in app.statuses.values() if s.state is not None) >= agents,
+                    30,
+                    "every agent's state",
+                )
+                # put the cursor on an agent waiting for a person: the detail panel has most to say
+                def waiting() -> str | None:
+                    for pane in app.panes:
+                        status = app.statuses.get(pane.pane_id)
+                        if status is not None and status.state is AgentState.PERMISSION:
+                            return pane.pane_id
+                    return None
+
+                await _wait(pilot, lambda: waiting() is not None, 30, "an agent asking for permission")
+                pane_id = waiting()
+                if pane_id is not None:
+                    app.select_pane(pane_id)
+                await pilot.pause(2.0)
+
+                def save(name: str) -> None:
+                    path = out / f"{name}.svg"
+                    app.save_screenshot(path.name, str(out))
+                    made.append(path)
+
+                save("dashboard")
+                await pilot.press("2")
+                await pilot.pause(1.0)
+                save("grid")
+                await pilot.press("1", "z")
+                await pilot.pause(1.0)
+                save("zoom")
+                await pilot.press("escape", "3")
+                await pilot.pause(1.0)
+                await pilot.press("down", "down", "down")  # onto a chat: the chat view shows it
+                await pilot.pause(1.5)
+                save("control")
+                await pilot.press("1", "question_mark")
+                await pilot.pause(0.5)
+                save("help")
+                await pilot.press("escape")
+        finally:
+            demo.stop()
+    return made
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=REPO / "screenshots")
+    parser.add_argument("--size", default="160x48", help="terminal size, COLSxROWS (default 160x48)")
+    parser.add_argument("--agents", type=int, default=6)
+    args = parser.parse_args()
+    columns, rows = (int(x) for x in args.size.lower().split("x"))
+    args.out.mkdir(parents=True, exist_ok=True)
+    for path in asyncio.run(shoot(args.out, (columns, rows), args.agents)):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
