@@ -1,7 +1,8 @@
 """Fixtures for tests that drive the real Claude Code CLI (see harness.py for the API).
 
-Every test collected under tests/realclaude/ gets the ``realclaude`` marker, so
-``pytest -m "not realclaude"`` leaves them all out. Tests that use ``claude_binary`` or
+Every test under tests/realclaude/ that uses ``claude_binary`` (directly or through
+``claude_fleet``) gets the ``realclaude`` marker, so ``pytest -m "not realclaude"`` leaves
+out all that need the CLI. Tests that use ``claude_binary`` or
 ``claude_fleet`` skip with the reason when the pinned version is not installed.
 """
 
@@ -20,7 +21,8 @@ HERE = Path(__file__).resolve().parent
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if HERE in Path(str(item.fspath)).resolve().parents:
+        uses_cli = "claude_binary" in getattr(item, "fixturenames", ())
+        if uses_cli and HERE in Path(str(item.fspath)).resolve().parents:
             item.add_marker(pytest.mark.realclaude)
 
 

@@ -292,15 +292,25 @@ class ClaudeAgent:
             self.server.cmd("send-keys", "-t", self.pane_id, key)
 
     def submit(self, text: str, timeout: float = 10.0) -> None:
-        """Type ``text``, press Enter, and wait until the input box no longer holds it (so a
-        wait that follows cannot see the pre-Enter screen)."""
+        """Type ``text`` and press Enter. When the text showed in the input box, also wait until
+        the box no longer holds it, so a wait that follows cannot see the pre-Enter screen.
+        (Typed into a menu or dialog instead, it just presses Enter.)"""
         self.type(text)
-        first = text.splitlines()[0].strip() if text.strip() else ""
-        if first:
-            self.wait_for(lambda s: input_text(s) is not None and first in (input_text(s) or ""), 5)
+        head = text.strip().splitlines()[0][:60] if text.strip() else ""
+
+        def in_box(s: str) -> bool:
+            return head in (input_text(s) or "")
+
+        seen = False
+        if head:
+            try:
+                self.wait_for(in_box, 3)
+                seen = True
+            except TimeoutError:
+                pass
         self.press("Enter")
-        if first:
-            self.wait_for(lambda s: first not in (input_text(s) or ""), timeout)
+        if seen:
+            self.wait_for(lambda s: not in_box(s), timeout)
 
     def exit(self, timeout: float = 20.0) -> str:
         """Quit Claude Code with /exit and wait for the shell prompt left behind."""
