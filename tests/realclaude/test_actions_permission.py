@@ -1,0 +1,90 @@
+"""Operator actions against the real Claude Code CLI, driven from the dashboard (Pilot).
+
+* A permission prompt puts the agent in the "needs you" queue; ``n`` selects it, ``K`` then
+  ``1`` answers "Yes" from the dashboard, the tool runs, and the agent leaves the queue.
+* Text typed in the send bar arrives in Claude Code exactly, multi-line text included (the
+  bracketed paste keeps its newlines in the input box until the operator's Enter).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libtmux
+import pytest
+
+from nbs_tui.action_log import ActionRecord, Outcome
+from nbs_tui.config import Settings
+from nbs_tui.core.model import AgentState, ServerAddress
+from nbs_tui.operator_ui import OperatorApp
+from nbs_tui.widgets.send_bar import KeyPicker
+from tests.app.helpers import wait_for
+from tests.realclaude.harness import Bash, ClaudeFleet, Text
+
+pytestmark = [pytest.mark.realclaude, pytest.mark.slow]
+
+SIZE = (160, 48)
+
+
+def make_app(server: libtmux.Server, tmp_path: Path) -> OperatorApp:
+    settings = Settings(
+        server=ServerAddress(socket_name=server.socket_name),
+        action_log=tmp_path / "state" / "actions.log",
+        hook_spool=tmp_path / "state" / "hooks.jsonl",
+        claude_home=tmp_path / "claude-home",
+        poll_disabled=True,  # only the operator types in these tests
+        bell=False,
+    )
+    return OperatorApp(settings, control_plane=False)
+
+
+def records(app: OperatorApp) -> list[ActionRecord]:
+    return [r for r in app.action_log.tail() if isinstance(r, ActionRecord)]
+
+
+async def test_answer_a_permission_prompt_from_the_dashboard(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    agent = claude_fleet.start(
+        [Bash("touch answered-from-dashboard", description="Create a marker file"), Text("Created it.")]
+    )
+    agent.submit("create the marker file")
+    agent.wait_for("Do you want to proceed?", timeout=45)
+    app = make_app(server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: agent.pane_id in app.needs_you, timeout=45, what="the agent needs you")
+        assert app.needs_you.entries()[0].state is AgentState.PERMISSION
+        await pilot.press("n")
+        assert app.selected_id == agent.pane_id
+        await pilot.press("K")
+        await wait_for(pilot, lambda: isinstance(app.screen, KeyPicker), what="key picker")
+        await pilot.press("1")
+        await wait_for(
+            pilot, lambda: (agent.workdir / "answered-from-dashboard").exists(), timeout=45, what="the tool ran"
+        )
+        await wait_for(pilot, lambda: agent.pane_id not in app.needs_you, timeout=45, what="queue cleared")
+        key = [r for r in records(app) if r.action == "key"]
+        assert [(r.pane_id, r.sent, r.outcome) for r in key] == [(agent.pane_id, "1", Outcome.SENT)]
+    agent.wait_for("Created it.", timeout=45)
+
+
+TRICKY = "say 'ok'; echo $HOME \"quoted\" -dash é 🙂\nsecond line: `x` \\ ;"
+
+
+async def test_send_bar_text_reaches_claude_exactly(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    agent = claude_fleet.start([Text("Got it.")])
+    app = make_app(server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: agent.pane_id in app.pane_by_id, timeout=30, what="agent listed")
+        app.select_pane(agent.pane_id)
+        await wait_for(pilot, lambda: app.selected_id == agent.pane_id, what="agent selected")
+        await pilot.press("i")
+        app.send_bar.text.load_text(TRICKY)
+        await pilot.press("ctrl+t", "enter")
+        await wait_for(pilot, lambda: len(agent.api.prompts()) == 1, timeout=45, what="the prompt reached the API")
+        assert agent.api.prompts()[0] == TRICKY
+        (record,) = records(app)
+        assert record.action == "paste" and record.outcome is Outcome.SENT
+    agent.wait_for("Got it.", timeout=45)
