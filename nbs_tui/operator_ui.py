@@ -31,6 +31,7 @@ from textual.screen import Screen
 from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.actions import ActionResult, Operator, summarize
 from nbs_tui.app import NbsApp
+from nbs_tui.config import Settings
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.needs_you import NeedsYouQueue
 from nbs_tui.tmux.jump import Jumper
@@ -663,3 +664,10 @@ def _desktop_notify(title: str, text: str) -> None:
 def create_operator_app(*args: Any, **kwargs: Any) -> OperatorApp:
     """The dashboard with the operator's layer: what `nbs_tui.app.create_app` should return."""
     return OperatorApp(*args, **kwargs)
+
+
+def run_operator_app(settings: Settings) -> int:
+    """`nbs_tui.app.run_app` with the operator's layer (what the CLI runs)."""
+    app = OperatorApp(settings)
+    result = app.run()
+    return int(result or 0) if app.return_code is None else app.return_code

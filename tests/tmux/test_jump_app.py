@@ -1,4 +1,4 @@
-"""Jumping from the running dashboard: the app runs in a real tmux pane and is driven by keys.
+"""Jumping from the running dashboard: ``nbs-tui`` runs in a real tmux pane and is driven by keys.
 
 - inside tmux: the app runs in a pane of the server it watches; ``g`` switches the operator's
   client to the agent's pane and ``prefix B`` brings it back;
@@ -32,17 +32,17 @@ def outer() -> Iterator[libtmux.Server]:
 
 
 def app_command(watched: libtmux.Server, log: Path, unset_tmux: bool = False) -> str:
-    code = (
-        "from pathlib import Path\n"
-        "from nbs_tui.config import load_settings\n"
-        "from nbs_tui.core.model import ServerAddress\n"
-        "from nbs_tui.operator_ui import OperatorApp\n"
-        f"s = load_settings(config_path=Path({str(log.parent / 'none.toml')!r}), "
-        f"server=ServerAddress(socket_name={watched.socket_name!r}), action_log={str(log)!r})\n"
-        "OperatorApp(s, control_plane=False).run()\n"
+    """``python -m nbs_tui -L <socket>``, the real command line, with its state under ``log``'s folder."""
+    config = log.parent / "config.toml"
+    config.write_text(
+        f"action_log = {str(log)!r}\n"
+        f"hook_spool = {str(log.parent / 'hooks.jsonl')!r}\n"
+        f"claude_home = {str(log.parent / 'claude-home')!r}\n",
+        encoding="utf-8",
     )
+    argv = [sys.executable, "-m", "nbs_tui", "-L", str(watched.socket_name), "--config", str(config)]
     prefix = "env -u TMUX -u TMUX_PANE " if unset_tmux else ""
-    return prefix + f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
+    return prefix + " ".join(shlex.quote(a) for a in argv)
 
 
 def screen(server: libtmux.Server, target: str) -> str:
