@@ -257,18 +257,42 @@ class Replay:
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self._scratch = registry.copy()
+        self._present = registry.counts()
+        """Lines per resource as applying the lines one by one would leave them (order is
+        irrelevant to outcomes, so a dict stands in for a scratch registry)."""
         self._last: dict[tuple[str, str], ControlCommand] = {}
 
     def feed(self, line: str) -> tuple[ParsedLine, Result]:
-        parsed, result = process_line(self._scratch, line)
-        if isinstance(parsed, ControlCommand):
-            kind = _KIND[parsed.verb]
-            if kind is not None:
-                key = (kind, self._scratch.key(parsed.argument))
-                self._last.pop(key, None)
-                self._last[key] = parsed
-        return parsed, result
+        """The outcome this line has when applied after the lines fed before it."""
+        parsed = parse_line(line)
+        if isinstance(parsed, Comment):
+            return parsed, _BLANK if parsed.blank else _COMMENT
+        if isinstance(parsed, ControlError):
+            return parsed, Result(Outcome.ERROR, parsed.reason)
+        kind = _KIND[parsed.verb]
+        if kind is None:
+            return parsed, apply_command(self.registry, parsed)
+        key = (kind, self.registry.key(parsed.argument))
+        if parsed.verb in _REGISTERS:
+            if key in self._present:
+                return parsed, _RESULTS[(kind, "already")]
+            self._present[key] = 1
+            self._effective(key, parsed)
+            return parsed, _RESULTS[(kind, "registered")]
+        removed = self._present.pop(key, 0)
+        if removed:
+            self._effective(key, parsed)
+        if removed == 1:
+            return parsed, _RESULTS[(kind, "unregistered")]
+        if removed:
+            return parsed, Result(Outcome.APPLIED, f"unregistered {kind} ({removed} lines)")
+        return parsed, _RESULTS[(kind, "absent")]
+
+    def _effective(self, key: tuple[str, str], command: ControlCommand) -> None:
+        # only commands that changed something count: a later duplicate register neither moves
+        # the entry nor changes how its path is spelt, exactly as when applied one by one
+        self._last.pop(key, None)
+        self._last[key] = command
 
     def finish(self) -> Registry:
         """Apply the net effect to the registry given at construction and return it."""

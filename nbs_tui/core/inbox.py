@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import NamedTuple
 
 DEFAULT_MAX_LINE = 64 * 1024
 """Longest inbox line kept, in bytes; a path is at most 4 KiB, so this is generous."""
@@ -27,9 +28,9 @@ CHUNK = 1 << 20
 _PREVIEW = 120
 
 
-@dataclass(frozen=True, slots=True)
-class InboxLine:
-    """One complete line of an inbox, decoded."""
+class InboxLine(NamedTuple):
+    """One complete line of an inbox, decoded. (A NamedTuple: immutable, and cheap to make by
+    the hundred thousand when a long inbox is replayed.)"""
 
     number: int
     """1-based line number in the current file."""
@@ -146,36 +147,51 @@ class ForwardReader:
         return items
 
     def _feed(self, chunk: bytes, items: list[InboxItem]) -> None:
-        start = 0
-        size = len(chunk)
-        while start < size:
-            newline = chunk.find(b"\n", start)
-            end = size if newline < 0 else newline
-            piece_length = end - start
-            if newline >= 0 and not self._pending_length and not self._skipping and piece_length <= self.max_line:
-                self._position += piece_length + 1
-                self._emit_raw(chunk[start:end], piece_length, False, items)
-                start = newline + 1
-                continue
-            if self._skipping:
-                self._pending_length += piece_length
-            elif self._pending_length + piece_length > self.max_line:
-                room = max(0, _PREVIEW - len(self._pending))
-                self._pending += chunk[start : start + room]
-                self._pending_length += piece_length
-                self._skipping = True
-            elif self._pending:
-                self._pending += chunk[start:end]
-                self._pending_length += piece_length
-            else:
-                self._pending = bytearray(chunk[start:end])
-                self._pending_length = piece_length
-            self._position += piece_length
-            if newline < 0:
-                break
+        parts = chunk.split(b"\n")
+        tail = parts.pop()  # the bytes after the chunk's last newline (a line still open)
+        first = 0
+        if parts and (self._pending_length or self._skipping):
+            self._add_piece(parts[0])  # completes the line held back from earlier chunks
             self._position += 1
             self._emit(items)
-            start = newline + 1
+            first = 1
+        # the fast path: whole lines inside this chunk
+        number, start, limit, append = self._line_number, self._line_start, self.max_line, items.append
+        for index in range(first, len(parts)):
+            part = parts[index]
+            length = len(part)
+            number += 1
+            too_long = length > limit
+            raw = part[:_PREVIEW] if too_long else part
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+            try:
+                text = raw.decode("utf-8")
+                valid = True
+            except UnicodeDecodeError:
+                text = raw.decode("utf-8", errors="replace")
+                valid = too_long  # a cut preview may end mid-character; judge only whole lines
+            append(InboxLine(number, start, text, valid, length, too_long))
+            start += length + 1
+        if len(parts) > first:
+            self._line_number, self._line_start, self._position = number, start, start
+        if tail:
+            self._add_piece(tail)
+
+    def _add_piece(self, piece: bytes) -> None:
+        """Add bytes of a line whose newline has not been read yet (bounded by max_line)."""
+        size = len(piece)
+        if self._skipping:
+            self._pending_length += size
+        elif self._pending_length + size > self.max_line:
+            room = max(0, _PREVIEW - len(self._pending))
+            self._pending += piece[:room]
+            self._pending_length += size
+            self._skipping = True
+        else:
+            self._pending += piece
+            self._pending_length += size
+        self._position += size
 
     def _emit(self, items: list[InboxItem]) -> None:
         raw = bytes(self._pending)

@@ -97,8 +97,9 @@ class Registry:
             return None
         return match.group(1), self.key(match.group(2))
 
-    def _append(self, line: str) -> None:
-        parsed = self._parse(line)
+    def _append(self, line: str, parsed: tuple[str, str] | None = None) -> None:
+        if parsed is None:
+            parsed = self._parse(line)
         self._lines.append(line)
         self._keys.append(parsed)
         if parsed is not None:
@@ -120,6 +121,10 @@ class Registry:
         """Lines kept verbatim because they are not ``type:path``."""
         return tuple(line for line, parsed in zip(self._lines, self._keys, strict=True) if parsed is None)
 
+    def counts(self) -> dict[tuple[str, str], int]:
+        """How many lines name each (kind, absolute path): a copy."""
+        return dict(self._count)
+
     def contains(self, kind: str, path: str) -> bool:
         return (kind, self.key(path)) in self._count
 
@@ -134,9 +139,10 @@ class Registry:
 
     def register(self, kind: str, path: str) -> bool:
         """Append ``kind:path`` unless the same resource is already listed; True if added."""
-        if self.contains(kind, path):
+        key = (kind, self.key(path))
+        if key in self._count:
             return False
-        self._append(f"{kind}:{normalise(path)}")
+        self._append(f"{kind}:{normalise(path)}", key)
         return True
 
     def unregister(self, kind: str, path: str) -> int:

@@ -35,8 +35,8 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from nbs_tui.config import Settings
 from nbs_tui.core.chat import ChatError, ChatMessage, ChatSummary, is_chat_file, summarise
@@ -72,9 +72,11 @@ _SHOWN_LINE = 300
 # -- values and events ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryEntry:
-    """One inbox line (or scanned command, or file notice) and what became of it."""
+class HistoryEntry(NamedTuple):
+    """One inbox line (or scanned command, or file notice) and what became of it.
+
+    A NamedTuple rather than a frozen dataclass: equally immutable, and four times cheaper to
+    make, which matters when a 100,000-line inbox is replayed at launch."""
 
     seen: float
     """Wall-clock time (``time.time()``) when nbs-tui read it."""
@@ -782,7 +784,7 @@ class ControlPlane:
                 self._set_error(project, reason + " (registry changes are not saved)")
             for index, entry in enumerate(entries):
                 if entry.outcome is Outcome.APPLIED and not entry.why.startswith("poll interval"):
-                    entries[index] = replace(entry, outcome=Outcome.ERROR, why=f"{entry.why}, not saved: {reason}")
+                    entries[index] = entry._replace(outcome=Outcome.ERROR, why=f"{entry.why}, not saved: {reason}")
             disk, _ = self._load(project, channel)
             if disk is not None:
                 self._remember(channel, disk)
@@ -868,24 +870,31 @@ class ControlPlane:
     ) -> list[HistoryEntry]:
         now = time.time()
         name = os.path.basename(channel.inbox)
+        root, handle, ours = project.root, channel.handle, channel.ours
         entries: list[HistoryEntry] = []
+        append = entries.append
+        seq = self._seq
         for item in items:
+            seq += 1
             if isinstance(item, InboxNotice):
-                entries.append(self._entry(now, project.root, name, channel.handle, "", Outcome.ERROR, item.message))
+                append(HistoryEntry(now, root, name, handle, "", Outcome.ERROR, item.message, seq))
                 continue
             source = f"{name}:{item.number}"
-            by = channel.ours.pop(item.offset, None)
-            if by:
-                source += f" ({by})"
-            shown = item.text if len(item.text) <= _SHOWN_LINE else item.text[:_SHOWN_LINE] + "…"
+            if ours:
+                by = ours.pop(item.offset, None)
+                if by:
+                    source += f" ({by})"
+            text = item.text
+            shown = text if len(text) <= _SHOWN_LINE else text[:_SHOWN_LINE] + "…"
             if item.too_long:
                 why = f"line of {item.length:,} bytes is longer than the {self._max_line:,}-byte limit; skipped"
-                entries.append(self._entry(now, project.root, source, channel.handle, shown, Outcome.ERROR, why))
+                append(HistoryEntry(now, root, source, handle, shown, Outcome.ERROR, why, seq))
                 continue
-            _, result = feed(item.text)
+            result = feed(text)[1]
             if result.poll_interval is not None:
                 intervals.append(result.poll_interval)
-            entries.append(self._entry(now, project.root, source, channel.handle, shown, result.outcome, result.why))
+            append(HistoryEntry(now, root, source, handle, shown, result.outcome, result.why, seq))
+        self._seq = seq
         return entries
 
     def _set_interval(self, project: _Project, channel: _Channel, intervals: list[float]) -> None:

@@ -153,3 +153,25 @@ def test_replay_keeps_position_where_one_by_one_would_move(tmp_path: Path) -> No
     results = [replay.feed(line)[1].outcome for line in ("unregister-chat a.chat", "register-chat a.chat")]
     assert results == [Outcome.APPLIED, Outcome.APPLIED]
     assert replay.finish().lines == ("chat:a.chat", "chat:b.chat")
+
+
+def test_replay_outcomes_match_one_by_one(tmp_path: Path) -> None:
+    import random
+
+    from nbs_tui.core.control import Replay
+
+    rng = random.Random(3)
+    paths = ["a.chat", "./a.chat", "b.chat", f"{tmp_path}/b.chat", "c dir/c.chat"]
+    verbs = ["register-chat", "unregister-chat", "register-bus", "unregister-bus", "set-poll-interval", "# x", "bad"]
+    for _ in range(200):
+        start = Registry(tmp_path, ["chat:a.chat", "chat:./a.chat"] if rng.random() < 0.5 else [])
+        lines = [f"{rng.choice(verbs)} {rng.choice([*paths, '5'])}" for _ in range(rng.randint(0, 20))]
+        one_by_one = start.copy()
+        expected = [process_line(one_by_one, line)[1] for line in lines]
+        replay = Replay(start.copy())
+        assert [replay.feed(line)[1] for line in lines] == expected
+        finished = replay.finish()
+        # the same resources (a resource listed twice at the start may keep both lines)...
+        assert {(e.kind, e.absolute) for e in finished.entries()} == {(e.kind, e.absolute) for e in one_by_one.entries()}
+        if not start.lines:  # ...and with nothing to keep in place, exactly the same file
+            assert finished.lines == one_by_one.lines

@@ -148,3 +148,49 @@ def test_crlf_lines(tmp_path: Path) -> None:
     inbox = tmp_path / "control-inbox"
     append(inbox, b"register-chat a\r\n")
     assert lines(ForwardReader(inbox).read_new()) == ["register-chat a"]
+
+
+def test_any_split_of_appends_gives_the_same_lines(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import random
+
+    from nbs_tui.core import inbox as inbox_module
+
+    monkeypatch.setattr(inbox_module, "CHUNK", 7)  # force lines across chunk boundaries
+    rng = random.Random(11)
+    for trial in range(40):
+        lines = []
+        for _ in range(rng.randint(1, 30)):
+            kind = rng.random()
+            if kind < 0.1:
+                lines.append(b"z" * rng.randint(41, 120))  # longer than max_line below
+            elif kind < 0.2:
+                lines.append(b"crlf line\r")
+            else:
+                lines.append(bytes(rng.choice(b"abc xyz-/.") for _ in range(rng.randint(0, 40))))
+        data = b"".join(line + b"\n" for line in lines)
+        path = tmp_path / f"inbox{trial}"
+        path.write_bytes(b"")
+        reader = ForwardReader(path, max_line=40)
+        got: list[InboxLine] = []
+        position = 0
+        while position < len(data):
+            step = rng.randint(1, 25)
+            append(path, data[position : position + step])
+            position += step
+            got.extend(i for i in reader.read_new(limit=rng.choice([None, 3, 50])) if isinstance(i, InboxLine))
+        while True:
+            more = [i for i in reader.read_new() if isinstance(i, InboxLine)]
+            if not more:
+                break
+            got.extend(more)
+        assert [g.number for g in got] == list(range(1, len(lines) + 1))
+        offsets = [0]
+        for line in lines[:-1]:
+            offsets.append(offsets[-1] + len(line) + 1)
+        assert [g.offset for g in got] == offsets
+        for line, item in zip(lines, got, strict=True):
+            assert item.length == len(line)
+            assert item.too_long == (len(line) > 40)
+            if not item.too_long:
+                assert item.text == line.decode().removesuffix("\r")
+        assert reader.offset == len(data) and not reader.has_partial
