@@ -15,7 +15,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import libtmux
 import pytest
@@ -25,29 +24,13 @@ from nbs_tui.config import Settings
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.sidecar import SidecarConfig
 from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
-from tests.realclaude.harness import Bash, ClaudeBinary, ClaudeFleet, Plan, Slow, Text, find_claude
+from tests.realclaude.harness import Bash, ClaudeFleet, Plan, Slow, Text
 
 pytestmark = [pytest.mark.realclaude, pytest.mark.slow]
+# claude_binary / claude_fleet come from tests/realclaude/conftest.py
 
 POLL_NEEDLE = "Check your inbox and the registry"
 """Text of the /nbs-poll command the harness installs; the API sees it in the user turn."""
-
-
-@pytest.fixture
-def claude_binary() -> ClaudeBinary:
-    found = find_claude()
-    if isinstance(found, str):
-        pytest.skip(found)
-    return found
-
-
-@pytest.fixture
-def claude_fleet(
-    server: libtmux.Server, tmp_path: Path, claude_binary: ClaudeBinary
-) -> Iterator[ClaudeFleet]:
-    fleet = ClaudeFleet(server, tmp_path / "agents", claude_binary)
-    yield fleet
-    fleet.close()
 
 
 @dataclass
