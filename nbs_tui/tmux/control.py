@@ -99,10 +99,13 @@ class ControlClient:
         on_notification: NotificationCallback,
         on_exit: ExitCallback,
         tmux: str = "tmux",
+        wants_output: Callable[[str], bool] | None = None,
     ) -> None:
         self.server = server
         self.session_id = session_id
         self._on_output = on_output
+        self._wants_output = wants_output
+        """Asked first for each ``%output`` line, so output that will be dropped is not decoded."""
         self._on_notification = on_notification
         self._on_exit = on_exit
         self._tmux = tmux
@@ -215,6 +218,7 @@ class ControlClient:
 
     def _handle_lines(self, lines: list[bytes]) -> None:
         on_output = self._on_output
+        wants = self._wants_output
         current = self._current
         for line in lines:
             if current is not None:
@@ -228,11 +232,14 @@ class ControlClient:
                 continue
             if line.startswith(b"%output "):
                 parts = line.split(b" ", 2)
+                pane_id = parts[1].decode()
+                if wants is not None and not wants(pane_id):
+                    continue
                 data = parts[2] if len(parts) > 2 else b""
                 if b"\\" in data:
                     data = codecs.escape_decode(data)[0]
                 try:
-                    on_output(parts[1].decode(), data)
+                    on_output(pane_id, data)
                 except Exception:
                     log.exception("output handler failed")
             elif line.startswith(b"%begin "):

@@ -17,6 +17,11 @@ Rationing: a pane may feed ``feed_rate`` bytes a second into its screen (burst
 nbs-tui (never in tmux) and the pane is re-seeded from ``capture-pane`` over the same
 connection, at most every ``reseed_interval`` seconds. A flooding pane therefore shows a
 screen that is at most a fraction of a second old, and costs a bounded share of a core.
+Output that will be dropped is not even decoded (the reader asks ``wants_output`` first).
+
+Never ``refresh-client -A '%N:off'`` to mute a flooding pane: on tmux 3.3a toggling a pane's
+output while it floods crashed the server (segfault in the control-mode output escaping,
+seen three times here). Never ``refresh-client -C`` either (it resizes every window).
 
 Seeding: ``display-message`` (cursor, size, modes) ``; capture-pane -p -e -N`` ``;``
 ``capture-pane -a -q`` on one line. Output before the reply is inside the capture; output
@@ -274,6 +279,13 @@ class TmuxFleet(FleetPort):
 
     # -- reader-thread callbacks (must not block) ----------------------------------------
 
+    def _make_output_filter(self, session_id: str) -> Callable[[str], bool]:
+        def wants(pane_id: str) -> bool:
+            pane = self._panes.get(pane_id)
+            return pane is not None and pane.mode == _LIVE and pane.session_id == session_id
+
+        return wants
+
     def _make_output_handler(self, session_id: str) -> Callable[[str, bytes], None]:
         def on_output(pane_id: str, data: bytes) -> None:
             pane = self._panes.get(pane_id)
@@ -456,6 +468,7 @@ class TmuxFleet(FleetPort):
             self.server,
             session_id,
             on_output=self._make_output_handler(session_id),
+            wants_output=self._make_output_filter(session_id),
             on_notification=self._make_notification_handler(session_id),  # type: ignore[arg-type]
             on_exit=self._make_exit_handler(session_id),  # type: ignore[arg-type]
             tmux=self.tmux,

@@ -3,6 +3,17 @@
 `nbs_tui.tmux.fleet.TmuxFleet` implements it over tmux control mode. Callbacks arrive on
 the fleet's own threads: a listener must not block and must not touch the UI directly
 (the app turns each call into a Textual message with ``call_from_thread``/``post_message``).
+
+Threads, as built in `TmuxFleet`:
+
+* ``fleet_changed`` and ``connection_changed`` come from the supervisor thread, in order;
+  the first ``fleet_changed`` always comes (possibly with an empty fleet) once tmux answers;
+* ``screens_changed`` comes from the feeder thread, at most ~60 times a second;
+* a `PaneScreen` is changed only by the feeder thread, under ``screen.lock``; readers on any
+  other thread hold ``with screen.lock:`` across reads that must agree (one repaint). The same
+  `PaneScreen` object stays with a pane id for the pane's life (and across a reconnect);
+* `FleetPort.send_text`, `send_keys` and `capture_text` block for a few milliseconds (one
+  tmux round trip): call them from a worker thread, any thread but the listener callbacks.
 """
 
 from __future__ import annotations
@@ -52,7 +63,11 @@ class FleetPort(ABC):
 
     @abstractmethod
     def screen(self, pane_id: PaneId) -> PaneScreen | None:
-        """The live mirror of a pane, or None if the pane is unknown."""
+        """The live mirror of a pane, or None if the pane is unknown.
+
+        It is blank until the pane's first seed; a pane whose output is rationed (a flood) is
+        refreshed from ``capture-pane`` a few times a second instead of byte by byte.
+        """
 
     @abstractmethod
     def capture_text(self, pane_id: PaneId) -> str:
@@ -60,7 +75,11 @@ class FleetPort(ABC):
 
     @abstractmethod
     def send_text(self, pane_id: PaneId, text: str) -> None:
-        """Type ``text`` literally into the pane, no Enter (raises PaneGone)."""
+        """Type ``text`` literally into the pane, no Enter (raises PaneGone).
+
+        Byte-exact: quotes, ``;``, ``$``, ``#{}``, a leading ``-``, unicode and newlines (a
+        newline is typed as ``C-j``; press ``Enter`` with `send_keys` to submit).
+        """
 
     @abstractmethod
     def send_keys(self, pane_id: PaneId, *keys: str) -> None:

@@ -127,3 +127,15 @@ def wait_for(condition: Callable[[], bool], seconds: float = WAIT) -> None:
 
 def _erased_background(got: Cell, want: Cell) -> bool:
     return want == BLANK and got.data == " " and got.bg != "default" and got._replace(bg="default") == BLANK
+
+
+QUICK_SHELL = "bash --norc --noprofile"
+"""The shell of test panes: a login shell here runs `pyenv init`, seconds under load."""
+
+
+def new_session(server: libtmux.Server, name: str, x: int = 80, y: int = 24, **kwargs: object) -> libtmux.Session:
+    """A session whose panes (and every later pane of the server) start a quick shell."""
+    kwargs.setdefault("window_command", QUICK_SHELL)
+    session = server.new_session(session_name=name, x=x, y=y, **kwargs)  # type: ignore[arg-type]
+    tmux(server, "set-option", "-g", "default-command", QUICK_SHELL)
+    return session

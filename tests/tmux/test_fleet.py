@@ -20,7 +20,15 @@ from nbs_tui.tmux.discovery import (
 )
 from nbs_tui.tmux.port import PaneGone
 
-from .fleet_helpers import address, mirror_matches, running_fleet, tmux, wait_for
+from .fleet_helpers import (
+    QUICK_SHELL,
+    address,
+    mirror_matches,
+    new_session,
+    running_fleet,
+    tmux,
+    wait_for,
+)
 
 
 def ids(panes: list) -> set[str]:
@@ -28,8 +36,8 @@ def ids(panes: list) -> set[str]:
 
 
 def test_discovery_lists_every_pane_with_details(server: libtmux.Server) -> None:
-    one = server.new_session(session_name="one", x=90, y=30)
-    server.new_session(session_name="two", x=80, y=24)
+    one = new_session(server, "one", 90, 30)
+    new_session(server, "two", 80, 24)
     one.active_window.split()
     found = list_panes(address(server))
     assert [p.info.session_name for p in found] == ["one", "one", "two"]
@@ -46,7 +54,7 @@ def test_agent_detected_from_the_process_tree(server: libtmux.Server, tmp_path: 
     claude.parent.mkdir()
     claude.write_text("#!/bin/sh\nsleep 600\n")
     claude.chmod(claude.stat().st_mode | stat.S_IXUSR)
-    session = server.new_session(session_name="agents", x=80, y=24)
+    session = new_session(server, "agents", 80, 24)
     agent_pane = session.active_window.active_pane
     assert agent_pane is not None
     agent_pane.send_keys(f"sh -c {shlex.quote(str(claude))}; echo done", enter=True)
@@ -70,7 +78,7 @@ def test_claude_command_lines() -> None:
 
 
 def test_fleet_follows_panes_windows_sessions_renames_and_resizes(server: libtmux.Server) -> None:
-    session = server.new_session(session_name="main", x=100, y=30)
+    session = new_session(server, "main", 100, 30)
     with running_fleet(server) as (fleet, rec):
         assert fleet.wait_seeded(10)
         wait_for(lambda: len(fleet.panes()) == 1)
@@ -106,7 +114,7 @@ def test_fleet_follows_panes_windows_sessions_renames_and_resizes(server: libtmu
         assert fleet.screen(str(split.pane_id)) is None
 
         # a new session is picked up, with its own control connection
-        other = server.new_session(session_name="late", x=80, y=20)
+        other = new_session(server, "late", 80, 20)
         late_pane = other.active_pane
         assert late_pane is not None
         wait_for(lambda: late_pane.pane_id in ids(rec.last_fleet))
@@ -120,8 +128,8 @@ def test_fleet_follows_panes_windows_sessions_renames_and_resizes(server: libtmu
 
 
 def test_session_filter_narrows_the_fleet(server: libtmux.Server) -> None:
-    server.new_session(session_name="watched", x=80, y=24)
-    server.new_session(session_name="ignored", x=80, y=24)
+    new_session(server, "watched", 80, 24)
+    new_session(server, "ignored", 80, 24)
     with running_fleet(server, sessions=["watched"]) as (fleet, rec):
         wait_for(lambda: bool(rec.last_fleet))
         assert {p.session_name for p in fleet.panes()} == {"watched"}
@@ -129,7 +137,7 @@ def test_session_filter_narrows_the_fleet(server: libtmux.Server) -> None:
 
 
 def test_server_killed_then_restarted_disconnects_then_reconnects(server: libtmux.Server) -> None:
-    session = server.new_session(session_name="first", x=80, y=24)
+    session = new_session(server, "first", 80, 24)
     pane = session.active_pane
     assert pane is not None
     with running_fleet(server, reconnect_interval=0.3) as (fleet, rec):
@@ -150,7 +158,7 @@ def test_server_killed_then_restarted_disconnects_then_reconnects(server: libtmu
         wait_for(lambda: not any(_alive(pid) for pid in client_pids))
 
         again = libtmux.Server(socket_name=server.socket_name)
-        back = again.new_session(session_name="second", x=80, y=24)
+        back = again.new_session(session_name="second", x=80, y=24, window_command=QUICK_SHELL)
         wait_for(lambda: fleet.connected)
         assert rec.connections[-1][0] is True
         wait_for(lambda: {p.session_name for p in fleet.panes()} == {"second"})
@@ -184,7 +192,7 @@ TRICKY = [
 
 @pytest.mark.parametrize("text", TRICKY)
 def test_send_text_is_byte_exact(server: libtmux.Server, tmp_path: Path, text: str) -> None:
-    session = server.new_session(session_name="typing", x=120, y=30)
+    session = new_session(server, "typing", 120, 30)
     pane = session.active_pane
     assert pane is not None
     out = tmp_path / "typed.txt"
@@ -205,7 +213,7 @@ def _cat_running(server: libtmux.Server, pane_id: str) -> bool:
 
 
 def test_send_keys_presses_named_keys(server: libtmux.Server) -> None:
-    session = server.new_session(session_name="keys", x=80, y=24)
+    session = new_session(server, "keys", 80, 24)
     pane = session.active_pane
     assert pane is not None
     with running_fleet(server) as (fleet, _rec):
@@ -217,7 +225,7 @@ def test_send_keys_presses_named_keys(server: libtmux.Server) -> None:
 
 
 def test_unknown_or_dead_pane_raises_pane_gone(server: libtmux.Server) -> None:
-    session = server.new_session(session_name="gone", x=80, y=24)
+    session = new_session(server, "gone", 80, 24)
     doomed = session.active_window.split()
     with running_fleet(server) as (fleet, rec):
         wait_for(lambda: len(fleet.panes()) == 2)
@@ -238,8 +246,8 @@ def test_unknown_or_dead_pane_raises_pane_gone(server: libtmux.Server) -> None:
 
 
 def test_window_linked_into_two_sessions_is_one_pane_fed_once(server: libtmux.Server) -> None:
-    first = server.new_session(session_name="alpha", x=80, y=24)
-    server.new_session(session_name="beta", x=80, y=24)
+    first = new_session(server, "alpha", 80, 24)
+    new_session(server, "beta", 80, 24)
     window = first.active_window
     tmux(server, "link-window", "-s", f"alpha:{window.window_index}", "-t", "beta:")
     pane = window.active_pane
@@ -252,3 +260,33 @@ def test_window_linked_into_two_sessions_is_one_pane_fed_once(server: libtmux.Se
             pane.send_keys(f"echo linked-{i}", enter=True)
         wait_for(lambda: "linked-2" in "\n".join(fleet.screen(pane_id).text_lines()))
         wait_for(lambda: mirror_matches(fleet, server, pane_id))
+
+
+def test_session_renamed_and_window_moved_to_another_session(server: libtmux.Server) -> None:
+    home = new_session(server, "home", 80, 24)
+    new_session(server, "away", 80, 24)
+    travelling = home.new_window(window_name="traveller")
+    pane = travelling.active_pane
+    assert pane is not None
+    pane_id = str(pane.pane_id)
+    with running_fleet(server) as (fleet, rec):
+        assert fleet.wait_seeded(10)
+        home.rename_session("renamed-home")
+        wait_for(lambda: {p.session_name for p in rec.last_fleet} == {"renamed-home", "away"})
+
+        tmux(server, "move-window", "-s", f"renamed-home:{travelling.window_index}", "-t", "away:")
+        wait_for(lambda: next(p for p in rec.last_fleet if p.pane_id == pane_id).session_name == "away")
+        pane.send_keys("echo moved-and-still-mirrored", enter=True)
+        wait_for(lambda: any("moved-and-still-mirrored" in r for r in fleet.screen(pane_id).text_lines()))
+        wait_for(lambda: mirror_matches(fleet, server, pane_id))
+
+
+def test_stop_leaves_no_control_client_behind(server: libtmux.Server) -> None:
+    new_session(server, "a", 80, 24)
+    new_session(server, "b", 80, 24)
+    with running_fleet(server) as (fleet, _rec):
+        assert fleet.wait_seeded(10)
+        wait_for(lambda: len(fleet.client_pids()) == 2)
+        pids = fleet.client_pids()
+    assert not any(_alive(pid) for pid in pids)
+    assert tmux(server, "list-clients").strip() == ""

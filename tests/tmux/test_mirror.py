@@ -14,6 +14,7 @@ from .fleet_helpers import (
     capture_plain,
     capture_screen,
     cell_differences,
+    new_session,
     running_fleet,
     tmux,
     wait_for,
@@ -70,7 +71,7 @@ def _start(server: libtmux.Server, tmp_path: Path, script: str, *args: str) -> t
     path = tmp_path / "paint.py"
     path.write_text(script)
     command = " ".join([sys.executable, str(path), *args])
-    session = server.new_session(session_name="mirror", x=100, y=24, window_command=command)
+    session = new_session(server, "mirror", 100, 24, window_command=command)
     pane = session.active_pane
     assert pane is not None
     return session, str(pane.pane_id)
@@ -166,7 +167,7 @@ def test_flooding_pane_neither_stalls_others_nor_is_blocked(server: libtmux.Serv
     flood = tmp_path / "flood.py"
     flood.write_text(FLOOD)
     count = tmp_path / "count"
-    session = server.new_session(session_name="busy", x=120, y=30)
+    session = new_session(server, "busy", 120, 30)
     quiet = session.active_pane
     assert quiet is not None
     with running_fleet(server) as (fleet, _rec):
