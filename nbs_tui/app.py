@@ -35,7 +35,6 @@ from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.messages import (
     BackendProblem,
     ClaudeFacts,
-    ClaudeFactsChanged,
     ClaudeSignalsChanged,
     ConnectionChanged,
     FleetChanged,
@@ -451,11 +450,6 @@ class NbsApp(App[int]):
         self.fused[pane_id], self.facts[pane_id], shown = fused
         return shown
 
-    def on_claude_facts_changed(self, message: ClaudeFactsChanged) -> None:
-        self.facts[message.pane_id] = message.facts
-        if message.pane_id == self.selected_id:
-            self._show_details()
-
     def on_backend_problem(self, message: BackendProblem) -> None:
         self.notify(message.message, title=message.source, severity="error", timeout=8)
 
@@ -673,6 +667,12 @@ class NbsApp(App[int]):
         for item in PaneGrid.BINDINGS:
             if isinstance(item, Binding):
                 add(item, f"Grid: {item.description.lower()}")
+        if self.control_view is not None:
+            panels = (self.control_view, self.control_view.registry_panel, self.control_view.inbox_panel)
+            for panel in panels:
+                for item in getattr(panel, "BINDINGS", ()):
+                    if isinstance(item, Binding) and item.id:
+                        add(item, f"Control: {item.description.lower()}")
         rows["list.move"] = ("↑ / ↓", "List: move the cursor (the mirror follows)", "")
         rows["list.open"] = ("⏎", "List: zoom the pane under the cursor", "")
         for binding in active:

@@ -103,6 +103,10 @@ class FleetChanged(Message):
 
     panes: tuple[PaneInfo, ...]
 
+    def can_replace(self, message: Message) -> bool:
+        # each carries the whole fleet: a queued older one is worthless
+        return isinstance(message, FleetChanged)
+
 
 @dataclass
 class ConnectionChanged(Message):
@@ -126,21 +130,6 @@ class PaneStatusesRefreshed(Message):
     """Every pane's sidecar status, read once a second (clocks and countdowns move without events)."""
 
     statuses: tuple[PaneStatus, ...]
-
-
-@dataclass
-class ControlPlaneEvent(Message):
-    """An event of `nbs_tui.files.control_plane.ControlPlane`, forwarded from its thread."""
-
-    event: Any
-
-
-@dataclass
-class ClaudeFactsChanged(Message):
-    """The Claude Code side has news about one pane (already fused for display)."""
-
-    pane_id: PaneId
-    facts: ClaudeFacts
 
 
 @dataclass

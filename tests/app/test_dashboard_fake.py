@@ -9,13 +9,7 @@ from textual.widgets import Static
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.model import AgentState
-from nbs_tui.messages import (
-    ClaudeFacts,
-    ClaudeFactsChanged,
-    HistoryEntry,
-    PaneStatus,
-    PaneStatusChanged,
-)
+from nbs_tui.messages import HistoryEntry, PaneStatus, PaneStatusChanged
 from nbs_tui.tmux.port import FleetListener
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.fleet_list import FleetList
@@ -35,7 +29,8 @@ def _app(panes: Any = PANES) -> tuple[NbsApp, dict[str, FakeFleet]]:
         holder["fleet"] = FakeFleet(listener, panes)
         return holder["fleet"]
 
-    return create_app(Settings(), factory, control_plane=False), holder
+    # the backends that read screens and files run elsewhere; here the test plays them
+    return create_app(Settings(), factory, control_plane=False, sidecar=False, claude=False), holder
 
 
 async def test_selecting_a_pane_shows_its_screen_in_the_mirror() -> None:
@@ -134,7 +129,7 @@ async def test_empty_fleet_says_what_to_do() -> None:
         assert empty.display
 
 
-async def test_sidecar_and_claude_news_reach_list_grid_and_details() -> None:
+async def test_sidecar_news_reaches_list_grid_and_details() -> None:
     app, _ = _app()
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
@@ -145,12 +140,13 @@ async def test_sidecar_and_claude_news_reach_list_grid_and_details() -> None:
                 HistoryEntry(0.0, "working → permission"),
             )
         )
-        app.post_message(ClaudeFactsChanged("%1", ClaudeFacts(session_id="abc-123", model="opus", last_message="Done.", source="hook")))
         detail = app.query_one(DetailPanel)
-        await wait_for(pilot, lambda: "abc-123" in static_text(detail), what="claude facts")
-        text = static_text(detail)
-        assert "permission" in text and "working → permission" in text and "Done." in text
+        await wait_for(pilot, lambda: "working → permission" in static_text(detail), what="history")
+        assert "tool approval menu" in static_text(detail)
         assert "permission" in str(app.query_one(FleetList).get_cell("%1", "state"))
+        thumb = app.query_one(PaneGrid).thumbnail("%1")
+        assert thumb is not None and "permission" in str(thumb.border_subtitle)
+        assert "1 permission" in str(app.status_bar.render())
 
 
 async def test_screen_changes_are_coalesced_per_frame() -> None:
@@ -186,3 +182,33 @@ async def test_claude_signals_are_fused_with_the_screen() -> None:
         assert app.statuses["%1"].state is AgentState.WORKING
         text = static_text(detail)
         assert "hook" in text and "All tests pass." in text and "claude-opus" in text
+
+
+async def test_only_visible_thumbnails_repaint() -> None:
+    panes = [pane_info(f"%{i}", i) for i in range(12)]
+    app, holder = _app(panes)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.press("2")
+        grid = app.query_one(PaneGrid)
+        await wait_for(pilot, lambda: len(grid.query(Thumbnail)) == 12, what="twelve thumbnails")
+        await pilot.pause(0.3)
+        touched: list[str] = []
+        for thumb in grid.query(Thumbnail):
+            original = thumb.screen_changed
+
+            def spy(thumb: Thumbnail = thumb, original: Any = original) -> None:
+                touched.append(thumb.pane_id)
+                original()
+
+            thumb.screen_changed = spy  # type: ignore[method-assign]
+        for pane in panes:
+            holder["fleet"].feed(pane.pane_id, f"output of {pane.pane_id}")
+        await wait_for(pilot, lambda: touched, what="a frame")
+        await pilot.pause(0.3)
+        visible = {t.pane_id for t in grid.query(Thumbnail) if t.region.overlaps(grid.region)}
+        assert visible and len(visible) < 12
+        assert set(touched) <= visible, "thumbnails scrolled out of view must not repaint"
+        grid.scroll_end(animate=False)
+        last = grid.thumbnail("%11")
+        assert last is not None
+        await wait_for(pilot, lambda: "output of %11" in widget_text(last), what="a thumbnail scrolled into view")
