@@ -234,6 +234,8 @@ class ScreenLines:
 
     def __init__(self, cache_size: int = 512, crop_marker: bool = True) -> None:
         self.crop_marker = crop_marker
+        self.outside = BLANK_STYLE
+        """The look of cells beyond the pane's edges, so a person sees where the pane ends."""
         self.source: ScreenSource | None = None
         self._cache: LRUCache[tuple[int, int, int, int, bool], Strip] = LRUCache(cache_size)
         self._blank: dict[int, tuple[int, bool]] = {}
@@ -241,6 +243,11 @@ class ScreenLines:
         self._shown_cursor: tuple[int, int, bool] = (-1, -1, False)
         self._shown_version = -1
         self.viewport: Viewport | None = None
+
+    def set_outside(self, style: Style) -> None:
+        if style != self.outside:
+            self.outside = style
+            self._cache.clear()
 
     def attach(self, source: ScreenSource | None) -> None:
         if source is not self.source:
@@ -288,8 +295,10 @@ class ScreenLines:
     def strip(self, y: int, width: int, draw_cursor: bool = True) -> Strip:
         """Widget row ``y`` as a Strip exactly ``width`` cells wide."""
         source, view = self.source, self.viewport
-        if source is None or view is None or y >= view.rows:
+        if source is None or view is None:
             return Strip.blank(width)
+        if y >= view.rows:
+            return Strip.blank(width, self.outside)
         with source.lock:
             row = view.top + y
             if row >= source.height or source.width != view.pane_width:
@@ -312,7 +321,7 @@ class ScreenLines:
             segments.append(Segment("›", _MARKER))
             used += 1
         if used < width:
-            segments.append(Segment(" " * (width - used), BLANK_STYLE))
+            segments.append(Segment(" " * (width - used), self.outside))
         strip = Strip(segments).adjust_cell_length(width)
         self._cache[key] = strip
         return strip
@@ -444,9 +453,17 @@ class PaneView(ScreenWidget):
     PaneView:focus {
         border: round $accent;
     }
+    PaneView > .pane-view--outside {
+        background: $panel-darken-2;
+    }
     """
 
     can_focus = True
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"pane-view--outside"}
+
+    def render_line(self, y: int) -> Strip:
+        self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
+        return super().render_line(y)
 
     def describe_view(self) -> None:
         pane = self.pane
