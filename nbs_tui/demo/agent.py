@@ -84,7 +84,7 @@ from typing import Any
 
 from nbs_tui.demo.chatfile import create_chat, parse_chat, post_message
 
-VERSION_LABEL = "v2.1.220"
+VERSION_LABEL = "v2.1.197"
 
 # ---------------------------------------------------------------------------------------------
 # Colours (SGR parameter strings). Claude's palette as seen in `tmux capture-pane -e` frames.
@@ -99,9 +99,17 @@ ITALIC = "3"
 WHITE = "38;5;231"
 GREEN = "38;2;78;186;101"
 RED = "38;2;255;107;128"
-SUGGEST = "38;2;177;185;249"
-PERM_BLUE = "38;2;177;185;249"
-PLAN_TEAL = "38;2;72;150;140"
+SUGGEST = "38;5;153"
+PERM_BLUE = "38;5;153"
+PLAN_TEAL = "38;5;73"
+QUESTION_CHIP = "38;5;16;48;5;153"
+ERROR_YELLOW = "38;5;220"
+DASH = "38;5;239"
+ACCEPT_PURPLE = "38;5;141"
+NBSP = "\u00a0"
+FULL_RULE = "─" * 1000
+"""Rules are drawn wider than any pane; painting clips them to the width."""
+FULL_DASH = "╌" * 1000
 USER_BG = "48;5;237"
 DIFF_ADD_BG = "48;2;34;92;43"
 DIFF_DEL_BG = "48;2;122;41;54"
@@ -353,6 +361,13 @@ class Menu:
     head: list[Row]
     options: list[tuple[str, str]]  # (label, description)
     foot: list[Row]
+    rule: str = RULE
+    indent: str = " "
+    gap: bool = True
+    """A blank row between the transcript and the menu's rule."""
+    muted: frozenset[int] = frozenset()
+    """Options (0-based) whose label is grey, like "Type something."."""
+    separator_before: int | None = None
     selected: int = 0
     shown_at: float = 0.0
     auto_answer_after: float | None = None
@@ -430,6 +445,31 @@ TASKS = (
         (("Fleet grid", "Six agents at once"), ("Pane view", "One agent, full size"), ("Both", "Side by side")),
     ),
 )
+
+DIFFS: dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]] = {
+    ".py": (
+        ("    def fetch(self, url):", "       return self.session.get(url)",
+         ("       for attempt in retries(3):", "           return self.session.get(url)")),
+        ("def test_retry_after(server):", "    assert calls == 1",
+         ("    server.reply(429, retry_after=0)", "    assert calls == 3")),
+    ),
+    ".md": (
+        ("## Quick start", "Run `nbs-tui` inside tmux.", ("Run `nbs-tui demo` to see a fleet at once.", "")),
+        ("| key | action |", "| p | poll |", ("| p | poll now |", "| d | details |")),
+    ),
+}
+"""Edit snippets by file suffix: (context line, removed line, added lines)."""
+
+PERMISSION_MODES = ("default", "accept-edits", "plan", "auto")
+"""``--mode`` values, in the order of ``Agent.MODES`` (the footer texts)."""
+
+CHIPS = {
+    "Retry flaky fetches": "Retries",
+    "Parse the control inbox": "Offset",
+    "Speed up the screen mirror": "Frame budget",
+    "Docs: quick start": "Screenshot",
+}
+"""The short header chip AskUserQuestion shows above each task's question."""
 
 TIPS = (
     "Tip: Use /memory to view and manage Claude memory",
@@ -557,10 +597,11 @@ class Options:
     prompt_timeout: float | None = None
     legacy_spinner: bool = False
     placeholder: bool = False
-    model: str = "Opus 4.6 · Claude Max"
+    model: str = "Opus 4.8 (1M context) · Claude Max"
     start_delay: float | None = None
     warm: int = 0
     speed: float = 1.0
+    mode: str = "default"
     claude_config: Path | None = None
     hook_spool: Path | None = None
 
@@ -568,7 +609,8 @@ class Options:
 class Agent:
     """The imitation: a transcript, an input box, a turn engine driven by scripts and keys."""
 
-    MODES = ("", "⏵⏵ accept edits on", "⏸ plan mode on")
+    MODES = ("", "⏵⏵ accept edits on", "⏸ plan mode on", "⏵⏵ auto mode on")
+    """Shift-Tab cycles these; index 2 is plan mode, 3 is what "Yes, and use auto mode" turns on."""
 
     def __init__(self, options: Options, terminal: Terminal, clock: Callable[[], float] = time.monotonic) -> None:
         self.opt = options
@@ -593,7 +635,7 @@ class Agent:
         self.menu: Menu | None = None
         self.tip: str | None = None
         self.retry: tuple[int, float] | None = None
-        self.perm_mode = 2 if options.script == "plan" else (1 if self.rng.random() < 0.2 else 0)
+        self.perm_mode = 2 if options.script == "plan" else PERMISSION_MODES.index(options.mode)
         self.show_placeholder = options.placeholder
         self.next_auto: float | None = None
         self.running = True
@@ -621,11 +663,13 @@ class Agent:
 
     # -- transcript ---------------------------------------------------------------------------
 
-    def add(self, segs: list[Seg], indent: int = 2, wrap: bool = True, fill: str | None = None) -> None:
-        self.rows.append(Row(segs, indent, wrap, fill))
+    def add(self, segs: list[Seg], indent: int = 2, wrap: bool = True, fill: str | None = None) -> Row:
+        row = Row(segs, indent, wrap, fill)
+        self.rows.append(row)
         self.dirty = True
         if len(self.rows) > 3000:
             self._trim()
+        return row
 
     def _trim(self) -> None:
         width = self._phys_width
@@ -640,13 +684,15 @@ class Agent:
             self.term.invalidate()
         del self.rows[:drop]
 
-    def pop_row(self) -> None:
-        """Remove the last transcript row (a ``Running…`` placeholder); rewraps on next paint."""
-        if self.rows:
-            self.rows.pop()
-            self._phys_width = 0
-            self.term.invalidate()
-            self.dirty = True
+    def drop_row(self, row: Row) -> None:
+        """Remove a placeholder row (``⎿  Waiting…``) from the transcript; rewraps on next paint."""
+        for index in range(len(self.rows) - 1, -1, -1):
+            if self.rows[index] is row:
+                del self.rows[index]
+                self._phys_width = 0
+                self.term.invalidate()
+                self.dirty = True
+                return
 
     def blank(self) -> None:
         self.add([("", "")])
@@ -689,7 +735,7 @@ class Agent:
     def user(self, text: str) -> None:
         self.side.hook("UserPromptSubmit", prompt=text)
         self.blank()
-        self.add([("❯ ", "38;5;239;" + USER_BG), (text, WHITE + ";" + USER_BG)], indent=2, fill=USER_BG)
+        self.add([("❯ ", "38;5;239;" + USER_BG), (text, WHITE + ";" + USER_BG)], indent=2)
 
     def welcome(self) -> None:
         home = str(Path.home())
@@ -736,13 +782,14 @@ class Agent:
             return self.menu_rows(self.menu, width)
         if self.mode is Mode.WORKING:
             rows.append(Row([("", "")]))
-            rows.append(Row(self.spinner_segs(now), wrap=False))
             if self.retry is not None:
                 attempt, until = self.retry
                 left = max(1, int(until - now + 0.999))
-                rows.append(Row([("  ⎿  ", GREY), (f"API Error (529 Overloaded) · Retrying in {left} seconds… "
-                                                     f"(attempt {attempt}/10)", RED)], wrap=False))
-            elif self.tip:
+                rows.append(Row([("✻", CLAUDE), (" ", ""),
+                                 (f"API error · Retrying in {left}s · attempt {attempt}/10", GREY)], wrap=False))
+            else:
+                rows.append(Row(self.spinner_segs(now), wrap=False))
+            if self.tip and self.retry is None:
                 rows.append(Row([("  ⎿  ", GREY), (self.tip, GREY)], wrap=False))
         for text in self.queued:
             rows.append(Row([("  ❯ ", GREY), (text, GREY)], wrap=False))
@@ -750,31 +797,45 @@ class Agent:
         rows.append(Row([("─" * width, RULE)], wrap=False))
         rows.extend(self.input_rows(width))
         rows.append(Row([("─" * width, RULE)], wrap=False))
-        rows.append(Row(self.footer_segs(), wrap=False))
+        rows.append(Row(self.footer_segs(width), wrap=False))
         return rows
 
     def input_rows(self, width: int) -> list[Row]:
         if not self.input and self.show_placeholder:
-            return [Row([("❯ ", ""), ("Try \"refactor fetch.py to retry on 429\"", DIM)], wrap=False)]
+            return [Row([("❯" + NBSP, ""), ("Try \"refactor fetch.py to retry on 429\"", DIM)], wrap=False)]
         text = self.input
         before, after = text[: self.cursor], text[self.cursor:]
         under = after[:1] or " "
-        segs: list[Seg] = [("❯ ", ""), (before, ""), (under, "7"), (after[1:], "")]
+        prompt = GREY if self.mode is Mode.WORKING else ""
+        segs: list[Seg] = [("❯" + NBSP, prompt), (before, ""), (under, "7"), (after[1:], "")]
         rows = wrap_row(Row(segs, indent=2), width)
         return rows[-6:]
 
-    def footer_segs(self) -> list[Seg]:
+    def footer_segs(self, width: int) -> list[Seg]:
+        """``? for shortcuts · ← for agents`` (or the mode, or ``esc to interrupt``) on the left,
+        ``● high · /effort`` on the right; the left hint goes while text is typed, as in 2.1.197."""
+        left: list[Seg] = [("  ", "")]
         if self.notice:
-            return [("  ", ""), (self.notice, GREY)]
-        parts: list[Seg] = [("  ", "")]
-        mode = self.MODES[self.perm_mode]
-        if mode:
-            colour = PLAN_TEAL if self.perm_mode == 2 else "38;5;177"
-            parts.append((f"{mode} (shift+tab to cycle)", colour))
-            parts.append((" · ", GREY))
-        hint = "esc to interrupt" if self.mode is Mode.WORKING else "? for shortcuts"
-        parts.append((f"{hint} · ← for agents", GREY))
-        return parts
+            left.append((self.notice, GREY))
+        else:
+            mode = self.MODES[self.perm_mode]
+            hints: list[str] = []
+            if mode:
+                left.append((mode, PLAN_TEAL if self.perm_mode == 2 else ACCEPT_PURPLE if self.perm_mode == 1 else
+                             ERROR_YELLOW))
+                left.append((" (shift+tab to cycle)", GREY))
+            if not self.input:
+                if self.mode is Mode.WORKING:
+                    hints.append("esc to interrupt")
+                elif not mode:
+                    hints.append("? for shortcuts")
+                hints.append("← for agents")
+            if hints:
+                left.append(((" · " if mode else "") + " · ".join(hints), GREY))
+        right: list[Seg] = [("● high · /effort", GREY)]
+        used = sum(text_width(t) for t, _ in left)
+        room = width - 2 - used - text_width(right[0][0])
+        return [*left, (" " * room, ""), *right] if room >= 2 else left
 
     def spinner_segs(self, now: float) -> list[Seg]:
         elapsed = now - self.turn_started
@@ -786,25 +847,26 @@ class Agent:
         for index, ch in enumerate(word):
             segs.append((ch, CLAUDE_TRUE + ";1" if abs(index - hot) <= 1 else CLAUDE))
         segs.append(("…", CLAUDE_LIGHT))
-        if elapsed >= 1.0:
-            detail = f"{_duration(elapsed)} · ↓ {_tokens(self.tokens)} tokens"
-            if self.opt.legacy_spinner:
-                detail += " · esc to interrupt"
-            segs.append((f" ({detail})", GREY))
-        elif self.opt.legacy_spinner:
-            segs.append((" (esc to interrupt)", GREY))
+        detail = f"{_duration(elapsed)} · ↓ {_tokens(self.tokens)} tokens"
+        if self.opt.legacy_spinner:
+            detail += " · esc to interrupt"
+        segs.append((f" ({detail})", GREY))
         return segs
 
     def menu_rows(self, menu: Menu, width: int) -> list[Row]:
-        rows: list[Row] = [Row([("", "")]), Row([("─" * width, PERM_BLUE if menu.kind == "permission" else RULE)], wrap=False)]
+        rows: list[Row] = [Row([("", "")])] if menu.gap else []
+        rows.append(Row([(FULL_RULE, menu.rule)], wrap=False))
         for row in menu.head:
             rows.extend(wrap_row(row, width))
+        lead = menu.indent
         for index, (label, desc) in enumerate(menu.options):
+            if menu.separator_before == index:
+                rows.append(Row([(FULL_RULE, menu.rule)], wrap=False))
             chosen = index == menu.selected
-            mark = "❯" if chosen else " "
-            style = SUGGEST if chosen else ""
-            lead = "" if menu.kind == "question" else " "
-            rows.extend(wrap_row(Row([(f"{lead}{mark} ", SUGGEST), (f"{index + 1}. {label}", style)], indent=len(lead) + 5), width))
+            mark: list[Seg] = [("❯", SUGGEST), (" ", "")] if chosen else [("  ", "")]
+            style = SUGGEST if chosen else (GREY if index in menu.muted else "")
+            segs: list[Seg] = [(lead, ""), *mark, (f"{index + 1}.", GREY), (" ", ""), (label, style)]
+            rows.extend(wrap_row(Row(segs, indent=len(lead) + 5), width))
             if desc:
                 rows.extend(wrap_row(Row([(" " * (len(lead) + 5), ""), (desc, GREY)], indent=len(lead) + 5), width))
         for row in menu.foot:
@@ -1163,8 +1225,10 @@ class Agent:
             yield Work(wait)
         self.retry = None
         if self.rng.random() < 0.5:
-            self.say('API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
-                     bullet=RED)
+            self.blank()
+            self.add([("● ", ERROR_YELLOW), ("API Error: 529 Overloaded. This is a server-side issue, usually temporary — "
+                                             "try again in a moment.", ERROR_YELLOW)])
+            self.last_message = "API Error: 529 Overloaded."
             return
         yield Work(self.rng.uniform(1.0, 2.0))
         self.say(self.task.summary)
@@ -1193,15 +1257,15 @@ class Agent:
         return self.turn_generic(f"{self.task.title}")
 
     def diff(self, file: str) -> None:
+        """An Edit result with its diff: removed and added lines on red and green (truecolour)."""
         line = self.rng.randint(10, 90)
-        self.result([[("Updated ", GREY), (file, BOLD), (" with ", GREY), ("2", BOLD), (" additions and ", GREY),
-                      ("1", BOLD), (" removal", GREY)]])
-        body: list[list[Seg]] = [
-            [(f"{line:>6}  ", GREY), ("    def fetch(self, url):", "")],
-            [(f"{line + 1:>6} ", GREY + ";" + DIFF_DEL_BG), ("-       return self.session.get(url)", DIFF_DEL_BG)],
-            [(f"{line + 1:>6} ", GREY + ";" + DIFF_ADD_BG), ("+       for attempt in retries(3):", DIFF_ADD_BG)],
-            [(f"{line + 2:>6} ", GREY + ";" + DIFF_ADD_BG), ("+           return self.session.get(url)", DIFF_ADD_BG)],
-        ]
+        context, removed, added = DIFFS.get(Path(file).suffix, DIFFS[".py"])[self.rng.randrange(2)]
+        self.result([[("Updated ", GREY), (file, BOLD), (" with ", GREY), (str(len(added)), BOLD),
+                      (" additions and ", GREY), ("1", BOLD), (" removal", GREY)]])
+        body: list[list[Seg]] = [[(f"{line:>6}  ", GREY), (context, "")],
+                                 [(f"{line + 1:>6} ", GREY + ";" + DIFF_DEL_BG), ("-" + removed, DIFF_DEL_BG)]]
+        for offset, text in enumerate(added, 1):
+            body.append([(f"{line + offset:>6} ", GREY + ";" + DIFF_ADD_BG), ("+" + text, DIFF_ADD_BG)])
         for segs in body:
             self.add([("     ", ""), *segs], indent=5, wrap=False)
 
@@ -1235,18 +1299,18 @@ class Agent:
         self.result(lines)
 
     def turn_permission(self) -> Turn:
+        """A Bash call that needs approval: the 2.1.197 permission dialog under ``⎿  Waiting…``."""
         yield from self._think()
         self.say(f"Let me run the tests for {self.task.files[0]}.")
         yield Work(0.5)
         self.blank()
         self.add([("● ", GREY), ("Bash", BOLD), (f"({self.task.command})", "")])
-        self.add([("  ⎿  ", GREY), ("Running…", GREY)], indent=5)
-        project = self.opt.project.name or "project"
-        first_word = self.task.command.split()[0]
+        waiting = self.add([("  ⎿ " + NBSP, GREY), ("Waiting…", GREY)], indent=5)
+        folder = self.opt.project.name or "project"
         answer = yield Menu(
             kind="permission",
             head=[
-                Row([(" Bash command", PERM_BLUE + ";" + BOLD)]),
+                Row([(" ", ""), ("Bash command", PERM_BLUE + ";" + BOLD)]),
                 Row([("", "")]),
                 Row([("   ", ""), (self.task.command, "")], indent=3),
                 Row([("   ", ""), (self.task.command_desc, GREY)], indent=3),
@@ -1255,15 +1319,18 @@ class Agent:
             ],
             options=[
                 ("Yes", ""),
-                (f"Yes, and don't ask again for {first_word} commands in {project}/", ""),
+                (f"Yes, and always allow access to {folder}/ from this project", ""),
                 ("No", ""),
             ],
             foot=[Row([("", "")]), Row([(" Esc to cancel · Tab to amend · ctrl+e to explain", GREY)])],
+            rule=PERM_BLUE,
             hook=("Bash", {"command": self.task.command, "description": self.task.command_desc}),
         )
-        self.pop_row()
+        self.drop_row(waiting)
         if answer in (1, 2):
+            running = self.add([("  ⎿ " + NBSP, GREY), ("Running…", GREY)], indent=5)
             yield Work(self.rng.uniform(1.0, 3.0))
+            self.drop_row(running)
             self.result(self.task.output, style="")
             self.tokens += 400
             yield Work(self.rng.uniform(1.0, 2.5))
@@ -1273,6 +1340,7 @@ class Agent:
             return
 
     def turn_plan(self) -> Turn:
+        """Plan mode: read a little, then the ExitPlanMode approval dialog of 2.1.197."""
         self.perm_mode = 2
         yield from self._think()
         for file in self.task.files[:2]:
@@ -1280,28 +1348,39 @@ class Agent:
             yield Work(self.rng.uniform(0.8, 2.0))
             self.result([[("Read ", GREY), (str(self.rng.randint(40, 400)), BOLD), (" lines", GREY)]])
         yield Work(self.rng.uniform(1.0, 2.5))
-        slug = "-".join(self.task.title.lower().split()[:3]).replace(":", "")
-        plan_rows = [Row([("", "")]), Row([(" Here is Claude's plan:", "")]), Row([(" " + "╌" * 60, GREY)], wrap=False),
-                     Row([(" Plan: ", BOLD), (self.task.title, BOLD)])]
-        for index, item in enumerate(self.task.plan, 1):
-            plan_rows.append(Row([(f"   {index}. ", ""), *_inline_code(item)], indent=6))
-        plan_rows.append(Row([(" " + "╌" * 60, GREY)], wrap=False))
+        self.say("Here is my plan.")
+        slug = "-".join(self.task.title.lower().replace(":", "").split()[:3])
+        head = [
+            Row([(" ", ""), ("Ready to code?", PERM_BLUE + ";" + BOLD)]),
+            Row([("", "")]),
+            Row([(" Here is Claude's plan:", "")]),
+            Row([(FULL_DASH, DASH)], wrap=False),
+            Row([(" ", ""), (f"Plan: {self.task.title}", "1;3;4")]),
+            Row([("", "")]),
+            *(Row([(f" {index}. ", ""), *_inline_code(item)], indent=4) for index, item in enumerate(self.task.plan, 1)),
+            Row([(FULL_DASH, DASH)], wrap=False),
+            Row([("", "")]),
+            Row([(FULL_RULE, PLAN_TEAL)], wrap=False),
+            Row([(" ", ""), ("Claude has written up a plan and is ready to execute. Would you like to proceed?", GREY)]),
+            Row([("", "")]),
+        ]
         answer = yield Menu(
             kind="plan",
-            head=[Row([(" Ready to code?", PLAN_TEAL + ";" + BOLD)]), *plan_rows, Row([("", "")]),
-                  Row([(" Claude has written up a plan and is ready to execute. Would you like to proceed?", "")]),
-                  Row([("", "")])],
+            head=head,
             options=[
                 ("Yes, and use auto mode", ""),
                 ("Yes, manually approve edits", ""),
                 ("Tell Claude what to change", "shift+tab to approve with this feedback"),
             ],
-            foot=[Row([("", "")]), Row([(f" ctrl-g to edit in Vim · ~/.claude/plans/{slug}.md", GREY)])],
+            foot=[Row([("", "")]),
+                  Row([(" ctrl+g to edit in ", GREY), (" Vim ", GREY + ";" + BOLD), (f" · ~/.claude/plans/{slug}.md", GREY)])],
+            rule=PLAN_TEAL,
+            muted=frozenset({2}),
             hook=("ExitPlanMode", {"plan": "\n".join([f"# Plan: {self.task.title}", *(f"{i}. {x}" for i, x in
                                                                                       enumerate(self.task.plan, 1))])}),
         )
         if answer in (1, 2):
-            self.perm_mode = 1 if answer == 1 else 0
+            self.perm_mode = 3 if answer == 1 else 0
             self.say([("User approved Claude's plan", "")], bullet=GREEN)
             for file in self.task.files[:2]:
                 self.tool("Update", file)
@@ -1314,15 +1393,21 @@ class Agent:
             self.say("Understood — tell me what to change and I will revise the plan.")
 
     def turn_question(self) -> Turn:
+        """AskUserQuestion as 2.1.197 draws one question: chip, options, Type something, Chat about this."""
         yield from self._think()
-        header = self.task.question.split()[0:3]
-        chip = " ".join(header).rstrip("?")
+        chip = CHIPS.get(self.task.title, "Choice")
+        answers = [*self.task.answers, ("Type something.", ""), ("Chat about this", "")]
         answer = yield Menu(
             kind="question",
-            head=[Row([("←  ", ""), ("☐ " + chip, "7"), ("  ✔ Submit  →", "")]), Row([("", "")]),
-                  Row([(self.task.question, BOLD)], indent=0), Row([("", "")])],
-            options=[*self.task.answers, ("Type something.", "")],
+            head=[Row([(f" ☐ {chip} ", QUESTION_CHIP)], wrap=False), Row([("", "")]),
+                  Row([(self.task.question, BOLD + ";" + WHITE)], indent=0), Row([("", "")])],
+            options=answers,
             foot=[Row([("", "")]), Row([("Enter to select · ↑/↓ to navigate · Esc to cancel", GREY)], indent=0)],
+            rule=GREY,
+            indent="",
+            gap=False,
+            muted=frozenset({len(self.task.answers)}),
+            separator_before=len(self.task.answers) + 1,
             hook=("AskUserQuestion", {"questions": [{
                 "question": self.task.question, "header": chip, "multiSelect": False,
                 "options": [{"label": label, "description": desc} for label, desc in self.task.answers]}]}),
@@ -1330,7 +1415,9 @@ class Agent:
         if answer is None:
             self.result([[("User declined to answer questions", RED)]])
             return
-        choice = ((*self.task.answers, ("(typed answer)", "")))[answer - 1][0]
+        choice = answers[answer - 1][0]
+        if answer > len(self.task.answers):
+            choice = "let's talk it through" if answer == len(answers) else "(typed answer)"
         self.say([("User answered Claude's questions:", "")])
         self.result([[("· ", GREY), (self.task.question, GREY), (" → ", GREY), (choice, "")]])
         yield Work(self.rng.uniform(1.0, 2.5))
@@ -1624,8 +1711,10 @@ def parse_args(argv: list[str] | None = None) -> Options:
                         help="menus answer themselves with option 1 after this many seconds (cycle default 45)")
     parser.add_argument("--legacy-spinner", action="store_true", help="'(3s · ↓ 42 tokens · esc to interrupt)' spinner")
     parser.add_argument("--placeholder", action="store_true", help="show a dim suggestion in the empty input box")
-    parser.add_argument("--model", default="Opus 4.6 · Claude Max", help="the header's model line")
+    parser.add_argument("--model", default="Opus 4.8 (1M context) · Claude Max", help="the header's model line")
     parser.add_argument("--start-delay", type=float, default=None, help="seconds before the first autonomous turn")
+    parser.add_argument("--mode", choices=PERMISSION_MODES, default="default",
+                        help="the permission mode shown in the footer (Shift-Tab cycles it)")
     parser.add_argument("--speed", type=float, default=1.0, help="run every wait this many times faster")
     parser.add_argument("--claude-config", type=Path, default=None, metavar="DIR",
                         help="keep DIR/sessions/<pid>.json as Claude Code does (pass DIR as CLAUDE_CONFIG_DIR too)")
@@ -1643,7 +1732,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         name=args.name, script=args.script, seed=args.seed, busy=args.busy, rate=args.rate,
         project=(args.project or Path.cwd()).resolve(), marker_file=args.marker_file, marker_fifo=args.marker_fifo,
         prompt_timeout=timeout or None, legacy_spinner=args.legacy_spinner, placeholder=args.placeholder,
-        model=args.model, start_delay=args.start_delay, warm=max(0, args.warm), speed=max(0.01, args.speed),
+        model=args.model, start_delay=args.start_delay, warm=max(0, args.warm), speed=max(0.01, args.speed), mode=args.mode,
         claude_config=args.claude_config.resolve() if args.claude_config else None,
         hook_spool=args.hook_spool.resolve() if args.hook_spool else None,
     )

@@ -86,7 +86,7 @@ _DEFAULT_SPECS: tuple[_Spec, ...] = (
     _Spec("api-claude", "alpha", "api", "api-server", "working", ("--warm", "1")),
     _Spec("web-claude", "alpha", "web", "web-ui", "permission", ("--warm", "1")),
     _Spec("planner", "beta", "plan", "api-server", "plan", ("--warm", "1")),
-    _Spec("docs-claude", "beta", "docs", "docs-site", "idle", ("--warm", "2")),
+    _Spec("docs-claude", "beta", "docs", "docs-site", "idle", ("--warm", "2", "--mode", "accept-edits")),
     _Spec("team-lead", "beta", "team", "nbs-team", "nbs", ("--warm", "1", "--legacy-spinner")),
     _Spec("review-claude", "alpha", "api", "api-server", "question", ("--warm", "1")),
 )

@@ -79,7 +79,14 @@ class Pane:
         return any(SPINNER.match(line) for line in self.lines()) and "esc to interrupt" in self.footer()
 
     def idle(self) -> bool:
-        return self.input_line() is not None and "? for shortcuts" in self.footer()
+        """The box is shown, nothing spins, and the footer has no ``esc to interrupt``.
+
+        (The footer says ``? for shortcuts`` only in the default permission mode.)"""
+        return (
+            self.input_line() is not None
+            and "esc to interrupt" not in self.footer()
+            and not any(SPINNER.match(line) for line in self.lines())
+        )
 
 
 @pytest.fixture
@@ -107,6 +114,7 @@ def test_idle_screen_has_the_input_box_between_rules(start_agent: Callable[..., 
     pane = start_agent("--script", "idle")
     wait_for("the idle screen", pane.idle)
     assert pane.input_line() == ""
+    assert "? for shortcuts · ← for agents" in pane.footer() and pane.footer().endswith("● high · /effort")
     text = pane.text()
     assert "Claude Code" in text and "▐▛███▜▌" in text
     assert pane.show("#{pane_title}") == "✳ Claude Code"
@@ -149,7 +157,7 @@ def test_permission_menu_answered_with_1_proceeds(start_agent: Callable[..., Pan
     lines = pane.lines()
     assert any(line.strip() == "Bash command" for line in lines)
     assert any(line.strip() == "❯ 1. Yes" for line in lines)
-    assert any(line.strip().startswith("2. Yes, and don't ask again") for line in lines)
+    assert any(line.strip().startswith("2. Yes, and always allow access to proj/") for line in lines)
     assert any(line.strip() == "3. No" for line in lines)
     assert "Esc to cancel" in pane.text()
     assert pane.input_line() is None  # the menu replaces the input box
@@ -317,7 +325,10 @@ def test_demo_fleet_shows_varied_states_and_cleans_up() -> None:
         wait_for("a permission menu", lambda: "Do you want to proceed?" in screen("web-claude"))
         wait_for("a plan menu", lambda: "Would you like to proceed?" in screen("planner"))
         wait_for("a question", lambda: "Enter to select" in screen("review-claude"))
-        wait_for("an idle agent", lambda: "? for shortcuts" in screen("docs-claude"))
+        wait_for(
+            "an idle agent in accept-edits mode",
+            lambda: "⏵⏵ accept edits on (shift+tab to cycle) · ← for agents" in screen("docs-claude"),
+        )
         wait_for("a \\nbs- line", lambda: "\\nbs-register-chat" in screen("team-lead"))
         sizes = fleet.tmux("list-windows", "-a", "-F", "#{window_width}x#{window_height}").split()
         assert set(sizes) == {"160x48"}

@@ -89,7 +89,7 @@ def test_typing_menus_and_resize_stay_consistent(tmp_path: Path) -> None:
     agent.render(now)
     agent.feed("run the tests in bash 日本".encode(), now)
     agent.render(now)
-    assert "❯ run the tests in bash 日本" in "\n".join(term.screen.display)
+    assert "❯\u00a0run the tests in bash 日本" in "\n".join(term.screen.display)  # NBSP, as 2.1.197
     agent.feed(b"\r", now)
     for _ in range(200):
         now += 0.25
