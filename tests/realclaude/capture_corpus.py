@@ -162,6 +162,22 @@ RECIPES: list[Recipe] = [
         ["Hello from the scripted API."],
     ),
     Recipe(
+        "idle_default_mode",
+        "idle",
+        "idle in the version's own default permission mode (auto mode from 2.1.3xx)",
+        lambda a: a.wait_idle(),
+        (),
+        {"permission_mode": None},
+    ),
+    Recipe(
+        "working_default_mode",
+        "working",
+        "streaming in the version's own default permission mode",
+        _drive_working,
+        [Slow(60)],
+        {"permission_mode": None},
+    ),
+    Recipe(
         "working_streaming",
         "working",
         "a reply streaming: spinner line with elapsed time and tokens",

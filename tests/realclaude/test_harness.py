@@ -138,6 +138,8 @@ def test_several_agents_at_once(claude_fleet: ClaudeFleet) -> None:
 
 def test_exit_leaves_a_shell(claude_fleet: ClaudeFleet) -> None:
     agent = claude_fleet.start()
+    agent.pane.refresh()
+    assert agent.pane.pane_current_command == "claude"  # as under an interactive shell
     agent.exit()
     agent.pane.refresh()
     assert agent.pane.pane_current_command == "bash"
