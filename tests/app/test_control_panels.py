@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Button, Input
 
 from nbs_tui.config import Settings
 from nbs_tui.core.chat import read_chat
@@ -150,7 +150,7 @@ async def test_chat_editor_edits_reach_the_files(project: Path) -> None:
         # a bad path is refused before anything is written
         path_input.value = ".nbs/chat/nothing-here.txt"
         await pilot.pause()
-        await pilot.click("#editor-register")
+        editor.query_one("#editor-register", Button).press()
         status = editor.query_one("#editor-status")
         await until(pilot, lambda: "no such file" in str(status.render()), "refusal shown")
         assert inbox.read_text().count("\n") == 1
@@ -159,7 +159,7 @@ async def test_chat_editor_edits_reach_the_files(project: Path) -> None:
         path_input.value = ".nbs/chat/team.chat"
         editor.query_one("#editor-message", Input).value = "hello from the dashboard"
         await pilot.pause()
-        await pilot.click("#editor-post")
+        editor.query_one("#editor-post", Button).press()
         team = project / ".nbs" / "chat" / "team.chat"
         await until(pilot, lambda: len(read_chat(team).messages) == 2, "message posted")
         last = read_chat(team).messages[-1]
@@ -169,7 +169,7 @@ async def test_chat_editor_edits_reach_the_files(project: Path) -> None:
         # unregister through the editor
         path_input.value = ".nbs/chat/new room.chat"
         await pilot.pause()
-        await pilot.click("#editor-unregister")
+        editor.query_one("#editor-unregister", Button).press()
         await until(pilot, lambda: "unregister-chat .nbs/chat/new room.chat" in inbox.read_text(), "unregister line")
         await until(pilot, lambda: ".nbs/chat/new room.chat" not in registry_paths(app), "unregistered")
         await pilot.press("escape")

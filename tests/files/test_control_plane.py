@@ -181,8 +181,11 @@ def test_per_agent_files(started, project: Path) -> None:  # type: ignore[no-unt
     append(project / ".nbs" / "control-inbox-bob", "register-bus .nbs/bob-events\n")
     wait_for(lambda: (project / ".nbs" / "control-registry-bob").exists(), what="bob's registry")
     wait_for(lambda: "bus:.nbs/bob-events" in registry_lines(project, "bob"), what="bob's line")
-    snap = plane.snapshot().project(project)
-    assert snap is not None and [c.handle for c in snap.channels] == ["alice", "bob"]
+    def handles() -> list[str]:
+        snap = plane.snapshot().project(project)
+        return [c.handle for c in snap.channels] if snap else []
+
+    wait_for(lambda: handles() == ["alice", "bob"], what="both channels in the snapshot")
 
 
 def test_replay_at_restart_gives_the_same_registry(started, project: Path) -> None:  # type: ignore[no-untyped-def]
