@@ -136,26 +136,34 @@ def cell_style(
     )
 
 
-def _style_of(cell: Any, cursor: bool = False) -> Style:
-    style = cell_style(
-        cell.fg,
-        cell.bg,
-        bool(cell.bold),
-        bool(getattr(cell, "dim", False)),
-        bool(cell.italics),
-        bool(cell.underscore),
-        bool(cell.strikethrough),
-        bool(cell.reverse),
-        bool(cell.blink),
-    )
-    if cursor:
-        return style + _CURSOR
-    return style
-
-
 _CURSOR = Style(reverse=True)
 _MARKER = Style(color="yellow", bold=True)
 BLANK_STYLE = Style()
+
+_LOOKS: dict[tuple[Any, ...], Style] = {}
+"""Style per cell look: the cell's fields after ``data`` (plus a cursor flag), as a tuple."""
+
+
+def _look_style(look: tuple[Any, ...]) -> Style:
+    """The Style of a look tuple ``(fg, bg, bold, italics, underscore, strike, reverse, blink[, dim][, cursor])``."""
+    style = _LOOKS.get(look)
+    if style is None:
+        fg, bg, bold, italics, underscore, strike, reverse, blink = look[:8]
+        dim = bool(look[8]) if len(look) > 8 and look[8] is not _CURSOR_FLAG else False
+        style = cell_style(fg, bg, bool(bold), dim, bool(italics), bool(underscore), bool(strike), bool(reverse), bool(blink))
+        if look[-1] is _CURSOR_FLAG:
+            style = style + _CURSOR
+        if len(_LOOKS) > 8192:
+            _LOOKS.clear()
+        _LOOKS[look] = style
+    return style
+
+
+class _CursorFlag:
+    """Appended to a look tuple for the cell under the cursor (an identity nothing else has)."""
+
+
+_CURSOR_FLAG = _CursorFlag()
 
 
 def cells_to_segments(
@@ -163,33 +171,40 @@ def cells_to_segments(
 ) -> tuple[list[Segment], int]:
     """Turn cells into Segments filling at most ``columns`` cells; returns them and the width used.
 
-    Runs of cells with the same look become one Segment. The empty stub a terminal puts after
-    a wide character is skipped (the wide character already covers it); a wide character that
-    would straddle the crop edge becomes a space so the row never overflows.
+    Runs of cells with the same look become one Segment: a cell's look is compared as a tuple
+    with the previous one, so a Style is looked up once per run, not once per cell. The empty
+    stub a terminal puts after a wide character is skipped (the wide character already covers
+    it); a wide character that would straddle the crop edge becomes a space so the row never
+    overflows.
     """
     segments: list[Segment] = []
     text: list[str] = []
-    run_style: Style | None = None
+    run_look: tuple[Any, ...] | None = None
     used = 0
     for x, cell in enumerate(cells):
         if used >= columns:
             break
-        data = cell.data
-        if data == "":
+        data = cell[0]
+        if not data:
             continue
-        width = 1 if data.isascii() else max(1, min(2, cell_len(data)))
-        if used + width > columns:
-            data, width = " ", 1
-        style = _style_of(cell, cursor=x == cursor_x)
-        if style != run_style:
+        if data.isascii():
+            width = 1
+        else:
+            width = max(1, min(2, cell_len(data)))
+            if used + width > columns:
+                data, width = " ", 1
+        look = tuple(cell[1:])  # a plain tuple for pyte Chars and Cells alike
+        if x == cursor_x:
+            look = (*look, _CURSOR_FLAG)
+        if look != run_look:
             if text:
-                segments.append(Segment("".join(text), run_style))
-            text = []
-            run_style = style
+                segments.append(Segment("".join(text), _look_style(run_look)))  # type: ignore[arg-type]
+                text = []
+            run_look = look
         text.append(data)
         used += width
-    if text:
-        segments.append(Segment("".join(text), run_style))
+    if text and run_look is not None:
+        segments.append(Segment("".join(text), _look_style(run_look)))
     return segments, used
 
 
