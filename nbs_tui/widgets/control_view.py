@@ -106,6 +106,15 @@ class ControlView(Horizontal):
         event = message.event
         if isinstance(event, SnapshotChanged):
             self.registry_panel.update_from(event.snapshot)
+            if self.chat_view.path is None:
+                # until a chat is chosen, show the one NBS tools use: the first chat: line
+                first = next(
+                    (e.absolute for p in event.snapshot.projects for c in p.channels for e in c.entries
+                     if e.kind == "chat" and e.exists),
+                    None,
+                )
+                if first is not None:
+                    self.chat_view.show_chat(first)
             if self.chat_view.path is not None:
                 for project in event.snapshot.projects:
                     for summary in project.chats:
