@@ -29,6 +29,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Static
+from textual.worker import Worker, WorkerState
 
 from nbs_tui.config import Settings
 from nbs_tui.core.model import PaneId, PaneInfo
@@ -235,9 +236,16 @@ class NbsApp(App[int]):
         self.set_interval(CLOCK_SECONDS, self._clock, name="clock")
         self._start_fleet()
         if self.fleet is not None:
-            self._start_control_plane()
-            self._start_sidecar()
-            self._start_claude()
+            for name, start in (
+                ("control plane", self._start_control_plane),
+                ("sidecar", self._start_sidecar),
+                ("Claude Code signals", self._start_claude),
+            ):
+                try:
+                    start()
+                except Exception as error:  # one backend failing must not take the dashboard down
+                    self.log.error(f"{name} did not start: {error!r}")
+                    self.notify(f"{name} did not start: {error}", title="nbs-tui", severity="error", timeout=10)
 
     def _start_fleet(self) -> None:
         try:
@@ -286,7 +294,9 @@ class NbsApp(App[int]):
         )
         self.sidecar = runner
         self._backends.insert(0, runner)
-        self.run_worker(partial(self._start_when_seeded, runner), name="sidecar-start", thread=True)
+        self.run_worker(
+            partial(self._start_when_seeded, runner), name="sidecar-start", thread=True, exit_on_error=False
+        )
 
     def _start_when_seeded(self, runner: Any) -> None:
         """Thread worker: let the fleet seed its screens first, so the sidecar never reads a
@@ -340,7 +350,16 @@ class NbsApp(App[int]):
                 except Exception as error:  # shutting down: say it, keep stopping the rest
                     self.log.error(f"stopping {backend!r}: {error}")
         if self.fleet is not None:
-            self.fleet.stop()
+            try:
+                self.fleet.stop()
+            except Exception as error:
+                self.log.error(f"stopping the fleet: {error!r}")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Every worker failure meets here and is shown, never swallowed."""
+        if event.state is WorkerState.ERROR:
+            error = event.worker.error
+            self.notify(f"{event.worker.name}: {error}", title="nbs-tui", severity="error", timeout=10)
 
     # -- fleet news --------------------------------------------------------------------------
 
@@ -543,7 +562,10 @@ class NbsApp(App[int]):
         if not self.panes:
             return
         if self.sidecar is not None:
-            self.run_worker(self._refresh_statuses, name="sidecar-statuses", group="sidecar", thread=True, exclusive=True)
+            self.run_worker(
+                self._refresh_statuses, name="sidecar-statuses", group="sidecar", thread=True,
+                exclusive=True, exit_on_error=False,
+            )
         if self.raw_claude:
             self._refuse(list(self.raw_claude))
         self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock())

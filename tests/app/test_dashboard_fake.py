@@ -212,3 +212,16 @@ async def test_only_visible_thumbnails_repaint() -> None:
         last = grid.thumbnail("%11")
         assert last is not None
         await wait_for(pilot, lambda: "output of %11" in widget_text(last), what="a thumbnail scrolled into view")
+
+
+async def test_a_backend_that_fails_to_start_is_reported_not_fatal(monkeypatch: Any) -> None:
+    def broken(self: NbsApp) -> None:
+        raise OSError("spool folder is read-only")
+
+    monkeypatch.setattr(NbsApp, "_start_claude", broken)
+    app, holder = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: len(app._notifications) > 0, what="a notification")
+        assert any("read-only" in n.message for n in app._notifications)
+        holder["fleet"].feed("%1", "still mirrored")
+        await wait_for(pilot, lambda: "still mirrored" in widget_text(app.mirror), what="the mirror")
