@@ -167,9 +167,6 @@ def _ask_version(path: Path) -> str | None:
 # --- screen heuristics for the harness's own waits (the product's detector lives elsewhere) ---
 
 
-_SPINNER_LINE = re.compile(r"^\s*[·✢✳✶✻✽*●⏺]?\s*\S+…")
-
-
 def looks_working(screen: str) -> bool:
     """A turn is in progress: the footer offers to interrupt."""
     return "esc to interrupt" in screen.lower()
