@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -33,7 +34,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nbs_tui.core.registry import open_regular
+
 MAGIC = "=== nbs-chat ==="
+MAX_CHAT_BYTES = 256 * 1024 * 1024
+"""Largest chat read whole; NBS archives long before (2,000 messages)."""
 ARCHIVE_SUFFIX = "-archive.chat"
 _HANDLE = re.compile(r"^[A-Za-z0-9_.@+-]{1,63}$")
 
@@ -240,8 +245,10 @@ def read_chat(
     chat = ChatFile(target)
     for attempt in range(retries + 1):
         try:
-            with open(target, "rb") as handle:
-                data = handle.read()
+            with open_regular(target) as handle:
+                data = handle.read(MAX_CHAT_BYTES + 1)
+            if len(data) > MAX_CHAT_BYTES:
+                raise OSError(errno.EFBIG, f"larger than {MAX_CHAT_BYTES >> 20} MiB", target)
         except FileNotFoundError:
             if attempt >= 2:
                 raise
@@ -258,7 +265,7 @@ def read_cursors(path: str | os.PathLike[str]) -> dict[str, int]:
     """``<chat>.cursors`` as handle -> index of the last delivered message (read only)."""
     cursors: dict[str, int] = {}
     try:
-        with open(os.fspath(path) + ".cursors", "rb") as handle:
+        with open_regular(os.fspath(path) + ".cursors") as handle:
             text = handle.read(1 << 20).decode("utf-8", errors="replace")
     except OSError:
         return cursors
@@ -313,7 +320,7 @@ def summarise(path: str | os.PathLike[str]) -> ChatSummary:
 
 def is_chat_file(path: str | os.PathLike[str]) -> bool:
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             return handle.read(len(MAGIC) + 1).rstrip(b"\r\n") == MAGIC.encode()
     except OSError:
         return False
@@ -447,7 +454,7 @@ def post_message(
     moment = time.time() if now is None else now
     with chat_lock(target, timeout=lock_timeout):
         try:
-            with open(target, "rb") as source:
+            with open_regular(target) as source:
                 data = source.read()
         except OSError as error:
             raise ChatError(f"cannot read {target}: {error.strerror or error}") from None

@@ -21,6 +21,8 @@ import os
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from nbs_tui.core.registry import open_regular
+
 DEFAULT_MAX_LINE = 64 * 1024
 """Longest inbox line kept, in bytes; a path is at most 4 KiB, so this is generous."""
 
@@ -100,7 +102,7 @@ class ForwardReader:
         of file are read when given, so a huge backlog can be taken in slices)."""
         items: list[InboxItem] = []
         try:
-            handle = open(self.path, "rb")  # noqa: SIM115 - closed below
+            handle = open_regular(self.path)
         except FileNotFoundError:
             if self._identity is not None and not self._missing_reported:
                 items.append(InboxNotice(f"{self.path} was deleted; waiting for it to come back"))

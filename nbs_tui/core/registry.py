@@ -17,6 +17,7 @@ registry on disk, never a torn one. Plain file IO only: this is core and stays p
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
@@ -24,6 +25,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 KINDS: tuple[str, ...] = ("chat", "bus", "hub")
 _LINE = re.compile(r"^([a-z][a-z0-9_-]*):(.+)$")
@@ -193,14 +195,39 @@ def seed_entries(project: str | os.PathLike[str]) -> list[tuple[str, str]]:
     return found
 
 
+MAX_CONTROL_FILE = 64 * 1024 * 1024
+"""Largest registry read whole (a registry is a few lines; anything bigger is not one)."""
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open a file for reading only if it is a regular file.
+
+    A FIFO put where a control file belongs would block a plain ``open`` forever, and a device
+    could be read without end; both are refused with an OSError that says why.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_text(path: str | os.PathLike[str]) -> str | None:
     """A control file's text, or None when it does not exist. Undecodable bytes survive a
-    round trip (surrogateescape), so writing the registry back never changes a hand edit."""
+    round trip (surrogateescape), so writing the registry back never changes a hand edit.
+    Raises OSError for a file that is not regular or is larger than MAX_CONTROL_FILE."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        with open_regular(path) as handle:
+            data = handle.read(MAX_CONTROL_FILE + 1)
     except FileNotFoundError:
         return None
+    if len(data) > MAX_CONTROL_FILE:
+        raise OSError(errno.EFBIG, f"larger than {MAX_CONTROL_FILE >> 20} MiB", os.fspath(path))
     return data.decode("utf-8", errors="surrogateescape")
 
 

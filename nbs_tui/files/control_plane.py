@@ -28,9 +28,11 @@ safe from any thread. Editing methods (:meth:`register_chat`, :meth:`unregister_
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import queue
 import re
+import stat
 import threading
 import time
 from collections import deque
@@ -56,6 +58,7 @@ from nbs_tui.core.registry import (
     Registry,
     RegistryEntry,
     normalise,
+    open_regular,
     read_text,
     stale_temp_files,
     write_atomic,
@@ -270,6 +273,22 @@ class _Project:
         return os.path.join(self.root, ".nbs")
 
 
+def _open_append(path: str) -> int:
+    """An O_APPEND descriptor on a regular file (created if missing); never blocks on a FIFO."""
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _signature(path: str) -> tuple[Any, ...]:
     parts: list[Any] = []
     for name in (path, path + ".cursors"):
@@ -480,8 +499,11 @@ class ControlPlane:
         marker = os.path.join(root, ".nbs", PAUSE)
         try:
             if paused:
-                with open(marker, "a", encoding="utf-8") as handle:
-                    handle.write(f"paused by nbs-tui at {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n")
+                fd = _open_append(marker)
+                try:
+                    os.write(fd, f"paused by nbs-tui at {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n".encode())
+                finally:
+                    os.close(fd)
             else:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(marker)
@@ -542,7 +564,7 @@ class ControlPlane:
         inbox = self._inbox_path(root, channel)
         with self._write_lock:
             try:
-                fd = os.open(inbox, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                fd = _open_append(inbox)
             except OSError as error:
                 raise ControlPlaneError(f"cannot write {inbox}: {error.strerror}") from None
             try:
@@ -567,7 +589,7 @@ class ControlPlane:
     @staticmethod
     def _ends_with_newline(path: str) -> bool:
         try:
-            with open(path, "rb") as handle:
+            with open_regular(path) as handle:
                 handle.seek(0, os.SEEK_END)
                 if handle.tell() == 0:
                     return True

@@ -504,3 +504,19 @@ def test_read_only_mount(project: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
     assert not (project / ".nbs" / "control-registry").exists()
+
+
+def test_fifos_and_folders_where_files_belong_do_not_hang_the_plane(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    os.mkfifo(project / ".nbs" / "control-inbox")
+    os.mkfifo(project / ".nbs" / "control-registry-bob")
+    (project / ".nbs" / "control-inbox-carol").mkdir()
+    os.mkfifo(project / ".nbs" / "chat" / "pipe.chat")
+    plane, recorder = started(project)  # flush() returns: nothing blocked
+    messages = [e.message for e in recorder.of(PlaneError)] + [e.why for e in plane.history()]
+    assert any("not a regular file" in m for m in messages), messages
+    with pytest.raises(ControlPlaneError):
+        plane.register_chat(project, ".nbs/chat/pipe.chat")
+    make_chat(project / ".nbs" / "chat" / "other.chat")
+    with pytest.raises(ControlPlaneError, match="not a regular file"):
+        plane.register_chat(project, ".nbs/chat/other.chat")  # the inbox is a FIFO
+    assert plane.flush()

@@ -318,3 +318,13 @@ def test_reads_survive_concurrent_rename_replace(tmp_path: Path) -> None:
     thread.join()
     assert counts == sorted(counts)  # never a torn or older view after a newer one
     assert len(read_chat(chat).messages) == 60
+
+
+def test_fifo_chat_is_refused_not_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.chat"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        read_chat(fifo)
+    assert not is_chat_file(fifo)
+    assert "not a regular file" in summarise(fifo).error
+    assert read_cursors(fifo) == {}

@@ -194,3 +194,10 @@ def test_any_split_of_appends_gives_the_same_lines(tmp_path: Path, monkeypatch) 
             if not item.too_long:
                 assert item.text == line.decode().removesuffix("\r")
         assert reader.offset == len(data) and not reader.has_partial
+
+
+def test_fifo_inbox_is_reported_not_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "control-inbox"
+    os.mkfifo(fifo)
+    items = ForwardReader(fifo).read_new()
+    assert "not a regular file" in notices(items)[0]
