@@ -85,6 +85,7 @@ from typing import Any
 from nbs_tui.demo.chatfile import create_chat, parse_chat, post_message
 
 VERSION_LABEL = "v2.1.197"
+MODEL_ID = "claude-opus-4-8"
 
 # ---------------------------------------------------------------------------------------------
 # Colours (SGR parameter strings). Claude's palette as seen in `tmux capture-pane -e` frames.
@@ -513,13 +514,16 @@ def _proc_start() -> str | None:
 
 
 class SideChannels:
-    """The session-status file and hook calls a real Claude Code process would produce.
+    """The session-status file, transcript and hook calls a real Claude Code process would produce.
 
     ``config_dir`` plays ``$CLAUDE_CONFIG_DIR``: the agent keeps ``<config_dir>/sessions/<pid>.json``
     (status idle | busy | waiting, waitingFor, sessionId, cwd, version, statusUpdatedAt,
-    procStart) up to date and removes it on exit. ``spool`` receives one JSON line per hook
-    call in the format of nbs-tui's own hook script (``nbs_pane``, ``nbs_tmux``, ``nbs_time``,
-    ``payload``), written with one ``write()`` on an O_APPEND descriptor. Both are opt-in.
+    procStart) up to date and removes it on exit, and appends its conversation to
+    ``<config_dir>/projects/<slug>/<sessionId>.jsonl`` (``user`` prompts and tool results,
+    ``assistant`` text / tool_use / thinking / API-error records, ``system`` turn_duration).
+    ``spool`` receives one JSON line per hook call in the format of nbs-tui's own hook script
+    (``nbs_pane``, ``nbs_tmux``, ``nbs_time``, ``payload``), written with one ``write()`` on an
+    O_APPEND descriptor. Both are opt-in.
     """
 
     def __init__(self, config_dir: Path | None, spool: Path | None, cwd: Path, name: str) -> None:
@@ -533,9 +537,14 @@ class SideChannels:
         self._status: tuple[str, str | None] | None = None
         self.muted = False
         self.path = config_dir / "sessions" / f"{os.getpid()}.json" if config_dir else None
-        if self.path is not None:
-            with contextlib.suppress(OSError):
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+        slug = re.sub(r"[^A-Za-z0-9]", "-", self.cwd)
+        self.transcript_path = config_dir / "projects" / slug / f"{self.session_id}.jsonl" if config_dir else None
+        for folder in (self.path, self.transcript_path):
+            if folder is not None:
+                with contextlib.suppress(OSError):
+                    folder.parent.mkdir(parents=True, exist_ok=True)
+        self._parent: str | None = None
+        self._pending_text: str | None = None
 
     def status(self, status: str, waiting_for: str | None = None) -> None:
         if self.path is None or self._status == (status, waiting_for):
@@ -557,7 +566,7 @@ class SideChannels:
     def hook(self, event: str, **fields: Any) -> None:
         if self.spool is None or self.muted:
             return
-        payload = {"session_id": self.session_id, "transcript_path": "", "cwd": self.cwd,
+        payload = {"session_id": self.session_id, "transcript_path": str(self.transcript_path or ""), "cwd": self.cwd,
                    "hook_event_name": event, **fields}
         record = {
             "nbs_pane": os.environ.get("TMUX_PANE", ""),
@@ -572,6 +581,74 @@ class SideChannels:
                 os.write(fd, line)
             finally:
                 os.close(fd)
+
+    # -- the transcript -------------------------------------------------------------------------
+
+    def _record(self, kind: str, message: dict[str, Any] | None = None, **extra: Any) -> None:
+        if self.transcript_path is None:
+            return
+        stamp = time.time()
+        ident = str(uuid.uuid4())
+        record: dict[str, Any] = {
+            "parentUuid": self._parent, "isSidechain": False, "userType": "external", "cwd": self.cwd,
+            "sessionId": self.session_id, "version": VERSION_LABEL.lstrip("v"), "type": kind, "uuid": ident,
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(stamp)) + f".{int(stamp * 1000) % 1000:03d}Z",
+        }
+        if message is not None:
+            record["message"] = message
+        record.update(extra)
+        self._parent = ident
+        with contextlib.suppress(OSError):
+            fd = os.open(self.transcript_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+            finally:
+                os.close(fd)
+
+    def _assistant(self, content: list[dict[str, Any]], stop_reason: str | None) -> None:
+        self._record("assistant", {"model": MODEL_ID, "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message",
+                                   "role": "assistant", "content": content, "stop_reason": stop_reason})
+
+    def _flush_text(self, stop_reason: str) -> None:
+        if self._pending_text is not None:
+            text, self._pending_text = self._pending_text, None
+            self._assistant([{"type": "text", "text": text}], stop_reason)
+
+    def user_prompt(self, text: str) -> None:
+        self._flush_text("end_turn")
+        self._record("user", {"role": "user", "content": text})
+
+    def assistant_text(self, text: str) -> None:
+        """Held back until the next record says whether the turn goes on (tool_use) or ends."""
+        self._flush_text("tool_use")
+        self._pending_text = text
+
+    def thinking(self) -> None:
+        self._flush_text("tool_use")
+        self._assistant([{"type": "thinking", "thinking": "Let me look at the code first.", "signature": ""}], None)
+
+    def tool_use(self, name: str, tool_input: dict[str, Any]) -> str:
+        self._flush_text("tool_use")
+        ident = f"toolu_{uuid.uuid4().hex[:24]}"
+        self._assistant([{"type": "tool_use", "id": ident, "name": name, "input": tool_input}], "tool_use")
+        return ident
+
+    def tool_result(self, ident: str, output: str) -> None:
+        self._record("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": ident,
+                                                            "content": output, "is_error": False}]})
+
+    def turn_end(self, duration_ms: int) -> None:
+        self._flush_text("end_turn")
+        self._record("system", subtype="turn_duration", durationMs=duration_ms, isMeta=False)
+
+    def interrupted(self) -> None:
+        self._flush_text("end_turn")
+        self._record("user", {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user]"}]})
+
+    def api_error(self, text: str, status: int, code: str) -> None:
+        self._flush_text("tool_use")
+        self._record("assistant", {"model": "<synthetic>", "role": "assistant", "content": [{"type": "text", "text": text}],
+                                   "stop_reason": "stop_sequence"}, isApiErrorMessage=True, error=code, apiErrorStatus=status)
 
     def close(self, reason: str) -> None:
         self.hook("SessionEnd", reason=reason)
@@ -655,7 +732,7 @@ class Agent:
         self._paste: list[str] | None = None
         self._auto_kinds_done = 0
         self.side = SideChannels(options.claude_config, options.hook_spool, options.project, options.name)
-        self.pending_tool: tuple[str, dict[str, Any]] | None = None
+        self.pending_tool: tuple[str, dict[str, Any], str] | None = None
         self.last_message = ""
         self.idle_since = 0.0
         self.idle_notified = True
@@ -701,6 +778,7 @@ class Agent:
         """A ``● `` message block; ``text`` may hold several paragraphs separated by newlines."""
         self.blank()
         self.last_message = text if isinstance(text, str) else "".join(t for t, _ in text)
+        self.side.assistant_text(self.last_message)
         if isinstance(text, str):
             paragraphs = text.split("\n")
             first = _inline_code(paragraphs[0])
@@ -710,18 +788,19 @@ class Agent:
         else:
             self.add([("● ", bullet or WHITE), *text])
 
-    def tool(self, name: str, arg: str, ok: bool = True) -> None:
+    def tool(self, name: str, arg: str, ok: bool = True, pending: bool = False) -> None:
         self._post_tool()
         tool_input: dict[str, Any] = {"command": arg} if name == "Bash" else {"file_path": arg}
-        self.pending_tool = (name, tool_input)
+        self.pending_tool = (name, tool_input, self.side.tool_use(name, tool_input))
         self.side.hook("PreToolUse", tool_name=name, tool_input=tool_input)
         self.blank()
-        self.add([("● ", GREEN if ok else RED), (name, BOLD), (f"({arg})", "")], indent=2)
+        self.add([("● ", GREY if pending else GREEN if ok else RED), (name, BOLD), (f"({arg})", "")], indent=2)
 
     def _post_tool(self, output: str = "") -> None:
         if self.pending_tool is not None:
-            name, tool_input = self.pending_tool
+            name, tool_input, ident = self.pending_tool
             self.pending_tool = None
+            self.side.tool_result(ident, output)
             self.side.hook("PostToolUse", tool_name=name, tool_input=tool_input, tool_response={"stdout": output})
 
     def result(self, lines: Iterable[str | list[Seg]], style: str = GREY) -> None:
@@ -734,6 +813,7 @@ class Agent:
 
     def user(self, text: str) -> None:
         self.side.hook("UserPromptSubmit", prompt=text)
+        self.side.user_prompt(text)
         self.blank()
         self.add([("❯ ", "38;5;239;" + USER_BG), (text, WHITE + ";" + USER_BG)], indent=2)
 
@@ -1127,6 +1207,7 @@ class Agent:
         self.add([("✻ ", GREY), (f"{past} for {_duration(max(1.0, now - self.turn_started))}", GREY)])
         self.dirty = True
         self._post_tool()
+        self.side.turn_end(int(max(0.0, now - self.turn_started) * 1000))
         self.side.hook("Stop", stop_hook_active=False, last_assistant_message=self.last_message)
         self.idle_since, self.idle_notified = now, False
         if self.queued:
@@ -1147,6 +1228,7 @@ class Agent:
         self.queued.clear()
         self.add([("  ⎿  ", GREY), ("Interrupted · What should Claude do instead?", RED)], indent=5)
         self.pending_tool = None
+        self.side.interrupted()
         self.idle_since, self.idle_notified = now, False
         self.schedule_auto(now, longer=True)
 
@@ -1207,6 +1289,7 @@ class Agent:
 
     def _think(self) -> Generator[Step, int | None, None]:
         seconds = self.rng.uniform(0.8, 2.5)
+        self.side.thinking()
         yield Work(seconds)
         self.blank()
         self.add([("✻ ", GREY), (f"Thought for {_duration(max(1, seconds))}", GREY + ";" + ITALIC),
@@ -1229,6 +1312,8 @@ class Agent:
             self.add([("● ", ERROR_YELLOW), ("API Error: 529 Overloaded. This is a server-side issue, usually temporary — "
                                              "try again in a moment.", ERROR_YELLOW)])
             self.last_message = "API Error: 529 Overloaded."
+            self.side.api_error("API Error: 529 Overloaded. This is a server-side issue, usually temporary — "
+                                "try again in a moment.", 529, "overloaded_error")
             return
         yield Work(self.rng.uniform(1.0, 2.0))
         self.say(self.task.summary)
@@ -1303,8 +1388,7 @@ class Agent:
         yield from self._think()
         self.say(f"Let me run the tests for {self.task.files[0]}.")
         yield Work(0.5)
-        self.blank()
-        self.add([("● ", GREY), ("Bash", BOLD), (f"({self.task.command})", "")])
+        self.tool("Bash", self.task.command, pending=True)
         waiting = self.add([("  ⎿ " + NBSP, GREY), ("Waiting…", GREY)], indent=5)
         folder = self.opt.project.name or "project"
         answer = yield Menu(
@@ -1627,7 +1711,7 @@ class Agent:
 
     def begin(self, now: float) -> None:
         """Schedule the first autonomous action (or start working at once in busy mode)."""
-        self.side.hook("SessionStart", source="startup", model="claude-opus-4-6")
+        self.side.hook("SessionStart", source="startup", model=MODEL_ID)
         self.idle_since, self.idle_notified = now, False
         if self.opt.busy or self.opt.script == "busy":
             self.start_turn(self.turn_busy(), now)

@@ -372,6 +372,8 @@ def test_busy_fleet_for_benchmarks(tmp_path: Path) -> None:
 def test_status_file_and_hook_spool_like_claude_code(start_agent: Callable[..., Pane], tmp_path: Path) -> None:
     from nbs_tui.claude.spool import parse_line
     from nbs_tui.claude.status import proc_info, read_status_file
+    from nbs_tui.claude.transcript import TranscriptTail
+    from nbs_tui.core.model import AgentState
 
     config, spool = tmp_path / "cc", tmp_path / "hooks.jsonl"
     pane = start_agent("--script", "idle", "--seed", "1", "--claude-config", str(config), "--hook-spool", str(spool))
@@ -403,6 +405,13 @@ def test_status_file_and_hook_spool_like_claude_code(start_agent: Callable[..., 
     record = next(parse_line(line, 0.0) for line in spool.read_bytes().splitlines() if b"PermissionRequest" in line)
     assert record.pane_id == pane.id and record.text("tool_name") == "Bash"
     assert record.session_id == found.session_id
+    transcripts = list((config / "projects").glob(f"*/{found.session_id}.jsonl"))
+    assert len(transcripts) == 1 and record.transcript_path == str(transcripts[0])
+    tail = TranscriptTail(transcripts[0])
+    tail.read()
+    facts = tail.facts
+    assert facts.state is AgentState.IDLE and facts.last_tool == "Bash" and facts.session_id == found.session_id
+    assert facts.last_assistant_message and facts.last_assistant_message in pane.text().replace("\n  ", " ")
     pane.tmux("kill-pane", "-t", pane.id)
     wait_for("the status file to go", lambda: not status_path.exists())
     wait_for("SessionEnd", lambda: events()[-1:] == ["SessionEnd"])
