@@ -520,3 +520,25 @@ def test_fifos_and_folders_where_files_belong_do_not_hang_the_plane(started, pro
     with pytest.raises(ControlPlaneError, match="not a regular file"):
         plane.register_chat(project, ".nbs/chat/other.chat")  # the inbox is a FIFO
     assert plane.flush()
+
+
+def test_several_projects_at_once(started, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    roots = []
+    for name in ("one", "two", "three"):
+        root = tmp_path / name
+        make_chat(root / ".nbs" / "chat" / f"{name}.chat")
+        roots.append(root)
+    plane, _ = started(roots[0], rescan_interval=60.0)
+    plane.set_pane_dirs({"%1": roots[1], "%2": roots[2], "%3": roots[2]})
+    assert plane.flush()
+    # --project folders first, then pane folders in name order
+    assert [p.root for p in plane.snapshot().projects] == [str(roots[0]), str(roots[2]), str(roots[1])]
+    for index, root in enumerate(roots):
+        append(root / ".nbs" / "control-inbox", f"register-hub .nbs/h{index}\n")
+    for index, root in enumerate(roots):
+        wait_for(lambda r=root, i=index: f"hub:.nbs/h{i}" in registry_lines(r), what=f"project {index}")
+    assert plane.project_for_pane("%3") is not None and plane.project_for_pane("%3").panes == ("%2", "%3")  # type: ignore[union-attr]
+    # a pane that changes directory is followed
+    plane.set_pane_dirs({"%1": roots[1], "%2": roots[1], "%3": roots[1]})
+    assert plane.flush()
+    assert [p.root for p in plane.snapshot().projects] == [str(roots[0]), str(roots[1])]
