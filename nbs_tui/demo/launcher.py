@@ -15,6 +15,9 @@ a session (``bench-0``, ``bench-1``...). The first ``round(panes * busy_fraction
 agent, a FIFO and a marker log (see ``nbs_tui.demo.agent`` for the marker facility); they
 are in ``DemoAgent.marker_fifo`` / ``DemoAgent.marker_file``.
 
+From a shell: ``python -m nbs_tui.demo.launcher [--agents N | --busy PANES] [--keep]`` starts a
+fleet and prints how to attach to it and watch it.
+
 Discovery: every agent pane gets the pane option ``@nbs_demo_agent 1`` (and
 ``@nbs_demo_script <script>``); the agent renames its own process to ``claude`` (so
 ``#{pane_current_command}`` is ``claude``) and sets the pane title as Claude Code does
@@ -439,3 +442,50 @@ def _alive(pid: int) -> bool:
 def _python_path() -> str:
     current = os.environ.get("PYTHONPATH", "")
     return _PACKAGE_PARENT + (os.pathsep + current if current else "")
+
+
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m nbs_tui.demo.launcher``: start a fleet, print how to attach, stop on Ctrl-C."""
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(prog="python -m nbs_tui.demo.launcher", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agents", type=int, default=6, help="agents in the demo fleet (default 6)")
+    parser.add_argument("--busy", type=int, default=0, metavar="PANES", help="a benchmark fleet of PANES panes instead")
+    parser.add_argument("--busy-fraction", type=float, default=1.0, help="share of benchmark panes that print")
+    parser.add_argument("--rate", type=float, default=10.0, help="lines/s of each busy pane")
+    parser.add_argument("--speed", type=float, default=1.0, help="demo agents run this many times faster")
+    parser.add_argument("--seconds", type=float, default=0.0, help="stop after this long (default: on Ctrl-C)")
+    parser.add_argument("--keep", action="store_true", help="leave the fleet running and exit at once")
+    args = parser.parse_args(argv)
+    if args.busy:
+        fleet = DemoFleet.start_busy(args.busy, args.busy_fraction, rate=args.rate)
+    else:
+        fleet = DemoFleet.start(agents=args.agents, speed=args.speed)
+    attach = " ".join(["tmux", *fleet.server.tmux_args(), "attach", "-t", fleet.sessions[0]])
+    print(f"demo fleet: {len(fleet.agents)} agents on {fleet.server.describe()}; projects in {fleet.root}")
+    print(f"attach: {attach}    watch: nbs-tui {' '.join(fleet.server.tmux_args())} "
+          + " ".join(f"--project {p}" for p in fleet.projects), flush=True)
+    if args.keep:
+        print(f"left running; stop it with: tmux {' '.join(fleet.server.tmux_args())} kill-server")
+        return 0
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        if args.seconds > 0:
+            time.sleep(args.seconds)
+        else:
+            while True:
+                time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        fleet.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
