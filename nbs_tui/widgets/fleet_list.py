@@ -68,8 +68,8 @@ COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("idle", "Quiet", 6),
     ("poll", "Poll in", 7),
     ("project", "Project", None),
-    ("agent", "Agent", None),
     ("title", "Title", None),
+    ("agent", "Agent", None),
 )
 """Column keys and labels, the state and clocks first: a narrow list still shows them."""
 
@@ -140,7 +140,8 @@ class FleetList(DataTable[Text]):
             self._order = order
             for pane in panes:
                 values = self._row_values(pane, statuses.get(pane.pane_id), last_change.get(pane.pane_id), now)
-                self.add_row(*(self._styled(pane, k, v) for k, v in values.items()), key=pane.pane_id)
+                cells = (self._styled(pane, key, values[key]) for key, _, _ in COLUMNS)
+                self.add_row(*cells, key=pane.pane_id)
                 for key, value in values.items():
                     self._cells[(pane.pane_id, key)] = value
             if selected in self._panes and selected is not None:
@@ -183,7 +184,7 @@ class FleetList(DataTable[Text]):
             "poll": poll,
             "project": project_name(pane)[:20],
             "agent": ("claude" if pane.is_agent else pane.current_command[:12]) + (" (dead)" if pane.dead else ""),
-            "title": pane.title[:36],
+            "title": pane.title[:28],
         }
 
     def _styled(self, pane: PaneInfo, key: str, value: str, status: PaneStatus | None = None) -> Text:

@@ -225,3 +225,16 @@ async def test_a_backend_that_fails_to_start_is_reported_not_fatal(monkeypatch: 
         assert any("read-only" in n.message for n in app._notifications)
         holder["fleet"].feed("%1", "still mirrored")
         await wait_for(pilot, lambda: "still mirrored" in widget_text(app.mirror), what="the mirror")
+
+
+async def test_list_cells_sit_under_their_columns() -> None:
+    app, _ = _app()
+    async with app.run_test(size=(200, 48)) as pilot:
+        table = app.query_one(FleetList)
+        await wait_for(pilot, lambda: table.row_count == 3)
+        assert str(table.get_cell("%1", "title")) == "agent 0"
+        assert str(table.get_cell("%1", "project")) == "proj0"
+        assert str(table.get_cell("%3", "agent")) == "bash"
+        row = [str(cell) for cell in table.get_row("%1")]
+        keys = [str(column.key.value) for column in table.columns.values()]
+        assert row[keys.index("target")] == "fleet:0.0" and row[keys.index("title")] == "agent 0"
