@@ -238,3 +238,13 @@ async def test_list_cells_sit_under_their_columns() -> None:
         row = [str(cell) for cell in table.get_row("%1")]
         keys = [str(column.key.value) for column in table.columns.values()]
         assert row[keys.index("target")] == "fleet:0.0" and row[keys.index("title")] == "agent 0"
+
+
+async def test_a_pane_wider_than_the_mirror_is_cropped_with_a_note() -> None:
+    app, holder = _app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        holder["fleet"].feed("%1", "x" * 100)
+        await wait_for(pilot, lambda: "cropped" in str(app.mirror.border_subtitle), what="the crop note")
+        first = widget_text(app.mirror).splitlines()[0]
+        assert first.endswith("›") and "\n" not in first
+        assert "xxxxxxxxxx" not in widget_text(app.mirror).splitlines()[1], "never wrapped"

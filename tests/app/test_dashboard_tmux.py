@@ -126,3 +126,11 @@ async def test_help_screen_opens(session: libtmux.Session) -> None:
 @pytest.fixture(autouse=True)
 def _quiet_shell(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PS1", "$ ")
+
+
+async def test_sessions_filter_with_no_match_says_so(session: libtmux.Session) -> None:
+    settings = Settings(server=ServerAddress(socket_name=session.server.socket_name), sessions=("nowhere",))
+    app = create_app(settings, control_plane=False, claude=False)
+    async with app.run_test(size=SIZE) as pilot:
+        empty = app.query_one("#empty", Static)
+        await wait_for(pilot, lambda: "has no panes to watch in sessions nowhere" in static_text(empty), what="empty")
