@@ -141,6 +141,7 @@ def main() -> int:
         plane = ControlPlane(Settings(projects=(small,)), listener, rescan_interval=60.0)
         plane.start()
         assert plane.flush()
+        time.sleep(1.0)  # let the watcher settle (its first yield comes after rust_timeout)
         latencies = []
         registry = small / ".nbs" / "control-registry"
         for i in range(20):
