@@ -22,6 +22,9 @@ MAX_READ = 4 * 1024 * 1024
 START_TAIL = 1024 * 1024
 """At start, read only this much of an existing spool's end: older events are stale anyway."""
 
+ROTATE_AT = 64 * 1024 * 1024
+"""A spool this large is renamed to ``<spool>.1`` (replacing the last one) once read to its end."""
+
 
 @dataclass(frozen=True, slots=True)
 class HookEvent:
@@ -159,3 +162,22 @@ class SpoolReader:
                     self.last_error = f"bad spool line at byte {position}: {error}"
             position += len(line) + 1
         return events
+
+
+def rotate(path: Path, reader: SpoolReader, max_bytes: int = ROTATE_AT) -> bool:
+    """Rename a spool past ``max_bytes`` to ``<spool>.1`` once ``reader`` has read all of it.
+
+    Hooks then create a fresh spool on their next append; the reader follows the new file.
+    """
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return False
+    if size < max_bytes or reader.offset < size:
+        return False
+    try:
+        os.replace(path, path.with_name(path.name + ".1"))
+    except OSError as error:
+        reader.last_error = f"cannot rotate {path}: {error.strerror}"
+        return False
+    return True

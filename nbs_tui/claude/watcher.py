@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from nbs_tui.claude.spool import HookEvent, SpoolReader
+from nbs_tui.claude.spool import HookEvent, SpoolReader, rotate
 from nbs_tui.claude.status import (
     ClaudeProcess,
     SessionStatus,
@@ -268,6 +268,8 @@ class ClaudeSignals:
             self._rescan_now = False
             self._last_rescan = now
             self._map_processes()
+            if rotate(self._settings.hook_spool, self._spool):
+                self._spool.read()
         if force or events or pending is not None or now - self._last_refresh >= self._refresh:
             self._last_refresh = now
             for pane in self._panes.values():

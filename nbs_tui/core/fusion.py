@@ -60,6 +60,9 @@ class FusionPolicy:
     """Sources that disagree for longer than this are reported."""
 
 
+DEFAULT_POLICY = FusionPolicy()
+
+
 @dataclass(frozen=True, slots=True)
 class FusedState:
     state: AgentState
@@ -95,7 +98,7 @@ def fuse(
     readings: Sequence[Reading],
     now: float,
     previous: FusedState | None = None,
-    policy: FusionPolicy = FusionPolicy(),
+    policy: FusionPolicy = DEFAULT_POLICY,
 ) -> FusedState:
     """Fuse the latest reading of each source into one state (see the module's rules)."""
     latest: dict[Source, Reading] = {}

@@ -158,6 +158,12 @@ class StuckWatch:
             why = f"idle {idle_for:.0f}s at its prompt; its transcript is not growing"
         return [Escalate(self.pane_id, why)]
 
+    def undo_nudge(self) -> None:
+        """The last nudge was not delivered (the screen changed first): it does not count."""
+        if self._nudges:
+            self._nudges -= 1
+            self._last_nudge_at = None
+
     def _reset(self) -> None:
         self._nudges = 0
         self._last_nudge_at = None

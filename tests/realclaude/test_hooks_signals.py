@@ -12,7 +12,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,6 +20,7 @@ import libtmux
 import pytest
 
 from nbs_tui.claude.hooks import HOOK_EVENTS, install
+from nbs_tui.claude.monitor import AgentMonitor
 from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
 from nbs_tui.cli import main as cli_main
 from nbs_tui.config import Settings
@@ -255,7 +256,7 @@ def test_question_agrees(rig: Rig) -> None:
 def test_api_error_is_reported_from_the_transcript(rig: Rig) -> None:
     agent = rig.start([Error(401, times=None)], extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
     agent.submit("hello")
-    facts = until(lambda: (f := rig.facts(agent)) and f.api_error and f, what="an API error in the transcript")
+    facts = until(lambda: (f := rig.facts(agent)) and f.api_error and f, timeout=45, what="an API error in the transcript")
     assert facts.api_error is not None and facts.api_error.kind == "unauthorized"
     screen = detect_text(agent.screen(escapes=True))
     fused = fuse([screen_reading(screen, time.time()), *facts.readings], time.time())
@@ -270,25 +271,20 @@ def test_stuck_agent_is_nudged_then_escalated(rig: Rig) -> None:
     agent = rig.start([Text("I will wait here."), Text("Still waiting.")])
     agent.submit("start")
     agent.wait_for("I will wait here.")
-    watch = StuckWatch(agent.pane_id, grace=3.0, nudge_text=nudge, max_nudges=1)
+    settings = replace(Settings(), stuck_grace=3.0, stuck_nudge=nudge, stuck_max_nudges=1)
+    monitor = AgentMonitor(rig.signals, settings)
     actions: list[Any] = []
-    previous: FusedState | None = None
     screen_text, changed_at = "", time.time()
 
     def tick() -> bool:
-        nonlocal previous, screen_text, changed_at
+        # What the sidecar runner does each second, here every 50 ms.
+        nonlocal screen_text, changed_at
         now = time.time()
         text = agent.screen(escapes=True)
         if text != screen_text:
             screen_text, changed_at = text, now
-        detection = detect_text(text)
-        facts = rig.facts(agent)
-        readings = [screen_reading(detection, changed_at), *(facts.readings if facts else ())]
-        previous = fuse(readings, now, previous)
-        for action in watch.observe(
-            now, previous.state, facts.transcript_size if facts else None,
-            facts.liveness if facts else Liveness.UNKNOWN, detection.safe_to_inject,
-        ):
+        _, new = monitor.observe(agent.pane_id, detect_text(text), changed_at, now)
+        for action in new:
             actions.append(action)
             if isinstance(action, Nudge):
                 agent.submit(action.text)
@@ -298,6 +294,8 @@ def test_stuck_agent_is_nudged_then_escalated(rig: Rig) -> None:
     assert [type(a) for a in actions] == [Nudge, Escalate]
     assert agent.api.prompts() == ["start", nudge]
     assert "after 1 nudge" in actions[1].why
+    verdict = monitor.verdict(agent.pane_id)
+    assert verdict is not None and verdict.stuck.phase.value == "escalated"
     agent.wait_for("Still waiting.")
 
 

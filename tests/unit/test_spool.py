@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from nbs_tui.claude import spool as spool_module
-from nbs_tui.claude.spool import SpoolReader, parse_line
+from nbs_tui.claude.spool import SpoolReader, parse_line, rotate
 
 
 def _line(event: str, pane: str = "%1", session: str = "s1", t: float = 1000.0, **fields: object) -> bytes:
@@ -71,3 +71,16 @@ def test_a_long_spool_is_read_from_its_tail(tmp_path: Path, monkeypatch) -> None
     assert [e.time for e in events] == sorted(e.time for e in events)
     everything = SpoolReader(path, from_start=True).read()
     assert len(everything) == 20
+
+
+def test_rotation_of_a_large_spool_once_read(tmp_path: Path) -> None:
+    path = tmp_path / "hooks.jsonl"
+    path.write_bytes(_line("Stop") * 3)
+    reader = SpoolReader(path, from_start=True)
+    assert not rotate(path, reader, max_bytes=10)  # not read yet: keep it
+    assert len(reader.read()) == 3
+    assert rotate(path, reader, max_bytes=10)
+    assert (tmp_path / "hooks.jsonl.1").stat().st_size > 0 and not path.exists()
+    assert not rotate(path, reader, max_bytes=10)
+    path.write_bytes(_line("SessionStart"))  # the next hook creates a fresh spool
+    assert [e.event for e in reader.read()] == ["SessionStart"]

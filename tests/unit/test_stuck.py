@@ -97,3 +97,13 @@ def test_exit_and_gone_are_reported_once() -> None:
     # Back alive (Claude started again in the pane): the cycle starts over.
     assert w.observe(4.0, S.IDLE, 1, liveness=Liveness.RUNNING) == []
     assert w.status.phase == Phase.IDLE
+
+
+def test_an_undelivered_nudge_does_not_count() -> None:
+    w = watch()
+    w.observe(0.0, S.IDLE, 1)
+    assert w.observe(60.0, S.IDLE, 1) == [Nudge("%1", "Please continue", 1)]
+    w.undo_nudge()
+    assert w.status.nudges == 0
+    assert w.observe(61.0, S.IDLE, 1) == []  # the timer restarted at the attempt
+    assert w.observe(120.0, S.IDLE, 1) == [Nudge("%1", "Please continue", 1)]
