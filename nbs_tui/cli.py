@@ -112,8 +112,24 @@ def _require_tmux() -> None:
         raise RuntimeError("tmux is not installed: install it (e.g. 'apt-get install tmux') and run nbs-tui again")
 
 
+def _require_server(settings: Settings) -> None:
+    """Refuse to start on a server that is not running; once running, losing it is survivable."""
+    import subprocess
+
+    probe = subprocess.run(
+        ["tmux", *settings.server.tmux_args(), "list-sessions"], capture_output=True, text=True, timeout=10
+    )
+    if probe.returncode != 0:
+        why = (probe.stderr.strip().splitlines() or ["no answer"])[0]
+        raise RuntimeError(
+            f"cannot reach {settings.server.describe()} ({why}): start one with 'tmux new -s work', "
+            "pick another with -L/-S, or try 'nbs-tui demo'"
+        )
+
+
 def _run_dashboard(settings: Settings, headless: bool) -> int:
     _require_tmux()
+    _require_server(settings)
     if headless:
         from nbs_tui.headless import run_headless
 

@@ -43,6 +43,8 @@ class Settings:
     action_log: Path = field(default_factory=lambda: Path.home() / ".local" / "state" / "nbs-tui" / "actions.log")
     hook_spool: Path = field(default_factory=lambda: Path.home() / ".local" / "state" / "nbs-tui" / "hooks.jsonl")
     claude_home: Path = field(default_factory=lambda: Path.home() / ".claude")
+    keys: Mapping[str, str] = field(default_factory=dict)
+    """Rebound keys: binding id -> comma-separated keys (the config file's ``[keys]`` table)."""
 
 
 _ENV_KEYS: Mapping[str, str] = {
@@ -70,6 +72,12 @@ def _coerce(name: str, value: Any, current: Any) -> Any:
             return Path(str(value)).expanduser()
         if isinstance(current, tuple):
             return tuple(value)
+        if isinstance(current, Mapping):
+            if not isinstance(value, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+            ):
+                raise ConfigError(f"{name} must be a table of binding id = \"keys\"")
+            return dict(value)
     except (TypeError, ValueError) as error:
         if isinstance(error, ConfigError):
             raise

@@ -1,0 +1,84 @@
+"""The command line as a user meets it: help, version, exit codes and one-line messages."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from nbs_tui import __version__
+
+
+def nbs_tui(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nbs_tui", *args],
+        input=stdin, capture_output=True, text=True, timeout=60, env=env,
+    )
+
+
+def test_version_and_help() -> None:
+    assert nbs_tui("--version").stdout.strip() == f"nbs-tui {__version__}"
+    helped = nbs_tui("--help")
+    assert helped.returncode == 0
+    for word in ("-L NAME", "-S PATH", "--session", "--headless", "demo", "detect", "hooks"):
+        assert word in helped.stdout
+
+
+def test_invalid_arguments_exit_4_with_one_line() -> None:
+    result = nbs_tui("--no-such-flag")
+    assert result.returncode == 4
+    assert result.stderr.count("\n") == 1
+    assert "nbs-tui --help" in result.stderr
+
+
+def test_conflicting_server_options_exit_4() -> None:
+    assert nbs_tui("-L", "a", "-S", "/tmp/b").returncode == 4
+
+
+def test_unreachable_server_exits_1_saying_what_to_do() -> None:
+    result = nbs_tui("-L", f"nbs-tui-test-absent-{os.getpid()}")
+    assert result.returncode == 1
+    assert "cannot reach" in result.stderr
+    assert "nbs-tui demo" in result.stderr
+
+
+def test_missing_tmux_exits_1(tmp_path: Path) -> None:
+    env = dict(os.environ, PATH=str(tmp_path))  # an empty folder: no tmux on the PATH
+    result = nbs_tui(env=env)
+    assert result.returncode == 1
+    assert "tmux is not installed" in result.stderr
+
+
+def test_detect_reads_stdin_and_prints_json() -> None:
+    screen = "\n".join(
+        [
+            "● Done.",
+            "",
+            "─" * 60,
+            "❯ ",
+            "─" * 60,
+            "  ? for shortcuts",
+        ]
+    )
+    result = nbs_tui("detect", stdin=screen)
+    assert result.returncode == 0, result.stderr
+    verdict = json.loads(result.stdout)
+    assert verdict["state"] == "idle"
+    assert verdict["input"] == ""
+    assert verdict["safe_to_inject"] is True
+
+
+def test_detect_missing_file_exits_1() -> None:
+    result = nbs_tui("detect", "/no/such/screen.txt")
+    assert result.returncode == 1
+    assert "cannot read /no/such/screen.txt" in result.stderr
+
+
+def test_bad_config_file_exits_4(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text("poll_interval = -5\n", encoding="utf-8")
+    result = nbs_tui("--config", str(config), "-L", "x")
+    assert result.returncode == 4
+    assert "positive" in result.stderr
