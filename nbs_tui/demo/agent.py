@@ -679,6 +679,7 @@ class Options:
     warm: int = 0
     speed: float = 1.0
     mode: str = "default"
+    inbox: str = "shared"
     claude_config: Path | None = None
     hook_spool: Path | None = None
 
@@ -725,6 +726,7 @@ class Agent:
         self.busy_block = 0
         self.chat_posts = 0
         self.polls = 0
+        self.registered: list[str] = []
         self.fx = random.Random()
         """Randomness that depends on timing (token counts); kept apart so --seed stays exact."""
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -1544,14 +1546,29 @@ class Agent:
         with contextlib.suppress(OSError):
             create_chat(project / rel)
         via_line = self.polls == 1 or (self.polls > 2 and self.rng.random() < 0.5)
+        verb, target_path = "register-chat", rel
+        if self.polls > 2:
+            roll = self.rng.random()
+            if roll < 0.2 and self.registered:
+                verb, target_path = "unregister-chat", self.registered.pop(0)
+            elif roll < 0.3:
+                (project / ".nbs" / "events").mkdir(parents=True, exist_ok=True)
+                verb, target_path = "register-bus", ".nbs/events"
+        if verb == "register-chat":
+            self.registered.append(rel)
+        why = {
+            "register-chat": f"{peer} wants the follow-up on {rel}. Registering it so I hear about replies.",
+            "unregister-chat": f"{target_path} is finished with; unregistering it.",
+            "register-bus": "The team moved to the event bus; registering `.nbs/events` too.",
+        }[verb]
         if via_line:
             # The AI-facing convention: a \nbs- line in the message block, for the sidecar to pick up.
-            self.say(f"{peer} wants the follow-up on {rel}. Registering it so I hear about replies.")
-            self.add([("  ", ""), (f"\\nbs-register-chat {rel}", "")], wrap=False)
+            self.say(why)
+            self.add([("  ", ""), (f"\\nbs-{verb} {target_path}", "")], wrap=False)
         else:
             # The other route: append to the control inbox directly, as a tool call.
-            line = f"register-chat {rel}"
-            self.tool("Bash", f"echo '{line}' >> .nbs/control-inbox")
+            line = f"{verb} {target_path}"
+            self.tool("Bash", f"echo '{line}' >> {self.inbox_rel}")
             yield Work(0.4)
             self._append_inbox(line)
             self.result(["(No output)"])
@@ -1572,10 +1589,16 @@ class Agent:
             self.result([[(f"Error: {error}", RED)]])
         self.chat_posts += 1
         yield Work(0.6)
-        self.say(f"Replied on `{target.name}`; registered `{rel}`.")
+        done = {"register-chat": "registered", "unregister-chat": "unregistered", "register-bus": "registered"}[verb]
+        self.say(f"Replied on `{target.name}`; {done} `{target_path}`.")
+
+    @property
+    def inbox_rel(self) -> str:
+        """``.nbs/control-inbox`` (seed era) or ``.nbs/control-inbox-<handle>`` (later releases)."""
+        return ".nbs/control-inbox" + (f"-{self.opt.name}" if self.opt.inbox == "per-handle" else "")
 
     def _append_inbox(self, line: str) -> None:
-        inbox = self.opt.project / ".nbs" / "control-inbox"
+        inbox = self.opt.project / self.inbox_rel
         with contextlib.suppress(OSError):
             inbox.parent.mkdir(parents=True, exist_ok=True)
             with open(inbox, "a", encoding="utf-8") as handle:
@@ -1799,6 +1822,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
     parser.add_argument("--start-delay", type=float, default=None, help="seconds before the first autonomous turn")
     parser.add_argument("--mode", choices=PERMISSION_MODES, default="default",
                         help="the permission mode shown in the footer (Shift-Tab cycles it)")
+    parser.add_argument("--inbox", choices=("shared", "per-handle"), default="shared",
+                        help="append to .nbs/control-inbox or to .nbs/control-inbox-<name>")
     parser.add_argument("--speed", type=float, default=1.0, help="run every wait this many times faster")
     parser.add_argument("--claude-config", type=Path, default=None, metavar="DIR",
                         help="keep DIR/sessions/<pid>.json as Claude Code does (pass DIR as CLAUDE_CONFIG_DIR too)")
@@ -1816,7 +1841,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
         name=args.name, script=args.script, seed=args.seed, busy=args.busy, rate=args.rate,
         project=(args.project or Path.cwd()).resolve(), marker_file=args.marker_file, marker_fifo=args.marker_fifo,
         prompt_timeout=timeout or None, legacy_spinner=args.legacy_spinner, placeholder=args.placeholder,
-        model=args.model, start_delay=args.start_delay, warm=max(0, args.warm), speed=max(0.01, args.speed), mode=args.mode,
+        model=args.model, start_delay=args.start_delay, warm=max(0, args.warm), speed=max(0.01, args.speed), mode=args.mode, inbox=args.inbox,
         claude_config=args.claude_config.resolve() if args.claude_config else None,
         hook_spool=args.hook_spool.resolve() if args.hook_spool else None,
     )

@@ -6,7 +6,8 @@ one plain shell pane for contrast, and agents started with different scripts and
 that the fleet shows every state at once (working, idle, a Bash permission menu, a plan menu,
 an AskUserQuestion menu, \\nbs- lines and chat posts). Each agent works in its own demo
 project under a temp dir; the projects hold ``.nbs/chat/<project>.chat`` (seeded with a few
-messages), ``.nbs/control-inbox`` and a README.
+messages), ``.nbs/control-inbox`` and a README; ``nbs-team`` also has the later releases'
+per-agent ``.nbs/control-inbox-team-lead``, which its ``team-lead`` agent appends to.
 
 ``DemoFleet.start_busy(panes=50, busy_fraction=0.5)`` is the benchmark's load: ``panes``
 agents, ``panes_per_window`` (default 4) tiled in each 160x48 window, windows grouped ten to
@@ -90,7 +91,7 @@ _DEFAULT_SPECS: tuple[_Spec, ...] = (
     _Spec("web-claude", "alpha", "web", "web-ui", "permission", ("--warm", "1")),
     _Spec("planner", "beta", "plan", "api-server", "plan", ("--warm", "1")),
     _Spec("docs-claude", "beta", "docs", "docs-site", "idle", ("--warm", "2", "--mode", "accept-edits")),
-    _Spec("team-lead", "beta", "team", "nbs-team", "nbs", ("--warm", "1", "--legacy-spinner")),
+    _Spec("team-lead", "beta", "team", "nbs-team", "nbs", ("--warm", "1", "--legacy-spinner", "--inbox", "per-handle")),
     _Spec("review-claude", "alpha", "api", "api-server", "question", ("--warm", "1")),
 )
 
@@ -130,6 +131,10 @@ def make_project(root: Path, name: str, now: float | None = None) -> Path:
     inbox = project / ".nbs" / "control-inbox"
     if not inbox.exists():
         inbox.write_text(f"# control inbox for {name} (append-only)\nregister-chat .nbs/chat/{name}.chat\n", encoding="utf-8")
+    if name == "nbs-team":  # later NBS releases keep one inbox per agent handle
+        own = project / ".nbs" / "control-inbox-team-lead"
+        if not own.exists():
+            own.write_text(f"register-chat .nbs/chat/{name}.chat\n", encoding="utf-8")
     return project
 
 
