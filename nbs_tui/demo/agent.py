@@ -723,16 +723,12 @@ class Agent:
         self.marker_seq = 0
         self.busy_emitted = 0
         self.busy_started = 0.0
-        self.busy_block = 0
-        self.chat_posts = 0
         self.polls = 0
         self.registered: list[str] = []
         self.fx = random.Random()
         """Randomness that depends on timing (token counts); kept apart so --seed stays exact."""
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._pending = ""
         self._paste: list[str] | None = None
-        self._auto_kinds_done = 0
         self.side = SideChannels(options.claude_config, options.hook_spool, options.project, options.name)
         self.pending_tool: tuple[str, dict[str, Any], str] | None = None
         self.last_message = ""
@@ -996,8 +992,7 @@ class Agent:
     # -- keys -----------------------------------------------------------------------------------
 
     def feed(self, data: bytes, now: float) -> None:
-        self._pending += self._decoder.decode(data)
-        text, self._pending = self._pending, ""
+        text = self._decoder.decode(data)
         index = 0
         while index < len(text):
             ch = text[index]
@@ -1284,7 +1279,6 @@ class Agent:
                 "next step please",
                 f"check {self.task.files[1]} then report back",
             )))
-        self._auto_kinds_done += 1
         self.start_turn(make(), now)
 
     # -- turn scripts (generators) --------------------------------------------------------------
@@ -1587,7 +1581,6 @@ class Agent:
             self.result(["Sent"])
         except OSError as error:
             self.result([[(f"Error: {error}", RED)]])
-        self.chat_posts += 1
         yield Work(0.6)
         done = {"register-chat": "registered", "unregister-chat": "unregistered", "register-bus": "registered"}[verb]
         self.say(f"Replied on `{target.name}`; {done} `{target_path}`.")
@@ -1605,7 +1598,6 @@ class Agent:
                 handle.write(line + "\n")
 
     def turn_busy(self) -> Turn:
-        self.busy_block += 1
         self.tool("Bash", self.rng.choice(("make -j8 test", "cargo build --release", "npm run test -- --watch=false",
                                            "pytest -n 4 -q")))
         self.busy_started = self.clock()
