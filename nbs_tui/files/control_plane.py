@@ -60,6 +60,7 @@ from nbs_tui.core.registry import (
     normalise,
     open_regular,
     read_text,
+    seed_entries,
     stale_temp_files,
     write_atomic,
 )
@@ -130,6 +131,8 @@ class ProjectSnapshot:
     panes: tuple[str, ...] = ()
     error: str = ""
     """The latest problem with this project's files (e.g. read-only ``.nbs/``), or ``""``."""
+    unregistered_chats: tuple[str, ...] = ()
+    """``.nbs/chat/*.chat`` files (not archives) that no registry of the project lists."""
 
     @property
     def nbs(self) -> str:
@@ -267,6 +270,7 @@ class _Project:
     watcher_stop: threading.Event | None = None
     nbs_identity: tuple[int, int] | None = None
     error: str = ""
+    chat_listing: tuple[str, ...] = ()
 
     @property
     def nbs(self) -> str:
@@ -998,12 +1002,14 @@ class ControlPlane:
         self._publish()
 
     def _refresh_chats(self, project: _Project) -> bool:
+        listing = tuple(path for kind, path in seed_entries(project.root) if kind == "chat")
+        changed = listing != project.chat_listing
+        project.chat_listing = listing
         wanted: dict[str, None] = {}
         for channel in project.channels.values():
             for entry in channel.entries:
                 if entry.kind == "chat":
                     wanted.setdefault(entry.absolute, None)
-        changed = False
         for path in list(project.chat_cache):
             if path not in wanted:
                 del project.chat_cache[path]
@@ -1100,7 +1106,14 @@ class ControlPlane:
             )
             for channel in sorted(project.channels.values(), key=lambda c: c.handle)
         )
+        registered = {e.absolute for c in channels for e in c.entries if e.kind == "chat"}
+        unregistered = tuple(
+            path
+            for path in (project.chat_listing if project.has_nbs else ())
+            if os.path.normpath(os.path.join(project.root, path)) not in registered
+        )
         return ProjectSnapshot(
+            unregistered_chats=unregistered,
             root=project.root,
             has_nbs=project.has_nbs,
             channels=channels,

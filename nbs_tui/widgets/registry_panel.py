@@ -131,8 +131,9 @@ class RegistryPanel(OptionList):
 
     @property
     def current_chat(self) -> str | None:
+        """The highlighted chat: a registered one (absolute path) or an unregistered one."""
         option = self.highlighted_option
-        if option is not None and option.id and option.id.startswith("chat\t"):
+        if option is not None and option.id and option.id.startswith(("chat\t", "unregistered\t")):
             return option.id.split("\t")[2]
         return None
 
@@ -196,6 +197,11 @@ class RegistryPanel(OptionList):
                 options.append(Option(line, id=option_id))
             for odd in channel.unparsed:
                 options.append(Option(Text(f"    ? {odd}", style="dim italic"), disabled=True))
+        for path in project.unregistered_chats:
+            hint = Text("  not registered: ", style="dim")
+            hint.append(path, style="dim italic")
+            hint.append("  (c to register)", style="dim")
+            options.append(Option(hint, id=f"unregistered\t{project.root}\t{path}"))
         return options
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -176,3 +176,28 @@ async def test_chat_editor_edits_reach_the_files(project: Path) -> None:
         await until(pilot, lambda: not isinstance(app.screen, ChatEditor), "editor closed")
         sources = [e.source for e in app.view.inbox_panel.entries]
         assert sources == ["control-inbox:1 (nbs-tui)", "control-inbox:2 (nbs-tui)"]
+
+
+async def test_register_an_offered_chat_from_the_panel(project: Path) -> None:
+    app = ControlApp(project)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(pilot, lambda: registry_paths(app), "registry")
+        make_chat(project / ".nbs" / "chat" / "later.chat", [])
+        registry = app.view.registry_panel
+        await until(
+            pilot,
+            lambda: any((registry.get_option_at_index(i).id or "").startswith("unregistered\t") for i in range(registry.option_count)),
+            "offered chat row",
+        )
+        registry.focus()
+        registry.highlighted = next(
+            i for i in range(registry.option_count) if (registry.get_option_at_index(i).id or "").startswith("unregistered\t")
+        )
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ChatEditor), "editor open")
+        editor = app.screen
+        assert isinstance(editor, ChatEditor)
+        assert editor.query_one("#editor-path", Input).value == ".nbs/chat/later.chat"
+        editor.query_one("#editor-register", Button).press()
+        await until(pilot, lambda: ".nbs/chat/later.chat" in registry_paths(app), "registered from the panel")
+        assert (project / ".nbs" / "control-inbox").read_text() == "register-chat .nbs/chat/later.chat\n"

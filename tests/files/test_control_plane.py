@@ -542,3 +542,15 @@ def test_several_projects_at_once(started, tmp_path: Path) -> None:  # type: ign
     plane.set_pane_dirs({"%1": roots[1], "%2": roots[1], "%3": roots[1]})
     assert plane.flush()
     assert [p.root for p in plane.snapshot().projects] == [str(roots[0]), str(roots[1])]
+
+
+def test_chats_created_later_are_offered_not_registered(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    plane, _ = started(project)
+    assert plane.snapshot().projects[0].unregistered_chats == ()
+    make_chat(project / ".nbs" / "chat" / "later.chat")
+    wait_for(
+        lambda: plane.snapshot().projects[0].unregistered_chats == (".nbs/chat/later.chat",), what="offered"
+    )
+    assert "chat:.nbs/chat/later.chat" not in registry_lines(project)  # seeding happens at start only
+    plane.register_chat(project, ".nbs/chat/later.chat")
+    wait_for(lambda: plane.snapshot().projects[0].unregistered_chats == (), what="no longer offered")
