@@ -50,30 +50,26 @@ HOOK_TIMEOUT_S = 10
 
 HOOK_SCRIPT = r"""#!/bin/sh
 # nbs-tui hook (written by `nbs-tui hooks install`): append this hook's stdin JSON with
-# $TMUX_PANE and the tmux socket to the spool named in $1 as ONE line, in ONE write() on an
-# O_APPEND descriptor, so lines from concurrent agents never interleave. Always exits 0:
-# a hook must never fail the agent's turn, whether or not nbs-tui is running.
+# $TMUX_PANE and the tmux socket to the spool named in $1 as ONE line in ONE write() on an
+# O_APPEND descriptor (dd gathers the whole line first: iflag=fullblock), so lines from
+# concurrent agents never interleave. Always exits 0: a hook must never fail the agent's
+# turn, whether or not nbs-tui is running.
+umask 077
 spool=$1
 pane=${TMUX_PANE:-}
 case $pane in *[!%0-9]*) pane= ;; esac
 sock=${TMUX:-}
 sock=${sock%%,*}
 case $sock in *[\"\\]*) sock= ;; esac
+[ -d "${spool%/*}" ] || { cat >/dev/null 2>&1; exit 0; }
 now=$(date +%s.%N 2>/dev/null)
 case $now in ''|*[!0-9.]*) now=$(date +%s 2>/dev/null) ;; esac
 case $now in ''|*[!0-9.]*) now=0 ;; esac
-tmp=$(mktemp "${TMPDIR:-/tmp}/nbs-tui-hook.XXXXXX" 2>/dev/null) || { cat >/dev/null 2>&1; exit 0; }
 {
     printf '{"nbs_pane":"%s","nbs_tmux":"%s","nbs_time":%s,"payload":' "$pane" "$sock" "$now"
     tr -d '\r\n'
     printf '}\n'
-} >"$tmp" 2>/dev/null
-size=$(( $(wc -c <"$tmp" 2>/dev/null) + 0 ))
-if [ "$size" -gt 0 ] && [ -d "${spool%/*}" ]; then
-    dd if="$tmp" of="$spool" bs="$size" count=1 oflag=append conv=notrunc 2>/dev/null \
-        || cat "$tmp" >>"$spool" 2>/dev/null
-fi
-rm -f "$tmp" 2>/dev/null
+} 2>/dev/null | dd of="$spool" bs=64M iflag=fullblock oflag=append conv=notrunc 2>/dev/null
 exit 0
 """
 
@@ -263,8 +259,9 @@ class Outcome:
 
 
 def write_script(spool: Path) -> Path:
-    """Create the spool folder and (re)write the hook script next to it, mode 0755."""
-    spool.parent.mkdir(parents=True, exist_ok=True)
+    """Create the spool folder (0700 when new: events carry prompts and tool output) and
+    (re)write the hook script next to it, mode 0755."""
+    spool.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     script = script_path(spool)
     if not script.exists() or script.read_text(encoding="utf-8") != HOOK_SCRIPT:
         _write_atomic(script, HOOK_SCRIPT.encode("utf-8"))

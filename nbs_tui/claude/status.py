@@ -120,11 +120,18 @@ def process_table(proc: Path = PROC) -> dict[int, ProcInfo]:
     return table
 
 
-def descendants(root: int, table: Mapping[int, ProcInfo]) -> list[int]:
-    """``root`` and every process below it, parents before children."""
+def children_map(table: Mapping[int, ProcInfo]) -> dict[int, list[int]]:
+    """Parent pid -> child pids, built once per scan of ``/proc``."""
     children: dict[int, list[int]] = {}
     for info in table.values():
         children.setdefault(info.ppid, []).append(info.pid)
+    return children
+
+
+def descendants(root: int, table: Mapping[int, ProcInfo], children: Mapping[int, list[int]] | None = None) -> list[int]:
+    """``root`` and every process below it, parents before children."""
+    if children is None:
+        children = children_map(table)
     found: list[int] = []
     queue = [root]
     seen: set[int] = set()
@@ -173,6 +180,9 @@ def find_claude_process(
     table: Mapping[int, ProcInfo],
     config_dirs: Iterable[Path],
     proc: Path = PROC,
+    *,
+    children: Mapping[int, list[int]] | None = None,
+    env_cache: dict[tuple[int, str], list[Path]] | None = None,
 ) -> ClaudeProcess | None:
     """The first process at or below ``pane_pid`` that has a live session-status file.
 
@@ -181,11 +191,19 @@ def find_claude_process(
     leftover of an earlier process with the same pid and is ignored.
     """
     preferred = list(config_dirs)
-    for pid in descendants(pane_pid, table):
+    for pid in descendants(pane_pid, table, children):
         info = table[pid]
         tried: set[Path] = set()
         for candidates in (preferred, None):
-            dirs = candidates if candidates is not None else config_dirs_of(pid, proc)
+            if candidates is not None:
+                dirs = candidates
+            elif env_cache is not None:
+                key = (pid, info.start)
+                if key not in env_cache:
+                    env_cache[key] = config_dirs_of(pid, proc)
+                dirs = env_cache[key]
+            else:
+                dirs = config_dirs_of(pid, proc)
             for config in dirs:
                 if config in tried:
                     continue

@@ -32,6 +32,7 @@ from nbs_tui.claude.spool import HookEvent, SpoolReader, rotate
 from nbs_tui.claude.status import (
     ClaudeProcess,
     SessionStatus,
+    children_map,
     find_claude_process,
     is_alive,
     process_table,
@@ -194,6 +195,7 @@ class ClaudeSignals:
         self._last_refresh = 0.0
         self._last_rescan = 0.0
         self._rescan_now = True
+        self._env_cache: dict[tuple[int, str], list[Path]] = {}
         self.errors: list[str] = []
         """Problems worth showing a person (bad spool lines, unreadable files); newest last."""
 
@@ -362,9 +364,13 @@ class ClaudeSignals:
         if not self._panes:
             return
         table = process_table()
+        children = children_map(table)
+        live = {(pid, info.start) for pid, info in table.items()}
+        for key in [k for k in self._env_cache if k not in live]:
+            del self._env_cache[key]
         preferred = [self._settings.claude_home]
         for pane in self._panes.values():
-            found = find_claude_process(pane.info.pid, table, preferred)
+            found = find_claude_process(pane.info.pid, table, preferred, children=children, env_cache=self._env_cache)
             if found is None:
                 if pane.process is not None and not is_alive(pane.process.pid, pane.process.start):
                     pane.exited_pid = pane.process.pid

@@ -212,6 +212,7 @@ def test_hook_appends_one_line_with_the_pane(tmp_path: Path, spool: Path, shell:
     assert line["nbs_pane"] == "%12" and line["nbs_tmux"] == "/tmp/tmux-0/x"
     assert line["payload"] == payload
     assert line["nbs_time"] > 1e9
+    assert spool.stat().st_mode & 0o777 == 0o600  # events carry prompts and tool output
 
 
 def test_hook_without_tmux_records_no_pane(tmp_path: Path, spool: Path) -> None:
