@@ -23,7 +23,9 @@ from nbs_tui.messages import PaneStatus
 from nbs_tui.widgets.fleet_list import STATE_STYLES, project_name
 from nbs_tui.widgets.pane_view import ScreenSource, ScreenWidget
 
-THUMB_MIN_WIDTH = 48
+DENSITIES: tuple[tuple[int, int], ...] = ((36, 8), (48, 12), (64, 16), (84, 22))
+"""Thumbnail (minimum width, height) presets, densest first; ``+``/``-`` step through them."""
+DEFAULT_DENSITY = 1
 
 
 class Thumbnail(ScreenWidget):
@@ -31,7 +33,7 @@ class Thumbnail(ScreenWidget):
 
     DEFAULT_CSS = """
     Thumbnail {
-        height: 12;
+        height: 1fr;
         border: round $primary 40%;
         border-title-color: $text;
     }
@@ -40,11 +42,14 @@ class Thumbnail(ScreenWidget):
         border-title-color: $text-muted;
         opacity: 80%;
     }
+    Thumbnail.needs-person {
+        border: round $warning;
+    }
     Thumbnail.selected {
         border: round $accent 70%;
     }
     Thumbnail:focus {
-        border: heavy $accent;
+        border: heavy $foreground;
     }
     """
 
@@ -54,6 +59,8 @@ class Thumbnail(ScreenWidget):
     @dataclass
     class Clicked(Message):
         thumbnail: Thumbnail
+        open: bool = False
+        """A double click: open the pane, not just select it."""
 
     def __init__(self, pane: PaneInfo) -> None:
         super().__init__(classes="" if pane.is_agent else "non-agent")
@@ -73,6 +80,7 @@ class Thumbnail(ScreenWidget):
             title.append(f" {project}", style="italic")
         self.border_title = title
         state = status.state if status else None
+        self.set_class(bool(pane.is_agent and state is not None and state.needs_person), "needs-person")
         if not pane.is_agent:
             self.border_subtitle = Text(pane.current_command, style="dim")
         elif state is None:
@@ -81,7 +89,7 @@ class Thumbnail(ScreenWidget):
             self.border_subtitle = Text(f" {state.value} ", style=STATE_STYLES.get(state, ""))
 
     def on_click(self, event: events.Click) -> None:
-        self.post_message(self.Clicked(self))
+        self.post_message(self.Clicked(self, open=event.chain >= 2))
 
     def on_focus(self) -> None:
         self.post_message(self.Clicked(self))
@@ -106,6 +114,8 @@ class PaneGrid(VerticalScroll):
         Binding("up", "move(0, -1)", "Up", show=False, id="grid.up"),
         Binding("down", "move(0, 1)", "Down", show=False, id="grid.down"),
         Binding("enter", "choose", "Open", show=True, id="grid.open"),
+        Binding("plus,equals_sign", "density(1)", "Bigger", show=False, key_display="+", id="grid.bigger"),
+        Binding("minus", "density(-1)", "Smaller", show=False, key_display="-", id="grid.smaller"),
     ]
 
     @dataclass
@@ -125,6 +135,7 @@ class PaneGrid(VerticalScroll):
         self._thumbs: dict[PaneId, Thumbnail] = {}
         self._order: list[PaneId] = []
         self.columns = 3
+        self.density = DEFAULT_DENSITY
         self._last_offset = Offset(0, 0)
 
     @property
@@ -135,10 +146,25 @@ class PaneGrid(VerticalScroll):
         return self._thumbs.get(pane_id)
 
     def on_resize(self, event: events.Resize) -> None:
-        columns = max(1, (event.size.width - 2) // THUMB_MIN_WIDTH)
+        self._apply_density()
+
+    def _apply_density(self) -> None:
+        min_width, height = DENSITIES[self.density]
+        columns = max(1, (self.size.width - 2) // min_width)
         if columns != self.columns:
             self.columns = columns
             self.styles.grid_size_columns = columns
+        self.styles.grid_rows = str(height)
+
+    def action_density(self, step: int) -> None:
+        """Fewer, bigger thumbnails (``+``) or more, smaller ones (``-``)."""
+        density = max(0, min(len(DENSITIES) - 1, self.density + step))
+        if density != self.density:
+            self.density = density
+            self._apply_density()
+            focused = self.screen.focused
+            if isinstance(focused, Thumbnail):
+                self.call_after_refresh(self.scroll_to_widget, focused, animate=False)
 
     def update_fleet(
         self,
@@ -231,6 +257,8 @@ class PaneGrid(VerticalScroll):
     def on_thumbnail_clicked(self, event: Thumbnail.Clicked) -> None:
         event.stop()
         self.post_message(self.PaneHighlighted(event.thumbnail.pane_id))
+        if event.open:
+            self.post_message(self.PaneChosen(event.thumbnail.pane_id))
 
 
 __all__ = ["AgentState", "PaneGrid", "Thumbnail"]

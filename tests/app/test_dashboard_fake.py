@@ -248,3 +248,25 @@ async def test_a_pane_wider_than_the_mirror_is_cropped_with_a_note() -> None:
         first = widget_text(app.mirror).splitlines()[0]
         assert first.endswith("›") and "\n" not in first
         assert "xxxxxxxxxx" not in widget_text(app.mirror).splitlines()[1], "never wrapped"
+
+
+async def test_grid_density_and_double_click() -> None:
+    panes = [pane_info(f"%{i}", i) for i in range(12)]
+    app, _ = _app(panes)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("2")
+        grid = app.query_one(PaneGrid)
+        await wait_for(pilot, lambda: len(grid.query(Thumbnail)) == 12)
+        await pilot.pause(0.2)
+        before = grid.columns
+        height = grid.thumbnails[0].outer_size.height
+        await pilot.press("minus")
+        await pilot.pause(0.2)
+        assert grid.columns > before and grid.thumbnails[0].outer_size.height < height
+        await pilot.press("plus", "plus")
+        await pilot.pause(0.2)
+        assert grid.columns < before
+        target = grid.thumbnail("%1")
+        assert target is not None
+        await pilot.click(target, times=2)
+        await wait_for(pilot, lambda: app.view == "dashboard" and app.selected_id == "%1", what="opened by double click")
