@@ -31,7 +31,7 @@ from nbs_tui.core.registry import normalise
 from nbs_tui.files.control_plane import ControlPlane, ControlPlaneError
 
 
-def check_chat_path(plane: ControlPlane, project: str, path: str) -> tuple[bool, str]:
+def check_chat_path(plane: ControlPlane, project: str, path: str, channel: str = "") -> tuple[bool, str]:
     """What registering ``path`` in ``project`` would do, for the live hint under the input."""
     if not path.strip():
         return False, "type a path, e.g. .nbs/chat/team.chat"
@@ -45,9 +45,9 @@ def check_chat_path(plane: ControlPlane, project: str, path: str) -> tuple[bool,
         snapshot
         and any(
             entry.kind == "chat" and entry.absolute == absolute
-            for channel in snapshot.channels
-            if channel.handle == ""
-            for entry in channel.entries
+            for snap in snapshot.channels
+            if snap.handle == channel
+            for entry in snap.entries
         )
     )
     if registered:
@@ -107,9 +107,14 @@ class ChatEditor(ModalScreen[None]):
         action: str
         path: str
 
-    def __init__(self, plane: ControlPlane, project: str | None = None, chat: str | None = None) -> None:
+    def __init__(
+        self, plane: ControlPlane, project: str | None = None, chat: str | None = None, channel: str | None = None
+    ) -> None:
+        """``channel``: the agent handle of a per-agent inbox/registry pair, ``""`` for the
+        shared ``control-inbox``; None picks the shared one if the project has it."""
         super().__init__()
         self.plane = plane
+        self.channel: str | None = channel
         projects = [p.root for p in plane.snapshot().projects if p.has_nbs]
         self.project: str | None = project if project is not None else (projects[0] if projects else None)
         self._initial_chat = chat
@@ -122,6 +127,7 @@ class ChatEditor(ModalScreen[None]):
             if self.project is not None and self.project not in self._projects:
                 options.append((self.project, self.project))
             yield Select(options, value=self.project if self.project else Select.NULL, allow_blank=not options, id="editor-project")
+            yield Select([], prompt="registry", allow_blank=True, id="editor-channel")
             yield OptionList(id="editor-chats")
             yield Input(placeholder=".nbs/chat/name.chat", id="editor-path")
             yield Static("", id="editor-check")
@@ -137,6 +143,7 @@ class ChatEditor(ModalScreen[None]):
             yield Button("Close", id="editor-close")
 
     def on_mount(self) -> None:
+        self._fill_channels()
         self._fill_chats()
         if self._initial_chat and self.project:
             shown = self._initial_chat
@@ -152,11 +159,26 @@ class ChatEditor(ModalScreen[None]):
     def path_value(self) -> str:
         return self.query_one("#editor-path", Input).value
 
+    def _fill_channels(self) -> None:
+        """The registries of the project: the shared one and one per agent handle."""
+        snapshot = self.plane.snapshot().project(self.project) if self.project else None
+        handles = [c.handle for c in snapshot.channels] if snapshot else []
+        if "" not in handles:
+            handles.insert(0, "")
+        if self.channel not in handles:
+            self.channel = "" if "" in handles else handles[0]
+        select = self.query_one("#editor-channel", Select)
+        select.set_options(
+            [("control-inbox / control-registry (shared)" if h == "" else f"control-inbox-{h} / control-registry-{h}", h) for h in handles]
+        )
+        select.value = self.channel
+
     def _fill_chats(self) -> None:
         chats = self.query_one("#editor-chats", OptionList)
         chats.clear_options()
         snapshot = self.plane.snapshot().project(self.project) if self.project else None
-        entries = [e for c in snapshot.channels if c.handle == "" for e in c.entries if e.kind == "chat"] if snapshot else []
+        channel = self.channel or ""
+        entries = [e for c in snapshot.channels if c.handle == channel for e in c.entries if e.kind == "chat"] if snapshot else []
         if not entries:
             chats.add_option(Option(Text("(no chat registered)", style="dim"), disabled=True))
         for entry in entries:
@@ -169,7 +191,7 @@ class ChatEditor(ModalScreen[None]):
         if self.project is None:
             check.update(Text("no project with a .nbs/ folder", style="red"))
             return
-        ok, text = check_chat_path(self.plane, self.project, self.path_value)
+        ok, text = check_chat_path(self.plane, self.project, self.path_value, self.channel or "")
         check.update(Text(("✓ " if ok else "✗ ") + text, style="green" if ok else "red"))
 
     def _status(self, text: str, error: bool = False) -> None:
@@ -180,18 +202,19 @@ class ChatEditor(ModalScreen[None]):
             self._status("no project with a .nbs/ folder", error=True)
             return
         self._status(f"{action}…")
-        self._run_edit(self.project, action, self.path_value)
+        self._run_edit(self.project, action, self.path_value, self.channel or "")
 
     @work(thread=True, exclusive=True, group="chat-editor-edit")
-    def _run_edit(self, project: str, action: str, path: str) -> None:
+    def _run_edit(self, project: str, action: str, path: str, channel: str) -> None:
         # a thread: appending waits (up to a second) for an agent's unfinished inbox line
+        inbox = "control-inbox" + (f"-{channel}" if channel else "")
         try:
             if action == "register":
-                done = f"appended to control-inbox: {self.plane.register_chat(project, path)}"
+                done = f"appended to {inbox}: {self.plane.register_chat(project, path, channel)}"
             elif action == "unregister":
-                done = f"appended to control-inbox: {self.plane.unregister_chat(project, path)}"
+                done = f"appended to {inbox}: {self.plane.unregister_chat(project, path, channel)}"
             else:
-                done = f"created {self.plane.create_chat(project, path)} and registered it"
+                done = f"created {self.plane.create_chat(project, path, channel=channel)} and registered it in {inbox}"
         except ControlPlaneError as error:
             self.app.call_from_thread(self._status, str(error), True)
             return
@@ -214,8 +237,17 @@ class ChatEditor(ModalScreen[None]):
 
     @on(Select.Changed, "#editor-project")
     def _project_changed(self, event: Select.Changed) -> None:
-        if isinstance(event.value, str):
+        if isinstance(event.value, str) and event.value != self.project:
             self.project = event.value
+            self.channel = None
+            self._fill_channels()
+            self._fill_chats()
+            self._check()
+
+    @on(Select.Changed, "#editor-channel")
+    def _channel_changed(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str) and event.value != self.channel:
+            self.channel = event.value
             self._fill_chats()
             self._check()
 

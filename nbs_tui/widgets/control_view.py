@@ -143,5 +143,10 @@ class ControlView(Horizontal):
             self.notify("The control plane is not running.", severity="warning")
             return
         self.app.push_screen(
-            ChatEditor(self.plane, project=self.registry_panel.current_project, chat=self.registry_panel.current_chat)
+            ChatEditor(
+                self.plane,
+                project=self.registry_panel.current_project,
+                chat=self.registry_panel.current_chat,
+                channel=self.registry_panel.current_channel,
+            )
         )

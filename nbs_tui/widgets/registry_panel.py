@@ -137,6 +137,18 @@ class RegistryPanel(OptionList):
             return option.id.split("\t")[2]
         return None
 
+    @property
+    def current_channel(self) -> str | None:
+        """The agent handle of the highlighted registry row (``""`` for the shared one)."""
+        option = self.highlighted_option
+        if option is not None and option.id:
+            parts = option.id.split("\t")
+            if parts[0] == "channel" and len(parts) > 2:
+                return parts[2]
+            if len(parts) > 3 and parts[0] != "unregistered":
+                return parts[3]
+        return None
+
     def _render_snapshot(self, force: bool = False) -> None:
         key = self.snapshot
         if not force and key == self._key:

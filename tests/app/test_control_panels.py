@@ -201,3 +201,33 @@ async def test_register_an_offered_chat_from_the_panel(project: Path) -> None:
         editor.query_one("#editor-register", Button).press()
         await until(pilot, lambda: ".nbs/chat/later.chat" in registry_paths(app), "registered from the panel")
         assert (project / ".nbs" / "control-inbox").read_text() == "register-chat .nbs/chat/later.chat\n"
+
+
+async def test_editor_targets_a_per_agent_registry(project: Path) -> None:
+    (project / ".nbs" / "control-inbox-alice").write_text("register-hub .nbs/alice-hub\n")
+    app = ControlApp(project)
+    async with app.run_test(size=(160, 50)) as pilot:
+        registry = app.view.registry_panel
+
+        def alice_row() -> int | None:
+            for i in range(registry.option_count):
+                parts = (registry.get_option_at_index(i).id or "").split("\t")
+                if parts[0] == "hub" and parts[3] == "alice":
+                    return i
+            return None
+
+        await until(pilot, lambda: alice_row() is not None, "alice's registry shown")
+        registry.focus()
+        registry.highlighted = alice_row()
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ChatEditor), "editor open")
+        editor = app.screen
+        assert isinstance(editor, ChatEditor) and editor.channel == "alice"
+        editor.query_one("#editor-path", Input).value = ".nbs/chat/alice-room.chat"
+        await pilot.pause()
+        editor.query_one("#editor-create", Button).press()
+        alice_inbox = project / ".nbs" / "control-inbox-alice"
+        await until(pilot, lambda: "register-chat .nbs/chat/alice-room.chat" in alice_inbox.read_text(), "alice's inbox")
+        registry_file = project / ".nbs" / "control-registry-alice"
+        await until(pilot, lambda: "chat:.nbs/chat/alice-room.chat" in registry_file.read_text(), "alice's registry")
+        assert not (project / ".nbs" / "control-inbox").exists()
