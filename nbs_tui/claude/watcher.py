@@ -405,6 +405,20 @@ class ClaudeSignals:
 
     def _take_status(self, pane: _Pane, status: SessionStatus) -> None:
         pane.status = status
+        last = pane.last_event
+        if (
+            last is not None
+            and last.session_id
+            and status.session_id
+            and last.session_id != status.session_id
+            and last.time < status.updated_at
+        ):
+            # The pane's last hook events belong to an earlier session (hooks were installed
+            # after this one started, or the spool was read from before it): not this agent's.
+            pane.hook = None
+            pane.hook_message = None
+            pane.hook_model = None
+            pane.last_event = None
         if status.session_id and status.session_id != pane.session_id:
             self._switch_session(pane, status.session_id)
 

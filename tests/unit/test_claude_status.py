@@ -210,3 +210,19 @@ def test_hook_reading_translation() -> None:
     assert hook_reading(ev("Notification", notification_type="auth_success"), None) is None
     assert hook_reading(ev("Stop"), None).state == AgentState.IDLE  # type: ignore[union-attr]
     assert hook_reading(ev("SessionEnd", reason="exit"), None).state == AgentState.UNKNOWN  # type: ignore[union-attr]
+
+
+def test_hook_events_of_an_earlier_session_in_the_pane_are_dropped(tree: tuple[int, int], tmp_path: Path) -> None:
+    shell, child = tree
+    config = tmp_path / "claude"
+    (config / "sessions").mkdir(parents=True)
+    info = proc_info(child)
+    assert info is not None
+    spool = tmp_path / "hooks.jsonl"
+    spool.write_bytes(_spool_line("Stop", t=time.time() - 3600, session_id="yesterday", last_assistant_message="old"))
+    (config / "sessions" / f"{child}.json").write_text(json.dumps(_status(child, info.start, "idle", t=time.time())))
+    signals = ClaudeSignals(Settings(hook_spool=spool, claude_home=config), tmux_socket=SOCKET)
+    signals.set_panes([_pane(shell)])
+    facts = signals.poll_once()["%5"]
+    assert facts.session_id == SID and facts.hook is None and facts.last_assistant_message is None
+    assert facts.status is not None and facts.status.state == AgentState.IDLE
