@@ -292,6 +292,8 @@ def summarise(path: str | os.PathLike[str]) -> ChatSummary:
     """Everything a dashboard shows about one chat; never raises."""
     target = os.fspath(path)
     archive = is_archive(target)
+    if "\x00" in target:
+        return ChatSummary(target, exists=False, archive=archive, error="path contains a NUL byte")
     if not os.path.exists(target):
         return ChatSummary(target, exists=False, archive=archive, error="missing")
     try:

@@ -299,7 +299,7 @@ def _signature(path: str) -> tuple[Any, ...]:
         try:
             info = os.stat(name)
             parts.append((info.st_ino, info.st_mtime_ns, info.st_size))
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL in a hand-edited path
             parts.append(None)
     return tuple(parts)
 
@@ -712,6 +712,14 @@ class ControlPlane:
         return {root: tuple(panes) for root, panes in result.items()}
 
     def _refresh(self, project: _Project) -> bool:
+        """Bring one project up to date; a failure is reported and never stops the others."""
+        try:
+            return self._refresh_project(project)
+        except Exception as error:
+            self._set_error(project, f"control plane: {type(error).__name__}: {error}")
+            return True
+
+    def _refresh_project(self, project: _Project) -> bool:
         """Bring one project up to date with its files; True if anything shown changed."""
         changed = False
         has_nbs = os.path.isdir(project.nbs)

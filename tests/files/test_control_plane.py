@@ -554,3 +554,17 @@ def test_chats_created_later_are_offered_not_registered(started, project: Path) 
     assert "chat:.nbs/chat/later.chat" not in registry_lines(project)  # seeding happens at start only
     plane.register_chat(project, ".nbs/chat/later.chat")
     wait_for(lambda: plane.snapshot().projects[0].unregistered_chats == (), what="no longer offered")
+
+
+def test_binary_junk_in_the_registry(started, project: Path) -> None:  # type: ignore[no-untyped-def]
+    registry = project / ".nbs" / "control-registry"
+    junk = b"chat:.nbs/chat/team.chat\nchat:bad\x00name.chat\n\xff\xfe\x00\x01 binary\nchat:caf\xe9.chat\n"
+    registry.write_bytes(junk)
+    plane, recorder = started(project)
+    snap = plane.snapshot().project(project)
+    assert snap is not None and snap.error == "", [e.message for e in recorder.of(PlaneError)]
+    paths = [e.path for e in snap.channels[0].entries]
+    assert "bad\x00name.chat" in paths
+    append(project / ".nbs" / "control-inbox", "register-hub h\n")
+    wait_for(lambda: registry.read_bytes().endswith(b"hub:h\n"), what="write after junk")
+    assert registry.read_bytes() == junk + b"hub:h\n"  # every junk byte kept, in place
