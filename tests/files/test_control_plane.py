@@ -567,4 +567,4 @@ def test_binary_junk_in_the_registry(started, project: Path) -> None:  # type: i
     assert "bad\x00name.chat" in paths
     append(project / ".nbs" / "control-inbox", "register-hub h\n")
     wait_for(lambda: registry.read_bytes().endswith(b"hub:h\n"), what="write after junk")
-    assert registry.read_bytes() == junk + b"hub:h\n"  # every junk byte kept, in place
+    assert registry.read_bytes() == junk + b"bus:.nbs/events\nhub:h\n"  # junk kept, in place
