@@ -152,14 +152,32 @@ class Bench:
 
 
 def child_mirror(socket: str) -> None:
-    """Run TmuxFleet; report seeding time, then latencies when stdin closes."""
+    """Run TmuxFleet; report seeding time, then latencies when stdin closes.
+
+    Two latencies per line: "model", when `PaneScreen.feed` has applied the bytes holding the
+    token (the mirror holds it), and "notified", when ``screens_changed`` reported the pane
+    (what the app sees; includes the ~60 Hz coalescing).
+    """
     from nbs_tui.core.model import ServerAddress
+    from nbs_tui.core.screen import PaneScreen
     from nbs_tui.tmux.fleet import TmuxFleet
 
-    latencies: list[float] = []
+    notified: list[float] = []
+    model: list[tuple[float, float]] = []
     last_seq: dict[str, int] = {}
     lock = threading.Lock()
     fleet: TmuxFleet
+    token_bytes = re.compile(rb"T(\d+):(\d{19})")
+    original_feed = PaneScreen.feed
+
+    def feed(self: PaneScreen, data: bytes) -> None:
+        original_feed(self, data)
+        if b"T" in data:
+            now = time.time_ns()
+            for match in token_bytes.finditer(data):
+                model.append((now / 1e9, (now - int(match.group(2))) / 1e6))
+
+    PaneScreen.feed = feed  # type: ignore[method-assign]
 
     class Listener:
         def fleet_changed(self, panes: Sequence[object]) -> None:
@@ -188,7 +206,7 @@ def child_mirror(socket: str) -> None:
                         newest = max(newest, seq)
                         if seen:  # the first sighting of a pane is its seed, not a latency
                             with lock:
-                                latencies.append((now - stamp) / 1e6)
+                                notified.append((now - stamp) / 1e6)
                         y -= 1
                     last_seq[pane_id] = newest
 
@@ -197,15 +215,24 @@ def child_mirror(socket: str) -> None:
     fleet.start()
     ok = fleet.wait_seeded(120)
     seeded = time.monotonic() - start
-    print(json.dumps({"seeded_s": seeded, "ok": ok, "panes": len(fleet.panes())}), flush=True)
     with lock:
-        latencies.clear()
+        notified.clear()
+        model.clear()
+    window_start = time.time()
+    print(json.dumps({"seeded_s": seeded, "ok": ok, "panes": len(fleet.panes())}), flush=True)
     sys.stdin.read()
     with lock:
-        result = list(latencies)
+        result = list(notified)
+        fed = list(model)
     stats = fleet.stats()
     fleet.stop()
-    print(json.dumps({"latencies": result, "stats": stats}), flush=True)
+    worst = sorted(fed, key=lambda x: -x[1])[:10]
+    print(json.dumps({
+        "latencies": result,
+        "model": [lat for _t, lat in fed],
+        "worst_model": [(round(t - window_start, 2), round(lat, 1)) for t, lat in worst],
+        "stats": stats,
+    }), flush=True)
 
 
 def child_poller(socket: str) -> None:
@@ -296,6 +323,11 @@ def measure(n: int, seconds: float, workdir: Path) -> dict[str, float]:
         row["ours_server_extra"] = server.percent() - row["server_base"]
         row["ours_rss_mb"] = peak_rss_mb(child.pid)
         result = finish_child(child)
+        fed = list(result.get("model", []))
+        row["model_p50"] = statistics.median(fed) if fed else float("nan")
+        row["model_p99"] = percentile(fed, 0.99)
+        row["model_max"] = max(fed) if fed else float("nan")
+        print(f"N={n} worst model latencies (s into window, ms): {result.get('worst_model')}", file=sys.stderr)
         lat = list(result.get("latencies", []))
         row["ours_p50"] = statistics.median(lat) if lat else float("nan")
         row["ours_p99"] = percentile(lat, 0.99)
@@ -320,17 +352,44 @@ def measure(n: int, seconds: float, workdir: Path) -> dict[str, float]:
     return row
 
 
-def throughput(lines: int, workdir: Path) -> dict[str, float]:
-    """lines/s of ``yes | head -n LINES`` in a pane: no client, a plain attach, our fleet."""
+PACED = textwrap.dedent(
+    r"""
+    import sys, time
+    rate, seconds, result = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+    line = b"\x1b[32mpaced\x1b[0m " + b"z" * 70 + b"\n"
+    block = line * 64
+    out = sys.stdout.buffer
+    sent = 0
+    start = time.monotonic()
+    while (now := time.monotonic()) - start < seconds:
+        due = rate * (now - start)
+        while sent < due:
+            out.write(block)
+            sent += len(block)
+        out.flush()
+        time.sleep(0.005)
+    open(result + ".tmp", "w").write(str(sent / (time.monotonic() - start)))
+    import os; os.replace(result + ".tmp", result)
+    """
+)
+
+
+def throughput(lines: int, workdir: Path, rounds: int = 3, paced_rate: float = 2e6) -> dict[str, Any]:
+    """A pane writing as fast as it can (``yes | head -n LINES``, lines/s) and one writing at
+    ``paced_rate`` bytes/s (achieved B/s), with: no client, a plain ``tmux attach`` in a pty,
+    a bare control client draining to /dev/null (tmux's own ceiling), and our fleet.
+    Interleaved, ``rounds`` times each; medians."""
     socket = f"nbs-bench-{os.getpid()}-tp"
-    out: dict[str, float] = {}
+    out: dict[str, Any] = {}
     result = workdir / "tp.txt"
+    paced = workdir / "paced.py"
+    paced.write_text(PACED)
 
     def tmux(*args: str) -> None:
         subprocess.run(["tmux", "-L", socket, *args], check=True, capture_output=True)
 
     subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "tp",
-                    "-x", "120", "-y", "40"], check=True)
+                    "-x", "120", "-y", "40", "bash --norc --noprofile"], check=True)
     try:
         runner = workdir / "tp.sh"
         runner.write_text(
@@ -338,46 +397,86 @@ def throughput(lines: int, workdir: Path) -> dict[str, float]:
             f"e=$(date +%s.%N); echo \"$s $e\" > {result}.tmp && mv {result}.tmp {result}\n"
         )
 
-        def run_once() -> float:
-            result.unlink(missing_ok=True)
-            tmux("send-keys", "-t", "tp", f"clear; sh {runner}", "Enter")
+        def wait_result() -> str:
             deadline = time.monotonic() + 300
             while not result.exists():
                 if time.monotonic() > deadline:
-                    return float("nan")
-                time.sleep(0.1)
-            s, e = (float(v) for v in result.read_text().split())
+                    return ""
+                time.sleep(0.05)
+            return result.read_text()
+
+        def flood() -> float:
+            result.unlink(missing_ok=True)
+            tmux("send-keys", "-t", "tp", f"clear; sh {runner}", "Enter")
+            text = wait_result()
+            if not text:
+                return float("nan")
+            s, e = (float(v) for v in text.split())
             return lines / (e - s)
 
-        out["none"] = run_once()
+        def steady() -> float:
+            result.unlink(missing_ok=True)
+            tmux("send-keys", "-t", "tp", f"clear; {sys.executable} {paced} {paced_rate} 4 {result}", "Enter")
+            text = wait_result()
+            return float(text) if text else float("nan")
+
         script = shutil.which("script")
-        if script:
-            attach = subprocess.Popen(
-                [script, "-q", "-c", f"stty cols 120 rows 41; tmux -L {socket} attach -t tp", "/dev/null"],
-                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            )
-            time.sleep(1.0)
-            out["attach"] = run_once()
-            attach.terminate()
-            attach.wait(10)
-            subprocess.run(["tmux", "-L", socket, "detach-client", "-a"], capture_output=True)
-        child = spawn_child("--mirror-child", socket)
-        assert child.stdout is not None
-        child.stdout.readline()
-        out["fleet"] = run_once()
-        stats = finish_child(child).get("stats", {})
-        out["fleet_dropped_mb"] = float(stats.get("dropped_bytes", 0)) / 1e6
-        out["fleet_reseeds"] = float(stats.get("reseeds", 0))
+        variants = ["none", "attach", "control", "fleet"] if script else ["none", "control", "fleet"]
+        runs: dict[str, list[float]] = {v: [] for v in variants}
+        steadies: dict[str, list[float]] = {v: [] for v in variants}
+        dropped = reseeds = 0.0
+        for _round in range(rounds):
+            for variant in variants:
+                helper: subprocess.Popen[Any] | None = None
+                if variant == "attach":
+                    helper = subprocess.Popen(
+                        [str(script), "-q", "-c", f"stty cols 120 rows 41; tmux -L {socket} attach -t tp", "/dev/null"],
+                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    )
+                    time.sleep(1.0)
+                elif variant == "control":
+                    helper = subprocess.Popen(
+                        ["tmux", "-L", socket, "-C", "attach", "-f", "ignore-size", "-t", "tp"],
+                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    )
+                    time.sleep(0.5)
+                elif variant == "fleet":
+                    helper = spawn_child("--mirror-child", socket)
+                    assert helper.stdout is not None
+                    helper.stdout.readline()
+                runs[variant].append(flood())
+                steadies[variant].append(steady())
+                if variant == "fleet" and helper is not None:
+                    stats = finish_child(helper).get("stats", {})
+                    dropped += float(stats.get("dropped_bytes", 0)) / 1e6
+                    reseeds += float(stats.get("reseeds", 0))
+                elif helper is not None:
+                    if helper.stdin is not None:
+                        helper.stdin.close()
+                    helper.terminate()
+                    helper.wait(10)
+                    time.sleep(0.5)
+        for name in variants:
+            out[name] = statistics.median(runs[name])
+            out[name + "_all"] = runs[name]
+            out[name + "_paced"] = statistics.median(steadies[name])
+        out["fleet_dropped_mb"] = dropped / rounds
+        out["fleet_reseeds"] = reseeds / rounds
+        out["paced_rate"] = paced_rate
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
     return out
 
 
+def _fmt(values: object) -> str:
+    return "/".join(f"{v / 1000:.0f}k" for v in values) if isinstance(values, list) else "-"
+
+
 def table(rows: list[dict[str, float]]) -> str:
     head = (
-        "| N (busy) | seeded in | nbs-tui p50 / p99 / max ms | nbs-tui CPU | tmux extra (nbs-tui) "
+        "| N (busy) | seeded in | mirror holds it: p50 / p99 / max ms | app notified: p50 / p99 / max ms | nbs-tui CPU | tmux extra (nbs-tui) "
         "| nbs-tui peak RSS | nbs-claude p50 / p99 ms | nbs-claude CPU | tmux extra (nbs-claude) "
-        "| ours+server vs theirs+server |\n|---|---|---|---|---|---|---|---|---|---|\n"
+        "| ours+server vs theirs+server |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     body = ""
     for r in rows:
@@ -385,6 +484,7 @@ def table(rows: list[dict[str, float]]) -> str:
         theirs = r["theirs_cpu"] + r["theirs_server_extra"]
         body += (
             f"| {int(r['n'])} ({int(r['busy'])}) | {r['seeded_s']:.2f} s "
+            f"| {r['model_p50']:.1f} / {r['model_p99']:.1f} / {r['model_max']:.0f} "
             f"| {r['ours_p50']:.1f} / {r['ours_p99']:.1f} / {r['ours_max']:.0f} "
             f"| {r['ours_cpu']:.1f} % | {r['ours_server_extra']:.1f} % | {r['ours_rss_mb']:.0f} MB "
             f"| {r['theirs_p50']:.0f} / {r['theirs_p99']:.0f} | {r['theirs_cpu']:.1f} % "
@@ -402,7 +502,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         child_poller(args[1])
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 50, 200])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10, 50, 200])
     parser.add_argument("--seconds", type=float, default=15.0, help="length of each measuring window")
     parser.add_argument("--lines", type=int, default=2_000_000, help="lines for the throughput test")
     parser.add_argument("--no-throughput", action="store_true")
@@ -410,21 +510,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     workdir = Path(f"/tmp/nbs-bench-{os.getpid()}")
     workdir.mkdir(exist_ok=True)
     rows = []
+    load_before = f"{os.getloadavg()[0]:.1f}"
     for n in opts.sizes:
         print(f"measuring N={n} ...", file=sys.stderr, flush=True)
         rows.append(measure(n, opts.seconds, workdir))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     report = f"## Live mirror vs the nbs-claude way ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n\n"
-    report += f"{os.cpu_count()} cores; windows of {opts.seconds:.0f} s; CPU in % of one core.\n\n"
-    report += table(rows)
+    report += (
+        f"{os.cpu_count()} cores; windows of {opts.seconds:.0f} s; CPU in % of one core; "
+        f"load average before/after {load_before} / {os.getloadavg()[0]:.1f}.\n\n"
+    )
+    if rows:
+        report += table(rows)
     if not opts.no_throughput:
         print("measuring throughput ...", file=sys.stderr, flush=True)
         tp = throughput(opts.lines, workdir)
         report += (
-            f"\n`yes | head -n {opts.lines}` in a pane, lines/s: no client {tp.get('none', 0):,.0f}; "
-            f"plain `tmux attach` in a pty {tp.get('attach', float('nan')):,.0f}; "
-            f"nbs-tui fleet attached {tp.get('fleet', 0):,.0f} "
-            f"(dropped {tp.get('fleet_dropped_mb', 0):.1f} MB in nbs-tui, {tp.get('fleet_reseeds', 0):.0f} re-seeds)\n"
+            "\n| pane writer | no client | plain `tmux attach` (pty) | bare `tmux -C` to /dev/null | nbs-tui fleet |\n"
+            "|---|---|---|---|---|\n"
+            f"| `yes \\| head -n {opts.lines}`, lines/s (median of 3) | {tp.get('none', 0):,.0f} "
+            f"| {tp.get('attach', float('nan')):,.0f} | {tp.get('control', 0):,.0f} | {tp.get('fleet', 0):,.0f} |\n"
+            f"| same, each run | {_fmt(tp.get('none_all'))} | {_fmt(tp.get('attach_all'))} "
+            f"| {_fmt(tp.get('control_all'))} | {_fmt(tp.get('fleet_all'))} |\n"
+            f"| paced at {tp['paced_rate'] / 1e6:.0f} MB/s, achieved MB/s | {tp.get('none_paced', 0) / 1e6:.2f} "
+            f"| {tp.get('attach_paced', float('nan')) / 1e6:.2f} | {tp.get('control_paced', 0) / 1e6:.2f} "
+            f"| {tp.get('fleet_paced', 0) / 1e6:.2f} |\n"
+            f"\nDuring the floods nbs-tui dropped {tp.get('fleet_dropped_mb', 0):.1f} MB per run in its own "
+            f"buffers and re-seeded {tp.get('fleet_reseeds', 0):.0f} times.\n"
         )
     print(report)
     results = ROOT / "bench" / "results"

@@ -64,7 +64,6 @@ BLANK = Cell(" ")
 _NAMES = ("black", "red", "green", "brown", "blue", "magenta", "cyan", "white")
 _COLOUR_256 = [*_NAMES, *("bright" + n for n in _NAMES), *FG_BG_256[16:]]
 _ALT_MODES = frozenset({1049, 47, 1047})
-_CELL_CACHE_LIMIT = 8192
 
 
 @lru_cache(maxsize=4096)
@@ -102,6 +101,22 @@ def _sgr_colour(params: list[list[int]], i: int) -> tuple[str | None, int]:
     return None, len(params)
 
 
+class _CellCache(dict[str, Cell]):
+    """The cells of one set of attributes, by character: cells are immutable and shared."""
+
+    __slots__ = ("attrs",)
+
+    def __init__(self, attrs: Cell) -> None:
+        super().__init__()
+        self.attrs = attrs
+
+    def __missing__(self, char: str) -> Cell:
+        if len(self) > 2048:
+            self.clear()
+        cell = self[char] = self.attrs._replace(data=char)
+        return cell
+
+
 class _Terminal(pyte.Screen):
     """pyte.Screen with the tmux-compatible behaviour listed in the module docstring."""
 
@@ -109,8 +124,7 @@ class _Terminal(pyte.Screen):
         self.alternate = False
         self._saved_main: dict[int, StaticDefaultDict[int, Any]] | None = None
         self._saved_alt_cursor: Cursor | None = None
-        self._cells: dict[Cell, dict[str, Cell]] = {}
-        self._cells_size = 0
+        self._cells: dict[Cell, _CellCache] = {}
         super().__init__(columns, lines)
         self.cursor.attrs = BLANK
 
@@ -128,18 +142,7 @@ class _Terminal(pyte.Screen):
     # -- drawing ---------------------------------------------------------------------------
 
     def _cell(self, attrs: Cell, char: str) -> Cell:
-        by_char = self._cells.get(attrs)
-        if by_char is None:
-            if self._cells_size > _CELL_CACHE_LIMIT:
-                self._cells.clear()
-                self._cells_size = 0
-            by_char = self._cells[attrs] = {}
-        cell = by_char.get(char)
-        if cell is None:
-            cell = attrs._replace(data=char)
-            by_char[char] = cell
-            self._cells_size += 1
-        return cell
+        return self._cells_for(attrs)[char]
 
     def _blank(self) -> Cell:
         bg = self.cursor.attrs.bg
@@ -175,9 +178,8 @@ class _Terminal(pyte.Screen):
 
     def _draw_ascii(self, data: str) -> None:
         cursor = self.cursor
-        attrs = cursor.attrs
         columns = self.columns
-        cell_for = self._cell
+        cells = self._cells_for(cursor.attrs).__getitem__
         length = len(data)
         pos = 0
         while pos < length:
@@ -186,17 +188,18 @@ class _Terminal(pyte.Screen):
             n = min(length - pos, columns - x)
             line = self.buffer[cursor.y]
             self._fix_wide_edges(line, x, x + n)
-            by_char = self._cells.get(attrs)
-            if by_char is None:
-                cell_for(attrs, " ")
-                by_char = self._cells[attrs]
-            for i in range(n):
-                ch = data[pos + i]
-                cell = by_char.get(ch)
-                line[x + i] = cell if cell is not None else cell_for(attrs, ch)
+            line.update(zip(range(x, x + n), map(cells, data[pos : pos + n]), strict=True))
             pos += n
             self.dirty.add(cursor.y)
             cursor.x = x + n
+
+    def _cells_for(self, attrs: Cell) -> _CellCache:
+        cache = self._cells.get(attrs)
+        if cache is None:
+            if len(self._cells) > 1024:
+                self._cells.clear()
+            cache = self._cells[attrs] = _CellCache(attrs)
+        return cache
 
     def _draw_char(self, char: str) -> None:
         width = _width(char)
@@ -456,41 +459,23 @@ class _Terminal(pyte.Screen):
         self.cursor.y = min(self.cursor.y, self.lines - 1)
 
 
+def _groups(params: str) -> list[list[int]]:
+    """``"1;38:2::1:2:3"`` -> ``[[1], [38, 2, 0, 1, 2, 3]]``; empty parameters are 0."""
+    return [[int(n) if n else 0 for n in part.split(":")] for part in params.split(";")]
+
+
 class _Stream(pyte.Stream):
     """A VT parser that skips what tmux does not draw, instead of printing it like pyte."""
 
     _controls = "".join(chr(c) for c in range(0x20)) + "\x7f\x9b\x9d\x90\x98\x9e\x9f"
     _text_pattern = re.compile("[^" + "".join(f"\\x{ord(c):02x}" for c in _controls) + "]+")
 
+    _csi_pattern = re.compile(r"\x1b\[([<=>?]?)([0-9;:]*)([ -/]*)([@-~])")
+
     def __init__(self, screen: _Terminal) -> None:
         self.terminal = screen
-        super().__init__(screen, strict=False)
-        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
-
-    def feed_bytes(self, data: bytes) -> None:
-        self.feed(self.decoder.decode(data))
-
-    def _parser_fsm(self) -> Any:
-        term = self.terminal
-        basic: dict[str, Callable[[], None]] = {
-            "\x07": lambda: None,
-            "\x08": term.backspace,
-            "\x09": term.tab,
-            "\x0a": term.linefeed,
-            "\x0b": term.linefeed,
-            "\x0c": term.linefeed,
-            "\x0d": term.carriage_return,
-        }
-        escape: dict[str, Callable[[], None]] = {
-            "c": term.reset,
-            "D": term.index,
-            "E": term.linefeed,
-            "M": term.reverse_index,
-            "H": term.set_tab_stop,
-            "7": term.save_cursor,
-            "8": term.restore_cursor,
-        }
-        csi: dict[str, Callable[..., None]] = {
+        term = screen
+        self._csi: dict[str, Callable[..., None]] = {
             "@": term.insert_characters,
             "A": term.cursor_up,
             "B": term.cursor_down,
@@ -515,6 +500,92 @@ class _Stream(pyte.Stream):
             "l": term.reset_mode,
             "r": term.set_margins,
             "`": term.cursor_to_column,
+        }
+        self._sgr_cache: dict[tuple[Cell, str], Cell] = {}
+        super().__init__(screen, strict=False)
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def feed_bytes(self, data: bytes) -> None:
+        self.feed(self.decoder.decode(data))
+
+    def feed(self, data: str) -> None:
+        """pyte's loop, plus a fast path: a whole CSI sequence is matched by one regex and
+        dispatched at once instead of char by char through the generator."""
+        send = self._send_to_parser
+        draw = self.terminal.draw
+        match_text = self._text_pattern.match
+        match_csi = self._csi_pattern.match
+        taking_plain_text = self._taking_plain_text
+        length = len(data)
+        offset = 0
+        while offset < length:
+            if taking_plain_text:
+                match = match_text(data, offset)
+                if match:
+                    start, offset = match.span()
+                    draw(data[start:offset])
+                    continue
+                if data[offset] == "\x1b":
+                    match = match_csi(data, offset)
+                    if match:
+                        offset = match.end()
+                        self._dispatch_csi(*match.groups())
+                        continue
+            taking_plain_text = send(data[offset])
+            offset += 1
+        self._taking_plain_text = taking_plain_text
+
+    def _dispatch_csi(self, prefix: str, params: str, intermediates: str, final: str) -> None:
+        if intermediates or (prefix and prefix in "<=>"):
+            return
+        term = self.terminal
+        if final == "m":
+            if prefix:
+                return
+            key = (term.cursor.attrs, params)
+            cached = self._sgr_cache.get(key)
+            if cached is None:
+                term.select_graphic_rendition(groups=_groups(params))
+                if len(self._sgr_cache) > 4096:
+                    self._sgr_cache.clear()
+                self._sgr_cache[key] = term.cursor.attrs
+            else:
+                term.cursor.attrs = cached
+            return
+        self._dispatch(prefix, _groups(params), final)
+
+    def _dispatch(self, prefix: str, groups: list[list[int]], final: str) -> None:
+        handler = self._csi.get(final)
+        if handler is None:
+            return
+        numbers = [min(g[0], 9999) for g in groups]
+        if prefix == "?":
+            if final in "hl":
+                handler(*numbers, private=True)
+            elif final in "JK":
+                handler(*numbers)
+        else:
+            handler(*numbers)
+
+    def _parser_fsm(self) -> Any:
+        term = self.terminal
+        basic: dict[str, Callable[[], None]] = {
+            "\x07": lambda: None,
+            "\x08": term.backspace,
+            "\x09": term.tab,
+            "\x0a": term.linefeed,
+            "\x0b": term.linefeed,
+            "\x0c": term.linefeed,
+            "\x0d": term.carriage_return,
+        }
+        escape: dict[str, Callable[[], None]] = {
+            "c": term.reset,
+            "D": term.index,
+            "E": term.linefeed,
+            "M": term.reverse_index,
+            "H": term.set_tab_stop,
+            "7": term.save_cursor,
+            "8": term.restore_cursor,
         }
         strings = "P^_X"  # DCS, PM, APC, SOS: skipped up to ST
         char: str = yield True
@@ -577,16 +648,7 @@ class _Stream(pyte.Stream):
                             if not prefix:
                                 term.select_graphic_rendition(groups=groups)
                             break
-                        handler = csi.get(char)
-                        if handler is not None:
-                            params = [min(g[0], 9999) for g in groups]
-                            if prefix == "?":
-                                if char in "hl":
-                                    handler(*params, private=True)
-                                elif char in "JK":
-                                    handler(*params)
-                            else:
-                                handler(*params)
+                        self._dispatch(prefix, groups, char)
                         break
                     # other bytes inside a CSI are ignored
                 char = yield True

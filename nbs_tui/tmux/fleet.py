@@ -311,7 +311,8 @@ class TmuxFleet(FleetPort):
                 pane.reseeds += 1
                 self.reseeds += 1
         self._dirty.append(pane.info.pane_id)
-        self._feed_wake.set()
+        if not self._feed_wake.is_set():  # set() takes a lock and notifies: skip when already set
+            self._feed_wake.set()
 
     def _make_notification_handler(self, session_id: str) -> object:
         def handle(line: str) -> None:
@@ -538,7 +539,8 @@ class TmuxFleet(FleetPort):
             pane.pending = 0
             pane.mode = _LIVE
         self._dirty.append(pane.info.pane_id)
-        self._feed_wake.set()
+        if not self._feed_wake.is_set():  # set() takes a lock and notifies: skip when already set
+            self._feed_wake.set()
 
     def _check_first_seed(self) -> None:
         if self._first_seed_done.is_set():
