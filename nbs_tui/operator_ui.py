@@ -17,7 +17,6 @@ import queue
 import shutil
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -55,6 +54,8 @@ class OperatorCommand:
     help: str
     show: bool = True
     key_display: str | None = None
+    palette: str = ""
+    """The command palette's name for it (the footer label is kept short)."""
 
     def binding(self) -> Binding:
         return Binding(self.keys, self.action, self.label, show=self.show, key_display=self.key_display, id=self.id)
@@ -65,57 +66,70 @@ OPERATOR_COMMANDS: tuple[OperatorCommand, ...] = (
         "pane.jump", "g", "jump", "Jump",
         "Go into the selected pane in tmux: inside tmux your client switches (prefix B comes back); "
         "outside, the dashboard suspends and attaches until you detach (prefix d)",
+        palette="Jump into the pane",
     ),
     OperatorCommand(
         "send.text", "i", "send_text", "Send",
         "Type text for the selected pane: Enter sends it exactly, Ctrl+T also presses Enter, Ctrl+J new line",
+        palette="Send text to the pane",
     ),
     OperatorCommand(
         "send.key", "K", "send_key", "Key",
         "Press a named key in the selected pane: Enter, Esc, Ctrl-C, arrows, Tab, Shift-Tab, a menu digit",
+        palette="Press a key in the pane",
     ),
     OperatorCommand(
-        "send.passthrough", "p", "pass_through", "Pass-through",
+        "send.passthrough", "p", "pass_through", "Pass",
         "Type straight into the selected pane, every key as if there; Ctrl+] leaves",
+        palette="Pass-through: type into the pane",
     ),
     OperatorCommand(
         "pane.mark", "m,space", "toggle_mark", "Mark",
         "Mark or unmark the selected pane for broadcast (● on its row)", show=False, key_display="m",
+        palette="Mark pane for broadcast",
     ),
-    OperatorCommand("pane.unmark", "M", "clear_marks", "Unmark all", "Clear every broadcast mark", show=False),
+    OperatorCommand("pane.unmark", "M", "clear_marks", "Unmark all", "Clear every broadcast mark", show=False, palette="Unmark all panes"),
     OperatorCommand(
-        "send.broadcast", "b", "broadcast_text", "Broadcast",
+        "send.broadcast", "b", "broadcast_text", "Bcast",
         "Send the same text to every marked pane (names them and asks first)",
+        palette="Broadcast text to marked panes",
     ),
     OperatorCommand(
         "send.broadcast_key", "B", "broadcast_key", "Broadcast key",
         "Press the same named key in every marked pane (names them and asks first)", show=False,
+        palette="Broadcast a key to marked panes",
     ),
     OperatorCommand(
         "poll.now", "r", "force_poll", "Poll",
         "Inject /nbs-poll into the selected agent now, if typing there is safe (says why not)",
+        palette="Force a poll in the pane",
     ),
     OperatorCommand(
         "poll.idle", "R", "force_poll_all", "Poll idle",
         "Inject /nbs-poll into every idle agent now; reports each one skipped and why", show=False,
+        palette="Force a poll in every idle agent",
     ),
     OperatorCommand(
-        "needs.next", "n", "next_needs_you", "Next waiting",
+        "needs.next", "n", "next_needs_you", "Waiting",
         "Select the next agent waiting on you (oldest first); then g jumps into it",
+        palette="Next agent waiting on you",
     ),
     OperatorCommand(
         "fleet.filter", "slash", "filter", "Filter",
         "Filter the list: words, session:NAME project:DIR name:TEXT state:idle|needs", key_display="/",
+        palette="Filter the fleet list",
     ),
     OperatorCommand(
         "pane.toggle_poll", "t", "toggle_poll", "Poll on/off",
-        "Turn poll injection on or off for the selected pane (⏸ on its row when off)", show=False,
+        "Turn poll injection on or off for the selected pane (⊘p on its row when off)", show=False,
+        palette="Toggle poll injection for the pane",
     ),
     OperatorCommand(
         "pane.toggle_plan", "a", "toggle_plan", "Plan auto",
-        "Turn plan-menu auto-select on or off for the selected pane (✋ on its row when off)", show=False,
+        "Turn plan-menu auto-select on or off for the selected pane (⊘a on its row when off)", show=False,
+        palette="Toggle plan auto-select for the pane",
     ),
-    OperatorCommand("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped"),
+    OperatorCommand("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
 )
 
 
@@ -184,8 +198,10 @@ class OperatorApp(NbsApp):
         self.needs_panel = NeedsYouPanel(id="needs-you")
         self.action_log = ActionLog(self.settings.action_log)
         self.jumper = Jumper(self.settings.server)
-        self.needs_you = NeedsYouQueue(idle_threshold=self.settings.needs_you_idle, clock=time.monotonic)
+        self.needs_you = NeedsYouQueue(idle_threshold=self.settings.needs_you_idle, clock=self.clock)
         self.marked: set[PaneId] = self.operator_list.marked
+        self.operator_list.fleet_poll_off = self.settings.poll_disabled
+        self.operator_list.fleet_plan_off = self.settings.plan_policy == "off"
         self._operator: Operator | None = None
         self._send_targets: list[PaneInfo] = []
         self._pass_pane: PaneInfo | None = None
@@ -578,7 +594,7 @@ class OperatorApp(NbsApp):
         )
         if change.joined:
             self._announce([entry.label or entry.pane_id for entry in change.joined], change.joined[0].reason)
-        self.needs_panel.show_entries(self.needs_you.entries(), time.monotonic(), self._label)
+        self.needs_panel.show_entries(self.needs_you.entries(), self.clock(), self._label)
 
     def _label(self, pane_id: PaneId) -> str:
         pane = self.pane_by_id.get(pane_id)
@@ -602,7 +618,7 @@ class OperatorApp(NbsApp):
         self.select_pane(entry.pane_id)
         if self.selected_id != entry.pane_id:  # filtered out of the list: select it anyway
             self._select(entry.pane_id)
-        waited = int(entry.waited(time.monotonic()))
+        waited = int(entry.waited(self.clock()))
         self.notify(f"{self._label(entry.pane_id)}: {entry.reason} (waiting {waited}s) · g jumps in", timeout=4)
 
     def on_needs_you_panel_pane_chosen(self, message: NeedsYouPanel.PaneChosen) -> None:
@@ -653,7 +669,7 @@ class OperatorApp(NbsApp):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for command in OPERATOR_COMMANDS:
-            yield SystemCommand(command.label, command.help, partial(self.run_action, command.action))
+            yield SystemCommand(command.palette or command.label, command.help, partial(self.run_action, command.action))
 
 
 def _desktop_notify(title: str, text: str) -> None:

@@ -77,9 +77,10 @@ class FilterBar(Input):
 class OperatorFleetList(FleetList):
     """The fleet list with the operator's layer: a filter, broadcast marks and per-pane switches.
 
-    The row's Pane cell carries ``●`` when the pane is marked for broadcast, ``⏸`` when poll
-    injection is off for it and ``✋`` when plan menus wait for a person instead of being
-    auto-selected.
+    The row's Pane cell carries ``●`` when the pane is marked for broadcast, ``⊘p`` when poll
+    injection is off for it (while it is on for the fleet) and ``⊘a`` when plan menus wait for a
+    person instead of being auto-selected (while the fleet auto-selects). Narrow, non-emoji
+    glyphs, so the column stays aligned in every terminal.
     """
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
@@ -88,6 +89,9 @@ class OperatorFleetList(FleetList):
         self.marked: set[PaneId] = set()
         self.poll_off: set[PaneId] = set()
         self.plan_manual: set[PaneId] = set()
+        self.fleet_poll_off = False
+        """Polls are off for the whole fleet: then a pane's own "off" is not news."""
+        self.fleet_plan_off = False
         self._all: list[PaneInfo] = []
         self._statuses: Mapping[PaneId, PaneStatus] = {}
         self._last: tuple[Mapping[PaneId, float], float] | None = None
@@ -140,12 +144,13 @@ class OperatorFleetList(FleetList):
         self, pane: PaneInfo, status: PaneStatus | None, changed_at: float | None, now: float
     ) -> dict[str, str]:
         values = super()._row_values(pane, status, changed_at, now)
-        marks = "".join(
+        poll_off = pane.pane_id in self.poll_off or bool(status and "poll-off" in status.flags)
+        marks = " ".join(
             sign
             for sign, on in (
                 ("●", pane.pane_id in self.marked),
-                ("⏸", pane.pane_id in self.poll_off or bool(status and "poll-off" in status.flags)),
-                ("✋", pane.pane_id in self.plan_manual),
+                ("⊘p", poll_off and not self.fleet_poll_off),
+                ("⊘a", pane.pane_id in self.plan_manual and not self.fleet_plan_off),
             )
             if on
         )

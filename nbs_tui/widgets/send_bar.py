@@ -84,12 +84,11 @@ class SendBar(Vertical):
         color: $warning;
         text-style: bold;
     }
-    SendBar _SendText {
-        height: auto;
-        max-height: 8;
-        min-height: 1;
+    SendBar #send-text {
+        height: 3;
         border: none;
         padding: 0;
+        background: $boost;
     }
     """
 
