@@ -296,10 +296,18 @@ async def test_toggles_log_and_help(session: libtmux.Session, tmp_path: Path) ->
     app = make_app(session.server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, pane)
-        await pilot.press("t")  # not an agent: the sidecar does not watch it, and says so
+        await pilot.press("t")
         await wait_for(pilot, lambda: any(r.action == "toggle" for r in records(app)), what="toggle logged")
         (toggle,) = [r for r in records(app) if r.action == "toggle"]
-        assert toggle.outcome is Outcome.SKIPPED and toggle.reason
+        if toggle.outcome is Outcome.SENT:  # the sidecar watches this pane: its row says so
+            assert toggle.sent == "poll injection off"
+            await wait_for(pilot, lambda: "⊘p" in str(app.fleet_list.get_cell(pane, "target")), what="⊘p")
+            await pilot.press("t")
+            await wait_for(pilot, lambda: len(records(app)) == 2, what="second toggle")
+            assert records(app)[1].sent == "poll injection on"
+            await wait_for(pilot, lambda: "⊘p" not in str(app.fleet_list.get_cell(pane, "target")), what="no ⊘p")
+        else:  # a pane the sidecar does not watch: nothing changes, and the reason is told
+            assert toggle.outcome is Outcome.SKIPPED and toggle.reason
         await pilot.press("g")  # headless: cannot suspend, says how to attach instead
         await wait_for(pilot, lambda: any(r.action == "jump" for r in records(app)), what="jump logged")
         (jump,) = [r for r in records(app) if r.action == "jump"]
@@ -308,7 +316,7 @@ async def test_toggles_log_and_help(session: libtmux.Session, tmp_path: Path) ->
         await wait_for(pilot, lambda: isinstance(app.screen, ActionLogScreen), what="log viewer")
         screen = app.screen
         assert isinstance(screen, ActionLogScreen)
-        assert len(screen.view.lines) == 2
+        assert len(screen.view.lines) == len(records(app))
         await pilot.press("escape")
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
