@@ -311,7 +311,9 @@ class ClaudeAgent:
 
     def exit(self, timeout: float = 20.0) -> str:
         """Quit Claude Code with /exit and wait for the shell prompt left behind."""
-        self.submit("/exit")
+        self.type("/exit")
+        self.wait_for(lambda s: "/exit" in (input_text(s) or ""), 5)
+        self.press("Enter")  # inline versions leave the last frame (with "/exit") on screen
         return self.wait_for(lambda s: any(ln.rstrip() == "$" or ln.startswith("$ ") for ln in s.splitlines()), timeout)
 
     # exact signals

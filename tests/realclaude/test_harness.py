@@ -3,6 +3,8 @@ the scripted API saw exactly what was typed."""
 
 from __future__ import annotations
 
+from libtmux.test.retry import retry_until
+
 from tests.realclaude.harness import (
     Ask,
     Bash,
@@ -23,6 +25,8 @@ def test_reaches_idle(claude_fleet: ClaudeFleet) -> None:
     assert f"Claude Code v{agent.version}" in screen
     assert agent.pane_id.startswith("%")
     assert agent.pane.pane_width == "120" and agent.pane.pane_height == "40"
+    # The session file is written shortly after the first frame.
+    assert retry_until(lambda: agent.session_status() is not None, 10, raises=False)
     status = agent.session_status()
     assert status is not None and status.get("cwd") == str(agent.workdir)
 
