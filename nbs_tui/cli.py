@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -145,9 +146,21 @@ def _run_demo(args: argparse.Namespace, settings: Settings) -> int:
         raise UsageError("--agents must be at least 1")
     from nbs_tui.demo.launcher import DemoFleet
 
-    fleet = DemoFleet.start(agents=args.agents, server=settings.server if settings.server.tmux_args() else None)
+    # The demo's agents keep Claude-Code-like status files, transcripts and hook records in the
+    # fleet's own folders, so the dashboard shows every source without touching ~/.claude.
+    spool_dir = Path(tempfile.mkdtemp(prefix="nbs-demo-hooks-"))
+    fleet = DemoFleet.start(
+        agents=args.agents,
+        server=settings.server if settings.server.tmux_args() else None,
+        hook_spool=spool_dir / "hooks.jsonl",
+    )
+
+    def cleanup() -> None:
+        fleet.stop()
+        shutil.rmtree(spool_dir, ignore_errors=True)
+
     if not args.keep:
-        _stop_on_hangup(fleet.stop)
+        _stop_on_hangup(cleanup)
     settings = load_settings(
         config_path=getattr(args, "config", None),
         server=fleet.server,
@@ -155,6 +168,8 @@ def _run_demo(args: argparse.Namespace, settings: Settings) -> int:
         poll_interval=settings.poll_interval,
         poll_disabled=settings.poll_disabled,
         plan_policy=settings.plan_policy,
+        hook_spool=spool_dir / "hooks.jsonl",
+        claude_home=fleet.claude_config,
     )
     try:
         return _run_dashboard(settings, headless=args.headless or args.demo_headless)
@@ -162,7 +177,7 @@ def _run_demo(args: argparse.Namespace, settings: Settings) -> int:
         if args.keep:
             print(f"demo fleet left running: tmux {' '.join(fleet.server.tmux_args())} attach", file=sys.stderr)
         else:
-            fleet.stop()
+            cleanup()
 
 
 def _stop_on_hangup(cleanup: Callable[[], None]) -> None:
