@@ -43,10 +43,11 @@ from nbs_tui.messages import (
     PaneStatus,
     PaneStatusChanged,
     PaneStatusesRefreshed,
+    fuse_claude,
 )
 from nbs_tui.tmux.port import FleetListener, FleetPort, TmuxUnavailable
 from nbs_tui.widgets.detail_panel import DetailPanel
-from nbs_tui.widgets.fleet_list import FleetList, quiet_start
+from nbs_tui.widgets.fleet_list import FleetList
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.help_screen import HelpScreen
 from nbs_tui.widgets.pane_view import PaneView, ScreenSource
@@ -55,6 +56,7 @@ from nbs_tui.widgets.status_bar import StatusBar
 FRAME_SECONDS = 1 / 30
 CLOCK_SECONDS = 1.0
 HISTORY_LENGTH = 50
+PROBLEM_REPEAT_SECONDS = 30.0
 VIEWS = ("dashboard", "grid", "control")
 
 FleetFactory = Callable[[FleetListener], FleetPort]
@@ -184,6 +186,7 @@ class NbsApp(App[int]):
         self._seen_fleet = False
         self._stale = True
         self._backends: list[Any] = []
+        self._problems_shown: dict[tuple[str, str], float] = {}
         self.control_view: Any = None
         """The `ControlView` (registry, chat, inbox) when its widgets are installed."""
         self.status_bar = StatusBar(settings.server.describe(), id="status")
@@ -393,6 +396,15 @@ class NbsApp(App[int]):
         self._stale = True
 
     def on_connection_changed(self, message: ConnectionChanged) -> None:
+        if message.connected and self.connected is False:
+            # a server that went away took its panes with it; pane ids restart on the new one
+            for table in (self.statuses, self.sidecar_statuses, self.facts, self.raw_claude, self.fused, self.history):
+                table.clear()
+            self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock())
+            for pane in self.panes:
+                self.grid.set_status(pane, None)
+            self._update_counts()
+            self._show_details()
         self.connected = message.connected
         self.connection_message = message.message
         self.status_bar.set_connection(message.connected)
@@ -470,6 +482,16 @@ class NbsApp(App[int]):
         return shown
 
     def on_backend_problem(self, message: BackendProblem) -> None:
+        """Show a backend's problem; while tmux is away the banner says it all, and one
+        problem repeated within `PROBLEM_REPEAT_SECONDS` is shown once."""
+        if self.connected is False:
+            self.log.warning(f"{message.source}: {message.message}")
+            return
+        now = self.clock()
+        key = (message.source, message.message)
+        if now - self._problems_shown.get(key, float("-inf")) < PROBLEM_REPEAT_SECONDS:
+            return
+        self._problems_shown[key] = now
         self.notify(message.message, title=message.source, severity="error", timeout=8)
 
     # -- selection -----------------------------------------------------------------------------
@@ -714,55 +736,6 @@ class NbsApp(App[int]):
             label = f"Show pane {pane.target}"
             detail = " · ".join(x for x in (pane.title, pane.current_command) if x)
             yield SystemCommand(label, detail or pane.pane_id, partial(self.select_pane, pane.pane_id), discover=False)
-
-
-def fuse_claude(
-    raw: Any,
-    status: PaneStatus | None,
-    changed_at: float | None,
-    now: float,
-    wall_now: float,
-    previous: Any,
-) -> tuple[Any, ClaudeFacts, PaneStatus] | None:
-    """Fuse a pane's screen reading with Claude Code's own signals (`nbs_tui.core.fusion`).
-
-    Returns the fused state, the facts for the detail panel, and the status to show (the
-    sidecar's, with the trusted state); None when fusion is unavailable.
-    """
-    try:
-        from nbs_tui.core.fusion import Reading, Source, fuse
-    except ImportError:
-        return None
-    readings = list(raw.readings)
-    if status is not None and status.state is not None:
-        since = quiet_start(status, changed_at)
-        at = wall_now - (now - since) if since is not None else wall_now
-        readings.append(Reading(Source.SCREEN, status.state, at, status.reason))
-    fused = fuse(readings, wall_now, previous)
-    extra: list[tuple[str, str]] = []
-    liveness = getattr(raw, "liveness", None)
-    if liveness is not None:
-        extra.append(("process", f"{liveness.value} {getattr(raw, 'liveness_why', '')}".strip()))
-    if getattr(raw, "version", None):
-        extra.append(("version", str(raw.version)))
-    if getattr(raw, "last_hook_event", None):
-        extra.append(("last hook", str(raw.last_hook_event)))
-    api_error = getattr(raw, "api_error", None)
-    if api_error is not None:
-        extra.append(("api error", f"{api_error.kind}: {api_error.text}"))
-    if fused.disagreement:
-        extra.append(("disagree", fused.disagreement))
-    facts = ClaudeFacts(
-        session_id=raw.session_id,
-        model=raw.model,
-        last_message=raw.last_assistant_message,
-        source=fused.source.value if fused.source == Source.SCREEN else f"{fused.source.value}: {fused.why}",
-        state=fused.state,
-        extra=tuple(extra),
-    )
-    base = status or PaneStatus(raw.pane_id)
-    shown = replace(base, state=fused.state, reason=base.reason if fused.source == Source.SCREEN else fused.why)
-    return fused, facts, shown
 
 
 def create_app(

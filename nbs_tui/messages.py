@@ -12,7 +12,7 @@ which is what matters when they cross threads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from textual.message import Message
@@ -145,3 +145,53 @@ class BackendProblem(Message):
 
     source: str
     message: str
+
+
+def fuse_claude(
+    raw: Any,
+    status: PaneStatus | None,
+    changed_at: float | None,
+    now: float,
+    wall_now: float,
+    previous: Any,
+) -> tuple[Any, ClaudeFacts, PaneStatus] | None:
+    """Fuse a pane's screen reading with Claude Code's own signals (`nbs_tui.core.fusion`).
+
+    Returns the fused state, the facts for the detail panel, and the status to show (the
+    sidecar's, with the trusted state); None when fusion is unavailable.
+    """
+    try:
+        from nbs_tui.core.fusion import Reading, Source, fuse
+    except ImportError:
+        return None
+    readings = list(raw.readings)
+    if status is not None and status.state is not None:
+        times = [t for t in (status.idle_since, changed_at) if t is not None]
+        since = max(times) if times else None
+        at = wall_now - (now - since) if since is not None else wall_now
+        readings.append(Reading(Source.SCREEN, status.state, at, status.reason))
+    fused = fuse(readings, wall_now, previous)
+    extra: list[tuple[str, str]] = []
+    liveness = getattr(raw, "liveness", None)
+    if liveness is not None:
+        extra.append(("process", f"{liveness.value} {getattr(raw, 'liveness_why', '')}".strip()))
+    if getattr(raw, "version", None):
+        extra.append(("version", str(raw.version)))
+    if getattr(raw, "last_hook_event", None):
+        extra.append(("last hook", str(raw.last_hook_event)))
+    api_error = getattr(raw, "api_error", None)
+    if api_error is not None:
+        extra.append(("api error", f"{api_error.kind}: {api_error.text}"))
+    if fused.disagreement:
+        extra.append(("disagree", fused.disagreement))
+    facts = ClaudeFacts(
+        session_id=raw.session_id,
+        model=raw.model,
+        last_message=raw.last_assistant_message,
+        source=fused.source.value if fused.source == Source.SCREEN else f"{fused.source.value}: {fused.why}",
+        state=fused.state,
+        extra=tuple(extra),
+    )
+    base = status or PaneStatus(raw.pane_id)
+    shown = replace(base, state=fused.state, reason=base.reason if fused.source == Source.SCREEN else fused.why)
+    return fused, facts, shown
