@@ -345,3 +345,37 @@ def test_install_uninstall_round_trip_keeps_the_users_hooks(claude_fleet: Claude
     assert cli_main(["hooks", "uninstall", *args]) == 0
     assert settings_file.read_bytes() == original
     assert re.search(rb"user-hook\.log", settings_file.read_bytes())
+
+
+def test_idle_prompt_notification(rig: Rig) -> None:
+    agent = rig.start(["Done for now."], config={"messageIdleNotifThresholdMs": 1500})
+    agent.submit("go")
+    agent.wait_for("Done for now.")
+    facts = until(
+        lambda: (f := rig.facts(agent)) and f.hook and "idle_prompt" in f.hook.detail and f,
+        timeout=30,
+        what="Notification idle_prompt",
+    )
+    assert facts.hook is not None and facts.hook.state == S.IDLE
+
+
+def test_startup_dialog_is_trusted_from_the_screen(rig: Rig) -> None:
+    agent = rig.start(trust=False, wait=False)
+    agent.wait_for("trust this folder", 30)
+    until(lambda: screen_state(agent) == S.DIALOG, what="the screen to read as a dialog")
+    facts = rig.facts(agent)
+    print(f"\nat the trust dialog: {facts}")
+    readings = [screen_reading(detect_text(agent.screen(escapes=True)), time.time()), *(facts.readings if facts else ())]
+    fused = fuse(readings, time.time())
+    assert (fused.state, fused.source) == (S.DIALOG, Source.SCREEN)
+    # Hooks and status files have nothing to say before the folder is trusted.
+    assert facts is None or facts.hook is None or facts.hook.state != S.WORKING
+    time.sleep(1.0)  # a menu ignores keys for a moment after it appears (not an assertion)
+    screen = agent.screen()
+    if not re.search(r"❯\s*(\d\.\s*)?Yes, I trust", screen):
+        agent.press("Down")  # newer versions put "No, exit" first
+        agent.wait_for(re.compile(r"❯\s*(\d\.\s*)?Yes, I trust"))
+    agent.press("Enter")
+    agree(rig, agent, S.IDLE)
+    facts = rig.facts(agent)
+    assert facts is not None and facts.liveness == Liveness.RUNNING and facts.last_hook_event == "SessionStart"
