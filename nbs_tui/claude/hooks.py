@@ -218,6 +218,8 @@ def _serialise(data: dict[str, Any], raw: bytes | None) -> bytes:
 
 
 def _write_atomic(path: Path, content: bytes) -> None:
+    if path.is_symlink():
+        path = path.resolve()  # a settings file kept in a dotfiles repo stays a symlink
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -308,7 +308,7 @@ class ClaudeSignals:
         if pane is None:
             pane = self._pane_for_session(event.session_id)
         if pane is None:
-            if event.pane_id:
+            if event.pane_id and (event.pane_id in self._early or len(self._early) < 1000):
                 early = self._early.setdefault(event.pane_id, [])
                 early.append(event)
                 del early[:-20]

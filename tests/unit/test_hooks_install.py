@@ -116,6 +116,18 @@ def test_round_trip_is_byte_identical(tmp_path: Path, spool: Path, original: byt
     assert not uninstall(settings).changed
 
 
+def test_a_symlinked_settings_file_stays_a_symlink(tmp_path: Path, spool: Path) -> None:
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_bytes(USER_SETTINGS)
+    link = tmp_path / "settings.json"
+    link.symlink_to(real)
+    install(link, spool)
+    assert link.is_symlink() and hooks.installed_events(json.loads(real.read_text()))
+    uninstall(link)
+    assert link.is_symlink() and real.read_bytes() == USER_SETTINGS
+
+
 def test_round_trip_on_a_missing_file_removes_it_again(tmp_path: Path, spool: Path) -> None:
     settings = tmp_path / ".claude" / "settings.json"
     install(settings, spool)
