@@ -30,7 +30,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -391,10 +391,25 @@ def _with_file_length(before: str, after: str) -> str:
     return f"{before}file-length: {candidate}\n{after}"
 
 
-def _render(last_writer: str, last_write: str, participants: str, body_lines: list[str]) -> bytes:
+def _render(last_writer: str, last_write: str, counts: dict[str, int], body_lines: list[str]) -> bytes:
+    participants = ", ".join(f"{name}({count})" for name, count in counts.items())
     before = f"{MAGIC}\nlast-writer: {last_writer}\nlast-write: {last_write}\n"
     after = f"participants: {participants}\n---\n" + "".join(line + "\n" for line in body_lines)
     return _with_file_length(before, after).encode(errors="surrogateescape")
+
+
+def render_chat(messages: Iterable[tuple[str, int, str]], last_writer: str, now: float) -> bytes:
+    """A whole chat holding ``messages`` (handle, epoch, text), to seed a chat in one write.
+
+    The bytes are what creating the chat and posting each message would leave, except that
+    ``last-writer`` and ``last-write`` are given (a seeded history is older than its file).
+    """
+    counts: dict[str, int] = {}
+    body = []
+    for handle, epoch, text in messages:
+        counts[handle] = counts.get(handle, 0) + 1
+        body.append(encode_message(handle, text, epoch))
+    return _render(last_writer, _timestamp(now), counts, body)
 
 
 def _write_checked(path: str, content: bytes, before_replace: Callable[[str], None] | None = None) -> None:
@@ -433,7 +448,7 @@ def create_chat(path: str | os.PathLike[str], now: float | None = None) -> None:
     with chat_lock(target):
         if os.path.exists(target):
             raise ChatError(f"{target} already exists")
-        _write_checked(target, _render("system", _timestamp(time.time() if now is None else now), "", []))
+        _write_checked(target, _render("system", _timestamp(time.time() if now is None else now), {}, []))
 
 
 def post_message(
@@ -469,8 +484,7 @@ def post_message(
         body.append(encoded)
         counts = dict(current.participants)
         counts[handle] = counts.get(handle, 0) + 1
-        participants = ", ".join(f"{name}({count})" for name, count in counts.items())
-        _write_checked(target, _render(handle, _timestamp(moment), participants, body), before_replace)
+        _write_checked(target, _render(handle, _timestamp(moment), counts, body), before_replace)
         return ChatMessage(len(current.messages), handle, epoch, text, "current")
 
 

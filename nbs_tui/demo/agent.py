@@ -82,7 +82,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from nbs_tui.demo.chatfile import create_chat, parse_chat, post_message
+from nbs_tui.core.chat import ChatError, create_chat, post_message, read_chat
 
 VERSION_LABEL = "v2.1.197"
 MODEL_ID = "claude-opus-4-8"
@@ -1521,8 +1521,8 @@ class Agent:
         self.tool("Bash", f"nbs-chat read .nbs/chat/{target.name} --unread={self.opt.name}")
         yield Work(self.rng.uniform(0.5, 1.2))
         last = None
-        with contextlib.suppress(OSError, ValueError):
-            messages = parse_chat(target.read_text(encoding="utf-8")).messages
+        with contextlib.suppress(OSError):
+            messages = read_chat(target).messages
             last = next((m for m in reversed(messages) if m.handle != self.opt.name), None)
         if self.polls > 2 and self.rng.random() < 0.3:
             self.result(["(no new messages)"])
@@ -1537,8 +1537,7 @@ class Agent:
         new_chat = NEW_CHATS[(self.polls - 1 + self.rng.randrange(len(NEW_CHATS)) * (self.polls > 2)) % len(NEW_CHATS)]
         rel = f".nbs/chat/{new_chat}.chat"
         yield Work(self.rng.uniform(0.8, 1.6))
-        with contextlib.suppress(OSError):
-            create_chat(project / rel)
+        self._create_chat(project / rel)
         via_line = self.polls == 1 or (self.polls > 2 and self.rng.random() < 0.5)
         verb, target_path = "register-chat", rel
         if self.polls > 2:
@@ -1577,9 +1576,10 @@ class Agent:
         self.tool("Bash", f"nbs-chat send .nbs/chat/{target.name} {self.opt.name} \"{short}\"")
         yield Work(0.5)
         try:
+            self._create_chat(target)  # nbs-chat send to a chat nobody made yet makes it
             post_message(target, self.opt.name, text)
             self.result(["Sent"])
-        except OSError as error:
+        except (OSError, ChatError) as error:
             self.result([[(f"Error: {error}", RED)]])
         yield Work(0.6)
         done = {"register-chat": "registered", "unregister-chat": "unregistered", "register-bus": "registered"}[verb]
@@ -1589,6 +1589,13 @@ class Agent:
     def inbox_rel(self) -> str:
         """``.nbs/control-inbox`` (seed era) or ``.nbs/control-inbox-<handle>`` (later releases)."""
         return ".nbs/control-inbox" + (f"-{self.opt.name}" if self.opt.inbox == "per-handle" else "")
+
+    @staticmethod
+    def _create_chat(chat: Path) -> None:
+        """Make ``chat`` (and its folder) unless it exists; a chat already there is left alone."""
+        with contextlib.suppress(OSError, ChatError):
+            chat.parent.mkdir(parents=True, exist_ok=True)
+            create_chat(chat)
 
     def _append_inbox(self, line: str) -> None:
         inbox = self.opt.project / self.inbox_rel

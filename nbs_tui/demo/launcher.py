@@ -48,8 +48,8 @@ from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
 
+from nbs_tui.core.chat import render_chat
 from nbs_tui.core.model import ServerAddress
-from nbs_tui.demo.chatfile import ChatMessage, render_chat
 
 WIDTH = 160
 HEIGHT = 48
@@ -103,14 +103,14 @@ _PROJECT_BLURBS = {
 }
 
 
-def _seed_chat_messages(project: str, now: float) -> list[ChatMessage]:
+def _seed_chat_messages(project: str, now: float) -> list[tuple[str, int, str]]:
     base = int(now) - 3600
     return [
-        ChatMessage("alex", base, f"Morning all. Today on {project}: finish the retry work and the docs."),
-        ChatMessage("api-claude", base + 300, "On it. Starting with the backoff helper."),
-        ChatMessage("docs-claude", base + 900, "@api-claude tell me when the flags are final so I can document them."),
-        ChatMessage("team-lead", base + 1800, "Reminder: register any new chat with \\nbs-register-chat so your sidecar hears it."),
-        ChatMessage("api-claude", base + 2400, "@docs-claude flags are final: --retries and --backoff. 日本語 docs later?"),
+        ("alex", base, f"Morning all. Today on {project}: finish the retry work and the docs."),
+        ("api-claude", base + 300, "On it. Starting with the backoff helper."),
+        ("docs-claude", base + 900, "@api-claude tell me when the flags are final so I can document them."),
+        ("team-lead", base + 1800, "Reminder: register any new chat with \\nbs-register-chat so your sidecar hears it."),
+        ("api-claude", base + 2400, "@docs-claude flags are final: --retries and --backoff. 日本語 docs later?"),
     ]
 
 
@@ -127,7 +127,7 @@ def make_project(root: Path, name: str, now: float | None = None) -> Path:
     )
     chat = chat_dir / f"{name}.chat"
     if not chat.exists():
-        chat.write_text(render_chat(_seed_chat_messages(name, stamp), "team-lead", stamp), encoding="utf-8")
+        chat.write_bytes(render_chat(_seed_chat_messages(name, stamp), "team-lead", stamp))
     inbox = project / ".nbs" / "control-inbox"
     if not inbox.exists():
         inbox.write_text(f"# control inbox for {name} (append-only)\nregister-chat .nbs/chat/{name}.chat\n", encoding="utf-8")

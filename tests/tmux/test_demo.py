@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from libtmux.server import Server
 
+from nbs_tui.core.chat import read_chat
 from nbs_tui.core.model import ServerAddress
-from nbs_tui.demo.chatfile import parse_chat
 from nbs_tui.demo.launcher import DemoFleet, make_project
 
 SPINNER = re.compile(r"^[·✢✳✶✻✽] \w+… ")
@@ -254,7 +254,7 @@ def test_nbs_poll_registers_chats_and_posts(start_agent: Callable[..., Pane], pr
     assert len(messages) == seeded + 1
     handle, epoch, text = messages[-1]
     assert handle == "tester" and abs(epoch - time.time()) < 120 and text
-    assert parse_chat(chat.read_text()).messages[-1].text == text
+    assert read_chat(chat).messages[-1].text == text
     assert inbox.read_text() == inbox_before  # the first poll only prints the \nbs- line
 
     wait_for("idle", pane.idle)

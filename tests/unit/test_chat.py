@@ -22,6 +22,7 @@ from nbs_tui.core.chat import (
     post_message,
     read_chat,
     read_cursors,
+    render_chat,
     summarise,
     unread_count,
 )
@@ -278,24 +279,30 @@ def test_golden_bytes_match_chat_file_c(tmp_path: Path, monkeypatch: pytest.Monk
         time.tzset()
 
 
-def test_interoperates_with_the_demo_writer(tmp_path: Path) -> None:
-    """The demo fleet's independent NBS writer and this module read each other's files."""
-    demo = pytest.importorskip("nbs_tui.demo.chatfile")
-    chat = tmp_path / "d.chat"
-    demo.create_chat(chat)
-    demo.post_message(chat, "agent-1", "from the demo writer")
-    post_message(chat, "operator", "from nbs-tui")
-    demo.post_message(chat, "agent-2", "again from the demo")
-    mine = read_chat(chat)
-    assert mine.consistent
-    assert [(m.handle, m.text) for m in mine.messages] == [
-        ("agent-1", "from the demo writer"),
-        ("operator", "from nbs-tui"),
-        ("agent-2", "again from the demo"),
+def test_seeded_chat_is_what_create_and_posts_leave(tmp_path: Path) -> None:
+    """render_chat (the demo launcher's seeded history) writes the bytes create + post would."""
+    history = [
+        ("agent-1", 1770976800, "from the seed"),
+        ("operator", 1770976860, "from nbs-tui, 日本語"),
+        ("agent-2", 1770976920, "again from the seed"),
+        ("agent-1", 1770976980, "line one\nline two"),
     ]
-    theirs = demo.parse_chat(chat.read_text())
-    assert [m.text for m in theirs.messages] == [m.text for m in mine.messages]
-    assert theirs.file_length == len(chat.read_bytes())
+    posted = tmp_path / "posted.chat"
+    create_chat(posted, now=1770976700)
+    for handle, epoch, text in history:
+        post_message(posted, handle, text, now=epoch)
+    seeded = tmp_path / "seeded.chat"
+    seeded.write_bytes(render_chat(history, "agent-1", 1770976980))
+    assert seeded.read_bytes() == posted.read_bytes()
+
+    post_message(seeded, "operator", "after the seed")
+    mine = read_chat(seeded)
+    assert mine.consistent
+    assert [(m.handle, m.text) for m in mine.messages] == [(h, t) for h, _, t in history] + [
+        ("operator", "after the seed")
+    ]
+    assert mine.participants == (("agent-1", 2), ("operator", 2), ("agent-2", 1))
+    assert mine.file_length == len(seeded.read_bytes())
 
 
 def test_reads_survive_concurrent_rename_replace(tmp_path: Path) -> None:
