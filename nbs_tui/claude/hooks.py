@@ -289,7 +289,12 @@ def install(settings_path: Path, spool: Path, now: Callable[[], float] = time.ti
         os.chmod(backup, settings_path.stat().st_mode & 0o7777)
     _write_atomic(settings_path, _serialise(wanted, raw))
     events = ", ".join(HOOK_EVENTS)
-    return Outcome(True, f"installed hooks for {events} in {settings_path} (spool {spool}; backup {backup})", backup)
+    return Outcome(
+        True,
+        f"installed hooks for {events} in {settings_path} (spool {spool}; backup {backup}).\n"
+        "Claude Code 2.1.332 picks them up within seconds; older versions (2.1.197) on their next start.",
+        backup,
+    )
 
 
 def uninstall(settings_path: Path) -> Outcome:
