@@ -1,0 +1,487 @@
+"""Benchmark the dashboard itself: the real CLI in a pty, against the nbs-claude way.
+
+Run on demand (not part of the test suite)::
+
+    .venv/bin/python bench/bench_app.py                         # N = 10, 50, 200; 15 s windows
+    .venv/bin/python bench/bench_app.py --sizes 50 --seconds 10 --launches 3
+    .venv/bin/python bench/bench_app.py --sizes 200 --profile   # + a py-spy run of the app
+
+For each N it starts ``DemoFleet.start_busy(N, busy_fraction=0.25, marker_dir=...)`` on a
+private server (imitation Claude Code agents, four 80x24 panes tiled per 160x48 window; a
+quarter of them print 10 coloured lines a second). Agent ``bench-0`` (busy, the first pane of
+the first session, so the pane the dashboard selects at launch) also gets a marker line
+``T<seq>:<time_ns>`` through its marker FIFO every 80-120 ms for the whole run; the agent logs
+the CLOCK_MONOTONIC time right after the marker's bytes went to its pty. Then, one after
+another on the same fleet:
+
+* baseline: nothing attached; the tmux server's CPU is the reference for "extra" CPU;
+* nbs-tui: the CLI (``python -m nbs_tui -L <socket> --no-poll``, i.e. `OperatorApp`, what
+  ``nbs-tui`` runs) in a pty of its own sized 160x48 (TERM=xterm-256color, HOME a temp dir).
+  A reader thread drains the pty master continuously, timestamps every read and looks for
+  marker tokens in the raw bytes: a marker's latency is from the agent's pty write to the
+  first read of the app's terminal output that contains the whole token (the bytes a
+  terminal would draw; the terminal's own parsing is not included). Until the first full
+  frame the bytes are also fed to a pyte screen: the first full frame is the first moment
+  the status bar says ``N panes`` and a marker is drawn in the mirror (right half). After
+  that and a 2 s settle: a ``--seconds`` window for CPU (the app process, reaped children
+  included) and the server's extra CPU; peak RSS is the app's VmHWM. ``q`` quits it.
+* nbs-claude way: bench_mirror's poller child (one ``tmux capture-pane -p`` subprocess per
+  pane per second; its CPU includes the subprocesses); its latency is from the bench writing
+  the marker into the FIFO to the capture that holds it.
+
+CPU is % of one core from /proc/PID/stat. Results: a markdown table on stdout and in
+bench/results/app-YYYYmmdd-HHMMSS.md (gitignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import fcntl
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(BENCH))
+
+from bench_mirror import CpuMeter, finish_child, peak_rss_mb, percentile, spawn_child  # noqa: E402
+
+from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
+
+COLS, ROWS = 160, 48
+TOKEN = re.compile(rb"T(\d+):(\d{19})")
+TOKEN_TEXT = re.compile(r"T(\d+):(\d{19})")
+MARKED = "bench-0"
+SETTLE = 2.0
+
+
+# -- the marker pane -----------------------------------------------------------------------------
+
+
+class Markers:
+    """Writes ``T<seq>:<time_ns>`` into an agent's marker FIFO every 80-120 ms."""
+
+    def __init__(self, fifo: Path, log: Path) -> None:
+        self.fifo, self.log = fifo, log
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="markers", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.thread.join(5)
+
+    def _run(self) -> None:
+        fd = os.open(self.fifo, os.O_WRONLY)  # the agent holds the FIFO open: never blocks
+        try:
+            seq = 0
+            while not self.stop_event.wait(0.08 + random.random() * 0.04):
+                seq += 1
+                os.write(fd, f"T{seq}:{time.time_ns()}\n".encode())
+        finally:
+            os.close(fd)
+
+    def written(self) -> dict[int, int]:
+        """seq -> CLOCK_MONOTONIC ns right after the agent wrote the marker to its pty."""
+        out: dict[int, int] = {}
+        if not self.log.exists():
+            return out
+        for line in self.log.read_text().splitlines():
+            parts = line.split("\t")
+            match = TOKEN_TEXT.fullmatch(parts[0]) if len(parts) == 3 else None
+            if match:
+                out[int(match.group(1))] = int(parts[1])
+        return out
+
+
+class MachineMeter:
+    """How busy the whole machine was (all cores, % of their total), from /proc/stat."""
+
+    def __init__(self) -> None:
+        self.busy0, self.total0 = self._read()
+
+    @staticmethod
+    def _read() -> tuple[int, int]:
+        with open("/proc/stat") as fh:
+            values = [int(v) for v in fh.readline().split()[1:]]
+        idle = values[3] + values[4]  # idle + iowait
+        total = sum(values[:8])  # guest time is already in user
+        return total - idle, total
+
+    def percent(self) -> float:
+        busy, total = self._read()
+        return 100.0 * (busy - self.busy0) / max(1, total - self.total0)
+
+
+# -- the app in a pty ----------------------------------------------------------------------------
+
+
+class AppInPty:
+    """The nbs-tui CLI in a pty of COLS x ROWS; a thread drains and timestamps its output."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], panes: int, cwd: Path) -> None:
+        self.panes = panes
+        self.seen: dict[int, int] = {}
+        """marker seq -> monotonic ns of the first read holding the whole token."""
+        self.out_bytes = 0
+        self.listed_ns = 0
+        self.painted_ns = 0
+        self.full_frame_ns = 0
+        self.full_frame = threading.Event()
+        self.tail = collections.deque[bytes](maxlen=64)
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+        self.master = master
+        self.launched_ns = time.monotonic_ns()
+        self.proc = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
+            start_new_session=True, close_fds=True,
+        )
+        os.close(slave)
+        self.reader = threading.Thread(target=self._read, name="pty-reader", daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        import pyte
+
+        screen: Any = pyte.Screen(COLS, ROWS)
+        stream: Any = pyte.ByteStream(screen)
+        want = f" {self.panes} panes"
+        carry = b""
+        while True:
+            try:
+                data = os.read(self.master, 1 << 16)
+            except OSError:  # EIO: the app closed its terminal
+                break
+            if not data:
+                break
+            now = time.monotonic_ns()
+            self.out_bytes += len(data)
+            self.tail.append(data)
+            buf = carry + data
+            for match in TOKEN.finditer(buf):
+                self.seen.setdefault(int(match.group(1)), now)
+            carry = buf[-40:]  # a token is at most ~30 bytes: one cut across two reads is seen whole
+            if not self.full_frame.is_set():
+                stream.feed(data)
+                rows = screen.display
+                if not self.listed_ns and want in rows[0]:
+                    self.listed_ns = now
+                if not self.painted_ns and any(TOKEN_TEXT.search(row[COLS // 2 - 10 :]) for row in rows):
+                    self.painted_ns = now
+                if self.listed_ns and self.painted_ns:
+                    self.full_frame_ns = now
+                    self.full_frame.set()
+
+    def output(self) -> str:
+        return b"".join(self.tail).decode("utf-8", "replace")
+
+    def quit(self) -> None:
+        try:
+            os.write(self.master, b"q")
+            self.proc.wait(15)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.reader.join(5)
+        os.close(self.master)
+
+
+def app_argv(socket: str, config: Path) -> list[str]:
+    """What the operator runs (``nbs-tui -L SOCKET``), without /nbs-poll injections."""
+    return [sys.executable, "-m", "nbs_tui", "-L", socket, "--no-poll", "--config", str(config)]
+
+
+def app_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "NO_COLOR")}
+    env.update(TERM="xterm-256color", COLORTERM="truecolor", HOME=str(home), COLUMNS=str(COLS), LINES=str(ROWS))
+    env.setdefault("LANG", "C.UTF-8")
+    return env
+
+
+# -- one N ------------------------------------------------------------------------------------
+
+
+def run_app(
+    fleet: DemoFleet, markers: Markers, server_pid: int, seconds: float, workdir: Path, n: int
+) -> dict[str, Any]:
+    """Launch the app once; first full frame, then a CPU and latency window."""
+    home = workdir / "home"
+    home.mkdir(exist_ok=True)
+    config = workdir / "empty.toml"
+    config.write_text("")
+    socket = fleet.server.socket_name
+    assert socket is not None
+    app = AppInPty(app_argv(socket, config), app_env(home), n, ROOT)
+    out: dict[str, Any] = {}
+    try:
+        if not app.full_frame.wait(max(60.0, n * 0.6)):
+            raise RuntimeError(
+                f"N={n}: no full frame (listed={bool(app.listed_ns)}, painted={bool(app.painted_ns)}, "
+                f"exit={app.proc.poll()}); last output: {app.output()[-600:]!r}"
+            )
+        out["first_frame_s"] = (app.full_frame_ns - app.launched_ns) / 1e9
+        out["listed_s"] = (app.listed_ns - app.launched_ns) / 1e9
+        out["painted_s"] = (app.painted_ns - app.launched_ns) / 1e9
+        time.sleep(SETTLE)
+        window_start = time.monotonic_ns()
+        bytes0 = app.out_bytes
+        cpu = CpuMeter(app.proc.pid, children=True)
+        server = CpuMeter(server_pid)
+        machine = MachineMeter()
+        time.sleep(seconds)
+        out["cpu"] = cpu.percent()
+        out["server"] = server.percent()
+        out["machine"] = machine.percent()
+        window_end = time.monotonic_ns()
+        out["out_kbs"] = (app.out_bytes - bytes0) / 1024 / seconds
+        out["rss_mb"] = peak_rss_mb(app.proc.pid)
+        written = {seq: at for seq, at in markers.written().items() if window_start <= at <= window_end}
+        deadline = time.monotonic() + 5.0  # let the window's last markers reach the screen
+        while time.monotonic() < deadline and not all(seq in app.seen for seq in written):
+            time.sleep(0.05)
+        lat, missed = [], 0
+        for seq, at in written.items():
+            if window_start <= at <= window_end:
+                if seq in app.seen:
+                    lat.append((app.seen[seq] - at) / 1e6)
+                else:
+                    missed += 1
+        out["lat"] = lat
+        out["missed"] = missed
+        if app.proc.poll() is not None:
+            raise RuntimeError(f"N={n}: the app exited ({app.proc.returncode}): {app.output()[-600:]!r}")
+    finally:
+        app.quit()
+    return out
+
+
+def profile_app(fleet: DemoFleet, seconds: float, workdir: Path, n: int) -> str:
+    """One more launch, sampled by py-spy (idle threads left out) for ``seconds``."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    if not Path(spy).exists():
+        return "py-spy not installed (.venv/bin/pip install py-spy)"
+    config = workdir / "empty.toml"
+    socket = fleet.server.socket_name
+    assert socket is not None
+    app = AppInPty(app_argv(socket, config), app_env(workdir / "home"), n, ROOT)
+    raw = workdir / f"profile-{n}.txt"
+    try:
+        if not app.full_frame.wait(max(60.0, n * 0.6)):
+            return "no full frame: not profiled"
+        time.sleep(SETTLE)
+        subprocess.run(
+            [spy, "record", "--pid", str(app.proc.pid), "--duration", str(int(seconds)), "--rate", "200",
+             "--format", "raw", "--threads", "--nonblocking", "--output", str(raw)],
+            capture_output=True, check=False,
+        )
+    finally:
+        app.quit()
+    if not raw.exists():
+        return "py-spy wrote nothing (ptrace not permitted?)"
+    keep = ROOT / "bench" / "results" / f"app-profile-{n}-{time.strftime('%Y%m%d-%H%M%S')}.txt"
+    keep.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(raw, keep)
+    return summarize_profile(raw.read_text(), seconds) + f"\n(collapsed stacks: {keep.relative_to(ROOT)})\n"
+
+
+def summarize_profile(text: str, seconds: float, top: int = 25) -> str:
+    """Per thread share, then the functions with the most samples, self and inclusive."""
+    own: collections.Counter[str] = collections.Counter()
+    total: collections.Counter[str] = collections.Counter()
+    threads: collections.Counter[str] = collections.Counter()
+    samples = 0
+    for line in text.splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not stack or not count_text.isdigit():
+            continue
+        count = int(count_text)
+        frames = stack.split(";")
+        samples += count
+        threads[frames[0]] += count
+        own[frames[-1]] += count
+        for frame in set(frames[1:]):
+            total[frame] += count
+    if not samples:
+        return "no samples"
+    rate = 200 * seconds  # samples per fully busy thread over the window
+
+    def pct(count: int) -> str:
+        return f"{100 * count / rate:.1f} %"
+
+    lines = [f"{samples} samples at 200 Hz over {seconds:.0f} s (% of one core, active threads only)", "",
+             "| thread | CPU |", "|---|---|"]
+    lines += [f"| `{name[:80]}` | {pct(c)} |" for name, c in threads.most_common(8)]
+    lines += ["", "| function (self) | CPU |", "|---|---|"]
+    lines += [f"| `{name[:110]}` | {pct(c)} |" for name, c in own.most_common(top)]
+    lines += ["", "| function (inclusive) | CPU |", "|---|---|"]
+    lines += [f"| `{name[:110]}` | {pct(c)} |" for name, c in total.most_common(top)]
+    return "\n".join(lines) + "\n"
+
+
+def measure(n: int, seconds: float, launches: int, workdir: Path, profile: bool) -> dict[str, Any]:
+    markers_dir = workdir / f"markers-{n}"
+    print(f"N={n}: starting the fleet ...", file=sys.stderr, flush=True)
+    fleet = DemoFleet.start_busy(n, busy_fraction=0.25, marker_dir=markers_dir)
+    row: dict[str, Any] = {"n": n, "busy": round(n * 0.25)}
+    try:
+        agent = fleet.agent(MARKED)
+        assert agent.marker_fifo is not None and agent.marker_file is not None
+        markers = Markers(agent.marker_fifo, agent.marker_file)
+        markers.start()
+        server_pid = int(fleet.tmux("display-message", "-p", "#{pid}").strip())
+        socket = fleet.server.socket_name
+        assert socket is not None
+        time.sleep(2.0)
+        base = CpuMeter(server_pid)
+        time.sleep(seconds)
+        row["server_base"] = base.percent()
+
+        runs = []
+        for launch in range(launches):
+            print(f"N={n}: app launch {launch + 1}/{launches} ...", file=sys.stderr, flush=True)
+            runs.append(run_app(fleet, markers, server_pid, seconds, workdir, n))
+            time.sleep(1.0)
+        lat = [x for r in runs for x in r["lat"]]
+        row["first_frame_s"] = statistics.median(r["first_frame_s"] for r in runs)
+        row["listed_s"] = statistics.median(r["listed_s"] for r in runs)
+        row["painted_s"] = statistics.median(r["painted_s"] for r in runs)
+        row["first_frames"] = [round(r["first_frame_s"], 2) for r in runs]
+        row["ours_cpu"] = statistics.median(r["cpu"] for r in runs)
+        row["ours_server_extra"] = statistics.median(r["server"] for r in runs) - row["server_base"]
+        row["ours_rss_mb"] = max(r["rss_mb"] for r in runs)
+        row["out_kbs"] = statistics.median(r["out_kbs"] for r in runs)
+        row["machine"] = statistics.median(r["machine"] for r in runs)
+        row["ours_p50"] = statistics.median(lat) if lat else float("nan")
+        row["ours_p99"] = percentile(lat, 0.99)
+        row["ours_max"] = max(lat) if lat else float("nan")
+        row["ours_samples"] = len(lat)
+        row["ours_missed"] = sum(r["missed"] for r in runs)
+
+        print(f"N={n}: nbs-claude way ...", file=sys.stderr, flush=True)
+        child = spawn_child("--poller-child", socket)
+        assert child.stdout is not None
+        child.stdout.readline()
+        server = CpuMeter(server_pid)
+        time.sleep(seconds)
+        row["theirs_server_extra"] = server.percent() - row["server_base"]
+        result = finish_child(child)
+        row["theirs_cpu"] = float(result.get("cpu_percent", float("nan")))
+        theirs = list(result.get("latencies", []))
+        row["theirs_p50"] = statistics.median(theirs) if theirs else float("nan")
+        row["theirs_p99"] = percentile(theirs, 0.99)
+        row["theirs_samples"] = len(theirs)
+
+        if profile:
+            print(f"N={n}: profiling the app ...", file=sys.stderr, flush=True)
+            row["profile"] = profile_app(fleet, seconds, workdir, n)
+        markers.stop()
+    finally:
+        fleet.stop()
+    return row
+
+
+# -- report -------------------------------------------------------------------------------------
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = (
+        "| N (busy) | first full frame (panes listed / mirror painted) | on screen p50 / p99 / max ms (samples, missed) "
+        "| nbs-tui CPU | tmux extra (nbs-tui) | nbs-tui peak RSS | app output | nbs-claude p50 / p99 ms "
+        "| nbs-claude CPU | tmux extra (nbs-claude) | ours+server vs theirs+server | machine busy |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    body = ""
+    for r in rows:
+        ours = r["ours_cpu"] + r["ours_server_extra"]
+        theirs = r["theirs_cpu"] + r["theirs_server_extra"]
+        body += (
+            f"| {r['n']} ({r['busy']}) | {r['first_frame_s']:.2f} s ({r['listed_s']:.2f} / {r['painted_s']:.2f}) "
+            f"| {r['ours_p50']:.1f} / {r['ours_p99']:.1f} / {r['ours_max']:.0f} ({r['ours_samples']}, {r['ours_missed']}) "
+            f"| {r['ours_cpu']:.1f} % | {r['ours_server_extra']:.1f} % | {r['ours_rss_mb']:.0f} MB | {r['out_kbs']:.0f} KB/s "
+            f"| {r['theirs_p50']:.0f} / {r['theirs_p99']:.0f} | {r['theirs_cpu']:.1f} % | {r['theirs_server_extra']:.1f} % "
+            f"| {ours:.1f} % vs {theirs:.1f} % ({ours / theirs:.2f}x) | {r['machine']:.0f} % |\n"
+        )
+    return head + body
+
+
+def goals(rows: list[dict[str, Any]]) -> str:
+    lines = []
+    for r in rows:
+        ours = r["ours_cpu"] + r["ours_server_extra"]
+        theirs = r["theirs_cpu"] + r["theirs_server_extra"]
+        if r["n"] == 50:
+            ok = r["ours_p99"] < 50 and r["ours_missed"] == 0
+            lines.append(f"- N=50: p99 on screen {r['ours_p99']:.1f} ms (goal < 50 ms): {'met' if ok else 'MISSED'}")
+        ratio_ok = ours <= theirs / 2
+        lines.append(
+            f"- N={r['n']}: nbs-tui + its server extra {ours:.1f} % vs nbs-claude way {theirs:.1f} % "
+            f"(goal at most half, {ours / theirs:.2f}x): {'met' if ratio_ok else 'MISSED'}"
+        )
+        if r["n"] == 200:
+            ok = r["ours_cpu"] < 25
+            lines.append(f"- N=200: nbs-tui CPU {r['ours_cpu']:.1f} % (goal < 25 %): {'met' if ok else 'MISSED'}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10, 50, 200])
+    parser.add_argument("--seconds", type=float, default=15.0, help="length of each measuring window")
+    parser.add_argument("--launches", type=int, default=1, help="app launches per N (medians; latencies pooled)")
+    parser.add_argument("--profile", action="store_true", help="then one more launch per N under py-spy")
+    opts = parser.parse_args(argv)
+    workdir = Path(tempfile.mkdtemp(prefix="nbs-bench-app-"))
+    rows = []
+    load_before = f"{os.getloadavg()[0]:.1f}"
+    try:
+        for n in opts.sizes:
+            rows.append(measure(n, opts.seconds, opts.launches, workdir, opts.profile))
+            shown = {k: v for k, v in rows[-1].items() if k != "profile"}
+            print(json.dumps(shown), file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    report = f"## nbs-tui dashboard vs the nbs-claude way ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n\n"
+    report += (
+        f"`{' '.join(['.venv/bin/python', 'bench/bench_app.py', *(argv if argv is not None else sys.argv[1:])])}`; "
+        f"{os.cpu_count()} cores; windows of {opts.seconds:.0f} s; {opts.launches} app launch(es) per N; "
+        f"CPU in % of one core; load average before/after {load_before} / {os.getloadavg()[0]:.1f}.\n\n"
+    )
+    report += table(rows) + "\n" + goals(rows)
+    for r in rows:
+        if "profile" in r:
+            report += f"\n### py-spy of the app at N={r['n']}\n\n{r['profile']}"
+    print(report)
+    results = ROOT / "bench" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    path = results / f"app-{time.strftime('%Y%m%d-%H%M%S')}.md"
+    path.write_text(report)
+    print(f"saved {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
