@@ -143,11 +143,12 @@ def find_claude(version: str | None = None) -> ClaudeBinary | str:
             return f"NBS_CLAUDE_BIN={explicit} is not executable"
         return ClaudeBinary(path, _ask_version(path) or "unknown")
     version = version or os.environ.get("NBS_CLAUDE_VERSION") or PRIMARY_VERSION
-    path = cache_root() / version / "node_modules" / "@anthropic-ai" / "claude-code" / "bin"
-    path = path / "claude.exe"
-    if not os.access(path, os.X_OK):
+    # node_modules/.bin/claude links bin/claude.exe (native) or, up to ~2.1.100, cli.js (node).
+    link = cache_root() / version / "node_modules" / ".bin" / "claude"
+    path = link.resolve()
+    if not link.exists() or not os.access(path, os.X_OK):
         return (
-            f"Claude Code {version} is not installed at {path}: "
+            f"Claude Code {version} is not installed in {cache_root() / version}: "
             f"run `bash tests/realclaude/install-claude-code.sh {version}` (needs npm)"
         )
     return ClaudeBinary(path, version)

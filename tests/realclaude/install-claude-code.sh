@@ -27,9 +27,11 @@ fi
 status=0
 for version in "$@"; do
     dir="$CACHE_ROOT/$version"
-    bin="$dir/node_modules/@anthropic-ai/claude-code/bin/claude.exe"
+    # Newer versions link bin/claude.exe (a native binary from a per-platform optional
+    # dependency); older ones (2.1.100 and before) link cli.js, which runs on node.
+    bin="$dir/node_modules/.bin/claude"
     if [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -q "^$version"; then
-        printf '%s\t%s\n' "$version" "$bin"
+        printf '%s\t%s\n' "$version" "$(readlink -f "$bin")"
         continue
     fi
     echo "== installing Claude Code $version into $dir" >&2
@@ -51,6 +53,6 @@ for version in "$@"; do
     size=$(du -sm "$dir" | cut -f1)
     printf 'install-claude-code: %s took %.1f s, %s MiB on disk\n' \
         "$version" "$(awk "BEGIN{print $end - $start}")" "$size" >&2
-    printf '%s\t%s\n' "$version" "$bin"
+    printf '%s\t%s\n' "$version" "$(readlink -f "$bin")"
 done
 exit $status
