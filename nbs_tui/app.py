@@ -416,7 +416,7 @@ class NbsApp(App[int]):
         elif self._seen_fleet and self.panes:
             why = f" ({message.message})" if message.message else ""
             banner.update(
-                f"⚠ {self.settings.server.describe()} is gone{why} — keeping the last view, reconnecting…"
+                f"⚠ {self.status_bar.server} is gone{why} — keeping the last view, reconnecting…"
             )
             banner.display = True
         self._update_empty_state()
@@ -601,7 +601,7 @@ class NbsApp(App[int]):
     def _update_empty_state(self) -> None:
         empty = self.empty
         views = self.views
-        server = self.settings.server.describe()
+        server = self.status_bar.server
         demo = "Run 'nbs-tui demo' to try nbs-tui on a demo fleet of imitation agents."
         text = ""
         if self.panes:

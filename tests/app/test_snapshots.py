@@ -18,6 +18,7 @@ from textual.pilot import Pilot
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.model import ServerAddress
+from nbs_tui.messages import ConnectionChanged
 from nbs_tui.widgets.grid import Thumbnail
 from tests.app.helpers import widget_text
 from tests.app.snapfleet import LAYOUT, StableFleet, start_snapshot_fleet
@@ -109,3 +110,30 @@ def test_zoomed_mirror(snapshot_app: NbsApp, snap_compare: Callable[..., bool]) 
 
 def test_help(snapshot_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
     assert snap_compare(snapshot_app, terminal_size=SIZE, run_before=_then("question_mark"))
+
+
+def test_server_gone_banner(snapshot_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
+    async def run_before(pilot: Pilot[object]) -> None:
+        await _settled(pilot)
+        snapshot_app.post_message(ConnectionChanged(False, "server exited"))
+        await pilot.pause(0.3)
+
+    assert snap_compare(snapshot_app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_no_server_empty_state(server: libtmux.Server, snap_compare: Callable[..., bool]) -> None:
+    app = create_app(
+        Settings(server=ServerAddress(socket_name=server.socket_name)),
+        control_plane=False, claude=False, clock=lambda: 1000.0, wall=lambda: FROZEN_WALL,
+    )
+
+    async def run_before(pilot: Pilot[object]) -> None:
+        app.status_bar.set_server("tmux server -L nbs-snapshot")
+        deadline = time.monotonic() + 15
+        while app.connected is not False and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        app.connection_message = ""
+        app._update_empty_state()
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
