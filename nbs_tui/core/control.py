@@ -305,26 +305,29 @@ class Replay:
         return self.registry
 
 
-# A command printed on an agent's screen: at the start of the line after optional whitespace and
-# the bullets Claude Code draws (⏺ ● • > │ -), never inside backticks or prose.
+# A command an agent printed on its screen. Claude Code draws ``● `` (``⏺ `` in older releases)
+# before the first line of a message and two spaces before the rest, so a command is the verb and
+# its one argument standing alone on a line after that marker or a short indent (NBS's sidecar
+# took ``\nbs-<verb> <word>`` the same way). Deeper indents are tool output (``⎿`` and its
+# continuation rows), ``❯`` is the input box or a user echo, and ``<path>`` is documentation.
 _SCREEN_COMMAND = re.compile(
-    r"^[\s⏺●•>│|*-]*(\\nbs-(?:" + "|".join(sorted((re.escape(v) for v in VERBS), key=len, reverse=True))
-    + r")(?:[ \t]+[^`]*?)?)[ \t]*$"
+    r"^(?:[⏺●]\s+|\s{0,4})\\nbs-(?P<verb>"
+    + "|".join(re.escape(v.value) for v in Verb)
+    + r")\s+(?P<arg>[^\s<]\S*)\s*$"
 )
 
 
 def scan_screen_lines(lines: Iterable[str]) -> list[str]:
-    """The ``\\nbs-`` command lines in a captured screen, in screen order.
+    """The ``\\nbs-`` commands on a captured screen, in screen order, as ``\\nbs-<verb> <arg>``.
 
-    For the pane-scanning fallback: a command must start its line (after whitespace and
-    Claude Code's bullets) and contain no backticks, so ``\\nbs-register-chat`` quoted in prose
-    or code is not taken as a command.
+    Known verbs only; prose that mentions a command mid-sentence (or quotes it in backticks) is
+    not one. The sidecar reports each line it returns to the control plane.
     """
     found: list[str] = []
     for line in lines:
-        if "\\nbs-" not in line:
+        if PREFIX not in line:
             continue
-        match = _SCREEN_COMMAND.match(line)
+        match = _SCREEN_COMMAND.match(line)  # \s matches no-break spaces too
         if match:
-            found.append(match.group(1).strip())
+            found.append(f"{PREFIX}{match.group('verb')} {match.group('arg')}")
     return found

@@ -21,7 +21,7 @@ because those phrases count only in their structural places (spinner, footer, me
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,16 +32,6 @@ if TYPE_CHECKING:
 
 TAIL = 60
 """How many non-blank rows from the bottom are examined."""
-
-NBS_VERBS = (
-    "register-chat",
-    "unregister-chat",
-    "register-bus",
-    "unregister-bus",
-    "register-hub",
-    "unregister-hub",
-    "set-poll-interval",
-)
 
 FLAG_CONTEXT_PRESSURE = "context-pressure"
 FLAG_PLAN_MODE = "plan-mode"
@@ -709,27 +699,3 @@ def detection_as_json(detection: Detection) -> dict[str, Any]:
         "flags": sorted(detection.flags),
         "reason": detection.reason,
     }
-
-
-# --- \nbs- commands ---------------------------------------------------------------------------
-
-_NBS_LINE = re.compile(
-    r"^(?:[⏺●]\s+|\s{0,4})(?P<cmd>\\nbs-(?P<verb>" + "|".join(NBS_VERBS) + r")\s+(?P<arg>\S+))\s*$"
-)
-
-
-def scan_nbs_commands(lines: Iterable[str]) -> list[str]:
-    """``\\nbs-<verb> <arg>`` lines an agent printed, in screen order, as ``\\nbs-verb arg``.
-
-    A command is what stands alone on a line after Claude Code's message marker (``● ``/``⏺ ``)
-    or its two-space continuation indent; prose that mentions one mid-sentence is not one, nor
-    is text in the input box or a user echo (``❯``), nor an unknown verb.
-    """
-    found: list[str] = []
-    for line in lines:
-        if "\\nbs-" not in line:
-            continue
-        m = _NBS_LINE.match(line.replace("\u00a0", " ").rstrip())
-        if m and not m.group("arg").startswith("<"):
-            found.append(f"\\nbs-{m.group('verb')} {m.group('arg')}")
-    return found

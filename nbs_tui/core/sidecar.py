@@ -28,12 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from nbs_tui.core.detect import (
-    FLAG_CONTEXT_PRESSURE,
-    choose_plan_option,
-    detect_lines,
-    scan_nbs_commands,
-)
+from nbs_tui.core.control import scan_screen_lines
+from nbs_tui.core.detect import FLAG_CONTEXT_PRESSURE, choose_plan_option, detect_lines
 from nbs_tui.core.model import AgentState, Detection, MenuOption, PaneId
 
 BACKOFF = 10.0
@@ -450,7 +446,7 @@ class PaneSidecar:
     # -- \nbs- commands ------------------------------------------------------------------------
 
     def _scan_commands(self, lines: Sequence[str], now: float) -> list[Action]:
-        seen = Counter(scan_nbs_commands(lines))
+        seen = Counter(scan_screen_lines(lines))
         self._cmd_seen = seen
         actions: list[Action] = []
         for line, count in seen.items():

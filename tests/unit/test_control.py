@@ -116,10 +116,26 @@ def test_scan_screen_lines_finds_commands_not_prose() -> None:
         "Use `\\nbs-register-chat <path>` to register.",
         "The verb \\nbs-register-chat is described here.",
         "\\nbs-frobnicate x",
+        "⏺ \\nbs-register-chat .nbs/chat/debug.chat",
+        "  \\nbs-set-poll-interval 120",
+        "● \\nbs-unregister-bus .nbs/events",
+        "  I will run \\nbs-register-chat .nbs/chat/x.chat later",  # mid-sentence
+        "  \\nbs-frobnicate foo",  # unknown verb
+        "❯ \\nbs-register-chat typed.chat",  # user input / echo
+        "  ⎿  \\nbs-register-hub tool-output",  # tool output
+        "  \\nbs-register-hub <path>",  # documentation placeholder
+        "\\nbs-register-hub hubs/main.hub",
+        "     \\nbs-register-chat deeper.chat",  # a tool result's continuation row
+        "●\u00a0\\nbs-register-bus\u00a0.nbs/bus2 \u00a0",  # no-break spaces count as spaces
     ]
     assert scan_screen_lines(screen) == [
         "\\nbs-register-chat .nbs/chat/debug.chat",
         "\\nbs-set-poll-interval 60",
+        "\\nbs-register-chat .nbs/chat/debug.chat",
+        "\\nbs-set-poll-interval 120",
+        "\\nbs-unregister-bus .nbs/events",
+        "\\nbs-register-hub hubs/main.hub",
+        "\\nbs-register-bus .nbs/bus2",
     ]
 
 

@@ -15,7 +15,6 @@ from nbs_tui.core.detect import (
     detect_lines,
     detect_text,
     detection_as_json,
-    scan_nbs_commands,
     strip_escapes,
 )
 from nbs_tui.core.model import AgentState, MenuOption
@@ -471,29 +470,6 @@ def test_detection_as_json_shape() -> None:
     assert data["state"] == "idle"
     assert set(data) >= {"state", "options", "input", "safe_to_inject", "plan_choice"}
     json.dumps(data)
-
-
-# --- \nbs- commands ---------------------------------------------------------------------------
-
-
-def test_scan_nbs_commands() -> None:
-    lines = [
-        "⏺ \\nbs-register-chat .nbs/chat/debug.chat",
-        "  \\nbs-set-poll-interval 120",
-        "● \\nbs-unregister-bus .nbs/events",
-        "  I will run \\nbs-register-chat .nbs/chat/x.chat later",  # mid-sentence
-        "  \\nbs-frobnicate foo",  # unknown verb
-        "❯ \\nbs-register-chat typed.chat",  # user input / echo
-        "  ⎿  \\nbs-register-hub tool-output",  # tool output
-        "  \\nbs-register-hub <path>",  # documentation placeholder
-        "\\nbs-register-hub hubs/main.hub",
-    ]
-    assert scan_nbs_commands(lines) == [
-        "\\nbs-register-chat .nbs/chat/debug.chat",
-        "\\nbs-set-poll-interval 120",
-        "\\nbs-unregister-bus .nbs/events",
-        "\\nbs-register-hub hubs/main.hub",
-    ]
 
 
 def test_detect_screen_uses_dim_attribute_for_suggestions() -> None:
