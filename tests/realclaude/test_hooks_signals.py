@@ -166,10 +166,13 @@ def test_hook_events_reach_the_right_pane(rig: Rig, record_property: Callable[[s
 
 def agree(rig: Rig, agent: ClaudeAgent, expected: S, hook_states: set[S] | None = None, timeout: float = 30.0) -> FusedState:
     """Wait until the screen, the hook, the status file and the fused state all say ``expected``."""
-    last: dict[str, Any] = {}
+    last: dict[str, Any] = {"text": None, "changed_at": time.time()}
 
     def check() -> FusedState | None:
-        screen = screen_state(agent)
+        text = agent.screen(escapes=True)
+        if text != last["text"]:  # date the screen by its last change, as the runner does
+            last.update(text=text, changed_at=time.time())
+        screen = detect_text(text).state
         facts = rig.facts(agent)
         last.update(screen=screen, facts=facts)
         if facts is None or facts.hook is None or facts.status is None:
@@ -177,7 +180,7 @@ def agree(rig: Rig, agent: ClaudeAgent, expected: S, hook_states: set[S] | None 
         wanted_hook = hook_states or {expected}
         if screen != expected or facts.hook.state not in wanted_hook or coarse(facts.status.state) != coarse(expected):
             return None
-        fused = fuse([Reading(Source.SCREEN, screen, time.time()), *facts.readings], time.time())
+        fused = fuse([Reading(Source.SCREEN, screen, last["changed_at"]), *facts.readings], time.time())
         last.update(fused=fused)
         return fused if fused.state == expected else None
 
