@@ -220,6 +220,8 @@ def test_hook_appends_one_line_with_the_pane(tmp_path: Path, spool: Path, shell:
     text = json.dumps(payload, indent=2).encode()  # a pretty-printed payload still becomes one line
     result = _run_hook(hook_command(spool), text, {"TMUX_PANE": "%12", "TMUX": "/tmp/tmux-0/x,99,0"}, shell)
     assert result.returncode == 0, result.stderr
+    # Nothing on stdout: for SessionStart and UserPromptSubmit it would reach the model's context.
+    assert result.stdout == b"" and result.stderr == b""
     [line] = _lines(spool)
     assert line["nbs_pane"] == "%12" and line["nbs_tmux"] == "/tmp/tmux-0/x"
     assert line["payload"] == payload
