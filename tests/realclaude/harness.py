@@ -17,13 +17,16 @@ API summary (fixtures come from tests/realclaude/conftest.py)::
     agent.screen(escapes=False) -> str                 # capture-pane text (-e with escapes)
     agent.wait_for(text_or_predicate, timeout=20) -> str   # bounded poll; returns the screen
     agent.wait_idle(timeout=20) -> str                 # the prompt is back and nothing runs
+    agent.wait_working(timeout=20) -> str              # "esc to interrupt" in the footer
     agent.type(text) / agent.press(*keys)              # literal text / tmux key names, paced
     agent.submit(text)                                 # type, Enter, wait until it was taken
     agent.session_status() -> dict | None              # ~/.claude/sessions/<pid>.json
     agent.exit()                                       # /exit; the pane drops to a shell
 
+``permission_mode="default"`` makes every version ask before tools (2.1.3xx would otherwise start
+in auto mode); ``"plan"`` starts in plan mode; ``None`` keeps the version's own default.
 Scenario steps (``Text``, ``Slow``, ``Bash``, ``ToolUse``, ``Plan``, ``Ask``, ``Error``) are
-re-exported from :mod:`tests.realclaude.fakeapi`. Each pane is its own tmux session of 120x40;
+re-exported from :mod:`tests.realclaude.fakeapi`. Full guide: tests/realclaude/README.md. Each pane is its own tmux session of 120x40;
 the agent runs through ``<home>/launch.sh`` (which sets HOME and the offline env explicitly,
 since a tmux server started earlier would hand new panes its own environment) and leaves an
 interactive shell behind when Claude Code exits.
