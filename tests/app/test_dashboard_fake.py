@@ -270,3 +270,18 @@ async def test_grid_density_and_double_click() -> None:
         assert target is not None
         await pilot.click(target, times=2)
         await wait_for(pilot, lambda: app.view == "dashboard" and app.selected_id == "%1", what="opened by double click")
+
+
+async def test_selection_survives_a_reordered_fleet() -> None:
+    app, holder = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        table = app.query_one(FleetList)
+        await wait_for(pilot, lambda: table.row_count == 3)
+        await pilot.press("j", "j")
+        assert app.selected_id == "%3"
+        newcomer = pane_info("%9", 0, title="new agent")
+        holder["fleet"].set_panes([newcomer, *PANES])
+        await wait_for(pilot, lambda: table.row_count == 4, what="the new pane")
+        await pilot.pause(0.3)
+        assert app.selected_id == "%3" and table.selected_pane_id == "%3"
+        assert app.mirror.pane is not None and app.mirror.pane.pane_id == "%3"
