@@ -135,6 +135,10 @@ def test_hook_events_reach_the_right_pane(rig: Rig, record_property: Callable[[s
     two.submit("second prompt")
     until(lambda: (f := rig.facts(two)) and f.last_hook_event == "Stop" and f.last_assistant_message == "Reply two.", what="Stop on two")
 
+    # The hooks add nothing to what the model sees (hook stdout can reach its context).
+    for agent in (one, two):
+        assert all("nbs_pane" not in r.all_text() and "nbs-tui-hook" not in r.all_text() for r in agent.api.main_requests())
+
     # Every hook event in the spool names the pane it came from, and was routed to it.
     lines = [json.loads(line) for line in rig.spool.read_bytes().splitlines()]
     by_session = {rig.facts(a).session_id: a.pane_id for a in (one, two)}  # type: ignore[union-attr]
