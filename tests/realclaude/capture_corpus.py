@@ -16,6 +16,7 @@ Versions not yet installed are installed with install-claude-code.sh.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -435,6 +436,9 @@ def capture_version(version: str, only: Sequence[str], jobs: int) -> None:
         fleet.close()
         if server.is_alive():
             server.kill()
+        # tmux leaves its socket file behind
+        tmpdir = os.environ.get("TMUX_TMPDIR", "/tmp")
+        (Path(tmpdir) / f"tmux-{os.getuid()}" / str(server.socket_name)).unlink(missing_ok=True)
     _write_labels(out, version, rows)
     if failures:
         raise SystemExit(f"{version}: {len(failures)} recipe(s) failed:\n" + "\n".join(failures))

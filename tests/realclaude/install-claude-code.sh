@@ -37,9 +37,16 @@ for version in "$@"; do
     echo "== installing Claude Code $version into $dir" >&2
     mkdir -p "$dir"
     start=$(date +%s.%N)
-    if ! npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
-            "@anthropic-ai/claude-code@$version" >&2; then
-        echo "install-claude-code: npm install of $version failed" >&2
+    ok=0
+    for attempt in 1 2; do  # one retry for a registry hiccup
+        if npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
+                "@anthropic-ai/claude-code@$version" >&2; then
+            ok=1
+            break
+        fi
+        echo "install-claude-code: npm install of $version failed (attempt $attempt)" >&2
+    done
+    if [ $ok -ne 1 ]; then
         status=1
         continue
     fi
