@@ -18,7 +18,7 @@ from textual.containers import VerticalScroll
 from textual.geometry import Offset
 from textual.message import Message
 
-from nbs_tui.core.model import AgentState, PaneId, PaneInfo
+from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.messages import PaneStatus
 from nbs_tui.widgets.fleet_list import STATE_STYLES, project_name
 from nbs_tui.widgets.pane_view import ScreenSource, ScreenWidget
@@ -261,4 +261,4 @@ class PaneGrid(VerticalScroll):
             self.post_message(self.PaneChosen(event.thumbnail.pane_id))
 
 
-__all__ = ["AgentState", "PaneGrid", "Thumbnail"]
+__all__ = ["DENSITIES", "PaneGrid", "Thumbnail"]

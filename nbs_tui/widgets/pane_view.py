@@ -5,6 +5,9 @@ colour, bold, dim, italic, underline, reverse, strikethrough, blink). Strips are
 ``(row, row_version, ...)`` so an unchanged row is never rebuilt, and `ScreenLines.changed`
 tells the owner which rows to repaint, so one redraw of six rows repaints six rows.
 
+Dim (SGR 2) comes from the backend's `nbs_tui.core.screen.Cell.dim` (plain pyte drops it);
+a plain pyte ``Char`` renders too, just without dim.
+
 A pane bigger than the widget is cropped, never wrapped: the widget shows the bottom of the
 content (where a Claude Code prompt lives), a ``›`` in the last column marks rows cut on the
 right, and the border subtitle says what is hidden.
@@ -28,29 +31,6 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from nbs_tui.core.model import PaneInfo
-
-
-class CellLike(Protocol):
-    """What a pyte ``Char`` (or the backend's richer cell) offers."""
-
-    @property
-    def data(self) -> str: ...
-    @property
-    def fg(self) -> str: ...
-    @property
-    def bg(self) -> str: ...
-    @property
-    def bold(self) -> bool: ...
-    @property
-    def italics(self) -> bool: ...
-    @property
-    def underscore(self) -> bool: ...
-    @property
-    def strikethrough(self) -> bool: ...
-    @property
-    def reverse(self) -> bool: ...
-    @property
-    def blink(self) -> bool: ...
 
 
 class ScreenSource(Protocol):
