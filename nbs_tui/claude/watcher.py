@@ -71,6 +71,10 @@ class ClaudeFacts:
     transcript: Reading | None = None
     last_hook_event: str | None = None
     last_hook_at: float | None = None
+    last_prompt: str | None = None
+    """The last prompt submitted (UserPromptSubmit), ours or a person's."""
+    permission_mode: str | None = None
+    """``default``, ``plan``, ``acceptEdits``, ``auto``... as the last hook event reported it."""
 
     @property
     def readings(self) -> tuple[Reading, ...]:
@@ -156,6 +160,8 @@ class _Pane:
         self.hook_message: tuple[str, float] | None = None
         self.hook_model: str | None = None
         self.hook_cwd: str | None = None
+        self.last_prompt: str | None = None
+        self.permission_mode: str | None = None
         self.session_id: str | None = None
         self.transcript_path: Path | None = None
         self.tail: TranscriptTail | None = None
@@ -339,6 +345,11 @@ class ClaudeSignals:
                 pane.tail = TranscriptTail(path)
         if event.cwd:
             pane.hook_cwd = event.cwd
+        mode = event.text("permission_mode")
+        if mode:
+            pane.permission_mode = mode
+        if event.event == "UserPromptSubmit":
+            pane.last_prompt = event.text("prompt")
         if event.event == "SessionStart":
             pane.session_ended = None
             pane.exited_pid = None
@@ -419,6 +430,8 @@ class ClaudeSignals:
             pane.hook_message = None
             pane.hook_model = None
             pane.last_event = None
+            pane.last_prompt = None
+            pane.permission_mode = None
         if status.session_id and status.session_id != pane.session_id:
             self._switch_session(pane, status.session_id)
 
@@ -470,6 +483,8 @@ class ClaudeSignals:
             transcript=transcript_reading,
             last_hook_event=pane.last_event.event if pane.last_event else None,
             last_hook_at=pane.last_event.time if pane.last_event else None,
+            last_prompt=pane.last_prompt,
+            permission_mode=pane.permission_mode,
         )
 
     def _publish(self) -> dict[PaneId, ClaudeFacts]:

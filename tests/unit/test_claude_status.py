@@ -166,13 +166,14 @@ def test_claude_signals_puts_the_sources_together(tree: tuple[int, int], tmp_pat
 
 def test_events_for_a_pane_seen_before_the_fleet_are_kept(tmp_path: Path) -> None:
     spool = tmp_path / "hooks.jsonl"
-    spool.write_bytes(_spool_line("UserPromptSubmit", pane="%9", prompt="hi"))
+    spool.write_bytes(_spool_line("UserPromptSubmit", pane="%9", prompt="hi", permission_mode="plan"))
     signals = ClaudeSignals(Settings(hook_spool=spool, claude_home=tmp_path), tmux_socket=SOCKET)
     assert signals.poll_once() == {}
     signals.set_panes([_pane(999_999_999, "%9")])
     facts = signals.poll_once()["%9"]
     assert facts.hook is not None and facts.hook.state == AgentState.WORKING
     assert facts.liveness == Liveness.UNKNOWN
+    assert facts.last_prompt == "hi" and facts.permission_mode == "plan"
 
 
 def test_the_thread_delivers_hook_events(tmp_path: Path) -> None:
