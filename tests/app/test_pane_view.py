@@ -114,3 +114,17 @@ def test_only_changed_rows_are_repainted() -> None:
 
 def test_styles_are_cached() -> None:
     assert cell_style("red", "default", True) is cell_style("red", "default", True)
+
+
+def test_plain_pyte_chars_render_too() -> None:
+    from pyte.screens import Char
+
+    from nbs_tui.widgets.pane_view import cells_to_segments
+
+    cells = [Char("a", fg="red", bold=True), Char("b", fg="red", bold=True), Char("c", bg="brightblue"), Char("d")]
+    segments, used = cells_to_segments(cells, 10, cursor_x=3)
+    assert used == 4
+    assert [s.text for s in segments] == ["ab", "c", "d"]
+    assert segments[0].style is not None and segments[0].style.bold and segments[0].style.color == Color.from_ansi(1)
+    assert segments[1].style is not None and segments[1].style.bgcolor == Color.from_ansi(12)
+    assert segments[2].style is not None and segments[2].style.reverse  # the cursor
