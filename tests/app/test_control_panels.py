@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import base64
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.pilot import Pilot
 from textual.widgets import Button, Input
 
 from nbs_tui.config import Settings
@@ -18,22 +15,11 @@ from nbs_tui.core.control import Outcome
 from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.widgets.chat_editor import ChatEditor
 from nbs_tui.widgets.control_view import ControlView
+from tests.app.helpers import wait_for
+from tests.helpers import b64, write_chat
 
-
-def b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
-
-
-def make_chat(path: Path, messages: list[str]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    before = "=== nbs-chat ===\nlast-writer: a\nlast-write: 2026-01-01T00:00:00+0000\n"
-    after = "participants: alice(1)\n---\n" + "".join(m + "\n" for m in messages)
-    base = len(before) + len(after)
-    n = base + 14 + len(str(base))
-    if len(str(n)) != len(str(base)):
-        n = base + 14 + len(str(n))
-    path.write_text(f"{before}file-length: {n}\n{after}")
-    return path
+WAIT = 10.0
+"""Seconds a wait here may take before the test fails."""
 
 
 class ControlApp(App[None]):
@@ -55,19 +41,10 @@ class ControlApp(App[None]):
         self.plane.stop()
 
 
-async def until(pilot: Pilot[None], condition: Callable[[], object], what: str, timeout: float = 10.0) -> None:
-    steps = int(timeout / 0.05)
-    for _ in range(steps):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
-    make_chat(root / ".nbs" / "chat" / "team.chat", [b64("alice|1700000000: hello from alice")])
+    write_chat(root / ".nbs" / "chat" / "team.chat", [b64("alice|1700000000: hello from alice")])
     (root / ".nbs" / "chat" / "team.chat.cursors").write_text("# cursors\nbob=-1\n")
     return root
 
@@ -80,21 +57,21 @@ def registry_paths(app: ControlApp) -> list[str]:
 async def test_line_appended_by_another_process_appears_in_the_panels(project: Path) -> None:
     app = ControlApp(project)
     async with app.run_test(size=(160, 50)) as pilot:
-        await until(pilot, lambda: ".nbs/chat/team.chat" in registry_paths(app), "seeded registry")
-        make_chat(project / ".nbs" / "chat" / "ops.chat", [])
+        await wait_for(pilot, lambda: ".nbs/chat/team.chat" in registry_paths(app), WAIT, "seeded registry")
+        write_chat(project / ".nbs" / "chat" / "ops.chat", [])
         inbox = project / ".nbs" / "control-inbox"
         subprocess.run(
             ["sh", "-c", f"printf '# from an agent\\nregister-chat .nbs/chat/ops.chat\\nbogus-verb x\\n' >> '{inbox}'"],
             check=True,
         )
         panel = app.view.inbox_panel
-        await until(pilot, lambda: panel.row_count == 3, "three history rows")
+        await wait_for(pilot, lambda: panel.row_count == 3, WAIT, "three history rows")
         lines = [entry.line for entry in panel.entries]
         assert lines == ["# from an agent", "register-chat .nbs/chat/ops.chat", "bogus-verb x"]
         assert [entry.outcome for entry in panel.entries] == [Outcome.COMMENT, Outcome.APPLIED, Outcome.ERROR]
         row = panel.get_row_at(1)
         assert str(row[3]) == "applied" and "register-chat .nbs/chat/ops.chat" in str(row[4])
-        await until(pilot, lambda: ".nbs/chat/ops.chat" in registry_paths(app), "registry panel entry")
+        await wait_for(pilot, lambda: ".nbs/chat/ops.chat" in registry_paths(app), WAIT, "registry panel entry")
         # the error-only filter
         panel.focus()
         await pilot.press("e")
@@ -104,7 +81,7 @@ async def test_line_appended_by_another_process_appears_in_the_panels(project: P
 async def test_chat_view_shows_messages_and_unread(project: Path) -> None:
     app = ControlApp(project)
     async with app.run_test(size=(160, 50)) as pilot:
-        await until(pilot, lambda: registry_paths(app), "registry")
+        await wait_for(pilot, lambda: registry_paths(app), WAIT, "registry")
         registry = app.view.registry_panel
         registry.focus()
         chat_index = next(
@@ -112,28 +89,28 @@ async def test_chat_view_shows_messages_and_unread(project: Path) -> None:
         )
         registry.highlighted = chat_index
         chat = app.view.chat_view
-        await until(pilot, lambda: chat.chat is not None, "chat loaded")
+        await wait_for(pilot, lambda: chat.chat is not None, WAIT, "chat loaded")
         assert chat.chat is not None and [m.text for m in chat.chat.messages] == ["hello from alice"]
         assert "bob 1 unread" in (chat.border_subtitle or "")
         # a new message by another writer reaches the view
-        make_chat(
+        write_chat(
             project / ".nbs" / "chat" / "team.chat",
             [b64("alice|1700000000: hello from alice"), b64("carol|1700000500: second")],
         )
-        await until(pilot, lambda: chat.chat is not None and len(chat.chat.messages) == 2, "new message shown")
+        await wait_for(pilot, lambda: chat.chat is not None and len(chat.chat.messages) == 2, WAIT, "new message shown")
         # pause toggle from the registry panel
         await pilot.press("p")
-        await until(pilot, lambda: (project / ".nbs" / "control-pause").exists(), "pause file")
-        await until(pilot, lambda: registry.snapshot.projects[0].paused, "paused shown")
+        await wait_for(pilot, lambda: (project / ".nbs" / "control-pause").exists(), WAIT, "pause file")
+        await wait_for(pilot, lambda: registry.snapshot.projects[0].paused, WAIT, "paused shown")
 
 
 async def test_chat_editor_edits_reach_the_files(project: Path) -> None:
     app = ControlApp(project)
     async with app.run_test(size=(160, 50)) as pilot:
-        await until(pilot, lambda: registry_paths(app), "registry")
+        await wait_for(pilot, lambda: registry_paths(app), WAIT, "registry")
         app.view.registry_panel.focus()
         await pilot.press("c")
-        await until(pilot, lambda: isinstance(app.screen, ChatEditor), "editor open")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChatEditor), WAIT, "editor open")
         editor = app.screen
         assert isinstance(editor, ChatEditor)
         path_input = editor.query_one("#editor-path", Input)
@@ -143,16 +120,16 @@ async def test_chat_editor_edits_reach_the_files(project: Path) -> None:
         await pilot.pause()
         await pilot.click("#editor-create")
         inbox = project / ".nbs" / "control-inbox"
-        await until(pilot, lambda: inbox.exists() and "register-chat .nbs/chat/new room.chat" in inbox.read_text(), "inbox line")
+        await wait_for(pilot, lambda: inbox.exists() and "register-chat .nbs/chat/new room.chat" in inbox.read_text(), WAIT, "inbox line")
         assert read_chat(project / ".nbs" / "chat" / "new room.chat").consistent
-        await until(pilot, lambda: ".nbs/chat/new room.chat" in registry_paths(app), "registered")
+        await wait_for(pilot, lambda: ".nbs/chat/new room.chat" in registry_paths(app), WAIT, "registered")
 
         # a bad path is refused before anything is written
         path_input.value = ".nbs/chat/nothing-here.txt"
         await pilot.pause()
         editor.query_one("#editor-register", Button).press()
         status = editor.query_one("#editor-status")
-        await until(pilot, lambda: "no such file" in str(status.render()), "refusal shown")
+        await wait_for(pilot, lambda: "no such file" in str(status.render()), WAIT, "refusal shown")
         assert inbox.read_text().count("\n") == 1
 
         # post a message as the operator
@@ -161,7 +138,7 @@ async def test_chat_editor_edits_reach_the_files(project: Path) -> None:
         await pilot.pause()
         editor.query_one("#editor-post", Button).press()
         team = project / ".nbs" / "chat" / "team.chat"
-        await until(pilot, lambda: len(read_chat(team).messages) == 2, "message posted")
+        await wait_for(pilot, lambda: len(read_chat(team).messages) == 2, WAIT, "message posted")
         last = read_chat(team).messages[-1]
         assert (last.handle, last.text, last.form) == ("operator", "hello from the dashboard", "current")
         assert (project / ".nbs" / "chat" / "team.chat.cursors").read_text() == "# cursors\nbob=-1\n"
@@ -170,10 +147,10 @@ async def test_chat_editor_edits_reach_the_files(project: Path) -> None:
         path_input.value = ".nbs/chat/new room.chat"
         await pilot.pause()
         editor.query_one("#editor-unregister", Button).press()
-        await until(pilot, lambda: "unregister-chat .nbs/chat/new room.chat" in inbox.read_text(), "unregister line")
-        await until(pilot, lambda: ".nbs/chat/new room.chat" not in registry_paths(app), "unregistered")
+        await wait_for(pilot, lambda: "unregister-chat .nbs/chat/new room.chat" in inbox.read_text(), WAIT, "unregister line")
+        await wait_for(pilot, lambda: ".nbs/chat/new room.chat" not in registry_paths(app), WAIT, "unregistered")
         await pilot.press("escape")
-        await until(pilot, lambda: not isinstance(app.screen, ChatEditor), "editor closed")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ChatEditor), WAIT, "editor closed")
         sources = [e.source for e in app.view.inbox_panel.entries]
         assert sources == ["control-inbox:1 (nbs-tui)", "control-inbox:2 (nbs-tui)"]
 
@@ -181,12 +158,13 @@ async def test_chat_editor_edits_reach_the_files(project: Path) -> None:
 async def test_register_an_offered_chat_from_the_panel(project: Path) -> None:
     app = ControlApp(project)
     async with app.run_test(size=(160, 50)) as pilot:
-        await until(pilot, lambda: registry_paths(app), "registry")
-        make_chat(project / ".nbs" / "chat" / "later.chat", [])
+        await wait_for(pilot, lambda: registry_paths(app), WAIT, "registry")
+        write_chat(project / ".nbs" / "chat" / "later.chat", [])
         registry = app.view.registry_panel
-        await until(
+        await wait_for(
             pilot,
             lambda: any((registry.get_option_at_index(i).id or "").startswith("unregistered\t") for i in range(registry.option_count)),
+            WAIT,
             "offered chat row",
         )
         registry.focus()
@@ -194,12 +172,12 @@ async def test_register_an_offered_chat_from_the_panel(project: Path) -> None:
             i for i in range(registry.option_count) if (registry.get_option_at_index(i).id or "").startswith("unregistered\t")
         )
         await pilot.press("c")
-        await until(pilot, lambda: isinstance(app.screen, ChatEditor), "editor open")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChatEditor), WAIT, "editor open")
         editor = app.screen
         assert isinstance(editor, ChatEditor)
         assert editor.query_one("#editor-path", Input).value == ".nbs/chat/later.chat"
         editor.query_one("#editor-register", Button).press()
-        await until(pilot, lambda: ".nbs/chat/later.chat" in registry_paths(app), "registered from the panel")
+        await wait_for(pilot, lambda: ".nbs/chat/later.chat" in registry_paths(app), WAIT, "registered from the panel")
         assert (project / ".nbs" / "control-inbox").read_text() == "register-chat .nbs/chat/later.chat\n"
 
 
@@ -216,18 +194,18 @@ async def test_editor_targets_a_per_agent_registry(project: Path) -> None:
                     return i
             return None
 
-        await until(pilot, lambda: alice_row() is not None, "alice's registry shown")
+        await wait_for(pilot, lambda: alice_row() is not None, WAIT, "alice's registry shown")
         registry.focus()
         registry.highlighted = alice_row()
         await pilot.press("c")
-        await until(pilot, lambda: isinstance(app.screen, ChatEditor), "editor open")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChatEditor), WAIT, "editor open")
         editor = app.screen
         assert isinstance(editor, ChatEditor) and editor.channel == "alice"
         editor.query_one("#editor-path", Input).value = ".nbs/chat/alice-room.chat"
         await pilot.pause()
         editor.query_one("#editor-create", Button).press()
         alice_inbox = project / ".nbs" / "control-inbox-alice"
-        await until(pilot, lambda: "register-chat .nbs/chat/alice-room.chat" in alice_inbox.read_text(), "alice's inbox")
+        await wait_for(pilot, lambda: "register-chat .nbs/chat/alice-room.chat" in alice_inbox.read_text(), WAIT, "alice's inbox")
         registry_file = project / ".nbs" / "control-registry-alice"
-        await until(pilot, lambda: "chat:.nbs/chat/alice-room.chat" in registry_file.read_text(), "alice's registry")
+        await wait_for(pilot, lambda: "chat:.nbs/chat/alice-room.chat" in registry_file.read_text(), WAIT, "alice's registry")
         assert not (project / ".nbs" / "control-inbox").exists()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import os
 import subprocess
 import threading
@@ -28,6 +27,7 @@ from nbs_tui.files.control_plane import (
     SnapshotChanged,
     event_as_json,
 )
+from tests.helpers import b64, write_chat
 
 
 def wait_for(condition: Callable[[], object], timeout: float = 10.0, what: str = "condition") -> None:
@@ -53,27 +53,11 @@ class Recorder:
             return [e for e in self.events if isinstance(e, kind)]
 
 
-def b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
-
-
-def make_chat(path: Path, messages: list[str] = ()) -> Path:  # type: ignore[assignment]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    before = "=== nbs-chat ===\nlast-writer: a\nlast-write: 2026-01-01T00:00:00+0000\n"
-    after = "participants: a(1)\n---\n" + "".join(m + "\n" for m in messages)
-    base = len(before) + len(after)
-    n = base + 14 + len(str(base))
-    if len(str(n)) != len(str(base)):
-        n = base + 14 + len(str(n))
-    path.write_text(f"{before}file-length: {n}\n{after}")
-    return path
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
-    make_chat(root / ".nbs" / "chat" / "team.chat", [b64("alice|1700000000: hi"), b64("bob|1700000100: yo")])
-    make_chat(root / ".nbs" / "chat" / "team-20260101-000000-archive.chat")
+    write_chat(root / ".nbs" / "chat" / "team.chat", [b64("alice|1700000000: hi"), b64("bob|1700000100: yo")])
+    write_chat(root / ".nbs" / "chat" / "team-20260101-000000-archive.chat")
     (root / ".nbs" / "events").mkdir()
     return root
 
@@ -124,7 +108,7 @@ def test_seeds_registry_and_summarises_chats(started, project: Path) -> None:  #
 
 def test_line_appended_by_another_process_is_applied_live(started, project: Path) -> None:  # type: ignore[no-untyped-def]
     plane, _recorder = started(project, rescan_interval=60.0)  # only the watcher can see it
-    make_chat(project / ".nbs" / "chat" / "debug.chat")
+    write_chat(project / ".nbs" / "chat" / "debug.chat")
     inbox = project / ".nbs" / "control-inbox"
     subprocess.run(["sh", "-c", f"printf 'register-chat .nbs/chat/debug.chat\\n' >> '{inbox}'"], check=True)
     wait_for(lambda: "chat:.nbs/chat/debug.chat" in registry_lines(project), what="registry update")
@@ -281,7 +265,7 @@ def test_pane_dirs_and_late_nbs(started, tmp_path: Path) -> None:  # type: ignor
     plane.set_pane_dirs({"%1": late, "%2": tmp_path / "nowhere"})
     assert plane.flush()
     assert plane.snapshot().projects == ()
-    make_chat(late / ".nbs" / "chat" / "c.chat")
+    write_chat(late / ".nbs" / "chat" / "c.chat")
     wait_for(lambda: plane.project_for_pane("%1") is not None, what="late .nbs picked up")
     assert registry_lines(late) == ["chat:.nbs/chat/c.chat"]
     append(late / ".nbs" / "control-inbox", "set-poll-interval 7\n")
@@ -305,7 +289,7 @@ def test_pause_toggle(started, project: Path) -> None:  # type: ignore[no-untype
 
 def test_editor_edits_go_through_the_inbox(started, project: Path) -> None:  # type: ignore[no-untyped-def]
     plane, _ = started(project)
-    make_chat(project / ".nbs" / "chat" / "side chat.chat")
+    write_chat(project / ".nbs" / "chat" / "side chat.chat")
     line = plane.register_chat(project, str(project / ".nbs" / "chat" / "side chat.chat"))
     assert line == "register-chat .nbs/chat/side chat.chat"
     assert (project / ".nbs" / "control-inbox").read_text() == line + "\n"
@@ -338,7 +322,7 @@ def test_editor_waits_for_an_agents_unfinished_line(started, project: Path) -> N
     append(inbox, "register-hub half")
     timer = threading.Timer(0.2, append, args=(inbox, "way\n"))
     timer.start()
-    make_chat(project / ".nbs" / "chat" / "x.chat")
+    write_chat(project / ".nbs" / "chat" / "x.chat")
     plane.register_chat(project, ".nbs/chat/x.chat")
     timer.join()
     assert inbox.read_text() == "register-hub halfway\nregister-chat .nbs/chat/x.chat\n"
@@ -421,7 +405,7 @@ def test_nbs_folder_removed_and_recreated(started, project: Path) -> None:  # ty
     shutil.rmtree(project / ".nbs")
     wait_for(lambda: not plane.snapshot().projects[0].has_nbs, what="gone shown")
     assert "gone" in plane.snapshot().projects[0].error
-    make_chat(project / ".nbs" / "chat" / "fresh.chat")
+    write_chat(project / ".nbs" / "chat" / "fresh.chat")
     (project / ".nbs" / "control-inbox").write_text("register-hub again\n")
     wait_for(
         lambda: (project / ".nbs" / "control-registry").exists()
@@ -516,7 +500,7 @@ def test_fifos_and_folders_where_files_belong_do_not_hang_the_plane(started, pro
     assert any("not a regular file" in m for m in messages), messages
     with pytest.raises(ControlPlaneError):
         plane.register_chat(project, ".nbs/chat/pipe.chat")
-    make_chat(project / ".nbs" / "chat" / "other.chat")
+    write_chat(project / ".nbs" / "chat" / "other.chat")
     with pytest.raises(ControlPlaneError, match="not a regular file"):
         plane.register_chat(project, ".nbs/chat/other.chat")  # the inbox is a FIFO
     assert plane.flush()
@@ -526,7 +510,7 @@ def test_several_projects_at_once(started, tmp_path: Path) -> None:  # type: ign
     roots = []
     for name in ("one", "two", "three"):
         root = tmp_path / name
-        make_chat(root / ".nbs" / "chat" / f"{name}.chat")
+        write_chat(root / ".nbs" / "chat" / f"{name}.chat")
         roots.append(root)
     plane, _ = started(roots[0], rescan_interval=60.0)
     plane.set_pane_dirs({"%1": roots[1], "%2": roots[2], "%3": roots[2]})
@@ -547,7 +531,7 @@ def test_several_projects_at_once(started, tmp_path: Path) -> None:  # type: ign
 def test_chats_created_later_are_offered_not_registered(started, project: Path) -> None:  # type: ignore[no-untyped-def]
     plane, _ = started(project)
     assert plane.snapshot().projects[0].unregistered_chats == ()
-    make_chat(project / ".nbs" / "chat" / "later.chat")
+    write_chat(project / ".nbs" / "chat" / "later.chat")
     wait_for(
         lambda: plane.snapshot().projects[0].unregistered_chats == (".nbs/chat/later.chat",), what="offered"
     )

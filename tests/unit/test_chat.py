@@ -26,29 +26,7 @@ from nbs_tui.core.chat import (
     summarise,
     unread_count,
 )
-
-
-def b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
-
-
-def nbs_chat_bytes(messages: list[str], writer: str = "alice", participants: str = "alice(2), bob(1)") -> bytes:
-    """A chat file built the way NBS's chat_file.c builds one (self-referential file-length)."""
-    before = f"=== nbs-chat ===\nlast-writer: {writer}\nlast-write: 2026-02-13T10:00:00+0000\n"
-    after = f"participants: {participants}\n---\n" + "".join(m + "\n" for m in messages)
-    base = len(before) + len(after)
-    n = base + 14 + len(str(base))
-    if len(str(n)) != len(str(base)):
-        n = base + 14 + len(str(n))
-    data = f"{before}file-length: {n}\n{after}".encode()
-    assert len(data) == n
-    return data
-
-
-def write_chat(path: Path, messages: list[str]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(nbs_chat_bytes(messages))
-    return path
+from tests.helpers import b64, nbs_chat_bytes, write_chat
 
 
 def test_decodes_all_three_forms(tmp_path: Path) -> None:
