@@ -11,10 +11,8 @@ SidecarRunner exactly as ``nbs-tui --headless`` does.
 from __future__ import annotations
 
 import itertools
-import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import libtmux
 import pytest
@@ -23,8 +21,9 @@ from libtmux.test.retry import retry_until
 from nbs_tui.config import Settings
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.sidecar import SidecarConfig
-from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
+from nbs_tui.sidecar_runner import ControlPort
 from tests.realclaude.harness import Bash, ClaudeFleet, Plan, Slow, Text
+from tests.tmux.sidecar_helpers import RunningSidecar, sidecars
 
 pytestmark = [pytest.mark.realclaude, pytest.mark.slow]
 # claude_binary / claude_fleet come from tests/realclaude/conftest.py
@@ -33,54 +32,22 @@ POLL_NEEDLE = "Check your inbox and the registry"
 """Text of the /nbs-poll command the harness installs; the API sees it in the user turn."""
 
 
-@dataclass
-class Sidecar:
-    runner: SidecarRunner
-    events: list[SidecarEvent]
-    lock: threading.Lock
-
-    def of(self, pane_id: str, kind: str, **match: object) -> list[SidecarEvent]:
-        with self.lock:
-            found = [e for e in self.events if e.pane_id == pane_id and e.kind == kind]
-        return [e for e in found if all(dict(e.data).get(k) == v for k, v in match.items())]
-
-
 @pytest.fixture
-def sidecar(server: libtmux.Server) -> Iterator[Callable[..., Sidecar]]:
-    from nbs_tui.tmux.fleet import TmuxFleet
+def sidecar(server: libtmux.Server) -> Iterator[Callable[..., RunningSidecar]]:
+    with sidecars(server) as start_runner:
 
-    started: list[tuple[TmuxFleet, SidecarRunner, object | None]] = []
+        def start(
+            interval: float = 3.0, backoff: float = 3.0, control: ControlPort | None = None, **config: object
+        ) -> RunningSidecar:
+            address = ServerAddress(socket_name=server.socket_name)
+            return start_runner(
+                Settings(server=address, poll_interval=interval),
+                SidecarConfig(poll_interval=interval, backoff=backoff, **config),  # type: ignore[arg-type]
+                control=control,
+                seed_timeout=15,
+            )
 
-    def start(
-        interval: float = 3.0, backoff: float = 3.0, control: object | None = None, **config: object
-    ) -> Sidecar:
-        address = ServerAddress(socket_name=server.socket_name)
-        fleet = TmuxFleet(address)
-        fleet.start()
-        assert fleet.wait_seeded(15)
-        events: list[SidecarEvent] = []
-        lock = threading.Lock()
-
-        def on_event(event: SidecarEvent) -> None:
-            with lock:
-                events.append(event)
-
-        settings = Settings(server=address, poll_interval=interval)
-        runner = SidecarRunner(
-            fleet,
-            settings,
-            on_event,
-            control=control,  # type: ignore[arg-type]
-            sidecar_config=SidecarConfig(poll_interval=interval, backoff=backoff, **config),  # type: ignore[arg-type]
-        )
-        runner.start()
-        started.append((fleet, runner, control))
-        return Sidecar(runner, events, lock)
-
-    yield start
-    for fleet, runner, _ in started:
-        runner.stop()
-        fleet.stop()
+        yield start
 
 
 def _until(predicate: Callable[[], bool], seconds: float) -> bool:
@@ -88,7 +55,7 @@ def _until(predicate: Callable[[], bool], seconds: float) -> bool:
 
 
 def test_poll_reaches_only_the_idle_agent_once_per_interval(
-    claude_fleet: ClaudeFleet, sidecar: Callable[..., Sidecar]
+    claude_fleet: ClaudeFleet, sidecar: Callable[..., RunningSidecar]
 ) -> None:
     idle, working, typed, permission = claude_fleet.start_many(
         [Text("idle"), Text("idle"), Text("idle"), Text("idle")],
@@ -127,7 +94,7 @@ def test_poll_reaches_only_the_idle_agent_once_per_interval(
 
 
 def test_plan_menu_answered_with_the_no_prompts_option_once(
-    claude_fleet: ClaudeFleet, sidecar: Callable[..., Sidecar]
+    claude_fleet: ClaudeFleet, sidecar: Callable[..., RunningSidecar]
 ) -> None:
     agent = claude_fleet.start([Plan(), Text("Implemented.")], permission_mode="plan")
     running = sidecar(interval=600.0)
@@ -151,7 +118,7 @@ def test_plan_menu_answered_with_the_no_prompts_option_once(
 
 
 def test_nbs_register_chat_on_screen_reaches_the_registry_once(
-    claude_fleet: ClaudeFleet, sidecar: Callable[..., Sidecar]
+    claude_fleet: ClaudeFleet, sidecar: Callable[..., RunningSidecar]
 ) -> None:
     from nbs_tui.files.control_plane import ControlPlane
 

@@ -15,7 +15,7 @@ import libtmux
 import pytest
 from libtmux.test.retry import retry_until
 
-from tests.tmux.test_sidecar_runner import FAKE_AGENT
+from tests.tmux.test_sidecar_runner import write_fake_claude
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -24,9 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_headless_prints_json_events_and_exits_cleanly(
     session: libtmux.Session, server: libtmux.Server, tmp_path: Path, signum: signal.Signals
 ) -> None:
-    fake = tmp_path / "claude"
-    fake.write_text(FAKE_AGENT.replace("PYTHON", sys.executable, 1), encoding="utf-8")
-    fake.chmod(0o755)
+    fake = write_fake_claude(tmp_path / "claude")
     log = tmp_path / "agent.log"
     window = session.new_window(
         window_name="agent", window_shell=f"{fake} idle {log}", attach=False

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,9 +22,8 @@ import pytest
 from libtmux.test.retry import retry_until
 
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.sidecar import SidecarConfig
-from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
+from tests.tmux.sidecar_helpers import RunningSidecar, sidecars
 
 FAKE_AGENT = r"""#!PYTHON
 import os, sys, time, tty, termios, select, shutil
@@ -124,13 +122,17 @@ class Agent:
         ]
 
 
-@pytest.fixture
-def fake_claude(tmp_path: Path) -> Path:
-    path = tmp_path / "bin" / "claude"
-    path.parent.mkdir()
+def write_fake_claude(path: Path) -> Path:
+    """Install the fake agent as an executable at ``path`` (name it ``claude`` for discovery)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(FAKE_AGENT.replace("PYTHON", sys.executable, 1), encoding="utf-8")
     path.chmod(0o755)
     return path
+
+
+@pytest.fixture
+def fake_claude(tmp_path: Path) -> Path:
+    return write_fake_claude(tmp_path / "bin" / "claude")
 
 
 @pytest.fixture
@@ -149,47 +151,15 @@ def spawn(
     return start
 
 
-@dataclass
-class Running:
-    runner: SidecarRunner
-    events: list[SidecarEvent]
-    lock: threading.Lock
-
-    def of(self, pane_id: str, kind: str, **match: object) -> list[SidecarEvent]:
-        with self.lock:
-            found = [e for e in self.events if e.pane_id == pane_id and e.kind == kind]
-        return [e for e in found if all(dict(e.data).get(k) == v for k, v in match.items())]
-
-
 @pytest.fixture
-def run_sidecar(server: libtmux.Server) -> Iterator[Callable[..., Running]]:
-    from nbs_tui.tmux.fleet import TmuxFleet
+def run_sidecar(server: libtmux.Server) -> Iterator[Callable[..., RunningSidecar]]:
+    with sidecars(server) as start_runner:
 
-    started: list[tuple[TmuxFleet, SidecarRunner]] = []
+        def start(interval: float = 2.0, backoff: float = 3.0, **settings: object) -> RunningSidecar:
+            config = SidecarConfig(poll_interval=interval, backoff=backoff, **settings)  # type: ignore[arg-type]
+            return start_runner(Settings(poll_interval=interval), config)
 
-    def start(interval: float = 2.0, backoff: float = 3.0, **settings: object) -> Running:
-        fleet = TmuxFleet(ServerAddress(socket_name=server.socket_name))
-        fleet.start()
-        assert fleet.wait_seeded(10)
-        events: list[SidecarEvent] = []
-        lock = threading.Lock()
-
-        def on_event(event: SidecarEvent) -> None:
-            with lock:
-                events.append(event)
-
-        config = SidecarConfig(poll_interval=interval, backoff=backoff, **settings)  # type: ignore[arg-type]
-        runner = SidecarRunner(
-            fleet, Settings(poll_interval=interval), on_event, sidecar_config=config
-        )
-        runner.start()
-        started.append((fleet, runner))
-        return Running(runner, events, lock)
-
-    yield start
-    for fleet, runner in started:
-        runner.stop()
-        fleet.stop()
+        yield start
 
 
 def _wait(predicate: Callable[[], bool], seconds: float) -> bool:
@@ -197,7 +167,7 @@ def _wait(predicate: Callable[[], bool], seconds: float) -> bool:
 
 
 def test_poll_reaches_idle_agent_once_per_interval_and_never_others(
-    spawn: Callable[[str, str], Agent], run_sidecar: Callable[..., Running], server: libtmux.Server
+    spawn: Callable[[str, str], Agent], run_sidecar: Callable[..., RunningSidecar], server: libtmux.Server
 ) -> None:
     idle = spawn("idle", "idle")
     working = spawn("working", "working")
@@ -232,7 +202,7 @@ def test_poll_reaches_idle_agent_once_per_interval_and_never_others(
 
 
 def test_plan_menu_answered_once_with_the_right_option(
-    spawn: Callable[[str, str], Agent], run_sidecar: Callable[..., Running]
+    spawn: Callable[[str, str], Agent], run_sidecar: Callable[..., RunningSidecar]
 ) -> None:
     plan = spawn("plan", "plan")
     running = run_sidecar(interval=300.0)
@@ -247,7 +217,7 @@ def test_plan_menu_answered_once_with_the_right_option(
 
 
 def test_nbs_command_on_screen_reported_once(
-    spawn: Callable[[str, str], Agent], run_sidecar: Callable[..., Running]
+    spawn: Callable[[str, str], Agent], run_sidecar: Callable[..., RunningSidecar]
 ) -> None:
     agent = spawn("nbs", "nbs")
     running = run_sidecar(interval=1.0, backoff=30.0)
@@ -259,7 +229,7 @@ def test_nbs_command_on_screen_reported_once(
 
 def test_paused_project_gets_nothing(
     spawn: Callable[[str, str], Agent],
-    run_sidecar: Callable[..., Running],
+    run_sidecar: Callable[..., RunningSidecar],
     tmp_path: Path,
     session: libtmux.Session,
 ) -> None:
