@@ -57,8 +57,9 @@ class Verb(StrEnum):
 
 VERBS: frozenset[str] = frozenset(v.value for v in Verb)
 _BY_NAME: dict[str, Verb] = {v.value: v for v in Verb}
-_KIND: dict[Verb, str | None] = {v: (None if v is Verb.SET_POLL_INTERVAL else v.value.rsplit("-", 1)[1]) for v in Verb}
-_REGISTERS: frozenset[Verb] = frozenset(v for v in Verb if v.value.startswith("register-"))
+# The Verb properties as plain lookups, for the hot path of a long replay.
+_KIND: dict[Verb, str | None] = {v: v.kind for v in Verb}
+_REGISTERS: frozenset[Verb] = frozenset(v for v in Verb if v.registers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,12 +214,7 @@ def apply_command(registry: Registry, command: ControlCommand) -> Result:
         if registry.register(kind, command.argument):
             return _RESULTS[(kind, "registered")]
         return _RESULTS[(kind, "already")]
-    removed = registry.unregister(kind, command.argument)
-    if removed == 1:
-        return _RESULTS[(kind, "unregistered")]
-    if removed:
-        return Result(Outcome.APPLIED, f"unregistered {kind} ({removed} lines)")
-    return _RESULTS[(kind, "absent")]
+    return _unregistered(kind, registry.unregister(kind, command.argument))
 
 
 # Results are immutable, so the common ones are made once (a replay may produce 100,000).
@@ -232,13 +228,27 @@ _COMMENT = Result(Outcome.COMMENT, "comment")
 _BLANK = Result(Outcome.COMMENT, "blank line")
 
 
+def _unregistered(kind: str, removed: int) -> Result:
+    """The outcome of an unregister that took ``removed`` lines out of the registry."""
+    if removed == 1:
+        return _RESULTS[(kind, "unregistered")]
+    if removed:
+        return Result(Outcome.APPLIED, f"unregistered {kind} ({removed} lines)")
+    return _RESULTS[(kind, "absent")]
+
+
+def _not_applied(parsed: Comment | ControlError) -> Result:
+    """The outcome of a line that is not a command: a comment, a blank or an error."""
+    if isinstance(parsed, Comment):
+        return _BLANK if parsed.blank else _COMMENT
+    return Result(Outcome.ERROR, parsed.reason)
+
+
 def process_line(registry: Registry, line: str) -> tuple[ParsedLine, Result]:
     """Parse and apply one line: the whole life of an inbox line, for callers and tests."""
     parsed = parse_line(line)
-    if isinstance(parsed, Comment):
-        return parsed, _BLANK if parsed.blank else _COMMENT
-    if isinstance(parsed, ControlError):
-        return parsed, Result(Outcome.ERROR, parsed.reason)
+    if not isinstance(parsed, ControlCommand):
+        return parsed, _not_applied(parsed)
     return parsed, apply_command(registry, parsed)
 
 
@@ -265,10 +275,8 @@ class Replay:
     def feed(self, line: str) -> tuple[ParsedLine, Result]:
         """The outcome this line has when applied after the lines fed before it."""
         parsed = parse_line(line)
-        if isinstance(parsed, Comment):
-            return parsed, _BLANK if parsed.blank else _COMMENT
-        if isinstance(parsed, ControlError):
-            return parsed, Result(Outcome.ERROR, parsed.reason)
+        if not isinstance(parsed, ControlCommand):
+            return parsed, _not_applied(parsed)
         kind = _KIND[parsed.verb]
         if kind is None:
             return parsed, apply_command(self.registry, parsed)
@@ -282,11 +290,7 @@ class Replay:
         removed = self._present.pop(key, 0)
         if removed:
             self._effective(key, parsed)
-        if removed == 1:
-            return parsed, _RESULTS[(kind, "unregistered")]
-        if removed:
-            return parsed, Result(Outcome.APPLIED, f"unregistered {kind} ({removed} lines)")
-        return parsed, _RESULTS[(kind, "absent")]
+        return parsed, _unregistered(kind, removed)
 
     def _effective(self, key: tuple[str, str], command: ControlCommand) -> None:
         # only commands that changed something count: a later duplicate register neither moves
