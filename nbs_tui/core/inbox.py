@@ -63,14 +63,7 @@ class ForwardReader:
     def __init__(self, path: str | os.PathLike[str], max_line: int = DEFAULT_MAX_LINE) -> None:
         self.path = os.fspath(path)
         self.max_line = max_line
-        self._identity: tuple[int, int] | None = None
-        self._position = 0
-        """Bytes consumed from the file (complete lines plus the held-back partial line)."""
-        self._line_start = 0
-        self._pending = bytearray()
-        self._pending_length = 0
-        self._skipping = False
-        self._line_number = 0
+        self._restart(None)
         self._missing_reported = False
         self._unreadable_reported = False
 
@@ -89,8 +82,10 @@ class ForwardReader:
         return self._pending_length > 0
 
     def _restart(self, identity: tuple[int, int] | None) -> None:
+        """Read from the top of the file with this (device, inode); None: not opened yet."""
         self._identity = identity
         self._position = 0
+        """Bytes consumed from the file (complete lines plus the held-back partial line)."""
         self._line_start = 0
         self._pending = bytearray()
         self._pending_length = 0
