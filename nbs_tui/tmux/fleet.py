@@ -124,6 +124,7 @@ class TmuxFleet(FleetPort):
         feed_burst: int = 256 * 1024,
         max_pending: int = 256 * 1024,
         reseed_interval: float = 0.25,
+        seeds_per_pass: int = 8,
     ) -> None:
         self.server = server
         self.sessions = tuple(sessions)
@@ -136,6 +137,7 @@ class TmuxFleet(FleetPort):
         self.feed_burst = feed_burst
         self.max_pending = max_pending
         self.reseed_interval = reseed_interval
+        self.seeds_per_pass = seeds_per_pass
 
         self.connected = False
         self.last_error = ""
@@ -603,10 +605,21 @@ class TmuxFleet(FleetPort):
                     need_seed = True
                 if each.chunks or each.seed is not None:
                     ids.add(pane_id)
-        for pane_id in ids:
+        # Live output first, then at most `seeds_per_pass` seeds (painting a seed costs a few
+        # ms): a burst of seeds (start-up, reconnect) does not hold up the other panes. A pane
+        # whose seed waits is skipped whole, so its later output still follows its seed.
+        ordered = sorted(ids, key=lambda i: self._panes[i].seed is not None if i in self._panes else False)
+        seeds_left = self.seeds_per_pass
+        for pane_id in ordered:
             found = self._panes.get(pane_id)
             if found is None or (not found.chunks and found.seed is None):
                 continue
+            if found.seed is not None:
+                if seeds_left <= 0:
+                    self._dirty.append(pane_id)
+                    self._feed_wake.set()
+                    continue
+                seeds_left -= 1
             pane = found
             with pane.lock:
                 seed, pane.seed = pane.seed, None

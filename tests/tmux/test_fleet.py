@@ -290,3 +290,39 @@ def test_stop_leaves_no_control_client_behind(server: libtmux.Server) -> None:
         pids = fleet.client_pids()
     assert not any(_alive(pid) for pid in pids)
     assert tmux(server, "list-clients").strip() == ""
+
+
+def test_no_server_at_start_is_reported_then_picked_up(server: libtmux.Server) -> None:
+    with running_fleet(server, reconnect_interval=0.2) as (fleet, rec):
+        wait_for(lambda: bool(rec.connections))
+        assert rec.connections[0][0] is False and not fleet.connected
+        assert "no server" in rec.connections[0][1] or "error connecting" in rec.connections[0][1]
+        session = new_session(server, "late-server", 80, 24)
+        wait_for(lambda: fleet.connected and bool(fleet.panes()))
+        assert rec.connections[-1][0] is True
+        assert fleet.panes()[0].pane_id == session.active_pane.pane_id
+
+
+def test_killed_dashboard_leaves_no_control_client(server: libtmux.Server, tmp_path: Path) -> None:
+    """Our control clients read their commands from a pipe: when the dashboard dies, even by
+    SIGKILL, the pipe closes and each ``tmux -C`` detaches on its own."""
+    new_session(server, "orphans", 80, 24)
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import sys, time\n"
+        "from nbs_tui.core.model import ServerAddress\n"
+        "from nbs_tui.tmux.fleet import TmuxFleet\n"
+        f"f = TmuxFleet(ServerAddress(socket_name={str(server.socket_name)!r}))\n"
+        "f.start(); f.wait_seeded(10); print('ready', flush=True); time.sleep(600)\n"
+    )
+    import subprocess
+
+    child = subprocess.Popen([sys.executable, str(probe)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        assert tmux(server, "list-clients").strip() != ""
+        child.kill()
+        child.wait(10)
+        wait_for(lambda: tmux(server, "list-clients").strip() == "")
+    finally:
+        child.kill()

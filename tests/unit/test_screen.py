@@ -229,3 +229,38 @@ def test_feed_is_thread_safe_with_readers() -> None:
     stop.set()
     reader.join()
     assert not errors
+
+
+SAMPLE = (
+    b"\x1b[?1049h\x1b[H\x1b[2J\x1b[1;38;2;215;119;87m\xe2\x9c\xbb Pondering\xe2\x80\xa6\x1b[0m "
+    b"\x1b[2m(esc to interrupt)\x1b[22m\r\n\x1b[38:5:244m\xe2\x94\x80\xe2\x94\x80\x1b[39m\r\n"
+    b"> \x1b[7m \x1b[27m\x1b[K\r\n\x1b[3;5H\xe4\xb8\xad\xe6\x96\x87\x1b[1K\x1b[4:3mcurly\x1b[24m"
+    b"\x1b]0;title\x07\x1bP+q\x1b\\\x1b[>4;2m\x1b[?25l\x1b[10;1H\x1b[44mbg\x1b[0J\x1b[m"
+    b"\x1b[?1049l\x1b[2;3r\x1b[3;1H\n\nscrolled\x1b[r\x1b[?25h"
+)
+
+
+def test_any_chunking_gives_the_same_screen() -> None:
+    whole = PaneScreen(30, 12)
+    whole.feed(SAMPLE)
+    for size in (1, 2, 3, 7, 64):
+        split = PaneScreen(30, 12)
+        for i in range(0, len(SAMPLE), size):
+            split.feed(SAMPLE[i : i + size])
+        assert [split.row_cells(y) for y in range(12)] == [whole.row_cells(y) for y in range(12)], size
+        assert (split.cursor_x, split.cursor_y, split.cursor_visible, split.alternate) == (
+            whole.cursor_x, whole.cursor_y, whole.cursor_visible, whole.alternate,
+        )
+
+
+def test_random_bytes_never_break_the_screen() -> None:
+    import random
+
+    rng = random.Random(1234)
+    alphabet = b"\x1b[]?;:0123456789mHJKhlrP\\\x07\r\n\x08\t abc\xe4\xb8\xad\xf0\x9f\x98\x80"
+    s = PaneScreen(20, 6)
+    for _ in range(300):
+        s.feed(bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 40))))
+        assert all(len(s.row_cells(y)) == 20 for y in range(6))
+        assert 0 <= s.cursor_x < 20 and 0 <= s.cursor_y < 6
+    assert s.errors == 0
