@@ -89,7 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
     hooks.add_argument("action", choices=("install", "uninstall", "status"))
     scope = hooks.add_mutually_exclusive_group()
     scope.add_argument("--user", action="store_true", help="~/.claude/settings.json (default)")
-    scope.add_argument("--project-dir", type=Path, metavar="DIR", help="DIR/.claude/settings.json")
+    scope.add_argument(
+        "--project-dir", type=Path, metavar="DIR",
+        help="DIR/.claude/settings.local.json (the project's personal, git-ignored settings: our hook paths are absolute)",
+    )
     scope.add_argument("--settings-file", type=Path, metavar="FILE", help="any settings file")
     hooks.add_argument("--spool", type=Path, metavar="FILE", help="where hook events are appended")
     return parser
@@ -215,7 +218,7 @@ def _run_hooks(args: argparse.Namespace, settings: Settings) -> int:
     if args.settings_file:
         target = args.settings_file
     elif args.project_dir:
-        target = args.project_dir / ".claude" / "settings.json"
+        target = args.project_dir / ".claude" / "settings.local.json"
     else:
         target = settings.claude_home / "settings.json"
     return hooks_command(args.action, target, args.spool or settings.hook_spool)

@@ -197,7 +197,7 @@ def test_cli_round_trip(tmp_path: Path, spool: Path, capsys: pytest.CaptureFixtu
     assert settings.read_bytes() == USER_SETTINGS
     project = tmp_path / "proj"
     assert main(["hooks", "install", "--project-dir", str(project), "--spool", str(spool)]) == 0
-    assert (project / ".claude" / "settings.json").is_file()
+    assert (project / ".claude" / "settings.local.json").is_file()
     capsys.readouterr()
 
 
