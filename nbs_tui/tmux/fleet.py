@@ -101,6 +101,9 @@ class _Pane:
     tokens_at: float = 0.0
     dropped_bytes: int = 0
     reseeds: int = 0
+    generation: int = 0
+    """Bumped whenever tmux changed the pane behind our back (resize, move, new client): a
+    seed reply asked for before that is stale and must not make the pane live."""
 
 
 class TmuxFleet(FleetPort):
@@ -376,10 +379,7 @@ class TmuxFleet(FleetPort):
             self._clients.clear()
             self._ready.clear()
             for pane in self._panes.values():
-                with pane.lock:
-                    pane.mode = _NEEDS_SEED
-                    pane.chunks = []
-                    pane.pending = 0
+                self._invalidate(pane)
         for client in clients:
             client.close()
         self.connected = False
@@ -417,6 +417,9 @@ class TmuxFleet(FleetPort):
                     del self._clients[sid]
                     self._ready.discard(sid)
                     client.close()
+                    for orphan in self._panes.values():
+                        if orphan.session_id == sid:
+                            self._invalidate(orphan)  # output went unseen: seed again
             for sid in sessions:
                 if sid not in self._clients:
                     self._start_client(sid)
@@ -440,11 +443,7 @@ class TmuxFleet(FleetPort):
                 resized = (old.width, old.height) != (d.info.width, d.info.height)
                 moved = pane.session_id != d.session_id
                 if resized or moved or (old.dead != d.info.dead):
-                    with pane.lock:
-                        pane.mode = _NEEDS_SEED
-                        pane.chunks = []
-                        pane.pending = 0
-                        pane.next_seed_at = 0.0
+                    self._invalidate(pane)
                 pane.info = d.info
                 pane.session_id = d.session_id
             for pid in list(self._panes):
@@ -465,6 +464,16 @@ class TmuxFleet(FleetPort):
             except Exception:
                 log.exception("listener.fleet_changed failed")
         self._check_first_seed()
+
+    @staticmethod
+    def _invalidate(pane: _Pane) -> None:
+        with pane.lock:
+            pane.generation += 1
+            pane.mode = _NEEDS_SEED
+            pane.seed = None
+            pane.chunks = []
+            pane.pending = 0
+            pane.next_seed_at = 0.0
 
     def _start_client(self, session_id: str) -> None:
         client = ControlClient(
@@ -499,12 +508,13 @@ class TmuxFleet(FleetPort):
             return
         pid = pane.info.pane_id
         box: dict[str, Reply] = {}
+        generation = pane.generation
 
         def got(name: str) -> object:
             def cb(reply: Reply) -> None:
                 box[name] = reply
                 if name == "alt":
-                    self._seed_replied(pane, box)
+                    self._seed_replied(pane, box, generation)
 
             return cb
 
@@ -525,10 +535,12 @@ class TmuxFleet(FleetPort):
             with pane.lock:
                 pane.mode = _NEEDS_SEED
 
-    def _seed_replied(self, pane: _Pane, box: dict[str, Reply]) -> None:
+    def _seed_replied(self, pane: _Pane, box: dict[str, Reply], generation: int) -> None:
         """Runs on the reader thread, in order with %output: the seed takes effect here."""
         info, screen, alt = box.get("info"), box.get("screen"), box.get("alt")
         with pane.lock:
+            if generation != pane.generation:
+                return  # stale: the pane was invalidated after this seed was asked for
             if not (info and screen and alt and info.ok and screen.ok and alt.ok and info.lines):
                 pane.mode = _NEEDS_SEED
                 pane.next_seed_at = time.monotonic() + 1.0

@@ -326,3 +326,20 @@ def test_killed_dashboard_leaves_no_control_client(server: libtmux.Server, tmp_p
         wait_for(lambda: tmux(server, "list-clients").strip() == "")
     finally:
         child.kill()
+
+
+def test_a_lost_control_client_is_replaced_and_its_panes_seeded_again(server: libtmux.Server) -> None:
+    session = new_session(server, "resilient", 80, 24)
+    pane = session.active_pane
+    assert pane is not None
+    pane_id = str(pane.pane_id)
+    with running_fleet(server) as (fleet, _rec):
+        assert fleet.wait_seeded(10)
+        (old,) = fleet.client_pids()
+        tmux(server, "detach-client", "-s", "resilient")  # someone detaches every client
+        pane.send_keys("echo written-while-nobody-watched", enter=True)
+        wait_for(lambda: fleet.client_pids() not in ([], [old]))
+        wait_for(lambda: any("written-while-nobody-watched" in r for r in fleet.screen(pane_id).text_lines()))
+        wait_for(lambda: mirror_matches(fleet, server, pane_id))
+        pane.send_keys("echo and-after", enter=True)
+        wait_for(lambda: any(r.strip() == "and-after" for r in fleet.screen(pane_id).text_lines()))
