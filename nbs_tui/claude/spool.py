@@ -2,8 +2,12 @@
 
 The reader keeps a byte offset and never re-reads what it has passed; a last line without its
 newline is held back until it is complete; a line that is not JSON is reported (counted and
-kept as the last error), never fatal. When the spool is replaced or truncated (rotation) the
-reader starts the new file from its beginning.
+kept as the last error), never fatal. When the spool is replaced or truncated the reader starts
+the new file from its beginning.
+
+Rotation (:func:`rotate`) never loses history: a full spool is moved to a name of its own,
+``<spool>.<UTC time>`` (``-1``, ``-2``... appended if that exists), never over an earlier one, and
+the lines a hook appended between the size check and the move are still read.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ START_TAIL = 1024 * 1024
 """At start, read only this much of an existing spool's end: older events are stale anyway."""
 
 ROTATE_AT = 64 * 1024 * 1024
-"""A spool this large is renamed to ``<spool>.1`` (replacing the last one) once read to its end."""
+"""A spool this large is moved to ``<spool>.<UTC time>`` once read to its end (never overwriting)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,10 +154,12 @@ class SpoolReader:
         complete, self._partial = data[: end + 1], data[end + 1 :]
         base = self._offset
         self._offset += len(complete)
+        return self._parse(complete, base)
+
+    def _parse(self, complete: bytes, position: int) -> list[HookEvent]:
         now = self._clock()
         events: list[HookEvent] = []
-        position = base
-        for line in complete.split(b"\n")[:-1]:
+        for line in complete.split(b"\n"):
             if line.strip():
                 try:
                     events.append(parse_line(line, now))
@@ -163,21 +169,66 @@ class SpoolReader:
             position += len(line) + 1
         return events
 
+    def read_moved(self, moved: Path) -> list[HookEvent]:
+        """The spool this reader follows was moved to ``moved``: return the lines written to it
+        after the last read (a hook may append between the size check and the move), then
+        follow the new spool at ``path`` from its beginning."""
+        events: list[HookEvent] = []
+        try:
+            with open(moved, "rb") as handle:
+                stat = os.fstat(handle.fileno())
+                if self._inode in (None, (stat.st_dev, stat.st_ino)):
+                    handle.seek(self._offset)
+                    rest = self._partial + handle.read()
+                    events = self._parse(rest, self._offset)
+        except OSError as error:
+            self.last_error = f"cannot read {moved}: {error.strerror}"
+        self._offset, self._partial, self._inode, self._skip_partial = 0, b"", None, False
+        self._first = False
+        return events
 
-def rotate(path: Path, reader: SpoolReader, max_bytes: int = ROTATE_AT) -> bool:
-    """Rename a spool past ``max_bytes`` to ``<spool>.1`` once ``reader`` has read all of it.
 
-    Hooks then create a fresh spool on their next append; the reader follows the new file.
+def archive_name(path: Path, now: float) -> Path:
+    """``<spool>.<UTC time>`` for a spool moved aside at ``now`` (the caller adds ``-N`` on clashes)."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+    return path.with_name(f"{path.name}.{stamp}")
+
+
+def rotate(
+    path: Path, reader: SpoolReader, max_bytes: int = ROTATE_AT, *, now: float | None = None
+) -> tuple[Path, list[HookEvent]] | None:
+    """Move a spool past ``max_bytes`` aside once ``reader`` has read all of it.
+
+    The spool gets a name no earlier rotation holds (``<spool>.<UTC time>``, then ``-1``,
+    ``-2``...): it is hard-linked there, which fails rather than replace an existing file, and
+    only then unlinked from the spool's name, so a hook appending meanwhile writes into the
+    archive, never into nothing. Hooks create a fresh spool on their next append. Returns the
+    archive and the events appended after the reader's last read (None: nothing rotated); the
+    reader then follows the new spool from its beginning.
     """
     try:
         size = os.stat(path).st_size
     except OSError:
-        return False
+        return None
     if size < max_bytes or reader.offset < size:
-        return False
+        return None
+    base = archive_name(path, time.time() if now is None else now)
+    for n in range(10_000):
+        target = base if n == 0 else base.with_name(f"{base.name}-{n}")
+        try:
+            os.link(path, target)
+        except FileExistsError:
+            continue
+        except OSError as error:
+            reader.last_error = f"cannot rotate {path}: {error.strerror}"
+            return None
+        break
+    else:
+        reader.last_error = f"cannot rotate {path}: no free archive name"
+        return None
     try:
-        os.replace(path, path.with_name(path.name + ".1"))
+        os.unlink(path)
     except OSError as error:
         reader.last_error = f"cannot rotate {path}: {error.strerror}"
-        return False
-    return True
+        return None
+    return target, reader.read_moved(target)

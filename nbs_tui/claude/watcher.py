@@ -276,8 +276,12 @@ class ClaudeSignals:
             self._rescan_now = False
             self._last_rescan = now
             self._map_processes()
-            if rotate(self._settings.hook_spool, self._spool):
-                self._spool.read()
+            rotated = rotate(self._settings.hook_spool, self._spool)
+            if rotated is not None:
+                late = rotated[1] + self._spool.read()
+                for event in late:
+                    self._route(event)
+                events = events + late
         if force or events or pending is not None or now - self._last_refresh >= self._refresh:
             self._last_refresh = now
             for pane in self._panes.values():

@@ -77,10 +77,57 @@ def test_rotation_of_a_large_spool_once_read(tmp_path: Path) -> None:
     path = tmp_path / "hooks.jsonl"
     path.write_bytes(_line("Stop") * 3)
     reader = SpoolReader(path, from_start=True)
-    assert not rotate(path, reader, max_bytes=10)  # not read yet: keep it
+    assert rotate(path, reader, max_bytes=10, now=0.0) is None  # not read yet: keep it
     assert len(reader.read()) == 3
-    assert rotate(path, reader, max_bytes=10)
-    assert (tmp_path / "hooks.jsonl.1").stat().st_size > 0 and not path.exists()
-    assert not rotate(path, reader, max_bytes=10)
+    rotated = rotate(path, reader, max_bytes=10, now=0.0)
+    assert rotated is not None
+    archive, late = rotated
+    assert archive == tmp_path / "hooks.jsonl.19700101T000000Z" and late == []
+    assert archive.read_bytes() == _line("Stop") * 3 and not path.exists()
+    assert rotate(path, reader, max_bytes=10) is None
     path.write_bytes(_line("SessionStart"))  # the next hook creates a fresh spool
+    assert [e.event for e in reader.read()] == ["SessionStart"]
+
+
+def test_two_rotations_keep_both_old_spools(tmp_path: Path) -> None:
+    path = tmp_path / "hooks.jsonl"
+    reader = SpoolReader(path, from_start=True)
+    archives = []
+    for event in ("Stop", "SessionEnd", "SessionStart"):
+        path.write_bytes(_line(event) * 2)
+        assert [e.event for e in reader.read()] == [event] * 2
+        rotated = rotate(path, reader, max_bytes=10, now=0.0)  # the same second every time
+        assert rotated is not None
+        archives.append(rotated[0])
+    assert [a.name for a in archives] == [
+        "hooks.jsonl.19700101T000000Z",
+        "hooks.jsonl.19700101T000000Z-1",
+        "hooks.jsonl.19700101T000000Z-2",
+    ]
+    assert [a.read_bytes() for a in archives] == [
+        _line("Stop") * 2,
+        _line("SessionEnd") * 2,
+        _line("SessionStart") * 2,
+    ]
+
+
+def test_lines_appended_while_rotating_are_read_from_the_archive(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "hooks.jsonl"
+    path.write_bytes(_line("Stop"))
+    reader = SpoolReader(path, from_start=True)
+    assert len(reader.read()) == 1
+    real_link = spool_module.os.link
+
+    def link_then_hook_appends(src: Path, dst: Path) -> None:
+        real_link(src, dst)
+        with open(src, "ab") as handle:  # a hook appends between the size check and the move
+            handle.write(_line("PostToolUse"))
+
+    monkeypatch.setattr(spool_module.os, "link", link_then_hook_appends)
+    rotated = rotate(path, reader, max_bytes=10, now=0.0)
+    assert rotated is not None
+    archive, late = rotated
+    assert [e.event for e in late] == ["PostToolUse"]
+    assert archive.read_bytes() == _line("Stop") + _line("PostToolUse")
+    path.write_bytes(_line("SessionStart"))
     assert [e.event for e in reader.read()] == ["SessionStart"]
