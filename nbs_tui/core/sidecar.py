@@ -15,6 +15,8 @@ then counting waits ``backoff`` (10 s) before starting again. Added safety:
   gives up (never guessing) when the box holds anything else, e.g. the operator's typing;
 * never while paused (``.nbs/control-pause``), while the operator types, during context
   pressure, with a menu open, or with text in the box; never a bare Enter;
+* other text (the stuck watch's nudge) goes through the same handshake: `request_text`
+  queues it for the next tick, and its actions and notices carry its ``purpose``;
 * the plan menu is answered once per menu, by label (`choose_plan_option`), after it has been
   seen on two ticks, and the machine checks that the menu went away;
 * ``\\nbs-`` lines are reported once each while they stay on screen or scroll.
@@ -65,6 +67,8 @@ class InjectPoll:
 
     text: str
     attempt: int = 1
+    purpose: str = "poll"
+    """``poll`` (the poll command) or what `PaneSidecar.request_text` was given (``nudge``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +77,7 @@ class SubmitPoll:
 
     text: str
     attempt: int = 1
+    purpose: str = "poll"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +98,9 @@ class ReportCommand:
 
 @dataclass(frozen=True, slots=True)
 class Notice:
-    """Something the operator should read in the pane's history (``kind`` for filtering)."""
+    """Something the operator should read in the pane's history (``kind`` for filtering).
+
+    A typing handshake ends with ``<purpose>`` (submitted) or ``<purpose>-failed``."""
 
     kind: str
     message: str
@@ -210,6 +217,10 @@ class PaneSidecar:
         self._phase_at = 0.0
         self._attempt = 0
         self._force = False
+        self._queued: tuple[str, str] | None = None
+        """Text (and its purpose) `request_text` queued for the next tick."""
+        self._text = self.config.poll_command
+        self._purpose = "poll"
         self._plan: _Plan | None = None
         self._cmd_known: Counter[str] = Counter()
         self._cmd_seen: Counter[str] = Counter()
@@ -266,6 +277,30 @@ class PaneSidecar:
             return False, "project is paused (.nbs/control-pause)"
         self._force = True
         return True, "poll queued for the next tick"
+
+    def request_text(self, text: str, purpose: str) -> tuple[bool, str]:
+        """Type ``text`` and submit it through the poll's handshake, starting at the next tick
+        (every safety rule of the poll applies; its end is a ``purpose`` or ``purpose-failed``
+        notice). Refused while another text is being typed or queued."""
+        if not text:
+            return False, "nothing to type"
+        if self._phase is not _Phase.READY or self._queued is not None:
+            return False, "an injection is already in progress"
+        if not self.detection.safe_to_inject:
+            return (
+                False,
+                f"not safe to type: {self.detection.state.value} ({self.detection.reason})",
+            )
+        if self._paused:
+            return False, "project is paused (.nbs/control-pause)"
+        self._queued = (text, purpose)
+        self._note(f"{purpose} queued: {text}")
+        return True, f"{purpose} queued for the next tick"
+
+    @property
+    def last_change(self) -> float | None:
+        """Clock time the screen last changed (None before the first screen)."""
+        return self._last_change
 
     # -- the tick ------------------------------------------------------------------------------
 
@@ -329,19 +364,31 @@ class PaneSidecar:
         return max(self._last_change, self._backoff_until)
 
     def _poll_step(self, now: float, ctx: SidecarContext) -> list[Action]:
-        text = self.config.poll_command
         d = self.detection
         if self._phase is _Phase.READY:
-            if self._poll_blocker(ctx) is not None:
+            queued, self._queued = self._queued, None
+            blocker = self._poll_blocker(ctx)
+            if blocker is not None:
                 self._force = False
+                if queued is not None:
+                    why = f"{queued[0]} not typed: {blocker}"
+                    self._note(f"{queued[1]} abandoned: {why}")
+                    return [Notice(f"{queued[1]}-failed", why)]
                 return []
-            due = self.poll_enabled and now - self._idle_start() >= self.poll_interval
-            if not (due or self._force):
-                return []
-            self._force = False
+            if queued is not None:
+                self._text, self._purpose = queued
+            else:
+                due = self.poll_enabled and now - self._idle_start() >= self.poll_interval
+                if not (due or self._force):
+                    return []
+                self._force = False
+                self._text, self._purpose = self.config.poll_command, "poll"
+            text, purpose = self._text, self._purpose
             self._phase, self._phase_at, self._attempt = _Phase.TYPED, now, 1
             self._note(f"typing {text}")
-            return [InjectPoll(text, 1)]
+            return [InjectPoll(text, 1, purpose)]
+
+        text, purpose = self._text, self._purpose
 
         typed = d.input_text
         if self._phase is _Phase.TYPED:
@@ -349,7 +396,7 @@ class PaneSidecar:
                 if ctx.operator_typing:
                     return self._give_up(now, "operator started typing; left the text for them")
                 self._phase, self._phase_at, self._attempt = _Phase.SUBMITTED, now, 1
-                return [SubmitPoll(text, 1)]
+                return [SubmitPoll(text, 1, purpose)]
             if now - self._phase_at < self.config.confirm_timeout:
                 return []
             if (
@@ -360,7 +407,7 @@ class PaneSidecar:
             ):
                 self._phase_at, self._attempt = now, 2
                 self._note(f"{text} did not show in the input box; typing it again")
-                return [InjectPoll(text, 2)]
+                return [InjectPoll(text, 2, purpose)]
             why = "box not in view" if typed is None else f"box holds {typed!r}"
             return self._give_up(now, f"{text} did not show in the input box ({why})")
 
@@ -369,27 +416,27 @@ class PaneSidecar:
             self._phase = _Phase.READY
             self._backoff_until = now + self.config.backoff
             self._note(f"{text} submitted")
-            return [Notice("poll", f"{text} submitted")]
+            return [Notice(purpose, f"{text} submitted")]
         if now - self._phase_at < self.config.confirm_timeout:
             return []
         if self._attempt == 1:
             self._phase_at, self._attempt = now, 2
             self._note(f"{text} still in the input box; pressing Enter once more")
-            return [SubmitPoll(text, 2)]
+            return [SubmitPoll(text, 2, purpose)]
         return self._give_up(now, f"{text} stayed in the input box after two Enters")
 
     def _give_up(self, now: float, why: str) -> list[Action]:
         self._phase = _Phase.READY
         self._backoff_until = now + self.config.backoff
-        self._note(f"poll abandoned: {why}")
-        return [Notice("poll-failed", why)]
+        self._note(f"{self._purpose} abandoned: {why}")
+        return [Notice(f"{self._purpose}-failed", why)]
 
     def action_refused(self, now: float, action: Action, why: str) -> None:
         """The runner did not carry ``action`` out (live screen not safe, pane gone, error)."""
         if isinstance(action, InjectPoll | SubmitPoll):
             self._phase = _Phase.READY
             self._backoff_until = now + self.config.backoff
-            self._note(f"poll not sent: {why}")
+            self._note(f"{action.purpose} not sent: {why}")
         elif isinstance(action, SelectPlanOption):
             self._note(f"plan option {action.number} not pressed: {why}")
 
