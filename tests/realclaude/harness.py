@@ -21,7 +21,8 @@ API summary (fixtures come from tests/realclaude/conftest.py)::
     agent.type(text) / agent.press(*keys)              # literal text / tmux key names, paced
     agent.submit(text)                                 # type, Enter, wait until it was taken
     agent.session_status() -> dict | None              # ~/.claude/sessions/<pid>.json
-    agent.exit()                                       # /exit; the pane drops to a shell
+    agent.exit()                                       # /exit; waits for the pane's shell
+    agent.current_command() -> str                     # #{pane_current_command}: claude / bash
 
 ``permission_mode="default"`` makes every version ask before tools (2.1.3xx would otherwise start
 in auto mode); ``"plan"`` starts in plan mode; ``None`` keeps the version's own default.
@@ -34,6 +35,7 @@ interactive shell behind when Claude Code exits.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -313,12 +315,43 @@ class ClaudeAgent:
         if seen:
             self.wait_for(lambda s: not in_box(s), timeout)
 
-    def exit(self, timeout: float = 20.0) -> str:
-        """Quit Claude Code with /exit and wait for the shell prompt left behind."""
-        self.type("/exit")
-        self.wait_for(lambda s: "/exit" in (input_text(s) or ""), 5)
-        self.press("Enter")  # inline versions leave the last frame (with "/exit") on screen
-        return self.wait_for(lambda s: any(ln.rstrip() == "$" or ln.startswith("$ ") for ln in s.splitlines()), timeout)
+    def current_command(self) -> str:
+        """tmux's ``#{pane_current_command}``: ``claude`` while it runs, ``bash`` after."""
+        out = self.server.cmd("display-message", "-p", "-t", self.pane_id, "#{pane_current_command}")
+        return out.stdout[0] if out.stdout else ""
+
+    def exit(self, timeout: float = 30.0) -> str:
+        """Quit Claude Code with /exit, wait until the pane's shell is back in front, and return
+        the screen. (The screen alone cannot tell: inline versions leave their last frame.)
+
+        If the CLI still sits at an empty prompt a while after Enter (keys lost on a loaded
+        machine), /exit is typed once more.
+        """
+        deadline = time.monotonic() + timeout
+
+        def shell_back() -> bool:
+            return self.current_command() == "bash"
+
+        for attempt in (1, 2):
+            self.type("/exit")
+            with contextlib.suppress(TimeoutError):
+                self.wait_for(lambda s: "/exit" in (input_text(s) or ""), 5)
+            self.press("Enter")
+            wait = max(1.0, deadline - time.monotonic()) if attempt == 2 else 10.0
+            end = time.monotonic() + wait
+            while time.monotonic() < end:
+                if shell_back():
+                    return self.screen()
+                time.sleep(0.1)
+            screen = self.screen()
+            if not (looks_idle(screen) and input_text(screen) == ""):
+                break  # not ignored, just slow: keep waiting below
+        end = deadline
+        while time.monotonic() < end:
+            if shell_back():
+                return self.screen()
+            time.sleep(0.1)
+        raise TimeoutError(f"{self.name}: Claude Code did not exit; screen was:\n{self.screen()}")
 
     # exact signals
 
