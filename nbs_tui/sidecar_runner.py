@@ -10,6 +10,15 @@ live screen with ``fleet.capture_text`` and checking that the pane is still the 
 (the app forwards them with ``post_message``; headless prints them). The operator's controls
 (`set_poll_enabled`, `set_plan_auto`, `set_poll_interval`, `force_poll`, ...) may be called
 from any thread: they take the runner's lock for a moment.
+
+Stuck agents (oj's design, `nbs_tui.core.stuck`): each tick also feeds the pane's detection,
+the time its screen last changed and Claude Code's own facts (``signals``: `ClaudeSignals`, or
+None for the screen alone) to an `AgentMonitor`. A ``Nudge`` is re-checked on the live screen
+and typed through the same handshake as ``/nbs-poll`` (`PaneSidecar.request_text`: text whole,
+Enter apart, confirmed, never over the operator's typing, never paused or under context
+pressure); a nudge that is not delivered is not counted. ``Escalate`` and ``Ended`` become
+``escalate`` and ``agent-ended`` events; a pane that stops being an agent or disappears is
+reported ``agent-ended`` too (once per agent).
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from nbs_tui.claude.monitor import AgentMonitor, FactsSource
 from nbs_tui.config import Settings
 from nbs_tui.core.detect import (
     FLAG_CONTEXT_PRESSURE,
@@ -44,6 +54,7 @@ from nbs_tui.core.sidecar import (
     StateChanged,
     SubmitPoll,
 )
+from nbs_tui.core.stuck import Ended, Escalate, Nudge, Phase, StuckAction, StuckStatus
 from nbs_tui.tmux.port import FleetPort, PaneGone, TmuxUnavailable
 
 log = logging.getLogger(__name__)
@@ -68,8 +79,10 @@ class SidecarEvent:
 
     ``kind``: ``state`` (detected state changed), ``poll`` (injection steps: typed, submitted,
     failed, refused), ``plan-select`` (pressed, landed, failed, waiting), ``command`` (a
-    ``\\nbs-`` line seen), ``status`` (settings or countdown changed; not printed headless),
-    ``error`` (a tmux call failed).
+    ``\\nbs-`` line seen), ``nudge`` (a stuck agent's nudge: queued, typed, enter, submitted,
+    failed, refused), ``escalate`` (a stuck agent needs a person), ``agent-ended`` (its process
+    exited or its pane is gone), ``status`` (settings or countdown changed; not printed
+    headless), ``error`` (a tmux call failed).
     """
 
     kind: str
@@ -99,6 +112,8 @@ class _Tracked:
     info: PaneInfo | None = None
     last_key: tuple[Any, ...] = field(default_factory=tuple)
     rows: RowCache = field(default_factory=RowCache)
+    ended: bool = False
+    """``agent-ended`` was reported for this agent (it is reported once)."""
 
 
 def config_from_settings(settings: Settings) -> SidecarConfig:
@@ -125,6 +140,7 @@ class SidecarRunner:
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         sidecar_config: SidecarConfig | None = None,
+        signals: FactsSource | None = None,
     ) -> None:
         self.fleet = fleet
         self.settings = settings
@@ -134,6 +150,8 @@ class SidecarRunner:
         self.clock = clock
         self.wall = wall
         self.config = sidecar_config or config_from_settings(settings)
+        self.monitor = AgentMonitor(signals, settings)
+        """Fusion with Claude Code's signals and the stuck watch (nudge, escalate, ended)."""
         self.ticks = 0
         self.detections = 0
         """How many screens were run through detection (for benchmarks)."""
@@ -235,6 +253,25 @@ class SidecarRunner:
                 return False, "not an agent pane the sidecar watches"
             return tracked.sidecar.request_poll()
 
+    def set_signals(self, signals: FactsSource | None) -> None:
+        """Use Claude Code's signals (`ClaudeSignals`) from now on (e.g. started after the runner)."""
+        with self._lock:
+            self.monitor.signals = signals
+
+    def stuck(self, pane_id: PaneId) -> StuckStatus | None:
+        """Where the pane's agent is in the stuck cycle (None: not watched). Any thread."""
+        verdict = self.monitor.verdict(pane_id)
+        return verdict.stuck if verdict is not None else None
+
+    def escalated(self) -> dict[PaneId, str]:
+        """Panes whose stuck agent was escalated and has not worked since, with the reason.
+        Any thread (the app's "needs you" queue reads it)."""
+        return {
+            pane_id: verdict.stuck.note
+            for pane_id, verdict in self.monitor.verdicts().items()
+            if verdict.stuck.phase is Phase.ESCALATED
+        }
+
     def note_operator_input(self, pane_id: PaneId) -> None:
         """The operator typed into the pane: the sidecar keeps its hands off for a few seconds."""
         with self._lock:
@@ -275,11 +312,14 @@ class SidecarRunner:
         with self._lock:
             self.ticks += 1
             now = self.clock()
-            panes = {p.pane_id: p for p in self.fleet.panes() if p.is_agent and not p.dead}
+            wall_now = self.wall()
+            every = {p.pane_id: p for p in self.fleet.panes()}
+            panes = {pane_id: p for pane_id, p in every.items() if p.is_agent and not p.dead}
             for pane_id in list(self._tracked):
                 info = panes.get(pane_id)
                 if info is None or info.pid != self._tracked[pane_id].pid:
-                    old = self._tracked.pop(pane_id).sidecar
+                    gone = self._tracked.pop(pane_id)
+                    old = gone.sidecar
                     kept = {
                         "set_poll_enabled": old.poll_enabled_override,
                         "set_plan_policy": old.plan_policy_override,
@@ -289,6 +329,8 @@ class SidecarRunner:
                     if kept:  # the operator's switches outlive an agent restart in the same pane
                         self._pending[pane_id] = kept
                     self._emit("state", pane_id, "pane gone or no longer an agent", state="gone")
+                    self._report_end(gone, every.get(pane_id))
+                    self.monitor.forget(pane_id)
             for pane_id, info in panes.items():
                 tracked = self._tracked.get(pane_id)
                 if tracked is None:
@@ -297,9 +339,9 @@ class SidecarRunner:
                     for name, value in self._pending.pop(pane_id, {}).items():
                         getattr(tracked.sidecar, name)(value)
                 tracked.info = info
-                self._tick_pane(tracked, info, now)
+                self._tick_pane(tracked, info, now, wall_now)
 
-    def _tick_pane(self, tracked: _Tracked, info: PaneInfo, now: float) -> None:
+    def _tick_pane(self, tracked: _Tracked, info: PaneInfo, now: float, wall_now: float) -> None:
         screen = self.fleet.screen(info.pane_id)
         if screen is None:
             return
@@ -325,6 +367,98 @@ class SidecarRunner:
         if key != tracked.last_key:
             tracked.last_key = key
             self._emit_status(info.pane_id, "")
+        self._watch_stuck(tracked, info, now, wall_now, context)
+
+    # -- stuck agents --------------------------------------------------------------------------
+
+    def _watch_stuck(
+        self, tracked: _Tracked, info: PaneInfo, now: float, wall_now: float, context: SidecarContext
+    ) -> None:
+        sidecar = tracked.sidecar
+        changed = sidecar.last_change
+        if changed is None:
+            return
+        detection = sidecar.detection
+        safe = (
+            detection.safe_to_inject
+            and FLAG_CONTEXT_PRESSURE not in detection.flags
+            and not sidecar.injecting
+            and not context.paused
+            and not context.operator_typing
+        )
+        try:
+            _, actions = self.monitor.observe(
+                info.pane_id,
+                detection,
+                wall_now - (now - changed),
+                wall_now,
+                safe_to_nudge=safe,
+                busy=sidecar.injecting,
+            )
+        except Exception as error:  # the stuck watch is help, never a reason to stop the tick
+            log.exception("stuck watch failed")
+            self._emit("error", info.pane_id, f"stuck watch: {error}")
+            return
+        for action in actions:
+            self._carry_out_stuck(tracked, info, action, now)
+        stuck = self.stuck(info.pane_id)
+        if stuck is not None and stuck.phase is not Phase.ENDED:
+            tracked.ended = False  # running again: a later exit is news again
+
+    def _carry_out_stuck(self, tracked: _Tracked, info: PaneInfo, action: StuckAction, now: float) -> None:
+        pane_id = info.pane_id
+        if isinstance(action, Escalate):
+            self._emit("escalate", pane_id, action.why, reason="stuck")
+            return
+        if isinstance(action, Ended):
+            if not tracked.ended:
+                tracked.ended = True
+                self._emit("agent-ended", pane_id, action.why, liveness=action.liveness.value)
+            return
+        if isinstance(action, Nudge):
+            self._nudge(tracked, info, action, now)
+
+    def _nudge(self, tracked: _Tracked, info: PaneInfo, action: Nudge, now: float) -> None:
+        """Queue the nudge on the pane's typing handshake after a look at the live screen."""
+        pane_id = info.pane_id
+        try:
+            live = self._live(info)
+            why = self._refusal(live, InjectPoll(action.text, action.attempt, "nudge"))
+            if why is None and self._context(tracked, now).paused:
+                why = "project is paused (.nbs/control-pause)"
+            if why is None:
+                ok, message = tracked.sidecar.request_text(action.text, "nudge")
+                why = None if ok else message
+        except (PaneGone, TmuxUnavailable) as error:
+            why = str(error)
+        if why is not None:
+            self.monitor.nudge_failed(pane_id)
+            self._emit("nudge", pane_id, why, result="refused", text=action.text, nudge=action.attempt)
+            return
+        self._emit(
+            "nudge",
+            pane_id,
+            f"stuck: nudge {action.attempt} of {self.settings.stuck_max_nudges} queued",
+            result="queued",
+            text=action.text,
+            nudge=action.attempt,
+        )
+
+    def _report_end(self, tracked: _Tracked, current: PaneInfo | None) -> None:
+        """The agent in a pane the runner watched is no longer there: say why, once."""
+        if tracked.ended:
+            return
+        tracked.ended = True
+        pane_id = tracked.sidecar.pane_id
+        if current is None:
+            liveness, why = "gone", "its tmux pane is gone"
+        elif current.dead:
+            liveness, why = "exited", "the pane's process exited"
+        elif current.pid != tracked.pid:
+            liveness, why = "exited", f"the pane's process was replaced (pid {tracked.pid} -> {current.pid})"
+        else:
+            liveness, why = "exited", "Claude Code no longer runs in the pane"
+        self._emit("agent-ended", pane_id, why, liveness=liveness)
 
     # -- actions -------------------------------------------------------------------------------
 
@@ -364,32 +498,51 @@ class SidecarRunner:
                     self._emit("error", pane_id, f"bad interval in {action.line!r}: {error}")
             return
         if isinstance(action, Notice):
-            kind = "plan-select" if action.kind.startswith("plan") else "poll"
+            if action.kind.startswith("plan"):
+                kind = "plan-select"
+            elif action.kind.startswith("nudge"):
+                kind = "nudge"
+            else:
+                kind = "poll"
             result = {
                 "poll": "submitted",
                 "poll-failed": "failed",
+                "nudge": "submitted",
+                "nudge-failed": "failed",
                 "plan-select": "landed",
                 "plan-failed": "failed",
                 "plan-waiting": "waiting",
             }.get(action.kind, action.kind)
+            if action.kind == "nudge-failed":
+                self.monitor.nudge_failed(pane_id)
             self._emit(kind, pane_id, action.message, result=result)
             return
         try:
             live = self._live(info)
             why = self._refusal(live, action)
             if why is not None:
-                sidecar.action_refused(now, action, why)
+                self._refused(sidecar, action, now, why)
                 self._emit(self._kind(action), pane_id, why, result="refused")
                 return
             if isinstance(action, InjectPoll):
                 self.fleet.send_text(pane_id, action.text)
                 self._emit(
-                    "poll", pane_id, "", result="typed", text=action.text, attempt=action.attempt
+                    action.purpose,
+                    pane_id,
+                    self._said(action, "typed"),
+                    result="typed",
+                    text=action.text,
+                    attempt=action.attempt,
                 )
             elif isinstance(action, SubmitPoll):
                 self.fleet.send_keys(pane_id, "Enter")
                 self._emit(
-                    "poll", pane_id, "", result="enter", text=action.text, attempt=action.attempt
+                    action.purpose,
+                    pane_id,
+                    self._said(action, "Enter pressed after"),
+                    result="enter",
+                    text=action.text,
+                    attempt=action.attempt,
                 )
             elif isinstance(action, SelectPlanOption):
                 self.fleet.send_keys(pane_id, str(action.number))
@@ -402,15 +555,27 @@ class SidecarRunner:
                     label=action.label,
                 )
         except (PaneGone, TmuxUnavailable) as error:
-            sidecar.action_refused(now, action, str(error))
+            self._refused(sidecar, action, now, str(error))
             self._emit("error", pane_id, f"{self._kind(action)}: {error}")
         except Exception as error:
             log.exception("sidecar action failed")
-            sidecar.action_refused(now, action, str(error))
+            self._refused(sidecar, action, now, str(error))
             self._emit("error", pane_id, f"{self._kind(action)}: {error}")
+
+    def _refused(self, sidecar: PaneSidecar, action: Action, now: float, why: str) -> None:
+        sidecar.action_refused(now, action, why)
+        if isinstance(action, InjectPoll | SubmitPoll) and action.purpose == "nudge":
+            self.monitor.nudge_failed(sidecar.pane_id)  # not delivered: it does not count
+
+    @staticmethod
+    def _said(action: InjectPoll | SubmitPoll, what: str) -> str:
+        """The history line of a typing step (poll steps have none: the app words them)."""
+        return "" if action.purpose == "poll" else f"{what} {action.text!r}"
 
     @staticmethod
     def _kind(action: Action) -> str:
+        if isinstance(action, InjectPoll | SubmitPoll):
+            return action.purpose
         return "plan-select" if isinstance(action, SelectPlanOption) else "poll"
 
     @staticmethod
@@ -468,6 +633,9 @@ def event_kinds() -> Mapping[str, str]:
         "poll": "poll injection step: typed, enter, submitted, failed, refused",
         "plan-select": "plan menu: pressed, landed, failed, waiting",
         "command": "a \\nbs- line seen on screen (line, project)",
+        "nudge": "a stuck agent's nudge: queued, refused (nudge: its number), typed, enter (attempt), submitted, failed",
+        "escalate": "a stuck agent needs a person: idle past the grace period after its nudges (reason)",
+        "agent-ended": "the agent's process exited or its tmux pane is gone (liveness: exited, gone)",
         "status": "per-pane status changed (not printed by --headless)",
         "error": "a tmux call or the control plane failed",
     }

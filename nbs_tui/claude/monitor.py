@@ -8,25 +8,34 @@ The one object a per-pane loop (the sidecar runner) needs to use Claude Code's e
         ...                                                   # the runner carries them out
     monitor.forget(pane_id)                                   # when the pane goes
 
-All times are wall-clock seconds (``time.time()``): hooks and status files use that clock.
+``signals`` is anything with ``facts(pane_id)`` (`ClaudeSignals`; tests pass a fake). All times
+are wall-clock seconds (``time.time()``): hooks and status files use that clock.
 ``observe`` is meant for one thread (the runner's tick); ``fused``/``stuck`` may be read from
 any thread (frozen values, swapped whole).
 
 A ``Nudge`` is a request: type ``action.text`` and press Enter only after re-reading the live
 screen (idle, empty input box), exactly like a poll injection; if the runner cannot, it calls
-``nudge_failed`` so the attempt is not counted.
+``nudge_failed`` so the attempt is not counted. ``safe_to_nudge`` (default: the detection's
+``safe_to_inject``) lets the caller hold nudges back for reasons of its own (paused project,
+the operator typing); ``busy`` holds nudges and escalations back while text of the caller's is
+being typed into the pane (a nudge in flight must not be escalated over).
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import Protocol
 
-from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
+from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.config import Settings
 from nbs_tui.core.fusion import DEFAULT_POLICY, FusedState, FusionPolicy, fuse, screen_reading
 from nbs_tui.core.model import Detection, PaneId
 from nbs_tui.core.stuck import Liveness, StuckAction, StuckStatus, StuckWatch
+
+
+class FactsSource(Protocol):
+    def facts(self, pane_id: PaneId) -> ClaudeFacts | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +48,9 @@ class PaneVerdict:
 
 
 class AgentMonitor:
-    def __init__(self, signals: ClaudeSignals | None, settings: Settings, policy: FusionPolicy = DEFAULT_POLICY) -> None:
+    def __init__(
+        self, signals: FactsSource | None, settings: Settings, policy: FusionPolicy = DEFAULT_POLICY
+    ) -> None:
         self.signals = signals
         self.settings = settings
         self.policy = policy
@@ -48,7 +59,14 @@ class AgentMonitor:
         self._lock = threading.Lock()
 
     def observe(
-        self, pane_id: PaneId, detection: Detection, screen_changed_at: float, now: float
+        self,
+        pane_id: PaneId,
+        detection: Detection,
+        screen_changed_at: float,
+        now: float,
+        *,
+        safe_to_nudge: bool | None = None,
+        busy: bool = False,
     ) -> tuple[FusedState, list[StuckAction]]:
         """Fuse this tick's screen with the pane's latest facts and advance its stuck watch."""
         facts = self.signals.facts(pane_id) if self.signals is not None else None
@@ -68,7 +86,8 @@ class AgentMonitor:
             fused.state,
             facts.transcript_size if facts is not None else None,
             facts.liveness if facts is not None else Liveness.UNKNOWN,
-            safe_to_nudge=detection.safe_to_inject,
+            safe_to_nudge=detection.safe_to_inject if safe_to_nudge is None else safe_to_nudge,
+            busy=busy,
         )
         with self._lock:
             self._verdicts[pane_id] = PaneVerdict(fused, watch.status, facts)
@@ -88,3 +107,8 @@ class AgentMonitor:
     def verdict(self, pane_id: PaneId) -> PaneVerdict | None:
         with self._lock:
             return self._verdicts.get(pane_id)
+
+    def verdicts(self) -> dict[PaneId, PaneVerdict]:
+        """Every watched pane's latest verdict (any thread)."""
+        with self._lock:
+            return dict(self._verdicts)

@@ -110,8 +110,12 @@ class StuckWatch:
         transcript_size: int | None = None,
         liveness: Liveness = Liveness.UNKNOWN,
         safe_to_nudge: bool = True,
+        busy: bool = False,
     ) -> list[StuckAction]:
-        """Advance the machine; returns the actions to carry out now (usually none)."""
+        """Advance the machine; returns the actions to carry out now (usually none).
+
+        ``busy``: text of ours (a nudge, a poll) is being typed into the pane right now;
+        neither nudge nor escalate until it has gone in or failed."""
         if liveness in (Liveness.EXITED, Liveness.GONE):
             self._idle_since = None
             if self._ended == liveness:
@@ -139,7 +143,7 @@ class StuckWatch:
         if transcript_size is not None and transcript_size != self._baseline:
             self._idle_since, self._baseline = now, transcript_size
             return []
-        if self._escalated or now - self._idle_since < self.grace:
+        if busy or self._escalated or now - self._idle_since < self.grace:
             return []
         if self._last_nudge_at is not None and now - self._last_nudge_at < self.grace:
             return []

@@ -87,11 +87,13 @@ def make(
 ) -> tuple[SidecarRunner, list[SidecarEvent], Clock]:
     events: list[SidecarEvent] = []
     clock = Clock()
+    settings = kw.pop("settings", None) or Settings(poll_interval=interval)
     runner = SidecarRunner(
         fleet,
-        Settings(poll_interval=interval),
+        settings,  # type: ignore[arg-type]
         events.append,
         clock=clock,
+        wall=clock,
         sidecar_config=SidecarConfig(poll_interval=interval, backoff=2.0),
         **kw,  # type: ignore[arg-type]
     )

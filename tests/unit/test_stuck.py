@@ -107,3 +107,17 @@ def test_an_undelivered_nudge_does_not_count() -> None:
     assert w.status.nudges == 0
     assert w.observe(61.0, S.IDLE, 1) == []  # the timer restarted at the attempt
     assert w.observe(120.0, S.IDLE, 1) == [Nudge("%1", "Please continue", 1)]
+
+
+def test_nothing_is_decided_while_our_own_text_is_being_typed() -> None:
+    w = watch()
+    w.observe(0.0, S.IDLE, 1)
+    assert w.observe(60.0, S.IDLE, 1) == [Nudge("%1", "Please continue", 1)]
+    # the nudge is still on its way in (the typing handshake) when the grace period ends
+    assert w.observe(125.0, S.IDLE, 1, busy=True) == []
+    assert w.status.phase == Phase.NUDGED
+    w.undo_nudge()  # ... and it never went in: a fresh nudge, not an escalation
+    assert w.observe(126.0, S.IDLE, 1) == [Nudge("%1", "Please continue", 1)]
+    assert w.observe(200.0, S.IDLE, 1, busy=True) == []
+    [action] = w.observe(201.0, S.IDLE, 1)
+    assert isinstance(action, Escalate)
