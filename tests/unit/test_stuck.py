@@ -8,8 +8,8 @@ from nbs_tui.core.stuck import Ended, Escalate, Liveness, Nudge, Phase, StuckWat
 S = AgentState
 
 
-def watch(**kw: object) -> StuckWatch:
-    return StuckWatch("%1", grace=60.0, nudge_text="Please continue", max_nudges=1, **kw)  # type: ignore[arg-type]
+def watch() -> StuckWatch:
+    return StuckWatch("%1", grace=60.0, nudge_text="Please continue", max_nudges=1)
 
 
 def test_genuinely_stuck_is_nudged_then_escalated() -> None:
@@ -93,7 +93,7 @@ def test_exit_and_gone_are_reported_once() -> None:
     assert w.observe(2.0, S.UNKNOWN, 1, liveness=Liveness.EXITED) == []
     assert w.status.phase == Phase.ENDED
     [gone] = w.observe(3.0, S.UNKNOWN, 1, liveness=Liveness.GONE)
-    assert gone.liveness == Liveness.GONE and "tmux session is gone" in gone.why
+    assert isinstance(gone, Ended) and gone.liveness == Liveness.GONE and "tmux session is gone" in gone.why
     # Back alive (Claude started again in the pane): the cycle starts over.
     assert w.observe(4.0, S.IDLE, 1, liveness=Liveness.RUNNING) == []
     assert w.status.phase == Phase.IDLE
