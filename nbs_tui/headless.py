@@ -1,13 +1,17 @@
 """``nbs-tui --headless``: the sidecar for every pane, without the UI, one JSON event per line.
 
 Runs `TmuxFleet` (the live mirror), the control plane (``.nbs/`` inboxes and registries of every
-project) and `SidecarRunner` (detection, ``/nbs-poll``, plan menus, ``\\nbs-`` lines), and prints
-each event as one JSON object on stdout::
+project), `ClaudeSignals` (hooks, status files, transcripts) and `SidecarRunner` (detection,
+``/nbs-poll``, plan menus, ``\\nbs-`` lines, stuck agents), and prints each event as one JSON
+object on stdout::
 
     {"event": "state", "pane": "%3", "state": "idle", ...}
     {"event": "poll", "pane": "%3", "result": "typed", "text": "/nbs-poll", ...}
     {"event": "plan-select", "pane": "%4", "result": "pressed", "number": 1, ...}
     {"event": "command", "pane": "%5", "line": "\\\\nbs-register-chat .nbs/chat/x.chat", ...}
+    {"event": "nudge", "pane": "%6", "result": "queued", "nudge": 1, "text": "Please continue..."}
+    {"event": "escalate", "pane": "%6", "reason": "stuck", "message": "still idle 60s after 1 nudge(s)..."}
+    {"event": "agent-ended", "pane": "%7", "liveness": "exited", "message": "its Claude Code process exited"}
     {"event": "error", "pane": "%5", "message": "..."}
 
 plus ``start``/``stop`` and the control plane's events (``registry-changed``, ``pause-changed``,
@@ -50,12 +54,15 @@ class _Printer:
 
 
 class _FleetListener:
-    def __init__(self, emit: _Printer, control: Any | None) -> None:
+    def __init__(self, emit: _Printer, control: Any | None, signals: Any | None = None) -> None:
         self.emit = emit
         self.control = control
+        self.signals = signals
         self._dirs: dict[str, str] = {}
 
     def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
+        if self.signals is not None:
+            self.signals.set_panes(panes)
         dirs = {p.pane_id: p.current_path for p in panes if p.current_path and not p.dead}
         if self.control is not None and dirs != self._dirs:
             self._dirs = dirs
@@ -90,13 +97,20 @@ def run_headless(
         control = ControlPlane(settings, lambda event: emit(event_as_json(event)))
     except ImportError:  # the control plane is optional
         control = None
-    listener = _FleetListener(emit, control)
+    signals: Any | None = None
+    try:
+        from nbs_tui.claude.watcher import ClaudeSignals
+
+        signals = ClaudeSignals(settings)
+    except ImportError:  # Claude Code's own signals are optional: the screen alone still works
+        signals = None
+    listener = _FleetListener(emit, control, signals)
     fleet = TmuxFleet(settings.server, settings.sessions, listener)
 
     def on_event(event: SidecarEvent) -> None:
         emit(event.as_json())
 
-    runner = SidecarRunner(fleet, settings, on_event, control=control)
+    runner = SidecarRunner(fleet, settings, on_event, control=control, signals=signals)
 
     previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
@@ -115,8 +129,13 @@ def run_headless(
                 "poll_interval": settings.poll_interval,
                 "poll_disabled": settings.poll_disabled,
                 "plan_policy": settings.plan_policy,
+                "stuck_grace": settings.stuck_grace,
+                "stuck_max_nudges": settings.stuck_max_nudges,
+                "claude_signals": signals is not None,
             }
         )
+        if signals is not None:
+            signals.start()
         fleet.start()
         if control is not None:
             control.start()
@@ -129,6 +148,8 @@ def run_headless(
         runner.stop()
         if control is not None:
             control.stop()
+        if signals is not None:
+            signals.stop()
         fleet.stop()
         for number, handler in previous.items():
             signal.signal(number, handler)
