@@ -47,7 +47,7 @@ from nbs_tui.messages import (
 )
 from nbs_tui.tmux.port import FleetListener, FleetPort, TmuxUnavailable
 from nbs_tui.widgets.detail_panel import DetailPanel
-from nbs_tui.widgets.fleet_list import FleetList
+from nbs_tui.widgets.fleet_list import FleetList, format_duration, quiet_start
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.help_screen import HelpScreen
 from nbs_tui.widgets.pane_view import PaneView, ScreenSource
@@ -591,7 +591,19 @@ class NbsApp(App[int]):
         if self.raw_claude:
             self._refuse(list(self.raw_claude))
         self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock())
+        self._refresh_grid_clocks()
         self._show_details()
+
+    def _refresh_grid_clocks(self) -> None:
+        if self.view != "grid":
+            return
+        now = self.clock()
+        quiet = {}
+        for pane in self.panes:
+            since = quiet_start(self.statuses.get(pane.pane_id), self.last_change.get(pane.pane_id))
+            if since is not None:
+                quiet[pane.pane_id] = format_duration(now - since)
+        self.grid.refresh_clocks(quiet)
 
     def _update_counts(self) -> None:
         agents = [p for p in self.panes if p.is_agent]
@@ -668,6 +680,7 @@ class NbsApp(App[int]):
             self.screen.remove_class("zoomed")
         if name == "grid":
             self.grid.focus_pane(self.selected_id)
+            self.call_after_refresh(self._refresh_grid_clocks)  # thumbnails are laid out by then
         elif name == "dashboard":
             self.fleet_list.focus()
         elif name == "control" and self.control_view is not None:

@@ -18,7 +18,7 @@ from textual.containers import VerticalScroll
 from textual.geometry import Offset
 from textual.message import Message
 
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.messages import PaneStatus
 from nbs_tui.widgets.fleet_list import STATE_STYLES, project_name
 from nbs_tui.widgets.pane_view import ScreenSource, ScreenWidget
@@ -67,12 +67,16 @@ class Thumbnail(ScreenWidget):
         self.pane = pane
         self.pane_id = pane.pane_id
         self.status: PaneStatus | None = None
+        self.quiet = ""
+        """How long the screen has been still (``3m05s``), shown after the state when not working."""
 
-    def set_status(self, pane: PaneInfo, status: PaneStatus | None) -> None:
-        if pane == self.pane and status == self.status and self.border_title:
+    def set_status(self, pane: PaneInfo, status: PaneStatus | None, quiet: str | None = None) -> None:
+        quiet = self.quiet if quiet is None else quiet
+        if pane == self.pane and status == self.status and quiet == self.quiet and self.border_title:
             return
         self.pane = pane
         self.status = status
+        self.quiet = quiet
         self.set_class(not pane.is_agent, "non-agent")
         title = Text(pane.target, style="bold")
         project = project_name(pane)
@@ -86,7 +90,10 @@ class Thumbnail(ScreenWidget):
         elif state is None:
             self.border_subtitle = Text("…", style="dim")
         else:
-            self.border_subtitle = Text(f" {state.value} ", style=STATE_STYLES.get(state, ""))
+            badge = Text.assemble((f" {state.value} ", STATE_STYLES.get(state, "")))
+            if quiet and state is not AgentState.WORKING:
+                badge.append(f" {quiet} ", style="dim")
+            self.border_subtitle = badge
 
     def on_click(self, event: events.Click) -> None:
         self.post_message(self.Clicked(self, open=event.chain >= 2))
@@ -204,6 +211,15 @@ class PaneGrid(VerticalScroll):
         thumb = self._thumbs.get(pane.pane_id)
         if thumb is not None:
             thumb.set_status(pane, status)
+
+    def refresh_clocks(self, quiet: Mapping[PaneId, str]) -> None:
+        """Once a second: the quiet time after each on-screen thumbnail's state."""
+        if not self.display:
+            return
+        visible = self.region
+        for pane_id, thumb in self._thumbs.items():
+            if thumb.pane is not None and thumb.is_mounted and thumb.region.overlaps(visible):
+                thumb.set_status(thumb.pane, thumb.status, quiet.get(pane_id, ""))
 
     def tick(
         self, dirty: set[PaneId] | None, screen_of: Callable[[PaneId], ScreenSource | None]
