@@ -376,7 +376,7 @@ class OperatorApp(NbsApp):
         self.send_bar.display = False
         self._hide_input_bar()
         self._send_targets = []
-        self.fleet_list.focus()
+        self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
 
     def action_send_key(self) -> None:
         need = self._need()
@@ -510,7 +510,7 @@ class OperatorApp(NbsApp):
         self.pass_through.display = False
         self._hide_input_bar()
         self.mirror.remove_class("passthrough")
-        self.fleet_list.focus()
+        self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
 
     # -- polls -------------------------------------------------------------------------------------
 
@@ -624,7 +624,7 @@ class OperatorApp(NbsApp):
     def on_needs_you_panel_pane_chosen(self, message: NeedsYouPanel.PaneChosen) -> None:
         self._last_needs = message.pane_id
         self.select_pane(message.pane_id)
-        self.fleet_list.focus()
+        self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
 
     # -- filter ----------------------------------------------------------------------------------------
 
@@ -637,7 +637,7 @@ class OperatorApp(NbsApp):
             self._select(self.fleet_list.selected_pane_id)
 
     def on_filter_bar_filter_done(self, _message: FilterBar.FilterDone) -> None:
-        self.fleet_list.focus()
+        self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
 
     # -- action log --------------------------------------------------------------------------------
 

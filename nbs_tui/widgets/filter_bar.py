@@ -1,7 +1,7 @@
 """The fleet filter: an input whose query (see `nbs_tui.core.fleet_filter`) narrows the list.
 
-Typing filters as you go (`FilterBar.FilterChanged`); Enter keeps the filter and returns to the list;
-Escape clears it.
+Typing filters as you go (`FilterBar.FilterChanged`); Enter keeps the filter, folds the bar away
+(the list's title shows the filter in force) and returns to the list; Escape clears it.
 """
 
 from __future__ import annotations
@@ -61,9 +61,9 @@ class FilterBar(Input):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if not event.value.strip():
-            self.remove_class("active")
-            self.display = False
+        # The bar folds away; the list's title shows the filter in force and "/" edits it again.
+        self.remove_class("active")
+        self.display = False
         self.post_message(self.FilterDone())
 
     def action_clear_filter(self) -> None:
