@@ -187,6 +187,7 @@ class NbsApp(App[int]):
         self._stale = True
         self._backends: list[Any] = []
         self._problems_shown: dict[tuple[str, str], float] = {}
+        self._status_worker: Worker[None] | None = None
         self.control_view: Any = None
         """The `ControlView` (registry, chat, inbox) when its widgets are installed."""
         self.status_bar = StatusBar(settings.server.describe(), id="status")
@@ -583,10 +584,12 @@ class NbsApp(App[int]):
     def _clock(self) -> None:
         if not self.panes:
             return
-        if self.sidecar is not None:
-            self.run_worker(
+        previous = self._status_worker
+        if self.sidecar is not None and (previous is None or previous.is_finished):
+            # one read at a time: a runner busy in a slow tmux call must not pile up threads
+            self._status_worker = self.run_worker(
                 self._refresh_statuses, name="sidecar-statuses", group="sidecar", thread=True,
-                exclusive=True, exit_on_error=False,
+                exit_on_error=False,
             )
         if self.raw_claude:
             self._refuse(list(self.raw_claude))
