@@ -404,10 +404,10 @@ class _Terminal(pyte.Screen):
             interval = range(self.cursor.y + 1, self.lines)
         elif how == 1:
             interval = range(self.cursor.y)
-        elif how in (2, 3):
+        elif how == 2:
             interval = range(self.lines)
         else:
-            return
+            return  # 3 clears only the history in tmux (and xterm): nothing visible
         self.dirty.update(interval)
         for y in interval:
             self._clear_line(y, blank)

@@ -187,3 +187,31 @@ def test_flooding_pane_neither_stalls_others_nor_is_blocked(server: libtmux.Serv
         wait_for(lambda: fleet.screen(flooder_id).text_lines() == capture_plain(server, flooder_id))
         assert fleet.stats()["dropped_bytes"] > 0 or fleet.stats()["reseeds"] >= 0
         tmux(server, "kill-pane", "-t", flooder_id)
+
+
+def test_demo_agent_screen_mirrors_exactly_and_is_an_agent(server: libtmux.Server, tmp_path: Path) -> None:
+    """The demo fleet's imitation Claude Code (truecolour, dim, reverse, box drawing, a title)
+    through a whole turn: the mirror equals tmux's screen cell by cell when it settles."""
+    command = (
+        f"{sys.executable} -m nbs_tui.demo.agent --script idle --seed 7 --warm 3 "
+        f"--proc-name claude --project {tmp_path}"
+    )
+    session = new_session(server, "demo", 110, 32, window_command=command)
+    pane = session.active_pane
+    assert pane is not None
+    pane_id = str(pane.pane_id)
+
+    def settled(fleet) -> bool:  # type: ignore[no-untyped-def]
+        mirror = fleet.screen(pane_id)
+        return mirror is not None and not cell_differences(mirror, capture_screen(server, pane_id))
+
+    with running_fleet(server) as (fleet, rec):
+        assert fleet.wait_seeded(10)
+        wait_for(lambda: any(p.is_agent for p in rec.last_fleet))
+        wait_for(lambda: "❯" in "\n".join(capture_plain(server, pane_id)), seconds=20)
+        wait_for(lambda: settled(fleet))
+        fleet.send_text(pane_id, "say hello")
+        fleet.send_keys(pane_id, "Enter")
+        wait_for(lambda: "esc to interrupt" in "\n".join(capture_plain(server, pane_id)), seconds=20)
+        wait_for(lambda: "esc to interrupt" not in "\n".join(capture_plain(server, pane_id)), seconds=60)
+        wait_for(lambda: settled(fleet), seconds=20)

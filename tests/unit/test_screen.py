@@ -264,3 +264,10 @@ def test_random_bytes_never_break_the_screen() -> None:
         assert all(len(s.row_cells(y)) == 20 for y in range(6))
         assert 0 <= s.cursor_x < 20 and 0 <= s.cursor_y < 6
     assert s.errors == 0
+
+
+def test_erase_display_3_clears_only_history_like_tmux() -> None:
+    s = screen(b"keep me" + ESC + b"[3J")
+    assert s.text_lines()[0] == "keep me"
+    s.feed(ESC + b"[2J")
+    assert s.text_lines()[0] == ""
