@@ -264,13 +264,15 @@ class SidecarRunner:
         return verdict.stuck if verdict is not None else None
 
     def escalated(self) -> dict[PaneId, str]:
-        """Panes whose stuck agent was escalated and has not worked since, with the reason.
-        Any thread (the app's "needs you" queue reads it)."""
-        return {
-            pane_id: verdict.stuck.note
-            for pane_id, verdict in self.monitor.verdicts().items()
-            if verdict.stuck.phase is Phase.ESCALATED
-        }
+        """Panes whose stuck agent was escalated and has not worked since, with a short reason
+        (``stuck (1 nudge)``). Any thread: the app's "needs you" queue reads it
+        (`NeedsYouQueue.sync` ``stuck=``)."""
+        out: dict[PaneId, str] = {}
+        for pane_id, verdict in self.monitor.verdicts().items():
+            if verdict.stuck.phase is Phase.ESCALATED:
+                n = verdict.stuck.nudges
+                out[pane_id] = f"stuck ({n} nudge{'' if n == 1 else 's'})" if n else "stuck"
+        return out
 
     def note_operator_input(self, pane_id: PaneId) -> None:
         """The operator typed into the pane: the sidecar keeps its hands off for a few seconds."""

@@ -1,8 +1,9 @@
 """The "needs you" queue: agents waiting on a person, oldest wait first.
 
 An agent joins when its state waits on a human (a permission prompt, a question, a dialog, an
-error; a plan menu when nobody answers plans for it) or when it has sat idle for longer than a
-threshold. It leaves as soon as its state clears, or when its pane goes away. The queue is pure:
+error; a plan menu when nobody answers plans for it), when the stuck watch escalated it (idle,
+its transcript quiet, nudged without effect: ``stuck``), or when it has sat idle for longer than
+a threshold. It leaves as soon as its state clears, or when its pane goes away. The queue is pure:
 the caller feeds it states and the time (an injected clock), and gets back what joined and what
 left, so the app can ring a bell for joins and redraw the panel.
 """
@@ -57,6 +58,8 @@ class _Track:
     since: float
     label: str
     plan_waits: bool = False
+    stuck: str | None = None
+    """Why the stuck watch escalated this agent (None: it did not, or the agent moved on)."""
 
 
 @dataclass
@@ -75,16 +78,19 @@ class NeedsYouQueue:
         *,
         label: str = "",
         plan_waits: bool = False,
+        stuck: str | None = None,
         now: float | None = None,
     ) -> QueueChange:
-        """Record the pane's current state. ``plan_waits``: nobody auto-answers plan menus here."""
+        """Record the pane's current state. ``plan_waits``: nobody auto-answers plan menus here.
+        ``stuck``: the stuck watch escalated the agent, and why (the panel's reason)."""
         now = self.clock() if now is None else now
         track = self._tracks.get(pane_id)
         if track is None or track.state is not state:
-            track = _Track(state, now, label or (track.label if track else ""), plan_waits)
+            track = _Track(state, now, label or (track.label if track else ""), plan_waits, stuck)
             self._tracks[pane_id] = track
         else:
             track.plan_waits = plan_waits
+            track.stuck = stuck
             if label:
                 track.label = label
         return self._settle(pane_id, track, now)
@@ -102,9 +108,11 @@ class NeedsYouQueue:
         *,
         labels: Mapping[PaneId, str] | None = None,
         plan_waits: frozenset[PaneId] = frozenset(),
+        stuck: Mapping[PaneId, str] | None = None,
         now: float | None = None,
     ) -> QueueChange:
-        """Observe the whole fleet at once; panes not in ``states`` are forgotten."""
+        """Observe the whole fleet at once; panes not in ``states`` are forgotten. ``stuck``:
+        the panes the stuck watch escalated (`SidecarRunner.escalated`), with the reason."""
         now = self.clock() if now is None else now
         joined: list[NeedsYouEntry] = []
         left: list[PaneId] = []
@@ -117,6 +125,7 @@ class NeedsYouQueue:
                 state,
                 label=(labels or {}).get(pane_id, ""),
                 plan_waits=pane_id in plan_waits,
+                stuck=(stuck or {}).get(pane_id),
                 now=now,
             )
             joined.extend(change.joined)
@@ -154,6 +163,10 @@ class NeedsYouQueue:
         state = track.state
         if state.needs_person or (state is AgentState.PLAN and track.plan_waits):
             return NeedsYouEntry(pane_id, state, REASONS[state], track.since, now, track.label)
+        if track.stuck:
+            current = self._entries.get(pane_id)
+            joined = current.joined if current is not None else now
+            return NeedsYouEntry(pane_id, state, track.stuck, track.since, joined, track.label)
         if state is AgentState.IDLE and now - track.since >= self.idle_threshold:
             minutes = int((now - track.since) // 60)
             reason = f"idle {minutes} min" if minutes else "idle"

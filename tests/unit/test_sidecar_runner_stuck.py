@@ -56,7 +56,7 @@ def test_stuck_agent_is_nudged_once_through_the_handshake_then_escalated() -> No
     [escalation] = [e for e in events if e.kind == "escalate"]
     assert "after 1 nudge" in escalation.message
     assert escalation.as_json()["event"] == "escalate" and escalation.as_json()["pane"] == "%1"
-    assert runner.escalated() == {"%1": "stuck: escalated after 1 nudge(s)"}
+    assert runner.escalated() == {"%1": "stuck (1 nudge)"}
     status = runner.stuck("%1")
     assert status is not None and status.phase is Phase.ESCALATED
     run(runner, clock, 20)
