@@ -112,6 +112,32 @@ def _drive_working_tool(agent: ClaudeAgent) -> None:
     time.sleep(2)  # let the tool's elapsed-time line appear (not an assertion)
 
 
+def _drive_thinking(agent: ClaudeAgent) -> None:
+    agent.submit("think hard about it")
+    agent.wait_for(looks_working, 30)
+    time.sleep(3)  # let the thinking stream a few words (not an assertion)
+    agent.wait_for(looks_working, 5)
+
+
+def _drive_queued(agent: ClaudeAgent) -> None:
+    _drive_working(agent)
+    agent.submit("also update the docs")
+    agent.wait_for(lambda s: looks_working(s) and "also update the docs" in s, 10)
+
+
+def _drive_rejected(agent: ClaudeAgent) -> None:
+    agent.submit("make a notes file")
+    agent.wait_for("Do you want to proceed?", 30)
+    agent.press("Escape")
+    agent.wait_idle()
+
+
+def _drive_long_output(agent: ClaudeAgent) -> None:
+    agent.submit("count to 300")
+    agent.wait_for("Counted.", 30)
+    agent.wait_idle()
+
+
 def _drive_interrupted(agent: ClaudeAgent) -> None:
     _drive_working(agent)
     agent.press("Escape")
@@ -203,6 +229,20 @@ RECIPES: list[Recipe] = [
         {"settings": {"permissions": {"allow": ["Bash"]}}},
     ),
     Recipe(
+        "working_thinking",
+        "working",
+        "extended thinking being streamed",
+        _drive_thinking,
+        [Slow(60, "Let me weigh the options one by one before I answer.", thinking=True)],
+    ),
+    Recipe(
+        "working_queued",
+        "working",
+        "working, with a second message sent and queued",
+        _drive_queued,
+        [Slow(60)],
+    ),
+    Recipe(
         "permission_bash",
         "permission",
         "Bash tool permission prompt (command outside the work folder)",
@@ -262,6 +302,21 @@ RECIPES: list[Recipe] = [
         [Slow(60)],
     ),
     Recipe(
+        "idle_after_rejection",
+        "idle",
+        "after Esc refused a Bash permission prompt",
+        _drive_rejected,
+        [Bash("touch notes.txt && echo created", "Create notes file")],
+    ),
+    Recipe(
+        "idle_long_output",
+        "idle",
+        "after an allowed command printed 300 lines (collapsed output)",
+        _drive_long_output,
+        [Bash("seq 1 300", "Count to 300"), "Counted."],
+        {"settings": {"permissions": {"allow": ["Bash"]}}},
+    ),
+    Recipe(
         "dialog_trust",
         "dialog",
         "startup: workspace trust dialog",
@@ -307,6 +362,14 @@ RECIPES: list[Recipe] = [
         "API error 500 after the turn ended (retries off)",
         _prompt_then("hello", lambda s: "Internal server error" in s and looks_idle(s)),
         [Error(500, times=None)],
+        {"extra_env": NO_RETRY},
+    ),
+    Recipe(
+        "error_rate_limit",
+        "error,idle",
+        "API error 429 rate limit after the turn ended (retries off)",
+        _prompt_then("hello", lambda s: "429" in s and "hello" in s and looks_idle(s)),
+        [Error(429, times=None)],
         {"extra_env": NO_RETRY},
     ),
     Recipe(

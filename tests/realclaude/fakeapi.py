@@ -10,7 +10,7 @@ Steps::
 
     Text("Hello")                        # plain text, end_turn
     Slow(seconds=20, text="...")         # streams slowly: holds the working state (api.release()
-                                         # ends it early)
+                                         # ends it early); thinking=True streams a thinking block
     Bash("ls -la", description="List")   # a Bash tool call: Claude Code asks permission
     ToolUse("Read", {"file_path": "/x"}) # any tool call
     Plan("# Plan\\n...")                  # writes the plan file named in the plan-mode reminder,
@@ -66,12 +66,15 @@ class Text:
 class Slow:
     """A text reply streamed over ``seconds``: Claude Code shows its spinner the whole time.
 
+    ``thinking``: stream ``text`` as an extended-thinking block instead, then answer ``answer``.
     ``FakeAPI.release()`` ends it early. If the client goes away (Esc) the stream just stops.
     """
 
     seconds: float
     text: str = "Still thinking about it, one piece at a time."
     interval: float = 0.5
+    thinking: bool = False
+    answer: str = "Thought it through."
 
 
 @dataclass(frozen=True)
@@ -474,6 +477,9 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(step, Text):
             return [_text_block(step.text)], "end_turn"
         if isinstance(step, Slow):
+            if step.thinking:
+                thought = {"type": "thinking", "thinking": step.text, "signature": "c2lnbmF0dXJl"}
+                return [thought, _text_block(step.answer)], "end_turn"
             return [_text_block(step.text)], "end_turn"
         if isinstance(step, ToolUse):
             blocks = [_text_block(step.text)] if step.text else []
@@ -569,13 +575,18 @@ class _Handler(BaseHTTPRequestHandler):
                 yield "ping", {"type": "ping"}
         out_tokens = 0
         for i, block in enumerate(blocks):
-            if block["type"] == "text":
+            pace = slow if i == 0 else None  # a Slow step paces its first block only
+            if block["type"] in ("text", "thinking"):
+                kind = block["type"]
+                start_block: dict[str, Any] = {"type": kind, kind: ""}
+                if kind == "thinking":
+                    start_block["signature"] = ""
                 yield "content_block_start", {
                     "type": "content_block_start",
                     "index": i,
-                    "content_block": {"type": "text", "text": ""},
+                    "content_block": start_block,
                 }
-                for piece in _pieces(block["text"], slow, 12, self.api._release):
+                for piece in _pieces(block[kind], pace, 12, self.api._release):
                     if piece is None:
                         yield "ping", {"type": "ping"}
                         continue
@@ -583,7 +594,13 @@ class _Handler(BaseHTTPRequestHandler):
                     yield "content_block_delta", {
                         "type": "content_block_delta",
                         "index": i,
-                        "delta": {"type": "text_delta", "text": piece},
+                        "delta": {"type": f"{kind}_delta", kind: piece},
+                    }
+                if kind == "thinking":
+                    yield "content_block_delta", {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "signature_delta", "signature": "c2lnbmF0dXJl"},
                     }
             else:
                 yield "content_block_start", {

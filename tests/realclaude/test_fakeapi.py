@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.realclaude.fakeapi import Ask, Bash, Error, FakeAPI, Plan, Text
+from tests.realclaude.fakeapi import Ask, Bash, Error, FakeAPI, Plan, Slow, Text
 
 TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}]
 
@@ -147,3 +147,14 @@ def test_ask_and_other_endpoints(api: FakeAPI) -> None:
     head = urllib.request.Request(api.base_url + "/", method="HEAD")
     with urllib.request.urlopen(head, timeout=5) as resp:
         assert resp.status == 200
+
+
+def test_slow_thinking_then_answer(api: FakeAPI) -> None:
+    api.add(Slow(0.3, "weigh it", interval=0.1, thinking=True, answer="Decided."))
+    events = post(api, turn("think"))
+    starts = [d["content_block"]["type"] for n, d in events if n == "content_block_start"]
+    assert starts == ["thinking", "text"]
+    deltas = [d["delta"] for n, d in events if n == "content_block_delta"]
+    assert "".join(d.get("thinking", "") for d in deltas) == "weigh it"
+    assert any(d["type"] == "signature_delta" for d in deltas)
+    assert "".join(d.get("text", "") for d in deltas) == "Decided."
