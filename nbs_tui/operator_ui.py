@@ -500,6 +500,12 @@ class OperatorApp(NbsApp):
             with contextlib.suppress(RuntimeError):
                 self.call_from_thread(self._leave_pass_through)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """In pass-through, Ctrl+P belongs to the pane, not to the command palette (Ctrl+Q still quits)."""
+        if action == "command_palette" and self.pass_through.has_focus:
+            return False
+        return super().check_action(action, parameters)
+
     def on_pass_through_leave(self, _message: PassThrough.Leave) -> None:
         self._leave_pass_through()
 
