@@ -200,9 +200,8 @@ class NbsApp(App[int]):
         self.grid = PaneGrid(id="grid")
         self.input_bar = Container(id="input-bar")
         """Docked above the footer, hidden; an input bar for operator actions mounts here."""
-        keymap = getattr(settings, "keymap", None)
-        if keymap:
-            self.set_keymap(dict(keymap))
+        if settings.keymap:
+            self.set_keymap(dict(settings.keymap))
 
     # -- layout ----------------------------------------------------------------------------
 

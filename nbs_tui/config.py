@@ -43,8 +43,8 @@ class Settings:
     action_log: Path = field(default_factory=lambda: Path.home() / ".local" / "state" / "nbs-tui" / "actions.log")
     hook_spool: Path = field(default_factory=lambda: Path.home() / ".local" / "state" / "nbs-tui" / "hooks.jsonl")
     claude_home: Path = field(default_factory=lambda: Path.home() / ".claude")
-    keys: Mapping[str, str] = field(default_factory=dict)
-    """Rebound keys: binding id -> comma-separated keys (the config file's ``[keys]`` table)."""
+    keymap: Mapping[str, str] = field(default_factory=dict)
+    """Rebound keys: binding id -> comma-separated keys (the config file's ``[keymap]`` table)."""
 
 
 _ENV_KEYS: Mapping[str, str] = {

@@ -37,8 +37,8 @@ def test_file_then_environment_then_flags(tmp_path: Path) -> None:
 
 
 def test_keys_table_rebinds_by_id(tmp_path: Path) -> None:
-    config = write(tmp_path, '[keys]\n"pane.jump" = "g,enter"\n')
-    assert load_settings(config, environ={}).keys == {"pane.jump": "g,enter"}
+    config = write(tmp_path, '[keymap]\n"pane.jump" = "g,enter"\n')
+    assert load_settings(config, environ={}).keymap == {"pane.jump": "g,enter"}
 
 
 @pytest.mark.parametrize(
@@ -48,7 +48,7 @@ def test_keys_table_rebinds_by_id(tmp_path: Path) -> None:
         ('poll_interval = "soon"\n', "poll_interval"),
         ("no_such_thing = 1\n", "unknown setting"),
         ('plan_policy = "always"\n', "plan policy"),
-        ("[keys]\n\"pane.jump\" = 3\n", "binding id"),
+        ("[keymap]\n\"pane.jump\" = 3\n", "binding id"),
         ("poll_interval = \n", "config file"),
     ],
 )
