@@ -12,6 +12,7 @@ which is what matters when they cross threads.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -184,6 +185,10 @@ def fuse_claude(
         extra.append(("api error", f"{api_error.kind}: {api_error.text}"))
     if fused.disagreement:
         extra.append(("disagree", fused.disagreement))
+    for reading in fused.readings:  # each source's last value, and when it was last confirmed
+        stamp = time.strftime("%H:%M:%S", time.localtime(reading.at))
+        said = " · ".join(x for x in (reading.state.value, reading.detail, stamp) if x)
+        extra.append((f"· {reading.source.value}", said))
     facts = ClaudeFacts(
         session_id=raw.session_id,
         model=raw.model,
