@@ -1,7 +1,7 @@
 """Capture the screen corpus tests/corpus/claude/<version>/ from the real Claude Code CLI.
 
     .venv/bin/python -m tests.realclaude.capture_corpus                      # primary version
-    .venv/bin/python -m tests.realclaude.capture_corpus --versions 2.1.100 2.1.150 2.1.197 2.1.332
+    .venv/bin/python -m tests.realclaude.capture_corpus --versions 2.1.100 2.1.150 2.1.197 2.1.265 2.1.332
     .venv/bin/python -m tests.realclaude.capture_corpus --only permission_bash plan_approval
 
 Each recipe starts one agent (own scripted API, HOME and 120x40 pane on a private tmux server),
