@@ -134,6 +134,7 @@ class _Terminal(pyte.Screen):
 
     def __init__(self, columns: int, lines: int) -> None:
         self.alternate = False
+        self.last_char = ""
         self._saved_main: dict[int, StaticDefaultDict[int, Any]] | None = None
         self._saved_alt_cursor: Cursor | None = None
         super().__init__(columns, lines)
@@ -170,6 +171,8 @@ class _Terminal(pyte.Screen):
         return BLANK
 
     def draw(self, data: str) -> None:
+        if data:
+            self.last_char = data[-1]
         if self.charset or self.g0_charset is not charsets.LAT1_MAP:
             data = data.translate(self.g1_charset if self.charset else self.g0_charset)
         if data.isascii() and mo.IRM not in self.mode and mo.DECAWM in self.mode:
@@ -414,6 +417,98 @@ class _Terminal(pyte.Screen):
         if how in (0, 1):
             self.erase_in_line(how)
 
+    def insert_lines(self, count: int | None = None) -> None:
+        top, bottom = self.margins or Margins(0, self.lines - 1)
+        y = self.cursor.y
+        if not top <= y <= bottom:
+            return
+        count = min(count or 1, bottom - y + 1)
+        buffer = self.buffer
+        self.dirty.update(range(y, bottom + 1))
+        for row in range(bottom, y - 1, -1):
+            src = row - count
+            if src >= y and src in buffer:
+                buffer[row] = buffer[src]
+            else:
+                buffer.pop(row, None)
+        self._blank_rows(range(y, y + count))
+        self.cursor.x = 0
+
+    def delete_lines(self, count: int | None = None) -> None:
+        top, bottom = self.margins or Margins(0, self.lines - 1)
+        y = self.cursor.y
+        if not top <= y <= bottom:
+            return
+        count = min(count or 1, bottom - y + 1)
+        buffer = self.buffer
+        self.dirty.update(range(y, bottom + 1))
+        for row in range(y, bottom + 1):
+            src = row + count
+            if src <= bottom and src in buffer:
+                buffer[row] = buffer[src]
+            else:
+                buffer.pop(row, None)
+        self._blank_rows(range(bottom - count + 1, bottom + 1))
+        self.cursor.x = 0
+
+    def _blank_rows(self, rows: range) -> None:
+        """Rows that scrolled in: empty, in the current background colour (tmux's BCE)."""
+        blank = self._blank()
+        for row in rows:
+            if blank is BLANK:
+                self.buffer.pop(row, None)
+            else:
+                self._clear_line(row, blank)
+
+    def scroll_up(self, count: int | None = None) -> None:
+        """SU (``CSI n S``): the scroll region moves up, the cursor stays."""
+        top, _bottom = self.margins or Margins(0, self.lines - 1)
+        saved = self.cursor.x, self.cursor.y
+        self.cursor.y = top
+        self.delete_lines(count)
+        self.cursor.x, self.cursor.y = saved
+
+    def scroll_down(self, count: int | None = None) -> None:
+        """SD (``CSI n T``): the scroll region moves down, the cursor stays."""
+        top, _bottom = self.margins or Margins(0, self.lines - 1)
+        saved = self.cursor.x, self.cursor.y
+        self.cursor.y = top
+        self.insert_lines(count)
+        self.cursor.x, self.cursor.y = saved
+
+    def insert_characters(self, count: int | None = None) -> None:
+        y, x = self.cursor.y, min(self.cursor.x, self.columns - 1)
+        count = min(count or 1, self.columns - x)
+        line = self.buffer[y]
+        self.dirty.add(y)
+        self._fix_wide_edges(line, x, x)
+        for col in range(self.columns - 1, x + count - 1, -1):
+            line[col] = line[col - count]
+        blank = self._blank()
+        for col in range(x, x + count):
+            line[col] = blank
+        if line[self.columns - 1].data != "" and _width(line[self.columns - 1].data[:1]) == 2:
+            line[self.columns - 1] = blank  # a wide character pushed half off the edge
+
+    def delete_characters(self, count: int | None = None) -> None:
+        y, x = self.cursor.y, min(self.cursor.x, self.columns - 1)
+        count = min(count or 1, self.columns - x)
+        line = self.buffer[y]
+        self.dirty.add(y)
+        self._fix_wide_edges(line, x, x + count)
+        for col in range(x, self.columns - count):
+            line[col] = line[col + count]
+        blank = self._blank()
+        for col in range(self.columns - count, self.columns):
+            line[col] = blank
+        if line[x].data == "":
+            line[x] = blank
+
+    def repeat(self, count: int | None = None) -> None:
+        """REP (``CSI n b``): the last printed character again."""
+        if self.last_char:
+            self.draw(self.last_char * min(count or 1, 65535))
+
     def erase_characters(self, count: int | None = None) -> None:
         self.dirty.add(self.cursor.y)
         blank = self._blank()
@@ -463,11 +558,34 @@ class _Terminal(pyte.Screen):
             self.cursor_up()
 
     def resize(self, lines: int | None = None, columns: int | None = None) -> None:
-        if self._saved_main is not None and lines is not None and lines < self.lines:
-            self._saved_main = {y: v for y, v in self._saved_main.items() if y < lines}
-        super().resize(lines, columns)
+        """Like tmux: a shorter screen loses blank rows below the cursor first, then rows off
+        the top; a narrower one loses the right-hand columns."""
+        lines = lines or self.lines
+        columns = columns or self.columns
+        if (lines, columns) == (self.lines, self.columns):
+            return
+        if lines < self.lines:
+            below = self.lines - 1 - self.cursor.y
+            from_bottom = min(self.lines - lines, below)
+            from_top = self.lines - lines - from_bottom
+            if from_top:
+                rows = {y - from_top: row for y, row in self.buffer.items() if y >= from_top}
+                self.buffer.clear()
+                self.buffer.update(rows)
+                self.cursor.y -= from_top
+            for y in [y for y in self.buffer if y >= lines]:
+                del self.buffer[y]
+            if self._saved_main is not None:
+                self._saved_main = {y: v for y, v in self._saved_main.items() if y < lines}
+        if columns < self.columns:
+            for row in self.buffer.values():
+                for x in [x for x in row if x >= columns]:
+                    del row[x]
+        self.lines, self.columns = lines, columns
+        self.margins = None
+        self.dirty.update(range(lines))
         self.cursor.x = min(self.cursor.x, self.columns - 1)
-        self.cursor.y = min(self.cursor.y, self.lines - 1)
+        self.cursor.y = max(0, min(self.cursor.y, self.lines - 1))
 
 
 def _groups(params: str) -> list[list[int]]:
@@ -511,6 +629,11 @@ class _Stream(pyte.Stream):
             "l": term.reset_mode,
             "r": term.set_margins,
             "`": term.cursor_to_column,
+            "S": term.scroll_up,
+            "T": term.scroll_down,
+            "b": term.repeat,
+            "s": lambda *_: term.save_cursor(),
+            "u": lambda *_: term.restore_cursor(),
         }
         super().__init__(screen, strict=False)
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")

@@ -271,3 +271,36 @@ def test_erase_display_3_clears_only_history_like_tmux() -> None:
     assert s.text_lines()[0] == "keep me"
     s.feed(ESC + b"[2J")
     assert s.text_lines()[0] == ""
+
+
+def test_scroll_up_and_down_keep_the_cursor() -> None:
+    s = screen(b"1\r\n2\r\n3\r\n4\r\n5" + ESC + b"[2;2H" + ESC + b"[2S")
+    assert s.text_lines() == ["3", "4", "5", "", ""]
+    assert (s.cursor_x, s.cursor_y) == (1, 1)
+    s.feed(ESC + b"[1T")
+    assert s.text_lines() == ["", "3", "4", "5", ""]
+
+
+def test_repeat_and_cursor_save_restore() -> None:
+    s = screen(b"ab" + ESC + b"[3b" + ESC + b"[s" + ESC + b"[4;4Hx" + ESC + b"[uc")
+    assert s.text_lines()[0] == "abbbbc"
+
+
+def test_inserted_and_deleted_lines_and_characters_take_the_background() -> None:
+    s = screen(b"one\r\ntwo\r\nthree" + ESC + b"[1;1H" + ESC + b"[44m" + ESC + b"[1L" + ESC + b"[m")
+    assert s.text_lines()[:4] == ["", "one", "two", "three"]
+    assert s.row_cells(0)[5].bg == "blue"
+    s.feed(ESC + b"[2;1H" + ESC + b"[41m" + ESC + b"[2P" + ESC + b"[m")
+    assert s.text_lines()[1] == "e"
+    assert s.row_cells(1)[19].bg == "red"
+    s.feed(ESC + b"[3;1H" + ESC + b"[42m" + ESC + b"[2@" + ESC + b"[m")
+    assert s.text_lines()[2] == "  two"
+    assert s.row_cells(2)[0].bg == "green" and s.row_cells(2)[2].bg == "default"
+
+
+def test_shrinking_drops_blank_rows_below_the_cursor_first() -> None:
+    s = screen(b"a\r\nb\r\nc", height=6)
+    s.resize(20, 3)
+    assert s.text_lines() == ["a", "b", "c"] and s.cursor_y == 2
+    s.resize(20, 2)
+    assert s.text_lines() == ["b", "c"] and s.cursor_y == 1
