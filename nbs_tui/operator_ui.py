@@ -597,10 +597,22 @@ class OperatorApp(NbsApp):
             states,
             labels={p: self.pane_by_id[p].target for p in states},
             plan_waits=frozenset(manual),
+            stuck=self._escalated(),
+            since={
+                pane_id: status.idle_since
+                for pane_id, status in self.statuses.items()
+                if pane_id in states and status.idle_since is not None
+            },
         )
         if change.joined:
             self._announce([entry.label or entry.pane_id for entry in change.joined], change.joined[0].reason)
         self.needs_panel.show_entries(self.needs_you.entries(), self.clock(), self._label)
+
+    def _escalated(self) -> dict[PaneId, str]:
+        """Agents the sidecar's stuck watch gave up nudging (it takes the runner's lock briefly)."""
+        runner = getattr(self, "sidecar", None)
+        escalated = getattr(runner, "escalated", None)
+        return dict(escalated()) if escalated is not None else {}
 
     def _label(self, pane_id: PaneId) -> str:
         pane = self.pane_by_id.get(pane_id)

@@ -79,14 +79,17 @@ class NeedsYouQueue:
         label: str = "",
         plan_waits: bool = False,
         stuck: str | None = None,
+        since: float | None = None,
         now: float | None = None,
     ) -> QueueChange:
         """Record the pane's current state. ``plan_waits``: nobody auto-answers plan menus here.
-        ``stuck``: the stuck watch escalated the agent, and why (the panel's reason)."""
+        ``stuck``: the stuck watch escalated the agent, and why (the panel's reason). ``since``:
+        when the state began, if the caller knows (the sidecar's quiet-since, same clock)."""
         now = self.clock() if now is None else now
         track = self._tracks.get(pane_id)
         if track is None or track.state is not state:
-            track = _Track(state, now, label or (track.label if track else ""), plan_waits, stuck)
+            began = min(now, since) if since is not None else now
+            track = _Track(state, began, label or (track.label if track else ""), plan_waits, stuck)
             self._tracks[pane_id] = track
         else:
             track.plan_waits = plan_waits
@@ -109,6 +112,7 @@ class NeedsYouQueue:
         labels: Mapping[PaneId, str] | None = None,
         plan_waits: frozenset[PaneId] = frozenset(),
         stuck: Mapping[PaneId, str] | None = None,
+        since: Mapping[PaneId, float] | None = None,
         now: float | None = None,
     ) -> QueueChange:
         """Observe the whole fleet at once; panes not in ``states`` are forgotten. ``stuck``:
@@ -126,6 +130,7 @@ class NeedsYouQueue:
                 label=(labels or {}).get(pane_id, ""),
                 plan_waits=pane_id in plan_waits,
                 stuck=(stuck or {}).get(pane_id),
+                since=(since or {}).get(pane_id),
                 now=now,
             )
             joined.extend(change.joined)

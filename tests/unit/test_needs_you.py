@@ -110,3 +110,12 @@ def test_sync_forgets_missing_panes() -> None:
     assert "%1" not in queue and "%2" in queue
     assert queue.forget("%2").left == ("%2",)
     assert not queue.forget("%2")
+
+
+def test_idle_since_from_the_caller_counts_the_quiet_time_already_spent() -> None:
+    queue, clock = make(threshold=60)
+    assert not queue.observe("%1", AgentState.IDLE, since=clock.now - 50)
+    clock.now += 10
+    (entry,) = queue.tick().joined
+    assert entry.since == 950.0 and entry.joined == 1010.0
+    assert not queue.sync({"%1": AgentState.IDLE, "%2": AgentState.IDLE}, since={"%2": clock.now + 5}).joined
