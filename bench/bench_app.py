@@ -61,7 +61,15 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
-from bench_mirror import CpuMeter, finish_child, peak_rss_mb, percentile, spawn_child  # noqa: E402
+from bench_mirror import (  # noqa: E402
+    TICK,
+    CpuMeter,
+    cpu_ticks,
+    finish_child,
+    peak_rss_mb,
+    percentile,
+    spawn_child,
+)
 
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
 
@@ -111,6 +119,50 @@ class Markers:
             if match:
                 out[int(match.group(1))] = int(parts[1])
         return out
+
+
+def descendants(pid: int) -> list[int]:
+    """Live descendants of ``pid`` (for the app: its ``tmux -C`` control clients)."""
+    parent: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    parent[int(entry)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        kids = [child for child, ppid in parent.items() if ppid == current]
+        found += kids
+        todo += kids
+    return found
+
+
+class ChildrenMeter:
+    """CPU of a process's live descendants over a window (% of one core)."""
+
+    def __init__(self, pid: int) -> None:
+        self.t0 = time.monotonic()
+        self.start = {child: self._ticks(child) for child in descendants(pid)}
+        self.pid = pid
+
+    @staticmethod
+    def _ticks(pid: int) -> int:
+        try:
+            return cpu_ticks(pid)
+        except (OSError, IndexError, ValueError):
+            return -1
+
+    def percent(self) -> float:
+        wall = time.monotonic() - self.t0
+        used = 0
+        for child in descendants(self.pid):
+            now, before = self._ticks(child), self.start.get(child, 0)
+            if now >= 0 and before >= 0:
+                used += now - before
+        return 100.0 * used / TICK / wall
 
 
 class MachineMeter:
@@ -271,12 +323,14 @@ def run_app(
         window_start = time.monotonic_ns()
         bytes0 = app.out_bytes
         cpu = CpuMeter(app.proc.pid, children=True)
+        clients = ChildrenMeter(app.proc.pid)
         server = CpuMeter(server_pid)
         machine = MachineMeter()
         wake = WakeLateness()
         time.sleep(seconds)
         out["wake"] = wake.stop()
         out["cpu"] = cpu.percent()
+        out["clients"] = clients.percent()
         out["server"] = server.percent()
         out["machine"] = machine.percent()
         window_end = time.monotonic_ns()
@@ -427,6 +481,7 @@ def measure(n: int, seconds: float, launches: int, workdir: Path, profile: bool,
         row["painted_s"] = statistics.median(r["painted_s"] for r in runs)
         row["first_frames"] = [round(r["first_frame_s"], 2) for r in runs]
         row["ours_cpu"] = statistics.median(r["cpu"] for r in runs)
+        row["ours_clients"] = statistics.median(r["clients"] for r in runs)
         row["ours_server_extra"] = statistics.median(r["server"] for r in runs) - row["server_base"]
         row["ours_rss_mb"] = max(r["rss_mb"] for r in runs)
         row["out_kbs"] = statistics.median(r["out_kbs"] for r in runs)
@@ -470,18 +525,19 @@ def measure(n: int, seconds: float, launches: int, workdir: Path, profile: bool,
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
         "| N (busy) | first full frame (panes listed / mirror painted) | on screen p50 / p99 / max ms (samples, missed) "
-        "| nbs-tui CPU | tmux extra (nbs-tui) | nbs-tui peak RSS | app output | nbs-claude p50 / p99 ms "
+        "| nbs-tui CPU (app + its tmux -C clients) | tmux extra (nbs-tui) | nbs-tui peak RSS | app output | nbs-claude p50 / p99 ms "
 "| nbs-claude CPU | tmux extra (nbs-claude) | ours+server vs theirs+server | machine busy; wake-up late p50 / p99 |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     body = ""
     for r in rows:
-        ours = r["ours_cpu"] + r["ours_server_extra"]
+        ours = r["ours_cpu"] + r["ours_clients"] + r["ours_server_extra"]
         theirs = r["theirs_cpu"] + r["theirs_server_extra"]
         body += (
             f"| {r['n']} ({r['busy']}) | {r['first_frame_s']:.2f} s ({r['listed_s']:.2f} / {r['painted_s']:.2f}) "
             f"| {r['ours_p50']:.1f} / {r['ours_p99']:.1f} / {r['ours_max']:.0f} ({r['ours_samples']}, {r['ours_missed']}) "
-            f"| {r['ours_cpu']:.1f} % | {r['ours_server_extra']:.1f} % | {r['ours_rss_mb']:.0f} MB | {r['out_kbs']:.0f} KB/s "
+            f"| {r['ours_cpu'] + r['ours_clients']:.1f} % ({r['ours_cpu']:.1f} + {r['ours_clients']:.1f}) "
+            f"| {r['ours_server_extra']:.1f} % | {r['ours_rss_mb']:.0f} MB | {r['out_kbs']:.0f} KB/s "
             f"| {r['theirs_p50']:.0f} / {r['theirs_p99']:.0f} | {r['theirs_cpu']:.1f} % | {r['theirs_server_extra']:.1f} % "
             f"| {ours:.1f} % vs {theirs:.1f} % ({ours / theirs:.2f}x) | {r['machine']:.0f} %; {r['wake_p50']:.1f} / {r['wake_p99']:.0f} ms |\n"
         )
@@ -496,8 +552,8 @@ LEGEND = """\
   of the app's pty output that holds the whole marker text; samples = markers written in the
   window, missed = never on screen (it scrolled off the 24-row pane before the app painted,
   i.e. a stall of more than ~1 s); missed markers count as infinitely late in p50 / p99.
-- nbs-tui CPU: the CLI process (all threads, reaped children) over the window, after the first
-  full frame + 2 s; tmux extra: the server's CPU minus the baseline with nothing attached;
+- nbs-tui CPU: the CLI process (all threads, reaped children) plus its live `tmux -C` control
+  client processes, over the window after the first full frame + 2 s; tmux extra: the server's CPU minus the baseline with nothing attached;
   peak RSS: the app's VmHWM; app output: bytes/s written to its terminal.
 - nbs-claude: one `tmux capture-pane -p` subprocess per pane per second (bench_mirror's
   poller); latency from writing the marker into the agent's FIFO to the capture holding it.
@@ -509,7 +565,7 @@ LEGEND = """\
 def goals(rows: list[dict[str, Any]]) -> str:
     lines = []
     for r in rows:
-        ours = r["ours_cpu"] + r["ours_server_extra"]
+        ours = r["ours_cpu"] + r["ours_clients"] + r["ours_server_extra"]
         theirs = r["theirs_cpu"] + r["theirs_server_extra"]
         if r["n"] == 50:
             ok = r["ours_p99"] < 50 and r["ours_missed"] == 0
@@ -520,8 +576,8 @@ def goals(rows: list[dict[str, Any]]) -> str:
             f"(goal at most half, {ours / theirs:.2f}x): {'met' if ratio_ok else 'MISSED'}"
         )
         if r["n"] == 200:
-            ok = r["ours_cpu"] < 25
-            lines.append(f"- N=200: nbs-tui CPU {r['ours_cpu']:.1f} % (goal < 25 %): {'met' if ok else 'MISSED'}")
+            mine = r["ours_cpu"] + r["ours_clients"]
+            lines.append(f"- N=200: nbs-tui CPU {mine:.1f} % with its tmux clients (goal < 25 %): {'met' if mine < 25 else 'MISSED'}")
     return "\n".join(lines) + "\n"
 
 
