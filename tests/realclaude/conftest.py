@@ -8,6 +8,7 @@ out all that need the CLI. Tests that use ``claude_binary`` or
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,6 +32,9 @@ def claude_binary() -> ClaudeBinary:
     """The pinned Claude Code binary ($NBS_CLAUDE_VERSION / $NBS_CLAUDE_BIN); skips if absent."""
     found = find_claude()
     if isinstance(found, str):
+        if os.environ.get("NBS_REQUIRE_CLAUDE"):
+            # CI installs the CLI itself: a missing binary there is a failure, not a skip.
+            pytest.fail(f"NBS_REQUIRE_CLAUDE is set but {found}")
         pytest.skip(found)
     return found
 
