@@ -40,6 +40,9 @@ class Settings:
     needs_you_idle: float = 300.0
     """An idle agent joins the "needs you" queue after this many seconds."""
     bell: bool = True
+    """Ring the terminal bell when an agent joins the "needs you" queue."""
+    desktop_notify: bool = False
+    """Also raise a desktop notification (``notify-send``) when one joins."""
     action_log: Path = field(default_factory=lambda: Path.home() / ".local" / "state" / "nbs-tui" / "actions.log")
     hook_spool: Path = field(default_factory=lambda: Path.home() / ".local" / "state" / "nbs-tui" / "hooks.jsonl")
     claude_home: Path = field(default_factory=lambda: Path.home() / ".claude")

@@ -623,7 +623,7 @@ class OperatorApp(NbsApp):
         self.notify(text, title="Needs you", severity="warning", timeout=6)
         if self.settings.bell:
             self.bell()
-        if getattr(self.settings, "desktop_notify", False) and shutil.which("notify-send"):
+        if self.settings.desktop_notify and shutil.which("notify-send"):
             self._submit(lambda: _desktop_notify("nbs-tui: needs you", text))
 
     def action_next_needs_you(self) -> None:
