@@ -553,8 +553,9 @@ LEGEND = """\
   window, missed = never on screen (it scrolled off the 24-row pane before the app painted,
   i.e. a stall of more than ~1 s); missed markers count as infinitely late in p50 / p99.
 - nbs-tui CPU: the CLI process (all threads, reaped children) plus its live `tmux -C` control
-  client processes, over the window after the first full frame + 2 s; tmux extra: the server's CPU minus the baseline with nothing attached;
-  peak RSS: the app's VmHWM; app output: bytes/s written to its terminal.
+  client processes, over the window after the first full frame + 2 s; tmux extra: the server's
+  CPU minus the baseline with nothing attached; peak RSS: the app's VmHWM; app output: bytes/s
+  written to its terminal.
 - nbs-claude: one `tmux capture-pane -p` subprocess per pane per second (bench_mirror's
   poller); latency from writing the marker into the agent's FIFO to the capture holding it.
 - machine busy: all cores during the app window (other users included); wake-up late: how
@@ -595,6 +596,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="nbs-bench-app-"))
     rows = []
     load_before = f"{os.getloadavg()[0]:.1f}"
+    git = ["git", "-C", str(ROOT)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no", "nbs_tui"],
+                           capture_output=True, text=True).stdout.strip()
     try:
         for n in opts.sizes:
             rows.append(measure(n, opts.seconds, opts.launches, workdir, opts.profile, opts.nice))
@@ -607,7 +612,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"`{' '.join(['.venv/bin/python', 'bench/bench_app.py', *(argv if argv is not None else sys.argv[1:])])}`; "
         f"{os.cpu_count()} cores; windows of {opts.seconds:.0f} s; {opts.launches} app launch(es) per N; "
         + (f"app and tmux server at nice {opts.nice} (diagnostic); " if opts.nice else "")
-        + f"CPU in % of one core; load average before/after {load_before} / {os.getloadavg()[0]:.1f}.\n\n"
+        + f"CPU in % of one core; load average before/after {load_before} / {os.getloadavg()[0]:.1f}; "
+        + f"code at {head}{' with uncommitted edits in nbs_tui/' if dirty else ''}.\n\n"
     )
     report += table(rows) + "\n" + LEGEND + "\n" + goals(rows)
     for r in rows:
