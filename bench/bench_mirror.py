@@ -393,7 +393,9 @@ def throughput(lines: int, workdir: Path, rounds: int = 3, paced_rate: float = 2
     paced.write_text(PACED)
 
     def tmux(*args: str) -> None:
-        subprocess.run(["tmux", "-L", socket, *args], check=True, capture_output=True)
+        done = subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"tmux {' '.join(args)}: {done.stderr.strip()}")
 
     subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "tp",
                     "-x", "120", "-y", "40", "bash --norc --noprofile"], check=True)
@@ -513,6 +515,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=15.0, help="length of each measuring window")
     parser.add_argument("--lines", type=int, default=2_000_000, help="lines for the throughput test")
     parser.add_argument("--no-throughput", action="store_true")
+    parser.add_argument("--paced-rate", type=float, default=2e6, help="bytes/s of the paced writer (default 2e6)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the throughput test")
     opts = parser.parse_args(args)
     workdir = Path(f"/tmp/nbs-bench-{os.getpid()}")
     workdir.mkdir(exist_ok=True)
@@ -531,11 +535,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         report += table(rows)
     if not opts.no_throughput:
         print("measuring throughput ...", file=sys.stderr, flush=True)
-        tp = throughput(opts.lines, workdir)
+        tp = throughput(opts.lines, workdir, rounds=opts.rounds, paced_rate=opts.paced_rate)
         report += (
             "\n| pane writer | no client | plain `tmux attach` (pty) | bare `tmux -C` to /dev/null | nbs-tui fleet |\n"
             "|---|---|---|---|---|\n"
-            f"| `yes \\| head -n {opts.lines}`, lines/s (median of 3) | {tp.get('none', 0):,.0f} "
+            f"| `yes \\| head -n {opts.lines}`, lines/s (median) | {tp.get('none', 0):,.0f} "
             f"| {tp.get('attach', float('nan')):,.0f} | {tp.get('control', 0):,.0f} | {tp.get('fleet', 0):,.0f} |\n"
             f"| same, each run | {_fmt(tp.get('none_all'))} | {_fmt(tp.get('attach_all'))} "
             f"| {_fmt(tp.get('control_all'))} | {_fmt(tp.get('fleet_all'))} |\n"
