@@ -321,6 +321,8 @@ class NbsApp(App[int]):
         signals.start()
         self.claude = signals
         self._backends.append(signals)
+        if self.sidecar is not None:  # its stuck watch reads Claude Code's own signals too
+            self.sidecar.set_signals(signals)
 
     def _control_event(self, event: Any) -> None:
         """Called on the control plane's thread; the Control view's listener is thread-safe."""
@@ -331,6 +333,8 @@ class NbsApp(App[int]):
         """Called on the sidecar's thread: turn the event into a message, touch nothing else."""
         if event.kind == "error":
             self.post_message(BackendProblem("sidecar", f"{event.pane_id} {event.message}".strip()))
+        elif event.kind == "agent-ended":  # notify() only posts a message: safe on this thread
+            self.notify(f"{event.pane_id}: {event.message}", title="Agent ended", severity="warning", timeout=8)
         status = PaneStatus.from_sidecar(event.status) if event.status is not None else None
         history = HistoryEntry.from_sidecar_event(event)
         if event.pane_id and (status is not None or history is not None):
