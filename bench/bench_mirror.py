@@ -397,8 +397,16 @@ def throughput(lines: int, workdir: Path, rounds: int = 3, paced_rate: float = 2
         if done.returncode != 0:
             raise RuntimeError(f"tmux {' '.join(args)}: {done.stderr.strip()}")
 
-    subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "tp",
-                    "-x", "120", "-y", "40", "bash --norc --noprofile"], check=True)
+    def ensure_server() -> None:
+        # Another process on this shared machine has twice taken this server away between
+        # runs; start it again rather than lose the whole measurement.
+        if subprocess.run(["tmux", "-L", socket, "has-session", "-t", "tp"], capture_output=True).returncode:
+            print("(re)starting the throughput server", file=sys.stderr)
+            subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "tp",
+                            "-x", "120", "-y", "40", "bash --norc --noprofile"], check=True)
+            time.sleep(0.3)
+
+    ensure_server()
     try:
         runner = workdir / "tp.sh"
         runner.write_text(
@@ -415,6 +423,7 @@ def throughput(lines: int, workdir: Path, rounds: int = 3, paced_rate: float = 2
             return result.read_text()
 
         def flood() -> float:
+            ensure_server()
             result.unlink(missing_ok=True)
             tmux("send-keys", "-t", "tp", f"clear; sh {runner}", "Enter")
             text = wait_result()
