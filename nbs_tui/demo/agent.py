@@ -1144,13 +1144,15 @@ class Agent:
             return self.turn_nbs_poll()
         if low.startswith("/help"):
             return self.turn_help()
-        if "plan" in low:
+        # Whole words only: "task" must not read as "ask", nor "explanation" as "plan".
+        words = set(re.findall(r"[a-z]+", low))
+        if "plan" in words:
             return self.turn_plan()
-        if any(w in low for w in ("bash", "run ", "permission", "shell")):
+        if words & {"bash", "run", "permission", "shell"}:
             return self.turn_permission()
-        if any(w in low for w in ("ask", "question", "choose")):
+        if words & {"ask", "question", "choose"}:
             return self.turn_question()
-        if "busy" in low:
+        if "busy" in words:
             return self.turn_busy()
         return self.turn_generic(text)
 
