@@ -401,7 +401,7 @@ def throughput(lines: int, workdir: Path, rounds: int = 3, paced_rate: float = 2
         # Another process on this shared machine has twice taken this server away between
         # runs; start it again rather than lose the whole measurement.
         if subprocess.run(["tmux", "-L", socket, "has-session", "-t", "tp"], capture_output=True).returncode:
-            print("(re)starting the throughput server", file=sys.stderr)
+            print("starting the throughput server", file=sys.stderr)
             subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "tp",
                             "-x", "120", "-y", "40", "bash --norc --noprofile"], check=True)
             time.sleep(0.3)
