@@ -546,7 +546,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("measuring throughput ...", file=sys.stderr, flush=True)
         tp = throughput(opts.lines, workdir, rounds=opts.rounds, paced_rate=opts.paced_rate)
         report += (
-            "\n| pane writer | no client | plain `tmux attach` (pty) | bare `tmux -C` to /dev/null | nbs-tui fleet |\n"
+            f"\n| pane writer ({opts.rounds} interleaved rounds) | no client | plain `tmux attach` (pty) | bare `tmux -C` to /dev/null | nbs-tui fleet |\n"
             "|---|---|---|---|---|\n"
             f"| `yes \\| head -n {opts.lines}`, lines/s (median) | {tp.get('none', 0):,.0f} "
             f"| {tp.get('attach', float('nan')):,.0f} | {tp.get('control', 0):,.0f} | {tp.get('fleet', 0):,.0f} |\n"
