@@ -61,6 +61,8 @@ async def _settled(pilot: Pilot[object], timeout: float = 20.0) -> None:
             and app.fleet is not None
             and all(app.fleet.screen(p.pane_id) is not None for p in app.panes)
             and "Brewing" in widget_text(app.mirror)
+            # every pane's quiet clock has started (a shell pane's from its first screen news)
+            and all(p.pane_id in app.last_change for p in app.panes)
         )
         if ready:
             break
@@ -112,9 +114,18 @@ def test_help(snapshot_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
     assert snap_compare(snapshot_app, terminal_size=SIZE, run_before=_then("question_mark"))
 
 
-def test_server_gone_banner(snapshot_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
+def test_server_gone_banner(
+    server: libtmux.Server, snapshot_app: NbsApp, snap_compare: Callable[..., bool]
+) -> None:
     async def run_before(pilot: Pilot[object]) -> None:
         await _settled(pilot)
+        # Really lose the server (a fake message alone races the live fleet's own news), then
+        # pin the banner's wording: the real one names this test's random socket.
+        server.kill()
+        deadline = time.monotonic() + 15
+        while snapshot_app.connected is not False and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        assert snapshot_app.connected is False, "the app never noticed the server was gone"
         snapshot_app.post_message(ConnectionChanged(False, "server exited"))
         await pilot.pause(0.3)
 
