@@ -232,7 +232,10 @@ class ScreenLines:
         self.outside = BLANK_STYLE
         """The look of cells beyond the pane's edges, so a person sees where the pane ends."""
         self.source: ScreenSource | None = None
-        self._cache: LRUCache[tuple[int, int, int, int, bool], Strip] = LRUCache(cache_size)
+        self._cache: LRUCache[tuple[int, int, int, int, bool, Style | None], Strip] = LRUCache(cache_size)
+        self._by_content: LRUCache[tuple[Any, ...], Strip] = LRUCache(cache_size)
+        """Strips by what the row holds, so a row that scrolled to another line is not rebuilt."""
+        self._outside_blank: dict[tuple[int, Style | None], Strip] = {}
         self._blank: dict[int, tuple[int, bool]] = {}
         self._shown: dict[int, int] = {}
         self._shown_cursor: tuple[int, int, bool] = (-1, -1, False)
@@ -242,16 +245,21 @@ class ScreenLines:
     def set_outside(self, style: Style) -> None:
         if style != self.outside:
             self.outside = style
-            self._cache.clear()
+            self._clear_strips()
 
     def attach(self, source: ScreenSource | None) -> None:
         if source is not self.source:
             self.source = source
-            self._cache.clear()
+            self._clear_strips()
             self._blank.clear()
             self._shown.clear()
             self._shown_version = -1
             self.viewport = None
+
+    def _clear_strips(self) -> None:
+        self._cache.clear()
+        self._by_content.clear()
+        self._outside_blank.clear()
 
     def content_bottom(self) -> int:
         """One past the last row that has anything on it (or the cursor); hold the lock."""
@@ -287,27 +295,47 @@ class ScreenLines:
         self.viewport = Viewport(top, rows, columns, pane_w, pane_h, cropped_right, pane_h > rows)
         return self.viewport
 
-    def strip(self, y: int, width: int, draw_cursor: bool = True) -> Strip:
-        """Widget row ``y`` as a Strip exactly ``width`` cells wide."""
+    def strip(self, y: int, width: int, draw_cursor: bool = True, base: Style | None = None) -> Strip:
+        """Widget row ``y`` as a Strip exactly ``width`` cells wide, with ``base`` applied under it.
+
+        Two caches: by ``(row, row_version)`` (a hit costs no look at the cells), then by the
+        row's cells themselves, so when a busy pane scrolls, a row that only moved up a line
+        reuses its Strip instead of being rebuilt (cells are shared objects, so comparing a row
+        with a cached one is mostly identity checks).
+        """
         source, view = self.source, self.viewport
         if source is None or view is None:
-            return Strip.blank(width)
+            return Strip.blank(width, base)
         if y >= view.rows:
-            return Strip.blank(width, self.outside)
+            blank_key = (width, base)
+            blank = self._outside_blank.get(blank_key)
+            if blank is None:
+                blank = Strip.blank(width, self.outside if base is None else base + self.outside)
+                self._outside_blank[blank_key] = blank
+            return blank
         with source.lock:
             row = view.top + y
             if row >= source.height or source.width != view.pane_width:
-                return Strip.blank(width)
+                return Strip.blank(width, base)
             version = source.row_version(row)
             cursor_x = source.cursor_x if (draw_cursor and source.cursor_visible and source.cursor_y == row) else -1
-            key = (row, version, cursor_x, width, view.cropped_right)
+            key = (row, version, cursor_x, width, view.cropped_right, base)
             cached = self._cache.get(key)
             if cached is not None:
                 return cached
-            cells = list(source.row_cells(row))
+            cells = tuple(source.row_cells(row))
+        content_key = (cells, cursor_x, width, view.cropped_right, base)
+        strip = self._by_content.get(content_key)
+        if strip is None:
+            strip = self._build(cells, width, cursor_x, view.cropped_right, base)
+            self._by_content[content_key] = strip
+        self._cache[key] = strip
+        return strip
+
+    def _build(self, cells: Sequence[Any], width: int, cursor_x: int, cropped_right: bool, base: Style | None) -> Strip:
         columns = min(width, len(cells))
         marker = False
-        if self.crop_marker and view.cropped_right and len(cells) > width and width > 1:
+        if self.crop_marker and cropped_right and len(cells) > width and width > 1:
             marker = not row_is_blank(cells[width - 1 :])
             if marker:
                 columns = width - 1
@@ -317,9 +345,9 @@ class ScreenLines:
             used += 1
         if used < width:
             segments.append(Segment(" " * (width - used), self.outside))
-        strip = Strip(segments).adjust_cell_length(width)
-        self._cache[key] = strip
-        return strip
+        if base is not None:
+            segments = list(Segment.apply_style(segments, base))
+        return Strip(segments).adjust_cell_length(width, base)
 
     def changed(self, size: Size, anchor_content: bool = True) -> list[tuple[int, int]] | None:
         """Rows of the widget to repaint as ``(start, count)`` runs; None means repaint everything.
@@ -428,7 +456,7 @@ class ScreenWidget(Widget):
                 self.lines._remember(self.lines.viewport)
             self._laid_out_for = size
             self.call_later(self.describe_view)
-        return self.lines.strip(y, size.width).apply_style(self.rich_style)
+        return self.lines.strip(y, size.width, base=self.rich_style)
 
     def render_empty_line(self, y: int) -> Strip:
         return Strip.blank(self.size.width, self.rich_style)
