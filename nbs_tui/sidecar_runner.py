@@ -41,6 +41,7 @@ from nbs_tui.core.detect import (
     screen_lines_and_faint,
 )
 from nbs_tui.core.model import AgentState, Detection, PaneId, PaneInfo
+from nbs_tui.core.screen import PaneScreen
 from nbs_tui.core.sidecar import (
     Action,
     InjectPoll,
@@ -105,8 +106,9 @@ class SidecarEvent:
 class _Tracked:
     sidecar: PaneSidecar
     pid: int
-    version: tuple[int, int] = (0, -1)
-    """(id of the PaneScreen, its version): a replaced mirror counts as changed."""
+    screen: PaneScreen | None = None
+    """The mirror last read, held (an ``id`` could be reused by a replacement mirror)."""
+    version: int = -1
     last_state: AgentState | None = None
     operator_at: float = float("-inf")
     info: PaneInfo | None = None
@@ -350,9 +352,8 @@ class SidecarRunner:
         sidecar = tracked.sidecar
         lines = None
         detection = None
-        version = (id(screen), screen.version)
-        if version != tracked.version:
-            tracked.version = version
+        if screen is not tracked.screen or screen.version != tracked.version:
+            tracked.screen, tracked.version = screen, screen.version
             lines, faint = screen_lines_and_faint(screen, tracked.rows)
             detection = detect_lines(lines, faint_rows=faint)
             self.detections += 1

@@ -639,10 +639,12 @@ class RowCache:
     """Per-pane memory of a mirror's rows, so only rows whose version moved are read again
     (a working agent changes its spinner row, not its 50 rows, every tick)."""
 
-    __slots__ = ("key", "rows")
+    __slots__ = ("key", "rows", "screen")
 
     def __init__(self) -> None:
-        self.key: tuple[int, int, int] = (0, 0, 0)
+        self.screen: PaneScreen | None = None
+        """The mirror the rows came from, held (not its ``id``: a new object may reuse an id)."""
+        self.key: tuple[int, int] = (0, 0)
         self.rows: list[tuple[int, str, bool]] = []
 
 
@@ -665,8 +667,9 @@ def screen_lines_and_faint(
     cache = cache if cache is not None else RowCache()
     with screen.lock:
         height = screen.height
-        key = (id(screen), screen.width, height)
-        if cache.key != key or len(cache.rows) != height:
+        key = (screen.width, height)
+        if cache.screen is not screen or cache.key != key or len(cache.rows) != height:
+            cache.screen = screen
             cache.key = key
             cache.rows = [(-1, "", False)] * height
         rows = cache.rows
