@@ -456,22 +456,29 @@ class NbsApp(App[int]):
         self._refuse(changed)
 
     def _refuse(self, pane_ids: Iterable[PaneId]) -> None:
-        """Recompute the shown state of these panes from the screen and Claude's own signals."""
-        shown = False
+        """Recompute the shown state of these panes from the screen and Claude's own signals.
+
+        Only the rows of panes whose shown state changed are recomputed (one status event used
+        to walk the whole list); the details follow when the selected pane is among them.
+        """
+        shown: list[PaneId] = []
+        selected = False
         for pane_id in pane_ids:
             pane = self.pane_by_id.get(pane_id)
             if pane is None:
                 continue
+            selected = selected or pane_id == self.selected_id
             status = self._fuse(pane_id)
             if status is None or self.statuses.get(pane_id) == status:
                 continue
             self.statuses[pane_id] = status
             self.grid.set_status(pane, status)
-            shown = True
+            shown.append(pane_id)
         if shown:
-            self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock())
+            self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock(), shown)
             self._update_counts()
-            self._show_details()
+            if selected:
+                self._show_details()
 
     def _fuse(self, pane_id: PaneId) -> PaneStatus | None:
         status = self.sidecar_statuses.get(pane_id)

@@ -6,7 +6,7 @@ Typing filters as you go (`FilterBar.FilterChanged`); Enter keeps the filter, fo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -118,14 +118,18 @@ class OperatorFleetList(FleetList):
         super().update_fleet(self.shown_panes(panes), statuses, last_change, now)
 
     def refresh_cells(
-        self, statuses: Mapping[PaneId, PaneStatus], last_change: Mapping[PaneId, float], now: float
+        self,
+        statuses: Mapping[PaneId, PaneStatus],
+        last_change: Mapping[PaneId, float],
+        now: float,
+        pane_ids: Iterable[PaneId] | None = None,
     ) -> None:
         self._statuses = statuses
         self._last = (last_change, now)
         if self.filter and [p.pane_id for p in self.shown_panes(self._all)] != self._order:
             super().update_fleet(self.shown_panes(self._all), statuses, last_change, now)  # states moved
             return
-        super().refresh_cells(statuses, last_change, now)
+        super().refresh_cells(statuses, last_change, now, pane_ids)
 
     def set_filter(self, fleet_filter: FleetFilter) -> None:
         self.filter = fleet_filter

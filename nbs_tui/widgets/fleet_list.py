@@ -1,20 +1,28 @@
 """The fleet list: one row per pane, agents bright, other panes dimmed.
 
 Rows are keyed by pane id and updated cell by cell, so a state change or a ticking idle time
-repaints one cell, not the table. The list owns `FleetList.PaneHighlighted` (the cursor moved
-to a pane) and `FleetList.PaneChosen` (Enter on a pane).
+repaints one row, not the table: `DataTable.update_cell` would bump the table's update count
+(part of every render cache key) and re-render every visible cell, so the list writes the cell
+itself, drops only that cell's and row's cached renders and refreshes that row's region. A
+column is re-measured (and the screen laid out again) only when its width really changes.
+
+The list owns `FleetList.PaneHighlighted` (the cursor moved to a pane) and
+`FleetList.PaneChosen` (Enter on a pane).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
+from textual.geometry import Region
 from textual.message import Message
 from textual.widgets import DataTable
-from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
+from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotExist, RowKey
 
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.messages import PaneStatus
@@ -73,6 +81,22 @@ COLUMNS: tuple[tuple[str, str, int | None], ...] = (
 )
 """Column keys and labels, the state and clocks first: a narrow list still shows them."""
 
+AUTO_WIDTH = frozenset(key for key, _, width in COLUMNS if width is None)
+"""Columns as wide as their widest cell."""
+
+
+_FAST_UPDATES = all(
+    hasattr(DataTable, name) or name in DataTable.__init__.__code__.co_names
+    for name in ("_data", "_cell_render_cache", "_row_render_cache", "_row_renderable_cache", "_line_cache")
+)
+"""The private render caches the row-wise update relies on exist in this Textual version."""
+
+
+def _discard(cache: Any, stale: Callable[[Any], bool]) -> None:
+    """Drop the entries of a Textual LRUCache whose key ``stale`` picks."""
+    for key in [k for k in cache.keys() if stale(k)]:  # noqa: SIM118 (LRUCache has no __iter__)
+        cache.discard(key)
+
 
 class FleetList(DataTable[Text]):
     """The fleet as a table; the highlighted row is the selected pane."""
@@ -101,6 +125,8 @@ class FleetList(DataTable[Text]):
         self._order: list[PaneId] = []
         self._panes: dict[PaneId, PaneInfo] = {}
         self._cells: dict[tuple[PaneId, str], str] = {}
+        self._index: dict[PaneId, int] = {}
+        self._remeasure: set[tuple[PaneId, str]] = set()
 
     def on_mount(self) -> None:
         for key, label, width in COLUMNS:
@@ -138,6 +164,7 @@ class FleetList(DataTable[Text]):
             self.clear()
             self._cells.clear()
             self._order = order
+            self._index = {pane_id: i for i, pane_id in enumerate(order)}
             for pane in panes:
                 values = self._row_values(pane, statuses.get(pane.pane_id), last_change.get(pane.pane_id), now)
                 cells = (self._styled(pane, key, values[key]) for key, _, _ in COLUMNS)
@@ -153,22 +180,79 @@ class FleetList(DataTable[Text]):
             self.refresh_cells(statuses, last_change, now)
 
     def refresh_cells(
-        self, statuses: Mapping[PaneId, PaneStatus], last_change: Mapping[PaneId, float], now: float
+        self,
+        statuses: Mapping[PaneId, PaneStatus],
+        last_change: Mapping[PaneId, float],
+        now: float,
+        pane_ids: Iterable[PaneId] | None = None,
     ) -> None:
-        """Update the cells whose text changed (states, quiet time, countdown)."""
-        for pane_id in self._order:
+        """Update the cells whose text changed (states, quiet time, countdown).
+
+        ``pane_ids`` limits the work to those rows (a status event for one pane).
+        """
+        if pane_ids is None:
+            rows: Iterable[PaneId] = self._order
+        else:
+            rows = [p for p in pane_ids if p in self._index]
+        changed: list[tuple[PaneId, str, Text]] = []
+        for pane_id in rows:
             pane = self._panes[pane_id]
             values = self._row_values(pane, statuses.get(pane_id), last_change.get(pane_id), now)
             for key, value in values.items():
                 if self._cells.get((pane_id, key)) != value:
+                    old = self._cells.get((pane_id, key))
                     self._cells[(pane_id, key)] = value
-                    try:
-                        self.update_cell(
-                            pane_id, key, self._styled(pane, key, value, statuses.get(pane_id)),
-                            update_width=key in ("target", "project", "agent", "title"),
-                        )
-                    except (CellDoesNotExist, RowDoesNotExist):
-                        continue
+                    changed.append((pane_id, key, self._styled(pane, key, value, statuses.get(pane_id))))
+                    if key in AUTO_WIDTH and self._width_changes(key, old, value):
+                        self._remeasure.add((pane_id, key))
+        if changed:
+            self._write_cells(changed)
+
+    def _width_changes(self, key: str, old: str | None, new: str) -> bool:
+        """Would the auto-width column ``key`` get wider or narrower for this new cell?"""
+        column = self.columns.get(ColumnKey(key))
+        if column is None:
+            return True
+        width = column.content_width
+        new_width = cell_len(new)
+        if new_width > width:
+            return True
+        return old is not None and cell_len(old) == width and new_width < width
+
+    def _write_cells(self, changed: list[tuple[PaneId, str, Text]]) -> None:
+        remeasure, self._remeasure = self._remeasure, set()
+        if remeasure or not _FAST_UPDATES:
+            # a column changes width: let the table re-measure and lay out (rare: titles, marks)
+            for pane_id, key, text in changed:
+                try:
+                    self.update_cell(pane_id, key, text, update_width=(pane_id, key) in remeasure)
+                except (CellDoesNotExist, RowDoesNotExist):
+                    continue
+            return
+        data = self._data
+        cells: set[tuple[RowKey, ColumnKey]] = set()
+        rows: dict[RowKey, int] = {}
+        for pane_id, key, text in changed:
+            row_key, column_key = RowKey(pane_id), ColumnKey(key)
+            row = data.get(row_key)
+            index = self._index.get(pane_id)
+            if row is None or column_key not in row or index is None:
+                continue
+            row[column_key] = text
+            cells.add((row_key, column_key))
+            rows[row_key] = index
+        if not rows:
+            return
+        indices = set(rows.values())
+        header = self.header_height if self.show_header else 0
+        lines = {header + index for index in indices}  # every row is one line high
+        _discard(self._cell_render_cache, lambda k: (k[0], k[1]) in cells)
+        _discard(self._row_render_cache, lambda k: k[0] in rows)
+        _discard(self._row_renderable_cache, lambda k: k[1] in indices)
+        _discard(self._line_cache, lambda k: k[0] in lines)
+        width = max(self.size.width, self.virtual_size.width)
+        for index in sorted(indices):
+            self._refresh_region(Region(0, header + index, width, 1))
 
     def _row_values(
         self, pane: PaneInfo, status: PaneStatus | None, changed_at: float | None, now: float
