@@ -6,6 +6,8 @@ How data flows:
   ~60 Hz, only add pane ids to a set;
 - a ~30 Hz timer on the UI thread drains that set and asks the visible widgets showing those
   panes to repaint their changed rows: at most one repaint per frame, none for hidden views;
+- a change of the pane the mirror shows does not wait for that timer: the bridge posts one
+  `MirrorDue` (at most ~60 a second, never two queued) and the app runs the frame at once;
 - a 1 Hz timer updates the clocks (quiet time, next-poll countdown) cell by cell.
 
 Extension points for operator actions: `NbsApp.selected_pane()`, the `COMMANDS` table (each entry
@@ -27,6 +29,7 @@ from typing import Any, ClassVar
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Static
 from textual.worker import Worker, WorkerState
@@ -54,6 +57,8 @@ from nbs_tui.widgets.pane_view import PaneView, ScreenSource
 from nbs_tui.widgets.status_bar import StatusBar
 
 FRAME_SECONDS = 1 / 30
+MIRROR_SECONDS = 1 / 60
+"""The shortest gap between two frames run early for the mirrored pane."""
 CLOCK_SECONDS = 1.0
 HISTORY_LENGTH = 50
 PROBLEM_REPEAT_SECONDS = 30.0
@@ -105,6 +110,15 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
+class MirrorDue(Message):
+    """The mirrored pane's screen changed: run the frame now rather than at the next tick."""
+
+    bubble = False
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, MirrorDue)
+
+
 class FleetBridge:
     """The app's `FleetListener`: called on the fleet's threads, touches no widget."""
 
@@ -112,13 +126,30 @@ class FleetBridge:
         self._app = app
         self._lock = threading.Lock()
         self._dirty: set[PaneId] = set()
+        self.watched: PaneId | None = None
+        """The pane the mirror shows (set on the UI thread); its changes are posted at once."""
+        self._due_pending = False
+        self._due_at = 0.0
 
     def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
         self._app.post_message(FleetChanged(tuple(panes)))
 
     def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
+        watched = self.watched
         with self._lock:
             self._dirty |= pane_ids
+            if watched is None or watched not in pane_ids or self._due_pending:
+                return
+            now = time.monotonic()
+            if now - self._due_at < MIRROR_SECONDS:
+                return  # the frame timer takes it
+            self._due_pending = True
+            self._due_at = now
+        self._app.post_message(MirrorDue())
+
+    def due_handled(self) -> None:
+        with self._lock:
+            self._due_pending = False
 
     def connection_changed(self, connected: bool, message: str) -> None:
         self._app.post_message(ConnectionChanged(connected, message))
@@ -555,7 +586,12 @@ class NbsApp(App[int]):
         pane = self.selected_pane()
         mirror = self.mirror
         mirror.show(pane, self._screen_of(pane.pane_id) if pane else None)
+        self._watch_mirrored()
         self._show_details()
+
+    def _watch_mirrored(self) -> None:
+        pane = self.mirror.pane
+        self.bridge.watched = pane.pane_id if pane is not None and self.view == "dashboard" else None
 
     def _show_details(self) -> None:
         pane = self.selected_pane()
@@ -570,6 +606,10 @@ class NbsApp(App[int]):
         )
 
     # -- the frame and the clock -----------------------------------------------------------------
+
+    def on_mirror_due(self, message: MirrorDue) -> None:
+        self.bridge.due_handled()
+        self._frame()
 
     def _frame(self) -> None:
         """Once per frame: repaint changed rows of visible widgets whose panes changed."""
@@ -686,6 +726,7 @@ class NbsApp(App[int]):
         if name not in VIEWS:
             return
         self.view = name
+        self._watch_mirrored()
         self.views.current = name
         self.status_bar.set_view(name)
         self.refresh_bindings()
