@@ -445,6 +445,16 @@ class ScreenWidget(Widget):
         self._laid_out_for = None
         self.refresh()
 
+    _base: Style | None = None
+    """The widget's own style, read once per `render_lines` (it walks the DOM every time)."""
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._base = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._base = None
+
     def render_line(self, y: int) -> Strip:
         source = self.lines.source
         if source is None:
@@ -456,7 +466,8 @@ class ScreenWidget(Widget):
                 self.lines._remember(self.lines.viewport)
             self._laid_out_for = size
             self.call_later(self.describe_view)
-        return self.lines.strip(y, size.width, base=self.rich_style)
+        base = self._base
+        return self.lines.strip(y, size.width, base=self.rich_style if base is None else base)
 
     def render_empty_line(self, y: int) -> Strip:
         return Strip.blank(self.size.width, self.rich_style)
@@ -484,8 +495,13 @@ class PaneView(ScreenWidget):
     can_focus = True
     COMPONENT_CLASSES: ClassVar[set[str]] = {"pane-view--outside"}
 
-    def render_line(self, y: int) -> Strip:
+    def render_lines(self, crop: Region) -> list[Strip]:
         self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        if self._base is None:  # called on its own, not from render_lines
+            self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
         return super().render_line(y)
 
     def describe_view(self) -> None:
