@@ -62,7 +62,12 @@ async def _settled(pilot: Pilot[object], timeout: float = 20.0) -> None:
             and all(app.fleet.screen(p.pane_id) is not None for p in app.panes)
             and "Brewing" in widget_text(app.mirror)
             # every pane's quiet clock has started (a shell pane's from its first screen news)
+            # and the list shows it (the Quiet cells are written by the 1 Hz clock)
             and all(p.pane_id in app.last_change for p in app.panes)
+            and all(
+                str(app.fleet_list.get_cell(p.pane_id, "idle")).strip() not in ("", "—")
+                for p in app.panes
+            )
         )
         if ready:
             break
