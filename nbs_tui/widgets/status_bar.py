@@ -73,4 +73,4 @@ class StatusBar(Static):
             text.append("  ")
             text.append(f" {count} {state.value} ", style=STATE_STYLES.get(state, ""))
         text.append(f"   [{self.view_name}]", style="dim")
-        self.update(text)
+        self.update(text, layout=False)  # docked, one row high: its size never changes
