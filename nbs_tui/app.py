@@ -88,6 +88,8 @@ class Command:
     show: bool = True
     key_display: str | None = None
     priority: bool = False
+    palette: str = ""
+    """The command palette's name for it, when the short footer label would not do."""
 
     def binding(self) -> Binding:
         return Binding(
@@ -106,7 +108,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("view.control", "3", "show_view('control')", "Control", "Control plane: registry, inbox, chat"),
     Command("view.details", "d", "toggle_details", "Details", "Show or hide the selected pane's details"),
     Command("app.help", "question_mark,f1", "help", "Help", "List every key", key_display="?"),
-    Command("app.quit", "q", "quit", "Quit", "Leave nbs-tui (the agents keep running)"),
+    Command("app.quit", "q", "quit", "Quit", "Leave nbs-tui (the agents keep running)", palette="Quit nbs-tui"),
 )
 
 
@@ -798,7 +800,7 @@ class NbsApp(App[int]):
         for command in COMMANDS:
             if command.id in ("pane.next", "pane.previous", "view.unzoom"):
                 continue
-            yield SystemCommand(command.label if command.id != "app.quit" else "Quit nbs-tui", command.help, partial(self.run_action, command.action))
+            yield SystemCommand(command.palette or command.label, command.help, partial(self.run_action, command.action))
         for pane in self.panes:
             label = f"Show pane {pane.target}"
             detail = " · ".join(x for x in (pane.title, pane.current_command) if x)

@@ -18,18 +18,17 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
 
 from textual.app import SuspendNotSupported, SystemCommand
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.message import Message
 from textual.screen import Screen
 
 from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.actions import ActionResult, Operator, summarize
-from nbs_tui.app import NbsApp
+from nbs_tui.app import Command, NbsApp
 from nbs_tui.config import Settings
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.needs_you import NeedsYouQueue
@@ -43,93 +42,75 @@ from nbs_tui.widgets.send_bar import KeyPicker, PassThrough, SendBar
 NEEDS_YOU_SECONDS = 0.5
 
 
-@dataclass(frozen=True, slots=True)
-class OperatorCommand:
-    """One operator key: a binding with an id, a footer label, a palette entry and help text."""
-
-    id: str
-    keys: str
-    action: str
-    label: str
-    help: str
-    show: bool = True
-    key_display: str | None = None
-    palette: str = ""
-    """The command palette's name for it (the footer label is kept short)."""
-
-    def binding(self) -> Binding:
-        return Binding(self.keys, self.action, self.label, show=self.show, key_display=self.key_display, id=self.id)
-
-
-OPERATOR_COMMANDS: tuple[OperatorCommand, ...] = (
-    OperatorCommand(
+OPERATOR_COMMANDS: tuple[Command, ...] = (
+    Command(
         "pane.jump", "g", "jump", "Jump",
         "Go into the selected pane in tmux: inside tmux your client switches (prefix B comes back); "
         "outside, the dashboard suspends and attaches until you detach (prefix d)",
         palette="Jump into the pane",
     ),
-    OperatorCommand(
+    Command(
         "send.text", "i", "send_text", "Send",
         "Type text for the selected pane: Enter sends it exactly, Ctrl+T also presses Enter, Ctrl+J new line",
         palette="Send text to the pane",
     ),
-    OperatorCommand(
+    Command(
         "send.key", "K", "send_key", "Key",
         "Press a named key in the selected pane: Enter, Esc, Ctrl-C, arrows, Tab, Shift-Tab, a menu digit",
         palette="Press a key in the pane",
     ),
-    OperatorCommand(
+    Command(
         "send.passthrough", "p", "pass_through", "Pass",
         "Type straight into the selected pane, every key as if there; Ctrl+] leaves",
         palette="Pass-through: type into the pane",
     ),
-    OperatorCommand(
+    Command(
         "pane.mark", "m,space", "toggle_mark", "Mark",
         "Mark or unmark the selected pane for broadcast (● on its row)", show=False, key_display="m",
         palette="Mark pane for broadcast",
     ),
-    OperatorCommand("pane.unmark", "M", "clear_marks", "Unmark all", "Clear every broadcast mark", show=False, palette="Unmark all panes"),
-    OperatorCommand(
+    Command("pane.unmark", "M", "clear_marks", "Unmark all", "Clear every broadcast mark", show=False, palette="Unmark all panes"),
+    Command(
         "send.broadcast", "b", "broadcast_text", "Bcast",
         "Send the same text to every marked pane (names them and asks first)",
         palette="Broadcast text to marked panes",
     ),
-    OperatorCommand(
+    Command(
         "send.broadcast_key", "B", "broadcast_key", "Broadcast key",
         "Press the same named key in every marked pane (names them and asks first)", show=False,
         palette="Broadcast a key to marked panes",
     ),
-    OperatorCommand(
+    Command(
         "poll.now", "r", "force_poll", "Poll",
         "Inject /nbs-poll into the selected agent now, if typing there is safe (says why not)",
         palette="Force a poll in the pane",
     ),
-    OperatorCommand(
+    Command(
         "poll.idle", "R", "force_poll_all", "Poll idle",
         "Inject /nbs-poll into every idle agent now; reports each one skipped and why", show=False,
         palette="Force a poll in every idle agent",
     ),
-    OperatorCommand(
+    Command(
         "needs.next", "n", "next_needs_you", "Waiting",
         "Select the next agent waiting on you (oldest first); then g jumps into it",
         palette="Next agent waiting on you",
     ),
-    OperatorCommand(
+    Command(
         "fleet.filter", "slash", "filter", "Filter",
         "Filter the list: words, session:NAME project:DIR name:TEXT state:idle|needs", key_display="/",
         palette="Filter the fleet list",
     ),
-    OperatorCommand(
+    Command(
         "pane.toggle_poll", "t", "toggle_poll", "Poll on/off",
         "Turn poll injection on or off for the selected pane (⊘p on its row when off)", show=False,
         palette="Toggle poll injection for the pane",
     ),
-    OperatorCommand(
+    Command(
         "pane.toggle_plan", "a", "toggle_plan", "Plan auto",
         "Turn plan-menu auto-select on or off for the selected pane (⊘a on its row when off)", show=False,
         palette="Toggle plan auto-select for the pane",
     ),
-    OperatorCommand("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
+    Command("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
 )
 
 
