@@ -41,18 +41,26 @@ def _add_server_options(parser: argparse.ArgumentParser) -> None:
     picked.add_argument("-S", dest="socket_path", metavar="PATH", help="tmux socket path, as tmux -S")
 
 
-def _add_sidecar_options(parser: argparse.ArgumentParser) -> None:
+def _add_sidecar_options(parser: argparse.ArgumentParser, *, inherit: bool = False) -> None:
+    """``inherit`` (a subcommand's copy): an option not given there keeps the value given before
+    the subcommand, instead of argparse resetting it to None."""
+    unset = argparse.SUPPRESS if inherit else None
     group = parser.add_argument_group("sidecar")
     group.add_argument(
-        "--poll-interval", type=float, metavar="SECONDS", help="idle seconds before /nbs-poll (default 30, env NBS_POLL_INTERVAL)"
+        "--poll-interval", type=float, metavar="SECONDS", default=unset,
+        help="idle seconds before /nbs-poll (default 30, env NBS_POLL_INTERVAL)",
     )
     group.add_argument(
-        "--no-poll", action="store_true", default=None, help="never inject /nbs-poll (env NBS_POLL_DISABLE=1)"
+        "--no-poll", action="store_true", default=unset, help="never inject /nbs-poll (env NBS_POLL_DISABLE=1)"
     )
     group.add_argument(
-        "--plan-policy", choices=("no-prompts", "off"), help="answer plan-approval menus (default no-prompts)"
+        "--plan-policy", choices=("no-prompts", "off"), default=unset,
+        help="answer plan-approval menus (default no-prompts)",
     )
-    group.add_argument("--config", type=Path, metavar="FILE", help="settings file (default ~/.config/nbs-tui/config.toml)")
+    group.add_argument(
+        "--config", type=Path, metavar="FILE", default=unset,
+        help="settings file (default ~/.config/nbs-tui/config.toml; a file named here must exist)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep", action="store_true", help="leave the demo server running on exit")
     demo.add_argument("--agents", type=int, default=6, metavar="N", help="how many demo agents (default 6)")
     demo.add_argument("--headless", action="store_true", dest="demo_headless", help="run headless on the demo fleet")
-    _add_sidecar_options(demo)
+    _add_sidecar_options(demo, inherit=True)
 
     detect = commands.add_parser("detect", help="print the state nbs-tui reads from one captured screen")
     detect.add_argument("file", nargs="?", default="-", help="a capture-pane dump (plain or -e); '-' reads stdin")

@@ -1,10 +1,17 @@
-"""One frozen settings object: defaults < config file < NBS_* environment < command-line flags."""
+"""One frozen settings object: defaults < config file < NBS_* environment < command-line flags.
+
+``save_setting`` writes one top-level key back to the user's file (the theme chosen in the command
+palette) as a line-level edit, so the user's comments, order and other settings survive.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+import stat
+import tempfile
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -48,7 +55,13 @@ class Settings:
     claude_home: Path = field(default_factory=lambda: Path.home() / ".claude")
     keymap: Mapping[str, str] = field(default_factory=dict)
     """Rebound keys: binding id -> comma-separated keys (the config file's ``[keymap]`` table)."""
+    theme: str = "textual-dark"
+    """Textual theme name; the one picked in the command palette is saved back here."""
+    config_file: Path = DEFAULT_CONFIG_PATH
+    """The file these settings were read from (or would be): where ``save_setting`` writes."""
 
+
+_NOT_IN_FILE = frozenset({"server", "config_file"})
 
 _ENV_KEYS: Mapping[str, str] = {
     "NBS_POLL_INTERVAL": "poll_interval",
@@ -93,10 +106,17 @@ def load_settings(
     environ: Mapping[str, str] | None = None,
     **overrides: Any,
 ) -> Settings:
-    """Build the settings from every layer; ``overrides`` (flags) win, ``None`` values are skipped."""
+    """Build the settings from every layer; ``overrides`` (flags) win, ``None`` values are skipped.
+
+    Only the default config file may be absent: a ``config_path`` the user named that does not
+    exist is a mistake worth stopping for, not something to ignore silently.
+    """
     settings = Settings()
     known = {f.name for f in fields(Settings)}
     path = config_path or DEFAULT_CONFIG_PATH
+    if config_path is not None and not config_path.is_file():
+        why = "is a directory" if config_path.is_dir() else "does not exist"
+        raise ConfigError(f"config file {config_path} {why}")
     if path.is_file():
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -104,7 +124,7 @@ def load_settings(
             raise ConfigError(f"config file {path}: {error}") from None
         for key, value in data.items():
             attr = key.replace("-", "_")
-            if attr not in known or attr == "server":
+            if attr not in known or attr in _NOT_IN_FILE:
                 raise ConfigError(f"config file {path}: unknown setting {key!r}")
             settings = replace(settings, **{attr: _coerce(attr, value, getattr(settings, attr))})
     env = os.environ if environ is None else environ
@@ -120,4 +140,147 @@ def load_settings(
         settings = replace(settings, **{attr: value if attr == "server" else _coerce(attr, value, current)})
     if settings.plan_policy not in ("no-prompts", "off"):
         raise ConfigError(f"plan policy must be 'no-prompts' or 'off', not {settings.plan_policy!r}")
-    return settings
+    return replace(settings, config_file=path)
+
+
+TomlScalar = str | bool | int | float
+
+_KEY_LINE = re.compile(r"""^\s*(?P<quote>["']?)(?P<key>[A-Za-z0-9_-]+)(?P=quote)\s*=""")
+_TABLE_LINE = re.compile(r"^\s*\[")
+
+
+def save_setting(path: Path, key: str, value: TomlScalar) -> None:
+    """Set one top-level ``key`` in the TOML file at ``path``, keeping every other line as it was.
+
+    The value's own line(s) are replaced (a trailing comment is kept), or a new line is added
+    before the first table; the file is created if missing. The result is parsed back and must
+    equal the old settings plus this one change, else nothing is written. The write is atomic
+    (temporary file, fsync, rename) and goes through a symlink to its target, so a dotfiles
+    link stays a link.
+    """
+    target = path.resolve()
+    try:
+        text = target.read_bytes().decode("utf-8")  # bytes: keep the file's own line endings
+    except FileNotFoundError:
+        text = ""
+    except OSError as error:
+        raise ConfigError(f"config file {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"config file {path}: not UTF-8 ({error.reason}); not changing it") from None
+    try:
+        before = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"config file {path}: {error}; not changing it") from None
+    new_text = _with_key(text, key, value)
+    expected = {k: v for k, v in before.items() if k.replace("-", "_") != key.replace("-", "_")}
+    expected[_existing_spelling(before, key)] = value
+    try:
+        after = tomllib.loads(new_text)
+    except tomllib.TOMLDecodeError:
+        after = None
+    if after != expected:
+        raise ConfigError(f"config file {path}: cannot set {key} by editing one line; set it by hand")
+    _write_atomically(target, new_text)
+
+
+def _existing_spelling(data: Mapping[str, Any], key: str) -> str:
+    """The key as the file spells it (``plan-policy`` or ``plan_policy``), or ``key`` if absent."""
+    for existing in data:
+        if existing.replace("-", "_") == key.replace("-", "_"):
+            return existing
+    return key
+
+
+def _toml_value(value: TomlScalar) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    escaped = []
+    for char in value:
+        if char in '"\\':
+            escaped.append("\\" + char)
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            escaped.append(f"\\u{ord(char):04x}")
+        else:
+            escaped.append(char)
+    return '"' + "".join(escaped) + '"'
+
+
+def _with_key(text: str, key: str, value: TomlScalar) -> str:
+    lines = text.splitlines(keepends=True)
+    wanted = key.replace("-", "_")
+    rendered = _toml_value(value)
+    for index, line in enumerate(lines):
+        if _TABLE_LINE.match(line):
+            break  # top-level keys end at the first table
+        match = _KEY_LINE.match(line)
+        if match is None or match["key"].replace("-", "_") != wanted:
+            continue
+        end = _value_end(lines, index)
+        last = lines[end - 1]
+        newline = last[len(last.rstrip("\r\n")) :]
+        comment = _trailing_comment(lines[index]) if end == index + 1 else ""
+        replacement = f"{line[: match.end()]} {rendered}{comment}{newline}"
+        return "".join([*lines[:index], replacement, *lines[end:]])
+    first_table = next((i for i, line in enumerate(lines) if _TABLE_LINE.match(line)), None)
+    insert_at = len(lines) if first_table is None else first_table
+    while first_table is not None and insert_at > 0 and _blank_or_comment(lines[insert_at - 1]):
+        insert_at -= 1  # the blank lines and comment that introduce the first table stay with it
+    if insert_at > 0 and not lines[insert_at - 1].endswith("\n"):
+        lines[insert_at - 1] += "\n"
+    return "".join([*lines[:insert_at], f"{key} = {rendered}\n", *lines[insert_at:]])
+
+
+def _blank_or_comment(line: str) -> bool:
+    return not line.strip() or line.lstrip().startswith("#")
+
+
+def _value_end(lines: Sequence[str], start: int) -> int:
+    """One past the last line of the key/value pair starting at ``start`` (arrays and
+    multi-line strings span several): the shortest run of lines that parses on its own."""
+    for end in range(start + 1, len(lines) + 1):
+        try:
+            tomllib.loads("".join(lines[start:end]))
+        except tomllib.TOMLDecodeError:
+            continue
+        return end
+    return start + 1
+
+
+def _trailing_comment(line: str) -> str:
+    """``  # why`` after a one-line value, found as the first ``#`` whose left part parses alone
+    (a ``#`` inside a string does not)."""
+    body = line.rstrip("\r\n")
+    for position, char in enumerate(body):
+        if char != "#":
+            continue
+        try:
+            tomllib.loads(body[:position])
+        except tomllib.TOMLDecodeError:
+            continue
+        left = body[:position]
+        return body[len(left.rstrip()) :]
+    return ""
+
+
+def _write_atomically(target: Path, text: str) -> None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:
+            mode = 0o644
+        handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+                stream.write(text)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.chmod(temp, mode)
+            os.replace(temp, target)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+    except OSError as error:
+        raise ConfigError(f"config file {target}: cannot write ({error.strerror or error})") from None

@@ -82,3 +82,11 @@ def test_bad_config_file_exits_4(tmp_path: Path) -> None:
     result = nbs_tui("--config", str(config), "-L", "x")
     assert result.returncode == 4
     assert "positive" in result.stderr
+
+
+def test_missing_config_file_exits_4_with_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.toml"
+    for args in (("--config", str(missing), "-L", "x"), ("demo", "--config", str(missing)), ("--config", str(missing), "demo")):
+        result = nbs_tui(*args)
+        assert result.returncode == 4, args
+        assert result.stderr == f"nbs-tui: config file {missing} does not exist\n"

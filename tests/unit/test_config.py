@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.config import ConfigError, Settings, load_settings
+from nbs_tui.config import ConfigError, Settings, load_settings, save_setting
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -16,8 +16,8 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_defaults_when_nothing_is_set(tmp_path: Path) -> None:
-    settings = load_settings(tmp_path / "missing.toml", environ={})
-    assert settings == Settings()
+    settings = load_settings(write(tmp_path, ""), environ={})
+    assert settings == Settings(config_file=tmp_path / "config.toml")
     assert settings.poll_interval == 30.0
     assert settings.plan_policy == "no-prompts"
 
@@ -59,4 +59,96 @@ def test_bad_values_are_reported_with_the_setting(tmp_path: Path, text: str, mes
 
 def test_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="NBS_POLL_INTERVAL"):
-        load_settings(tmp_path / "missing.toml", environ={"NBS_POLL_INTERVAL": "0"})
+        load_settings(write(tmp_path, ""), environ={"NBS_POLL_INTERVAL": "0"})
+
+
+def test_a_named_config_file_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"missing\.toml does not exist"):
+        load_settings(tmp_path / "missing.toml", environ={})
+    with pytest.raises(ConfigError, match="is a directory"):
+        load_settings(tmp_path, environ={})
+
+
+def test_theme_is_a_setting_and_the_file_is_remembered(tmp_path: Path) -> None:
+    config = write(tmp_path, 'theme = "nord"\n')
+    settings = load_settings(config, environ={})
+    assert settings.theme == "nord"
+    assert settings.config_file == config
+    assert Settings().theme == "textual-dark"
+    with pytest.raises(ConfigError, match="unknown setting 'config_file'"):
+        load_settings(write(tmp_path, 'config_file = "/x"\n'), environ={})
+
+
+USER_FILE = """\
+# my nbs-tui settings
+poll_interval = 12   # seconds, keep short
+plan-policy = "off"
+
+# keys I changed
+[keymap]
+"pane.jump" = "g,enter"
+"""
+
+
+def test_save_setting_adds_a_key_before_the_first_table_and_keeps_the_rest(tmp_path: Path) -> None:
+    config = write(tmp_path, USER_FILE)
+    save_setting(config, "theme", "nord")
+    assert config.read_text(encoding="utf-8") == USER_FILE.replace(
+        '"off"\n', '"off"\ntheme = "nord"\n'
+    )
+    settings = load_settings(config, environ={})
+    assert (settings.theme, settings.poll_interval, settings.keymap) == ("nord", 12.0, {"pane.jump": "g,enter"})
+
+
+def test_save_setting_replaces_only_the_value_and_keeps_its_comment(tmp_path: Path) -> None:
+    original = USER_FILE.replace("[keymap]", 'theme = "a#b"  # picked in the palette\n[keymap]')
+    config = write(tmp_path, original)
+    save_setting(config, "theme", "gruvbox")
+    assert config.read_text(encoding="utf-8") == original.replace('"a#b"', '"gruvbox"')
+    save_setting(config, "plan_policy", "no-prompts")  # the file's dashed spelling is kept
+    assert 'plan-policy = "no-prompts"\n' in config.read_text(encoding="utf-8")
+    assert "plan_policy" not in config.read_text(encoding="utf-8")
+
+
+def test_save_setting_replaces_a_value_over_several_lines(tmp_path: Path) -> None:
+    config = write(tmp_path, 'theme = """\nnord\n"""\nbell = false\r\n')
+    save_setting(config, "theme", "dracula")
+    assert config.read_bytes() == b'theme = "dracula"\nbell = false\r\n'
+
+
+def test_save_setting_creates_the_file_and_escapes(tmp_path: Path) -> None:
+    config = tmp_path / "new" / "config.toml"
+    save_setting(config, "stuck_nudge", 'say "go"\\\tnow')
+    assert config.read_text(encoding="utf-8") == 'stuck_nudge = "say \\"go\\"\\\\\\u0009now"\n'
+    assert load_settings(config, environ={}).stuck_nudge == 'say "go"\\\tnow'
+    save_setting(config, "bell", False)
+    save_setting(config, "stuck_max_nudges", 3)
+    settings = load_settings(config, environ={})
+    assert (settings.bell, settings.stuck_max_nudges) == (False, 3)
+
+
+def test_save_setting_appends_after_a_last_line_without_newline(tmp_path: Path) -> None:
+    config = write(tmp_path, "# only a comment")
+    save_setting(config, "theme", "nord")
+    assert config.read_text(encoding="utf-8") == '# only a comment\ntheme = "nord"\n'
+
+
+def test_save_setting_writes_through_a_symlink_and_keeps_the_mode(tmp_path: Path) -> None:
+    real = write(tmp_path, "bell = true\n")
+    real.chmod(0o600)
+    link = tmp_path / "link.toml"
+    link.symlink_to(real)
+    save_setting(link, "theme", "nord")
+    assert link.is_symlink()
+    assert real.read_text(encoding="utf-8") == 'bell = true\ntheme = "nord"\n'
+    assert real.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml", "link.toml"]
+
+
+def test_save_setting_refuses_a_broken_file_and_leaves_it_alone(tmp_path: Path) -> None:
+    broken = "theme = \n# half-typed\n"
+    config = write(tmp_path, broken)
+    with pytest.raises(ConfigError, match="not changing it"):
+        save_setting(config, "theme", "nord")
+    assert config.read_text(encoding="utf-8") == broken
+    assert [p.name for p in tmp_path.iterdir()] == ["config.toml"]  # no temporary file left behind
