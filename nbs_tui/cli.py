@@ -1,6 +1,6 @@
 """The command line: parse arguments, build settings, start the dashboard or a subcommand.
 
-Textual and libtmux are imported only once a command needs them, so ``--help``,
+Textual is imported only once a command needs it, so ``--help``,
 ``--version`` and ``detect`` start fast.
 """
 
