@@ -1,4 +1,4 @@
-"""nbs-chat files: read and decode, cursors and unread counts, create, post under NBS's lock.
+"""nbs-chat files, pure: decode, cursors and unread counts, render, append (no file I/O here).
 
 Format (from NBS's chat_file.c): a six-line header ::
 
@@ -14,27 +14,21 @@ then one base64 message per line. Decoded, a message is ``handle|EPOCH: text`` (
 time 0). Writers hold an fcntl record lock on ``<chat>.lock``, write ``<chat>.tmp``, check its
 size against ``file-length`` and rename it over the chat; readers that see a length mismatch
 retry. Cursors (``<chat>.cursors``: ``handle=N``, the index of the last message delivered) are
-only ever read here: a dashboard must never move a reader's cursor.
+only ever read: a dashboard must never move a reader's cursor.
 
-Plain file IO only: this is core and stays pure.
+Reading, locking and writing the files is :mod:`nbs_tui.files.chat_io`; this module only turns
+bytes into values and values into bytes, so it stays pure.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
-import errno
-import fcntl
 import os
 import re
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-
-from nbs_tui.core.registry import open_regular
 
 MAGIC = "=== nbs-chat ==="
 MAX_CHAT_BYTES = 256 * 1024 * 1024
@@ -118,18 +112,6 @@ class ChatSummary:
 
 def is_archive(path: str | os.PathLike[str]) -> bool:
     return os.fspath(path).endswith(ARCHIVE_SUFFIX)
-
-
-def archives_of(path: str | os.PathLike[str]) -> tuple[str, ...]:
-    """Archive files split off this chat: ``<base>-YYYYMMDD-HHMMSS-archive.chat``, oldest first."""
-    chat = Path(path)
-    base = chat.name[: -len(".chat")] if chat.name.endswith(".chat") else chat.name
-    pattern = re.compile(re.escape(base) + r"-\d{8}-\d{6}" + re.escape(ARCHIVE_SUFFIX) + "$")
-    try:
-        names = os.listdir(chat.parent)
-    except OSError:
-        return ()
-    return tuple(str(chat.parent / name) for name in sorted(names) if pattern.match(name))
 
 
 def decode_message(line: str, index: int) -> ChatMessage | None:
@@ -229,46 +211,9 @@ def parse_chat(path: str, data: bytes) -> ChatFile:
     )
 
 
-def read_chat(
-    path: str | os.PathLike[str],
-    retries: int = 20,
-    delay: float = 0.01,
-    sleep: Callable[[float], None] = time.sleep,
-) -> ChatFile:
-    """Read a chat as NBS readers do: retry while the size disagrees with ``file-length``.
-
-    Each attempt opens the path anew and reads it whole from one descriptor, so a writer's
-    rename-replace in between is harmless (the open file stays the old, complete one).
-    Raises OSError when the file cannot be read at all.
-    """
-    target = os.fspath(path)
-    chat = ChatFile(target)
-    for attempt in range(retries + 1):
-        try:
-            with open_regular(target) as handle:
-                data = handle.read(MAX_CHAT_BYTES + 1)
-            if len(data) > MAX_CHAT_BYTES:
-                raise OSError(errno.EFBIG, f"larger than {MAX_CHAT_BYTES >> 20} MiB", target)
-        except FileNotFoundError:
-            if attempt >= 2:
-                raise
-            sleep(delay)
-            continue
-        chat = parse_chat(target, data)
-        if chat.consistent:
-            return chat
-        sleep(delay)
-    return chat
-
-
-def read_cursors(path: str | os.PathLike[str]) -> dict[str, int]:
-    """``<chat>.cursors`` as handle -> index of the last delivered message (read only)."""
+def parse_cursors(text: str) -> dict[str, int]:
+    """A ``<chat>.cursors`` file's text as handle -> index of the last delivered message."""
     cursors: dict[str, int] = {}
-    try:
-        with open_regular(os.fspath(path) + ".cursors") as handle:
-            text = handle.read(1 << 20).decode("utf-8", errors="replace")
-    except OSError:
-        return cursors
     for line in text.splitlines():
         if not line or line.startswith("#"):
             continue
@@ -288,95 +233,34 @@ def unread_count(total: int, cursor: int | None) -> int:
     return max(0, total - position - 1)
 
 
-def summarise(path: str | os.PathLike[str]) -> ChatSummary:
-    """Everything a dashboard shows about one chat; never raises."""
-    target = os.fspath(path)
-    archive = is_archive(target)
-    if "\x00" in target:
-        return ChatSummary(target, exists=False, archive=archive, error="path contains a NUL byte")
-    if not os.path.exists(target):
-        return ChatSummary(target, exists=False, archive=archive, error="missing")
-    try:
-        chat = read_chat(target, retries=5)
-    except OSError as error:
-        return ChatSummary(target, exists=True, archive=archive, error=error.strerror or str(error))
+def summary_of(chat: ChatFile, cursors: Mapping[str, int], archives: tuple[str, ...] = ()) -> ChatSummary:
+    """What a dashboard shows about a chat that was read: counts, readers, newest, problems."""
     total = len(chat.messages)
-    readers = tuple(
-        ReaderState(handle, cursor, unread_count(total, cursor)) for handle, cursor in read_cursors(target).items()
-    )
+    readers = tuple(ReaderState(handle, cursor, unread_count(total, cursor)) for handle, cursor in cursors.items())
     problem = "" if chat.valid_header else "not an nbs-chat file"
     if not chat.consistent and not problem:
         problem = f"file-length {chat.file_length} but {chat.size} bytes"
     return ChatSummary(
-        target,
+        chat.path,
         exists=True,
-        archive=archive,
+        archive=chat.archive,
         total=total,
         readers=readers,
         newest=chat.newest,
         consistent=chat.consistent,
         error=problem,
-        archives=() if archive else archives_of(target),
+        archives=() if chat.archive else archives,
     )
 
 
-def is_chat_file(path: str | os.PathLike[str]) -> bool:
-    try:
-        with open_regular(path) as handle:
-            return handle.read(len(MAGIC) + 1).rstrip(b"\r\n") == MAGIC.encode()
-    except OSError:
-        return False
+def archive_pattern(chat_name: str) -> re.Pattern[str]:
+    """File names of archives split off the chat named ``chat_name``:
+    ``<base>-YYYYMMDD-HHMMSS-archive.chat``."""
+    base = chat_name[: -len(".chat")] if chat_name.endswith(".chat") else chat_name
+    return re.compile(re.escape(base) + r"-\d{8}-\d{6}" + re.escape(ARCHIVE_SUFFIX) + "$")
 
 
 # -- writing --------------------------------------------------------------------------------
-
-_process_locks: dict[str, threading.Lock] = {}
-_process_locks_guard = threading.Lock()
-
-
-def _thread_lock(path: str) -> threading.Lock:
-    # fcntl record locks are per process: threads of one process need their own lock too.
-    with _process_locks_guard:
-        return _process_locks.setdefault(os.path.abspath(path), threading.Lock())
-
-
-@contextlib.contextmanager
-def chat_lock(path: str | os.PathLike[str], timeout: float = 10.0, poll: float = 0.02) -> Iterator[None]:
-    """Hold NBS's write lock on a chat: an fcntl write lock on ``<chat>.lock`` (mode 0600).
-
-    NBS blocks forever (F_SETLKW); a dashboard must not, so this polls for ``timeout`` seconds
-    and raises ChatError if another writer still holds the lock.
-    """
-    target = os.fspath(path)
-    inner = _thread_lock(target)
-    if not inner.acquire(timeout=timeout):
-        raise ChatError(f"timed out waiting for another nbs-tui writer of {target}")
-    try:
-        try:
-            fd = os.open(target + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError as error:
-            raise ChatError(f"cannot open {target}.lock: {error.strerror}") from None
-        try:
-            deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except OSError:
-                    if time.monotonic() >= deadline:
-                        raise ChatError(
-                            f"{target} is locked by another writer for more than {timeout:g}s"
-                        ) from None
-                    time.sleep(poll)
-            try:
-                yield
-            finally:
-                fcntl.lockf(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
-    finally:
-        inner.release()
-
 
 def _timestamp(now: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(now))
@@ -412,80 +296,33 @@ def render_chat(messages: Iterable[tuple[str, int, str]], last_writer: str, now:
     return _render(last_writer, _timestamp(now), counts, body)
 
 
-def _write_checked(path: str, content: bytes, before_replace: Callable[[str], None] | None = None) -> None:
-    temp = path + ".tmp"
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        size = os.stat(temp).st_size
-        if size != len(content):
-            raise ChatError(f"{temp} is {size} bytes, expected {len(content)}")
-        if before_replace is not None:
-            before_replace(temp)
-        os.replace(temp, path)
-    except OSError as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise ChatError(f"cannot write {path}: {error.strerror or error}") from None
-
-
 def validate_handle(handle: str) -> None:
     if not _HANDLE.match(handle):
         raise ChatError(f"bad handle {handle!r}: use letters, digits and . _ - @ + (at most 63)")
 
 
-def create_chat(path: str | os.PathLike[str], now: float | None = None) -> None:
-    """Create an empty chat exactly as ``nbs-chat create`` does; refuses an existing file."""
-    target = os.fspath(path)
-    if not target.endswith(".chat"):
-        raise ChatError(f"{target}: a chat file name ends in .chat")
-    folder = os.path.dirname(os.path.abspath(target))
-    if not os.path.isdir(folder):
-        raise ChatError(f"folder {folder} does not exist")
-    with chat_lock(target):
-        if os.path.exists(target):
-            raise ChatError(f"{target} already exists")
-        _write_checked(target, _render("system", _timestamp(time.time() if now is None else now), {}, []))
+def empty_chat(now: float) -> bytes:
+    """A new chat's bytes, exactly as ``nbs-chat create`` writes them."""
+    return _render("system", _timestamp(now), {}, [])
 
 
-def post_message(
-    path: str | os.PathLike[str],
-    handle: str,
-    text: str,
-    now: float | None = None,
-    lock_timeout: float = 10.0,
-    before_replace: Callable[[str], None] | None = None,
-) -> ChatMessage:
-    """Append a message as ``handle`` under NBS's protocol; returns the message as written.
-
-    Blocks (up to ``lock_timeout``) while another writer holds the lock: call it from a
-    worker thread, never from the UI's event loop. Cursors are not touched.
-    """
-    target = os.fspath(path)
+def append_message(path: str, data: bytes, handle: str, text: str, now: float) -> tuple[bytes, ChatMessage]:
+    """The chat ``data`` with one message from ``handle`` appended (header updated as NBS does),
+    and the message as written. Raises ChatError for a bad handle, an empty message, or bytes
+    that are not an nbs-chat file."""
     validate_handle(handle)
     if not text.strip():
         raise ChatError("empty message")
-    moment = time.time() if now is None else now
-    with chat_lock(target, timeout=lock_timeout):
-        try:
-            with open_regular(target) as source:
-                data = source.read()
-        except OSError as error:
-            raise ChatError(f"cannot read {target}: {error.strerror or error}") from None
-        current = parse_chat(target, data)
-        if not current.valid_header:
-            raise ChatError(f"{target} is not an nbs-chat file; not writing to it")
-        body = _body_lines(data)
-        epoch = int(moment)
-        encoded = encode_message(handle, text, epoch)
-        body.append(encoded)
-        counts = dict(current.participants)
-        counts[handle] = counts.get(handle, 0) + 1
-        _write_checked(target, _render(handle, _timestamp(moment), counts, body), before_replace)
-        return ChatMessage(len(current.messages), handle, epoch, text, "current")
+    current = parse_chat(path, data)
+    if not current.valid_header:
+        raise ChatError(f"{path} is not an nbs-chat file; not writing to it")
+    body = _body_lines(data)
+    epoch = int(now)
+    body.append(encode_message(handle, text, epoch))
+    counts = dict(current.participants)
+    counts[handle] = counts.get(handle, 0) + 1
+    message = ChatMessage(len(current.messages), handle, epoch, text, "current")
+    return _render(handle, _timestamp(now), counts, body), message
 
 
 def _body_lines(data: bytes) -> list[str]:

@@ -82,7 +82,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from nbs_tui.core.chat import ChatError, create_chat, post_message, read_chat
+from nbs_tui.core.chat import ChatError
+from nbs_tui.files.chat_io import create_chat, post_message, read_chat
 
 VERSION_LABEL = "v2.1.197"
 MODEL_ID = "claude-opus-4-8"

@@ -41,9 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from nbs_tui.config import Settings
-from nbs_tui.core.chat import ChatError, ChatMessage, ChatSummary, is_chat_file, summarise
-from nbs_tui.core.chat import create_chat as core_create_chat
-from nbs_tui.core.chat import post_message as core_post_message
+from nbs_tui.core.chat import ChatError, ChatMessage, ChatSummary
 from nbs_tui.core.control import (
     MAX_ARGUMENT,
     Outcome,
@@ -53,11 +51,13 @@ from nbs_tui.core.control import (
     Verb,
     process_line,
 )
-from nbs_tui.core.inbox import DEFAULT_MAX_LINE, ForwardReader, InboxLine, InboxNotice
-from nbs_tui.core.registry import (
-    Registry,
-    RegistryEntry,
-    normalise,
+from nbs_tui.core.inbox import DEFAULT_MAX_LINE, InboxLine, InboxNotice
+from nbs_tui.core.registry import Registry, RegistryEntry, normalise
+from nbs_tui.files.chat_io import create_chat as io_create_chat
+from nbs_tui.files.chat_io import is_chat_file, summarise
+from nbs_tui.files.chat_io import post_message as io_post_message
+from nbs_tui.files.inbox_reader import ForwardReader
+from nbs_tui.files.registry_io import (
     open_regular,
     read_text,
     seed_entries,
@@ -480,7 +480,7 @@ class ControlPlane:
             except OSError as error:
                 raise ControlPlaneError(f"cannot create {chat_dir}: {error.strerror}") from None
         try:
-            core_create_chat(target)
+            io_create_chat(target)
         except ChatError as error:
             raise ControlPlaneError(str(error)) from None
         if register:
@@ -491,7 +491,7 @@ class ControlPlane:
         """Post ``text`` to a chat as ``handle`` (default: the operator's handle) under NBS's lock
         protocol. May wait for another writer: call from a thread worker."""
         try:
-            message = core_post_message(chat, handle or self.operator_handle, text)
+            message = io_post_message(chat, handle or self.operator_handle, text)
         except ChatError as error:
             raise ControlPlaneError(str(error)) from None
         self._request_refresh(None)
@@ -786,7 +786,7 @@ class ControlPlane:
         registry, existed = self._load(project, channel)
         if registry is None:
             return
-        added = registry.seed()
+        added = registry.seed(seed_entries(project.root))
         if added or not existed:
             self._write(project, channel, registry, [])
         else:

@@ -26,8 +26,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
-from nbs_tui.core.chat import is_chat_file
 from nbs_tui.core.registry import normalise
+from nbs_tui.files.chat_io import is_chat_file
 from nbs_tui.files.control_plane import ControlPlane, ControlPlaneError
 
 

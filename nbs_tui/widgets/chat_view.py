@@ -21,7 +21,8 @@ from textual import work
 from textual.message import Message
 from textual.widgets import RichLog
 
-from nbs_tui.core.chat import ChatFile, ChatSummary, read_chat, read_cursors, unread_count
+from nbs_tui.core.chat import ChatFile, ChatSummary, unread_count
+from nbs_tui.files.chat_io import read_chat, read_cursors
 
 SHOWN_MESSAGES = 500
 

@@ -10,8 +10,8 @@ from textual.app import App, ComposeResult
 from textual.widgets import Button, Input
 
 from nbs_tui.config import Settings
-from nbs_tui.core.chat import read_chat
 from nbs_tui.core.control import Outcome
+from nbs_tui.files.chat_io import read_chat
 from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.widgets.chat_editor import ChatEditor
 from nbs_tui.widgets.control_view import ControlView

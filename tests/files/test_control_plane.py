@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from nbs_tui.config import Settings
-from nbs_tui.core.chat import read_chat
 from nbs_tui.core.control import Outcome
 from nbs_tui.files import control_plane as plane_module
+from nbs_tui.files.chat_io import read_chat
 from nbs_tui.files.control_plane import (
     ControlEvent,
     ControlPlane,
@@ -375,9 +375,10 @@ def test_hundred_thousand_line_inbox(started, project: Path) -> None:  # type: i
     assert sum(len(e.entries) for e in recorder.of(HistoryAppended)) == 100_000
     from nbs_tui.core.control import Replay, process_line
     from nbs_tui.core.registry import Registry
+    from nbs_tui.files.registry_io import seed_entries
 
     one_by_one = Registry(project)
-    one_by_one.seed()
+    one_by_one.seed(seed_entries(project))
     replay = Replay(one_by_one.copy())
     for line in lines:
         process_line(one_by_one, line.rstrip("\n"))

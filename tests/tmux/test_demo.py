@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from libtmux.server import Server
 
-from nbs_tui.core.chat import read_chat
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.demo.launcher import DemoFleet, make_project
+from nbs_tui.files.chat_io import read_chat
 
 SPINNER = re.compile(r"^[·✢✳✶✻✽] \w+… ")
 WAIT = 20.0

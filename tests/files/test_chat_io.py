@@ -12,19 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.chat import (
-    ChatError,
+from nbs_tui.core.chat import ChatError, decode_message, parse_chat, render_chat, unread_count
+from nbs_tui.files.chat_io import (
     archives_of,
     create_chat,
-    decode_message,
     is_chat_file,
-    parse_chat,
     post_message,
     read_chat,
     read_cursors,
-    render_chat,
     summarise,
-    unread_count,
 )
 from tests.helpers import b64, nbs_chat_bytes, write_chat
 
