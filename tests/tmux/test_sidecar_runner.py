@@ -63,6 +63,7 @@ def draw():
 fd = sys.stdin.fileno()
 tty.setraw(fd)
 draw()
+log.write("READY\n")
 while True:
     ready, _, _ = select.select([fd], [], [], 0.2)
     now = time.time()
@@ -112,6 +113,10 @@ class Agent:
     pane_id: str
     log: Path
 
+    def ready(self) -> bool:
+        """The agent runs, in raw mode, its first screen drawn (its log says so)."""
+        return self.log.exists() and "READY" in self.log.read_text().splitlines()
+
     def lines(self, prefix: str) -> list[str]:
         if not self.log.exists():
             return []
@@ -146,7 +151,9 @@ def spawn(
         )
         pane = window.active_pane
         assert pane is not None and pane.pane_id is not None
-        return Agent(name, pane.pane_id, log)
+        agent = Agent(name, pane.pane_id, log)
+        assert _wait(agent.ready, 10), f"the fake agent {name} did not start"
+        return agent
 
     return start
 
@@ -173,8 +180,8 @@ def test_poll_reaches_idle_agent_once_per_interval_and_never_others(
     working = spawn("working", "working")
     permission = spawn("permission", "permission")
     typed = spawn("typed", "idle")
-    # the operator has half a sentence in this box before the sidecar starts
-    time.sleep(0.5)  # let the fake agent enter raw mode before typing (setup, not an assertion)
+    # the operator has half a sentence in this box before the sidecar starts (spawn waited
+    # until the agent is in raw mode)
     server.cmd("send-keys", "-t", typed.pane_id, "-l", "half a thought")
     assert _wait(lambda: "half a thought" in "".join(typed.lines("RAW")).replace("'", ""), 5)
 
@@ -192,7 +199,7 @@ def test_poll_reaches_idle_agent_once_per_interval_and_never_others(
     assert all(b - a >= 2.0 for a, b in itertools.pairwise(times))
     for agent in (working, permission, typed):
         assert agent.lines("SUBMIT") == [], f"{agent.name} got a submit"
-        assert "nbs-poll" not in agent.log.read_text() if agent.log.exists() else True, agent.name
+        assert "nbs-poll" not in agent.log.read_text(), agent.name
     # the operator's text is still there, untouched
     capture = "\n".join(server.cmd("capture-pane", "-p", "-t", typed.pane_id).stdout)
     assert "❯ half a thought" in capture
@@ -206,9 +213,7 @@ def test_plan_menu_answered_once_with_the_right_option(
 ) -> None:
     plan = spawn("plan", "plan")
     running = run_sidecar(interval=300.0)
-    assert _wait(lambda: plan.lines("CHOICE") == ["1"], 15), (
-        plan.log.read_text() if plan.log.exists() else ""
-    )
+    assert _wait(lambda: plan.lines("CHOICE") == ["1"], 15), plan.log.read_text()
     assert _wait(lambda: bool(running.of(plan.pane_id, "plan-select", result="landed")), 15)
     assert plan.lines("CHOICE") == ["1"]
     pressed = running.of(plan.pane_id, "plan-select", result="pressed")
@@ -245,9 +250,11 @@ def test_paused_project_gets_nothing(
         start_directory=str(project),
     )
     pane_id = window.active_pane.pane_id  # type: ignore[union-attr]
+    agent = Agent("paused", str(pane_id), log)
+    assert _wait(agent.ready, 10), "the fake agent did not start"
     running = run_sidecar(interval=1.0, backoff=1.0)
     assert _wait(lambda: bool(running.of(pane_id, "state")), 10)
     time.sleep(4)  # several intervals pass (what is asserted is that nothing arrived)
-    assert not log.exists() or "SUBMIT" not in log.read_text()
+    assert agent.lines("SUBMIT") == [] and agent.lines("RAW") == [], log.read_text()
     status = running.runner.status(pane_id)
     assert status is not None and status.paused and status.next_poll_in is None
