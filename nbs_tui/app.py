@@ -34,8 +34,11 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Static
 from textual.worker import Worker, WorkerState
 
+from nbs_tui.claude.watcher import ClaudeFacts as RawClaudeFacts
+from nbs_tui.claude.watcher import ClaudeSignals
 from nbs_tui.config import Settings
 from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.files.control_plane import ControlEvent, ControlPlane
 from nbs_tui.messages import (
     BackendProblem,
     ClaudeFacts,
@@ -48,7 +51,10 @@ from nbs_tui.messages import (
     PaneStatusesRefreshed,
     fuse_claude,
 )
-from nbs_tui.tmux.port import FleetListener, FleetPort, TmuxUnavailable
+from nbs_tui.runtime import FleetFactory, Runtime, RuntimeOptions
+from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
+from nbs_tui.tmux.port import FleetPort, TmuxUnavailable
+from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.fleet_list import FleetList, format_duration, quiet_start
 from nbs_tui.widgets.grid import PaneGrid
@@ -63,8 +69,6 @@ CLOCK_SECONDS = 1.0
 HISTORY_LENGTH = 50
 PROBLEM_REPEAT_SECONDS = 30.0
 VIEWS = ("dashboard", "grid", "control")
-
-FleetFactory = Callable[[FleetListener], FleetPort]
 
 
 def css_path() -> Path:
@@ -122,7 +126,7 @@ class MirrorDue(Message):
 
 
 class FleetBridge:
-    """The app's `FleetListener`: called on the fleet's threads, touches no widget."""
+    """The app's `RuntimeListener`: called on the backends' threads, touches no widget."""
 
     def __init__(self, app: NbsApp) -> None:
         self._app = app
@@ -156,9 +160,29 @@ class FleetBridge:
     def connection_changed(self, connected: bool, message: str) -> None:
         self._app.post_message(ConnectionChanged(connected, message))
 
-    def claude_facts_changed(self, facts: Mapping[PaneId, Any]) -> None:
-        """`ClaudeSignalsListener`: called on the signals thread."""
+    def claude_facts_changed(self, facts: Mapping[PaneId, RawClaudeFacts]) -> None:
         self._app.post_message(ClaudeSignalsChanged(tuple(facts.items())))
+
+    def sidecar_event(self, event: SidecarEvent) -> None:
+        """Turn the event into messages, touch nothing else (``notify`` only posts one)."""
+        app = self._app
+        if event.kind == "error":
+            app.post_message(BackendProblem("sidecar", f"{event.pane_id} {event.message}".strip()))
+        elif event.kind == "agent-ended":
+            app.notify(f"{event.pane_id}: {event.message}", title="Agent ended", severity="warning", timeout=8)
+        status = PaneStatus.from_sidecar(event.status) if event.status is not None else None
+        history = HistoryEntry.from_sidecar_event(event)
+        if event.pane_id and (status is not None or history is not None):
+            app.post_message(PaneStatusChanged(event.pane_id, status, history))
+
+    def control_event(self, event: ControlEvent) -> None:
+        """The Control view's listener is thread-safe."""
+        control_view = self._app.control_view
+        if control_view is not None:
+            control_view.plane_listener(event)
+
+    def problem(self, source: str, message: str) -> None:
+        self._app.post_message(BackendProblem(source, message))
 
     def drain(self) -> set[PaneId]:
         with self._lock:
@@ -185,26 +209,24 @@ class NbsApp(App[int]):
         wall: Callable[[], float] = time.time,
     ) -> None:
         super().__init__()
-        self._want_claude = claude
-        self.claude: Any = None
-        """The `ClaudeSignals` watcher once started (None if disabled or unavailable)."""
         self.sidecar_statuses: dict[PaneId, PaneStatus] = {}
         """What the sidecar read from each screen; `statuses` is that fused with Claude's signals."""
         self.raw_claude: dict[PaneId, Any] = {}
         self.fused: dict[PaneId, Any] = {}
         self.settings = settings
         self.bridge = FleetBridge(self)
-        self._fleet_factory = fleet_factory
-        self._want_sidecar = sidecar
-        self._want_control_plane = control_plane
         self.clock = clock
         """The clock of every duration shown (quiet time, countdowns); the sidecar shares it."""
         self.wall = wall
-        self.fleet: FleetPort | None = None
-        self.sidecar: Any = None
-        """The `SidecarRunner` once started (None if disabled or unavailable)."""
-        self.control_plane: Any = None
-        """The `ControlPlane` once started (None if disabled or unavailable)."""
+        self.runtime = Runtime(
+            settings,
+            self.bridge,
+            RuntimeOptions(
+                control_plane=control_plane, claude=claude, sidecar=sidecar, clock=clock, wall=wall,
+                fleet_factory=fleet_factory,
+            ),
+        )
+        """Fleet, control plane, Claude signals and sidecar: built at mount, stopped at unmount."""
         self.panes: list[PaneInfo] = []
         self.pane_by_id: dict[PaneId, PaneInfo] = {}
         self.statuses: dict[PaneId, PaneStatus] = {}
@@ -218,11 +240,10 @@ class NbsApp(App[int]):
         self.view = "dashboard"
         self._seen_fleet = False
         self._stale = True
-        self._backends: list[Any] = []
         self._problems_shown: dict[tuple[str, str], float] = {}
         self._status_worker: Worker[None] | None = None
-        self.control_view: Any = None
-        """The `ControlView` (registry, chat, inbox) when its widgets are installed."""
+        self.control_view = ControlView(id="control-view")
+        """Registry, chat and inbox of the control plane (the third view)."""
         self.status_bar = StatusBar(settings.server.describe(), id="status")
         self.banner = Static("", id="banner")
         self.empty = Static("", id="empty")
@@ -250,18 +271,9 @@ class NbsApp(App[int]):
                 yield self.mirror
             yield self.grid
             with Vertical(id="control"):
-                yield from self._control_widgets()
+                yield self.control_view
         yield self.input_bar
         yield Footer()
-
-    def _control_widgets(self) -> Iterable[Any]:
-        try:
-            from nbs_tui.widgets.control_view import ControlView
-        except ImportError as error:
-            yield Static(f"The control plane view is not available ({error}).", id="control-placeholder")
-            return
-        self.control_view = ControlView(id="control-view")
-        yield self.control_view
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -270,108 +282,33 @@ class NbsApp(App[int]):
         self._update_empty_state()
         self.set_interval(FRAME_SECONDS, self._frame, name="frame")
         self.set_interval(CLOCK_SECONDS, self._clock, name="clock")
-        self._start_fleet()
-        if self.fleet is not None:
-            for name, start in (
-                ("control plane", self._start_control_plane),
-                ("sidecar", self._start_sidecar),
-                ("Claude Code signals", self._start_claude),
-            ):
-                try:
-                    start()
-                except Exception as error:  # one backend failing must not take the dashboard down
-                    self.log.error(f"{name} did not start: {error!r}")
-                    self.notify(f"{name} did not start: {error}", title="nbs-tui", severity="error", timeout=10)
-
-    def _start_fleet(self) -> None:
+        runtime = self.runtime
+        runtime.build()
+        if self.control_view is not None and runtime.control_plane is not None:
+            self.control_view.attach(runtime.control_plane)
         try:
-            if self._fleet_factory is not None:
-                self.fleet = self._fleet_factory(self.bridge)
-            else:
-                from nbs_tui.tmux.fleet import TmuxFleet
-
-                self.fleet = TmuxFleet(self.settings.server, sessions=self.settings.sessions, listener=self.bridge)
-            self.fleet.start()
+            runtime.start()
         except TmuxUnavailable as error:
             self.start_error = str(error)
-            self.connected = False
-        except ImportError as error:
-            self.start_error = f"the tmux backend is not available ({error})"
             self.connected = False
         self.status_bar.set_connection(self.connected)
         self._update_empty_state()
 
-    def _start_control_plane(self) -> None:
-        if not self._want_control_plane:
-            return
-        try:
-            from nbs_tui.files.control_plane import ControlPlane
-        except ImportError as error:
-            self.log.warning(f"control plane unavailable: {error}")
-            return
-        plane = ControlPlane(self.settings, self._control_event)
-        if self.control_view is not None:
-            self.control_view.attach(plane)
-        plane.start()
-        self.control_plane = plane
-        self._backends.append(plane)
+    @property
+    def fleet(self) -> FleetPort | None:
+        return self.runtime.fleet
 
-    def _start_sidecar(self) -> None:
-        if not self._want_sidecar or self.fleet is None:
-            return
-        try:
-            from nbs_tui.sidecar_runner import SidecarRunner
-        except ImportError as error:
-            self.log.warning(f"sidecar unavailable: {error}")
-            return
-        runner = SidecarRunner(
-            self.fleet, self.settings, self._sidecar_event, control=self.control_plane,
-            clock=self.clock, wall=self.wall,
-        )
-        self.sidecar = runner
-        self._backends.insert(0, runner)
-        self.run_worker(
-            partial(self._start_when_seeded, runner), name="sidecar-start", thread=True, exit_on_error=False
-        )
+    @property
+    def sidecar(self) -> SidecarRunner | None:
+        return self.runtime.sidecar
 
-    def _start_when_seeded(self, runner: Any) -> None:
-        """Thread worker: let the fleet seed its screens first, so the sidecar never reads a
-        not-yet-seeded blank screen as "unknown" (bounded: a slow server only delays it)."""
-        wait_seeded = getattr(self.fleet, "wait_seeded", None)
-        if wait_seeded is not None:
-            wait_seeded(5.0)
-        runner.start()
+    @property
+    def control_plane(self) -> ControlPlane | None:
+        return self.runtime.control_plane
 
-    def _start_claude(self) -> None:
-        if not self._want_claude:
-            return
-        try:
-            from nbs_tui.claude.watcher import ClaudeSignals
-        except ImportError as error:
-            self.log.warning(f"Claude Code signals unavailable: {error}")
-            return
-        signals = ClaudeSignals(self.settings, self.bridge, clock=self.wall)
-        signals.start()
-        self.claude = signals
-        self._backends.append(signals)
-        if self.sidecar is not None:  # its stuck watch reads Claude Code's own signals too
-            self.sidecar.set_signals(signals)
-
-    def _control_event(self, event: Any) -> None:
-        """Called on the control plane's thread; the Control view's listener is thread-safe."""
-        if self.control_view is not None:
-            self.control_view.plane_listener(event)
-
-    def _sidecar_event(self, event: Any) -> None:
-        """Called on the sidecar's thread: turn the event into a message, touch nothing else."""
-        if event.kind == "error":
-            self.post_message(BackendProblem("sidecar", f"{event.pane_id} {event.message}".strip()))
-        elif event.kind == "agent-ended":  # notify() only posts a message: safe on this thread
-            self.notify(f"{event.pane_id}: {event.message}", title="Agent ended", severity="warning", timeout=8)
-        status = PaneStatus.from_sidecar(event.status) if event.status is not None else None
-        history = HistoryEntry.from_sidecar_event(event)
-        if event.pane_id and (status is not None or history is not None):
-            self.post_message(PaneStatusChanged(event.pane_id, status, history))
+    @property
+    def claude(self) -> ClaudeSignals | None:
+        return self.runtime.claude
 
     def _refresh_statuses(self) -> None:
         """Thread worker: read every pane's sidecar status (it takes the runner's lock)."""
@@ -382,18 +319,7 @@ class NbsApp(App[int]):
         self.post_message(PaneStatusesRefreshed(statuses))
 
     def on_unmount(self) -> None:
-        for backend in self._backends:
-            stop = getattr(backend, "stop", None)
-            if stop is not None:
-                try:
-                    stop()
-                except Exception as error:  # shutting down: say it, keep stopping the rest
-                    self.log.error(f"stopping {backend!r}: {error}")
-        if self.fleet is not None:
-            try:
-                self.fleet.stop()
-            except Exception as error:
-                self.log.error(f"stopping the fleet: {error!r}")
+        self.runtime.stop()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Every worker failure meets here and is shown, never swallowed."""
@@ -410,10 +336,6 @@ class NbsApp(App[int]):
             self.status_bar.set_connection(True)
         self.panes = list(message.panes)
         self.pane_by_id = {p.pane_id: p for p in self.panes}
-        if self.control_plane is not None:
-            self.control_plane.set_pane_dirs({p.pane_id: p.current_path for p in self.panes if p.current_path})
-        if self.claude is not None:
-            self.claude.set_panes(self.panes)
         tables: tuple[dict[PaneId, Any], ...] = (
             self.statuses, self.sidecar_statuses, self.facts, self.raw_claude, self.fused,
             self.history, self.last_change,

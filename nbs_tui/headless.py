@@ -14,9 +14,10 @@ object on stdout::
     {"event": "agent-ended", "pane": "%7", "liveness": "exited", "message": "its Claude Code process exited"}
     {"event": "error", "pane": "%5", "message": "..."}
 
-plus ``start``/``stop`` and the control plane's events (``registry-changed``, ``pause-changed``,
+plus ``start``/``stop``, ``error`` for a backend's problem (with its ``source``), and the control plane's events (``registry-changed``, ``pause-changed``,
 ``poll-interval``, ``control-history``, ``control-error``). SIGINT and SIGTERM stop it cleanly
-(exit status 0); every thread is joined.
+(exit status 0); every thread is joined. The backends are built and run by
+`nbs_tui.runtime.Runtime`, as in the dashboard.
 """
 
 from __future__ import annotations
@@ -25,13 +26,16 @@ import json
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import FrameType
 from typing import IO, Any
 
+from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.config import Settings
 from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
+from nbs_tui.files.control_plane import ControlEvent, event_as_json
+from nbs_tui.runtime import Runtime
+from nbs_tui.sidecar_runner import SidecarEvent
 
 QUIET_KINDS = frozenset({"status", "control-snapshot"})
 
@@ -53,20 +57,14 @@ class _Printer:
                 pass
 
 
-class _FleetListener:
-    def __init__(self, emit: _Printer, control: Any | None, signals: Any | None = None) -> None:
+class _Events:
+    """The runtime's listener: every report becomes one JSON line (or none, for screen news)."""
+
+    def __init__(self, emit: _Printer) -> None:
         self.emit = emit
-        self.control = control
-        self.signals = signals
-        self._dirs: dict[str, str] = {}
 
     def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
-        if self.signals is not None:
-            self.signals.set_panes(panes)
-        dirs = {p.pane_id: p.current_path for p in panes if p.current_path and not p.dead}
-        if self.control is not None and dirs != self._dirs:
-            self._dirs = dirs
-            self.control.set_pane_dirs(dirs)
+        pass
 
     def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
         pass
@@ -81,36 +79,27 @@ class _FleetListener:
             }
         )
 
+    def claude_facts_changed(self, facts: Mapping[PaneId, ClaudeFacts]) -> None:
+        pass
+
+    def sidecar_event(self, event: SidecarEvent) -> None:
+        self.emit(event.as_json())
+
+    def control_event(self, event: ControlEvent) -> None:
+        self.emit(event_as_json(event))
+
+    def problem(self, source: str, message: str) -> None:
+        self.emit({"event": "error", "pane": "", "source": source, "message": message})
+
 
 def run_headless(
     settings: Settings, *, out: IO[str] | None = None, stop: threading.Event | None = None
 ) -> int:
     """Run until SIGINT/SIGTERM (or ``stop`` is set, for tests); return the exit status."""
-    from nbs_tui.tmux.fleet import TmuxFleet
-
     emit = _Printer(out or sys.stdout)
     stop = stop or threading.Event()
-    control: Any | None = None
-    try:
-        from nbs_tui.files.control_plane import ControlPlane, event_as_json
-
-        control = ControlPlane(settings, lambda event: emit(event_as_json(event)))
-    except ImportError:  # the control plane is optional
-        control = None
-    signals: Any | None = None
-    try:
-        from nbs_tui.claude.watcher import ClaudeSignals
-
-        signals = ClaudeSignals(settings)
-    except ImportError:  # Claude Code's own signals are optional: the screen alone still works
-        signals = None
-    listener = _FleetListener(emit, control, signals)
-    fleet = TmuxFleet(settings.server, settings.sessions, listener)
-
-    def on_event(event: SidecarEvent) -> None:
-        emit(event.as_json())
-
-    runner = SidecarRunner(fleet, settings, on_event, control=control, signals=signals)
+    runtime = Runtime(settings, _Events(emit))
+    runtime.build()
 
     previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
@@ -131,26 +120,15 @@ def run_headless(
                 "plan_policy": settings.plan_policy,
                 "stuck_grace": settings.stuck_grace,
                 "stuck_max_nudges": settings.stuck_max_nudges,
-                "claude_signals": signals is not None,
+                "claude_signals": runtime.claude is not None,
+                "sidecar": runtime.role.value,
             }
         )
-        if signals is not None:
-            signals.start()
-        fleet.start()
-        if control is not None:
-            control.start()
-        # let the mirror seed first, so no pane is reported "unknown" from a blank screen
-        fleet.wait_seeded(5.0)
-        runner.start()
+        runtime.start()
         while not stop.wait(0.5):
             pass
     finally:
-        runner.stop()
-        if control is not None:
-            control.stop()
-        if signals is not None:
-            signals.stop()
-        fleet.stop()
+        runtime.stop()
         for number, handler in previous.items():
             signal.signal(number, handler)
         emit({"event": "stop", "pane": ""})

@@ -7,6 +7,7 @@ from typing import Any
 from textual.widgets import Static
 
 from nbs_tui.app import NbsApp, create_app
+from nbs_tui.claude.watcher import ClaudeSignals
 from nbs_tui.config import Settings
 from nbs_tui.core.model import AgentState
 from nbs_tui.messages import HistoryEntry, PaneStatus, PaneStatusChanged
@@ -22,7 +23,7 @@ from tests.app.helpers import static_text, wait_for, widget_text
 PANES = [pane_info("%1", 0), pane_info("%2", 1), pane_info("%3", 2, agent=False)]
 
 
-def _app(panes: Any = PANES) -> tuple[NbsApp, dict[str, FakeFleet]]:
+def _app(panes: Any = PANES, *, claude: bool = False) -> tuple[NbsApp, dict[str, FakeFleet]]:
     holder: dict[str, FakeFleet] = {}
 
     def factory(listener: FleetListener) -> FakeFleet:
@@ -30,7 +31,7 @@ def _app(panes: Any = PANES) -> tuple[NbsApp, dict[str, FakeFleet]]:
         return holder["fleet"]
 
     # the backends that read screens and files run elsewhere; here the test plays them
-    return create_app(Settings(), factory, control_plane=False, sidecar=False, claude=False), holder
+    return create_app(Settings(), factory, control_plane=False, sidecar=False, claude=claude), holder
 
 
 async def test_selecting_a_pane_shows_its_screen_in_the_mirror() -> None:
@@ -215,11 +216,11 @@ async def test_only_visible_thumbnails_repaint() -> None:
 
 
 async def test_a_backend_that_fails_to_start_is_reported_not_fatal(monkeypatch: Any) -> None:
-    def broken(self: NbsApp) -> None:
+    def broken(self: ClaudeSignals) -> None:
         raise OSError("spool folder is read-only")
 
-    monkeypatch.setattr(NbsApp, "_start_claude", broken)
-    app, holder = _app()
+    monkeypatch.setattr(ClaudeSignals, "start", broken)
+    app, holder = _app(claude=True)
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: len(app._notifications) > 0, what="a notification")
         assert any("read-only" in n.message for n in app._notifications)

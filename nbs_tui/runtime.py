@@ -1,0 +1,269 @@
+"""The backends behind the dashboard and ``--headless``, built, started and stopped in one place.
+
+`Runtime` owns four backends, each optional but the fleet:
+
+* the fleet (`FleetPort`, by default `TmuxFleet`): the live mirror of every pane;
+* the control plane (`ControlPlane`): ``.nbs/`` registries, inboxes and chats of every project;
+* Claude Code's own signals (`ClaudeSignals`): hooks, status files, transcripts;
+* the sidecar (`SidecarRunner`): detection, ``/nbs-poll``, plan menus, stuck agents.
+
+Everything they report goes to one `RuntimeListener`, on the backend's own thread; a listener
+must not block (the app posts Textual messages, headless prints a JSON line).
+
+Order. `start` starts the control plane, Claude signals and the fleet (each returns at once),
+then a thread, ``nbs-runtime-start``, waits (bounded) for the fleet's first seed and only then
+starts the sidecar, so no pane is read "unknown" from a not-yet-seeded blank screen. `stop`
+stops them in the reverse order, once; it may be called while that thread still waits, and the
+sidecar is then never started. The fleet's news is fanned out here, not by each entry point:
+Claude signals get every pane, the control plane the working directories of the live panes
+(only when they changed).
+
+Whether this process *acts* on the panes (types polls, answers plan menus) is decided in one
+place, `Runtime.decide_role`; the other backends run either way.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
+from nbs_tui.config import Settings
+from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.files.control_plane import ControlEvent, ControlPlane
+from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
+from nbs_tui.tmux.port import FleetListener, FleetPort
+
+log = logging.getLogger(__name__)
+
+SEED_TIMEOUT = 5.0
+"""The longest the sidecar waits for the fleet's first seed (a slow server only delays it)."""
+
+FleetFactory = Callable[[FleetListener], FleetPort]
+_T = TypeVar("_T")
+
+
+class RuntimeListener(Protocol):
+    """Everything the backends report, each called on the reporting backend's thread."""
+
+    def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
+        """The whole fleet, after any change (from the fleet's supervisor thread)."""
+
+    def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
+        """These panes' screens changed (from the fleet's feeder thread, up to ~60 Hz)."""
+
+    def connection_changed(self, connected: bool, message: str) -> None:
+        """The tmux server went away (with why) or is back."""
+
+    def claude_facts_changed(self, facts: Mapping[PaneId, ClaudeFacts]) -> None:
+        """Claude Code's own signals changed for these panes."""
+
+    def sidecar_event(self, event: SidecarEvent) -> None:
+        """The sidecar saw or did something (``error`` events included)."""
+
+    def control_event(self, event: ControlEvent) -> None:
+        """The control plane's news (registries, inboxes, pause, errors)."""
+
+    def problem(self, source: str, message: str) -> None:
+        """A backend failed in a way a person should see (``source`` names it)."""
+
+
+class SidecarRole(enum.Enum):
+    """What this process does with the panes' screens."""
+
+    ACT = "act"
+    """Run the sidecar: detect states, inject polls, answer plan menus."""
+    OFF = "off"
+    """No sidecar at all (switched off, or no fleet to act on)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeOptions:
+    """Which backends to run and the clocks they share (tests switch backends off)."""
+
+    control_plane: bool = True
+    claude: bool = True
+    sidecar: bool = True
+    clock: Callable[[], float] = time.monotonic
+    """Monotonic clock of the sidecar (countdowns, quiet time)."""
+    wall: Callable[[], float] = time.time
+    """Wall clock of the sidecar's events and Claude Code's signals."""
+    fleet_factory: FleetFactory | None = None
+    """Builds the fleet given the runtime's listener; by default a `TmuxFleet` on the settings' server."""
+    seed_timeout: float = SEED_TIMEOUT
+
+
+class _Fanout:
+    """The fleet's listener: feeds the other backends, then tells the runtime's listener."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._dirs: dict[PaneId, str] | None = None
+
+    def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
+        runtime = self._runtime
+        if runtime.claude is not None:
+            runtime.claude.set_panes(panes)
+        if runtime.control_plane is not None:
+            dirs = {p.pane_id: p.current_path for p in panes if p.current_path and not p.dead}
+            if dirs != self._dirs:  # the supervisor thread is the only caller: no lock
+                self._dirs = dirs
+                runtime.control_plane.set_pane_dirs(dirs)
+        runtime.listener.fleet_changed(panes)
+
+    def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
+        self._runtime.listener.screens_changed(pane_ids)
+
+    def connection_changed(self, connected: bool, message: str) -> None:
+        self._runtime.listener.connection_changed(connected, message)
+
+
+class Runtime:
+    """The fleet, control plane, Claude signals and sidecar of one process (module docstring)."""
+
+    def __init__(self, settings: Settings, listener: RuntimeListener, options: RuntimeOptions | None = None) -> None:
+        self.settings = settings
+        self.listener = listener
+        self.options = options or RuntimeOptions()
+        self.fleet: FleetPort | None = None
+        self.control_plane: ControlPlane | None = None
+        self.claude: ClaudeSignals | None = None
+        self.sidecar: SidecarRunner | None = None
+        self.role = SidecarRole.OFF
+        self._built = False
+        self._started: list[tuple[str, Callable[[], None]]] = []
+        """(name, stop) of every backend started, in start order; stopped in reverse."""
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._starter: threading.Thread | None = None
+
+    # -- build -----------------------------------------------------------------------------
+
+    def build(self) -> None:
+        """Construct every wanted backend (nothing runs yet); `start` calls it if needed.
+
+        The fleet is built even when tmux is away (it reconnects on its own); a backend that
+        cannot be built is reported as a problem and left out, the others still run.
+        """
+        if self._built:
+            return
+        self._built = True
+        options = self.options
+        if options.control_plane:
+            self.control_plane = self._try("control plane", lambda: ControlPlane(self.settings, self.listener.control_event))
+        if options.claude:
+            self.claude = self._try(
+                "Claude Code signals", lambda: ClaudeSignals(self.settings, self.listener, clock=options.wall)
+            )
+        fanout = _Fanout(self)
+        if options.fleet_factory is not None:
+            self.fleet = options.fleet_factory(fanout)
+        else:
+            from nbs_tui.tmux.fleet import TmuxFleet  # imported late: tests inject their own fleet
+
+            self.fleet = TmuxFleet(self.settings.server, sessions=self.settings.sessions, listener=fanout)
+        self.role = self.decide_role()
+        if self.role is SidecarRole.ACT:
+            fleet = self.fleet
+            self.sidecar = self._try(
+                "sidecar",
+                lambda: SidecarRunner(
+                    fleet, self.settings, self.listener.sidecar_event, control=self.control_plane,
+                    clock=options.clock, wall=options.wall, signals=self.claude,
+                ),
+            )
+
+    def decide_role(self) -> SidecarRole:
+        """Does this process act on the panes? The one place that decides it.
+
+        Today it acts whenever a sidecar is wanted. A process that must only watch (another one
+        already acts for this tmux server) is decided here, before the sidecar is built.
+        """
+        return SidecarRole.ACT if self.options.sidecar and self.fleet is not None else SidecarRole.OFF
+
+    def _try(self, name: str, build: Callable[[], _T]) -> _T | None:
+        try:
+            return build()
+        except Exception as error:  # one backend failing must not take the others down
+            log.exception("%s could not be built", name)
+            self.listener.problem(name, f"{name} did not start: {error}")
+            return None
+
+    # -- start and stop ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start every backend in order; returns at once (the sidecar follows the first seed).
+
+        Raises `TmuxUnavailable` (or whatever the fleet raises) when the fleet cannot start:
+        the other backends it started are stopped again by `stop`, which the caller still calls.
+        """
+        self.build()
+        with self._lock:
+            if self._stopping.is_set():
+                return
+            if self.control_plane is not None:
+                self._start("control plane", self.control_plane.start, self.control_plane.stop)
+            if self.claude is not None:
+                self._start("Claude Code signals", self.claude.start, self.claude.stop)
+            fleet = self.fleet
+            if fleet is None:
+                return
+            fleet.start()  # its failure is the caller's to show: nothing works without it
+            self._started.append(("fleet", fleet.stop))
+            if self.sidecar is not None:
+                self._starter = threading.Thread(target=self._start_sidecar, name="nbs-runtime-start", daemon=True)
+                self._starter.start()
+
+    def _start(self, name: str, start: Callable[[], None], stop: Callable[[], None]) -> None:
+        try:
+            start()
+        except Exception as error:
+            log.exception("%s did not start", name)
+            self.listener.problem(name, f"{name} did not start: {error}")
+            return
+        self._started.append((name, stop))
+
+    def _start_sidecar(self) -> None:
+        """The starter thread: wait for the first seed (or `stop`), then start the sidecar."""
+        fleet, sidecar = self.fleet, self.sidecar
+        if fleet is None or sidecar is None:
+            return
+        wait_seeded: Callable[[float], bool] | None = getattr(fleet, "wait_seeded", None)
+        deadline = time.monotonic() + self.options.seed_timeout
+        while wait_seeded is not None and not self._stopping.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0 or wait_seeded(min(left, 0.1)):
+                break
+        with self._lock:  # `stop` holds it while it decides what runs: never start after that
+            if self._stopping.is_set():
+                return
+            self._start("sidecar", sidecar.start, sidecar.stop)
+
+    def wait_started(self, timeout: float) -> bool:
+        """Block until the sidecar was started (or will never be); for tests and benchmarks."""
+        starter = self._starter
+        if starter is not None:
+            starter.join(timeout)
+            return not starter.is_alive()
+        return True
+
+    def stop(self) -> None:
+        """Stop what was started, in reverse order; idempotent, and safe while `start` is still
+        waiting for the first seed (the sidecar is then never started)."""
+        with self._lock:
+            self._stopping.set()
+            started, self._started = self._started, []
+        starter = self._starter
+        if starter is not None and starter is not threading.current_thread():
+            starter.join()
+        for name, stop in reversed(started):
+            try:
+                stop()
+            except Exception as error:  # shutting down: say it, keep stopping the rest
+                log.exception("stopping the %s failed", name)
+                self.listener.problem(name, f"stopping the {name} failed: {error}")
