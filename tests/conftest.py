@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-PEER_CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "peer-screens"
+PEER_CORPUS = next(
+    (
+        up / "shared" / "corpus" / "peer-screens"
+        for up in REPO_ROOT.parents
+        if (up / "shared" / "corpus" / "peer-screens").is_dir()
+    ),
+    REPO_ROOT.parent / "shared" / "corpus" / "peer-screens",
+)
+"""Next to the checkout, or next to a folder above it (a worktree under ``wt/`` finds it too)."""
 
 
 @pytest.fixture

@@ -340,9 +340,13 @@ RECIPES: list[Recipe] = [
         (),
         {"permission_mode": "plan", "config": {"hasSeenAutoDefaultNudge": False}, "wait": False},
     ),
+    # The API-error screens are `error` only: the turn ended in the error, and its line is the
+    # latest thing above the input box (each recipe waits for that line before it captures).
+    # `idle` is for a later turn that ended well under an old error; a capture showing just an
+    # idle prompt would be a miscapture to redo, never a second acceptable label.
     Recipe(
         "error_overloaded",
-        "error,idle",
+        "error",
         "API error 529 after the turn ended (retries off)",
         _prompt_then("hello", lambda s: "Overloaded" in s and looks_idle(s)),
         [Error(529, times=None)],
@@ -350,7 +354,7 @@ RECIPES: list[Recipe] = [
     ),
     Recipe(
         "error_auth",
-        "error,idle",
+        "error",
         "API error 401 invalid key after the turn ended (retries off)",
         _prompt_then("hello", lambda s: ("API key" in s or "401" in s) and looks_idle(s)),
         [Error(401, times=None)],
@@ -358,7 +362,7 @@ RECIPES: list[Recipe] = [
     ),
     Recipe(
         "error_server_500",
-        "error,idle",
+        "error",
         "API error 500 after the turn ended (retries off)",
         _prompt_then("hello", lambda s: "Internal server error" in s and looks_idle(s)),
         [Error(500, times=None)],
@@ -366,7 +370,7 @@ RECIPES: list[Recipe] = [
     ),
     Recipe(
         "error_rate_limit",
-        "error,idle",
+        "error",
         "API error 429 rate limit after the turn ended (retries off)",
         _prompt_then("hello", lambda s: "429" in s and "hello" in s and looks_idle(s)),
         [Error(429, times=None)],

@@ -83,7 +83,9 @@ def test_peer_corpus_is_fully_covered(peer_corpus: Path) -> None:
 
 
 MISCAPTURED: dict[str, str] = {}
-"""Corpus files known to be captured at the wrong moment (none since the 2.1.197 recapture)."""
+"""Corpus files known to be captured at the wrong moment (none since the 2.1.197 recapture):
+``"<version>/<file>": why``. Each is a strict xfail, so a fixed capture or detection fails the
+run until its entry is removed."""
 
 
 def _claude_cases() -> list[tuple[str, str, list[str], str]]:
@@ -100,9 +102,21 @@ def _claude_cases() -> list[tuple[str, str, list[str], str]]:
     return cases
 
 
+def _claude_params() -> list[object]:
+    return [
+        pytest.param(
+            *case,
+            marks=pytest.mark.xfail(strict=True, reason=MISCAPTURED[f"{case[0]}/{case[1]}"]),
+        )
+        if f"{case[0]}/{case[1]}" in MISCAPTURED
+        else pytest.param(*case)
+        for case in _claude_cases()
+    ]
+
+
 @pytest.mark.parametrize(
     ("version", "name", "allowed", "note"),
-    _claude_cases()
+    _claude_params()
     or [
         pytest.param(
             "", "", [], "", marks=pytest.mark.skip(reason="real-CLI corpus not captured yet")
@@ -110,8 +124,6 @@ def _claude_cases() -> list[tuple[str, str, list[str], str]]:
     ],
 )
 def test_real_cli_screen(version: str, name: str, allowed: list[str], note: str) -> None:
-    if f"{version}/{name}" in MISCAPTURED:
-        pytest.xfail(MISCAPTURED[f"{version}/{name}"])
     text = (CLAUDE_CORPUS / version / name).read_text(encoding="utf-8", errors="replace")
     detection = detect_text("\n".join(text.split("\n")[2:]))  # two header lines
     assert detection.state.value in allowed, f"{version}/{name}: {detection.reason}"
@@ -123,6 +135,34 @@ def test_real_cli_screen(version: str, name: str, allowed: list[str], note: str)
         assert chosen and words.lower() in chosen[0].lower(), detection.options
     if name.endswith(".ansi") and name.startswith(("error_", "idle_empty")):
         assert detection.input_text in ("", None), "a faint hint is not typed input"
+
+
+def test_captured_error_screens_are_error_only() -> None:
+    """An API-error screen read as idle must fail: no ``error_*`` row may accept another state."""
+    rows = [(v, n, allowed) for v, n, allowed, _ in _claude_cases() if n.startswith("error_")]
+    assert len(rows) == 5 * 4 * 2  # five versions, four errors, plain and with escapes
+    assert [r for r in rows if r[2] != ["error"]] == []
+
+
+def _with_later_turn(text: str) -> list[str]:
+    """A captured error screen with one more turn that ended well, put above the input box."""
+    lines = text.split("\n")[2:]
+    prompt = max(i for i, line in enumerate(lines) if line.startswith("❯") and i and "───" in lines[i - 1])
+    later = ["", "❯ try again", "", "⏺ Hello from the scripted API.", ""]
+    return lines[: prompt - 1] + later + lines[prompt - 1 :]
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(CLAUDE_CORPUS.glob("*/error_*.txt")),
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
+def test_captured_error_followed_by_a_good_turn_is_idle(path: Path) -> None:
+    """The boundary of `error`: the same real screen, with a later reply under the error, is idle."""
+    text = path.read_text(encoding="utf-8")
+    assert detect_text("\n".join(text.split("\n")[2:])).state is AgentState.ERROR
+    detection = detect_lines(_with_later_turn(text))
+    assert detection.state is AgentState.IDLE, detection.reason
 
 
 # --- hand-made traps from the issue ----------------------------------------------------------
