@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scope.add_argument("--settings-file", type=Path, metavar="FILE", help="any settings file")
     hooks.add_argument("--spool", type=Path, metavar="FILE", help="where hook events are appended")
+
+    completion = commands.add_parser("completion", help="print a bash or zsh completion script for nbs-tui")
+    completion.add_argument("shell", choices=("bash", "zsh"))
     return parser
 
 
@@ -243,6 +246,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_detect(args)
         if args.command == "hooks":
             return _run_hooks(args, settings)
+        if args.command == "completion":
+            from nbs_tui.completion import completion_script
+
+            print(completion_script(args.shell, parser), end="")
+            return EXIT_OK
         return _run_dashboard(settings, headless=args.headless)
     except UsageError as error:
         print(f"nbs-tui: {error}", file=sys.stderr)
