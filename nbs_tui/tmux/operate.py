@@ -12,7 +12,7 @@ import contextlib
 import itertools
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from nbs_tui.core.model import PaneId, ServerAddress
@@ -20,6 +20,7 @@ from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
 
 _COUNTER = itertools.count(1)
 _TIMEOUT = 10.0
+_SERVER_GONE = ("no server running", "error connecting", "server exited unexpectedly", "lost server")
 
 
 def escape_argument(arg: str) -> str:
@@ -67,9 +68,25 @@ class TmuxCommands:
 
     def run(self, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None) -> str:
         """Run one tmux command and return its stdout; raise on failure with tmux's message."""
+        return self._exec(self.argv(*args), args[0], stdin, env)
+
+    def run_many(self, commands: Sequence[Sequence[str]]) -> str:
+        """Run several commands as one tmux command line (``a ; b ; c``): one process, and tmux
+        runs them back to back with no other client's command in between. A failing command
+        skips the rest (``set-option -q`` does not fail on a missing target)."""
+        argv = ["tmux", *self.server.tmux_args()]
+        for i, command in enumerate(commands):
+            if i:
+                argv.append(";")
+            argv.extend(escape_argument(a) for a in command)
+        return self._exec(argv, commands[0][0] if commands else "", None, None)
+
+    def _exec(
+        self, argv: list[str], name: str, stdin: bytes | None, env: Mapping[str, str] | None
+    ) -> str:
         try:
             done = subprocess.run(
-                self.argv(*args),
+                argv,
                 input=stdin,
                 capture_output=True,
                 env=dict(env) if env is not None else self._env,
@@ -79,10 +96,10 @@ class TmuxCommands:
         except FileNotFoundError:
             raise TmuxUnavailable("tmux is not installed") from None
         except subprocess.TimeoutExpired:
-            raise TmuxCommandError(f"tmux {args[0]} did not answer within {_TIMEOUT:.0f} s") from None
+            raise TmuxCommandError(f"tmux {name} did not answer within {_TIMEOUT:.0f} s") from None
         if done.returncode != 0:
             message = done.stderr.decode("utf-8", errors="replace").strip() or f"exit {done.returncode}"
-            if "no server running" in message or "error connecting" in message:
+            if any(gone in message for gone in _SERVER_GONE):
                 raise TmuxUnavailable(f"{self.server.describe()}: {message}")
             raise TmuxCommandError(message)
         return done.stdout.decode("utf-8", errors="replace")
