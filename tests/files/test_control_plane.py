@@ -13,7 +13,7 @@ import pytest
 
 from nbs_tui.config import Settings
 from nbs_tui.core.control import Outcome
-from nbs_tui.files import control_plane as plane_module
+from nbs_tui.files import control_sync as sync_module
 from nbs_tui.files.chat_io import read_chat
 from nbs_tui.files.control_plane import (
     ControlEvent,
@@ -240,7 +240,7 @@ def test_read_only_nbs_is_reported_not_fatal(started, project: Path, monkeypatch
     def read_only(path: object, text: str, **kwargs: object) -> None:
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(plane_module, "write_atomic", read_only)
+    monkeypatch.setattr(sync_module, "write_atomic", read_only)
     (project / ".nbs" / "control-inbox").write_text("register-hub h\n")
     plane, recorder = started(project)
     errors = recorder.of(PlaneError)
