@@ -28,6 +28,7 @@ from nbs_tui.files.control_plane import (
     event_as_json,
 )
 from tests.helpers import b64, write_chat
+from tests.unprivileged import give_away, reachable_dir, run_unprivileged
 
 
 def wait_for(condition: Callable[[], object], timeout: float = 10.0, what: str = "condition") -> None:
@@ -53,13 +54,16 @@ class Recorder:
             return [e for e in self.events if isinstance(e, kind)]
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
+def make_project(root: Path) -> Path:
     write_chat(root / ".nbs" / "chat" / "team.chat", [b64("alice|1700000000: hi"), b64("bob|1700000100: yo")])
     write_chat(root / ".nbs" / "chat" / "team-20260101-000000-archive.chat")
     (root / ".nbs" / "events").mkdir()
     return root
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path / "proj")
 
 
 @pytest.fixture
@@ -422,22 +426,60 @@ def test_history_entries_are_numbered(started, project: Path) -> None:  # type: 
     assert [e.seq for e in plane.history()] == [1, 2, 3]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions (see the monkeypatched test)")
-def test_really_read_only_nbs(started, project: Path) -> None:  # type: ignore[no-untyped-def]
-    (project / ".nbs" / "control-inbox").write_text("register-hub h\n")
-    nbs = project / ".nbs"
-    nbs.chmod(0o555)
-    try:
-        plane, recorder = started(project)
-        assert recorder.of(PlaneError)
-        assert not (nbs / "control-registry").exists()
-        assert plane.history()[-1].outcome is Outcome.ERROR
-        with pytest.raises(ControlPlaneError, match="cannot"):
-            plane.register_chat(project, ".nbs/chat/team.chat")
-        with pytest.raises(ControlPlaneError, match="cannot"):
-            plane.toggle_pause(project)
-    finally:
-        nbs.chmod(0o755)
+READ_ONLY_NBS_SETUP = """
+import os
+import sys
+from pathlib import Path
+from nbs_tui.config import Settings
+from nbs_tui.core.control import Outcome
+from nbs_tui.files.control_plane import ControlPlane, ControlPlaneError, PlaneError
+import watchfiles  # imported late by the plane's watcher: import it while the checkout is readable
+"""
+
+READ_ONLY_NBS_BODY = """
+root = Path(sys.argv[1])
+nbs = root / ".nbs"
+inbox = nbs / "control-inbox"
+assert os.access(nbs, os.W_OK) and os.access(inbox, os.W_OK)  # the user's, until made read-only
+# the folder and its inbox: a writable inbox in a read-only folder still takes register lines
+inbox.chmod(0o444)
+nbs.chmod(0o555)
+assert not os.access(nbs, os.W_OK) and not os.access(inbox, os.W_OK)
+errors = []
+plane = ControlPlane(
+    Settings(projects=(root,)),
+    lambda e: errors.append(e) if isinstance(e, PlaneError) else None,
+    rescan_interval=0.5,
+)
+plane.start()
+try:
+    assert plane.flush()
+    assert errors, "no PlaneError for the registry that could not be written"
+    assert not (nbs / "control-registry").exists()
+    assert plane.history()[-1].outcome is Outcome.ERROR, plane.history()
+    for action in (lambda: plane.register_chat(root, ".nbs/chat/team.chat"), lambda: plane.toggle_pause(root)):
+        try:
+            action()
+        except ControlPlaneError as error:
+            assert "cannot" in str(error), error
+        else:
+            raise AssertionError(f"no ControlPlaneError from {action}")
+finally:
+    plane.stop()
+print("ok")
+"""
+
+
+def test_really_read_only_nbs() -> None:
+    """A .nbs/ its user may not write (the tests' user drops to ``nobody`` under root, whom a
+    folder's mode does not bind)."""
+    with reachable_dir() as base:
+        root = make_project(base / "proj")
+        (root / ".nbs" / "control-inbox").write_text("register-hub h\n")
+        give_away(base)
+        result = run_unprivileged(READ_ONLY_NBS_SETUP, READ_ONLY_NBS_BODY, str(root))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
 
 
 READ_ONLY_PROBE = """
@@ -474,18 +516,22 @@ def test_read_only_mount(project: Path) -> None:
     import shutil
     import sys
 
-    if shutil.which("unshare") is None or os.geteuid() != 0:
-        pytest.skip("needs root and unshare for a private read-only bind mount")
+    # Root (CI) gets a private mount namespace and must: no skip. Anyone else maps to root in a
+    # user namespace (-r), which some kernels forbid: only then is the test skipped.
+    root = os.geteuid() == 0
+    if not root and shutil.which("unshare") is None:
+        pytest.skip("needs unshare for a private read-only bind mount")
     (project / ".nbs" / "control-inbox").write_text("register-hub h\n")
+    unshare = ["unshare", "-m", "--propagation", "private", *([] if root else ["-r"])]
     result = subprocess.run(
-        ["unshare", "-m", "--propagation", "private", sys.executable, "-c", READ_ONLY_PROBE, str(project)],
+        [*unshare, sys.executable, "-c", READ_ONLY_PROBE, str(project)],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
-    if result.returncode == 77 or "Operation not permitted" in result.stderr:
-        pytest.skip("mount namespaces are not available here")
+    if not root and (result.returncode == 77 or "Operation not permitted" in result.stderr):
+        pytest.skip("user and mount namespaces are not available to this user here")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
     assert not (project / ".nbs" / "control-registry").exists()

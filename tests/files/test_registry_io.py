@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 from nbs_tui.core.registry import Registry
 from nbs_tui.files import registry_io as registry_module
 from nbs_tui.files.registry_io import read_text, seed_entries, stale_temp_files, write_atomic
+from tests.unprivileged import give_away, reachable_dir, run_unprivileged
 
 
 def test_seed_skips_archives_and_adds_events(tmp_path: Path) -> None:
@@ -88,16 +88,35 @@ def test_crash_between_write_and_rename_leaves_valid_old_registry(tmp_path: Path
     assert target.read_text() == "chat:.nbs/chat/b.chat\n"
 
 
-def test_read_only_folder_raises_permission_error(tmp_path: Path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root ignores directory permissions")
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    (folder / "control-registry").write_text("chat:a\n")
-    folder.chmod(0o555)
-    try:
-        with pytest.raises(PermissionError):
-            write_atomic(folder / "control-registry", "chat:b\n")
-        assert (folder / "control-registry").read_text() == "chat:a\n"
-    finally:
-        folder.chmod(0o755)
+READ_ONLY_SETUP = """
+import os
+import sys
+from pathlib import Path
+from nbs_tui.files.registry_io import write_atomic
+"""
+
+READ_ONLY_BODY = """
+folder = Path(sys.argv[1])
+target = folder / "control-registry"
+write_atomic(target, "chat:a\\n")  # the user may write here, until the folder is read-only
+folder.chmod(0o555)
+assert not os.access(folder, os.W_OK)
+try:
+    write_atomic(target, "chat:b\\n")
+except PermissionError:
+    pass
+else:
+    raise AssertionError("write_atomic wrote into a read-only folder")
+assert target.read_text() == "chat:a\\n"
+print("ok")
+"""
+
+
+def test_read_only_folder_raises_permission_error() -> None:
+    """Run as a user the folder's mode binds (``nobody`` when the tests run as root)."""
+    with reachable_dir() as base:
+        (base / "ro").mkdir()
+        give_away(base)
+        result = run_unprivileged(READ_ONLY_SETUP, READ_ONLY_BODY, str(base / "ro"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
