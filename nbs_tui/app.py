@@ -38,18 +38,15 @@ from nbs_tui.claude.watcher import ClaudeFacts as RawClaudeFacts
 from nbs_tui.claude.watcher import ClaudeSignals
 from nbs_tui.config import Settings
 from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
 from nbs_tui.files.control_plane import ControlEvent, ControlPlane
 from nbs_tui.messages import (
     BackendProblem,
-    ClaudeFacts,
     ClaudeSignalsChanged,
     ConnectionChanged,
     FleetChanged,
-    HistoryEntry,
-    PaneStatus,
     PaneStatusChanged,
     PaneStatusesRefreshed,
-    fuse_claude,
 )
 from nbs_tui.runtime import FleetFactory, Runtime, RuntimeOptions
 from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
@@ -66,7 +63,6 @@ FRAME_SECONDS = 1 / 30
 MIRROR_SECONDS = 1 / 60
 """The shortest gap between two frames run early for the mirrored pane."""
 CLOCK_SECONDS = 1.0
-HISTORY_LENGTH = 50
 PROBLEM_REPEAT_SECONDS = 30.0
 VIEWS = ("dashboard", "grid", "control")
 
@@ -209,10 +205,8 @@ class NbsApp(App[int]):
         wall: Callable[[], float] = time.time,
     ) -> None:
         super().__init__()
-        self.sidecar_statuses: dict[PaneId, PaneStatus] = {}
-        """What the sidecar read from each screen; `statuses` is that fused with Claude's signals."""
-        self.raw_claude: dict[PaneId, Any] = {}
-        self.fused: dict[PaneId, Any] = {}
+        self.state = PaneState(HISTORY_LENGTH)
+        """Every pane's shown state, history and quiet time (pure; fed from messages)."""
         self.settings = settings
         self.bridge = FleetBridge(self)
         self.clock = clock
@@ -227,12 +221,6 @@ class NbsApp(App[int]):
             ),
         )
         """Fleet, control plane, Claude signals and sidecar: built at mount, stopped at unmount."""
-        self.panes: list[PaneInfo] = []
-        self.pane_by_id: dict[PaneId, PaneInfo] = {}
-        self.statuses: dict[PaneId, PaneStatus] = {}
-        self.facts: dict[PaneId, ClaudeFacts] = {}
-        self.history: dict[PaneId, deque[HistoryEntry]] = {}
-        self.last_change: dict[PaneId, float] = {}
         self.selected_id: PaneId | None = None
         self.connected: bool | None = None
         self.connection_message = ""
@@ -310,6 +298,27 @@ class NbsApp(App[int]):
     def claude(self) -> ClaudeSignals | None:
         return self.runtime.claude
 
+    @property
+    def panes(self) -> list[PaneInfo]:
+        return self.state.panes
+
+    @property
+    def pane_by_id(self) -> dict[PaneId, PaneInfo]:
+        return self.state.pane_by_id
+
+    @property
+    def statuses(self) -> dict[PaneId, PaneStatus]:
+        """The state shown for each pane (the sidecar's, fused with Claude Code's signals)."""
+        return self.state.statuses
+
+    @property
+    def history(self) -> dict[PaneId, deque[HistoryEntry]]:
+        return self.state.history
+
+    @property
+    def last_change(self) -> dict[PaneId, float]:
+        return self.state.last_change
+
     def _refresh_statuses(self) -> None:
         """Thread worker: read every pane's sidecar status (it takes the runner's lock)."""
         runner = self.sidecar
@@ -334,15 +343,7 @@ class NbsApp(App[int]):
         if self.connected is None:
             self.connected = True
             self.status_bar.set_connection(True)
-        self.panes = list(message.panes)
-        self.pane_by_id = {p.pane_id: p for p in self.panes}
-        tables: tuple[dict[PaneId, Any], ...] = (
-            self.statuses, self.sidecar_statuses, self.facts, self.raw_claude, self.fused,
-            self.history, self.last_change,
-        )
-        for table in tables:
-            for pane_id in [k for k in table if k not in self.pane_by_id]:
-                del table[pane_id]
+        self.state.set_fleet(message.panes)
         fleet_list = self.fleet_list
         fleet_list.update_fleet(self.panes, self.statuses, self.last_change, self.clock())
         if self.selected_id not in self.pane_by_id:
@@ -357,8 +358,7 @@ class NbsApp(App[int]):
     def on_connection_changed(self, message: ConnectionChanged) -> None:
         if message.connected and self.connected is False:
             # a server that went away took its panes with it; pane ids restart on the new one
-            for table in (self.statuses, self.sidecar_statuses, self.facts, self.raw_claude, self.fused, self.history):
-                table.clear()
+            self.state.forget_states()
             self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock())
             for pane in self.panes:
                 self.grid.set_status(pane, None)
@@ -385,67 +385,28 @@ class NbsApp(App[int]):
         if pane is None:
             return
         if message.history is not None:
-            self.history.setdefault(pane.pane_id, deque(maxlen=HISTORY_LENGTH)).append(message.history)
+            self.state.add_history(pane.pane_id, message.history)
         if message.status is not None:
-            self._set_statuses([message.status])
+            self._show_changed(self.state.set_sidecar_statuses([message.status], self.clock(), self.wall()))
         elif pane.pane_id == self.selected_id:
             self._show_details()
 
     def on_pane_statuses_refreshed(self, message: PaneStatusesRefreshed) -> None:
-        self._set_statuses(message.statuses)
-
-    def _set_statuses(self, statuses: Iterable[PaneStatus]) -> None:
-        changed = []
-        for status in statuses:
-            if status.pane_id in self.pane_by_id and self.sidecar_statuses.get(status.pane_id) != status:
-                self.sidecar_statuses[status.pane_id] = status
-                changed.append(status.pane_id)
-        self._refuse(changed)
+        self._show_changed(self.state.set_sidecar_statuses(message.statuses, self.clock(), self.wall()))
 
     def on_claude_signals_changed(self, message: ClaudeSignalsChanged) -> None:
-        changed = []
-        for pane_id, facts in message.facts:
-            if pane_id in self.pane_by_id:
-                self.raw_claude[pane_id] = facts
-                changed.append(pane_id)
-        self._refuse(changed)
+        self._show_changed(self.state.set_claude(message.facts, self.clock(), self.wall()))
 
-    def _refuse(self, pane_ids: Iterable[PaneId]) -> None:
-        """Recompute the shown state of these panes from the screen and Claude's own signals.
-
-        Only the rows of panes whose shown state changed are recomputed (one status event used
-        to walk the whole list); the details follow when the selected pane is among them.
-        """
-        shown: list[PaneId] = []
-        selected = False
+    def _show_changed(self, pane_ids: list[PaneId]) -> None:
+        """Repaint what shows these panes' state (only their rows; the details if selected)."""
+        if not pane_ids:
+            return
         for pane_id in pane_ids:
-            pane = self.pane_by_id.get(pane_id)
-            if pane is None:
-                continue
-            selected = selected or pane_id == self.selected_id
-            status = self._fuse(pane_id)
-            if status is None or self.statuses.get(pane_id) == status:
-                continue
-            self.statuses[pane_id] = status
-            self.grid.set_status(pane, status)
-            shown.append(pane_id)
-        if shown:
-            self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock(), shown)
-            self._update_counts()
-            if selected:
-                self._show_details()
-
-    def _fuse(self, pane_id: PaneId) -> PaneStatus | None:
-        status = self.sidecar_statuses.get(pane_id)
-        raw = self.raw_claude.get(pane_id)
-        if raw is None:
-            self.facts.pop(pane_id, None)
-            return status
-        fused = fuse_claude(raw, status, self.last_change.get(pane_id), self.clock(), self.wall(), self.fused.get(pane_id))
-        if fused is None:
-            return status
-        self.fused[pane_id], self.facts[pane_id], shown = fused
-        return shown
+            self.grid.set_status(self.pane_by_id[pane_id], self.statuses[pane_id])
+        self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock(), pane_ids)
+        self._update_counts()
+        if self.selected_id in pane_ids:
+            self._show_details()
 
     def on_backend_problem(self, message: BackendProblem) -> None:
         """Show a backend's problem; while tmux is away the banner says it all, and one
@@ -523,7 +484,7 @@ class NbsApp(App[int]):
         self.detail.show(
             pane,
             self.statuses.get(pane_id),
-            self.facts.get(pane_id),
+            self.state.facts.get(pane_id),
             list(self.history.get(pane_id, ())),
             self.last_change.get(pane_id),
             self.clock(),
@@ -539,9 +500,7 @@ class NbsApp(App[int]):
         """Once per frame: repaint changed rows of visible widgets whose panes changed."""
         dirty = self.bridge.drain()
         if dirty:
-            now = self.clock()
-            for pane_id in dirty:
-                self.last_change[pane_id] = now
+            self.state.screens_changed(dirty, self.clock())
         stale, self._stale = self._stale, False
         if not dirty and not stale:
             return
@@ -565,8 +524,8 @@ class NbsApp(App[int]):
                 self._refresh_statuses, name="sidecar-statuses", group="sidecar", thread=True,
                 exit_on_error=False,
             )
-        if self.raw_claude:
-            self._refuse(list(self.raw_claude))
+        if self.state.raw_claude:
+            self._show_changed(self.state.refuse(list(self.state.raw_claude), self.clock(), self.wall()))
         self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock())
         self._refresh_grid_clocks()
         self._show_details()
@@ -583,9 +542,7 @@ class NbsApp(App[int]):
         self.grid.refresh_clocks(quiet)
 
     def _update_counts(self) -> None:
-        agents = [p for p in self.panes if p.is_agent]
-        states = [s.state for p in agents if (s := self.statuses.get(p.pane_id)) and s.state is not None]
-        self.status_bar.set_counts(len(self.panes), len(agents), states)
+        self.status_bar.set_counts(*self.state.counts())
 
     def _update_empty_state(self) -> None:
         empty = self.empty
