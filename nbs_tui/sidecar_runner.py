@@ -7,9 +7,19 @@ the sidecars return through the fleet (``send_text``/``send_keys``), each after 
 live screen with ``fleet.capture_text`` and checking that the pane is still the same agent.
 
 ``on_event`` is called on that thread with frozen `SidecarEvent` values; it must not block
-(the app forwards them with ``post_message``; headless prints them). The operator's controls
-(`set_poll_enabled`, `set_plan_auto`, `set_poll_interval`, `force_poll`, ...) may be called
-from any thread: they take the runner's lock for a moment.
+(the app forwards them with ``post_message``; headless prints them).
+
+Locks, and why the UI never waits on tmux: a tick holds ``_tick_lock`` for its whole pass,
+tmux calls included (a ``capture-pane`` may take up to tmux's 5 s timeout). Nothing else
+ever *waits* for that lock. Readers (`snapshot`, `status`, `statuses`, `stuck`, `escalated`)
+read the immutable `SidecarSnapshot` the runner publishes after each tick and after each
+operator change: one attribute read, no lock. The operator's controls (`set_poll_enabled`,
+`set_plan_policy`, `set_poll_interval`, `set_global`, `note_operator_input`, `force_poll`)
+are typed requests put on a queue under ``_requests_lock`` (held for an append, never across
+a tmux call); the caller then *tries* the tick lock without blocking and, when no tick is
+running, carries the requests out itself (so a toggle shows at once); otherwise the tick
+carries them out when it ends. ``force_poll`` needs a reply: it waits on a `Future` for at
+most ``FORCE_POLL_WAIT`` seconds, so call it from a worker thread, never from the UI thread.
 
 Stuck agents (oj's design, `nbs_tui.core.stuck`): each tick also feeds the pane's detection,
 the time its screen last changed and Claude Code's own facts (``signals``: `ClaudeSignals`, or
@@ -28,7 +38,10 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from nbs_tui.claude.monitor import AgentMonitor, FactsSource
@@ -62,6 +75,10 @@ log = logging.getLogger(__name__)
 
 OPERATOR_QUIET = 5.0
 """Seconds after the operator's last keystroke in a pane before the sidecar may type there."""
+
+FORCE_POLL_WAIT = 6.0
+"""Longest a `SidecarRunner.force_poll` caller waits for a busy tick (a tmux call times out
+after 5 s)."""
 
 
 class ControlPort(Protocol):
@@ -100,6 +117,57 @@ class SidecarEvent:
         if self.message:
             out["message"] = self.message
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class SidecarSnapshot:
+    """What the runner knew at the end of its last tick or operator change; immutable, so any
+    thread reads it without a lock."""
+
+    statuses: Mapping[PaneId, SidecarStatus]
+    stuck: Mapping[PaneId, StuckStatus]
+    """Each watched pane's place in the stuck cycle."""
+    escalated: Mapping[PaneId, str]
+    """Panes whose stuck agent was escalated and has not worked since, with a short reason."""
+    ticks: int = 0
+
+
+EMPTY_SNAPSHOT = SidecarSnapshot(MappingProxyType({}), MappingProxyType({}), MappingProxyType({}))
+
+
+# -- the operator's requests: typed, frozen, carried out by whoever holds the tick lock ----------
+
+
+@dataclass(frozen=True, slots=True)
+class _Override:
+    """A per-pane setting (``method`` of `PaneSidecar`), kept for a pane not seen yet."""
+
+    pane_id: PaneId
+    method: str
+    value: Any
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class _SetGlobal:
+    poll_enabled: bool | None
+    plan_policy: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _OperatorInput:
+    pane_id: PaneId
+    at: float
+    """The runner clock's time of the keystroke (taken by the caller, not when carried out)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _ForcePoll:
+    pane_id: PaneId
+    reply: Future[tuple[bool, str]]
+
+
+_Request = _Override | _SetGlobal | _OperatorInput | _ForcePoll
 
 
 @dataclass(slots=True)
@@ -159,7 +227,12 @@ class SidecarRunner:
         """How many screens were run through detection (for benchmarks)."""
         self._tracked: dict[PaneId, _Tracked] = {}
         self._pending: dict[PaneId, dict[str, Any]] = {}
-        self._lock = threading.RLock()
+        self._tick_lock = threading.Lock()
+        """Held by a tick (tmux calls included) or by a caller carrying out requests; only ever
+        waited for by `tick` itself (see the module docstring)."""
+        self._requests_lock = threading.Lock()
+        self._requests: list[_Request] = []
+        self._snapshot = EMPTY_SNAPSHOT
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -193,24 +266,12 @@ class SidecarRunner:
                 delay = 0.0
             self._stop.wait(delay)
 
-    # -- operator controls (any thread) --------------------------------------------------------
-
-    def _override(self, pane_id: PaneId, name: str, value: Any) -> None:
-        """Apply a per-pane setting now, or when the pane is first seen as an agent."""
-        tracked = self._tracked.get(pane_id)
-        if tracked is None:
-            self._pending.setdefault(pane_id, {})[name] = value
-            return
-        getattr(tracked.sidecar, name)(value)
+    # -- operator controls (any thread; none waits on tmux) ----------------------------------
 
     def set_poll_enabled(self, pane_id: PaneId, enabled: bool | None) -> None:
         """The operator's per-pane poll switch (None: follow the global setting)."""
-        with self._lock:
-            self._override(pane_id, "set_poll_enabled", enabled)
-            self._emit_status(
-                pane_id,
-                "poll injection " + ("default" if enabled is None else "on" if enabled else "off"),
-            )
+        word = "default" if enabled is None else "on" if enabled else "off"
+        self._request(_Override(pane_id, "set_poll_enabled", enabled, f"poll injection {word}"))
 
     def set_plan_auto(self, pane_id: PaneId, enabled: bool) -> None:
         self.set_plan_policy(pane_id, "no-prompts" if enabled else "off")
@@ -218,85 +279,149 @@ class SidecarRunner:
     def set_plan_policy(self, pane_id: PaneId, policy: str | None) -> None:
         if policy not in (None, "no-prompts", "off"):
             raise ValueError(f"plan policy must be 'no-prompts' or 'off', not {policy!r}")
-        with self._lock:
-            self._override(pane_id, "set_plan_policy", policy)
-            self._emit_status(pane_id, f"plan auto-select {policy or 'default'}")
+        self._request(
+            _Override(pane_id, "set_plan_policy", policy, f"plan auto-select {policy or 'default'}")
+        )
 
     def set_poll_interval(self, pane_id: PaneId, seconds: float | None) -> None:
         """``set-poll-interval`` for one pane (None: back to the project's or global interval)."""
         if seconds is not None and seconds <= 0:
             raise ValueError(f"poll interval must be positive, not {seconds}")
-        with self._lock:
-            self._override(pane_id, "set_poll_interval", seconds)
-            self._emit_status(
-                pane_id, f"poll interval {'default' if seconds is None else f'{seconds:g}s'}"
-            )
+        said = "default" if seconds is None else f"{seconds:g}s"
+        self._request(_Override(pane_id, "set_poll_interval", seconds, f"poll interval {said}"))
 
     def set_global(
         self, *, poll_enabled: bool | None = None, plan_policy: str | None = None
     ) -> None:
         """Change the defaults every pane follows unless it has its own override."""
-        with self._lock:
-            changes: dict[str, Any] = {}
-            if poll_enabled is not None:
-                changes["poll_enabled"] = poll_enabled
-            if plan_policy is not None:
-                changes["plan_policy"] = plan_policy
-            self.config = replace(self.config, **changes)
-            for tracked in self._tracked.values():
-                tracked.sidecar.config = self.config
+        self._request(_SetGlobal(poll_enabled, plan_policy))
 
-    def force_poll(self, pane_id: PaneId) -> tuple[bool, str]:
+    def force_poll(self, pane_id: PaneId, timeout: float = FORCE_POLL_WAIT) -> tuple[bool, str]:
         """Inject the poll command at the next tick if typing there is safe (the interval is
-        skipped, the safety checks are not)."""
-        with self._lock:
-            tracked = self._tracked.get(pane_id)
-            if tracked is None:
-                return False, "not an agent pane the sidecar watches"
-            return tracked.sidecar.request_poll()
+        skipped, the safety checks are not). Waits up to ``timeout`` for a busy tick: call it
+        from a worker thread."""
+        reply: Future[tuple[bool, str]] = Future()
+        self._request(_ForcePoll(pane_id, reply))
+        try:
+            return reply.result(timeout)
+        except FutureTimeout:
+            if reply.cancel():  # not carried out, and now never will be
+                return False, f"the sidecar is busy (a tmux call has taken over {timeout:g}s)"
+            return reply.result()
 
     def set_signals(self, signals: FactsSource | None) -> None:
-        """Use Claude Code's signals (`ClaudeSignals`) from now on (e.g. started after the runner)."""
-        with self._lock:
-            self.monitor.signals = signals
-
-    def stuck(self, pane_id: PaneId) -> StuckStatus | None:
-        """Where the pane's agent is in the stuck cycle (None: not watched). Any thread."""
-        verdict = self.monitor.verdict(pane_id)
-        return verdict.stuck if verdict is not None else None
-
-    def escalated(self) -> dict[PaneId, str]:
-        """Panes whose stuck agent was escalated and has not worked since, with a short reason
-        (``stuck (1 nudge)``). Any thread: the app's "needs you" queue reads it
-        (`NeedsYouQueue.sync` ``stuck=``)."""
-        out: dict[PaneId, str] = {}
-        for pane_id, verdict in self.monitor.verdicts().items():
-            if verdict.stuck.phase is Phase.ESCALATED:
-                n = verdict.stuck.nudges
-                out[pane_id] = f"stuck ({n} nudge{'' if n == 1 else 's'})" if n else "stuck"
-        return out
+        """Use Claude Code's signals (`ClaudeSignals`) from now on (e.g. started after the runner).
+        One reference swap: the next observation uses them."""
+        self.monitor.signals = signals
 
     def note_operator_input(self, pane_id: PaneId) -> None:
         """The operator typed into the pane: the sidecar keeps its hands off for a few seconds."""
-        with self._lock:
-            tracked = self._tracked.get(pane_id)
-            if tracked is not None:
-                tracked.operator_at = self.clock()
+        self._request(_OperatorInput(pane_id, self.clock()))
+
+    # -- what the UI reads (any thread, no lock) -----------------------------------------------
+
+    @property
+    def snapshot(self) -> SidecarSnapshot:
+        return self._snapshot
 
     def status(self, pane_id: PaneId) -> SidecarStatus | None:
-        with self._lock:
-            tracked = self._tracked.get(pane_id)
-            if tracked is None:
-                return None
-            return tracked.sidecar.status(self.clock(), self._context(tracked, self.clock()))
+        return self._snapshot.statuses.get(pane_id)
 
     def statuses(self) -> dict[PaneId, SidecarStatus]:
-        with self._lock:
-            now = self.clock()
-            return {
-                pane_id: t.sidecar.status(now, self._context(t, now))
-                for pane_id, t in self._tracked.items()
-            }
+        return dict(self._snapshot.statuses)
+
+    def stuck(self, pane_id: PaneId) -> StuckStatus | None:
+        """Where the pane's agent is in the stuck cycle (None: not watched)."""
+        return self._snapshot.stuck.get(pane_id)
+
+    def escalated(self) -> dict[PaneId, str]:
+        """Panes whose stuck agent was escalated and has not worked since, with a short reason
+        (``stuck (1 nudge)``); the app's "needs you" queue reads it (`NeedsYouQueue.sync`)."""
+        return dict(self._snapshot.escalated)
+
+    # -- carrying out requests -----------------------------------------------------------------
+
+    def _request(self, request: _Request) -> None:
+        with self._requests_lock:
+            self._requests.append(request)
+        self._try_carry_out()
+
+    def _try_carry_out(self) -> None:
+        """Carry out queued requests now unless a tick holds the lock (it will, when it ends)."""
+        if not self._tick_lock.acquire(blocking=False):
+            return
+        try:
+            changed = self._carry_out_requests()
+            if changed:
+                self._publish(changed)
+        finally:
+            self._tick_lock.release()
+
+    def _carry_out_requests(self) -> set[PaneId]:
+        """With the tick lock held: apply every queued request; the panes whose status changed."""
+        with self._requests_lock:
+            requests, self._requests = self._requests, []
+        changed: set[PaneId] = set()
+        for request in requests:
+            if isinstance(request, _Override):
+                tracked = self._tracked.get(request.pane_id)
+                if tracked is None:  # applied when the pane is first seen as an agent
+                    self._pending.setdefault(request.pane_id, {})[request.method] = request.value
+                else:
+                    getattr(tracked.sidecar, request.method)(request.value)
+                    changed.add(request.pane_id)
+                self._emit_status(request.pane_id, request.message)
+            elif isinstance(request, _SetGlobal):
+                changes: dict[str, Any] = {}
+                if request.poll_enabled is not None:
+                    changes["poll_enabled"] = request.poll_enabled
+                if request.plan_policy is not None:
+                    changes["plan_policy"] = request.plan_policy
+                self.config = replace(self.config, **changes)
+                for tracked in self._tracked.values():
+                    tracked.sidecar.config = self.config
+                changed.update(self._tracked)
+            elif isinstance(request, _OperatorInput):
+                tracked = self._tracked.get(request.pane_id)
+                if tracked is not None:
+                    tracked.operator_at = max(tracked.operator_at, request.at)
+            elif request.reply.set_running_or_notify_cancel():  # _ForcePoll, unless given up
+                tracked = self._tracked.get(request.pane_id)
+                if tracked is None:
+                    request.reply.set_result((False, "not an agent pane the sidecar watches"))
+                else:
+                    request.reply.set_result(tracked.sidecar.request_poll())
+        return changed
+
+    def _publish(self, panes: set[PaneId] | None = None) -> None:
+        """With the tick lock held: publish a new snapshot (``panes``: only their statuses moved)."""
+        now = self.clock()
+        old = self._snapshot
+        if panes is None:
+            statuses = {p: self._status_now(t, now) for p, t in self._tracked.items()}
+            stuck: dict[PaneId, StuckStatus] = {}
+            escalated: dict[PaneId, str] = {}
+            for pane_id, verdict in self.monitor.verdicts().items():
+                stuck[pane_id] = verdict.stuck
+                if verdict.stuck.phase is Phase.ESCALATED:
+                    n = verdict.stuck.nudges
+                    escalated[pane_id] = f"stuck ({n} nudge{'' if n == 1 else 's'})" if n else "stuck"
+            self._snapshot = SidecarSnapshot(
+                MappingProxyType(statuses),
+                MappingProxyType(stuck),
+                MappingProxyType(escalated),
+                self.ticks,
+            )
+            return
+        statuses = dict(old.statuses)
+        for pane_id in panes:
+            tracked = self._tracked.get(pane_id)
+            if tracked is not None:
+                statuses[pane_id] = self._status_now(tracked, now)
+        self._snapshot = replace(old, statuses=MappingProxyType(statuses))
+
+    def _status_now(self, tracked: _Tracked, now: float) -> SidecarStatus:
+        return tracked.sidecar.status(now, self._context(tracked, now))
 
     # -- the tick ------------------------------------------------------------------------------
 
@@ -312,38 +437,51 @@ class SidecarRunner:
         )
 
     def tick(self) -> None:
-        """One pass over every agent pane (the thread calls it each second; tests may too)."""
-        with self._lock:
-            self.ticks += 1
-            now = self.clock()
-            wall_now = self.wall()
-            every = {p.pane_id: p for p in self.fleet.panes()}
-            panes = {pane_id: p for pane_id, p in every.items() if p.is_agent and not p.dead}
-            for pane_id in list(self._tracked):
-                info = panes.get(pane_id)
-                if info is None or info.pid != self._tracked[pane_id].pid:
-                    gone = self._tracked.pop(pane_id)
-                    old = gone.sidecar
-                    kept = {
-                        "set_poll_enabled": old.poll_enabled_override,
-                        "set_plan_policy": old.plan_policy_override,
-                        "set_poll_interval": old.poll_interval_override,
-                    }
-                    kept = {k: v for k, v in kept.items() if v is not None}
-                    if kept:  # the operator's switches outlive an agent restart in the same pane
-                        self._pending[pane_id] = kept
-                    self._emit("state", pane_id, "pane gone or no longer an agent", state="gone")
-                    self._report_end(gone, every.get(pane_id))
-                    self.monitor.forget(pane_id)
-            for pane_id, info in panes.items():
-                tracked = self._tracked.get(pane_id)
-                if tracked is None:
-                    tracked = _Tracked(PaneSidecar(pane_id, self.config), info.pid)
-                    self._tracked[pane_id] = tracked
-                    for name, value in self._pending.pop(pane_id, {}).items():
-                        getattr(tracked.sidecar, name)(value)
-                tracked.info = info
-                self._tick_pane(tracked, info, now, wall_now)
+        """One pass over every agent pane (the thread calls it each second; tests may too), then
+        the operator's requests, then a new snapshot."""
+        with self._tick_lock:
+            try:
+                self._carry_out_requests()
+                self._tick()
+                self._carry_out_requests()
+            finally:
+                self._publish()
+        with self._requests_lock:
+            late = bool(self._requests)
+        if late:  # asked for while the snapshot was being taken: do not leave it for a second
+            self._try_carry_out()
+
+    def _tick(self) -> None:
+        self.ticks += 1
+        now = self.clock()
+        wall_now = self.wall()
+        every = {p.pane_id: p for p in self.fleet.panes()}
+        panes = {pane_id: p for pane_id, p in every.items() if p.is_agent and not p.dead}
+        for pane_id in list(self._tracked):
+            info = panes.get(pane_id)
+            if info is None or info.pid != self._tracked[pane_id].pid:
+                gone = self._tracked.pop(pane_id)
+                old = gone.sidecar
+                kept = {
+                    "set_poll_enabled": old.poll_enabled_override,
+                    "set_plan_policy": old.plan_policy_override,
+                    "set_poll_interval": old.poll_interval_override,
+                }
+                kept = {k: v for k, v in kept.items() if v is not None}
+                if kept:  # the operator's switches outlive an agent restart in the same pane
+                    self._pending[pane_id] = kept
+                self._emit("state", pane_id, "pane gone or no longer an agent", state="gone")
+                self._report_end(gone, every.get(pane_id))
+                self.monitor.forget(pane_id)
+        for pane_id, info in panes.items():
+            tracked = self._tracked.get(pane_id)
+            if tracked is None:
+                tracked = _Tracked(PaneSidecar(pane_id, self.config), info.pid)
+                self._tracked[pane_id] = tracked
+                for name, value in self._pending.pop(pane_id, {}).items():
+                    getattr(tracked.sidecar, name)(value)
+            tracked.info = info
+            self._tick_pane(tracked, info, now, wall_now)
 
     def _tick_pane(self, tracked: _Tracked, info: PaneInfo, now: float, wall_now: float) -> None:
         screen = self.fleet.screen(info.pane_id)
@@ -404,8 +542,8 @@ class SidecarRunner:
             return
         for action in actions:
             self._carry_out_stuck(tracked, info, action, now)
-        stuck = self.stuck(info.pane_id)
-        if stuck is not None and stuck.phase is not Phase.ENDED:
+        verdict = self.monitor.verdict(info.pane_id)
+        if verdict is not None and verdict.stuck.phase is not Phase.ENDED:
             tracked.ended = False  # running again: a later exit is news again
 
     def _carry_out_stuck(self, tracked: _Tracked, info: PaneInfo, action: StuckAction, now: float) -> None:
