@@ -42,6 +42,7 @@ from nbs_tui.claude.transcript import ApiError, TranscriptTail, find_transcript
 from nbs_tui.config import Settings
 from nbs_tui.core.fusion import MENU_STATES, Reading, Source
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo, ServerAddress
+from nbs_tui.core.problems import ProblemSink
 from nbs_tui.core.stuck import Liveness
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,9 @@ class ClaudeFacts:
     def readings(self) -> tuple[Reading, ...]:
         """The exact sources' readings, ready for :func:`nbs_tui.core.fusion.fuse`."""
         return tuple(r for r in (self.hook, self.status, self.transcript) if r is not None)
+
+
+PROBLEM_SOURCE = "Claude Code signals"
 
 
 class ClaudeSignalsListener(Protocol):
@@ -180,8 +184,11 @@ class ClaudeSignals:
         refresh: float = 0.5,
         rescan: float = 2.0,
         clock: Callable[[], float] = time.time,
+        problems: ProblemSink | None = None,
     ) -> None:
         self._settings = settings
+        self._problems = problems
+        """Where problems worth showing a person go (bad spool lines, unreadable files)."""
         self._listener = listener
         self._socket = os.path.realpath(tmux_socket) if tmux_socket else server_socket(settings.server)
         self._interval = interval
@@ -202,8 +209,9 @@ class ClaudeSignals:
         self._last_rescan = 0.0
         self._rescan_now = True
         self._env_cache: dict[tuple[int, str], list[Path]] = {}
-        self.errors: list[str] = []
-        """Problems worth showing a person (bad spool lines, unreadable files); newest last."""
+        self._spool_trouble: dict[str, str | None] = {}
+        """Per step (read, rotate): the spool's problem last reported (reported again only once
+        it was gone meanwhile)."""
 
     # -- public API ------------------------------------------------------------------------
 
@@ -257,8 +265,19 @@ class ClaudeSignals:
             self._wake.clear()
 
     def _error(self, message: str) -> None:
-        self.errors.append(message)
-        del self.errors[:-50]
+        log.warning("%s", message)
+        if self._problems is not None:
+            try:
+                self._problems(PROBLEM_SOURCE, message)
+            except Exception:  # the sink is the last resort: the log above has it
+                log.exception("claude signals problem sink failed")
+
+    def _spool_checked(self, step: str) -> None:
+        """Report the spool reader's trouble once per episode, not on every 0.2 s cycle."""
+        trouble, self._spool.last_error = self._spool.last_error, None
+        if trouble is not None and trouble != self._spool_trouble.get(step):
+            self._error(f"hook spool: {trouble}")
+        self._spool_trouble[step] = trouble
 
     def _cycle(self, force: bool) -> dict[PaneId, ClaudeFacts]:
         now = self._clock()
@@ -266,10 +285,8 @@ class ClaudeSignals:
             pending, self._pending_panes = self._pending_panes, None
         if pending is not None:
             self._apply_panes(pending)
-        bad_before = self._spool.bad_lines
         events = self._spool.read()
-        if self._spool.bad_lines != bad_before and self._spool.last_error:
-            self._error(self._spool.last_error)
+        self._spool_checked("read")
         for event in events:
             self._route(event)
         if force or self._rescan_now or now - self._last_rescan >= self._rescan:
@@ -282,6 +299,7 @@ class ClaudeSignals:
                 for event in late:
                     self._route(event)
                 events = events + late
+            self._spool_checked("rotate")
         if force or events or pending is not None or now - self._last_refresh >= self._refresh:
             self._last_refresh = now
             for pane in self._panes.values():
