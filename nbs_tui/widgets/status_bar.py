@@ -31,6 +31,7 @@ class StatusBar(Static):
         self.connected: bool | None = None
         self.view_name = "dashboard"
         self._counts: tuple[int, int, tuple[tuple[AgentState, int], ...]] = (0, 0, ())
+        self.problems = 0
 
     def on_mount(self) -> None:
         self._redraw()
@@ -55,6 +56,12 @@ class StatusBar(Static):
             self._counts = counts
             self._redraw()
 
+    def set_problems(self, count: int) -> None:
+        """How many distinct backend problems the problems screen lists (0: nothing shown)."""
+        if count != self.problems:
+            self.problems = count
+            self._redraw()
+
     def _redraw(self) -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("nbs-tui", style="bold")
@@ -67,6 +74,9 @@ class StatusBar(Static):
             text.append("● connected", style="green")
         else:
             text.append("✖ disconnected", style="bold red")
+        if self.problems:  # next to the connection: an ellipsis must not hide it
+            text.append("  ")
+            text.append(f" ⚠ {self.problems} problem{'' if self.problems == 1 else 's'} ", style="bold white on red")
         panes, agents, states = self._counts
         text.append(f"   {panes} panes · {agents} agents", style="")
         for state, count in states:
