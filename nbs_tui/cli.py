@@ -19,6 +19,7 @@ from typing import NoReturn
 from nbs_tui import __version__
 from nbs_tui.config import ConfigError, Settings, load_settings
 from nbs_tui.core.model import ServerAddress
+from nbs_tui.logs import log_path
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -67,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="nbs-tui",
         description="Watch and steer every Claude Code agent of a tmux server from one dashboard.",
-        epilog="With no tmux server to watch, try 'nbs-tui demo'.",
+        epilog=f"With no tmux server to watch, try 'nbs-tui demo'. Log file (errors and their tracebacks): {log_path()}",
     )
     parser.add_argument("--version", action="version", version=f"nbs-tui {__version__}")
     _add_server_options(parser)
@@ -142,9 +143,21 @@ def _require_server(settings: Settings) -> None:
         )
 
 
+def _install_log() -> None:
+    """The dashboard, headless and the demo log to a file: under a full-screen UI, stderr is not
+    where anyone looks. A log that cannot be opened is said once here and does not stop us."""
+    from nbs_tui import logs
+
+    try:
+        logs.install()
+    except OSError as error:
+        print(f"nbs-tui: no log file ({log_path()}: {error.strerror}); carrying on without", file=sys.stderr)
+
+
 def _run_dashboard(settings: Settings, headless: bool) -> int:
     _require_tmux()
     _require_server(settings)
+    _install_log()
     if headless:
         from nbs_tui.headless import run_headless
 

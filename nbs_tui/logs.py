@@ -10,7 +10,6 @@ Nothing is printed to the terminal: under the dashboard stderr is not where a pe
 from __future__ import annotations
 
 import logging
-import logging.handlers
 import os
 import threading
 from collections.abc import Mapping
@@ -42,6 +41,8 @@ _installed: logging.Handler | None = None
 def install(path: Path | None = None, level: int = logging.INFO) -> Path:
     """Log ``nbs_tui.*`` to a rotating file (once per process; a second call moves it to
     ``path``). Returns the file's path. Raises OSError when the directory cannot be made."""
+    import logging.handlers  # here: the CLI imports this module for --help, which must start fast
+
     global _installed
     path = path or log_path()
     path.parent.mkdir(parents=True, exist_ok=True)
