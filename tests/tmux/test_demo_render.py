@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pyte
 
-from nbs_tui.demo.agent import Agent, Options, Row, Terminal, paint_row, text_width, wrap_row
+from nbs_tui.demo.agent import Agent, Options
+from nbs_tui.demo.terminal import Row, Terminal, paint_row, text_width, wrap_row
 
 
 class PyteTerminal(Terminal):
