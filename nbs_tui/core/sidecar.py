@@ -120,6 +120,8 @@ class SidecarContext:
     """The project is paused (``.nbs/control-pause`` exists): no injection at all."""
     operator_typing: bool = False
     """The operator sent keys to this pane moments ago (through the app)."""
+    viewer: bool = False
+    """Another process holds the sidecar lease (docs/lease.md): detect and report, never act."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,6 +339,10 @@ class PaneSidecar:
             return actions
         if not changed:
             self._decay_commands(now)
+        if ctx.viewer:
+            # Whatever was under way is the holder's now: start afresh if this one acts again.
+            self._phase, self._queued, self._force = _Phase.READY, None, False
+            return actions
         actions.extend(self._plan_step(now))
         actions.extend(self._poll_step(now, ctx))
         return actions
@@ -345,6 +351,8 @@ class PaneSidecar:
 
     def _poll_blocker(self, ctx: SidecarContext) -> str | None:
         d = self.detection
+        if ctx.viewer:
+            return "another sidecar acts"
         if ctx.paused:
             return "paused"
         if ctx.operator_typing:
