@@ -294,6 +294,23 @@ class ClaudeAgent:
             time.sleep(KEY_GAP)
             self.server.cmd("send-keys", "-t", self.pane_id, key)
 
+    def press_until(
+        self, key: str, done: str | re.Pattern[str] | Callable[[str], bool], *, tries: int = 3, each: float = 3.0
+    ) -> str:
+        """Press ``key`` until the screen shows ``done``; return that screen.
+
+        An Ink menu ignores keys for a moment after it appears and nothing on screen says when
+        it starts listening: instead of a fixed sleep, a key that changed nothing within ``each``
+        seconds is pressed again (a taken key changes the screen within milliseconds)."""
+        for attempt in range(1, tries + 1):
+            self.press(key)
+            try:
+                return self.wait_for(done, each)
+            except TimeoutError:
+                if attempt == tries:
+                    raise
+        raise AssertionError("unreachable")
+
     def submit(self, text: str, timeout: float = 10.0) -> None:
         """Type ``text`` and press Enter. When the text showed in the input box, also wait until
         the box no longer holds it, so a wait that follows cannot see the pre-Enter screen.

@@ -214,12 +214,16 @@ def test_idle_working_permission_agree(rig: Rig) -> None:
     fused = agree(rig, agent, S.PERMISSION)  # PermissionRequest Bash, waiting: permission prompt
     assert "Bash" in fused.reading(Source.HOOK).detail  # type: ignore[union-attr]
     assert "permission" in fused.reading(Source.STATUS).detail  # type: ignore[union-attr]
-    time.sleep(1.0)  # a menu ignores keys for a moment after it appears (not an assertion)
-    agent.press("Enter")
+    agent.press_until("Enter", lambda s: "Do you want to proceed?" not in s)
     agree(rig, agent, S.IDLE)
     facts = rig.facts(agent)
     assert facts is not None and facts.last_assistant_message == "Removed."
-    assert facts.transcript is not None and facts.transcript.state == S.IDLE
+    # The transcript is read on its own schedule: seen here up to 0.2 s after the Stop hook.
+    until(
+        lambda: (f := rig.facts(agent)) is not None and f.transcript is not None and f.transcript.state == S.IDLE,
+        10,
+        what="the transcript to say idle",
+    )
 
 
 def test_escape_fires_no_hook_but_the_status_file_and_screen_say_idle(rig: Rig) -> None:
@@ -377,12 +381,10 @@ def test_startup_dialog_is_trusted_from_the_screen(rig: Rig) -> None:
     assert (fused.state, fused.source) == (S.DIALOG, Source.SCREEN)
     # Hooks and status files have nothing to say before the folder is trusted.
     assert facts is None or facts.hook is None or facts.hook.state != S.WORKING
-    time.sleep(1.0)  # a menu ignores keys for a moment after it appears (not an assertion)
-    screen = agent.screen()
-    if not re.search(r"❯\s*(\d\.\s*)?Yes, I trust", screen):
-        agent.press("Down")  # newer versions put "No, exit" first
-        agent.wait_for(re.compile(r"❯\s*(\d\.\s*)?Yes, I trust"))
-    agent.press("Enter")
+    trust = re.compile(r"❯\s*(\d\.\s*)?Yes, I trust")
+    if not trust.search(agent.screen()):
+        agent.press_until("Down", trust)  # newer versions put "No, exit" first
+    agent.press_until("Enter", lambda s: "trust this folder" not in s)
     agree(rig, agent, S.IDLE)
     facts = rig.facts(agent)
     assert facts is not None and facts.liveness == Liveness.RUNNING and facts.last_hook_event == "SessionStart"
