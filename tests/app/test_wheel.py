@@ -15,7 +15,7 @@ from tests.conftest import REPO_ROOT
 
 PROBE = textwrap.dedent(
     """
-    import asyncio, sys
+    import asyncio, sys, time
     import nbs_tui.app as app_module
     from nbs_tui.app import create_app, css_path
     from nbs_tui.config import Settings
@@ -28,7 +28,9 @@ PROBE = textwrap.dedent(
         settings = Settings(server=ServerAddress(socket_name=sys.argv[1]))
         app = create_app(settings, control_plane=False, claude=False)
         async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.pause(1.0)
+            deadline = time.monotonic() + 15  # a bounded wait for the no-server view
+            while not app.query_one("#empty").display and time.monotonic() < deadline:
+                await pilot.pause(0.05)
             print("min-width", app.query_one("#side").styles.min_width)
             print("empty", app.query_one("#empty").display)
 
