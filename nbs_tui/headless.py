@@ -12,10 +12,12 @@ object on stdout::
     {"event": "nudge", "pane": "%6", "result": "queued", "nudge": 1, "text": "Please continue..."}
     {"event": "escalate", "pane": "%6", "reason": "stuck", "message": "still idle 60s after 1 nudge(s)..."}
     {"event": "agent-ended", "pane": "%7", "liveness": "exited", "message": "its Claude Code process exited"}
-    {"event": "error", "pane": "%5", "message": "..."}
+    {"event": "error", "pane": "", "source": "sidecar", "message": "%5 poll: ..."}
 
-plus ``start``/``stop``, ``error`` for a backend's problem (with its ``source``), and the control plane's events (``registry-changed``, ``pause-changed``,
-``poll-interval``, ``control-history``, ``control-error``). SIGINT and SIGTERM stop it cleanly
+plus ``start``/``stop``, ``connection`` (tmux lost or back), one ``error`` line for every problem
+a backend reports (with its ``source``: ``tmux``, ``sidecar``, ``control plane``, ``Claude Code
+signals``; the same goes to the log file), and the control plane's events (``registry-changed``,
+``pause-changed``, ``poll-interval``, ``control-history``, ``control-error``). SIGINT and SIGTERM stop it cleanly
 (exit status 0); every thread is joined. The backends are built and run by
 `nbs_tui.runtime.Runtime`, as in the dashboard.
 """
@@ -70,20 +72,15 @@ class _Events:
         pass
 
     def connection_changed(self, connected: bool, message: str) -> None:
-        self.emit(
-            {
-                "event": "connection" if connected else "error",
-                "pane": "",
-                "connected": connected,
-                "message": message,
-            }
-        )
+        # a lost server is also reported as a problem: its error line comes from `problem`
+        self.emit({"event": "connection", "pane": "", "connected": connected, "message": message})
 
     def claude_facts_changed(self, facts: Mapping[PaneId, ClaudeFacts]) -> None:
         pass
 
     def sidecar_event(self, event: SidecarEvent) -> None:
-        self.emit(event.as_json())
+        if event.kind != "error":  # the runtime reports those as problems: one line each
+            self.emit(event.as_json())
 
     def control_event(self, event: ControlEvent) -> None:
         self.emit(event_as_json(event))

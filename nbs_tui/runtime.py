@@ -18,6 +18,11 @@ sidecar is then never started. The fleet's news is fanned out here, not by each 
 Claude signals get every pane, the control plane the working directories of the live panes
 (only when they changed).
 
+Problems. Every backend reports its failures through one sink, `Runtime.problem`: the control
+plane, Claude signals and the fleet call it directly, the sidecar's ``error`` events and a lost
+tmux server are turned into it here. It writes one line to the log file and tells the listener
+(the app lists and counts them and notifies; headless prints an ``error`` line with the source).
+
 Whether this process *acts* on the panes (types polls, answers plan menus) is decided in one
 place, `Runtime.decide_role`; the other backends run either way.
 """
@@ -36,6 +41,7 @@ from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
 from nbs_tui.config import Settings
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.files.control_plane import ControlEvent, ControlPlane
+from nbs_tui.logs import log_problem
 from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
 from nbs_tui.tmux.port import FleetListener, FleetPort
 
@@ -121,6 +127,12 @@ class _Fanout:
 
     def connection_changed(self, connected: bool, message: str) -> None:
         self._runtime.listener.connection_changed(connected, message)
+        if not connected:
+            self._runtime.problem("tmux", message)
+
+    def problem(self, source: str, message: str) -> None:
+        """The fleet's own trouble (a control client that died), from its threads."""
+        self._runtime.problem(source, message)
 
 
 class Runtime:
@@ -155,10 +167,12 @@ class Runtime:
         self._built = True
         options = self.options
         if options.control_plane:
-            self.control_plane = self._try("control plane", lambda: ControlPlane(self.settings, self.listener.control_event))
+            self.control_plane = self._try(
+                "control plane", lambda: ControlPlane(self.settings, self.listener.control_event, problem=self.problem)
+            )
         if options.claude:
             self.claude = self._try(
-                "Claude Code signals", lambda: ClaudeSignals(self.settings, self.listener, clock=options.wall)
+                "Claude Code signals", lambda: ClaudeSignals(self.settings, self.listener, clock=options.wall, problems=self.problem)
             )
         fanout = _Fanout(self)
         if options.fleet_factory is not None:
@@ -173,10 +187,24 @@ class Runtime:
             self.sidecar = self._try(
                 "sidecar",
                 lambda: SidecarRunner(
-                    fleet, self.settings, self.listener.sidecar_event, control=self.control_plane,
+                    fleet, self.settings, self._sidecar_event, control=self.control_plane,
                     clock=options.clock, wall=options.wall, signals=self.claude,
                 ),
             )
+
+    def problem(self, source: str, message: str) -> None:
+        """The one problem sink (module docstring); any thread, never raises."""
+        log_problem(source, message)
+        try:
+            self.listener.problem(source, message)
+        except Exception:  # the log above has the problem itself
+            log.exception("the problem listener failed")
+
+    def _sidecar_event(self, event: SidecarEvent) -> None:
+        """The sidecar's events go to the listener as they are; its errors are problems too."""
+        if event.kind == "error":
+            self.problem("sidecar", f"{event.pane_id} {event.message}".strip())
+        self.listener.sidecar_event(event)
 
     def decide_role(self) -> SidecarRole:
         """Does this process act on the panes? The one place that decides it.
@@ -191,7 +219,7 @@ class Runtime:
             return build()
         except Exception as error:  # one backend failing must not take the others down
             log.exception("%s could not be built", name)
-            self.listener.problem(name, f"{name} did not start: {error}")
+            self.problem(name, f"{name} did not start: {error}")
             return None
 
     # -- start and stop ----------------------------------------------------------------------
@@ -224,7 +252,7 @@ class Runtime:
             start()
         except Exception as error:
             log.exception("%s did not start", name)
-            self.listener.problem(name, f"{name} did not start: {error}")
+            self.problem(name, f"{name} did not start: {error}")
             return
         self._started.append((name, stop))
 
@@ -266,4 +294,4 @@ class Runtime:
                 stop()
             except Exception as error:  # shutting down: say it, keep stopping the rest
                 log.exception("stopping the %s failed", name)
-                self.listener.problem(name, f"stopping the {name} failed: {error}")
+                self.problem(name, f"stopping the {name} failed: {error}")

@@ -265,12 +265,13 @@ class ClaudeSignals:
             self._wake.clear()
 
     def _error(self, message: str) -> None:
-        log.warning("%s", message)
-        if self._problems is not None:
-            try:
-                self._problems(PROBLEM_SOURCE, message)
-            except Exception:  # the sink is the last resort: the log above has it
-                log.exception("claude signals problem sink failed")
+        if self._problems is None:  # no one to show it to: the log at least has it
+            log.warning("%s", message)
+            return
+        try:
+            self._problems(PROBLEM_SOURCE, message)
+        except Exception:
+            log.exception("claude signals problem sink failed on: %s", message)
 
     def _spool_checked(self, step: str) -> None:
         """Report the spool reader's trouble once per episode, not on every 0.2 s cycle."""

@@ -343,6 +343,8 @@ class TmuxFleet(FleetPort):
             with self._state_lock:
                 self._ready.discard(session_id)
             self._rescan.set()
+            if not self._stop.is_set():  # not ours to close (close() never calls this): say so
+                self._report("tmux", f"control client for session {session_id} exited ({reason}); reconnecting")
 
         return handle
 
@@ -562,6 +564,16 @@ class TmuxFleet(FleetPort):
         with self._state_lock:
             if all(p.mode == _LIVE and p.seed is None for p in self._panes.values()):
                 self._first_seed_done.set()
+
+    def _report(self, source: str, message: str) -> None:
+        """A problem for the operator, to a listener that takes them (`ProblemListener`)."""
+        report = getattr(self.listener, "problem", None)
+        if report is None:
+            return
+        try:
+            report(source, message)
+        except Exception:
+            log.exception("listener.problem failed")
 
     def _notify_connection(self, connected: bool, message: str) -> None:
         if self.listener is None:

@@ -46,6 +46,14 @@ class FleetListener(Protocol):
         """The server went away (``connected=False``, with why) or is back."""
 
 
+class ProblemListener(FleetListener, Protocol):
+    """A fleet listener that also takes the fleet's own trouble (a control client that died);
+    the fleet calls ``problem`` only when its listener has it."""
+
+    def problem(self, source: str, message: str) -> None:
+        """Something went wrong that a person should see (``source``: ``tmux``)."""
+
+
 class FleetPort(ABC):
     """Watch every pane of one tmux server and act on them."""
 
