@@ -42,10 +42,12 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,q,question_mark,f1", "dismiss_help", "Close help", id="help.close"),
     ]
 
-    def __init__(self, rows: list[tuple[str, str, str]], intro: str = "") -> None:
+    def __init__(self, rows: list[tuple[str, str, str]], intro: str = "", log_path: str | None = None) -> None:
         super().__init__()
         self.rows = rows
         self.intro = intro
+        self.log_path = log_path
+        """The log file, when one is open (errors and their tracebacks are there)."""
 
     def compose(self) -> ComposeResult:
         table = Table(box=None, show_header=True, header_style="bold", expand=True, padding=(0, 2))
@@ -62,6 +64,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static(
                 Text("Ctrl+P opens the command palette: every action is there by name.", style="italic"),
             )
+            if self.log_path:
+                yield Static(Text.assemble(("Log file: ", "bold"), (self.log_path, "")), id="help-log")
 
     def action_dismiss_help(self) -> None:
         self.dismiss(None)
