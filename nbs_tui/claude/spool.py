@@ -1,9 +1,9 @@
 """A forward-only reader of the hook spool, one :class:`HookEvent` per complete line.
 
-The reader keeps a byte offset and never re-reads what it has passed; a last line without its
-newline is held back until it is complete; a line that is not JSON is reported (counted and
-kept as the last error), never fatal. When the spool is replaced or truncated the reader starts
-the new file from its beginning.
+The reader (:class:`~nbs_tui.files.tail.TailReader`) keeps a byte offset and never re-reads what
+it has passed; a last line without its newline is held back until it is complete; a line that
+is not JSON is reported (counted and kept as the last error), never fatal. When the spool is
+replaced or truncated the reader starts the new file from its beginning.
 
 Rotation (:func:`rotate`) never loses history: a full spool is moved to a name of its own,
 ``<spool>.<UTC time>`` (``-1``, ``-2``... appended if that exists), never over an earlier one, and
@@ -20,11 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nbs_tui.files.tail import UNREADABLE, TailLine, TailNotice, TailReader
+
 MAX_READ = 4 * 1024 * 1024
 """Bytes read per call at most, so one huge backlog cannot stall the caller."""
 
 START_TAIL = 1024 * 1024
 """At start, read only this much of an existing spool's end: older events are stale anyway."""
+
+MAX_LINE = 32 * 1024 * 1024
+"""Longest hook record kept (a tool's whole output can be in one); longer ones are bad lines."""
 
 ROTATE_AT = 64 * 1024 * 1024
 """A spool this large is moved to ``<spool>.<UTC time>`` once read to its end (never overwriting)."""
@@ -89,102 +94,54 @@ def parse_line(line: bytes, received: float) -> HookEvent:
 
 
 class SpoolReader:
-    """Read new complete lines of one spool file; not thread-safe (one owner calls :meth:`read`)."""
+    """Read new complete lines of one spool file; not thread-safe (one owner calls :meth:`read`).
+
+    The reading (offsets, partial lines, replaced or truncated spools, FIFOs refused) is
+    :class:`~nbs_tui.files.tail.TailReader`'s; this class turns lines into events."""
 
     def __init__(self, path: Path, *, from_start: bool = False, clock: Callable[[], float] = time.time) -> None:
         self.path = path
         self._clock = clock
-        self._offset = 0
-        self._inode: tuple[int, int] | None = None
-        self._partial = b""
-        self._first = not from_start
-        self._skip_partial = False
+        self._tail: TailReader[TailLine] = TailReader(
+            path, TailLine, max_line=MAX_LINE, start_tail=None if from_start else START_TAIL
+        )
         self.bad_lines = 0
         self.last_error: str | None = None
 
     @property
     def offset(self) -> int:
         """Bytes consumed so far (complete lines only)."""
-        return self._offset
+        return self._tail.offset
 
     def read(self) -> list[HookEvent]:
         """Events from the lines completed since the last call; [] when there is nothing new."""
-        try:
-            stat = os.stat(self.path)
-        except FileNotFoundError:
-            return []
-        except OSError as error:
-            self.last_error = f"cannot stat {self.path}: {error.strerror}"
-            return []
-        inode = (stat.st_dev, stat.st_ino)
-        if self._inode is not None and (inode != self._inode or stat.st_size < self._offset + len(self._partial)):
-            self._offset, self._partial, self._skip_partial = 0, b"", False
-        self._inode = inode
-        if self._first:
-            self._first = False
-            if stat.st_size > START_TAIL:
-                # Start one byte early and drop up to the first newline: a line that was cut
-                # is dropped, a line that starts exactly at the cut is kept.
-                self._offset = stat.st_size - START_TAIL - 1
-                self._skip_partial = True
-        position = self._offset + len(self._partial)
-        if stat.st_size <= position:
-            return []
-        try:
-            with open(self.path, "rb") as handle:
-                handle.seek(position)
-                chunk = handle.read(MAX_READ)
-        except OSError as error:
-            self.last_error = f"cannot read {self.path}: {error.strerror}"
-            return []
-        data = self._partial + chunk
-        self._partial = b""
-        if self._skip_partial:
-            cut = data.find(b"\n")
-            if cut < 0:
-                self._offset += len(data)
-                return []
-            self._skip_partial = False
-            self._offset += cut + 1
-            data = data[cut + 1 :]
-        end = data.rfind(b"\n")
-        if end < 0:
-            self._partial = data
-            return []
-        complete, self._partial = data[: end + 1], data[end + 1 :]
-        base = self._offset
-        self._offset += len(complete)
-        return self._parse(complete, base)
-
-    def _parse(self, complete: bytes, position: int) -> list[HookEvent]:
-        now = self._clock()
-        events: list[HookEvent] = []
-        for line in complete.split(b"\n"):
-            if line.strip():
-                try:
-                    events.append(parse_line(line, now))
-                except (ValueError, TypeError) as error:
-                    self.bad_lines += 1
-                    self.last_error = f"bad spool line at byte {position}: {error}"
-            position += len(line) + 1
-        return events
+        return self._events(self._tail.read(MAX_READ))
 
     def read_moved(self, moved: Path) -> list[HookEvent]:
         """The spool this reader follows was moved to ``moved``: return the lines written to it
         after the last read (a hook may append between the size check and the move), then
         follow the new spool at ``path`` from its beginning."""
+        return self._events(self._tail.read_moved(moved))
+
+    def _events(self, items: list[TailLine | TailNotice]) -> list[HookEvent]:
+        now = self._clock()
         events: list[HookEvent] = []
-        try:
-            with open(moved, "rb") as handle:
-                stat = os.fstat(handle.fileno())
-                if self._inode in (None, (stat.st_dev, stat.st_ino)):
-                    handle.seek(self._offset)
-                    rest = self._partial + handle.read()
-                    events = self._parse(rest, self._offset)
-        except OSError as error:
-            self.last_error = f"cannot read {moved}: {error.strerror}"
-        self._offset, self._partial, self._inode, self._skip_partial = 0, b"", None, False
-        self._first = False
+        for item in items:
+            if isinstance(item, TailNotice):
+                if item.kind == UNREADABLE:
+                    self.last_error = item.message
+                continue  # a new or truncated spool is simply read from its start
+            if item.too_long:
+                self.bad_lines += 1
+                self.last_error = f"bad spool line at byte {item.offset}: longer than {MAX_LINE:,} bytes"
+                continue
+            if not item.raw.strip():
+                continue
+            try:
+                events.append(parse_line(item.raw, now))
+            except (ValueError, TypeError) as error:
+                self.bad_lines += 1
+                self.last_error = f"bad spool line at byte {item.offset}: {error}"
         return events
 
 

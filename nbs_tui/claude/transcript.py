@@ -11,7 +11,6 @@ agent is working, waiting for input, or failed; the file's growth says whether a
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -20,10 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from nbs_tui.core.model import AgentState
+from nbs_tui.files.tail import TailLine, TailNotice, TailReader
 
 MAX_READ = 8 * 1024 * 1024
 START_TAIL = 2 * 1024 * 1024
 """At first read only the end of a long transcript is parsed: the last messages are what count."""
+MAX_LINE = 64 * 1024 * 1024
+"""Longest record kept (a pasted image is one base64 line); a longer one counts as a bad line."""
 
 INTERRUPTED = "[Request interrupted by user"
 
@@ -178,73 +180,44 @@ def apply_record(facts: TranscriptFacts, record: Mapping[str, Any], fallback_tim
 
 
 class TranscriptTail:
-    """Forward-only reader of one transcript; not thread-safe (one owner calls :meth:`read`)."""
+    """Forward-only reader of one transcript; not thread-safe (one owner calls :meth:`read`).
+
+    The reading is :class:`~nbs_tui.files.tail.TailReader`'s; this class folds records into
+    :class:`TranscriptFacts` and starts them afresh when the transcript is replaced or truncated."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.facts = TranscriptFacts(path=path)
-        self._offset = 0
-        self._partial = b""
-        self._inode: tuple[int, int] | None = None
-        self._first = True
-        self._skip_partial = False
+        self._tail: TailReader[TailLine] = TailReader(path, TailLine, max_line=MAX_LINE, start_tail=START_TAIL)
 
     def read(self) -> bool:
         """Consume what was appended; True when :attr:`facts` changed."""
-        try:
-            stat = os.stat(self.path)
-        except OSError:
-            return False
-        inode = (stat.st_dev, stat.st_ino)
-        if self._inode is not None and (inode != self._inode or stat.st_size < self._offset + len(self._partial)):
-            self._offset, self._partial, self._skip_partial = 0, b"", False
-            self.facts = TranscriptFacts(path=self.path)
-        self._inode = inode
-        if self._first:
-            self._first = False
-            if stat.st_size > START_TAIL:
-                self._offset = stat.st_size - START_TAIL - 1
-                self._skip_partial = True
-        position = self._offset + len(self._partial)
-        if stat.st_size <= position:
-            if self.facts.size != stat.st_size:
-                self.facts = replace(self.facts, size=stat.st_size)
-                return True
-            return False
-        try:
-            with open(self.path, "rb") as handle:
-                handle.seek(position)
-                chunk = handle.read(MAX_READ)
-        except OSError:
-            return False
-        data = self._partial + chunk
-        self._partial = b""
-        if self._skip_partial:
-            cut = data.find(b"\n")
-            if cut < 0:
-                self._offset += len(data)
-                return False
-            self._skip_partial = False
-            self._offset += cut + 1
-            data = data[cut + 1 :]
-        end = data.rfind(b"\n")
+        tail = self._tail
+        items = tail.read(MAX_READ)
+        if tail.size is None:
+            return False  # not there (yet)
         facts = self.facts
-        if end >= 0:
-            complete, self._partial = data[: end + 1], data[end + 1 :]
-            self._offset += len(complete)
-            for line in complete.split(b"\n"):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    facts = replace(facts, bad_lines=facts.bad_lines + 1)
-                    continue
-                if isinstance(record, dict):
-                    facts = apply_record(facts, record, stat.st_mtime)
-        else:
-            self._partial = data
-        facts = replace(facts, size=stat.st_size, grew_at=stat.st_mtime)
+        for item in items:
+            if isinstance(item, TailNotice):
+                if item.restarted:
+                    facts = TranscriptFacts(path=self.path)
+                continue
+            if item.too_long:
+                facts = replace(facts, bad_lines=facts.bad_lines + 1)
+                continue
+            if not item.raw.strip():
+                continue
+            try:
+                record = json.loads(item.raw)
+            except ValueError:
+                facts = replace(facts, bad_lines=facts.bad_lines + 1)
+                continue
+            if isinstance(record, dict):
+                facts = apply_record(facts, record, tail.mtime)
+        if tail.grew:
+            facts = replace(facts, size=tail.size, grew_at=tail.mtime)
+        elif facts.size != tail.size:
+            facts = replace(facts, size=tail.size)
         changed = facts != self.facts
         self.facts = facts
         return changed

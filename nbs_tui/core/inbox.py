@@ -38,3 +38,16 @@ class InboxNotice:
 
 
 InboxItem = InboxLine | InboxNotice
+
+
+def decode_line(number: int, offset: int, raw: bytes, length: int, too_long: bool) -> InboxLine:
+    """One inbox line from its bytes (a CR before the newline dropped; invalid UTF-8 replaced).
+
+    A cut preview of an over-long line may end mid-character, so only whole lines are judged
+    for valid UTF-8."""
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    try:
+        return InboxLine(number, offset, raw.decode("utf-8"), True, length, too_long)
+    except UnicodeDecodeError:
+        return InboxLine(number, offset, raw.decode("utf-8", errors="replace"), too_long, length, too_long)

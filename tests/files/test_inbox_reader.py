@@ -154,7 +154,7 @@ def test_crlf_lines(tmp_path: Path) -> None:
 def test_any_split_of_appends_gives_the_same_lines(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import random
 
-    from nbs_tui.files import inbox_reader as inbox_module
+    from nbs_tui.files import tail as inbox_module
 
     monkeypatch.setattr(inbox_module, "CHUNK", 7)  # force lines across chunk boundaries
     rng = random.Random(11)
