@@ -53,6 +53,20 @@ MAX_CONTROL_FILE = 64 * 1024 * 1024
 """Largest registry read whole (a registry is a few lines; anything bigger is not one)."""
 
 
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, for a message a person reads."""
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a plain file"
+
+
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     """Open a file for reading only if it is a regular file.
 
@@ -63,7 +77,7 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+            raise OSError(errno.EINVAL, f"not a regular file ({file_kind(info.st_mode)})", os.fspath(path))
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:

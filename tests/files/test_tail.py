@@ -96,14 +96,14 @@ def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     thread.start()
     thread.join(5)
     assert done, "reading a FIFO blocked"
-    assert kinds(done[0]) == [UNREADABLE] and "not a regular file" in done[0][0].message  # type: ignore[union-attr]
+    assert kinds(done[0]) == [UNREADABLE] and "not a regular file (a FIFO)" in done[0][0].message  # type: ignore[union-attr]
     assert tail.read() == []  # said once
 
 
 def test_a_device_is_refused(tmp_path: Path) -> None:
     tail = reader(Path("/dev/zero"))
     [notice] = tail.read()
-    assert isinstance(notice, TailNotice) and notice.kind == UNREADABLE
+    assert isinstance(notice, TailNotice) and notice.kind == UNREADABLE and "a character device" in notice.message
 
 
 def test_start_tail_drops_the_cut_line_and_only_once(tmp_path: Path) -> None:
