@@ -17,8 +17,8 @@ watcher misses (a ``.nbs/`` that appears later, chats outside ``.nbs/``, a watch
 
 The plane thread takes typed commands (frozen dataclasses) from one queue. The listener is
 called **on the plane thread** with frozen-dataclass events; if it raises, the failure is
-logged and reported as a :class:`PlaneError` (``control-error``) and to the ``problem`` sink
-when one is given, never printed under the UI. In a Textual
+logged and reported to the ``problem(source, message)`` sink when one is given, else as a
+:class:`PlaneError` (``control-error``) to the listener; never printed under the UI. In a Textual
 app, forward them to the UI thread: ``ControlPlane(settings, lambda e: app.post_message(
 ControlPlaneEvent(e)))`` (Textual's ``post_message`` is thread-safe) or use
 ``app.call_from_thread``. Never block in the listener. Query methods (:meth:`snapshot`,
@@ -375,20 +375,22 @@ class ControlPlane:
             self._listener_failed(event, error)
 
     def _listener_failed(self, event: ControlEvent, error: Exception) -> None:
-        """Log a listener's failure and report it where the operator looks: to the problem sink
-        and as a PlaneError to the listener (once: if that fails too, the log has it)."""
-        message = f"control plane: the listener failed on {type(event).__name__}: {type(error).__name__}: {error}"
-        log.error("%s", message, exc_info=error)
+        """Log a listener's failure (with its traceback) and report it where the operator looks:
+        to the problem sink when there is one, else as a PlaneError to the listener (once: if
+        that fails too, the log has it)."""
+        message = f"the listener failed on {type(event).__name__}: {type(error).__name__}: {error}"
+        log.error("control plane: %s", message, exc_info=error)
         if self._problem is not None:
             try:
                 self._problem("control plane", message)
             except Exception:
                 log.exception("control plane: the problem sink failed")
+            return
         if self._reporting or self._listener is None:
             return
         self._reporting = True
         try:
-            self._listener(PlaneError(None, message))
+            self._listener(PlaneError(None, f"control plane: {message}"))
         except Exception:
             log.exception("control plane: the listener failed on the report of its own failure")
         finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -38,33 +39,49 @@ class Breaking:
             return [e for e in self.events if isinstance(e, PlaneError)]
 
 
+def start(root: Path, listener: Callable[[ControlEvent], None], **kwargs: object) -> ControlPlane:
+    (root / ".nbs").mkdir()
+    (root / ".nbs" / "control-inbox").write_text("register-hub h\n")
+    plane = ControlPlane(Settings(projects=(root,)), listener, watch=False, **kwargs)  # type: ignore[arg-type]
+    plane.start()
+    return plane
+
+
 def test_listener_failure_is_an_error_event_and_a_log_record(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / ".nbs").mkdir()
-    (tmp_path / ".nbs" / "control-inbox").write_text("register-hub h\n")
     listener = Breaking()
-    problems: list[tuple[str, str]] = []
-    plane = ControlPlane(
-        Settings(projects=(tmp_path,)), listener, watch=False, problem=lambda source, text: problems.append((source, text))
-    )
     with caplog.at_level(logging.ERROR, logger="nbs_tui.files.control_plane"):
-        plane.start()
+        plane = start(tmp_path, listener)
         try:
             assert plane.flush()
-            errors = listener.errors()
-            # the plane went on after the failure: the registry was still written and reported
-            assert any(isinstance(e, RegistryChanged) for e in listener.events)
-            assert (tmp_path / ".nbs" / "control-registry").read_text().splitlines()[-1] == "hub:h"
         finally:
             plane.stop()
+    errors = listener.errors()
     assert errors, "no error event for the failed listener"
     assert "listener failed on SnapshotChanged" in errors[0].message and "panel went away" in errors[0].message
     assert event_as_json(errors[0])["event"] == "control-error"
-    assert problems and problems[0][0] == "control plane" and "panel went away" in problems[0][1]
+    # the plane went on after the failure: the registry was still written and reported
+    assert any(isinstance(e, RegistryChanged) for e in listener.events)
+    assert (tmp_path / ".nbs" / "control-registry").read_text().splitlines()[-1] == "hub:h"
     records = [r for r in caplog.records if "listener failed" in r.getMessage()]
     assert records and records[0].exc_info is not None
     assert "listener failed" not in capfd.readouterr().err
+
+
+def test_with_a_problem_sink_the_failure_goes_there_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    listener = Breaking()
+    problems: list[tuple[str, str]] = []
+    with caplog.at_level(logging.ERROR, logger="nbs_tui.files.control_plane"):
+        plane = start(tmp_path, listener, problem=lambda source, text: problems.append((source, text)))
+        try:
+            assert plane.flush()
+        finally:
+            plane.stop()
+    assert problems and problems[0][0] == "control plane"
+    assert "listener failed on SnapshotChanged" in problems[0][1] and "panel went away" in problems[0][1]
+    assert listener.errors() == []  # not reported twice
+    assert any("listener failed" in r.getMessage() for r in caplog.records)
 
 
 def test_a_listener_that_also_fails_on_the_report_is_only_logged(
