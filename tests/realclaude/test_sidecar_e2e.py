@@ -11,7 +11,6 @@ SidecarRunner exactly as ``nbs-tui --headless`` does.
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Callable, Iterator
 
 import libtmux
@@ -138,7 +137,10 @@ def test_nbs_register_chat_on_screen_reaches_the_registry_once(
         assert _until(
             lambda: registry.is_file() and "chat:.nbs/chat/new.chat" in registry.read_text(), 30
         )
-        time.sleep(3)  # the line stays on screen for several ticks (what is asserted is the count)
+        # the line stays on screen while the runner looks at it three more times
+        ticks = running.runner.ticks
+        assert _until(lambda: running.runner.ticks >= ticks + 3, 15)
+        assert "nbs-register-chat .nbs/chat/new.chat" in agent.screen()
         plane.flush(10)
         commands = running.of(agent.pane_id, "command")
         assert [dict(e.data)["line"] for e in commands] == [

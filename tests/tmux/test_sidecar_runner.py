@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -222,12 +221,16 @@ def test_plan_menu_answered_once_with_the_right_option(
 
 
 def test_nbs_command_on_screen_reported_once(
-    spawn: Callable[[str, str], Agent], run_sidecar: Callable[..., RunningSidecar]
+    spawn: Callable[[str, str], Agent], run_sidecar: Callable[..., RunningSidecar], server: libtmux.Server
 ) -> None:
     agent = spawn("nbs", "nbs")
     running = run_sidecar(interval=1.0, backoff=30.0)
     assert _wait(lambda: bool(running.of(agent.pane_id, "command")), 20)
-    time.sleep(3)  # the line stays on screen for several ticks (what is asserted is the count)
+    # the line stays on screen while the runner looks at it three more times
+    ticks = running.runner.ticks
+    assert _wait(lambda: running.runner.ticks >= ticks + 3, 15)
+    screen = "\n".join(server.cmd("capture-pane", "-p", "-t", agent.pane_id).stdout)
+    assert "\\nbs-register-chat" in screen, screen
     commands = running.of(agent.pane_id, "command")
     assert [dict(e.data)["line"] for e in commands] == ["\\nbs-register-chat .nbs/chat/new.chat"]
 
@@ -252,9 +255,11 @@ def test_paused_project_gets_nothing(
     pane_id = window.active_pane.pane_id  # type: ignore[union-attr]
     agent = Agent("paused", str(pane_id), log)
     assert _wait(agent.ready, 10), "the fake agent did not start"
+    control = spawn("control", "idle")  # the same agent outside the paused project
     running = run_sidecar(interval=1.0, backoff=1.0)
     assert _wait(lambda: bool(running.of(pane_id, "state")), 10)
-    time.sleep(4)  # several intervals pass (what is asserted is that nothing arrived)
+    # long enough for a poll to arrive: the other agent got two
+    assert _wait(lambda: control.lines("SUBMIT").count("/nbs-poll") >= 2, 30), control.log.read_text()
     assert agent.lines("SUBMIT") == [] and agent.lines("RAW") == [], log.read_text()
     status = running.runner.status(pane_id)
     assert status is not None and status.paused and status.next_poll_in is None
