@@ -17,7 +17,9 @@ object on stdout::
 plus ``start``/``stop``, ``connection`` (tmux lost or back), one ``error`` line for every problem
 a backend reports (with its ``source``: ``tmux``, ``sidecar``, ``control plane``, ``Claude Code
 signals``; the same goes to the log file), and the control plane's events (``registry-changed``,
-``pause-changed``, ``poll-interval``, ``control-history``, ``control-error``). SIGINT and SIGTERM stop it cleanly
+``pause-changed``, ``poll-interval``, ``control-history``, ``control-error``), and ``lease`` when the
+server's sidecar lease changes hands (``acting``: this process now acts; docs/lease.md). SIGINT and
+SIGTERM stop it cleanly
 (exit status 0); every thread is joined. The backends are built and run by
 `nbs_tui.runtime.Runtime`, as in the dashboard.
 """
@@ -34,6 +36,7 @@ from typing import IO, Any
 
 from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.config import Settings
+from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.files.control_plane import ControlEvent, event_as_json
 from nbs_tui.runtime import Runtime
@@ -87,6 +90,15 @@ class _Events:
 
     def problem(self, source: str, message: str) -> None:
         self.emit({"event": "error", "pane": "", "source": source, "message": message})
+
+    def lease_changed(self, holder: LeaseValue, acting: bool) -> None:
+        """Who holds the sidecar lease of this server (docs/lease.md)."""
+        event: dict[str, Any] = {"event": "lease", "pane": "", "acting": acting}
+        if isinstance(holder, Lease):
+            event.update(host=holder.host, pid=holder.pid, since=holder.since)
+        elif holder is not None:
+            event.update(foreign=holder.raw)
+        self.emit(event)
 
 
 def run_headless(

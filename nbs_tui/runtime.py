@@ -24,7 +24,10 @@ tmux server are turned into it here. It writes one line to the log file and tell
 (the app lists and counts them and notifies; headless prints an ``error`` line with the source).
 
 Whether this process *acts* on the panes (types polls, answers plan menus) is decided in one
-place, `Runtime.decide_role`; the other backends run either way.
+place, `Runtime.decide_role`; the other backends run either way. With a real tmux fleet the
+sidecar also takes part in the server's lease (docs/lease.md, `RuntimeOptions.lease`): it
+always detects, and acts only while this process holds the lease; every other process watching
+the same server is a viewer. The lease starts before the sidecar and is released after it.
 """
 
 from __future__ import annotations
@@ -39,9 +42,11 @@ from typing import Protocol, TypeVar
 
 from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
 from nbs_tui.config import Settings
+from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.files.control_plane import ControlEvent, ControlPlane
 from nbs_tui.logs import log_problem
+from nbs_tui.sidecar_lease import SidecarLease
 from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
 from nbs_tui.tmux.port import FleetListener, FleetPort
 
@@ -79,6 +84,23 @@ class RuntimeListener(Protocol):
         """A backend failed in a way a person should see (``source`` names it)."""
 
 
+class LeaseListener(Protocol):
+    """Optional: a `RuntimeListener` that also has this method hears who holds the lease."""
+
+    def lease_changed(self, holder: LeaseValue, acting: bool) -> None:
+        """The lease holder changed (``holder``: None when free); ``acting``: it is this process.
+        Called on the lease's thread."""
+
+
+class LeaseMode(enum.Enum):
+    CONTEND = "contend"
+    """Take the lease when it is free or expired, and act while holding it."""
+    WATCH = "watch"
+    """Never take it: detect only, and show who acts."""
+    OFF = "off"
+    """No lease at all: act unconditionally (tests with a fake fleet, one-process tools)."""
+
+
 class SidecarRole(enum.Enum):
     """What this process does with the panes' screens."""
 
@@ -102,6 +124,8 @@ class RuntimeOptions:
     fleet_factory: FleetFactory | None = None
     """Builds the fleet given the runtime's listener; by default a `TmuxFleet` on the settings' server."""
     seed_timeout: float = SEED_TIMEOUT
+    lease: LeaseMode | None = None
+    """None: `CONTEND` with the real tmux fleet, `OFF` with an injected ``fleet_factory``."""
 
 
 class _Fanout:
@@ -146,6 +170,7 @@ class Runtime:
         self.control_plane: ControlPlane | None = None
         self.claude: ClaudeSignals | None = None
         self.sidecar: SidecarRunner | None = None
+        self.lease: SidecarLease | None = None
         self.role = SidecarRole.OFF
         self._built = False
         self._started: list[tuple[str, Callable[[], None]]] = []
@@ -184,11 +209,12 @@ class Runtime:
         self.role = self.decide_role()
         if self.role is SidecarRole.ACT:
             fleet = self.fleet
+            self.lease = self._try("sidecar lease", self._build_lease)
             self.sidecar = self._try(
                 "sidecar",
                 lambda: SidecarRunner(
                     fleet, self.settings, self._sidecar_event, control=self.control_plane,
-                    clock=options.clock, wall=options.wall, signals=self.claude,
+                    clock=options.clock, wall=options.wall, signals=self.claude, lease=self.lease,
                 ),
             )
 
@@ -205,6 +231,43 @@ class Runtime:
         if event.kind == "error":
             self.problem("sidecar", f"{event.pane_id} {event.message}".strip())
         self.listener.sidecar_event(event)
+
+    def lease_mode(self) -> LeaseMode:
+        mode = self.options.lease
+        if mode is None:
+            mode = LeaseMode.OFF if self.options.fleet_factory is not None else LeaseMode.CONTEND
+        return mode
+
+    def _build_lease(self) -> SidecarLease | None:
+        from nbs_tui.tmux.lease import LeaseHeartbeat, tmux_too_old
+        from nbs_tui.tmux.operate import TmuxCommands
+
+        mode = self.lease_mode()
+        if mode is LeaseMode.OFF:
+            return None
+        if mode is LeaseMode.CONTEND:
+            old = tmux_too_old()
+            if old is not None:
+                self.problem("sidecar lease", old)
+                mode = LeaseMode.WATCH
+        commands = TmuxCommands(self.settings.server)
+
+        def problem(message: str) -> None:
+            self.problem("sidecar lease", message)
+
+        heartbeat = LeaseHeartbeat(
+            commands,
+            contend=mode is LeaseMode.CONTEND,
+            on_problem=problem,
+            on_holder_changed=self._holder_changed,
+        )
+        return SidecarLease(commands, heartbeat, on_problem=problem)
+
+    def _holder_changed(self, holder: LeaseValue) -> None:
+        tell = getattr(self.listener, "lease_changed", None)
+        if tell is not None and self.lease is not None:
+            mine = isinstance(holder, Lease) and holder.token == self.lease.token
+            tell(holder, mine)
 
     def decide_role(self) -> SidecarRole:
         """Does this process act on the panes? The one place that decides it.
@@ -243,6 +306,8 @@ class Runtime:
                 return
             fleet.start()  # its failure is the caller's to show: nothing works without it
             self._started.append(("fleet", fleet.stop))
+            if self.lease is not None:  # stopped after the sidecar: it stops acting, then releases
+                self._start("sidecar lease", self.lease.start, self.lease.stop)
             if self.sidecar is not None:
                 self._starter = threading.Thread(target=self._start_sidecar, name="nbs-runtime-start", daemon=True)
                 self._starter.start()

@@ -42,7 +42,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from nbs_tui.claude.monitor import AgentMonitor, FactsSource
 from nbs_tui.config import Settings
@@ -53,6 +53,7 @@ from nbs_tui.core.detect import (
     detection_as_json,
     screen_lines_and_faint,
 )
+from nbs_tui.core.lease import inflight_erase_count
 from nbs_tui.core.model import AgentState, Detection, PaneId, PaneInfo
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.core.sidecar import (
@@ -69,7 +70,11 @@ from nbs_tui.core.sidecar import (
     SubmitPoll,
 )
 from nbs_tui.core.stuck import Ended, Escalate, Nudge, Phase, StuckAction, StuckStatus
+from nbs_tui.tmux.pane_options import PublishedState
 from nbs_tui.tmux.port import FleetPort, PaneGone, TmuxUnavailable
+
+if TYPE_CHECKING:
+    from nbs_tui.sidecar_lease import SidecarLease
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +189,9 @@ class _Tracked:
     rows: RowCache = field(default_factory=RowCache)
     ended: bool = False
     """``agent-ended`` was reported for this agent (it is reported once)."""
+    shown_state: AgentState | None = None
+    state_wall: float = 0.0
+    """Wall time the detected state last changed (published as ``@nbs_since``)."""
 
 
 def config_from_settings(settings: Settings) -> SidecarConfig:
@@ -211,8 +219,12 @@ class SidecarRunner:
         wall: Callable[[], float] = time.time,
         sidecar_config: SidecarConfig | None = None,
         signals: FactsSource | None = None,
+        lease: SidecarLease | None = None,
     ) -> None:
         self.fleet = fleet
+        self.lease = lease
+        """With a lease (docs/lease.md) this runner acts only while it holds it, reads the views'
+        switches and requests from tmux and publishes pane state there; without one it always acts."""
         self.settings = settings
         self.on_event = on_event
         self.control = control
@@ -271,6 +283,8 @@ class SidecarRunner:
     def set_poll_enabled(self, pane_id: PaneId, enabled: bool | None) -> None:
         """The operator's per-pane poll switch (None: follow the global setting)."""
         word = "default" if enabled is None else "on" if enabled else "off"
+        if self.lease is not None:  # every view (and the holder) reads it from tmux
+            self.lease.set_switch(pane_id, "poll", enabled)
         self._request(_Override(pane_id, "set_poll_enabled", enabled, f"poll injection {word}"))
 
     def set_plan_auto(self, pane_id: PaneId, enabled: bool) -> None:
@@ -279,6 +293,8 @@ class SidecarRunner:
     def set_plan_policy(self, pane_id: PaneId, policy: str | None) -> None:
         if policy not in (None, "no-prompts", "off"):
             raise ValueError(f"plan policy must be 'no-prompts' or 'off', not {policy!r}")
+        if self.lease is not None:
+            self.lease.set_switch(pane_id, "plan", None if policy is None else policy != "off")
         self._request(
             _Override(pane_id, "set_plan_policy", policy, f"plan auto-select {policy or 'default'}")
         )
@@ -299,7 +315,10 @@ class SidecarRunner:
     def force_poll(self, pane_id: PaneId, timeout: float = FORCE_POLL_WAIT) -> tuple[bool, str]:
         """Inject the poll command at the next tick if typing there is safe (the interval is
         skipped, the safety checks are not). Waits up to ``timeout`` for a busy tick: call it
-        from a worker thread."""
+        from a worker thread. With a lease the request goes through tmux to whichever process
+        holds it (this one or another view's), and its answer comes back the same way."""
+        if self.lease is not None:
+            return self.lease.request_poll(pane_id, timeout)
         reply: Future[tuple[bool, str]] = Future()
         self._request(_ForcePoll(pane_id, reply))
         try:
@@ -431,9 +450,11 @@ class SidecarRunner:
         return os.path.exists(os.path.join(info.current_path, ".nbs", "control-pause"))
 
     def _context(self, tracked: _Tracked, now: float) -> SidecarContext:
+        lease = self.lease
         return SidecarContext(
-            paused=self._paused(tracked.info),
+            paused=self._paused(tracked.info) or (lease is not None and lease.paused),
             operator_typing=now - tracked.operator_at < OPERATOR_QUIET,
+            viewer=lease is not None and not lease.acting(),
         )
 
     def tick(self) -> None:
@@ -455,6 +476,8 @@ class SidecarRunner:
         self.ticks += 1
         now = self.clock()
         wall_now = self.wall()
+        if self.lease is not None:
+            self._sync_lease()
         every = {p.pane_id: p for p in self.fleet.panes()}
         panes = {pane_id: p for pane_id, p in every.items() if p.is_agent and not p.dead}
         for pane_id in list(self._tracked):
@@ -482,6 +505,8 @@ class SidecarRunner:
                     getattr(tracked.sidecar, name)(value)
             tracked.info = info
             self._tick_pane(tracked, info, now, wall_now)
+        if self.lease is not None and self.lease.acting():
+            self._publish_options()
 
     def _tick_pane(self, tracked: _Tracked, info: PaneInfo, now: float, wall_now: float) -> None:
         screen = self.fleet.screen(info.pane_id)
@@ -504,6 +529,8 @@ class SidecarRunner:
         actions = sidecar.tick(now, lines, context, detection=detection)
         for action in actions:
             self._carry_out(tracked, info, action, now)
+        if sidecar.detection.state is not tracked.shown_state:
+            tracked.shown_state, tracked.state_wall = sidecar.detection.state, wall_now
         key = (sidecar.detection.state, sidecar.injecting, context.paused, sidecar.poll_enabled)
         if key != tracked.last_key:
             tracked.last_key = key
@@ -526,6 +553,7 @@ class SidecarRunner:
             and not sidecar.injecting
             and not context.paused
             and not context.operator_typing
+            and not context.viewer
         )
         try:
             _, actions = self.monitor.observe(
@@ -627,6 +655,8 @@ class SidecarRunner:
         if isinstance(action, ReportCommand):
             project = info.current_path
             self._emit("command", pane_id, "", line=action.line, project=project)
+            if self.lease is not None and not self.lease.acting():
+                return  # the holder carries it out
             if self.control is not None:
                 try:
                     self.control.apply_scanned_command(pane_id, project, action.line)
@@ -656,6 +686,8 @@ class SidecarRunner:
             }.get(action.kind, action.kind)
             if action.kind == "nudge-failed":
                 self.monitor.nudge_failed(pane_id)
+            if action.kind in ("poll", "poll-failed", "nudge", "nudge-failed"):
+                self._clear_inflight(pane_id)  # the handshake is over either way
             self._emit(kind, pane_id, action.message, result=result)
             return
         try:
@@ -666,7 +698,13 @@ class SidecarRunner:
                 self._emit(self._kind(action), pane_id, why, result="refused")
                 return
             if isinstance(action, InjectPoll):
-                self.fleet.send_text(pane_id, action.text)
+                if self.lease is None:
+                    self.fleet.send_text(pane_id, action.text)
+                elif not self.lease.switches.type_marked(self.lease.token, pane_id, action.text):
+                    why = "not typed: this process no longer holds the sidecar lease"
+                    self._refused(sidecar, action, now, why)
+                    self._emit(self._kind(action), pane_id, why, result="refused")
+                    return
                 self._emit(
                     action.purpose,
                     pane_id,
@@ -705,8 +743,87 @@ class SidecarRunner:
 
     def _refused(self, sidecar: PaneSidecar, action: Action, now: float, why: str) -> None:
         sidecar.action_refused(now, action, why)
+        if isinstance(action, InjectPoll | SubmitPoll):
+            self._clear_inflight(sidecar.pane_id)
         if isinstance(action, InjectPoll | SubmitPoll) and action.purpose == "nudge":
             self.monitor.nudge_failed(sidecar.pane_id)  # not delivered: it does not count
+
+    # -- the lease: switches and requests from tmux, in-flight marks, published state ----------
+
+    def _sync_lease(self) -> None:
+        """With the tick lock held: take the views' switches from tmux; as the holder, also
+        answer poll requests and recover polls a dead holder typed but never submitted."""
+        lease = self.lease
+        if lease is None or not lease.sync():
+            return
+        for pane_id, switches in lease.panes.items():
+            tracked = self._tracked.get(pane_id)
+            if tracked is None:
+                continue
+            sidecar = tracked.sidecar
+            if not lease.pending(pane_id, "poll") and switches.poll != sidecar.poll_enabled_override:
+                sidecar.set_poll_enabled(switches.poll)
+            plan = None if switches.plan is None else "no-prompts" if switches.plan else "off"
+            if not lease.pending(pane_id, "plan") and plan != sidecar.plan_policy_override:
+                sidecar.set_plan_policy(plan)
+        if not lease.acting():
+            return
+        for pane_id, request in lease.new_requests():
+            tracked = self._tracked.get(pane_id)
+            ok, why = (
+                tracked.sidecar.request_poll()
+                if tracked is not None
+                else (False, "not an agent pane the sidecar watches")
+            )
+            lease.answer(pane_id, request, ok, why)
+        for pane_id, switches in lease.panes.items():
+            mark = switches.inflight
+            tracked = self._tracked.get(pane_id)
+            if mark is None or mark.token == lease.token or tracked is None or tracked.info is None:
+                continue
+            try:
+                box = self._live(tracked.info).input_text
+            except (PaneGone, TmuxUnavailable):
+                continue
+            count = inflight_erase_count(mark, lease.token, box)
+            if count is None:
+                continue
+            if lease.switches.erase_inflight(lease.token, pane_id, count) and count:
+                self._emit(
+                    "poll",
+                    pane_id,
+                    f"erased {box!r}, typed by a sidecar that stopped before submitting it",
+                    result="recovered",
+                    text=mark.text,
+                )
+
+    def _clear_inflight(self, pane_id: PaneId) -> None:
+        if self.lease is None:
+            return
+        try:
+            self.lease.switches.clear_inflight(pane_id)
+        except Exception as error:  # a mark left over is recovered by the next holder
+            log.info("in-flight mark of %s not cleared: %s", pane_id, error)
+
+    def _publish_options(self) -> None:
+        lease = self.lease
+        if lease is None:
+            return
+        escalated = {
+            pane_id for pane_id, verdict in self.monitor.verdicts().items()
+            if verdict.stuck.phase is Phase.ESCALATED
+        }
+        states: dict[PaneId, PublishedState] = {}
+        for pane_id, tracked in self._tracked.items():
+            state = tracked.sidecar.detection.state
+            if pane_id in escalated:
+                needs = "stuck"
+            elif state.needs_person or state is AgentState.PLAN:
+                needs = state.value
+            else:
+                needs = ""
+            states[pane_id] = PublishedState(state.value, needs, int(tracked.state_wall))
+        lease.publish(states)
 
     @staticmethod
     def _said(action: InjectPoll | SubmitPoll, what: str) -> str:

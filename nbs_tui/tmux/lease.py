@@ -289,9 +289,10 @@ class LeaseHeartbeat:
                 self.on_holder_changed(value)
 
     def _problem(self, message: str) -> None:
-        log.warning("%s", message)
         if self.on_problem is not None:
-            self.on_problem(message)
+            self.on_problem(message)  # which logs it
+        else:
+            log.warning("%s", message)
 
     @staticmethod
     def _describe(value: LeaseValue) -> str:

@@ -1,0 +1,203 @@
+"""The sidecar runner's link to the lease and to what views write into tmux (docs/lease.md).
+
+`SidecarLease` bundles the `LeaseHeartbeat` (its own thread), the switches and requests every
+view writes as tmux options (`SidecarSwitches`) and the holder's published pane state
+(`PaneOptionsPublisher`). The runner calls `sync` at the start of each tick (one tmux command)
+and `publish` at its end; it asks `acting()` before anything it would type.
+
+Writes a view makes from the UI (a switch, the pause) go through one worker thread, so the UI
+never waits on tmux; until tmux has them, `pending` says so and the tick keeps the local value
+rather than the one it read. `request_poll` blocks (bounded): call it from a worker thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+
+from nbs_tui.core.lease import (
+    Lease,
+    LeaseValue,
+    PaneSwitches,
+    answered,
+)
+from nbs_tui.core.model import PaneId
+from nbs_tui.tmux.lease import LeaseHeartbeat
+from nbs_tui.tmux.operate import TmuxCommandError, TmuxCommands
+from nbs_tui.tmux.pane_options import PaneOptionsPublisher, PublishedState, SidecarSwitches
+from nbs_tui.tmux.port import TmuxUnavailable
+
+log = logging.getLogger(__name__)
+
+REQUEST_WAIT = 5.0
+"""Longest a view waits for the holder to answer a poll request."""
+
+
+class SidecarLease:
+    def __init__(
+        self,
+        commands: TmuxCommands,
+        heartbeat: LeaseHeartbeat,
+        on_problem: Callable[[str], None] | None = None,
+    ) -> None:
+        self.commands = commands
+        self.heartbeat = heartbeat
+        self.switches = SidecarSwitches(commands)
+        self.publisher = PaneOptionsPublisher(commands)
+        self.on_problem = on_problem
+        self.paused = False
+        self.panes: Mapping[PaneId, PaneSwitches] = {}
+        self._fresh = threading.Event()
+        """Set when this process has just acquired the lease: clear and recover first."""
+        self._answered: set[tuple[PaneId, str]] = set()
+        self._pending: dict[tuple[PaneId, str], int] = {}
+        self._pending_lock = threading.Lock()
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbs-lease-write")
+        self._read_failed = False
+        previous = heartbeat.on_acquired
+
+        def acquired(lease: Lease) -> None:
+            self._fresh.set()
+            if previous is not None:
+                previous(lease)
+
+        heartbeat.on_acquired = acquired
+        lost = heartbeat.on_lost
+
+        def on_lost(why: str) -> None:
+            self.publisher.forget()  # the next holder clears what we set
+            if lost is not None:
+                lost(why)
+
+        heartbeat.on_lost = on_lost
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    @property
+    def token(self) -> str:
+        return self.heartbeat.token
+
+    def start(self) -> None:
+        self.heartbeat.start()
+
+    def stop(self) -> None:
+        """A clean stop: unset what this holder published, then release the lease at once."""
+        self._writer.shutdown(wait=True)
+        if self.heartbeat.holding:
+            try:
+                self.publisher.clear_mine()
+            except (TmuxCommandError, TmuxUnavailable) as error:
+                log.info("published pane options not cleared: %s", error)
+        self.heartbeat.stop(release=True)
+
+    def acting(self) -> bool:
+        return self.heartbeat.may_act()
+
+    def holder(self) -> LeaseValue:
+        return self.heartbeat.holder
+
+    def take_fresh(self) -> bool:
+        """True once after each acquisition (the runner then clears stale options)."""
+        if self._fresh.is_set():
+            self._fresh.clear()
+            return True
+        return False
+
+    # -- the tick -----------------------------------------------------------------------------
+
+    def sync(self) -> bool:
+        """Read the pause and every pane's switches (one tmux command); False if tmux failed
+        (the last values are kept)."""
+        try:
+            self.paused, self.panes = self.switches.read()
+        except (TmuxCommandError, TmuxUnavailable) as error:
+            if not self._read_failed:
+                self._read_failed = True
+                self._problem(f"sidecar switches not read from tmux: {error}")
+            return False
+        self._read_failed = False
+        return True
+
+    def pending(self, pane_id: PaneId, which: str) -> bool:
+        with self._pending_lock:
+            return self._pending.get((pane_id, which), 0) > 0
+
+    def new_requests(self) -> list[tuple[PaneId, str]]:
+        """Poll requests not yet answered and not yet handled by this holder."""
+        out = []
+        for pane_id, switches in self.panes.items():
+            request = switches.poll_request
+            fresh = request and not answered(request, switches.poll_answer)
+            if fresh and (pane_id, request) not in self._answered:
+                out.append((pane_id, request))
+        return out
+
+    def answer(self, pane_id: PaneId, request: str, ok: bool, why: str) -> None:
+        self._answered.add((pane_id, request))
+        try:
+            self.switches.answer_poll(pane_id, request, ok, why)
+        except (TmuxCommandError, TmuxUnavailable) as error:
+            self._problem(f"poll request not answered in tmux: {error}")
+
+    def publish(self, states: Mapping[PaneId, PublishedState]) -> None:
+        try:
+            if self.take_fresh():
+                self.publisher.clear_stale()
+            self.publisher.publish(states)
+        except (TmuxCommandError, TmuxUnavailable) as error:
+            self.publisher.forget()  # resend everything next time
+            log.info("pane state not published: %s", error)
+
+    # -- what any view asks (from the UI thread: never waits on tmux) -------------------------
+
+    def set_switch(self, pane_id: PaneId, which: str, enabled: bool | None) -> None:
+        key = (pane_id, which)
+        with self._pending_lock:
+            self._pending[key] = self._pending.get(key, 0) + 1
+
+        def write() -> None:
+            try:
+                self.switches.set_switch(pane_id, which, enabled)
+            except (TmuxCommandError, TmuxUnavailable) as error:
+                self._problem(f"{which} switch not written to tmux: {error}")
+            finally:
+                with self._pending_lock:
+                    self._pending[key] -= 1
+
+        self._submit(write)
+
+    def set_paused(self, paused: bool) -> None:
+        self._submit(lambda: self.switches.set_paused(paused))
+
+    def request_poll(self, pane_id: PaneId, timeout: float = REQUEST_WAIT) -> tuple[bool, str]:
+        """Ask the holder (possibly this process) for a poll now and wait for its answer."""
+        try:
+            request = self.switches.request_poll(pane_id)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                time.sleep(0.2)  # the holder answers at its next tick (1 s)
+                _, panes = self.switches.read()
+                answer = panes.get(pane_id, PaneSwitches()).poll_answer
+                if answered(request, answer):
+                    verdict, _, why = answer.partition(" ")[2].partition(" ")
+                    return verdict == "ok", why or ("poll requested" if verdict == "ok" else "refused")
+        except (TmuxCommandError, TmuxUnavailable) as error:
+            return False, f"tmux: {error}"
+        holder = self.holder()
+        who = "no sidecar holds the lease" if holder is None else f"{holder.describe()} did not answer"
+        return False, f"poll request not answered within {timeout:g} s ({who})"
+
+    def _submit(self, write: Callable[[], None]) -> None:
+        try:
+            self._writer.submit(write)
+        except RuntimeError:  # shut down: the process is stopping
+            log.info("tmux write dropped while stopping")
+
+    def _problem(self, message: str) -> None:
+        if self.on_problem is not None:
+            self.on_problem(message)  # which logs it
+        else:
+            log.warning("%s", message)

@@ -1,0 +1,144 @@
+"""The lease end to end: real ``nbs-tui --headless`` processes on a private server with a fake
+``claude``: one acts, the other only watches; a clean stop hands over at once; a poll typed by a
+holder that died before Enter is erased by the next one, and an operator's text never is."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import libtmux
+from libtmux.test.retry import retry_until
+
+from nbs_tui.core.lease import LEASE_OPTION
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.tmux.lease import LeaseHeartbeat
+from nbs_tui.tmux.operate import TmuxCommands
+from nbs_tui.tmux.pane_options import SidecarSwitches
+from tests.tmux.test_sidecar_runner import write_fake_claude
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class Headless:
+    def __init__(self, server: libtmux.Server, home: Path) -> None:
+        env = {
+            **os.environ,
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_STATE_HOME": str(home / ".state"),
+        }
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "nbs_tui", "-L", str(server.socket_name), "--headless",
+             "--poll-interval", "2"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
+        )
+        self.events: list[dict[str, Any]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.events.append(json.loads(line))
+
+    def typed(self, pane_id: str) -> int:
+        return sum(
+            1 for e in list(self.events)
+            if e["event"] == "poll" and e["pane"] == pane_id and e.get("result") == "typed"
+        )
+
+    def acting(self) -> bool:
+        leases = [e for e in list(self.events) if e["event"] == "lease"]
+        return bool(leases) and leases[-1]["acting"]
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(20)
+
+
+def agent(session: libtmux.Session, tmp_path: Path, name: str) -> tuple[str, Path]:
+    fake = write_fake_claude(tmp_path / "bin" / "claude")
+    log = tmp_path / f"{name}.log"
+    window = session.new_window(window_name=name, window_shell=f"{fake} idle {log}", attach=False)
+    pane = window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    assert retry_until(lambda: log.exists() and "READY" in log.read_text(), 10, raises=False)
+    return pane.pane_id, log
+
+
+def submits(log: Path) -> list[str]:
+    return [line for line in log.read_text().splitlines() if line.startswith("SUBMIT")]
+
+
+def test_two_headless_one_acts_and_a_clean_stop_hands_over(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path
+) -> None:
+    pane_id, log = agent(session, tmp_path, "idle")
+    first = Headless(server, tmp_path / "h1")
+    assert retry_until(first.acting, 20, raises=False), first.events
+    second = Headless(server, tmp_path / "h2")
+    try:
+        assert retry_until(lambda: len(submits(log)) >= 2, 60, raises=False), log.read_text()
+        assert retry_until(lambda: any(e["event"] == "lease" for e in second.events), 10, raises=False)
+        assert not second.acting() and second.typed(pane_id) == 0
+        assert first.typed(pane_id) >= 2
+        # the watcher sees the same states
+        assert any(e["event"] == "state" and e["pane"] == pane_id for e in second.events)
+        assert first.stop() == 0
+        # released on a clean stop: the other acts at once, not a ttl later
+        assert retry_until(second.acting, 5, raises=False), second.events
+        before = len(submits(log))
+        assert retry_until(lambda: len(submits(log)) > before, 40, raises=False)
+        assert second.typed(pane_id) >= 1
+    finally:
+        first.stop()
+        second.stop()
+    assert set(submits(log)) == {"SUBMIT /nbs-poll"}, submits(log)
+    assert TmuxCommands(ServerAddress(socket_name=str(server.socket_name))).run(
+        "display-message", "-p", f"#{{{LEASE_OPTION}}}"
+    ) == "\n"
+
+
+def test_next_holder_erases_a_poll_left_unsubmitted_but_never_the_operators_text(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path
+) -> None:
+    left, left_log = agent(session, tmp_path, "left")
+    typed_on, typed_on_log = agent(session, tmp_path, "typedon")
+    commands = TmuxCommands(ServerAddress(socket_name=str(server.socket_name)))
+    switches = SidecarSwitches(commands)
+    dead = LeaseHeartbeat(commands)
+    dead.tick()
+    assert dead.holding
+    assert switches.type_marked(dead.token, left, "/nbs-poll")
+    assert switches.type_marked(dead.token, typed_on, "/nbs-poll")
+    server.cmd("send-keys", "-t", typed_on, "-l", " and my words")  # the operator typed on
+    assert retry_until(lambda: "and my words" in capture(commands, typed_on), 5, raises=False)
+    dead.stop(release=False)  # dies: no release, no submit
+
+    headless = Headless(server, tmp_path / "h")
+    try:
+        recovered = lambda: any(  # noqa: E731
+            e["event"] == "poll" and e["pane"] == left and e.get("result") == "recovered"
+            for e in list(headless.events)
+        )
+        assert retry_until(recovered, 30, raises=False), headless.events
+        # then it polls normally
+        assert retry_until(lambda: len(submits(left_log)) >= 1, 30, raises=False)
+        _, panes = switches.read()
+        assert panes[typed_on].inflight is None  # the mark is dropped ...
+        assert "/nbs-poll and my words" in capture(commands, typed_on)  # ... the text left
+    finally:
+        assert headless.stop() == 0
+    assert set(submits(left_log)) == {"SUBMIT /nbs-poll"}, submits(left_log)
+    assert submits(typed_on_log) == []
+
+
+def capture(commands: TmuxCommands, pane: str) -> str:
+    return commands.run("capture-pane", "-p", "-t", pane)
