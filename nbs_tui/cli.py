@@ -107,6 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     completion = commands.add_parser("completion", help="print a bash or zsh completion script for nbs-tui")
     completion.add_argument("shell", choices=("bash", "zsh"))
+
+    from nbs_tui.service import add_parser as add_service_parser
+
+    add_service_parser(commands)
     return parser
 
 
@@ -259,6 +263,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_detect(args)
         if args.command == "hooks":
             return _run_hooks(args, settings)
+        if args.command == "service":
+            from nbs_tui.service import service_command
+
+            _require_tmux()
+            if args.action == "run":
+                _install_log()
+            return service_command(args.action, settings)
         if args.command == "completion":
             from nbs_tui.completion import completion_script
 
