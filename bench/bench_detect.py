@@ -17,6 +17,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,8 +84,8 @@ def main() -> int:
     for _, text in screens:
         group = "tall" if text.count("\n") > 200 else "ordinary"
         lines = strip_escapes(text).split("\n")
-        text_us[group].append(per_call_us(lambda t=text: detect_text(t), args.repeat))
-        lines_us[group].append(per_call_us(lambda ls=lines: detect_lines(ls), args.repeat))
+        text_us[group].append(per_call_us(partial(detect_text, text), args.repeat))
+        lines_us[group].append(per_call_us(partial(detect_lines, lines), args.repeat))
     print(f"corpus: {len(screens)} screens ({len(text_us['tall'])} of them 1,000 rows tall)")
     for group in ("ordinary", "tall"):
         print(f"detect_text  {group:8s} {summary(text_us[group])}")

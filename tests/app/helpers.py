@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import time
 from collections.abc import Callable
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -13,7 +14,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 
-async def wait_for(pilot: Pilot[object], condition: Callable[[], object], timeout: float = 15.0, what: str = "") -> None:
+async def wait_for(pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 15.0, what: str = "") -> None:
     """Let the app run until ``condition()`` is true; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:
@@ -28,7 +29,7 @@ def widget_text(widget: Widget) -> str:
     """The text a line-API widget draws now, one line per row, trailing spaces stripped."""
     lines = []
     for y in range(widget.size.height):
-        strip = widget.render_line(y)  # type: ignore[attr-defined]
+        strip = widget.render_line(y)
         lines.append("".join(segment.text for segment in strip).rstrip())
     return "\n".join(lines)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.color import Color
 from rich.segment import Segment
+from rich.style import Style
 from textual.geometry import Size
 
 from nbs_tui.core.screen import PaneScreen
@@ -18,9 +19,10 @@ def _segments(screen: PaneScreen, y: int, width: int, size: Size | None = None) 
     return list(lines.strip(y, width))
 
 
-def _style_at(segments: list[Segment], text: str):
+def _style_at(segments: list[Segment], text: str) -> Style:
     for segment in segments:
         if text in segment.text:
+            assert segment.style is not None, f"{text!r} has no style"
             return segment.style
     raise AssertionError(f"{text!r} not in {[s.text for s in segments]}")
 

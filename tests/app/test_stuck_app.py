@@ -34,7 +34,9 @@ async def test_a_stuck_agent_is_nudged_then_waits_in_the_needs_you_queue(
     async with app.run_test(size=SIZE) as pilot:
         app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
         await wait_for(pilot, lambda: app.sidecar is not None and app.claude is not None, what="backends")
-        await wait_for(pilot, lambda: app.sidecar.monitor.signals is app.claude, what="the runner reads Claude's signals")
+        sidecar = app.sidecar
+        assert sidecar is not None
+        await wait_for(pilot, lambda: sidecar.monitor.signals is app.claude, what="the runner reads Claude's signals")
         await wait_for(pilot, lambda: pane in app.needs_you, timeout=90, what="the stuck agent joins the queue")
         [entry] = app.needs_you.entries()
         assert entry.reason == "stuck (1 nudge)"

@@ -49,7 +49,7 @@ class Recorder:
         with self.lock:
             self.events.append(event)
 
-    def of(self, kind: type) -> list:  # type: ignore[type-arg]
+    def of(self, kind: type) -> list:
         with self.lock:
             return [e for e in self.events if isinstance(e, kind)]
 
@@ -567,8 +567,13 @@ def test_several_projects_at_once(started, tmp_path: Path) -> None:  # type: ign
     for index, root in enumerate(roots):
         append(root / ".nbs" / "control-inbox", f"register-hub .nbs/h{index}\n")
     for index, root in enumerate(roots):
-        wait_for(lambda r=root, i=index: f"hub:.nbs/h{i}" in registry_lines(r), what=f"project {index}")
-    assert plane.project_for_pane("%3") is not None and plane.project_for_pane("%3").panes == ("%2", "%3")  # type: ignore[union-attr]
+
+        def has_hub(r: Path = root, i: int = index) -> bool:
+            return f"hub:.nbs/h{i}" in registry_lines(r)
+
+        wait_for(has_hub, what=f"project {index}")
+    pane_project = plane.project_for_pane("%3")
+    assert pane_project is not None and pane_project.panes == ("%2", "%3")
     # a pane that changes directory is followed
     plane.set_pane_dirs({"%1": roots[1], "%2": roots[1], "%3": roots[1]})
     assert plane.flush()

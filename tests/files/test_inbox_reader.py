@@ -11,11 +11,11 @@ from nbs_tui.core.registry import Registry
 from nbs_tui.files.inbox_reader import ForwardReader
 
 
-def lines(items: list) -> list[str]:  # type: ignore[type-arg]
+def lines(items: list[InboxLine | InboxNotice]) -> list[str]:
     return [item.text for item in items if isinstance(item, InboxLine)]
 
 
-def notices(items: list) -> list[str]:  # type: ignore[type-arg]
+def notices(items: list[InboxLine | InboxNotice]) -> list[str]:
     return [item.message for item in items if isinstance(item, InboxNotice)]
 
 
@@ -34,6 +34,7 @@ def test_reads_only_new_lines_and_never_writes(tmp_path: Path) -> None:
     append(inbox, b"register-bus b\n")
     items = reader.read_new()
     assert lines(items) == ["register-bus b"]
+    assert isinstance(items[0], InboxLine)
     assert items[0].number == 3 and items[0].offset == len(b"register-chat a\n# note\n")
     after = inbox.stat()
     assert after.st_ino == before.st_ino

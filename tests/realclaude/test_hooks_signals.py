@@ -46,6 +46,18 @@ def until(check: Callable[[], T | None], timeout: float = 20.0, what: str = "") 
         time.sleep(0.05)
 
 
+def facts_when(
+    rig: Rig, agent: ClaudeAgent, ok: Callable[[ClaudeFacts], object], timeout: float = 20.0, what: str = ""
+) -> ClaudeFacts:
+    """Wait (bounded) until the agent's facts satisfy ``ok``; return them."""
+
+    def check() -> ClaudeFacts | None:
+        facts = rig.facts(agent)
+        return facts if facts is not None and ok(facts) else None
+
+    return until(check, timeout, what)
+
+
 def fleet_panes(server: libtmux.Server) -> list[PaneInfo]:
     fmt = "#{pane_id}\t#{session_name}\t#{window_index}\t#{pane_index}\t#{pane_pid}\t#{pane_dead}\t#{pane_current_command}"
     panes = []
@@ -124,7 +136,7 @@ def test_hook_events_reach_the_right_pane(rig: Rig, record_property: Callable[[s
     one, two = rig.fleet.start_many(["Reply one."], ["Reply two."], settings=rig.hook_settings)
     rig.refresh()
     for agent in (one, two):
-        facts = until(lambda a=agent: (f := rig.facts(a)) and f.session_id and f.last_hook_event and f, what="SessionStart")
+        facts = facts_when(rig, agent, lambda f: f.session_id and f.last_hook_event, what="SessionStart")
         assert facts.liveness == Liveness.RUNNING and facts.model and facts.project == str(agent.workdir)
         assert facts.version == agent.version
     sessions = {rig.facts(one).session_id, rig.facts(two).session_id}  # type: ignore[union-attr]
@@ -256,7 +268,7 @@ def test_question_agrees(rig: Rig) -> None:
     agent = rig.start([Ask("Which colour?", ["Red", "Blue"]), Text("Blue it is.")])
     agent.submit("ask me")
     agent.wait_for("Enter to select")
-    facts = until(lambda: (f := rig.facts(agent)) and f.hook and f.hook.state == S.QUESTION and f, what="question hook")
+    facts = facts_when(rig, agent, lambda f: f.hook and f.hook.state == S.QUESTION, what="question hook")
     assert screen_state(agent) == S.QUESTION
     fused = fuse([screen_reading(detect_text(agent.screen(escapes=True)), time.time()), *facts.readings], time.time())
     assert fused.state == S.QUESTION
@@ -267,7 +279,7 @@ def test_question_agrees(rig: Rig) -> None:
 def test_api_error_is_reported_from_the_transcript(rig: Rig) -> None:
     agent = rig.start([Error(401, times=None)], extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
     agent.submit("hello")
-    facts = until(lambda: (f := rig.facts(agent)) and f.api_error and f, timeout=45, what="an API error in the transcript")
+    facts = facts_when(rig, agent, lambda f: f.api_error, timeout=45, what="an API error in the transcript")
     assert facts.api_error is not None and facts.api_error.kind == "unauthorized"
     screen = detect_text(agent.screen(escapes=True))
     fused = fuse([screen_reading(screen, time.time()), *facts.readings], time.time())
@@ -315,7 +327,7 @@ def test_exit_and_gone_are_reported(rig: Rig) -> None:
     until(lambda: (f := rig.facts(agent)) and f.liveness == Liveness.RUNNING, what="running")
     watch = StuckWatch(agent.pane_id, grace=3.0, nudge_text="x")
     agent.exit()
-    facts = until(lambda: (f := rig.facts(agent)) and f.liveness == Liveness.EXITED and f, what="exited")
+    facts = facts_when(rig, agent, lambda f: f.liveness == Liveness.EXITED, what="exited")
     [ended] = watch.observe(time.time(), S.UNKNOWN, None, facts.liveness)
     assert isinstance(ended, Ended) and "exited" in ended.why
     assert facts.last_hook_event == "SessionEnd"
@@ -362,8 +374,10 @@ def test_idle_prompt_notification(rig: Rig) -> None:
     agent = rig.start(["Done for now."], config={"messageIdleNotifThresholdMs": 1500})
     agent.submit("go")
     agent.wait_for("Done for now.")
-    facts = until(
-        lambda: (f := rig.facts(agent)) and f.hook and "idle_prompt" in f.hook.detail and f,
+    facts = facts_when(
+        rig,
+        agent,
+        lambda f: f.hook and "idle_prompt" in f.hook.detail,
         timeout=30,
         what="Notification idle_prompt",
     )

@@ -46,6 +46,19 @@ class Recorder:
             return list(self.fleets[-1]) if self.fleets else []
 
 
+def mirror_of(fleet: TmuxFleet, pane_id: str | None) -> PaneScreen:
+    """The fleet's mirror of ``pane_id``, which must exist."""
+    screen = fleet.screen(str(pane_id))
+    assert screen is not None, f"no mirror of {pane_id}"
+    return screen
+
+
+def mirror_lines(fleet: TmuxFleet, pane_id: str | None) -> list[str]:
+    """The mirror's text rows; none while the fleet has no mirror of the pane (yet)."""
+    screen = fleet.screen(str(pane_id))
+    return screen.text_lines() if screen is not None else []
+
+
 def address(server: libtmux.Server) -> ServerAddress:
     return ServerAddress(socket_name=server.socket_name)
 

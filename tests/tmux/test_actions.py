@@ -65,7 +65,7 @@ def fleet_factories() -> list[tuple[str, Callable[[ServerAddress], FleetPort]]]:
         from nbs_tui.tmux.fleet import TmuxFleet  # the real adapter, once it exists
     except ImportError:
         return factories
-    factories.append(("tmuxfleet", lambda server: TmuxFleet(server)))  # type: ignore[call-arg]
+    factories.append(("tmuxfleet", lambda server: TmuxFleet(server)))
     return factories
 
 

@@ -82,7 +82,9 @@ def test_replies_arrive_in_order_and_errors_skip_the_rest_of_a_group(client: Con
 
 
 def test_output_is_decoded_to_the_bytes_the_pane_wrote(client: ControlClient, server: libtmux.Server) -> None:
-    pane = server.sessions.get(session_name="ctl").active_pane
+    session = server.sessions.get(session_name="ctl")
+    assert session is not None
+    pane = session.active_pane
     assert pane is not None
     pane.send_keys("printf 'a\\\\b\\tc\\001\\n'", enter=True)
 

@@ -23,7 +23,9 @@ from nbs_tui.tmux.port import PaneGone
 from .fleet_helpers import (
     QUICK_SHELL,
     address,
+    mirror_lines,
     mirror_matches,
+    mirror_of,
     new_session,
     running_fleet,
     tmux,
@@ -89,14 +91,16 @@ def test_fleet_follows_panes_windows_sessions_renames_and_resizes(server: libtmu
         # a new pane and a new window
         split = session.active_window.split()
         window = session.new_window(window_name="second")
-        wait_for(lambda: ids(rec.last_fleet) == {first, split.pane_id, window.active_pane.pane_id})
+        assert window.active_pane is not None
+        window_pane = window.active_pane.pane_id
+        wait_for(lambda: ids(rec.last_fleet) == {first, split.pane_id, window_pane})
         wait_for(lambda: all(fleet.seeded(p.pane_id) for p in fleet.panes()))
 
         # output in the new window is mirrored (it is another window of the attached session)
         new_pane = window.active_pane
         assert new_pane is not None
         new_pane.send_keys("echo hello-from-window-2", enter=True)
-        wait_for(lambda: any("hello-from-window-2" in row for row in fleet.screen(new_pane.pane_id).text_lines()))
+        wait_for(lambda: any("hello-from-window-2" in row for row in mirror_lines(fleet, new_pane.pane_id)))
 
         # rename a window
         window.rename_window("renamed")
@@ -105,7 +109,7 @@ def test_fleet_follows_panes_windows_sessions_renames_and_resizes(server: libtmu
         # resize: the mirror follows the pane's size and still matches tmux
         tmux(server, "resize-pane", "-t", str(split.pane_id), "-y", "8")
         wait_for(lambda: next(p for p in fleet.panes() if p.pane_id == split.pane_id).height == 8)
-        wait_for(lambda: fleet.screen(str(split.pane_id)).height == 8)
+        wait_for(lambda: mirror_of(fleet, str(split.pane_id)).height == 8)
         wait_for(lambda: mirror_matches(fleet, server, str(split.pane_id)))
 
         # a pane dies
@@ -119,7 +123,7 @@ def test_fleet_follows_panes_windows_sessions_renames_and_resizes(server: libtmu
         assert late_pane is not None
         wait_for(lambda: late_pane.pane_id in ids(rec.last_fleet))
         late_pane.send_keys("echo late-session-output", enter=True)
-        wait_for(lambda: any("late-session-output" in r for r in fleet.screen(str(late_pane.pane_id)).text_lines()))
+        wait_for(lambda: any("late-session-output" in r for r in mirror_lines(fleet, str(late_pane.pane_id))))
 
         # a session goes away
         other.kill()
@@ -144,7 +148,7 @@ def test_server_killed_then_restarted_disconnects_then_reconnects(server: libtmu
         assert fleet.wait_seeded(10)
         pane.send_keys("echo before-the-crash", enter=True)
         old = str(pane.pane_id)
-        wait_for(lambda: any("before-the-crash" in r for r in fleet.screen(old).text_lines()))
+        wait_for(lambda: any("before-the-crash" in r for r in mirror_lines(fleet, old)))
         client_pids = fleet.client_pids()
         assert client_pids
 
@@ -153,7 +157,7 @@ def test_server_killed_then_restarted_disconnects_then_reconnects(server: libtmu
         wait_for(lambda: any(not c for c, _ in rec.connections))
         assert fleet.last_error
         # the last screens are kept while the server is away
-        assert any("before-the-crash" in r for r in fleet.screen(old).text_lines())
+        assert any("before-the-crash" in r for r in mirror_lines(fleet, old))
         # our control clients are gone with the server (no orphans)
         wait_for(lambda: not any(_alive(pid) for pid in client_pids))
 
@@ -165,7 +169,7 @@ def test_server_killed_then_restarted_disconnects_then_reconnects(server: libtmu
         new_pane = back.active_pane
         assert new_pane is not None
         new_pane.send_keys("echo after-the-restart", enter=True)
-        wait_for(lambda: any("after-the-restart" in r for r in fleet.screen(str(new_pane.pane_id)).text_lines()))
+        wait_for(lambda: any("after-the-restart" in r for r in mirror_lines(fleet, str(new_pane.pane_id))))
         pids = fleet.client_pids()
     assert not any(_alive(pid) for pid in pids)
 
@@ -221,7 +225,7 @@ def test_send_keys_presses_named_keys(server: libtmux.Server) -> None:
         pane_id = str(pane.pane_id)
         fleet.send_text(pane_id, "echo one-two")
         fleet.send_keys(pane_id, "Enter")
-        wait_for(lambda: any(r.strip() == "one-two" for r in fleet.screen(pane_id).text_lines()))
+        wait_for(lambda: any(r.strip() == "one-two" for r in mirror_lines(fleet, pane_id)))
 
 
 def test_unknown_or_dead_pane_raises_pane_gone(server: libtmux.Server) -> None:
@@ -258,7 +262,7 @@ def test_window_linked_into_two_sessions_is_one_pane_fed_once(server: libtmux.Se
         assert [p.pane_id for p in fleet.panes()].count(pane_id) == 1
         for i in range(3):
             pane.send_keys(f"echo linked-{i}", enter=True)
-        wait_for(lambda: "linked-2" in "\n".join(fleet.screen(pane_id).text_lines()))
+        wait_for(lambda: "linked-2" in "\n".join(mirror_lines(fleet, pane_id)))
         wait_for(lambda: mirror_matches(fleet, server, pane_id))
 
 
@@ -277,7 +281,7 @@ def test_session_renamed_and_window_moved_to_another_session(server: libtmux.Ser
         tmux(server, "move-window", "-s", f"renamed-home:{travelling.window_index}", "-t", "away:")
         wait_for(lambda: next(p for p in rec.last_fleet if p.pane_id == pane_id).session_name == "away")
         pane.send_keys("echo moved-and-still-mirrored", enter=True)
-        wait_for(lambda: any("moved-and-still-mirrored" in r for r in fleet.screen(pane_id).text_lines()))
+        wait_for(lambda: any("moved-and-still-mirrored" in r for r in mirror_lines(fleet, pane_id)))
         wait_for(lambda: mirror_matches(fleet, server, pane_id))
 
 
@@ -300,7 +304,7 @@ def test_no_server_at_start_is_reported_then_picked_up(server: libtmux.Server) -
         session = new_session(server, "late-server", 80, 24)
         wait_for(lambda: fleet.connected and bool(fleet.panes()))
         assert rec.connections[-1][0] is True
-        assert fleet.panes()[0].pane_id == session.active_pane.pane_id
+        assert session.active_pane is not None and fleet.panes()[0].pane_id == session.active_pane.pane_id
 
 
 def test_killed_dashboard_leaves_no_control_client(server: libtmux.Server, tmp_path: Path) -> None:
@@ -339,7 +343,7 @@ def test_a_lost_control_client_is_replaced_and_its_panes_seeded_again(server: li
         tmux(server, "detach-client", "-s", "resilient")  # someone detaches every client
         pane.send_keys("echo written-while-nobody-watched", enter=True)
         wait_for(lambda: fleet.client_pids() not in ([], [old]))
-        wait_for(lambda: any("written-while-nobody-watched" in r for r in fleet.screen(pane_id).text_lines()))
+        wait_for(lambda: any("written-while-nobody-watched" in r for r in mirror_lines(fleet, pane_id)))
         wait_for(lambda: mirror_matches(fleet, server, pane_id))
         pane.send_keys("echo and-after", enter=True)
-        wait_for(lambda: any(r.strip() == "and-after" for r in fleet.screen(pane_id).text_lines()))
+        wait_for(lambda: any(r.strip() == "and-after" for r in mirror_lines(fleet, pane_id)))

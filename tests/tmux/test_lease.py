@@ -198,7 +198,7 @@ def test_foreign_value_is_held_until_it_expires_and_reported(
     assert beat.holding
     assert "taken over" in problems[-1]
     assert isinstance(holders[0], ForeignLease) and isinstance(holders[-1], Lease)
-    assert LeaseClient(commands).read() == beat.lease.render()  # type: ignore[union-attr]
+    assert LeaseClient(commands).read() == beat.lease.render()
     beat.stop()
     assert LeaseClient(commands).read() == ""
 

@@ -10,10 +10,14 @@ from pathlib import Path
 
 import libtmux
 
+from nbs_tui.tmux.fleet import TmuxFleet
+
 from .fleet_helpers import (
     capture_plain,
     capture_screen,
     cell_differences,
+    mirror_lines,
+    mirror_of,
     new_session,
     running_fleet,
     tmux,
@@ -107,10 +111,10 @@ def _start(server: libtmux.Server, tmp_path: Path, script: str, *args: str) -> t
     return session, str(pane.pane_id)
 
 
-def _assert_mirror_equals_tmux(fleet, server: libtmux.Server, pane_id: str) -> None:
-    wait_for(lambda: fleet.screen(pane_id) is not None and fleet.screen(pane_id).text_lines() == capture_plain(server, pane_id))
+def _assert_mirror_equals_tmux(fleet: TmuxFleet, server: libtmux.Server, pane_id: str) -> None:
+    wait_for(lambda: fleet.screen(pane_id) is not None and mirror_lines(fleet, pane_id) == capture_plain(server, pane_id))
     expected = capture_screen(server, pane_id)
-    mirror = fleet.screen(pane_id)
+    mirror = mirror_of(fleet, pane_id)
     assert cell_differences(mirror, expected) == []
     assert mirror.text_lines() == capture_plain(server, pane_id)
     assert (mirror.cursor_x, mirror.cursor_y, mirror.cursor_visible, mirror.alternate) == (
@@ -129,7 +133,7 @@ def test_live_mirror_matches_capture_pane_cell_by_cell(server: libtmux.Server, t
         go.touch()  # everything below arrives as %output, not through the seed
         wait_for(lambda: "mixed a中b😀c" in "\n".join(capture_plain(server, pane_id)))
         _assert_mirror_equals_tmux(fleet, server, pane_id)
-        screen = fleet.screen(pane_id)
+        screen = mirror_of(fleet, pane_id)
         rows = screen.text_lines()
         attrs = next(y for y, r in enumerate(rows) if r.startswith("attrs:"))
         cells = screen.row_cells(attrs)
@@ -174,8 +178,8 @@ def test_alternate_screen_enter_and_leave(server: libtmux.Server, tmp_path: Path
         go.touch()
         wait_for(lambda: "menu item" in "\n".join(capture_plain(server, pane_id)))
         _assert_mirror_equals_tmux(fleet, server, pane_id)
-        assert fleet.screen(pane_id).alternate
-        assert not fleet.screen(pane_id).cursor_visible
+        assert mirror_of(fleet, pane_id).alternate
+        assert not mirror_of(fleet, pane_id).cursor_visible
 
         # a second fleet seeds while the alternate screen is up, then sees it leave
         with running_fleet(server) as (late, _rec2):
@@ -184,9 +188,9 @@ def test_alternate_screen_enter_and_leave(server: libtmux.Server, tmp_path: Path
             leave.touch()
             wait_for(lambda: "back on the main screen" in "\n".join(capture_plain(server, pane_id)))
             _assert_mirror_equals_tmux(late, server, pane_id)
-            assert late.screen(pane_id).text_lines()[0].startswith("main screen line one")
+            assert mirror_lines(late, pane_id)[0].startswith("main screen line one")
         _assert_mirror_equals_tmux(fleet, server, pane_id)
-        assert not fleet.screen(pane_id).alternate
+        assert not mirror_of(fleet, pane_id).alternate
 
 
 FLOOD = textwrap.dedent(
@@ -225,13 +229,17 @@ def test_flooding_pane_neither_stalls_others_nor_is_blocked(server: libtmux.Serv
         # while the flood runs, another pane's output still reaches its mirror
         for i in range(3):
             quiet.send_keys(f"echo quiet-marker-{i}", enter=True)
-            wait_for(lambda i=i: any(r.strip() == f"quiet-marker-{i}" for r in fleet.screen(str(quiet.pane_id)).text_lines()))
+
+            def shows(marker: str = f"quiet-marker-{i}") -> bool:
+                return any(r.strip() == marker for r in mirror_lines(fleet, str(quiet.pane_id)))
+
+            wait_for(shows)
         wait_for(lambda: count.exists(), seconds=30)
         lines = int(count.read_text())
         assert lines > 1000, f"the flooding writer only got {lines} lines out in 4 s"
         # the rationed pane converges on tmux's screen once the flood stops
-        wait_for(lambda: fleet.screen(flooder_id).text_lines()[0] == "flood finished")
-        wait_for(lambda: fleet.screen(flooder_id).text_lines() == capture_plain(server, flooder_id))
+        wait_for(lambda: mirror_lines(fleet, flooder_id)[0] == "flood finished")
+        wait_for(lambda: mirror_lines(fleet, flooder_id) == capture_plain(server, flooder_id))
         # ... because the flood was rationed: output dropped in nbs-tui and the pane re-seeded
         stats = fleet.stats()
         assert stats["dropped_bytes"] > 0, stats

@@ -69,11 +69,11 @@ def test_headless_reports_an_unreadable_spool_and_a_killed_control_client(
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
-        assert retry_until(lambda: errors(events, "Claude Code signals", "hooks.jsonl"), seconds=20, raises=False), events
-        assert retry_until(lambda: control_client_pids(server), seconds=20, raises=False), "no control client"
+        assert retry_until(lambda: bool(errors(events, "Claude Code signals", "hooks.jsonl")), seconds=20, raises=False), events
+        assert retry_until(lambda: bool(control_client_pids(server)), seconds=20, raises=False), "no control client"
         before = control_client_pids(server)
         os.kill(before[0], signal.SIGKILL)
-        assert retry_until(lambda: errors(events, "tmux", "control client"), seconds=20, raises=False), events
+        assert retry_until(lambda: bool(errors(events, "tmux", "control client")), seconds=20, raises=False), events
 
         def back() -> bool:
             now = control_client_pids(server)
@@ -127,7 +127,7 @@ def test_headless_reports_a_control_plane_listener_that_raises(
             lines = [json.loads(line) for line in out.getvalue().splitlines()]
             return errors(lines, "control plane", "listener failed")
 
-        assert retry_until(reported, seconds=20, raises=False), out.getvalue()
+        assert retry_until(lambda: bool(reported()), seconds=20, raises=False), out.getvalue()
     finally:
         stop.set()
         runner.join(20)

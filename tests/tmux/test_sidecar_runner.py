@@ -252,8 +252,10 @@ def test_paused_project_gets_nothing(
         attach=False,
         start_directory=str(project),
     )
-    pane_id = window.active_pane.pane_id  # type: ignore[union-attr]
-    agent = Agent("paused", str(pane_id), log)
+    pane = window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    pane_id = pane.pane_id
+    agent = Agent("paused", pane_id, log)
     assert _wait(agent.ready, 10), "the fake agent did not start"
     control = spawn("control", "idle")  # the same agent outside the paused project
     running = run_sidecar(interval=1.0, backoff=1.0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -112,7 +112,7 @@ class _Listener:
     def __init__(self) -> None:
         self.calls: list[dict[str, ClaudeFacts]] = []
 
-    def claude_facts_changed(self, facts: dict[str, ClaudeFacts]) -> None:  # type: ignore[override]
+    def claude_facts_changed(self, facts: Mapping[str, ClaudeFacts]) -> None:
         self.calls.append(dict(facts))
 
 

@@ -90,7 +90,7 @@ run until its entry is removed."""
 
 def _claude_cases() -> list[tuple[str, str, list[str], str]]:
     """(version, file, allowed states, note) from every ``<version>/labels.tsv``."""
-    cases = []
+    cases: list[tuple[str, str, list[str], str]] = []
     if not CLAUDE_CORPUS.is_dir():
         return cases
     for labels in sorted(CLAUDE_CORPUS.glob("*/labels.tsv")):

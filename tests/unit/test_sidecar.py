@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 from nbs_tui.core.model import AgentState
 from nbs_tui.core.sidecar import (
@@ -77,7 +78,10 @@ def run(
     return out
 
 
-def kinds(actions: list[tuple[float, Action]], kind: type) -> list[tuple[float, Action]]:
+A = TypeVar("A")
+
+
+def kinds(actions: list[tuple[float, Action]], kind: type[A]) -> list[tuple[float, A]]:
     return [(t, a) for t, a in actions if isinstance(a, kind)]
 
 
@@ -86,20 +90,19 @@ def test_poll_after_interval_then_handshake_and_backoff() -> None:
     acts = run(sc, 0, 29, idle())
     assert not kinds(acts, InjectPoll)
     assert sc.status(29).next_poll_in == 1
-    acts = sc.tick(30, idle())
-    assert acts == [InjectPoll("/nbs-poll", 1)]
+    assert sc.tick(30, idle()) == [InjectPoll("/nbs-poll", 1)]
     assert sc.status(30).injecting
     # the text shows in the box: press Enter (once)
     assert sc.tick(31, idle("/nbs-poll")) == [SubmitPoll("/nbs-poll", 1)]
     assert sc.tick(32, idle("/nbs-poll")) == []
     # it left the box: the agent works
-    acts = sc.tick(33, working())
-    assert any(isinstance(a, Notice) and a.kind == "poll" for a in acts)
-    assert any(isinstance(a, StateChanged) and a.new is AgentState.WORKING for a in acts)
+    now = sc.tick(33, working())
+    assert any(isinstance(a, Notice) and a.kind == "poll" for a in now)
+    assert any(isinstance(a, StateChanged) and a.new is AgentState.WORKING for a in now)
     # back to idle at 40; 10 s back-off from 33 ends at 43, then 30 s of stability: 73
     acts = run(sc, 34, 39, working())
     acts = run(sc, 40, 80, idle())
-    polls = [t for t, a in kinds(acts, InjectPoll) if a.attempt == 1]  # type: ignore[attr-defined]
+    polls = [t for t, a in kinds(acts, InjectPoll) if a.attempt == 1]
     assert polls == [73.0]
 
 
@@ -107,11 +110,11 @@ def test_backoff_counts_from_injection_when_screen_settles_fast() -> None:
     sc = PaneSidecar("%1", SidecarConfig(poll_interval=5))
     run(sc, 0, 5, idle())
     sc.tick(6, idle("/nbs-poll"))
-    acts = sc.tick(7, idle())  # submitted and answered instantly
-    assert kinds([(7, a) for a in acts], Notice)
+    now = sc.tick(7, idle())  # submitted and answered instantly
+    assert kinds([(7, a) for a in now], Notice)
     acts = run(sc, 8, 30, idle())
     # back-off until 17, then 5 s stable → 22
-    assert [t for t, a in kinds(acts, InjectPoll) if a.attempt == 1] == [22.0]  # type: ignore[attr-defined]
+    assert [t for t, a in kinds(acts, InjectPoll) if a.attempt == 1] == [22.0]
 
 
 def test_no_poll_while_working_typing_permission_paused_or_pressure() -> None:
@@ -162,7 +165,7 @@ def test_enter_retried_once_then_abandoned() -> None:
     run(sc, 0, 5, idle())
     acts = run(sc, 6, 20, idle("/nbs-poll"))
     submits = kinds(acts, SubmitPoll)
-    assert [(t, a.attempt) for t, a in submits] == [(6.0, 1), (9.0, 2)]  # type: ignore[attr-defined]
+    assert [(t, a.attempt) for t, a in submits] == [(6.0, 1), (9.0, 2)]
     failed = [a for _, a in acts if isinstance(a, Notice) and a.kind == "poll-failed"]
     assert len(failed) == 1
 
@@ -172,7 +175,7 @@ def test_text_not_shown_is_retyped_once_only_into_an_empty_box() -> None:
     run(sc, 0, 5, idle())
     acts = run(sc, 6, 14, None)  # the box stays empty
     injects = kinds(acts, InjectPoll)
-    assert [a.attempt for _, a in injects] == [2]  # type: ignore[attr-defined]
+    assert [a.attempt for _, a in injects] == [2]
     assert not kinds(acts, SubmitPoll)
     assert any(isinstance(a, Notice) and a.kind == "poll-failed" for _, a in acts)
 
@@ -220,7 +223,7 @@ def test_plan_choice_once_per_menu_by_label() -> None:
     selects = kinds(acts, SelectPlanOption)
     assert len(selects) == 1
     t, sel = selects[0]
-    assert t == 1.0 and sel.number == 1 and "auto mode" in sel.label  # type: ignore[attr-defined]
+    assert t == 1.0 and sel.number == 1 and "auto mode" in sel.label
     failed = [a for _, a in acts if isinstance(a, Notice) and a.kind == "plan-failed"]
     assert len(failed) == 1  # reported once, never pressed again
     assert not kinds(acts, InjectPoll)
@@ -229,7 +232,7 @@ def test_plan_choice_once_per_menu_by_label() -> None:
 def test_plan_choice_lands_and_next_menu_is_new() -> None:
     sc = PaneSidecar("%1")
     acts = run(sc, 0, 1, plan("2.1.158"))
-    assert [a.number for _, a in kinds(acts, SelectPlanOption)] == [1]  # type: ignore[attr-defined]
+    assert [a.number for _, a in kinds(acts, SelectPlanOption)] == [1]
     acts = run(sc, 2, 2, plan("2.1.158"))  # still drawn for a moment
     assert not kinds(acts, SelectPlanOption)
     acts = run(sc, 3, 6, working())
@@ -262,7 +265,7 @@ def test_plan_without_matching_label_uses_fallback_or_waits() -> None:
     assert not kinds(acts, SelectPlanOption)
     sc = PaneSidecar("%1", SidecarConfig(plan_fallback=1))
     acts = run(sc, 0, 10, menu)
-    assert [a.number for _, a in kinds(acts, SelectPlanOption)] == [1]  # type: ignore[attr-defined]
+    assert [a.number for _, a in kinds(acts, SelectPlanOption)] == [1]
 
 
 def test_permission_is_never_answered() -> None:
@@ -270,7 +273,7 @@ def test_permission_is_never_answered() -> None:
     acts = run(sc, 0, 120, PERMISSION)
     assert not kinds(acts, SelectPlanOption)
     assert not kinds(acts, InjectPoll)
-    assert [a.new for _, a in kinds(acts, StateChanged)] == [AgentState.PERMISSION]  # type: ignore[attr-defined]
+    assert [a.new for _, a in kinds(acts, StateChanged)] == [AgentState.PERMISSION]
 
 
 def test_commands_reported_once_while_on_screen_or_scrolling() -> None:
@@ -278,7 +281,7 @@ def test_commands_reported_once_while_on_screen_or_scrolling() -> None:
     cmd = "\\nbs-register-chat .nbs/chat/debug.chat"
     base = ["⏺ Registering.", f"  {cmd}"]
     acts = run(sc, 0, 3, idle(body=base))
-    assert [a.line for _, a in kinds(acts, ReportCommand)] == [cmd]  # type: ignore[attr-defined]
+    assert [a.line for _, a in kinds(acts, ReportCommand)] == [cmd]
     # it scrolls up as more output arrives: not reported again
     acts = []
     for t in range(4, 10):

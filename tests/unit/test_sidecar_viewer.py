@@ -19,7 +19,8 @@ VIEWER = SidecarContext(viewer=True)
 def test_viewer_detects_and_reports_commands_but_never_polls_or_selects() -> None:
     sidecar = PaneSidecar("%1", SidecarConfig(poll_interval=5))
     out = run(sidecar, 0, 30, idle(body=("\\nbs-set-poll-interval 9", "")), VIEWER)
-    assert kinds(out, StateChanged) and kinds(out, ReportCommand)
+    assert kinds(out, StateChanged)
+    assert kinds(out, ReportCommand)
     assert not kinds(out, InjectPoll)
     assert sidecar.status(30.0, VIEWER).next_poll_in is None
     out = run(sidecar, 31, 60, plan(), VIEWER)
