@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nbs_tui.core.model import ServerAddress
+from nbs_tui.tmux.runner import TmuxRunner
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +101,11 @@ class ControlClient:
         on_exit: ExitCallback,
         tmux: str = "tmux",
         wants_output: Callable[[str], bool] | None = None,
+        runner: TmuxRunner | None = None,
     ) -> None:
         self.server = server
+        self.runner = runner or TmuxRunner(server, tmux)
+        """Builds the command line (local tmux, or tmux on another host through ssh)."""
         self.session_id = session_id
         self._on_output = on_output
         self._wants_output = wants_output
@@ -118,27 +122,31 @@ class ControlClient:
         self.alive = False
         self.exit_reason = ""
         self.bytes_read = 0
+        self.returncode: int | None = None
+        self._stderr_tail = b""
+        self._stderr_reader: threading.Thread | None = None
 
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
 
     def start(self) -> None:
-        env = dict(os.environ)
-        env.pop("TMUX", None)
-        env.pop("TMUX_PANE", None)
-        argv = [self._tmux, *self.server.tmux_args(), "-C", "attach-session", "-f", "ignore-size",
-                "-t", self.session_id]
+        runner = self.runner
         self._proc = subprocess.Popen(
-            argv,
+            runner.control_argv(self.session_id),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
+            stderr=subprocess.PIPE if runner.capture_stderr else subprocess.DEVNULL,
+            env=runner.env(),
             start_new_session=True,
             bufsize=0,
         )
         self.alive = True
+        if self._proc.stderr is not None:
+            self._stderr_reader = threading.Thread(
+                target=self._read_stderr, name=f"tmux-control-err-{self.session_id}", daemon=True
+            )
+            self._stderr_reader.start()
         self._reader = threading.Thread(
             target=self._read_loop, name=f"tmux-control-{self.session_id}", daemon=True
         )
@@ -215,6 +223,16 @@ class ControlClient:
             reason = f"read failed: {exc}"
         finally:
             self._shutdown(self._exit_reason or reason)
+
+    def _read_stderr(self) -> None:
+        """Keep the last few KB of stderr (ssh explains a failed connection there)."""
+        assert self._proc is not None and self._proc.stderr is not None
+        fd = self._proc.stderr.fileno()
+        try:
+            while chunk := os.read(fd, 4096):
+                self._stderr_tail = (self._stderr_tail + chunk)[-4096:]
+        except OSError:
+            pass
 
     def _handle_lines(self, lines: list[bytes]) -> None:
         on_output = self._on_output
@@ -298,6 +316,12 @@ class ControlClient:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+            self.returncode = proc.returncode
+        if self._stderr_reader is not None:
+            self._stderr_reader.join(1.0)
+            if proc is not None and (proc.returncode or self._stderr_tail.strip()):
+                reason = self.runner.explain(proc.returncode or 0, self._stderr_tail.decode("utf-8", "replace"))
+                self.exit_reason = reason
         if not self._closing:
             try:
                 self._on_exit(reason)

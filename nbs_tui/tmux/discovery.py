@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from nbs_tui.core.model import PaneInfo, ServerAddress
 from nbs_tui.tmux.port import TmuxUnavailable
+from nbs_tui.tmux.runner import TmuxRunner
 
 SEP = "\x1f"
 """Field separator in our formats: a control character tmux never lets into names or titles."""
@@ -58,29 +58,12 @@ class DiscoveredPane:
 
 
 def tmux_command(server: ServerAddress, *args: str, tmux: str = "tmux") -> list[str]:
-    return [tmux, *server.tmux_args(), *args]
+    return TmuxRunner(server, tmux).argv(args)
 
 
 def run_tmux(server: ServerAddress, *args: str, timeout: float = 5.0, tmux: str = "tmux") -> str:
     """Run one tmux command; raises `TmuxUnavailable` if the server cannot be reached."""
-    env = dict(os.environ)
-    env.pop("TMUX", None)
-    try:
-        done = subprocess.run(
-            tmux_command(server, *args, tmux=tmux),
-            capture_output=True,
-            timeout=timeout,
-            env=env,
-            check=False,
-        )
-    except FileNotFoundError as exc:
-        raise TmuxUnavailable(f"tmux is not installed ({tmux!r} not found)") from exc
-    except subprocess.TimeoutExpired as exc:
-        raise TmuxUnavailable(f"{server.describe()} did not answer within {timeout}s") from exc
-    if done.returncode != 0:
-        err = done.stderr.decode("utf-8", "replace").strip()
-        raise TmuxUnavailable(f"{server.describe()}: {err or 'tmux exited with ' + str(done.returncode)}")
-    return done.stdout.decode("utf-8", "replace")
+    return TmuxRunner(server, tmux).run(*args, timeout=timeout)
 
 
 def parse_panes(text: str) -> list[DiscoveredPane]:
@@ -118,16 +101,19 @@ def list_panes(
     *,
     tmux: str = "tmux",
     agent_cache: dict[tuple[str, int, str, bool], bool] | None = None,
+    runner: TmuxRunner | None = None,
 ) -> list[DiscoveredPane]:
     """Every pane of the server, agents marked, in session/window/pane order.
 
     A pane in a window linked into several sessions is listed once, under the first session.
     ``agent_cache`` (kept by the caller between calls) remembers the process-tree verdict per
     (pane, first process, current command, dead), so a rescan reads /proc only for panes whose
-    foreground command changed.
+    foreground command changed. With a remote ``runner`` this machine's /proc says nothing
+    about the panes: only their command and title decide.
     """
+    runner = runner or TmuxRunner(server, tmux)
     try:
-        text = run_tmux(server, "list-panes", "-a", "-F", FORMAT, tmux=tmux)
+        text = runner.run("list-panes", "-a", "-F", FORMAT)
     except TmuxUnavailable as exc:
         if "no sessions" in str(exc).lower():
             return []
@@ -146,7 +132,7 @@ def list_panes(
         live_keys.add(key)
         agent = cache.get(key)
         if agent is None:
-            agent = cache[key] = is_agent_pane(p.info)
+            agent = cache[key] = is_agent_pane(p.info, walk=not runner.remote)
         marked.append(DiscoveredPane(_with_agent(p.info, agent), p.session_id, p.window_id, p.server_pid))
     for key in set(cache) - live_keys:
         del cache[key]
@@ -172,7 +158,7 @@ def filter_sessions(panes: Iterable[DiscoveredPane], sessions: Sequence[str]) ->
 # -- agent detection --------------------------------------------------------------------------
 
 
-def is_agent_pane(info: PaneInfo, proc: Path = Path("/proc")) -> bool:
+def is_agent_pane(info: PaneInfo, proc: Path = Path("/proc"), *, walk: bool = True) -> bool:
     """Whether Claude Code runs in the pane.
 
     The process tree decides when it can be read: a ``claude`` executable (or a command line
@@ -182,7 +168,7 @@ def is_agent_pane(info: PaneInfo, proc: Path = Path("/proc")) -> bool:
     """
     if info.dead:
         return False
-    found = agent_in_process_tree(info.pid, proc)
+    found = agent_in_process_tree(info.pid, proc) if walk else None
     if found is not None:
         return found
     if _VERSION_COMMAND.match(info.current_command):

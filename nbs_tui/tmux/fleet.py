@@ -40,13 +40,9 @@ from dataclasses import dataclass, field
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.tmux.control import ControlClient, ControlError, Reply, quote
-from nbs_tui.tmux.discovery import (
-    DiscoveredPane,
-    filter_sessions,
-    list_panes,
-    run_tmux,
-)
+from nbs_tui.tmux.discovery import DiscoveredPane, filter_sessions, list_panes
 from nbs_tui.tmux.port import FleetListener, FleetPort, PaneGone, TmuxUnavailable
+from nbs_tui.tmux.runner import TmuxRunner
 
 log = logging.getLogger(__name__)
 
@@ -128,8 +124,11 @@ class TmuxFleet(FleetPort):
         max_pending: int = 256 * 1024,
         reseed_interval: float = 0.25,
         seeds_per_pass: int = 8,
+        runner: TmuxRunner | None = None,
     ) -> None:
         self.server = server
+        self.runner = runner or TmuxRunner(server, tmux)
+        """Where tmux runs: this machine, or a host through ssh (`nbs_tui.tmux.ssh`)."""
         self.sessions = tuple(sessions)
         self.listener = listener
         self.tmux = tmux
@@ -203,7 +202,7 @@ class TmuxFleet(FleetPort):
     def capture_text(self, pane_id: PaneId) -> str:
         self._require(pane_id)
         try:
-            return run_tmux(self.server, "capture-pane", "-p", "-t", pane_id, tmux=self.tmux)
+            return self.runner.run("capture-pane", "-p", "-t", pane_id)
         except TmuxUnavailable as exc:
             raise PaneGone(f"{pane_id}: {exc}") from exc
 
@@ -278,7 +277,7 @@ class TmuxFleet(FleetPort):
                     raise PaneGone(f"{pane_id}: {msg}") from exc
                 log.warning("control connection lost, retrying by subprocess: %s", msg)
         try:
-            run_tmux(self.server, *argv, tmux=self.tmux)
+            self.runner.run(*argv)
         except TmuxUnavailable as exc:
             raise PaneGone(f"{pane_id}: {exc}") from exc
 
@@ -353,7 +352,9 @@ class TmuxFleet(FleetPort):
     def _supervise(self) -> None:
         while not self._stop.is_set():
             try:
-                found = list_panes(self.server, tmux=self.tmux, agent_cache=self._agent_cache)
+                found = list_panes(
+                    self.server, tmux=self.tmux, agent_cache=self._agent_cache, runner=self.runner
+                )
             except TmuxUnavailable as exc:
                 self._disconnected(str(exc))
                 self._rescan.wait(self.reconnect_interval)
@@ -486,6 +487,7 @@ class TmuxFleet(FleetPort):
             on_notification=self._make_notification_handler(session_id),  # type: ignore[arg-type]
             on_exit=self._make_exit_handler(session_id),  # type: ignore[arg-type]
             tmux=self.tmux,
+            runner=self.runner,
         )
         try:
             client.start()

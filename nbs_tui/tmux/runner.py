@@ -1,0 +1,78 @@
+"""How tmux is run for one server: the seam between the fleet and where tmux lives.
+
+`TmuxRunner` runs the local ``tmux`` binary (what the fleet always did); `nbs_tui.tmux.ssh`
+adds a runner that runs tmux on another host through the user's OpenSSH. The fleet, the
+control client and discovery ask the runner for argv and one-off commands and never build a
+``tmux`` command line themselves, so a fleet mirrors a remote server exactly as a local one.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Sequence
+
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.tmux.port import TmuxUnavailable
+
+
+class TmuxRunner:
+    """Run tmux for one server on this machine (no shell, no ssh: the cheap path)."""
+
+    remote = False
+    """Whether tmux runs elsewhere: /proc walks for agent detection are then meaningless, and a
+    control client that dies means the connection to the host is lost."""
+    capture_stderr = False
+    """Whether a control client's stderr is kept to explain why it ended (ssh says why there)."""
+
+    def __init__(self, server: ServerAddress, tmux: str = "tmux") -> None:
+        self.server = server
+        self.tmux = tmux
+
+    def argv(self, args: Sequence[str]) -> list[str]:
+        """The command line that runs ``tmux <server args> args``."""
+        return [self.tmux, *self.server.tmux_args(), *args]
+
+    def control_argv(self, session_id: str) -> list[str]:
+        """The command line of a control-mode client attached to ``session_id``."""
+        return self.argv(["-C", "attach-session", "-f", "ignore-size", "-t", session_id])
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        # A command aimed at a chosen server must not be redirected by the caller's own $TMUX.
+        env.pop("TMUX", None)
+        env.pop("TMUX_PANE", None)
+        return env
+
+    def describe(self) -> str:
+        return self.server.describe()
+
+    def run(self, *args: str, timeout: float = 5.0, stdin: bytes | None = None) -> str:
+        """Run one tmux command; raises `TmuxUnavailable` if the server cannot be reached."""
+        try:
+            done = subprocess.run(
+                self.argv(args),
+                input=stdin,
+                capture_output=True,
+                timeout=timeout,
+                env=self.env(),
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise TmuxUnavailable(f"tmux is not installed ({self.tmux!r} not found)") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise TmuxUnavailable(f"{self.describe()} did not answer within {timeout}s") from exc
+        if done.returncode != 0:
+            raise TmuxUnavailable(self.explain(done.returncode, done.stderr.decode("utf-8", "replace")))
+        return done.stdout.decode("utf-8", "replace")
+
+    def explain(self, returncode: int, stderr: str) -> str:
+        """One line saying why a tmux command (or control client) failed."""
+        err = stderr.strip()
+        return f"{self.describe()}: {err or 'tmux exited with ' + str(returncode)}"
+
+    def prepare(self) -> None:
+        """Called before every (re)connect; raises `TmuxUnavailable` with why it cannot."""
+
+    def close(self) -> None:
+        """Release what the runner holds (nothing locally)."""

@@ -1,0 +1,314 @@
+"""A real OpenSSH server on loopback, run by the test itself, with two "hosts".
+
+Each host is its own ``sshd -D`` on a private port of 127.0.0.1 with its own host key, and its
+own tmux server: sshd sets ``TMUX_TMPDIR`` (``SetEnv``) to a folder of that host's, so the
+default tmux socket of one host is not the other's. The client side is one ``ssh -F CONFIG``
+file: aliases ``hosta`` and ``hostb``, a key generated for the test, a private known_hosts with
+both host keys, ``StrictHostKeyChecking yes``. Faulty aliases for the error messages:
+``hostunknown`` (host key not in known_hosts), ``hostnokey`` (a key the server does not
+accept), ``hostrefused`` (a port nobody listens on).
+
+As root, sshd allows root with this key only (``PermitRootLogin prohibit-password``,
+``from="127.0.0.1"`` on the key); as another user, sshd runs unprivileged for that user.
+Teardown stops every process this fixture started (sshd, its sessions, the hosts' tmux
+servers, anything with the fixture's marker in its environment) and fails if one is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+MARK = "NBS_TEST_SSH_MARK"
+"""Set in the environment of everything started here (client side and, by SetEnv, server side)."""
+
+
+@dataclass
+class Host:
+    """One test host: an ssh alias with its sshd and its own tmux server."""
+
+    alias: str
+    port: int
+    tmux_tmpdir: Path
+    sshd: subprocess.Popen[bytes] | None = None
+    log: Path | None = None
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.pop("TMUX", None)
+        env.pop("TMUX_PANE", None)
+        env["TMUX_TMPDIR"] = str(self.tmux_tmpdir)
+        return env
+
+    def tmux(self, *args: str, check: bool = True) -> str:
+        """Run tmux on this host's server (same machine: the same socket sshd's sessions use)."""
+        done = subprocess.run(["tmux", *args], env=self.env(), capture_output=True, check=False)
+        if check and done.returncode != 0:
+            raise RuntimeError(f"tmux {args} on {self.alias}: {done.stderr.decode().strip()}")
+        return done.stdout.decode("utf-8", "replace")
+
+
+@dataclass
+class SshLab:
+    root: Path
+    config: Path
+    user: str
+    mark: str
+    hosts: dict[str, Host] = field(default_factory=dict)
+
+    @property
+    def ssh_options(self) -> tuple[str, ...]:
+        return ("-F", str(self.config))
+
+    def ssh(self, alias: str, command: str, timeout: float = 20.0) -> subprocess.CompletedProcess[bytes]:
+        """A plain one-off ssh (no multiplexing), for checks made by the test itself."""
+        return subprocess.run(
+            ["ssh", "-F", str(self.config), "-o", "BatchMode=yes", "-T", alias, "--", command],
+            capture_output=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _keygen(path: Path, comment: str) -> str:
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
+    return path.with_suffix(".pub").read_text().strip() if path.suffix else Path(f"{path}.pub").read_text().strip()
+
+
+def _children_of(pid: int) -> list[int]:
+    """Every descendant of ``pid`` (read from /proc before anything is killed)."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        parents.setdefault(ppid, []).append(int(entry))
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        for kid in parents.get(todo.pop(), []):
+            out.append(kid)
+            todo.append(kid)
+    return out
+
+
+def marked_processes(mark: str) -> list[int]:
+    """Processes whose environment carries this lab's marker."""
+    needle = f"{MARK}={mark}".encode()
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _start_sshd(lab: SshLab, host: Host, host_key: Path, authorized: Path) -> None:
+    config = lab.root / f"sshd_{host.alias}.conf"
+    host.log = lab.root / f"sshd_{host.alias}.log"
+    lines = [
+        f"Port {host.port}",
+        "ListenAddress 127.0.0.1",
+        f"HostKey {host_key}",
+        f"PidFile {lab.root / f'sshd_{host.alias}.pid'}",
+        f"AuthorizedKeysFile {authorized}",
+        "PubkeyAuthentication yes",
+        "PasswordAuthentication no",
+        "KbdInteractiveAuthentication no",
+        "UsePAM no",
+        "PermitRootLogin prohibit-password",
+        f"AllowUsers {lab.user}",
+        "StrictModes no",
+        "X11Forwarding no",
+        "AllowTcpForwarding no",
+        "AllowAgentForwarding no",
+        "PermitTunnel no",
+        "PrintMotd no",
+        "LogLevel VERBOSE",
+        "PermitUserRC no",
+        # A HOME of the lab's (the account's own ~/.bashrc is not the test's: here it runs
+        # pyenv hooks that can hang), the host's own tmux server, a UTF-8 locale, and the
+        # marker teardown looks for. sshd applies SetEnv after its own HOME, so this wins.
+        f"SetEnv HOME={lab.root / 'home'} TMUX_TMPDIR={host.tmux_tmpdir} LANG=C.UTF-8 {MARK}={lab.mark}",
+    ]
+    config.write_text("\n".join(lines) + "\n")
+    if os.geteuid() == 0:
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation directory
+    host.sshd = subprocess.Popen(
+        [SSHD, "-D", "-e", "-f", str(config), "-E", str(host.log)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _wait_listening(host: Host, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert host.sshd is not None
+        if host.sshd.poll() is not None:
+            log = host.log.read_text() if host.log and host.log.exists() else ""
+            raise RuntimeError(f"sshd for {host.alias} exited {host.sshd.returncode}: {log[-2000:]}")
+        with socket.socket() as s, contextlib.suppress(OSError):
+            s.settimeout(0.2)
+            s.connect(("127.0.0.1", host.port))
+            banner = s.recv(64)
+            if banner.startswith(b"SSH-"):
+                return
+        time.sleep(0.02)
+    raise RuntimeError(f"sshd for {host.alias} did not listen on {host.port} within {timeout}s")
+
+
+def _teardown(lab: SshLab) -> list[str]:
+    """Stop everything; return what could not be stopped (empty when clean)."""
+    victims: set[int] = set()
+    for host in lab.hosts.values():
+        if host.sshd is not None:
+            victims.update(_children_of(host.sshd.pid))
+        host.tmux("kill-server", check=False)
+    for host in lab.hosts.values():
+        if host.sshd is not None and host.sshd.poll() is None:
+            host.sshd.terminate()
+    victims.update(marked_processes(lab.mark))
+    for pid in victims:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    for host in lab.hosts.values():
+        if host.sshd is not None:
+            try:
+                host.sshd.wait(5.0)
+            except subprocess.TimeoutExpired:
+                host.sshd.kill()
+                host.sshd.wait()
+    deadline = time.monotonic() + 5.0
+    left = [p for p in victims | set(marked_processes(lab.mark)) if _alive(p)]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = [p for p in left if _alive(p)]
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    described = []
+    for pid in left:
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+        except OSError:
+            cmd = "?"
+        described.append(f"{pid} {cmd}")
+    return described
+
+
+@pytest.fixture
+def ssh_lab(monkeypatch: pytest.MonkeyPatch) -> Iterator[SshLab]:
+    if not Path(SSHD).exists():
+        pytest.skip("sshd is not installed (scripts/test installs openssh-server)")
+    # Short paths: tmux sockets and ssh ControlPath live under here (sun_path is 108 bytes).
+    root = Path(os.environ.get("XDG_RUNTIME_DIR") or "/tmp")
+    root = Path(__import__("tempfile").mkdtemp(prefix="nbs-ssh-", dir=root if root.is_dir() else "/tmp"))
+    root.chmod(0o700)
+    mark = uuid.uuid4().hex
+    monkeypatch.setenv(MARK, mark)  # the client-side ssh processes carry it too
+    monkeypatch.setenv("HOME", str(root / "home"))  # no ~/.ssh of the real user is read
+    (root / "home").mkdir()
+    lab = SshLab(root=root, config=root / "ssh_config", user=getpass.getuser(), mark=mark)
+
+    user_key = root / "id_test"
+    _keygen(user_key, "nbs-tui-test")
+    stranger_key = root / "id_stranger"
+    _keygen(stranger_key, "nbs-tui-stranger")
+    authorized = root / "authorized_keys"
+    authorized.write_text(f'from="127.0.0.1" {Path(f"{user_key}.pub").read_text().strip()}\n')
+    authorized.chmod(0o600)
+
+    known: list[str] = []
+    for alias in ("hosta", "hostb"):
+        tmpdir = root / f"tmux-{alias}"
+        tmpdir.mkdir(mode=0o700)
+        host = Host(alias=alias, port=_free_port(), tmux_tmpdir=tmpdir)
+        host_key = root / f"hostkey_{alias}"
+        _keygen(host_key, alias)
+        known.append(f"[127.0.0.1]:{host.port} {Path(f'{host_key}.pub').read_text().split(' ', 2)[0]} "
+                     f"{Path(f'{host_key}.pub').read_text().split(' ', 2)[1]}")
+        _start_sshd(lab, host, host_key, authorized)
+        lab.hosts[alias] = host
+    (root / "known_hosts").write_text("\n".join(known) + "\n")
+    (root / "known_hosts_empty").write_text("")
+
+    def block(alias: str, port: int, key: Path, known_hosts: Path) -> str:
+        return "\n".join(
+            [
+                f"Host {alias}",
+                "  HostName 127.0.0.1",
+                f"  Port {port}",
+                f"  User {lab.user}",
+                f"  IdentityFile {key}",
+                "  IdentitiesOnly yes",
+                "  IdentityAgent none",
+                f"  UserKnownHostsFile {known_hosts}",
+                "  GlobalKnownHostsFile /dev/null",
+                "  StrictHostKeyChecking yes",
+                "  UpdateHostKeys no",
+                "  CheckHostIP no",
+                "  LogLevel ERROR",
+                "",
+            ]
+        )
+
+    a, b = lab.hosts["hosta"], lab.hosts["hostb"]
+    lab.config.write_text(
+        block("hosta", a.port, user_key, root / "known_hosts")
+        + block("hostb", b.port, user_key, root / "known_hosts")
+        + block("hostunknown", a.port, user_key, root / "known_hosts_empty")
+        + block("hostnokey", a.port, stranger_key, root / "known_hosts")
+        + block("hostrefused", _free_port(), user_key, root / "known_hosts")
+    )
+    try:
+        for host in lab.hosts.values():
+            _wait_listening(host)
+        yield lab
+    finally:
+        left = _teardown(lab)
+        shutil.rmtree(root, ignore_errors=True)
+        assert not left, f"processes left behind by the ssh lab: {left}"
