@@ -57,6 +57,11 @@ class Settings:
     """Rebound keys: binding id -> comma-separated keys (the config file's ``[keymap]`` table)."""
     theme: str = "textual-dark"
     """Textual theme name; the one picked in the command palette is saved back here."""
+    service: str = "auto"
+    """``auto``: a dashboard that finds no sidecar acting for its server starts ``nbs-tui service``
+    for it; ``off``: the dashboard holds the sidecar lease itself while it runs (docs/lease.md)."""
+    lease_ttl: float = 8.0
+    """Seconds the sidecar lease lasts without renewal (failover comes within twice this)."""
     config_file: Path = DEFAULT_CONFIG_PATH
     """The file these settings were read from (or would be): where ``save_setting`` writes."""
 
@@ -68,6 +73,8 @@ _ENV_KEYS: Mapping[str, str] = {
     "NBS_POLL_DISABLE": "poll_disabled",
     "NBS_PLAN_POLICY": "plan_policy",
     "NBS_STUCK_GRACE": "stuck_grace",
+    "NBS_SERVICE": "service",
+    "NBS_LEASE_TTL": "lease_ttl",
 }
 
 
@@ -140,6 +147,8 @@ def load_settings(
         settings = replace(settings, **{attr: value if attr == "server" else _coerce(attr, value, current)})
     if settings.plan_policy not in ("no-prompts", "off"):
         raise ConfigError(f"plan policy must be 'no-prompts' or 'off', not {settings.plan_policy!r}")
+    if settings.service not in ("auto", "off"):
+        raise ConfigError(f"service must be 'auto' or 'off', not {settings.service!r}")
     return replace(settings, config_file=path)
 
 

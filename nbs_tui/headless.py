@@ -39,7 +39,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.files.control_plane import ControlEvent, event_as_json
-from nbs_tui.runtime import Runtime
+from nbs_tui.runtime import LeaseMode, Runtime, RuntimeOptions
 from nbs_tui.sidecar_runner import SidecarEvent
 
 QUIET_KINDS = frozenset({"status", "control-snapshot"})
@@ -107,7 +107,8 @@ def run_headless(
     """Run until SIGINT/SIGTERM (or ``stop`` is set, for tests); return the exit status."""
     emit = _Printer(out or sys.stdout)
     stop = stop or threading.Event()
-    runtime = Runtime(settings, _Events(emit))
+    # headless is a sidecar by intent: it contends for the lease whatever `service` says
+    runtime = Runtime(settings, _Events(emit), RuntimeOptions(lease=LeaseMode.CONTEND))
     runtime.build()
 
     previous: dict[int, Any] = {}

@@ -55,6 +55,10 @@ log = logging.getLogger(__name__)
 SEED_TIMEOUT = 5.0
 """The longest the sidecar waits for the fleet's first seed (a slow server only delays it)."""
 
+AUTO_SERVICE = True
+"""Whether ``service = "auto"`` may start a detached service; the test suite turns it off so that
+no test leaves a background process behind (tests of the service opt back in)."""
+
 FleetFactory = Callable[[FleetListener], FleetPort]
 _T = TypeVar("_T")
 
@@ -97,6 +101,9 @@ class LeaseMode(enum.Enum):
     """Take the lease when it is free or expired, and act while holding it."""
     WATCH = "watch"
     """Never take it: detect only, and show who acts."""
+    SERVICE = "service"
+    """Watch; when nobody holds it, start ``nbs-tui service`` for the server (a dashboard with
+    ``service = "auto"``); if that service cannot be started, contend after all."""
     OFF = "off"
     """No lease at all: act unconditionally (tests with a fake fleet, one-process tools)."""
 
@@ -235,7 +242,11 @@ class Runtime:
     def lease_mode(self) -> LeaseMode:
         mode = self.options.lease
         if mode is None:
-            mode = LeaseMode.OFF if self.options.fleet_factory is not None else LeaseMode.CONTEND
+            if self.options.fleet_factory is not None:
+                mode = LeaseMode.OFF
+            else:
+                auto = self.settings.service == "auto" and AUTO_SERVICE
+                mode = LeaseMode.SERVICE if auto else LeaseMode.CONTEND
         return mode
 
     def _build_lease(self) -> SidecarLease | None:
@@ -245,7 +256,7 @@ class Runtime:
         mode = self.lease_mode()
         if mode is LeaseMode.OFF:
             return None
-        if mode is LeaseMode.CONTEND:
+        if mode in (LeaseMode.CONTEND, LeaseMode.SERVICE):
             old = tmux_too_old()
             if old is not None:
                 self.problem("sidecar lease", old)
@@ -258,9 +269,20 @@ class Runtime:
         heartbeat = LeaseHeartbeat(
             commands,
             contend=mode is LeaseMode.CONTEND,
+            ttl=self.settings.lease_ttl,
             on_problem=problem,
             on_holder_changed=self._holder_changed,
         )
+        if mode is LeaseMode.SERVICE:
+            from nbs_tui.service import ServiceStarter
+
+            def contend_after_all(why: str) -> None:
+                problem(f"{why}: this dashboard acts itself while it runs")
+                heartbeat.contend = True
+
+            heartbeat.on_vacant = ServiceStarter(
+                self.settings.server, self.settings.lease_ttl, problem, contend_after_all
+            ).vacant
         return SidecarLease(commands, heartbeat, on_problem=problem)
 
     def _holder_changed(self, holder: LeaseValue) -> None:

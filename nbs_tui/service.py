@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -199,6 +200,62 @@ def status(settings: Settings) -> int:
     print(_lease_line(server, pid))
     print(f"log: {events_path(server)}")
     return 0 if pid is not None else EXIT_NOT_RUNNING
+
+
+# -- started by a dashboard --------------------------------------------------------------------
+
+
+class ServiceStarter:
+    """A dashboard's ``on_vacant``: nobody holds the lease, so start the service (in a thread,
+    at most once per two ttl); if it cannot start, or starts and still nobody holds the lease
+    after three ttl, call ``give_up(why)`` (the dashboard then contends itself)."""
+
+    def __init__(
+        self,
+        server: ServerAddress,
+        ttl: float,
+        problem: Callable[[str], None],
+        give_up: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.server = server
+        self.ttl = ttl
+        self.problem = problem
+        self.give_up = give_up
+        self.clock = clock
+        self._first_try: float | None = None
+        self._last_try = float("-inf")
+        self._lock = threading.Lock()
+        self._done = False
+
+    def vacant(self) -> None:
+        now = self.clock()
+        with self._lock:
+            if self._done or now - self._last_try < 2 * self.ttl:
+                if not self._done and self._first_try is not None and now - self._first_try >= 3 * self.ttl:
+                    self._done = True
+                    self.give_up("nbs-tui service started but no sidecar holds the lease")
+                return
+            self._last_try = now
+            if self._first_try is None:
+                self._first_try = now
+        threading.Thread(target=self._start, name="nbs-service-start", daemon=True).start()
+
+    def _start(self) -> None:
+        argv = [sys.executable, "-m", "nbs_tui", *self.server.tmux_args(), "service", "start"]
+        env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, check=False)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            why = str(error)
+        else:
+            if done.returncode == 0:
+                log.info("started the sidecar service: %s", done.stdout.strip().replace("\n", "; "))
+                return
+            why = (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()[-1]
+        with self._lock:
+            self._done = True
+        self.give_up(f"nbs-tui service did not start ({why})")
 
 
 # -- the detached process -------------------------------------------------------------------

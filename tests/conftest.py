@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import nbs_tui.runtime
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PEER_CORPUS = next(
     (
@@ -25,3 +27,13 @@ def peer_corpus() -> Path:
     if not (PEER_CORPUS / "labels.tsv").is_file():
         pytest.skip(f"peer corpus not found at {PEER_CORPUS}")
     return PEER_CORPUS
+
+
+@pytest.fixture(autouse=True)
+def _no_background_service(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dashboard under test acts itself instead of starting a detached ``nbs-tui service``
+    (``service = "auto"``), in this process and in the CLIs tests start; a test of that very
+    behaviour is marked ``service_auto``."""
+    if request.node.get_closest_marker("service_auto") is None:
+        monkeypatch.setattr(nbs_tui.runtime, "AUTO_SERVICE", False)
+        monkeypatch.setenv("NBS_SERVICE", "off")

@@ -10,7 +10,8 @@ back in the same line says who won. It works the same over ssh (``tmux`` run on 
 last value to the same with ``seq + 1``) or, as a watcher, reads the value and takes it when it is
 free or has not changed for a whole ttl on this process's clock. Callbacks run on that thread
 and must not block: ``on_acquired(lease)``, ``on_lost(why)``, ``on_holder_changed(value)``,
-``on_problem(message)`` (a foreign value, tmux failing) and ``on_server_gone(message)``.
+``on_problem(message)`` (a foreign value, tmux failing), ``on_server_gone(message)`` and, for a
+watcher that does not contend, ``on_vacant()`` (nobody holds it: start someone who will).
 The one thing never to do: act (type, press keys) on the strength of `holding` alone; ask
 `may_act()`, which is False once the last successful renewal is older than ttl/2, and fence the
 typing itself on the token (`fenced`).
@@ -124,6 +125,7 @@ class LeaseHeartbeat:
         on_holder_changed: Callable[[LeaseValue], None] | None = None,
         on_problem: Callback | None = None,
         on_server_gone: Callback | None = None,
+        on_vacant: Callable[[], None] | None = None,
     ) -> None:
         self.client = LeaseClient(commands)
         self.contend = contend
@@ -138,6 +140,8 @@ class LeaseHeartbeat:
         self.on_holder_changed = on_holder_changed
         self.on_problem = on_problem
         self.on_server_gone = on_server_gone
+        self.on_vacant = on_vacant
+        """Called (watching, not contending) at each look that finds the lease free or expired."""
         self.observer = LeaseObserver(ttl)
         self._lock = threading.Lock()
         self._mine: Lease | None = None
@@ -244,11 +248,13 @@ class LeaseHeartbeat:
     def _watch(self) -> None:
         raw = self.client.read()
         self._seen(raw)
-        if not self.contend:
-            return
         now = self.clock()
         expected = self.observer.takeover_from(now)
         if expected is None:
+            return
+        if not self.contend:
+            if self.on_vacant is not None:
+                self.on_vacant()
             return
         lease = new_lease(self.host, self.pid, self.token, self.wall(), self.ttl)
         after = self.client.compare_and_set(expected, lease.render())

@@ -6,13 +6,19 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import libtmux
+import pytest
 from libtmux.test.retry import retry_until
 
+from nbs_tui.core.lease import Lease, LeaseValue
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.runtime import LeaseMode, Runtime
 from nbs_tui.service import EXIT_NOT_RUNNING, _is_service
 from tests.tmux.test_lease_headless import agent, submits
+from tests.unit.test_runtime import Recorder, settings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -77,3 +83,42 @@ def test_service_exits_with_its_tmux_server(
     pid = service_pid(started.stdout)
     server.kill()
     assert retry_until(lambda: not _is_service(pid), 20, raises=False), "the service outlived its server"
+
+
+class LeaseRecorder(Recorder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.leases: list[tuple[LeaseValue, bool]] = []
+
+    def lease_changed(self, holder: LeaseValue, acting: bool) -> None:
+        self.leases.append((holder, acting))
+
+
+@pytest.mark.service_auto
+def test_a_dashboard_runtime_finding_no_holder_starts_the_service_which_outlives_it(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = service_env(tmp_path)
+    for key in ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "NBS_POLL_INTERVAL"):
+        monkeypatch.setenv(key, env[key])  # the service it starts keeps its files there
+    _, log = agent(session, tmp_path, "idle")
+    address = ServerAddress(socket_name=str(server.socket_name))
+    recorder = LeaseRecorder()
+    dashboard = Runtime(replace(settings(tmp_path), server=address, poll_interval=2.0), recorder)
+    assert dashboard.lease_mode() is LeaseMode.SERVICE
+    dashboard.start()
+    try:
+        holder = lambda: [h for h, _ in recorder.leases if isinstance(h, Lease)]  # noqa: E731
+        assert retry_until(lambda: bool(holder()), 30, raises=False), (recorder.leases, recorder.problems)
+        service = holder()[-1].pid
+        assert service != os.getpid() and _is_service(service)
+        assert not any(acting for _, acting in recorder.leases)  # the dashboard only watches
+        assert retry_until(lambda: len(submits(log)) >= 1, 40, raises=False)
+    finally:
+        dashboard.stop()
+    try:
+        before = len(submits(log))  # the dashboard is gone: polls go on
+        assert retry_until(lambda: len(submits(log)) > before, 40, raises=False)
+    finally:
+        assert cli(server, env, "stop").returncode == 0
+    assert not _is_service(service)
