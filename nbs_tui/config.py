@@ -220,19 +220,25 @@ def _with_key(text: str, key: str, value: TomlScalar) -> str:
     lines = text.splitlines(keepends=True)
     wanted = key.replace("-", "_")
     rendered = _toml_value(value)
-    for index, line in enumerate(lines):
+    index = 0
+    while index < len(lines):
+        line = lines[index]
         if _TABLE_LINE.match(line):
             break  # top-level keys end at the first table
         match = _KEY_LINE.match(line)
-        if match is None or match["key"].replace("-", "_") != wanted:
+        if match is None:
+            index += 1
             continue
         end = _value_end(lines, index)
+        if match["key"].replace("-", "_") != wanted:
+            index = end  # skip the whole value: a multi-line string may hold "theme = ..." or "["
+            continue
         last = lines[end - 1]
         newline = last[len(last.rstrip("\r\n")) :]
         comment = _trailing_comment(lines[index]) if end == index + 1 else ""
         replacement = f"{line[: match.end()]} {rendered}{comment}{newline}"
         return "".join([*lines[:index], replacement, *lines[end:]])
-    first_table = next((i for i, line in enumerate(lines) if _TABLE_LINE.match(line)), None)
+    first_table = index if index < len(lines) else None
     insert_at = len(lines) if first_table is None else first_table
     while first_table is not None and insert_at > 0 and _blank_or_comment(lines[insert_at - 1]):
         insert_at -= 1  # the blank lines and comment that introduce the first table stay with it

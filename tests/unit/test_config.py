@@ -116,6 +116,14 @@ def test_save_setting_replaces_a_value_over_several_lines(tmp_path: Path) -> Non
     assert config.read_bytes() == b'theme = "dracula"\nbell = false\r\n'
 
 
+def test_save_setting_is_not_fooled_by_a_multi_line_string(tmp_path: Path) -> None:
+    text = 'stuck_nudge = """\ntheme = "inside"\n[not a table]\n"""\n\n[keymap]\n'
+    config = write(tmp_path, text)
+    save_setting(config, "theme", "nord")
+    assert config.read_text(encoding="utf-8") == text.replace('"""\n\n', '"""\ntheme = "nord"\n\n')
+    assert load_settings(config, environ={}).stuck_nudge == 'theme = "inside"\n[not a table]\n'
+
+
 def test_save_setting_creates_the_file_and_escapes(tmp_path: Path) -> None:
     config = tmp_path / "new" / "config.toml"
     save_setting(config, "stuck_nudge", 'say "go"\\\tnow')
