@@ -15,7 +15,7 @@ the CLOCK_MONOTONIC time right after the marker's bytes went to its pty. Then, o
 another on the same fleet:
 
 * baseline: nothing attached; the tmux server's CPU is the reference for "extra" CPU;
-* nbs-tui: the CLI (``python -m nbs_tui -L <socket> --no-poll``, i.e. `OperatorApp`, what
+* nbs-tui: the CLI (``python -m nbs_tui -L <socket> --no-poll``, i.e. `create_app`'s app, what
   ``nbs-tui`` runs) in a pty of its own sized 160x48 (TERM=xterm-256color, HOME a temp dir).
   A reader thread drains the pty master continuously, timestamps every read and looks for
   marker tokens in the raw bytes: a marker's latency is from the agent's pty write to the

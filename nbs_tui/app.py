@@ -1,45 +1,48 @@
 """The Textual app: wiring only. Widgets live in `nbs_tui.widgets`, messages in `nbs_tui.messages`.
 
-How data flows:
-- the fleet (`FleetPort`) calls `FleetBridge` on its own threads; pane-set and connection news
-  become messages (``post_message`` is thread-safe), while screen changes, which can come at
-  ~60 Hz, only add pane ids to a set;
-- a ~30 Hz timer on the UI thread drains that set and asks the visible widgets showing those
-  panes to repaint their changed rows: at most one repaint per frame, none for hidden views;
-- a change of the pane the mirror shows does not wait for that timer: the bridge posts one
-  `MirrorDue` (at most ~60 a second, never two queued) and the app runs the frame at once;
-- a 1 Hz timer updates the clocks (quiet time, next-poll countdown) cell by cell.
+One app, built by `create_app` for the CLI, the tests, the screenshots and the benchmarks.
+Who does what:
+- `nbs_tui.runtime.Runtime` runs the backends (fleet, control plane, Claude signals, sidecar);
+  its listener, `nbs_tui.bridge.FleetBridge`, turns their news into messages;
+- `nbs_tui.core.pane_state.PaneState` holds every pane's shown state (pure);
+- `nbs_tui.controller.OperatorController` carries out the operator's actions (no Textual);
+- `nbs_tui.commands.COMMANDS` is every key: bindings, footer, palette and help come from it.
 
-Extension points for operator actions: `NbsApp.selected_pane()`, the `COMMANDS` table (each entry
-is a binding with an id, a footer label and a command-palette entry), and the ``#input-bar``
-container docked above the footer, empty and hidden until something is mounted in it.
+Timers: a ~30 Hz frame drains the bridge's changed panes and repaints the changed rows of the
+visible widgets showing them (a change of the mirrored pane runs the frame at once); a 1 Hz
+clock moves the quiet times and countdowns; a 2 Hz tick updates the needs-you queue.
+
+The ``#input-bar`` container docked above the footer holds the send bar and pass-through,
+hidden until an action opens one.
 """
 
 from __future__ import annotations
 
-import threading
+import contextlib
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding, BindingType
+from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
+from textual.binding import BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from nbs_tui.claude.watcher import ClaudeFacts as RawClaudeFacts
+from nbs_tui.action_log import ActionRecord
+from nbs_tui.bridge import FleetBridge, MirrorDue
 from nbs_tui.claude.watcher import ClaudeSignals
+from nbs_tui.commands import COMMANDS, bindings, help_rows
 from nbs_tui.config import Settings
+from nbs_tui.controller import OperatorController
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
-from nbs_tui.files.control_plane import ControlEvent, ControlPlane
+from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.messages import (
     BackendProblem,
     ClaudeSignalsChanged,
@@ -49,20 +52,24 @@ from nbs_tui.messages import (
     PaneStatusesRefreshed,
 )
 from nbs_tui.runtime import FleetFactory, Runtime, RuntimeOptions
-from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
+from nbs_tui.sidecar_runner import SidecarRunner
 from nbs_tui.tmux.port import FleetPort, TmuxUnavailable
+from nbs_tui.widgets.action_log_view import ActionLogScreen
+from nbs_tui.widgets.confirm_screen import ConfirmScreen
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
+from nbs_tui.widgets.filter_bar import FilterBar, OperatorFleetList
 from nbs_tui.widgets.fleet_list import FleetList, format_duration, quiet_start
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.help_screen import HelpScreen
+from nbs_tui.widgets.needs_you import NeedsYouPanel
 from nbs_tui.widgets.pane_view import PaneView, ScreenSource
+from nbs_tui.widgets.send_bar import KeyPicker, PassThrough, SendBar
 from nbs_tui.widgets.status_bar import StatusBar
 
 FRAME_SECONDS = 1 / 30
-MIRROR_SECONDS = 1 / 60
-"""The shortest gap between two frames run early for the mirrored pane."""
 CLOCK_SECONDS = 1.0
+NEEDS_YOU_SECONDS = 0.5
 PROBLEM_REPEAT_SECONDS = 30.0
 VIEWS = ("dashboard", "grid", "control")
 
@@ -76,122 +83,20 @@ def css_path() -> Path:
     raise FileNotFoundError(f"nbs-tui styles not found next to {here}")
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
-    """One operator command: a key binding with an id, a footer label and a palette entry."""
+class ActionRecorded(Message):
+    """A record was appended to the action log (posted from whichever thread wrote it)."""
 
-    id: str
-    keys: str
-    action: str
-    label: str
-    help: str
-    show: bool = True
-    key_display: str | None = None
-    priority: bool = False
-    palette: str = ""
-    """The command palette's name for it, when the short footer label would not do."""
-
-    def binding(self) -> Binding:
-        return Binding(
-            self.keys, self.action, self.label, show=self.show, key_display=self.key_display,
-            id=self.id, priority=self.priority,
-        )
-
-
-COMMANDS: tuple[Command, ...] = (
-    Command("pane.next", "j,down", "move(1)", "Next", "Select the next pane", key_display="j/↓"),
-    Command("pane.previous", "k,up", "move(-1)", "Previous", "Select the previous pane", key_display="k/↑"),
-    Command("view.zoom", "z", "toggle_zoom", "Zoom", "Show the selected pane full-screen (again to go back)"),
-    Command("view.unzoom", "escape", "unzoom", "Back", "Leave the full-screen mirror", show=False),
-    Command("view.dashboard", "1", "show_view('dashboard')", "List", "Fleet list with the live mirror"),
-    Command("view.grid", "2", "show_view('grid')", "Grid", "Live thumbnails of every pane"),
-    Command("view.control", "3", "show_view('control')", "Control", "Control plane: registry, inbox, chat"),
-    Command("view.details", "d", "toggle_details", "Details", "Show or hide the selected pane's details"),
-    Command("app.help", "question_mark,f1", "help", "Help", "List every key", key_display="?"),
-    Command("app.quit", "q", "quit", "Quit", "Leave nbs-tui (the agents keep running)", palette="Quit nbs-tui"),
-)
-
-
-class MirrorDue(Message):
-    """The mirrored pane's screen changed: run the frame now rather than at the next tick."""
-
-    bubble = False
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, MirrorDue)
-
-
-class FleetBridge:
-    """The app's `RuntimeListener`: called on the backends' threads, touches no widget."""
-
-    def __init__(self, app: NbsApp) -> None:
-        self._app = app
-        self._lock = threading.Lock()
-        self._dirty: set[PaneId] = set()
-        self.watched: PaneId | None = None
-        """The pane the mirror shows (set on the UI thread); its changes are posted at once."""
-        self._due_pending = False
-        self._due_at = 0.0
-
-    def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
-        self._app.post_message(FleetChanged(tuple(panes)))
-
-    def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
-        watched = self.watched
-        with self._lock:
-            self._dirty |= pane_ids
-            if watched is None or watched not in pane_ids or self._due_pending:
-                return
-            now = time.monotonic()
-            if now - self._due_at < MIRROR_SECONDS:
-                return  # the frame timer takes it
-            self._due_pending = True
-            self._due_at = now
-        self._app.post_message(MirrorDue())
-
-    def due_handled(self) -> None:
-        with self._lock:
-            self._due_pending = False
-
-    def connection_changed(self, connected: bool, message: str) -> None:
-        self._app.post_message(ConnectionChanged(connected, message))
-
-    def claude_facts_changed(self, facts: Mapping[PaneId, RawClaudeFacts]) -> None:
-        self._app.post_message(ClaudeSignalsChanged(tuple(facts.items())))
-
-    def sidecar_event(self, event: SidecarEvent) -> None:
-        """Turn the event into messages, touch nothing else (``notify`` only posts one)."""
-        app = self._app
-        if event.kind == "error":
-            app.post_message(BackendProblem("sidecar", f"{event.pane_id} {event.message}".strip()))
-        elif event.kind == "agent-ended":
-            app.notify(f"{event.pane_id}: {event.message}", title="Agent ended", severity="warning", timeout=8)
-        status = PaneStatus.from_sidecar(event.status) if event.status is not None else None
-        history = HistoryEntry.from_sidecar_event(event)
-        if event.pane_id and (status is not None or history is not None):
-            app.post_message(PaneStatusChanged(event.pane_id, status, history))
-
-    def control_event(self, event: ControlEvent) -> None:
-        """The Control view's listener is thread-safe."""
-        control_view = self._app.control_view
-        if control_view is not None:
-            control_view.plane_listener(event)
-
-    def problem(self, source: str, message: str) -> None:
-        self._app.post_message(BackendProblem(source, message))
-
-    def drain(self) -> set[PaneId]:
-        with self._lock:
-            dirty, self._dirty = self._dirty, set()
-        return dirty
+    def __init__(self, record: ActionRecord) -> None:
+        super().__init__()
+        self.record = record
 
 
 class NbsApp(App[int]):
-    """The nbs-tui dashboard."""
+    """The nbs-tui dashboard: the fleet, its mirror, and the operator's actions on it."""
 
     CSS_PATH = css_path()
     TITLE = "nbs-tui"
-    BINDINGS: ClassVar[list[BindingType]] = [command.binding() for command in COMMANDS]
+    BINDINGS: ClassVar[list[BindingType]] = list(bindings())
 
     def __init__(
         self,
@@ -236,12 +141,29 @@ class NbsApp(App[int]):
         self.banner = Static("", id="banner")
         self.empty = Static("", id="empty")
         self.views = ContentSwitcher(initial="dashboard", id="views")
-        self.fleet_list = FleetList(id="fleet")
+        self.operator = OperatorController(settings, self.state, self.runtime, self, clock=clock)
+        """The operator's actions (send, broadcast, poll, marks, needs-you, jump): no Textual."""
+        self.fleet_list = OperatorFleetList(id="fleet")
+        self.fleet_list.marked = self.operator.marked
+        self.fleet_list.poll_off = self.operator.poll_off
+        self.fleet_list.plan_manual = self.operator.plan_manual
+        self.fleet_list.fleet_poll_off = settings.poll_disabled
+        self.fleet_list.fleet_plan_off = settings.plan_policy == "off"
+        self.needs_panel = NeedsYouPanel(id="needs-you")
+        self.filter_bar = FilterBar(id="filter")
+        self.send_bar = SendBar(id="send-bar")
+        self.pass_through = PassThrough(id="pass-through")
+        self.send_bar.display = False
+        self.pass_through.display = False
+        self._send_targets: list[PaneInfo] = []
+        self._pass_pane: PaneInfo | None = None
+        self._log_screen: ActionLogScreen | None = None
+        self._unsubscribe_log: Callable[[], None] = self.operator.subscribe_log(self._recorded)
         self.detail = DetailPanel(id="detail")
         self.mirror = PaneView(id="mirror")
         self.grid = PaneGrid(id="grid")
         self.input_bar = Container(id="input-bar")
-        """Docked above the footer, hidden; an input bar for operator actions mounts here."""
+        """Docked above the footer, hidden until the send bar or pass-through opens."""
         if settings.keymap:
             self.set_keymap(dict(settings.keymap))
 
@@ -254,13 +176,17 @@ class NbsApp(App[int]):
         with self.views:
             with Horizontal(id="dashboard"):
                 with Vertical(id="side"):
+                    yield self.needs_panel
+                    yield self.filter_bar
                     yield self.fleet_list
                     yield self.detail
                 yield self.mirror
             yield self.grid
             with Vertical(id="control"):
                 yield self.control_view
-        yield self.input_bar
+        with self.input_bar:
+            yield self.send_bar
+            yield self.pass_through
         yield Footer()
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -270,6 +196,8 @@ class NbsApp(App[int]):
         self._update_empty_state()
         self.set_interval(FRAME_SECONDS, self._frame, name="frame")
         self.set_interval(CLOCK_SECONDS, self._clock, name="clock")
+        self.set_interval(NEEDS_YOU_SECONDS, self._needs_you_tick, name="needs-you")
+        self.operator.start()
         runtime = self.runtime
         runtime.build()
         if self.control_view is not None and runtime.control_plane is not None:
@@ -328,7 +256,23 @@ class NbsApp(App[int]):
         self.post_message(PaneStatusesRefreshed(statuses))
 
     def on_unmount(self) -> None:
+        self.operator.stop()
+        self._unsubscribe_log()
         self.runtime.stop()
+
+    # -- the controller's view (`OperatorView`) ----------------------------------------------------
+
+    def notify_operator(self, text: str, title: str, severity: str, timeout: float) -> None:
+        """Any thread: ``notify`` only posts a message."""
+        self.notify(text, title=title, severity=severity, timeout=timeout)  # type: ignore[arg-type]
+
+    def on_ui(self, callback: Callable[[], None]) -> None:
+        with contextlib.suppress(RuntimeError):  # the app is gone: nothing left to update
+            self.call_from_thread(callback)
+
+    def _recorded(self, record: ActionRecord) -> None:
+        """Any thread: a record was written."""
+        self.post_message(ActionRecorded(record))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Every worker failure meets here and is shown, never swallowed."""
@@ -576,7 +520,10 @@ class NbsApp(App[int]):
     # -- actions ------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Hide the pane keys where they do nothing (the Control view has its own lists)."""
+        """Hide the pane keys where they do nothing (the Control view has its own lists); in
+        pass-through, Ctrl+P belongs to the pane, not to the command palette (Ctrl+Q still quits)."""
+        if action == "command_palette" and self.pass_through.has_focus:
+            return False
         return not (action == "move" and self.view == "control")
 
     def action_move(self, delta: int) -> None:
@@ -630,56 +577,245 @@ class NbsApp(App[int]):
         self.push_screen(HelpScreen(self.key_rows(), intro=f"Watching {self.status_bar.server}."))
 
     def key_rows(self) -> list[tuple[str, str, str]]:
-        """(keys, what, binding id) for the help screen, from the bindings in force now.
-
-        The app's own commands come first (as rebound by a keymap), then the grid's and the
-        fleet list's keys, then Textual's (focus, palette, quit).
-        """
-        rows: dict[str, tuple[str, str, str]] = {}
-
-        def add(binding: Binding, help_text: str = "") -> None:
-            ident = binding.id or binding.action
-            if binding.key_display:
-                displays = [binding.key_display]
-            else:
-                displays = [
-                    self.get_key_display(replace(binding, key=key.strip())) for key in binding.key.split(",")
-                ]
-            keys, description, _ = rows.get(ident, ("", help_text or binding.description, ident))
-            for display in displays:
-                if display not in keys.split(" / "):
-                    keys = f"{keys} / {display}" if keys else display
-            rows[ident] = (keys, description, ident)
-
+        """(keys, what, binding id) for the help screen, from `COMMANDS` and the bindings in
+        force now (a keymap may have rebound them), then the grid's and Control view's keys."""
         active = [a.binding for a in self.screen.active_bindings.values() if a.node is self]
-        by_id = {c.id: c for c in COMMANDS}
-        for binding in active:
-            if binding.id in by_id:
-                add(binding, by_id[binding.id].help)
-        for item in PaneGrid.BINDINGS:
-            if isinstance(item, Binding):
-                add(item, f"Grid: {item.description.lower()}")
-        if self.control_view is not None:
-            panels = (self.control_view, self.control_view.registry_panel, self.control_view.inbox_panel)
-            for panel in panels:
-                for item in getattr(panel, "BINDINGS", ()):
-                    if isinstance(item, Binding) and item.id:
-                        add(item, f"Control: {item.description.lower()}")
-        rows["list.move"] = ("↑ / ↓", "List: move the cursor (the mirror follows)", "")
-        rows["list.open"] = ("⏎", "List: zoom the pane under the cursor", "")
-        for binding in active:
-            if binding.id not in by_id and binding.description:
-                add(binding)
-        return list(rows.values())
+        control = self.control_view
+        widget_keys = [
+            ("Grid", PaneGrid.BINDINGS),
+            *(("Control", panel.BINDINGS) for panel in (control, control.registry_panel, control.inbox_panel)),
+        ]
+        return help_rows(self.get_key_display, active, widget_keys)
+
+    # -- operator actions (the controller acts; the app asks and shows) -----------------------------
+
+    def action_jump(self) -> None:
+        pane = self.selected_pane()
+        if self.operator.ready(pane) is not None and pane is not None:
+            self.operator.jump(pane, self._attach_to_pane)
+
+    def _attach_to_pane(self, pane: PaneInfo) -> None:
+        """Suspend the dashboard, attach to the pane until the operator detaches, resume."""
+        try:
+            with self.suspend():
+                result = self.operator.attach(pane)
+        except SuspendNotSupported:
+            message = f"cannot suspend here; attach yourself with: {' '.join(self.operator.attach_argv(pane))}"
+            self.operator.attached(pane, None, message)
+            self.notify(message, title="Jump", severity="warning", timeout=10)
+            return
+        self.operator.attached(pane, result)
+        self.refresh(layout=True)
+        self.notify(result.message, title="Back from the pane", severity="information" if result.ok else "error")
+
+    def _show_input_bar(self) -> None:
+        self.input_bar.add_class("open")
+        self.input_bar.display = True  # now, not at the next style update, so focus can move in
+
+    def _hide_input_bar(self) -> None:
+        self.input_bar.remove_class("open")
+        self.input_bar.display = False
+
+    def _open_send_bar(self, targets: list[PaneInfo], broadcast: bool) -> None:
+        self._send_targets = targets
+        label = targets[0].target if not broadcast else f"{len(targets)} marked pane{'s' if len(targets) != 1 else ''}"
+        self._show_input_bar()
+        self.pass_through.display = False
+        self.send_bar.open(label, broadcast=broadcast)
+
+    def action_send_text(self) -> None:
+        pane = self.selected_pane()
+        if self.operator.ready(pane) is not None and pane is not None:
+            self._open_send_bar([pane], broadcast=False)
+
+    def on_send_bar_submitted(self, message: SendBar.Submitted) -> None:
+        targets = list(self._send_targets)
+        if not targets:
+            return
+        if self.operator.operator is None:
+            self.notify("Not connected to tmux.", severity="warning")
+            return
+        if message.broadcast:
+            self._confirm_broadcast(targets, text=message.text, enter=message.enter)
+            return
+        self.operator.send_text(targets[0], message.text, enter=message.enter)
+
+    def on_send_bar_closed(self, _message: SendBar.Closed) -> None:
+        self.send_bar.display = False
+        self._hide_input_bar()
+        self._send_targets = []
+        self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
+
+    def action_send_key(self) -> None:
+        pane = self.selected_pane()
+        if self.operator.ready(pane) is None or pane is None:
+            return
+
+        def picked(key: str | None) -> None:
+            if key:
+                self.operator.send_key(pane, key)
+
+        self.push_screen(KeyPicker(pane.target), picked)
+
+    def action_toggle_mark(self) -> None:
+        pane = self.selected_pane()
+        if pane is None:
+            return
+        count = self.operator.toggle_mark(pane)
+        self.fleet_list.redraw()
+        self.notify(f"{count} pane(s) marked for broadcast", timeout=2)
+
+    def action_clear_marks(self) -> None:
+        self.operator.clear_marks()
+        self.fleet_list.redraw()
+
+    def action_broadcast_text(self) -> None:
+        targets = self.operator.marked_panes()
+        if not targets:
+            self.notify("Mark panes first (m), then broadcast (b).", severity="warning")
+            return
+        self._open_send_bar(targets, broadcast=True)
+
+    def action_broadcast_key(self) -> None:
+        targets = self.operator.marked_panes()
+        if not targets:
+            self.notify("Mark panes first (m), then broadcast a key (B).", severity="warning")
+            return
+
+        def picked(key: str | None) -> None:
+            if key:
+                self._confirm_broadcast(targets, key=key)
+
+        self.push_screen(KeyPicker(f"{len(targets)} marked panes"), picked)
+
+    def _confirm_broadcast(
+        self, targets: list[PaneInfo], *, text: str | None = None, key: str | None = None, enter: bool = False
+    ) -> None:
+        if self.operator.operator is None:
+            return
+        if key is not None:
+            what = f"Press {key} in {len(targets)} panes?"
+        else:
+            shown = (text or "").replace("\n", "⏎\n    ")
+            what = f"Send this text{' and press Enter' if enter else ''} to {len(targets)} panes?\n    {shown}"
+        items = [f"{p.target}  {p.title}".rstrip() for p in targets]
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.operator.broadcast(targets, text=text, key=key, enter=enter)
+            else:
+                if text is not None and self.send_bar.display and not self.send_bar.text.text:
+                    self.send_bar.text.load_text(text)  # give the words back for another try
+                self.notify("Broadcast cancelled: nothing sent.", timeout=3)
+
+        self.push_screen(ConfirmScreen("Broadcast", items, what), answered)
+
+    def action_pass_through(self) -> None:
+        pane = self.selected_pane()
+        if self.operator.ready(pane) is None or pane is None:
+            return
+        self._pass_pane = pane
+        self.pass_through.target = pane.target
+        self.send_bar.display = False
+        self._show_input_bar()
+        self.pass_through.display = True
+        self.mirror.add_class("passthrough")
+        self.pass_through.refresh()
+        self.screen.set_focus(self.pass_through)  # at once: the very next key is the pane's
+
+    def on_pass_through_keys(self, message: PassThrough.Keys) -> None:
+        if self._pass_pane is not None:
+            self.operator.type_keys(self._pass_pane, list(message.keys), self._leave_pass_through)
+
+    def on_pass_through_pasted(self, message: PassThrough.Pasted) -> None:
+        if self._pass_pane is not None:
+            self.operator.paste(self._pass_pane, message.text, self._leave_pass_through)
+
+    def on_pass_through_leave(self, _message: PassThrough.Leave) -> None:
+        self._leave_pass_through()
+
+    def _leave_pass_through(self) -> None:
+        if not self.pass_through.display:
+            return
+        self._pass_pane = None
+        self.pass_through.display = False
+        self._hide_input_bar()
+        self.mirror.remove_class("passthrough")
+        self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
+
+    def action_force_poll(self) -> None:
+        pane = self.selected_pane()
+        if pane is None:
+            self.operator.ready(None)
+        else:
+            self.operator.force_poll(pane)
+
+    def action_force_poll_all(self) -> None:
+        self.operator.force_poll_idle()
+
+    def action_toggle_poll(self) -> None:
+        pane = self.selected_pane()
+        if pane is None:
+            self.operator.ready(None)
+        else:
+            self.operator.toggle_poll(pane, self.fleet_list.redraw)
+
+    def action_toggle_plan(self) -> None:
+        pane = self.selected_pane()
+        if pane is None:
+            self.operator.ready(None)
+        else:
+            self.operator.toggle_plan(pane, self.fleet_list.redraw)
+
+    def _needs_you_tick(self) -> None:
+        entries = self.operator.needs_you_tick()
+        self.needs_panel.show_entries(entries, self.clock(), self.operator.label)
+
+    def action_next_needs_you(self) -> None:
+        entry = self.operator.next_needs_you(self.selected_id)
+        if entry is None:
+            return
+        self.select_pane(entry.pane_id)
+        if self.selected_id != entry.pane_id:  # filtered out of the list: select it anyway
+            self._select(entry.pane_id)
+
+    def on_needs_you_panel_pane_chosen(self, message: NeedsYouPanel.PaneChosen) -> None:
+        self.operator.needs_chosen(message.pane_id)
+        self.select_pane(message.pane_id)
+        self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
+
+    def action_filter(self) -> None:
+        self.filter_bar.open()
+
+    def on_filter_bar_filter_changed(self, message: FilterBar.FilterChanged) -> None:
+        self.fleet_list.set_filter(message.filter)
+        if self.fleet_list.selected_pane_id is not None:
+            self._select(self.fleet_list.selected_pane_id)
+
+    def on_filter_bar_filter_done(self, _message: FilterBar.FilterDone) -> None:
+        self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
+
+    def action_action_log(self) -> None:
+        log = self.operator.action_log
+        screen = ActionLogScreen(str(log.path), log.tail(500))
+        self._log_screen = screen
+
+        def closed(_result: None) -> None:
+            self._log_screen = None
+
+        self.push_screen(screen, closed)
+
+    def on_action_recorded(self, message: ActionRecorded) -> None:
+        if self._log_screen is not None and self._log_screen.is_attached:
+            self._log_screen.add(message.record)
 
     # -- command palette -----------------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for command in COMMANDS:
-            if command.id in ("pane.next", "pane.previous", "view.unzoom"):
-                continue
-            yield SystemCommand(command.palette or command.label, command.help, partial(self.run_action, command.action))
+            if command.in_palette:
+                yield SystemCommand(command.palette or command.label, command.help, partial(self.run_action, command.action))
         for pane in self.panes:
             label = f"Show pane {pane.target}"
             detail = " · ".join(x for x in (pane.title, pane.current_command) if x)

@@ -166,7 +166,7 @@ def _run_dashboard(settings: Settings, headless: bool) -> int:
         from nbs_tui.headless import run_headless
 
         return run_headless(settings)
-    from nbs_tui.operator_ui import run_operator_app as run_app  # the dashboard + operator actions
+    from nbs_tui.app import run_app
 
     return run_app(settings)
 

@@ -20,11 +20,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from nbs_tui.app import NbsApp  # noqa: E402
+from nbs_tui.app import NbsApp, create_app  # noqa: E402
 from nbs_tui.config import Settings  # noqa: E402
 from nbs_tui.core.model import AgentState  # noqa: E402
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
-from nbs_tui.operator_ui import OperatorApp  # noqa: E402
 
 
 async def _wait(pilot: object, condition: object, timeout: float, what: str) -> None:
@@ -43,7 +42,7 @@ async def shoot(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
         demo = DemoFleet.start(agents=agents, hook_spool=spool)
         try:
             settings = Settings(server=demo.server, projects=tuple(demo.projects), hook_spool=spool)
-            app: NbsApp = OperatorApp(settings)  # what the nbs-tui command runs
+            app: NbsApp = create_app(settings)  # what the nbs-tui command runs
             async with app.run_test(size=size) as pilot:
                 await _wait(pilot, lambda: len(app.panes) > agents, 20, "the fleet")
                 await _wait(

@@ -1,6 +1,6 @@
 """Operator actions driven through the dashboard (Pilot) against real tmux panes.
 
-Every test runs `OperatorApp` on a private tmux server (libtmux's ``session`` fixture). Text
+Every test runs `NbsApp` on a private tmux server (libtmux's ``session`` fixture). Text
 and keys are checked byte for byte where they land: a pane running ``cat > FILE`` (cooked
 mode) or ``head -c N > FILE`` (raw mode, for keys). The "needs you" and force-poll tests use
 the demo agent (an imitation of Claude Code that libtmux sees as ``claude``).
@@ -19,9 +19,9 @@ from textual.pilot import Pilot
 from textual.widgets import TextArea
 
 from nbs_tui.action_log import ActionRecord, Outcome
+from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.model import AgentState, ServerAddress
-from nbs_tui.operator_ui import OperatorApp
 from nbs_tui.widgets.action_log_view import ActionLogScreen
 from nbs_tui.widgets.confirm_screen import ConfirmScreen
 from nbs_tui.widgets.help_screen import HelpScreen
@@ -43,8 +43,8 @@ def settings(server: libtmux.Server, tmp_path: Path, **changes: object) -> Setti
     )
 
 
-def make_app(server: libtmux.Server, tmp_path: Path, **changes: object) -> OperatorApp:
-    return OperatorApp(settings(server, tmp_path, **changes), control_plane=False)
+def make_app(server: libtmux.Server, tmp_path: Path, **changes: object) -> NbsApp:
+    return create_app(settings(server, tmp_path, **changes), control_plane=False)
 
 
 def pane_running(session: libtmux.Session, template: str, out: Path, name: str, **fmt: object) -> str:
@@ -65,7 +65,7 @@ def finished(server: libtmux.Server, pane_id: str, out: Path) -> Callable[[], by
     return lambda: out.read_bytes() if Path(f"{out}.done").exists() else None
 
 
-async def select(app: OperatorApp, pilot: Pilot[int], pane_id: str) -> None:
+async def select(app: NbsApp, pilot: Pilot[int], pane_id: str) -> None:
     """Move the list's cursor to the pane with j/k, as the operator would."""
     table = app.fleet_list
     await wait_for(pilot, lambda: pane_id in {str(k.value) for k in table.rows}, what=f"{pane_id} listed")
@@ -76,8 +76,8 @@ async def select(app: OperatorApp, pilot: Pilot[int], pane_id: str) -> None:
     await wait_for(pilot, lambda: app.selected_id == pane_id, what=f"{pane_id} selected")
 
 
-def records(app: OperatorApp) -> list[ActionRecord]:
-    return [r for r in app.action_log.tail() if isinstance(r, ActionRecord)]
+def records(app: NbsApp) -> list[ActionRecord]:
+    return [r for r in app.operator.action_log.tail() if isinstance(r, ActionRecord)]
 
 
 TRICKY = "echo a; b ;$HOME \"dq\" 'sq' `x` \\ -dash é 中 🙂\ttab\nsecond line;\n-third\n"
@@ -154,7 +154,7 @@ async def test_broadcast_names_the_panes_and_sends_to_each(session: libtmux.Sess
         for pane in (panes[0], panes[2]):
             await select(app, pilot, pane)
             await pilot.press("m")
-        assert app.marked == {panes[0], panes[2]}
+        assert app.operator.marked == {panes[0], panes[2]}
         await pilot.press("b")
         app.send_bar.query_one(TextArea).load_text("all: $HOME; 'go'")
         await pilot.press("ctrl+t", "enter")
@@ -250,15 +250,15 @@ async def test_needs_you_queue_rings_and_a_key_answers_the_prompt(session: libtm
     bells: list[int] = []
     async with app.run_test(size=SIZE) as pilot:
         app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
-        await wait_for(pilot, lambda: waiting in app.needs_you, timeout=30, what="the agent joins the queue")
+        await wait_for(pilot, lambda: waiting in app.operator.needs_you, timeout=30, what="the agent joins the queue")
         assert bells, "a bell rang when it joined"
-        assert app.needs_panel.display and app.needs_you.entries()[0].state is AgentState.PERMISSION
+        assert app.needs_panel.display and app.operator.needs_you.entries()[0].state is AgentState.PERMISSION
         await pilot.press("n")
         assert app.selected_id == waiting
         await pilot.press("K")
         await wait_for(pilot, lambda: isinstance(app.screen, KeyPicker), what="key picker")
         await pilot.press("1")
-        await wait_for(pilot, lambda: waiting not in app.needs_you, timeout=30, what="the agent leaves the queue")
+        await wait_for(pilot, lambda: waiting not in app.operator.needs_you, timeout=30, what="the agent leaves the queue")
         assert not app.needs_panel.display
         (record,) = [r for r in records(app) if r.action == "key"]
         assert record.pane_id == waiting and record.sent == "1" and record.outcome is Outcome.SENT

@@ -15,19 +15,17 @@ import libtmux
 import pytest
 from textual.pilot import Pilot
 
+from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.model import ServerAddress
-from nbs_tui.operator_ui import OperatorApp
-from tests.app.snapfleet import LAYOUT, StableFleet, start_snapshot_fleet
+from tests.app.snapfleet import StableFleet, start_snapshot_fleet
 from tests.app.test_snapshots import FROZEN_WALL, SIZE, _settled
-
-WAITING = sum(1 for entry in LAYOUT if entry[2] in ("permission", "question", "plan"))
 
 
 @pytest.fixture
 def operator_app(
     server: libtmux.Server, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[OperatorApp]:
+) -> Iterator[NbsApp]:
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
     start_snapshot_fleet(server)
@@ -36,7 +34,7 @@ def operator_app(
     settings = Settings(
         server=address, poll_disabled=True, plan_policy="off", bell=False, action_log=state / "actions.log"
     )
-    app = OperatorApp(
+    app = create_app(
         settings,
         lambda listener: StableFleet(address, listener),
         control_plane=False,
@@ -54,11 +52,7 @@ def _then(*keys: str, text: str | None = None) -> Callable[[Pilot[object]], Awai
     async def run_before(pilot: Pilot[object]) -> None:
         await _settled(pilot)
         app = pilot.app
-        assert isinstance(app, OperatorApp)
-        deadline = time.monotonic() + 10
-        while len(app.needs_you) < WAITING and time.monotonic() < deadline:
-            await pilot.pause(0.1)
-        await pilot.pause(0.6)  # one more needs-you tick draws the panel
+        assert isinstance(app, NbsApp)
         app.send_bar.text.cursor_blink = False  # a blinking cursor is a coin toss in a snapshot
         app.filter_bar.cursor_blink = False
         for key in keys:
@@ -73,33 +67,33 @@ def _then(*keys: str, text: str | None = None) -> Callable[[Pilot[object]], Awai
     return run_before
 
 
-def test_needs_you_panel_and_footer(operator_app: OperatorApp, snap_compare: Callable[..., bool]) -> None:
+def test_needs_you_panel_and_footer(operator_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
     assert snap_compare(operator_app, terminal_size=SIZE, run_before=_then())
 
 
-def test_help_lists_operator_keys(operator_app: OperatorApp, snap_compare: Callable[..., bool]) -> None:
+def test_help_lists_operator_keys(operator_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
     assert snap_compare(operator_app, terminal_size=SIZE, run_before=_then("question_mark"))
 
 
-def test_send_bar(operator_app: OperatorApp, snap_compare: Callable[..., bool]) -> None:
+def test_send_bar(operator_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
     keys = ("j", "i", "<text>", "ctrl+t")
     run = _then(*keys, text="Yes, go ahead; keep $HOME and 'quotes' as they are")
     assert snap_compare(operator_app, terminal_size=SIZE, run_before=run)
 
 
-def test_key_picker(operator_app: OperatorApp, snap_compare: Callable[..., bool]) -> None:
+def test_key_picker(operator_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
     assert snap_compare(operator_app, terminal_size=SIZE, run_before=_then("j", "K"))
 
 
-def test_broadcast_confirmation_names_the_panes(operator_app: OperatorApp, snap_compare: Callable[..., bool]) -> None:
+def test_broadcast_confirmation_names_the_panes(operator_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
     keys = ("m", "j", "j", "j", "m", "b", "<text>", "ctrl+t", "enter")
     assert snap_compare(operator_app, terminal_size=SIZE, run_before=_then(*keys, text="/compact"))
 
 
-def test_pass_through_indicator(operator_app: OperatorApp, snap_compare: Callable[..., bool]) -> None:
+def test_pass_through_indicator(operator_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
     assert snap_compare(operator_app, terminal_size=SIZE, run_before=_then("j", "p"))
 
 
-def test_filter_state_needs(operator_app: OperatorApp, snap_compare: Callable[..., bool]) -> None:
+def test_filter_state_needs(operator_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
     keys = ("slash", *"state:needs", "enter")
     assert snap_compare(operator_app, terminal_size=SIZE, run_before=_then(*keys))

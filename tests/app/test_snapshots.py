@@ -33,7 +33,7 @@ def snapshot_app(server: libtmux.Server, monkeypatch: pytest.MonkeyPatch) -> Ite
     time.tzset()
     start_snapshot_fleet(server)
     address = ServerAddress(socket_name=server.socket_name)
-    settings = Settings(server=address, poll_disabled=True, plan_policy="off")
+    settings = Settings(server=address, poll_disabled=True, plan_policy="off", bell=False)
     app = create_app(
         settings,
         lambda listener: StableFleet(address, listener),
@@ -42,6 +42,7 @@ def snapshot_app(server: libtmux.Server, monkeypatch: pytest.MonkeyPatch) -> Ite
         clock=lambda: 1000.0,
         wall=lambda: FROZEN_WALL,
     )
+    app.notify = lambda *args, **kwargs: None  # type: ignore[method-assign]  # toasts come and go on their own clock
     yield app
     monkeypatch.undo()
     time.tzset()
@@ -53,6 +54,7 @@ async def _settled(pilot: Pilot[object], timeout: float = 20.0) -> None:
     assert isinstance(app, NbsApp)
     deadline = time.monotonic() + timeout
     agents = sum(1 for entry in LAYOUT if entry[2] is not None)
+    waiting = sum(1 for entry in LAYOUT if entry[2] in ("permission", "question", "plan"))
     while time.monotonic() < deadline:
         ready = (
             len(app.panes) == len(LAYOUT)
@@ -64,6 +66,8 @@ async def _settled(pilot: Pilot[object], timeout: float = 20.0) -> None:
             # every pane's quiet clock has started (a shell pane's from its first screen news)
             # and the list shows it (the Quiet cells are written by the 1 Hz clock)
             and all(p.pane_id in app.last_change for p in app.panes)
+            # the needs-you panel lists every agent waiting on a person
+            and len(app.needs_panel.entries) == waiting
             and all(
                 str(app.fleet_list.get_cell(p.pane_id, "idle")).strip() not in ("", "—")
                 for p in app.panes

@@ -37,8 +37,8 @@ async def test_a_stuck_agent_is_nudged_then_waits_in_the_needs_you_queue(
         sidecar = app.sidecar
         assert sidecar is not None
         await wait_for(pilot, lambda: sidecar.monitor.signals is app.claude, what="the runner reads Claude's signals")
-        await wait_for(pilot, lambda: pane in app.needs_you, timeout=90, what="the stuck agent joins the queue")
-        [entry] = app.needs_you.entries()
+        await wait_for(pilot, lambda: pane in app.operator.needs_you, timeout=90, what="the stuck agent joins the queue")
+        [entry] = app.operator.needs_you.entries()
         assert entry.reason == "stuck (1 nudge)"
         assert bells, "a bell rang when it joined"
         assert screen_text(session, pane).count(NUDGE) >= 1

@@ -14,9 +14,9 @@ import libtmux
 import pytest
 
 from nbs_tui.action_log import ActionRecord, Outcome
+from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.model import AgentState, ServerAddress
-from nbs_tui.operator_ui import OperatorApp
 from nbs_tui.widgets.send_bar import KeyPicker
 from tests.app.helpers import wait_for
 from tests.realclaude.harness import Bash, ClaudeFleet, Text
@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.realclaude, pytest.mark.slow]
 SIZE = (160, 48)
 
 
-def make_app(server: libtmux.Server, tmp_path: Path) -> OperatorApp:
+def make_app(server: libtmux.Server, tmp_path: Path) -> NbsApp:
     settings = Settings(
         server=ServerAddress(socket_name=server.socket_name),
         action_log=tmp_path / "state" / "actions.log",
@@ -35,11 +35,11 @@ def make_app(server: libtmux.Server, tmp_path: Path) -> OperatorApp:
         poll_disabled=True,  # only the operator types in these tests
         bell=False,
     )
-    return OperatorApp(settings, control_plane=False)
+    return create_app(settings, control_plane=False)
 
 
-def records(app: OperatorApp) -> list[ActionRecord]:
-    return [r for r in app.action_log.tail() if isinstance(r, ActionRecord)]
+def records(app: NbsApp) -> list[ActionRecord]:
+    return [r for r in app.operator.action_log.tail() if isinstance(r, ActionRecord)]
 
 
 async def test_answer_a_permission_prompt_from_the_dashboard(
@@ -52,8 +52,8 @@ async def test_answer_a_permission_prompt_from_the_dashboard(
     agent.wait_for("Do you want to proceed?", timeout=45)
     app = make_app(server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: agent.pane_id in app.needs_you, timeout=45, what="the agent needs you")
-        assert app.needs_you.entries()[0].state is AgentState.PERMISSION
+        await wait_for(pilot, lambda: agent.pane_id in app.operator.needs_you, timeout=45, what="the agent needs you")
+        assert app.operator.needs_you.entries()[0].state is AgentState.PERMISSION
         await pilot.press("n")
         assert app.selected_id == agent.pane_id
         await pilot.press("K")
@@ -62,7 +62,7 @@ async def test_answer_a_permission_prompt_from_the_dashboard(
         await wait_for(
             pilot, lambda: (agent.workdir / "answered-from-dashboard").exists(), timeout=45, what="the tool ran"
         )
-        await wait_for(pilot, lambda: agent.pane_id not in app.needs_you, timeout=45, what="queue cleared")
+        await wait_for(pilot, lambda: agent.pane_id not in app.operator.needs_you, timeout=45, what="queue cleared")
         key = [r for r in records(app) if r.action == "key"]
         assert [(r.pane_id, r.sent, r.outcome) for r in key] == [(agent.pane_id, "1", Outcome.SENT)]
     agent.wait_for("Created it.", timeout=45)

@@ -1,0 +1,109 @@
+"""The app's `RuntimeListener`: what the backends report, on their threads, becomes messages.
+
+Pane-set, connection, Claude and sidecar news become messages (``post_message`` is
+thread-safe). Screen changes, which can come at ~60 Hz, only add pane ids to a set that the
+app's frame timer drains; a change of the pane the mirror shows posts one `MirrorDue` (at most
+~60 a second, never two queued) so the app runs that frame at once.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+from nbs_tui.claude.watcher import ClaudeFacts
+from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.pane_state import HistoryEntry, PaneStatus
+from nbs_tui.files.control_plane import ControlEvent
+from nbs_tui.messages import (
+    BackendProblem,
+    ClaudeSignalsChanged,
+    ConnectionChanged,
+    FleetChanged,
+    PaneStatusChanged,
+)
+from nbs_tui.sidecar_runner import SidecarEvent
+
+if TYPE_CHECKING:
+    from nbs_tui.app import NbsApp
+
+MIRROR_SECONDS = 1 / 60
+"""The shortest gap between two frames run early for the mirrored pane."""
+
+
+class MirrorDue(Message):
+    """The mirrored pane's screen changed: run the frame now rather than at the next tick."""
+
+    bubble = False
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, MirrorDue)
+
+
+class FleetBridge:
+    """The app's `RuntimeListener`: called on the backends' threads, touches no widget."""
+
+    def __init__(self, app: NbsApp) -> None:
+        self._app = app
+        self._lock = threading.Lock()
+        self._dirty: set[PaneId] = set()
+        self.watched: PaneId | None = None
+        """The pane the mirror shows (set on the UI thread); its changes are posted at once."""
+        self._due_pending = False
+        self._due_at = 0.0
+
+    def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
+        self._app.post_message(FleetChanged(tuple(panes)))
+
+    def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
+        watched = self.watched
+        with self._lock:
+            self._dirty |= pane_ids
+            if watched is None or watched not in pane_ids or self._due_pending:
+                return
+            now = time.monotonic()
+            if now - self._due_at < MIRROR_SECONDS:
+                return  # the frame timer takes it
+            self._due_pending = True
+            self._due_at = now
+        self._app.post_message(MirrorDue())
+
+    def due_handled(self) -> None:
+        with self._lock:
+            self._due_pending = False
+
+    def connection_changed(self, connected: bool, message: str) -> None:
+        self._app.post_message(ConnectionChanged(connected, message))
+
+    def claude_facts_changed(self, facts: Mapping[PaneId, ClaudeFacts]) -> None:
+        self._app.post_message(ClaudeSignalsChanged(tuple(facts.items())))
+
+    def sidecar_event(self, event: SidecarEvent) -> None:
+        """Turn the event into messages, touch nothing else (``notify`` only posts one)."""
+        app = self._app
+        if event.kind == "error":
+            app.post_message(BackendProblem("sidecar", f"{event.pane_id} {event.message}".strip()))
+        elif event.kind == "agent-ended":
+            app.notify(f"{event.pane_id}: {event.message}", title="Agent ended", severity="warning", timeout=8)
+        status = PaneStatus.from_sidecar(event.status) if event.status is not None else None
+        history = HistoryEntry.from_sidecar_event(event)
+        if event.pane_id and (status is not None or history is not None):
+            app.post_message(PaneStatusChanged(event.pane_id, status, history))
+
+    def control_event(self, event: ControlEvent) -> None:
+        """The Control view's listener is thread-safe."""
+        control_view = self._app.control_view
+        if control_view is not None:
+            control_view.plane_listener(event)
+
+    def problem(self, source: str, message: str) -> None:
+        self._app.post_message(BackendProblem(source, message))
+
+    def drain(self) -> set[PaneId]:
+        with self._lock:
+            dirty, self._dirty = self._dirty, set()
+        return dirty

@@ -1,0 +1,198 @@
+"""Every key of the dashboard, in one table: bindings, footer, command palette and help come from it.
+
+A `Command` is one operator command: a key binding with an id (rebindable through the keymap),
+a footer label, a palette entry and a line of help. A few keys belong to a widget rather than to
+the app (the list's cursor, pass-through's way out); they are listed here too, with
+``bound=False``, so the help screen names them without a hand-written row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One operator command: a key binding with an id, a footer label and a palette entry."""
+
+    id: str
+    keys: str
+    action: str
+    label: str
+    help: str
+    show: bool = True
+    key_display: str | None = None
+    priority: bool = False
+    palette: str = ""
+    """The command palette's name for it, when the short footer label would not do."""
+    in_palette: bool = True
+    bound: bool = True
+    """False for a key a widget handles itself: listed in help only."""
+
+    def binding(self) -> Binding:
+        return Binding(
+            self.keys, self.action, self.label, show=self.show, key_display=self.key_display,
+            id=self.id, priority=self.priority,
+        )
+
+    @property
+    def keys_shown(self) -> str:
+        """The keys as help shows them when no binding is in force to ask."""""
+        return self.key_display or self.keys.replace(",", " / ")
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("pane.next", "j,down", "move(1)", "Next", "Select the next pane", key_display="j/↓", in_palette=False),
+    Command("pane.previous", "k,up", "move(-1)", "Previous", "Select the previous pane", key_display="k/↑", in_palette=False),
+    Command("view.zoom", "z", "toggle_zoom", "Zoom", "Show the selected pane full-screen (again to go back)"),
+    Command("view.unzoom", "escape", "unzoom", "Back", "Leave the full-screen mirror", show=False, in_palette=False),
+    Command("view.dashboard", "1", "show_view('dashboard')", "List", "Fleet list with the live mirror"),
+    Command("view.grid", "2", "show_view('grid')", "Grid", "Live thumbnails of every pane"),
+    Command("view.control", "3", "show_view('control')", "Control", "Control plane: registry, inbox, chat"),
+    Command("view.details", "d", "toggle_details", "Details", "Show or hide the selected pane's details"),
+    Command("app.help", "question_mark,f1", "help", "Help", "List every key", key_display="?"),
+    Command("app.quit", "q", "quit", "Quit", "Leave nbs-tui (the agents keep running)", palette="Quit nbs-tui"),
+    Command(
+        "pane.jump", "g", "jump", "Jump",
+        "Go into the selected pane in tmux: inside tmux your client switches (prefix B comes back); "
+        "outside, the dashboard suspends and attaches until you detach (prefix d)",
+        palette="Jump into the pane",
+    ),
+    Command(
+        "send.text", "i", "send_text", "Send",
+        "Type text for the selected pane: Enter sends it exactly, Ctrl+T also presses Enter, Ctrl+J new line",
+        palette="Send text to the pane",
+    ),
+    Command(
+        "send.key", "K", "send_key", "Key",
+        "Press a named key in the selected pane: Enter, Esc, Ctrl-C, arrows, Tab, Shift-Tab, a menu digit",
+        palette="Press a key in the pane",
+    ),
+    Command(
+        "send.passthrough", "p", "pass_through", "Pass",
+        "Type straight into the selected pane, every key as if there; Ctrl+] leaves",
+        palette="Pass-through: type into the pane",
+    ),
+    Command(
+        "pane.mark", "m,space", "toggle_mark", "Mark",
+        "Mark or unmark the selected pane for broadcast (● on its row)", show=False, key_display="m",
+        palette="Mark pane for broadcast",
+    ),
+    Command("pane.unmark", "M", "clear_marks", "Unmark all", "Clear every broadcast mark", show=False, palette="Unmark all panes"),
+    Command(
+        "send.broadcast", "b", "broadcast_text", "Bcast",
+        "Send the same text to every marked pane (names them and asks first)",
+        palette="Broadcast text to marked panes",
+    ),
+    Command(
+        "send.broadcast_key", "B", "broadcast_key", "Broadcast key",
+        "Press the same named key in every marked pane (names them and asks first)", show=False,
+        palette="Broadcast a key to marked panes",
+    ),
+    Command(
+        "poll.now", "r", "force_poll", "Poll",
+        "Inject /nbs-poll into the selected agent now, if typing there is safe (says why not)",
+        palette="Force a poll in the pane",
+    ),
+    Command(
+        "poll.idle", "R", "force_poll_all", "Poll idle",
+        "Inject /nbs-poll into every idle agent now; reports each one skipped and why", show=False,
+        palette="Force a poll in every idle agent",
+    ),
+    Command(
+        "needs.next", "n", "next_needs_you", "Waiting",
+        "Select the next agent waiting on you (oldest first); then g jumps into it",
+        palette="Next agent waiting on you",
+    ),
+    Command(
+        "fleet.filter", "slash", "filter", "Filter",
+        "Filter the list: words, session:NAME project:DIR name:TEXT state:idle|needs", key_display="/",
+        palette="Filter the fleet list",
+    ),
+    Command(
+        "pane.toggle_poll", "t", "toggle_poll", "Poll on/off",
+        "Turn poll injection on or off for the selected pane (⊘p on its row when off)", show=False,
+        palette="Toggle poll injection for the pane",
+    ),
+    Command(
+        "pane.toggle_plan", "a", "toggle_plan", "Plan auto",
+        "Turn plan-menu auto-select on or off for the selected pane (⊘a on its row when off)", show=False,
+        palette="Toggle plan auto-select for the pane",
+    ),
+    Command("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
+    # keys a widget handles itself (help only)
+    Command("list.move", "up,down", "", "", "List: move the cursor (the mirror follows)", key_display="↑ / ↓", bound=False, in_palette=False),
+    Command("list.open", "enter", "", "", "List: zoom the pane under the cursor", key_display="⏎", bound=False, in_palette=False),
+    Command(
+        "passthrough.leave", "ctrl+right_square_bracket", "", "", "Pass-through: leave (back to the dashboard's keys)",
+        key_display="Ctrl+]", bound=False, in_palette=False,
+    ),
+)
+
+COMMAND_BY_ID = {command.id: command for command in COMMANDS}
+
+
+def bindings(commands: Iterable[Command] = COMMANDS) -> list[Binding]:
+    """The app's BINDINGS (in table order: that is the footer's order)."""
+    return [command.binding() for command in commands if command.bound]
+
+
+HelpRow = tuple[str, str, str]
+"""(keys, what, binding id) as the help screen lists them ("" for a key with no binding id)."""
+
+
+class HelpRows:
+    """Builds the help screen's rows: one per binding id, the keys merged, first seen first."""
+
+    def __init__(self, key_display: Callable[[Binding], str]) -> None:
+        self._display = key_display
+        self.rows: dict[str, HelpRow] = {}
+
+    def add(self, binding: Binding, help_text: str = "") -> None:
+        ident = binding.id or binding.action
+        if binding.key_display:
+            displays = [binding.key_display]
+        else:
+            displays = [self._display(replace(binding, key=key.strip())) for key in binding.key.split(",")]
+        keys, description, _ = self.rows.get(ident, ("", help_text or binding.description, ident))
+        for display in displays:
+            if display not in keys.split(" / "):
+                keys = f"{keys} / {display}" if keys else display
+        self.rows[ident] = (keys, description, ident)
+
+    def add_widget_key(self, command: Command) -> None:
+        """A key a widget handles itself: no binding id to rebind, so none is shown."""
+        self.rows.setdefault(command.id, (command.keys_shown, command.help, ""))
+
+    def add_widget_keys(self, scope: str, items: Sequence[object]) -> None:
+        """A widget's own BINDINGS, as ``Scope: what`` (only bindings with an id)."""
+        for item in items:
+            if isinstance(item, Binding) and item.id:
+                self.add(item, f"{scope}: {item.description.lower()}")
+
+
+def help_rows(
+    key_display: Callable[[Binding], str],
+    active: Sequence[Binding],
+    widget_keys: Sequence[tuple[str, Sequence[object]]],
+) -> list[HelpRow]:
+    """Every row of the help screen: the table's bound commands (with the keys in force), then
+    each widget's own keys, then the keys widgets handle themselves, then Textual's (focus,
+    palette, quit)."""
+    rows = HelpRows(key_display)
+    by_id = {binding.id: binding for binding in active if binding.id}
+    for command in COMMANDS:  # in force now only: e.g. the pane keys do nothing in the Control view
+        if command.bound and (binding := by_id.get(command.id)) is not None:
+            rows.add(binding, command.help)
+    for scope, items in widget_keys:
+        rows.add_widget_keys(scope, items)
+    for command in COMMANDS:
+        if not command.bound:
+            rows.add_widget_key(command)
+    for binding in active:
+        if binding.id not in COMMAND_BY_ID and binding.description:
+            rows.add(binding)
+    return list(rows.rows.values())
