@@ -85,9 +85,7 @@ class FleetBridge:
     def sidecar_event(self, event: SidecarEvent) -> None:
         """Turn the event into messages, touch nothing else (``notify`` only posts one)."""
         app = self._app
-        if event.kind == "error":
-            app.post_message(BackendProblem("sidecar", f"{event.pane_id} {event.message}".strip()))
-        elif event.kind == "agent-ended":
+        if event.kind == "agent-ended":  # an ``error`` event reaches `problem` through the runtime
             app.notify(f"{event.pane_id}: {event.message}", title="Agent ended", severity="warning", timeout=8)
         status = PaneStatus.from_sidecar(event.status) if event.status is not None else None
         history = HistoryEntry.from_sidecar_event(event)
