@@ -2,7 +2,9 @@
 
 Threading: `SidecarRunner.start` starts one daemon thread, ``nbs-sidecar``, that ticks every
 agent pane each second. Per tick it reads only screens whose `PaneScreen.version` moved (the
-pure sidecar counts stable time itself), runs detection on those, and carries out the actions
+pure sidecar counts stable time itself); a pane the fleet keeps no live model of (nobody
+watches it) is read through ``fleet.captured``, an in-band capture taken only when the pane
+printed since the last one. It runs detection on those, and carries out the actions
 the sidecars return through the fleet (``send_text``/``send_keys``), each after re-reading the
 live screen with ``fleet.capture_text`` and checking that the pane is still the same agent.
 
@@ -48,6 +50,7 @@ from nbs_tui.claude.monitor import AgentMonitor, FactsSource
 from nbs_tui.config import Settings
 from nbs_tui.core.detect import (
     FLAG_CONTEXT_PRESSURE,
+    CapturedScreen,
     RowCache,
     detect_lines,
     detection_as_json,
@@ -179,8 +182,8 @@ _Request = _Override | _SetGlobal | _OperatorInput | _ForcePoll
 class _Tracked:
     sidecar: PaneSidecar
     pid: int
-    screen: PaneScreen | None = None
-    """The mirror last read, held (an ``id`` could be reused by a replacement mirror)."""
+    screen: PaneScreen | CapturedScreen | None = None
+    """The mirror (or capture) last read, held (an ``id`` could be reused by a replacement)."""
     version: int = -1
     last_state: AgentState | None = None
     operator_at: float = float("-inf")
@@ -509,15 +512,20 @@ class SidecarRunner:
             self._publish_options()
 
     def _tick_pane(self, tracked: _Tracked, info: PaneInfo, now: float, wall_now: float) -> None:
-        screen = self.fleet.screen(info.pane_id)
+        screen: PaneScreen | CapturedScreen | None = self.fleet.screen(info.pane_id)
         if screen is None:
-            return
+            screen = self.fleet.captured(info.pane_id)  # unwatched: read from tmux when it changed
+            if screen is None:
+                return
         sidecar = tracked.sidecar
         lines = None
         detection = None
         if screen is not tracked.screen or screen.version != tracked.version:
             tracked.screen, tracked.version = screen, screen.version
-            lines, faint = screen_lines_and_faint(screen, tracked.rows)
+            if isinstance(screen, CapturedScreen):
+                lines, faint = list(screen.lines), list(screen.faint_rows)
+            else:
+                lines, faint = screen_lines_and_faint(screen, tracked.rows)
             detection = detect_lines(lines, faint_rows=faint)
             self.detections += 1
         if self.control is not None:
@@ -642,7 +650,10 @@ class SidecarRunner:
         screen = self.fleet.screen(info.pane_id)
         if screen is not None:
             mirror, mirror_faint = screen_lines_and_faint(screen)
-            faint = [y for y in mirror_faint if y < len(lines) and lines[y].rstrip() == mirror[y]]
+        else:
+            seen = self.fleet.captured(info.pane_id)  # unwatched: the faint rows of its capture
+            mirror, mirror_faint = (list(seen.lines), list(seen.faint_rows)) if seen else ([], [])
+        faint = [y for y in mirror_faint if y < len(lines) and lines[y].rstrip() == mirror[y]]
         return detect_lines(lines, faint_rows=faint)
 
     def _carry_out(self, tracked: _Tracked, info: PaneInfo, action: Action, now: float) -> None:

@@ -621,8 +621,10 @@ def detect_lines(lines: Sequence[str], *, faint_rows: Collection[int] = ()) -> D
     )
 
 
-def detect_text(text: str) -> Detection:
-    """Detect from a captured screen: plain text or ``tmux capture-pane -e`` output."""
+def capture_lines_and_faint(text: str) -> tuple[list[str], list[int]]:
+    """A captured screen (plain text or ``tmux capture-pane -e`` output) as rows of plain text,
+    plus the rows whose text after ``❯`` is all faint (what `screen_lines_and_faint` gives
+    for a mirror)."""
     raw_lines = text.split("\n")
     faint: list[int] = []
     if "\x1b" in text:
@@ -632,7 +634,34 @@ def detect_text(text: str) -> Detection:
         lines = [strip_escapes(raw) for raw in raw_lines]
     else:
         lines = [raw.replace("\r", "") for raw in raw_lines]
+    return lines, faint
+
+
+def detect_text(text: str) -> Detection:
+    """Detect from a captured screen: plain text or ``tmux capture-pane -e`` output."""
+    lines, faint = capture_lines_and_faint(text)
     return detect_lines(lines, faint_rows=faint)
+
+
+@dataclass(frozen=True, slots=True)
+class CapturedScreen:
+    """A pane's screen as one ``capture-pane -p -e`` printed it, for panes nobody mirrors.
+
+    Rows of plain text (trailing spaces dropped, as a mirror's ``row_text``) and the faint
+    prompt rows: all the sidecar reads. No terminal model is kept. ``version`` moves only when
+    the text did; ``raw`` is the capture, kept to tell an unchanged screen cheaply.
+    """
+
+    raw: str
+    lines: tuple[str, ...]
+    faint_rows: tuple[int, ...]
+    version: int
+
+    @classmethod
+    def parse(cls, raw: str, version: int) -> CapturedScreen:
+        """``raw``: the capture's rows joined by newlines (no newline after the last)."""
+        lines, faint = capture_lines_and_faint(raw)
+        return cls(raw, tuple(line.rstrip() for line in lines), tuple(faint), version)
 
 
 class RowCache:

@@ -23,6 +23,16 @@ Never ``refresh-client -A '%N:off'`` to mute a flooding pane: on tmux 3.3a toggl
 output while it floods crashed the server (segfault in the control-mode output escaping,
 seen three times here). Never ``refresh-client -C`` either (it resizes every window).
 
+Watching: a pane has a live model (`PaneScreen`) only while some consumer watches it
+(`set_watched`: the dashboard's mirror and its visible thumbnails), or always with
+``watch_all`` (the default, as before). For any other pane ``%output`` is neither decoded nor
+buffered: the reader's output filter only marks the pane changed (it is reported in
+``screens_changed`` all the same). A consumer that needs such a pane's screen (the sidecar)
+asks `captured`, which takes an in-band ``capture-pane -p -e`` on the session's control
+client when the pane printed since the last one, at most once per ``capture_interval``, and
+returns a `CapturedScreen` (rows of text and faint rows, no terminal model). A pane that
+becomes watched is seeded and then fed live; one that stops being watched drops its model.
+
 Seeding: ``display-message`` (cursor, size, modes) ``; capture-pane -p -e -N`` ``;``
 ``capture-pane -a -q`` on one line. Output before the reply is inside the capture; output
 after the reply follows it, so the seed has no gap and no duplicate.
@@ -34,9 +44,10 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from nbs_tui.core.detect import CapturedScreen
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.tmux.control import ControlClient, ControlError, Reply, quote
@@ -79,13 +90,20 @@ _RESCAN_NOTIFICATIONS = (
 _NEEDS_SEED = 0
 _SEEDING = 1
 _LIVE = 2
+_UNWATCHED = 3
+"""No model: output only marks the pane changed; its screen is read with `TmuxFleet.captured`."""
+
+CAPTURE_SLACK = 0.1
+"""A capture is due ``capture_interval`` less this after the last: a once-a-second reader
+whose ticks jitter by a few ms still gets a fresh one every tick."""
 
 
 @dataclass
 class _Pane:
     info: PaneInfo
     session_id: str
-    screen: PaneScreen
+    screen: PaneScreen | None
+    """The live model while the pane is watched, else None."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     chunks: list[bytes] = field(default_factory=list)
     pending: int = 0
@@ -100,6 +118,16 @@ class _Pane:
     generation: int = 0
     """Bumped whenever tmux changed the pane behind our back (resize, move, new client): a
     seed reply asked for before that is stale and must not make the pane live."""
+    fed: int = 0
+    """Bytes of output parsed into the model (for tests and benches)."""
+    marked: bool = False
+    """Unwatched: output since the feeder last reported the pane."""
+    unseen: bool = True
+    """Unwatched: output (or a resize, a new client) since the last capture."""
+    unwatched_output: int = 0
+    """``%output`` lines seen while unwatched and not parsed (for tests and benches)."""
+    capture: CapturedScreen | None = None
+    capture_at: float = float("-inf")
 
 
 class TmuxFleet(FleetPort):
@@ -125,6 +153,8 @@ class TmuxFleet(FleetPort):
         reseed_interval: float = 0.25,
         seeds_per_pass: int = 8,
         runner: TmuxRunner | None = None,
+        watch_all: bool = True,
+        capture_interval: float = 1.0,
     ) -> None:
         self.server = server
         self.runner = runner or TmuxRunner(server, tmux)
@@ -140,6 +170,13 @@ class TmuxFleet(FleetPort):
         self.max_pending = max_pending
         self.reseed_interval = reseed_interval
         self.seeds_per_pass = seeds_per_pass
+        self.watch_all = watch_all
+        """Keep a live model of every pane (as before watching existed); False: only of the
+        panes some consumer watches (`set_watched`)."""
+        self.capture_interval = capture_interval
+        """The shortest time between two `captured` reads of one unwatched pane from tmux."""
+        self.captures = 0
+        """In-band captures taken for `captured` (for benches)."""
 
         self.connected = False
         self.last_error = ""
@@ -162,6 +199,8 @@ class TmuxFleet(FleetPort):
         self._agent_cache: dict[tuple[str, int, str, bool], bool] = {}
         self._emitted_fleet = False
         self._last_scan = 0.0
+        self._watchers: dict[str, frozenset[PaneId]] = {}
+        self._watched: frozenset[PaneId] = frozenset()
 
     # -- FleetPort -----------------------------------------------------------------------
 
@@ -196,8 +235,75 @@ class TmuxFleet(FleetPort):
             return list(self._order)
 
     def screen(self, pane_id: PaneId) -> PaneScreen | None:
+        """The live model of a watched pane (None when the pane is unknown or unwatched)."""
         pane = self._panes.get(pane_id)
         return pane.screen if pane else None
+
+    def set_watched(self, consumer: str, pane_ids: Iterable[PaneId]) -> None:
+        """``consumer`` now looks at exactly these panes (empty: none). The fleet keeps a live
+        model of the panes any consumer watches: a newly watched pane gets a (blank) model at
+        once, seeded from tmux and then fed live; a pane no one watches any more drops it."""
+        ids = frozenset(pane_ids)
+        with self._state_lock:
+            if ids:
+                self._watchers[consumer] = ids
+            else:
+                self._watchers.pop(consumer, None)
+            self._watched = frozenset().union(*self._watchers.values())
+            now = time.monotonic()
+            for pane_id, pane in self._panes.items():
+                self._apply_watch(pane, self._wants_model(pane_id), now)
+            self._request_due_seeds(now)
+
+    def watched(self) -> frozenset[PaneId]:
+        """The panes that have a live model now."""
+        with self._state_lock:
+            return frozenset(p for p, pane in self._panes.items() if pane.screen is not None)
+
+    def captured(self, pane_id: PaneId, timeout: float = 5.0) -> CapturedScreen | None:
+        """An unwatched pane's screen, read from tmux with an in-band ``capture-pane -p -e``
+        when the pane printed (or changed size, or was reconnected) since the last read and that
+        read is ``capture_interval`` old; the last read otherwise. The same object while the
+        text is the same. Blocks for one round trip when it reads: never call it on a listener
+        callback. None for an unknown or watched pane (read `screen`), or before any read
+        succeeded."""
+        pane = self._panes.get(pane_id)
+        if pane is None or pane.screen is not None:
+            return None
+        last = pane.capture
+        now = time.monotonic()
+        if last is not None and (not pane.unseen or now - pane.capture_at < self.capture_interval - CAPTURE_SLACK):
+            return last
+        client = self._clients.get(pane.session_id)
+        if client is None or not client.alive or pane.session_id not in self._ready:
+            return last
+        done = threading.Event()
+        box: list[Reply] = []
+        generation = pane.generation
+
+        def got(reply: Reply) -> None:
+            # On the reader thread, in order with %output: output after this is unseen.
+            if reply.ok and pane.generation == generation:
+                pane.unseen = False
+            box.append(reply)
+            done.set()
+
+        pane.capture_at = now
+        try:
+            client.send(f"capture-pane -p -e -t {pane_id}", got)
+        except ControlError:
+            return last
+        if not done.wait(timeout) or not box[0].ok:
+            pane.unseen = True
+            return last
+        self.captures += 1
+        raw = b"\n".join(box[0].lines).decode("utf-8", "replace")
+        if last is not None and last.raw == raw:
+            return last
+        fresh = CapturedScreen.parse(raw, last.version + 1 if last is not None else 1)
+        if pane.screen is None:  # not watched meanwhile (a watched pane keeps no capture)
+            pane.capture = fresh
+        return fresh
 
     def capture_text(self, pane_id: PaneId) -> str:
         self._require(pane_id)
@@ -233,21 +339,33 @@ class TmuxFleet(FleetPort):
     # -- extras --------------------------------------------------------------------------
 
     def wait_seeded(self, timeout: float) -> bool:
-        """Block until every pane found by the first discovery has been seeded (for tests)."""
+        """Block until every pane found by the first discovery has been seeded, or for an
+        unwatched pane can be `captured` (its session's control client is attached)."""
         return self._first_seed_done.wait(timeout)
 
     def seeded(self, pane_id: PaneId) -> bool:
         pane = self._panes.get(pane_id)
         return pane is not None and pane.mode == _LIVE and pane.seed is None
 
+    def fed(self, pane_id: PaneId) -> tuple[int, int]:
+        """(bytes of output parsed into the pane's model, ``%output`` lines left unparsed
+        while it was unwatched), over the pane's life in the fleet (for tests and benches)."""
+        pane = self._panes.get(pane_id)
+        return (pane.fed, pane.unwatched_output) if pane else (0, 0)
+
     def stats(self) -> dict[str, int]:
-        """Counters for benchmarks: bytes dropped by rationing, re-seeds, clients."""
+        """Counters for benchmarks: bytes dropped by rationing, re-seeds, clients, models."""
         with self._state_lock:
+            panes = list(self._panes.values())
             return {
-                "panes": len(self._panes),
+                "panes": len(panes),
                 "clients": len(self._clients),
-                "dropped_bytes": sum(p.dropped_bytes for p in self._panes.values()),
+                "dropped_bytes": sum(p.dropped_bytes for p in panes),
                 "reseeds": self.reseeds,
+                "models": sum(p.screen is not None for p in panes),
+                "fed_bytes": sum(p.fed for p in panes),
+                "unwatched_output": sum(p.unwatched_output for p in panes),
+                "captures": self.captures,
             }
 
     def client_pids(self) -> list[int]:
@@ -284,9 +402,25 @@ class TmuxFleet(FleetPort):
     # -- reader-thread callbacks (must not block) ----------------------------------------
 
     def _make_output_filter(self, session_id: str) -> Callable[[str], bool]:
+        dirty = self._dirty
+        wake = self._feed_wake
+
         def wants(pane_id: str) -> bool:
             pane = self._panes.get(pane_id)
-            return pane is not None and pane.mode == _LIVE and pane.session_id == session_id
+            if pane is None or pane.session_id != session_id:
+                return False
+            if pane.mode == _LIVE:
+                return True
+            if pane.mode == _UNWATCHED:
+                # Nobody looks at it: no decoding, no buffer; only say it changed.
+                pane.unseen = True
+                pane.unwatched_output += 1
+                if not pane.marked:
+                    pane.marked = True
+                    dirty.append(pane_id)
+                    if not wake.is_set():
+                        wake.set()
+            return False
 
         return wants
 
@@ -433,8 +567,12 @@ class TmuxFleet(FleetPort):
                 seen.add(pid)
                 pane = self._panes.get(pid)
                 if pane is None or new_server:
-                    screen = pane.screen if pane else PaneScreen(d.info.width, d.info.height)
+                    screen = pane.screen if pane else None
+                    if screen is None and self._wants_model(pid):
+                        screen = PaneScreen(d.info.width, d.info.height)
                     pane = _Pane(d.info, d.session_id, screen)
+                    if screen is None:
+                        pane.mode = _UNWATCHED
                     pane.tokens = float(self.feed_burst)
                     pane.tokens_at = time.monotonic()
                     self._panes[pid] = pane
@@ -472,11 +610,42 @@ class TmuxFleet(FleetPort):
     def _invalidate(pane: _Pane) -> None:
         with pane.lock:
             pane.generation += 1
+            pane.unseen = True
+            if pane.mode == _UNWATCHED:
+                return
             pane.mode = _NEEDS_SEED
             pane.seed = None
             pane.chunks = []
             pane.pending = 0
             pane.next_seed_at = 0.0
+
+    def _wants_model(self, pane_id: PaneId) -> bool:
+        return self.watch_all or pane_id in self._watched
+
+    def _apply_watch(self, pane: _Pane, watch: bool, now: float) -> None:
+        """Give a newly watched pane a blank model (the next seed fills it); drop an unwatched
+        pane's model. Runs with the state lock held."""
+        if watch == (pane.screen is not None):
+            return
+        with pane.lock:
+            pane.generation += 1  # a seed asked for before this does not apply
+            pane.seed = None
+            pane.chunks = []
+            pane.pending = 0
+            pane.marked = False
+            pane.unseen = True
+            pane.capture = None
+            if watch:
+                pane.screen = PaneScreen(pane.info.width, pane.info.height)
+                pane.mode = _NEEDS_SEED
+                pane.next_seed_at = 0.0
+                pane.tokens = float(self.feed_burst)
+                pane.tokens_at = now
+            else:
+                pane.screen = None
+                pane.mode = _UNWATCHED
+        self._dirty.append(pane.info.pane_id)  # consumers hear of the switch
+        self._feed_wake.set()
 
     def _start_client(self, session_id: str) -> None:
         client = ControlClient(
@@ -564,7 +733,11 @@ class TmuxFleet(FleetPort):
         if self._first_seed_done.is_set():
             return
         with self._state_lock:
-            if all(p.mode == _LIVE and p.seed is None for p in self._panes.values()):
+            ready = self._ready
+            if all(
+                (p.mode == _LIVE and p.seed is None) or (p.mode == _UNWATCHED and p.session_id in ready)
+                for p in self._panes.values()
+            ):
                 self._first_seed_done.set()
 
     def _report(self, source: str, message: str) -> None:
@@ -629,7 +802,7 @@ class TmuxFleet(FleetPort):
             for pane_id, each in list(self._panes.items()):
                 if each.mode == _NEEDS_SEED:
                     need_seed = True
-                if each.chunks or each.seed is not None:
+                if each.chunks or each.seed is not None or each.marked:
                     ids.add(pane_id)
         # Live output first, then at most `seeds_per_pass` seeds (painting a seed costs a few
         # ms): a burst of seeds (start-up, reconnect) does not hold up the other panes. A pane
@@ -638,7 +811,14 @@ class TmuxFleet(FleetPort):
         seeds_left = self.seeds_per_pass
         for pane_id in ordered:
             found = self._panes.get(pane_id)
-            if found is None or (not found.chunks and found.seed is None):
+            if found is None:
+                continue
+            if found.mode == _UNWATCHED or found.screen is None:
+                # Unwatched: nothing to parse; its output (or the switch) is news all the same.
+                found.marked = False
+                changed.add(pane_id)
+                continue
+            if not found.chunks and found.seed is None:
                 continue
             if found.seed is not None:
                 if seeds_left <= 0:
@@ -648,15 +828,18 @@ class TmuxFleet(FleetPort):
                 seeds_left -= 1
             pane = found
             with pane.lock:
+                screen = pane.screen
                 seed, pane.seed = pane.seed, None
                 chunks, pane.chunks = pane.chunks, []
                 size, pane.pending = pane.pending, 0
+            if screen is None:  # unwatched meanwhile: its model is gone
+                continue
             if seed is not None:
                 capture, n, main = seed
                 width, height, cx, cy, cflag, alt, top, bottom, sx, sy = (n + [-1] * 10)[:10]
-                with pane.screen.lock:
-                    pane.screen.resize(width, height)
-                    pane.screen.seed(
+                with screen.lock:
+                    screen.resize(width, height)
+                    screen.seed(
                         capture,
                         cx,
                         cy,
@@ -685,7 +868,8 @@ class TmuxFleet(FleetPort):
                     need_seed = True
                     continue
                 pane.tokens -= size
-                pane.screen.feed(b"".join(chunks))
+                pane.fed += size
+                screen.feed(b"".join(chunks))
                 changed.add(pane_id)
         if need_seed:
             self._request_due_seeds(now)

@@ -11,18 +11,23 @@ Threads, as built in `TmuxFleet`:
 * ``screens_changed`` comes from the feeder thread, at most ~60 times a second;
 * a `PaneScreen` is changed only by the feeder thread, under ``screen.lock``; readers on any
   other thread hold ``with screen.lock:`` across reads that must agree (one repaint). The same
-  `PaneScreen` object stays with a pane id for the pane's life (and across a reconnect);
-* `FleetPort.send_text`, `send_keys` and `capture_text` block for a few milliseconds (one
-  tmux round trip): call them from a worker thread, any thread but the listener callbacks.
+  `PaneScreen` object stays with a pane id while the pane is watched (and across a reconnect);
+* watching: a fleet may keep a live model only of the panes some consumer watches
+  (`FleetPort.set_watched`); ``screens_changed`` still reports every pane that printed, and
+  `FleetPort.captured` reads an unwatched pane's screen from tmux (at most about once a second);
+* `FleetPort.send_text`, `send_keys`, `capture_text` and `captured` block for a few
+  milliseconds (one tmux round trip): call them from a worker thread, any thread but the
+  listener callbacks.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from nbs_tui.core.detect import CapturedScreen
     from nbs_tui.core.model import PaneId, PaneInfo
     from nbs_tui.core.screen import PaneScreen
 
@@ -76,6 +81,20 @@ class FleetPort(ABC):
         It is blank until the pane's first seed; a pane whose output is rationed (a flood) is
         refreshed from ``capture-pane`` a few times a second instead of byte by byte.
         """
+
+    def set_watched(self, consumer: str, pane_ids: Iterable[PaneId]) -> None:  # noqa: B027
+        """``consumer`` (any name: ``mirror``, ``grid``) looks at exactly these panes now.
+
+        A fleet may keep a live `screen` only of the panes some consumer watches (and give a
+        newly watched one a blank model at once, filled by its seed). This one mirrors every
+        pane anyway and ignores it.
+        """
+
+    def captured(self, pane_id: PaneId) -> CapturedScreen | None:
+        """An unwatched pane's screen as rows of text, read from tmux at most about once a
+        second while it changes (blocks for one round trip when it reads). None when the pane
+        is unknown or has a live `screen`, which is then the one to read; this one always has."""
+        return None
 
     @abstractmethod
     def capture_text(self, pane_id: PaneId) -> str:

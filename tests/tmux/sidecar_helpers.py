@@ -36,9 +36,9 @@ StartSidecar = Callable[..., RunningSidecar]
 
 
 @contextmanager
-def sidecars(server: libtmux.Server) -> Iterator[StartSidecar]:
+def sidecars(server: libtmux.Server, **fleet_options: object) -> Iterator[StartSidecar]:
     """Yield ``start(settings, config, control=None, seed_timeout=10.0)``; every runner it
-    started, and its fleet, is stopped on the way out."""
+    started, and its fleet (built with ``fleet_options``), is stopped on the way out."""
     from nbs_tui.tmux.fleet import TmuxFleet
 
     started: list[tuple[TmuxFleet, SidecarRunner]] = []
@@ -49,7 +49,7 @@ def sidecars(server: libtmux.Server) -> Iterator[StartSidecar]:
         control: ControlPort | None = None,
         seed_timeout: float = 10.0,
     ) -> RunningSidecar:
-        fleet = TmuxFleet(ServerAddress(socket_name=server.socket_name))
+        fleet = TmuxFleet(ServerAddress(socket_name=server.socket_name), **fleet_options)  # type: ignore[arg-type]
         fleet.start()
         assert fleet.wait_seeded(seed_timeout)
         events: list[SidecarEvent] = []

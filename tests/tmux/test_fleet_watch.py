@@ -1,0 +1,157 @@
+"""Parse only what someone looks at: a pane nobody watches is never parsed (its output only
+marks it changed) but its screen can still be read from tmux; watching a pane seeds it and then
+mirrors it cell for cell; unwatching drops its model."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import libtmux
+
+from nbs_tui.core.detect import detect_text
+
+from .fleet_helpers import (
+    capture_plain,
+    capture_screen,
+    cell_differences,
+    new_session,
+    running_fleet,
+    tmux,
+    wait_for,
+)
+
+BUSY = textwrap.dedent(
+    r'''
+    import os, sys, time
+    stop = sys.argv[1]
+    n = 0
+    while not os.path.exists(stop):
+        n += 1
+        sys.stdout.write(f"\x1b[3{n % 7 + 1}mline {n}\x1b[0m \x1b[1mbold\x1b[0m \x1b[2mdim\x1b[0m 中文\r\n")
+        sys.stdout.flush()
+        time.sleep(0.05)
+    sys.stdout.write("STOPPED\r\n")
+    sys.stdout.flush()
+    time.sleep(600)
+    '''
+)
+
+
+def _busy(server: libtmux.Server, tmp_path: Path) -> tuple[str, str, Path]:
+    """Two panes: a busy one printing coloured lines until ``stop`` exists, and a quiet shell."""
+    script = tmp_path / "busy.py"
+    script.write_text(BUSY)
+    stop = tmp_path / "stop"
+    session = new_session(server, "w", 80, 24, window_command=f"{sys.executable} {script} {stop}")
+    busy = session.active_pane
+    quiet = session.new_window(attach=False).active_pane
+    assert busy is not None and quiet is not None
+    return str(busy.pane_id), str(quiet.pane_id), stop
+
+
+def _last_line_number(lines: list[str]) -> int:
+    numbers = [int(line.split()[1]) for line in lines if line.startswith("line ")]
+    return max(numbers, default=0)
+
+
+def test_unwatched_busy_pane_is_not_parsed_but_still_reported_and_readable(
+    server: libtmux.Server, tmp_path: Path
+) -> None:
+    busy, quiet, _stop = _busy(server, tmp_path)
+    with running_fleet(server, watch_all=False) as (fleet, recorder):
+        assert fleet.wait_seeded(10)
+        assert fleet.screen(busy) is None and fleet.screen(quiet) is None
+        wait_for(lambda: fleet.fed(busy)[1] > 20)  # %output lines seen...
+        assert fleet.fed(busy)[0] == 0  # ...none of them parsed
+        assert fleet.stats()["models"] == 0
+        wait_for(lambda: busy in recorder.changed)  # still news for the quiet-time clocks
+
+        first = fleet.captured(busy)
+        assert first is not None
+        tmux_now = _last_line_number(capture_plain(server, busy))
+        seen = _last_line_number(list(first.lines))
+        assert 0 < seen <= tmux_now
+        assert any("dim" in line for line in first.lines) and "\x1b" not in "".join(first.lines)
+        # At most one read per capture_interval: asked again at once, the same capture.
+        taken = fleet.stats()["captures"]
+        assert fleet.captured(busy) is first
+        assert fleet.stats()["captures"] == taken
+
+        # A second later the pane has printed: a fresh read, newer lines, a newer version.
+        wait_for(lambda: (c := fleet.captured(busy)) is not None and c is not first, 3.0)
+        second = fleet.captured(busy)
+        assert second is not None and second.version > first.version
+        assert _last_line_number(list(second.lines)) > seen
+
+        # A quiet pane is read once and then never again while it prints nothing.
+        shell = fleet.captured(quiet)
+        assert shell is not None
+        wait_for(lambda: fleet.captured(quiet) is shell, 3.0)
+        taken = fleet.stats()["captures"]
+        wait_for(lambda: fleet.stats()["captures"] == taken and fleet.captured(quiet) is shell, 2.0)
+        assert fleet.fed(quiet)[0] == 0 and fleet.fed(busy)[0] == 0
+
+
+def test_captured_screen_reads_like_a_mirror_for_detection(server: libtmux.Server, tmp_path: Path) -> None:
+    """What the sidecar gets for an unwatched pane detects exactly as tmux's own capture does."""
+    busy, _quiet, stop = _busy(server, tmp_path)
+    stop.touch()
+    wait_for(lambda: "STOPPED" in "\n".join(capture_plain(server, busy)))
+    with running_fleet(server, watch_all=False) as (fleet, _rec):
+        assert fleet.wait_seeded(10)
+        captured = fleet.captured(busy)
+        assert captured is not None
+        assert [line for line in captured.lines] == [line.rstrip() for line in capture_plain(server, busy)]
+        raw = tmux(server, "capture-pane", "-p", "-e", "-t", busy)
+        assert detect_text(raw) == detect_text(captured.raw)
+
+
+def test_watching_seeds_then_mirrors_cell_for_cell_and_unwatching_drops_the_model(
+    server: libtmux.Server, tmp_path: Path
+) -> None:
+    busy, quiet, stop = _busy(server, tmp_path)
+    with running_fleet(server, watch_all=False) as (fleet, _rec):
+        assert fleet.wait_seeded(10)
+        fleet.set_watched("mirror", [busy])
+        assert fleet.watched() == {busy}
+        screen = fleet.screen(busy)
+        assert screen is not None and fleet.screen(quiet) is None
+        assert fleet.captured(busy) is None  # watched: read the model
+        wait_for(lambda: fleet.seeded(busy))
+        wait_for(lambda: fleet.fed(busy)[0] > 0)  # then fed live, byte by byte
+        unparsed = fleet.fed(busy)[1]
+        stop.touch()
+        wait_for(lambda: "STOPPED" in "\n".join(screen.text_lines()))
+        wait_for(lambda: screen.text_lines() == capture_plain(server, busy))
+        assert cell_differences(screen, capture_screen(server, busy)) == []
+        assert fleet.fed(busy)[1] == unparsed  # nothing left unparsed while watched
+
+        # Another consumer watching the same pane keeps it when the first lets go.
+        fleet.set_watched("grid", [busy, quiet])
+        fleet.set_watched("mirror", [])
+        assert fleet.screen(busy) is screen and fleet.screen(quiet) is not None
+        fleet.set_watched("grid", [])
+        assert fleet.screen(busy) is None and fleet.screen(quiet) is None
+        assert fleet.watched() == frozenset() and fleet.stats()["models"] == 0
+        captured = fleet.captured(busy)
+        assert captured is not None and "STOPPED" in "\n".join(captured.lines)
+
+        # Watched again: a new model, seeded from tmux.
+        fleet.set_watched("mirror", [busy])
+        again = fleet.screen(busy)
+        assert again is not None and again is not screen
+        wait_for(lambda: again.text_lines() == capture_plain(server, busy))
+        assert cell_differences(again, capture_screen(server, busy)) == []
+
+
+def test_watched_pane_that_does_not_exist_yet_is_mirrored_when_it_appears(server: libtmux.Server) -> None:
+    session = new_session(server, "w", 80, 24)
+    with running_fleet(server, watch_all=False) as (fleet, _rec):
+        assert fleet.wait_seeded(10)
+        pane = session.new_window(attach=False).active_pane
+        assert pane is not None
+        fleet.set_watched("mirror", [str(pane.pane_id)])
+        pane.send_keys("echo appeared-$((6*7))", enter=True)
+        wait_for(lambda: (s := fleet.screen(str(pane.pane_id))) is not None and "appeared-42" in "\n".join(s.text_lines()))

@@ -1,0 +1,62 @@
+"""The sidecar on a fleet that parses nothing (no pane watched): every scenario of
+test_sidecar_runner.py again, each pane read through in-band captures, plus the proof that the
+agents' output was never parsed and that a state is seen within a tick or two."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import libtmux
+import pytest
+
+from nbs_tui.config import Settings
+from nbs_tui.core.sidecar import SidecarConfig
+from nbs_tui.tmux.fleet import TmuxFleet
+from tests.tmux.sidecar_helpers import RunningSidecar, sidecars
+from tests.tmux.test_sidecar_runner import (  # noqa: F401  (fixtures and tests, run again here)
+    Agent,
+    _wait,
+    fake_claude,
+    spawn,
+    test_nbs_command_on_screen_reported_once,
+    test_paused_project_gets_nothing,
+    test_plan_menu_answered_once_with_the_right_option,
+    test_poll_reaches_idle_agent_once_per_interval_and_never_others,
+)
+
+
+@pytest.fixture
+def run_sidecar(server: libtmux.Server) -> Iterator[Callable[..., RunningSidecar]]:
+    with sidecars(server, watch_all=False) as start_runner:
+
+        def start(interval: float = 2.0, backoff: float = 3.0, **settings: object) -> RunningSidecar:
+            config = SidecarConfig(poll_interval=interval, backoff=backoff, **settings)  # type: ignore[arg-type]
+            running = start_runner(Settings(poll_interval=interval), config)
+            assert isinstance(running.runner.fleet, TmuxFleet)
+            return running
+
+        yield start
+
+
+def test_busy_unwatched_agent_is_detected_without_parsing_its_output(
+    spawn: Callable[[str, str], Agent], run_sidecar: Callable[..., RunningSidecar]  # noqa: F811
+) -> None:
+    working = spawn("working", "working")  # a spinner redrawn five times a second
+    plan = spawn("plan", "plan")
+    started = time.time()
+    running = run_sidecar(interval=300.0)
+    fleet = running.runner.fleet
+    assert isinstance(fleet, TmuxFleet)
+    assert _wait(lambda: bool(running.of(working.pane_id, "state")), 5)
+    assert dict(running.of(working.pane_id, "state")[0].data)["state"] == "working"
+    # read at the first tick: well within two ticks of the runner's start
+    assert running.of(working.pane_id, "state")[0].at - started < 2.5
+    assert _wait(lambda: plan.lines("CHOICE") == ["1"], 15), plan.log.read_text()
+    assert _wait(lambda: fleet.fed(working.pane_id)[1] > 10, 5)
+    assert fleet.fed(working.pane_id)[0] == 0 and fleet.fed(plan.pane_id)[0] == 0
+    assert fleet.stats()["models"] == 0
+    # one capture per changed pane per tick at most: the spinner pane is read about once a second
+    taken, ticks = fleet.stats()["captures"], running.runner.ticks
+    assert _wait(lambda: running.runner.ticks >= ticks + 3, 10)
+    assert fleet.stats()["captures"] - taken <= 2 * (running.runner.ticks - ticks + 1)
