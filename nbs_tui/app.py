@@ -48,6 +48,7 @@ from nbs_tui.messages import (
     ClaudeSignalsChanged,
     ConnectionChanged,
     FleetChanged,
+    LeaseChanged,
     PaneStatusChanged,
     PaneStatusesRefreshed,
 )
@@ -351,6 +352,9 @@ class NbsApp(App[int]):
         self._update_counts()
         if self.selected_id in pane_ids:
             self._show_details()
+
+    def on_lease_changed(self, message: LeaseChanged) -> None:
+        self.status_bar.set_lease(message.text, message.acting)
 
     def on_backend_problem(self, message: BackendProblem) -> None:
         """Show a backend's problem; while tmux is away the banner says it all, and one

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from nbs_tui.claude.watcher import ClaudeFacts
+from nbs_tui.core.lease import LeaseValue, describe_holder
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.pane_state import HistoryEntry, PaneStatus
 from nbs_tui.files.control_plane import ControlEvent
@@ -24,6 +25,7 @@ from nbs_tui.messages import (
     ClaudeSignalsChanged,
     ConnectionChanged,
     FleetChanged,
+    LeaseChanged,
     PaneStatusChanged,
 )
 from nbs_tui.sidecar_runner import SidecarEvent
@@ -100,6 +102,9 @@ class FleetBridge:
 
     def problem(self, source: str, message: str) -> None:
         self._app.post_message(BackendProblem(source, message))
+
+    def lease_changed(self, holder: LeaseValue, acting: bool) -> None:
+        self._app.post_message(LeaseChanged(describe_holder(holder, acting), acting))
 
     def drain(self) -> set[PaneId]:
         with self._lock:

@@ -28,6 +28,7 @@ __all__ = [
     "ConnectionChanged",
     "FleetChanged",
     "HistoryEntry",
+    "LeaseChanged",
     "PaneStatus",
     "PaneStatusChanged",
     "PaneStatusesRefreshed",
@@ -75,6 +76,15 @@ class ClaudeSignalsChanged(Message):
     """Raw `nbs_tui.claude.watcher.ClaudeFacts` for the panes whose facts changed."""
 
     facts: tuple[tuple[PaneId, Any], ...]
+
+
+@dataclass
+class LeaseChanged(Message):
+    """Who holds the server's sidecar lease (docs/lease.md), worded for the status bar."""
+
+    text: str
+    acting: bool
+    """This dashboard holds it (it acts); False: a viewer."""
 
 
 @dataclass

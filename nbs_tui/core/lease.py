@@ -11,6 +11,7 @@ has not changed for the lease's ttl. No two hosts' wall clocks are ever compared
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, replace
 
 LEASE_OPTION = "@nbs_sidecar"
@@ -196,6 +197,18 @@ def escape_format_literal(text: str) -> str:
 def cas_format(expected: str) -> str:
     """A tmux format true only while the lease option equals ``expected`` exactly."""
     return f"#{{==:#{{{LEASE_OPTION}}},{escape_format_literal(expected)}}}"
+
+
+def describe_holder(holder: LeaseValue, acting: bool) -> str:
+    """Who acts for the server, in a few words for a status bar (``since`` in local time)."""
+    if acting:
+        return "sidecar: here"
+    if holder is None:
+        return "no sidecar"
+    if isinstance(holder, ForeignLease):
+        return "sidecar: unknown holder"
+    since = time.strftime("%H:%M", time.localtime(holder.since))
+    return f"sidecar: {holder.host} pid {holder.pid} since {since}"
 
 
 # -- the in-flight mark -----------------------------------------------------------------------

@@ -32,6 +32,8 @@ class StatusBar(Static):
         self.view_name = "dashboard"
         self._counts: tuple[int, int, tuple[tuple[AgentState, int], ...]] = (0, 0, ())
         self.problems = 0
+        self.lease: tuple[str, bool] | None = None
+        """(who holds the sidecar lease, whether it is this dashboard); None: no lease in use."""
 
     def on_mount(self) -> None:
         self._redraw()
@@ -62,6 +64,11 @@ class StatusBar(Static):
             self.problems = count
             self._redraw()
 
+    def set_lease(self, text: str, acting: bool) -> None:
+        if (text, acting) != self.lease:
+            self.lease = (text, acting)
+            self._redraw()
+
     def _redraw(self) -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("nbs-tui", style="bold")
@@ -77,6 +84,10 @@ class StatusBar(Static):
         if self.problems:  # next to the connection: an ellipsis must not hide it
             text.append("  ")
             text.append(f" ⚠ {self.problems} problem{'' if self.problems == 1 else 's'} ", style="bold white on red")
+        if self.lease is not None:
+            who, acting = self.lease
+            text.append("  ")
+            text.append(f"⚑ {who}", style="green" if acting else "yellow" if "no sidecar" in who else "dim")
         panes, agents, states = self._counts
         text.append(f"   {panes} panes · {agents} agents", style="")
         for state, count in states:

@@ -14,6 +14,7 @@ from nbs_tui.core.lease import (
     answered,
     cas_format,
     clean_host,
+    describe_holder,
     escape_format_literal,
     fence_format,
     inflight_erase_count,
@@ -180,3 +181,11 @@ def test_tmux_version_check(text: str, old: bool) -> None:
     assert (reason is not None) == old
     if reason:
         assert "\n" not in reason and "viewer only" in reason
+
+
+def test_holder_described_for_the_status_bar() -> None:
+    lease = Lease("vm", 42, TOKEN, 0, 8.0, 0)
+    assert describe_holder(lease, True) == "sidecar: here"
+    assert describe_holder(None, False) == "no sidecar"
+    assert describe_holder(ForeignLease("x", "y"), False) == "sidecar: unknown holder"
+    assert describe_holder(lease, False).startswith("sidecar: vm pid 42 since ")

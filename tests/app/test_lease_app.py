@@ -1,0 +1,38 @@
+"""The dashboard as a viewer: another process holds the server's sidecar lease, the status bar
+names it; once it lets go, the dashboard (service = "off") holds it and says so."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import libtmux
+
+from nbs_tui.app import create_app
+from nbs_tui.config import Settings
+from nbs_tui.core.lease import clean_host
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.tmux.lease import LeaseHeartbeat
+from nbs_tui.tmux.operate import TmuxCommands
+from nbs_tui.widgets.status_bar import StatusBar
+from tests.app.helpers import wait_for, widget_text
+
+SIZE = (160, 48)
+
+
+async def test_status_bar_names_the_holder_and_the_dashboard_takes_over_when_it_lets_go(
+    session: libtmux.Session,
+) -> None:
+    address = ServerAddress(socket_name=session.server.socket_name)
+    other = LeaseHeartbeat(TmuxCommands(address), pid=os.getpid() + 1)
+    other.tick()
+    assert other.holding
+    app = create_app(Settings(server=address, service="off", lease_ttl=2.0))
+    async with app.run_test(size=SIZE) as pilot:
+        bar = app.query_one(StatusBar)
+        holder = f"sidecar: {clean_host(socket.gethostname())} pid {os.getpid() + 1} since"
+        await wait_for(pilot, lambda: holder in widget_text(bar), what="the holder in the status bar")
+        assert app.runtime.lease is not None and not app.runtime.lease.acting()
+        other.stop(release=True)
+        await wait_for(pilot, lambda: "sidecar: here" in widget_text(bar), what="this dashboard holding")
+        assert app.runtime.lease.acting()
