@@ -261,7 +261,8 @@ class Runtime:
             if old is not None:
                 self.problem("sidecar lease", old)
                 mode = LeaseMode.WATCH
-        commands = TmuxCommands(self.settings.server)
+        # the fleet's runner: the lease lives in the same tmux server, wherever that runs
+        commands = TmuxCommands(self.settings.server, runner=getattr(self.fleet, "runner", None))
 
         def problem(message: str) -> None:
             self.problem("sidecar lease", message)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from nbs_tui.core.model import PaneId, ServerAddress
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
+from nbs_tui.tmux.runner import TmuxRunner
 
 _COUNTER = itertools.count(1)
 _TIMEOUT = 10.0
@@ -56,15 +57,27 @@ class PaneIdentity:
 class TmuxCommands:
     """Run ``tmux <server args> ...`` against one server."""
 
-    def __init__(self, server: ServerAddress, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        server: ServerAddress,
+        environ: Mapping[str, str] | None = None,
+        runner: TmuxRunner | None = None,
+    ) -> None:
         self.server = server
+        self.runner = runner
+        """Where tmux runs (e.g. over ssh, the fleet's own runner); None: this host's tmux."""
         base = dict(os.environ if environ is None else environ)
         # A command aimed at a chosen server must not be redirected by the caller's own $TMUX.
         base.pop("TMUX", None)
-        self._env = base
+        self._env = base if runner is None else runner.env()
 
     def argv(self, *args: str) -> list[str]:
-        return ["tmux", *self.server.tmux_args(), *(escape_argument(a) for a in args)]
+        return self._argv([escape_argument(a) for a in args])
+
+    def _argv(self, args: list[str]) -> list[str]:
+        if self.runner is not None:
+            return self.runner.argv(args)
+        return ["tmux", *self.server.tmux_args(), *args]
 
     def run(self, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None) -> str:
         """Run one tmux command and return its stdout; raise on failure with tmux's message."""
@@ -74,12 +87,12 @@ class TmuxCommands:
         """Run several commands as one tmux command line (``a ; b ; c``): one process, and tmux
         runs them back to back with no other client's command in between. A failing command
         skips the rest (``set-option -q`` does not fail on a missing target)."""
-        argv = ["tmux", *self.server.tmux_args()]
+        args: list[str] = []
         for i, command in enumerate(commands):
             if i:
-                argv.append(";")
-            argv.extend(escape_argument(a) for a in command)
-        return self._exec(argv, commands[0][0] if commands else "", None, None)
+                args.append(";")
+            args.extend(escape_argument(a) for a in command)
+        return self._exec(self._argv(args), commands[0][0] if commands else "", None, None)
 
     def _exec(
         self, argv: list[str], name: str, stdin: bytes | None, env: Mapping[str, str] | None
