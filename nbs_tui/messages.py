@@ -14,12 +14,11 @@ which is what matters when they cross threads. The value types they carry live i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from textual.message import Message
 
 from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.pane_state import ClaudeFacts, HistoryEntry, PaneStatus, fuse_claude
+from nbs_tui.core.pane_state import ClaudeFacts, HistoryEntry, PaneStatus, RawFacts, fuse_claude
 
 __all__ = [
     "BackendProblem",
@@ -75,7 +74,7 @@ class PaneStatusesRefreshed(Message):
 class ClaudeSignalsChanged(Message):
     """Raw `nbs_tui.claude.watcher.ClaudeFacts` for the panes whose facts changed."""
 
-    facts: tuple[tuple[PaneId, Any], ...]
+    facts: tuple[tuple[PaneId, RawFacts], ...]
 
 
 @dataclass

@@ -16,8 +16,25 @@ from typing import Any, Protocol
 
 from nbs_tui.core.fusion import FusedState, Reading, Source, fuse
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
+from nbs_tui.core.sidecar import SidecarStatus
 
 HISTORY_LENGTH = 50
+
+
+class EventLike(Protocol):
+    """The fields of a `nbs_tui.sidecar_runner.SidecarEvent` a history line reads."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def at(self) -> float: ...
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def data(self) -> tuple[tuple[str, Any], ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +45,7 @@ class HistoryEntry:
     text: str
 
     @classmethod
-    def from_sidecar_event(cls, event: Any) -> HistoryEntry | None:
+    def from_sidecar_event(cls, event: EventLike) -> HistoryEntry | None:
         """A line for a `nbs_tui.sidecar_runner.SidecarEvent` (None for ``status`` events)."""
         if event.kind == "status":
             return None
@@ -77,7 +94,7 @@ class PaneStatus:
     flags: frozenset[str] = field(default_factory=frozenset)
 
     @classmethod
-    def from_sidecar(cls, status: Any) -> PaneStatus:
+    def from_sidecar(cls, status: SidecarStatus) -> PaneStatus:
         """From a `nbs_tui.core.sidecar.SidecarStatus`."""
         detection = status.detection
         flags = set(detection.flags)
