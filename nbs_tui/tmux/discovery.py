@@ -118,6 +118,17 @@ def list_panes(
         if "no sessions" in str(exc).lower():
             return []
         raise
+    return panes_from_listing(text, agent_cache, walk=not runner.remote)
+
+
+def panes_from_listing(
+    text: str,
+    agent_cache: dict[tuple[str, int, str, bool], bool] | None = None,
+    *,
+    walk: bool = True,
+) -> list[DiscoveredPane]:
+    """The fleet from ``list-panes -a -F FORMAT`` output, however it was run (a subprocess, or
+    in-band on a control connection); ``walk``: whether this machine's /proc shows the panes."""
     panes = parse_panes(text)
     panes.sort(key=lambda p: (p.info.session_name, p.info.window_index, p.info.pane_index))
     cache = agent_cache if agent_cache is not None else {}
@@ -132,7 +143,7 @@ def list_panes(
         live_keys.add(key)
         agent = cache.get(key)
         if agent is None:
-            agent = cache[key] = is_agent_pane(p.info, walk=not runner.remote)
+            agent = cache[key] = is_agent_pane(p.info, walk=walk)
         marked.append(DiscoveredPane(_with_agent(p.info, agent), p.session_id, p.window_id, p.server_pid))
     for key in set(cache) - live_keys:
         del cache[key]

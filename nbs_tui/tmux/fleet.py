@@ -40,6 +40,7 @@ after the reply follows it, so the seed has no gap and no duplicate.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -51,7 +52,13 @@ from nbs_tui.core.detect import CapturedScreen
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.tmux.control import ControlClient, ControlError, Reply, quote
-from nbs_tui.tmux.discovery import DiscoveredPane, filter_sessions, list_panes
+from nbs_tui.tmux.discovery import (
+    FORMAT,
+    DiscoveredPane,
+    filter_sessions,
+    list_panes,
+    panes_from_listing,
+)
 from nbs_tui.tmux.port import FleetListener, FleetPort, PaneGone, TmuxUnavailable
 from nbs_tui.tmux.runner import TmuxRunner
 
@@ -201,6 +208,14 @@ class TmuxFleet(FleetPort):
         self._last_scan = 0.0
         self._watchers: dict[str, frozenset[PaneId]] = {}
         self._watched: frozenset[PaneId] = frozenset()
+        self._lost = ""
+        """Set by a reader thread when a remote runner's connection died (the supervisor acts)."""
+        self._tried = False
+        """The first discovery was made, or failed (no server): "every pane" means something."""
+        self._remote_pids: dict[str, int] = {}
+        """Remote: the tmux client pid of each session's control client (asked in-band)."""
+        self._suspects: dict[int, float] = {}
+        """Remote: client pids of a lost connection, still to be seen gone (or reaped)."""
 
     # -- FleetPort -----------------------------------------------------------------------
 
@@ -229,6 +244,7 @@ class TmuxFleet(FleetPort):
             self._ready.clear()
         for client in clients:
             client.close()
+        self.runner.close()
 
     def panes(self) -> list[PaneInfo]:
         with self._state_lock:
@@ -306,7 +322,15 @@ class TmuxFleet(FleetPort):
         return fresh
 
     def capture_text(self, pane_id: PaneId) -> str:
-        self._require(pane_id)
+        pane = self._require(pane_id)
+        client = self._clients.get(pane.session_id)
+        if self.runner.remote and client is not None and client.alive:
+            # In-band: ~1 ms on the open connection instead of an ssh exec (~90 ms).
+            try:
+                return "".join(line + "\n" for line in client.command(f"capture-pane -p -t {pane_id}").text())
+            except ControlError as exc:
+                if client.alive:
+                    raise PaneGone(f"{pane_id}: {exc}") from exc
         try:
             return self.runner.run("capture-pane", "-p", "-t", pane_id)
         except TmuxUnavailable as exc:
@@ -464,17 +488,62 @@ class TmuxFleet(FleetPort):
                 else:
                     with self._state_lock:
                         self._ready.add(session_id)
+                    if self.runner.remote:
+                        self._learn_remote_pid(session_id)
                 self._rescan.set()
             elif raw.startswith(_RESCAN_NOTIFICATIONS):
                 self._rescan.set()
 
         return handle
 
-    def _make_exit_handler(self, session_id: str) -> object:
+    def _learn_remote_pid(self, session_id: str) -> None:
+        client = self._clients.get(session_id)
+        if client is None:
+            return
+
+        def got(reply: Reply) -> None:
+            text = reply.text()
+            if reply.ok and text and text[0].strip().isdigit():
+                self._remote_pids[session_id] = int(text[0])
+
+        with contextlib.suppress(ControlError):
+            client.send("display-message -p '#{client_pid}'", got)
+
+    def _reap_suspects(self) -> None:
+        """A client of a lost connection still attached after reconnecting may be orphaned
+        (sshd can notice the loss after we are back): reap until it is gone (for a minute)."""
+        now = time.monotonic()
+        self._suspects = {pid: t for pid, t in self._suspects.items() if now - t < 60.0}
+        if not self._suspects:
+            return
+        try:
+            listed = {int(line.split()[0]) for line in self.runner.run("list-clients", "-F", "#{client_pid}").split()}
+        except (TmuxUnavailable, ValueError, IndexError):
+            return
+        self._suspects = {pid: t for pid, t in self._suspects.items() if pid in listed}
+        if not self._suspects:
+            return
+        try:
+            reaped = self.runner.reap()
+        except TmuxUnavailable as exc:
+            log.warning("reaping failed: %s", exc)
+            return
+        for pid in reaped:
+            self._suspects.pop(pid, None)
+        if reaped:
+            self._report(
+                "ssh",
+                f"{self.runner.describe()}: stopped {len(reaped)} orphaned tmux control client(s) "
+                "of the lost connection (they froze the host's panes)",
+            )
+
+    def _make_exit_handler(self, session_id: str, box: list[ControlClient]) -> object:
         def handle(reason: str) -> None:
             log.info("control client for %s exited: %s", session_id, reason)
             with self._state_lock:
                 self._ready.discard(session_id)
+            if box and self.runner.lost_connection(box[0].returncode):
+                self._lost = box[0].exit_reason or reason  # the host is gone: reconnect it whole
             self._rescan.set()
             if not self._stop.is_set():  # not ours to close (close() never calls this): say so
                 self._report("tmux", f"control client for session {session_id} exited ({reason}); reconnecting")
@@ -484,14 +553,20 @@ class TmuxFleet(FleetPort):
     # -- supervisor ----------------------------------------------------------------------
 
     def _supervise(self) -> None:
+        failures = 0
         while not self._stop.is_set():
+            if self._lost:
+                lost, self._lost = self._lost, ""
+                self._disconnected(lost)
             try:
-                found = list_panes(
-                    self.server, tmux=self.tmux, agent_cache=self._agent_cache, runner=self.runner
-                )
+                if not self.connected:
+                    for note in self.runner.prepare():  # remote: connect, check tmux, reap
+                        self._report("ssh", note)
+                found = self._discover()
             except TmuxUnavailable as exc:
                 self._disconnected(str(exc))
-                self._rescan.wait(self.reconnect_interval)
+                failures += 1
+                self._rescan.wait(self._retry_delay(failures))
                 self._rescan.clear()
                 continue
             except Exception as exc:
@@ -499,18 +574,49 @@ class TmuxFleet(FleetPort):
                 self._disconnected(f"discovery failed: {exc}")
                 self._stop.wait(self.reconnect_interval)
                 continue
+            failures = 0
             try:
                 self._reconcile(found)
             except Exception:
                 log.exception("reconcile failed")
+            if self._suspects:
+                self._reap_suspects()
             self._rescan.wait(self.rescan_interval)
             if self._stop.is_set():
                 break
             self._rescan.clear()
             self._stop.wait(0.03)  # let a burst of notifications settle into one rescan
 
+    def _retry_delay(self, failures: int) -> float:
+        """Locally a fixed interval; a remote host backs off (1, 2, 4 ... up to its cap)."""
+        cap = self.runner.max_backoff
+        if cap is None:
+            return self.reconnect_interval
+        return min(cap, self.reconnect_interval * 2 ** min(failures - 1, 16))
+
+    def _discover(self) -> list[DiscoveredPane]:
+        """List every pane: in-band on an attached control connection when tmux is remote
+        (~1 ms instead of an ssh exec), else one ``tmux list-panes`` command."""
+        if self.runner.remote:
+            with self._state_lock:
+                ready = [c for sid, c in self._clients.items() if c.alive and sid in self._ready]
+            for client in ready[:1]:
+                try:
+                    reply = client.command(f"list-panes -a -F {quote(FORMAT)}")
+                except ControlError:
+                    break  # the connection is going: ask by a command of its own
+                return panes_from_listing(
+                    "".join(line + "\n" for line in reply.text()), self._agent_cache, walk=False
+                )
+        return list_panes(self.server, tmux=self.tmux, agent_cache=self._agent_cache, runner=self.runner)
+
     def _disconnected(self, message: str) -> None:
         self.last_error = message
+        self._tried = True
+        now = time.monotonic()
+        for pid in self._remote_pids.values():
+            self._suspects[pid] = now
+        self._remote_pids.clear()
         with self._state_lock:
             clients = list(self._clients.values())
             self._clients.clear()
@@ -599,6 +705,7 @@ class TmuxFleet(FleetPort):
             self._request_due_seeds(time.monotonic())
         if not self._emitted_fleet:
             self._emitted_fleet = fleet_changed = True
+        self._tried = True
         if fleet_changed and self.listener is not None:
             try:
                 self.listener.fleet_changed(list(order))
@@ -648,16 +755,18 @@ class TmuxFleet(FleetPort):
         self._feed_wake.set()
 
     def _start_client(self, session_id: str) -> None:
+        box: list[ControlClient] = []
         client = ControlClient(
             self.server,
             session_id,
             on_output=self._make_output_handler(session_id),
             wants_output=self._make_output_filter(session_id),
             on_notification=self._make_notification_handler(session_id),  # type: ignore[arg-type]
-            on_exit=self._make_exit_handler(session_id),  # type: ignore[arg-type]
+            on_exit=self._make_exit_handler(session_id, box),  # type: ignore[arg-type]
             tmux=self.tmux,
             runner=self.runner,
         )
+        box.append(client)
         try:
             client.start()
         except OSError as exc:
@@ -730,8 +839,8 @@ class TmuxFleet(FleetPort):
             self._feed_wake.set()
 
     def _check_first_seed(self) -> None:
-        if self._first_seed_done.is_set():
-            return
+        if self._first_seed_done.is_set() or not self._tried:
+            return  # before the first discovery (a remote one takes a connect), nothing is known
         with self._state_lock:
             ready = self._ready
             if all(

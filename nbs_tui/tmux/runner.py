@@ -71,8 +71,23 @@ class TmuxRunner:
         err = stderr.strip()
         return f"{self.describe()}: {err or 'tmux exited with ' + str(returncode)}"
 
-    def prepare(self) -> None:
-        """Called before every (re)connect; raises `TmuxUnavailable` with why it cannot."""
+    max_backoff: float | None = None
+    """After repeated failures to connect, wait up to this long between tries (None: the fleet's
+    fixed ``reconnect_interval``, as a local server is cheap to poll)."""
+
+    def prepare(self) -> list[str]:
+        """Called before every (re)connect; raises `TmuxUnavailable` with why it cannot, and
+        returns notes for the operator that do not stop the connection."""
+        return []
+
+    def reap(self) -> list[int]:
+        """Stop orphaned control clients of the server; returns their pids (none locally)."""
+        return []
+
+    def lost_connection(self, returncode: int | None) -> bool:
+        """Whether a control client that ended with ``returncode`` lost the way to the server
+        itself (so every client of it is gone): never for a local tmux."""
+        return False
 
     def close(self) -> None:
         """Release what the runner holds (nothing locally)."""

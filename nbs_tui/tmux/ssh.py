@@ -1,0 +1,356 @@
+"""tmux on another host, through the user's own OpenSSH client.
+
+A `SshHost` names a host the way OpenSSH does (``user@box``, an alias of ``~/.ssh/config`` with
+its keys, agent and ProxyJump). `SshTmuxRunner` is the `TmuxRunner` of that host: every tmux
+command line becomes ``ssh [options] -T -e none DEST -- 'tmux -u [-L|-S] ...'``.
+
+* **One connection per host.** All ssh processes of a host share one multiplexed connection
+  (``ControlMaster=auto``, ``ControlPath`` in a private 0700 folder of ours under
+  ``$XDG_RUNTIME_DIR`` or the temp folder, ``ControlPersist`` so the master outlives the first
+  command and ends by itself a minute after nbs-tui if nbs-tui dies). A control client over it
+  attaches in ~0.3 s on a new connection and a few ms on an open one.
+* **Never a prompt.** ``BatchMode=yes``: a host that wants a password, a passphrase or an unknown
+  host key fails at once, and `explain` turns ssh's stderr into one line for that host.
+* **A dead link is seen.** ``ServerAliveInterval``/``ServerAliveCountMax`` (5 s x 2) end a
+  partitioned connection, ``ConnectTimeout`` bounds a connect; a killed ssh is EOF at once.
+* **No pty** (``-T``): control mode streams byte-exact output with no echo and no CRLF; ``-e
+  none`` so no byte is an escape character. ``tmux -u`` because a non-interactive ssh session
+  often has no UTF-8 locale (names and titles would lose their non-ASCII characters).
+* **Reaping** (`prepare`, on every connect): a connection that dies while tmux still has output
+  queued can leave the remote ``tmux -C`` client orphaned (parent PID 1) yet attached, and while
+  it is the only client every pane on that host freezes. ``detach-client`` does not remove it;
+  SIGTERM does. tmux releases up to 3.7c have this bug.
+
+Options the user gives (``ssh_options``) come after the ones nbs-tui must hold (``BatchMode``,
+the ``ControlPath``) and before its defaults: ssh takes the first value of an option, so a user
+can change the keep-alive or timeouts but never get a password prompt under the dashboard.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.tmux.port import TmuxUnavailable
+from nbs_tui.tmux.runner import TmuxRunner
+
+log = logging.getLogger(__name__)
+
+MIN_TMUX = (3, 2)
+"""``attach-session -f ignore-size`` (a control client that never resizes a window) is 3.2's."""
+
+SSH_FAILED = 255
+"""ssh's own exit status when the connection failed or was lost (the remote command's otherwise)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SshHost:
+    """One host to watch: what the config's ``[[hosts]]`` table and ``--host`` describe."""
+
+    name: str
+    destination: str
+    """Whatever OpenSSH accepts: ``user@box``, ``box``, an alias of ``~/.ssh/config``."""
+    ssh_options: tuple[str, ...] = ()
+    """Extra arguments for ssh, e.g. ``("-p", "2222")`` or ``("-F", "/path/config")``."""
+    socket_name: str | None = None
+    socket_path: str | None = None
+    tmux: str = "tmux"
+    """The tmux command on that host (a path when it is not on a non-interactive PATH)."""
+    nbs_tui: str | None = None
+    """The nbs-tui command on that host, when it has one (its sidecar runs there)."""
+
+    @property
+    def server(self) -> ServerAddress:
+        return ServerAddress(socket_name=self.socket_name, socket_path=self.socket_path)
+
+
+def parse_version(text: str) -> tuple[int, int] | None:
+    """``tmux 3.3a`` / ``tmux next-3.4`` / ``tmux master`` -> (3, 3) / (3, 4) / None."""
+    found = re.search(r"(\d+)\.(\d+)", text)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+_local_version: tuple[int, int] | None = None
+_local_version_lock = threading.Lock()
+
+
+def local_tmux_version(tmux: str = "tmux") -> tuple[int, int] | None:
+    """This machine's tmux version (asked once)."""
+    global _local_version
+    with _local_version_lock:
+        if _local_version is None:
+            try:
+                out = subprocess.run([tmux, "-V"], capture_output=True, timeout=5, check=False).stdout
+            except (OSError, subprocess.TimeoutExpired):
+                return None
+            _local_version = parse_version(out.decode("utf-8", "replace"))
+        return _local_version
+
+
+_SSH_NOISE = ("Warning: Permanently added", "** WARNING: connection is not using a post-quantum")
+
+
+def explain_failure(host: SshHost, returncode: int, stderr: str) -> str:
+    """One line, for the operator, saying why ssh or the remote tmux failed on ``host``."""
+    name, dest = host.name, host.destination
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip() and not ln.startswith(_SSH_NOISE)]
+    text = "\n".join(lines)
+    if "REMOTE HOST IDENTIFICATION HAS CHANGED" in text:
+        return f"{name}: the host key of {dest} has CHANGED; check it, then fix ~/.ssh/known_hosts"
+    if "Host key verification failed" in text or "host key is known for" in text:
+        return (
+            f"{name}: the host key of {dest} is not known; run `ssh {dest}` once to check and accept it"
+        )
+    if "Permission denied" in text or "Too many authentication failures" in text:
+        return (
+            f"{name}: ssh {dest} wants a password or a key it does not have (nbs-tui never prompts): "
+            f"load the key into ssh-agent or set up key login (ssh-copy-id {dest})"
+        )
+    if "Connection refused" in text:
+        return f"{name}: connection refused: no ssh server listening at {dest}"
+    if "Could not resolve hostname" in text:
+        return f"{name}: unknown host name {dest}"
+    if "timed out" in text.lower():
+        return f"{name}: {dest} did not answer (connection timed out)"
+    if "No route to host" in text or "Network is unreachable" in text:
+        return f"{name}: {dest} is unreachable ({lines[-1]})"
+    if "not responding" in text:
+        return f"{name}: connection to {dest} lost (server not responding)"
+    if returncode == 127 or (re.search(r"(command )?not found", text) and host.tmux in text):
+        return (
+            f"{name}: tmux is not installed on {dest} (or not on the PATH of a non-interactive "
+            f"ssh session: set the host's tmux to its full path)"
+        )
+    if returncode == SSH_FAILED and not text:
+        return f"{name}: ssh to {dest} failed"
+    if returncode < 0:
+        return f"{name}: ssh to {dest} was killed (signal {-returncode})"
+    detail = lines[-1] if lines else f"exited with {returncode}"
+    if returncode == SSH_FAILED:
+        return f"{name}: ssh to {dest}: {detail}"
+    return f"{name}: {detail}"
+
+
+_REAP = r"""
+{list_clients} 2>/dev/null | while read -r pid control; do
+  [ "$control" = 1 ] || continue
+  ppid=$(sed 's/.*) [^ ]* //;s/ .*//' "/proc/$pid/stat" 2>/dev/null || ps -o ppid= -p "$pid" 2>/dev/null)
+  if [ "$(echo $ppid)" = 1 ] && kill -TERM "$pid" 2>/dev/null; then echo "reaped $pid"; fi
+done
+exit 0
+"""
+"""Stop orphaned control clients: a control client whose parent is PID 1 (its ssh session is gone)."""
+
+_PREPARE = r"""
+command -v {tmux} >/dev/null 2>&1 || {{ echo "{tmux}: command not found" >&2; exit 127; }}
+{tmux} -V
+""" + _REAP
+"""One round trip on (re)connect: is tmux there, which version, and reap orphans."""
+
+
+@dataclass
+class PrepareResult:
+    version: tuple[int, int] | None = None
+    reaped: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Things the operator should know that do not stop the host (e.g. an older tmux)."""
+
+
+class SshTmuxRunner(TmuxRunner):
+    """Run tmux on ``host`` through ssh (see the module docstring)."""
+
+    remote = True
+    capture_stderr = True
+
+    def __init__(
+        self,
+        host: SshHost,
+        *,
+        ssh: str = "ssh",
+        connect_timeout: int = 10,
+        server_alive_interval: int = 5,
+        server_alive_count: int = 2,
+        persist: int = 60,
+        control_dir: str | None = None,
+    ) -> None:
+        super().__init__(host.server, host.tmux)
+        self.host = host
+        self.ssh = ssh
+        self.connect_timeout = connect_timeout
+        self.server_alive_interval = server_alive_interval
+        self.server_alive_count = server_alive_count
+        self.persist = persist
+        self._control_dir = control_dir
+        self._own_dir = control_dir is None
+        self._dir_lock = threading.Lock()
+        self.last_prepare: PrepareResult | None = None
+        self.reaped: list[int] = []
+        """Every orphaned control client this runner stopped (remote pids), for tests and logs."""
+
+    # -- command lines -------------------------------------------------------------------
+
+    @property
+    def control_dir(self) -> str:
+        """The private folder of the ControlMaster socket (made on first use, mode 0700)."""
+        with self._dir_lock:
+            if self._control_dir is None:
+                base = os.environ.get("XDG_RUNTIME_DIR") or ""
+                if not base or not os.path.isdir(base) or not os.access(base, os.W_OK):
+                    base = tempfile.gettempdir()
+                self._control_dir = tempfile.mkdtemp(prefix="nbs-tui-ssh-", dir=base)
+            return self._control_dir
+
+    def control_path(self) -> str:
+        # %C: a hash of the connection (host, port, user): short enough for a socket path.
+        return os.path.join(self.control_dir, "%C")
+
+    def ssh_argv(self, remote_command: str, *extra: str) -> list[str]:
+        """``ssh ... DEST -- remote_command`` with the options every ssh of this host shares."""
+        return [
+            self.ssh,
+            "-o", "BatchMode=yes",
+            "-o", f"ControlPath={self.control_path()}",
+            *self.host.ssh_options,
+            "-o", "ControlMaster=auto",
+            "-o", f"ControlPersist={self.persist}",
+            "-o", f"ConnectTimeout={self.connect_timeout}",
+            "-o", f"ServerAliveInterval={self.server_alive_interval}",
+            "-o", f"ServerAliveCountMax={self.server_alive_count}",
+            *extra,
+            "-T", "-e", "none",
+            self.host.destination,
+            "--",
+            remote_command,
+        ]  # fmt: skip
+
+    def remote_tmux(self, args: Sequence[str]) -> str:
+        """The remote shell command that runs tmux with ``args`` (each word quoted for sh)."""
+        return shlex.join([self.host.tmux, "-u", *self.server.tmux_args(), *args])
+
+    def argv(self, args: Sequence[str]) -> list[str]:
+        return self.ssh_argv(self.remote_tmux(args))
+
+    def describe(self) -> str:
+        return f"{self.host.name}: {self.server.describe()}"
+
+    def explain(self, returncode: int, stderr: str) -> str:
+        return explain_failure(self.host, returncode, stderr)
+
+    def lost_connection(self, returncode: int | None) -> bool:
+        """Whether a control client's exit status means the connection (not tmux) ended."""
+        return returncode is not None and (returncode == SSH_FAILED or returncode < 0)
+
+    # -- commands ------------------------------------------------------------------------
+
+    def run(self, *args: str, timeout: float = 5.0, stdin: bytes | None = None) -> str:
+        return self._ssh(self.remote_tmux(args), max(timeout, self.connect_timeout + 5.0), stdin)
+
+    def _ssh(self, remote_command: str, timeout: float, stdin: bytes | None = None) -> str:
+        try:
+            done = subprocess.run(
+                self.ssh_argv(remote_command),
+                input=stdin,
+                # Never the dashboard's terminal: ssh would read keys meant for the UI.
+                stdin=subprocess.DEVNULL if stdin is None else None,
+                capture_output=True,
+                timeout=timeout,
+                env=self.env(),
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise TmuxUnavailable(f"{self.host.name}: ssh is not installed ({self.ssh!r} not found)") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise TmuxUnavailable(f"{self.host.name}: {self.host.destination} did not answer within {timeout:.0f}s") from exc
+        if done.returncode != 0:
+            raise TmuxUnavailable(self.explain(done.returncode, done.stderr.decode("utf-8", "replace")))
+        return done.stdout.decode("utf-8", "replace")
+
+    max_backoff: float | None = 30.0
+
+    def prepare(self) -> list[str]:
+        """Connect (or reuse the connection), check tmux, reap orphaned control clients."""
+        self.last_prepare = self.connect()
+        return list(self.last_prepare.notes)
+
+    def _list_clients(self) -> str:
+        return self.remote_tmux(["list-clients", "-F", "#{client_pid} #{client_control_mode}"])
+
+    @staticmethod
+    def _reaped(out: str) -> list[int]:
+        pids = []
+        for line in out.splitlines():
+            if line.startswith("reaped "):
+                with contextlib.suppress(ValueError):
+                    pids.append(int(line.split()[1]))
+        return pids
+
+    def reap(self) -> list[int]:
+        """Stop orphaned control clients now (the fleet calls this when a client of a lost
+        connection is still listed after reconnecting: sshd may notice the loss late)."""
+        reaped = self._reaped(self._ssh(_REAP.format(list_clients=self._list_clients()), self.connect_timeout + 5.0))
+        if reaped:
+            log.warning("%s: reaped orphaned tmux control clients %s", self.host.name, reaped)
+            self.reaped.extend(reaped)
+        return reaped
+
+    def connect(self) -> PrepareResult:
+        tmux = shlex.quote(self.host.tmux)
+        script = _PREPARE.format(tmux=tmux, list_clients=self._list_clients())
+        out = self._ssh(script, self.connect_timeout + 5.0)
+        result = PrepareResult(reaped=self._reaped(out))
+        self.reaped.extend(result.reaped)
+        for line in out.splitlines():
+            if result.version is None and line.startswith("tmux"):
+                result.version = parse_version(line)
+        name, dest = self.host.name, self.host.destination
+        if result.version is not None and result.version < MIN_TMUX:
+            have = ".".join(map(str, result.version))
+            need = ".".join(map(str, MIN_TMUX))
+            raise TmuxUnavailable(f"{name}: tmux {have} on {dest} is too old (nbs-tui needs {need} or newer)")
+        local = local_tmux_version()
+        if result.version is not None and local is not None and result.version < local:
+            result.notes.append(
+                f"{name}: tmux {'.'.join(map(str, result.version))} on {dest} is older than this "
+                f"machine's {'.'.join(map(str, local))}"
+            )
+        if result.reaped:
+            log.warning("%s: reaped orphaned tmux control clients %s", name, result.reaped)
+            result.notes.append(
+                f"{name}: stopped {len(result.reaped)} orphaned tmux control client(s) left by an "
+                "earlier connection (they froze the host's panes)"
+            )
+        return result
+
+    def master_pid(self) -> int | None:
+        """The pid of this host's ControlMaster ssh, or None when there is none."""
+        done = subprocess.run(
+            [self.ssh, "-o", f"ControlPath={self.control_path()}", *self.host.ssh_options,
+             "-O", "check", self.host.destination],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=5, check=False,
+        )  # fmt: skip
+        found = re.search(rb"pid=(\d+)", done.stderr + done.stdout)
+        return int(found.group(1)) if done.returncode == 0 and found else None
+
+    def close(self) -> None:
+        """End the shared connection (its master) and remove the private folder."""
+        if self._control_dir is None:
+            return
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            subprocess.run(
+                [self.ssh, "-o", f"ControlPath={self.control_path()}", *self.host.ssh_options,
+                 "-O", "exit", self.host.destination],
+                stdin=subprocess.DEVNULL, capture_output=True, timeout=5, check=False,
+            )  # fmt: skip
+        if self._own_dir:
+            shutil.rmtree(self._control_dir, ignore_errors=True)
+            self._control_dir = None
