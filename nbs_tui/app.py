@@ -134,6 +134,8 @@ class NbsApp(App[int]):
         self.view = "dashboard"
         self._seen_fleet = False
         self._stale = True
+        self._grid_key: tuple[object, ...] = ()
+        self._grid_watched: frozenset[PaneId] = frozenset()
         self._problems_shown: dict[tuple[str, str], float] = {}
         self._status_worker: Worker[None] | None = None
         self.control_view = ControlView(id="control-view")
@@ -418,6 +420,10 @@ class NbsApp(App[int]):
     def _show_selected(self) -> None:
         pane = self.selected_pane()
         mirror = self.mirror
+        if self.fleet is not None:
+            # The fleet keeps a live model of the selected pane only (and of the visible
+            # thumbnails): ask for it before reading it.
+            self.fleet.set_watched("mirror", [pane.pane_id] if pane else [])
         mirror.show(pane, self._screen_of(pane.pane_id) if pane else None)
         self._watch_mirrored()
         self._show_details()
@@ -455,12 +461,27 @@ class NbsApp(App[int]):
         if self.view == "dashboard":
             mirror = self.mirror
             if mirror.pane is not None:
-                if mirror.lines.source is None:
-                    mirror.show(mirror.pane, self._screen_of(mirror.pane.pane_id))
+                source = self._screen_of(mirror.pane.pane_id)
+                if source is not mirror.lines.source:  # a model made (or dropped) since
+                    mirror.show(mirror.pane, source)
                 if stale or mirror.pane.pane_id in dirty:
                     mirror.screen_changed()
         elif self.view == "grid":
+            self._watch_grid(force=stale)
             self.grid.tick(None if stale else dirty, self._screen_of)
+
+    def _watch_grid(self, force: bool = False) -> None:
+        """Tell the fleet which thumbnails are on screen (it parses only those): when the grid
+        scrolled, resized or the fleet changed, and once a second (`force`)."""
+        grid = self.grid
+        key = (self.view, grid.scroll_offset, grid.size, len(self.panes))
+        if not force and key == self._grid_key:
+            return
+        self._grid_key = key
+        visible = grid.visible_panes() if self.view == "grid" else frozenset()
+        if visible != self._grid_watched and self.fleet is not None:
+            self._grid_watched = visible
+            self.fleet.set_watched("grid", visible)
 
     def _clock(self) -> None:
         if not self.panes:
@@ -479,6 +500,7 @@ class NbsApp(App[int]):
         self._show_details()
 
     def _refresh_grid_clocks(self) -> None:
+        self._watch_grid(force=True)
         if self.view != "grid":
             return
         now = self.clock()

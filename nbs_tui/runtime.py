@@ -212,7 +212,11 @@ class Runtime:
         else:
             from nbs_tui.tmux.fleet import TmuxFleet  # imported late: tests inject their own fleet
 
-            self.fleet = TmuxFleet(self.settings.server, sessions=self.settings.sessions, listener=fanout)
+            # Live models only for what is on screen (the app's mirror and visible thumbnails
+            # call set_watched); the sidecar reads every other pane with in-band captures.
+            self.fleet = TmuxFleet(
+                self.settings.server, sessions=self.settings.sessions, listener=fanout, watch_all=False
+            )
         self.role = self.decide_role()
         if self.role is SidecarRole.ACT:
             fleet = self.fleet

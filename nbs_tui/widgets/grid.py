@@ -221,6 +221,17 @@ class PaneGrid(VerticalScroll):
             if thumb.pane is not None and thumb.is_mounted and thumb.region.overlaps(visible):
                 thumb.set_status(thumb.pane, thumb.status, quiet.get(pane_id, ""))
 
+    def visible_panes(self) -> frozenset[PaneId]:
+        """The panes whose thumbnails are on screen now (the fleet keeps live models of these)."""
+        if not self.display:
+            return frozenset()
+        visible = self.region
+        return frozenset(
+            pane_id
+            for pane_id, thumb in self._thumbs.items()
+            if thumb.is_mounted and thumb.region.overlaps(visible)
+        )
+
     def tick(
         self, dirty: set[PaneId] | None, screen_of: Callable[[PaneId], ScreenSource | None]
     ) -> int:
@@ -241,8 +252,9 @@ class PaneGrid(VerticalScroll):
             if dirty is not None and pane_id not in dirty:
                 continue
             if thumb.is_mounted and thumb.region.overlaps(visible):
-                if thumb.lines.source is None:
-                    thumb.show(thumb.pane, screen_of(pane_id))
+                source = screen_of(pane_id)
+                if source is not thumb.lines.source:  # a model made (or dropped) since
+                    thumb.show(thumb.pane, source)
                 thumb.screen_changed()
                 checked += 1
         return checked
