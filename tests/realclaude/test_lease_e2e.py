@@ -1,0 +1,106 @@
+"""Three sidecars on one tmux server with the real Claude Code CLI: exactly one acts (holds the
+server's lease), so each idle agent gets the polls of one sidecar, and its box never holds a
+doubled command. Each sidecar is what ``--headless`` runs: its own TmuxFleet, SidecarRunner and
+lease, only in this process."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import libtmux
+import pytest
+from libtmux.test.retry import retry_until
+
+from nbs_tui.config import Settings
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.sidecar import SidecarConfig
+from nbs_tui.sidecar_lease import SidecarLease
+from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
+from nbs_tui.tmux.fleet import TmuxFleet
+from nbs_tui.tmux.lease import LeaseHeartbeat
+from nbs_tui.tmux.operate import TmuxCommands
+from tests.realclaude.harness import ClaudeFleet, Text
+
+pytestmark = [pytest.mark.realclaude, pytest.mark.slow]
+
+POLL_NEEDLE = "Check your inbox and the registry"
+WINDOW = 60.0
+
+
+class Watcher:
+    def __init__(self, server: libtmux.Server) -> None:
+        address = ServerAddress(socket_name=server.socket_name)
+        self.fleet = TmuxFleet(address)
+        commands = TmuxCommands(address)
+        self.lease = SidecarLease(commands, LeaseHeartbeat(commands))
+        self.events: list[SidecarEvent] = []
+        self.lock = threading.Lock()
+        self.runner = SidecarRunner(
+            self.fleet, Settings(server=address, poll_interval=3.0), self.on_event,
+            sidecar_config=SidecarConfig(poll_interval=3.0, backoff=3.0), lease=self.lease,
+        )
+
+    def on_event(self, event: SidecarEvent) -> None:
+        with self.lock:
+            self.events.append(event)
+
+    def typed(self, pane_id: str) -> int:
+        with self.lock:
+            return sum(
+                1 for e in self.events
+                if e.pane_id == pane_id and e.kind == "poll" and dict(e.data).get("result") == "typed"
+            )
+
+    def start(self) -> None:
+        self.fleet.start()
+        assert self.fleet.wait_seeded(15)
+        self.lease.start()
+        self.runner.start()
+
+    def stop(self) -> None:
+        self.runner.stop()
+        self.lease.stop()
+        self.fleet.stop()
+
+
+@contextmanager
+def watchers(server: libtmux.Server, n: int) -> Iterator[list[Watcher]]:
+    started = [Watcher(server) for _ in range(n)]
+    try:
+        for watcher in started:
+            watcher.start()
+        yield started
+    finally:
+        for watcher in started:
+            watcher.stop()
+
+
+def test_three_sidecars_poll_like_one(claude_fleet: ClaudeFleet, server: libtmux.Server) -> None:
+    agents = claude_fleet.start_many([Text("idle")] * 20, [Text("idle")] * 20)
+    with watchers(server, 3) as running:
+        assert retry_until(lambda: sum(w.lease.acting() for w in running) == 1, 20, raises=False)
+        assert retry_until(
+            lambda: all(a.api.count_prompts(POLL_NEEDLE) >= 1 for a in agents), 60, interval=0.5, raises=False
+        )
+        deadline_reached = threading.Event()
+        threading.Timer(WINDOW, deadline_reached.set).start()
+        while not deadline_reached.wait(1.0):
+            assert sum(w.lease.acting() for w in running) <= 1
+        actors = [w for w in running if any(w.typed(a.pane_id) for a in agents)]
+        assert len(actors) == 1, [[w.typed(a.pane_id) for a in agents] for w in running]
+        (actor,) = actors
+        for agent in agents:
+            typed = actor.typed(agent.pane_id)
+            polls = agent.api.count_prompts(POLL_NEEDLE)
+            # every poll typed became one turn (the last may still be in flight) and the agent
+            # saw nothing else: no doubled or half command ever reached it
+            assert polls in (typed, typed - 1), (agent.name, typed, polls)
+            assert len(agent.api.prompts()) == polls
+            assert all(p.count("/nbs-poll") <= 1 for p in agent.api.prompts())
+            assert "/nbs-poll/nbs-poll" not in agent.screen()
+            # one sidecar's rate: 3 s idle + the turn + 3 s backoff, so at most one per 6 s
+            assert polls <= (WINDOW + 60) / 6 + 1
+        print("polls per agent:", [a.api.count_prompts(POLL_NEEDLE) for a in agents],
+              "typed by each sidecar:", [[w.typed(a.pane_id) for a in agents] for w in running])
