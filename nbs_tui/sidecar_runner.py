@@ -318,10 +318,10 @@ class SidecarRunner:
     def force_poll(self, pane_id: PaneId, timeout: float = FORCE_POLL_WAIT) -> tuple[bool, str]:
         """Inject the poll command at the next tick if typing there is safe (the interval is
         skipped, the safety checks are not). Waits up to ``timeout`` for a busy tick: call it
-        from a worker thread. With a lease the request goes through tmux to whichever process
-        holds it (this one or another view's), and its answer comes back the same way."""
-        if self.lease is not None:
-            return self.lease.request_poll(pane_id, timeout)
+        from a worker thread. A viewer's request goes through tmux to the process that holds the
+        lease, and its answer comes back the same way (about a tick)."""
+        if self.lease is not None and not self.lease.acting():
+            return self.lease.request_poll(pane_id, timeout)  # the holder is another process
         reply: Future[tuple[bool, str]] = Future()
         self._request(_ForcePoll(pane_id, reply))
         try:

@@ -1,0 +1,110 @@
+"""A viewer's sidecar controls reach the holder through tmux: a forced poll is typed by the
+holder and answered back, a per-pane switch and the pause change what the holder does, and every
+view shows the same switch."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import libtmux
+import pytest
+from libtmux.test.retry import retry_until
+
+from nbs_tui.config import Settings
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.sidecar import SidecarConfig
+from nbs_tui.sidecar_lease import SidecarLease
+from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
+from nbs_tui.tmux.fleet import TmuxFleet
+from nbs_tui.tmux.lease import LeaseHeartbeat
+from nbs_tui.tmux.operate import TmuxCommands
+from tests.tmux.test_lease_headless import agent, submits
+
+
+class View:
+    """What --headless or a dashboard runs: a fleet, a runner and a lease (in this process)."""
+
+    def __init__(self, server: libtmux.Server, interval: float) -> None:
+        address = ServerAddress(socket_name=server.socket_name)
+        self.fleet = TmuxFleet(address)
+        self.commands = TmuxCommands(address)
+        self.lease = SidecarLease(self.commands, LeaseHeartbeat(self.commands, ttl=2.0))
+        self.events: list[SidecarEvent] = []
+        self.lock = threading.Lock()
+        self.runner = SidecarRunner(
+            self.fleet, Settings(server=address, poll_interval=interval), self.on_event,
+            sidecar_config=SidecarConfig(poll_interval=interval, backoff=3.0), lease=self.lease,
+        )
+
+    def on_event(self, event: SidecarEvent) -> None:
+        with self.lock:
+            self.events.append(event)
+
+    def start(self) -> None:
+        self.fleet.start()
+        assert self.fleet.wait_seeded(15)
+        self.lease.start()
+        self.runner.start()
+
+    def stop(self) -> None:
+        self.runner.stop()
+        self.lease.stop()
+        self.fleet.stop()
+
+
+@pytest.fixture
+def two_views(server: libtmux.Server) -> Iterator[tuple[View, View]]:
+    holder = View(server, 600.0)
+    holder.start()
+    assert retry_until(holder.lease.acting, 10, raises=False)
+    viewer = View(server, 600.0)
+    viewer.start()
+    try:
+        yield holder, viewer
+    finally:
+        viewer.stop()
+        holder.stop()
+
+
+def test_a_viewers_forced_poll_is_typed_by_the_holder(
+    session: libtmux.Session, two_views: tuple[View, View], tmp_path: Path
+) -> None:
+    holder, viewer = two_views
+    pane_id, log = agent(session, tmp_path, "idle")
+    assert retry_until(lambda: viewer.runner.status(pane_id) is not None, 10, raises=False)
+    assert retry_until(lambda: holder.runner.status(pane_id) is not None, 10, raises=False)
+    assert not viewer.lease.acting()
+    ok, why = viewer.runner.force_poll(pane_id)
+    assert ok, why
+    assert retry_until(lambda: submits(log) == ["SUBMIT /nbs-poll"], 20, raises=False), log.read_text()
+    with viewer.lock:
+        assert not [e for e in viewer.events if e.kind == "poll" and dict(e.data).get("result") == "typed"]
+
+
+def test_a_viewers_switch_and_pause_reach_the_holder_and_every_view(
+    session: libtmux.Session, two_views: tuple[View, View], tmp_path: Path
+) -> None:
+    holder, viewer = two_views
+    pane_id, log = agent(session, tmp_path, "idle")
+    assert retry_until(lambda: holder.runner.status(pane_id) is not None, 10, raises=False)
+    viewer.runner.set_poll_enabled(pane_id, False)
+
+    def holder_sees_off() -> bool:
+        status = holder.runner.status(pane_id)
+        return status is not None and status.poll_enabled is False
+
+    assert retry_until(holder_sees_off, 10, raises=False)
+    # every view shows it: the viewer's own sidecar reads the same option
+    assert retry_until(lambda: viewer.runner.status(pane_id).poll_enabled is False, 5, raises=False)  # type: ignore[union-attr]
+    viewer.runner.set_poll_enabled(pane_id, None)
+    assert retry_until(lambda: holder.runner.status(pane_id).poll_enabled is True, 10, raises=False)  # type: ignore[union-attr]
+
+    viewer.lease.set_paused(True)
+    assert retry_until(lambda: holder.runner.status(pane_id).paused, 10, raises=False)  # type: ignore[union-attr]
+    ok, why = viewer.runner.force_poll(pane_id)
+    assert not ok and "pause" in why
+    viewer.lease.set_paused(False)
+    assert retry_until(lambda: not holder.runner.status(pane_id).paused, 10, raises=False)  # type: ignore[union-attr]
+    assert submits(log) == []
