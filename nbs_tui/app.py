@@ -617,7 +617,9 @@ class NbsApp(App[int]):
 
     def action_jump(self) -> None:
         pane = self.selected_pane()
-        if self.operator.ready(pane) is not None and pane is not None:
+        if pane is None:
+            self.operator.ready(None)  # says why nothing happens
+        else:
             self.operator.jump(pane, self._attach_to_pane)
 
     def _attach_to_pane(self, pane: PaneInfo) -> None:
