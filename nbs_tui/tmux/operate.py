@@ -101,6 +101,8 @@ class TmuxCommands:
             done = subprocess.run(
                 argv,
                 input=stdin,
+                # Over ssh, never the dashboard's terminal: ssh would read the operator's keys.
+                stdin=subprocess.DEVNULL if stdin is None and self.runner is not None else None,
                 capture_output=True,
                 env=dict(env) if env is not None else self._env,
                 timeout=_TIMEOUT,
@@ -112,6 +114,8 @@ class TmuxCommands:
             raise TmuxCommandError(f"tmux {name} did not answer within {_TIMEOUT:.0f} s") from None
         if done.returncode != 0:
             message = done.stderr.decode("utf-8", errors="replace").strip() or f"exit {done.returncode}"
+            if self.runner is not None and self.runner.lost_connection(done.returncode):
+                raise TmuxUnavailable(self.runner.explain(done.returncode, message))  # ssh's, not tmux's
             if any(gone in message for gone in _SERVER_GONE):
                 raise TmuxUnavailable(f"{self.server.describe()}: {message}")
             raise TmuxCommandError(message)
