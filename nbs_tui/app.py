@@ -8,6 +8,11 @@ Who does what:
 - `nbs_tui.controller.OperatorController` carries out the operator's actions (no Textual);
 - `nbs_tui.commands.COMMANDS` is every key: bindings, footer, palette and help come from it.
 
+Problems: every backend problem reaches `on_backend_problem` (through `Runtime.problem`, which
+also writes it to the log file): it is kept in a `Problems` record (the ``E`` screen lists it, the
+status bar counts it) and notified, unless tmux is away (the banner says so: the count waits
+for tmux to be back, the screen lists everything) or it repeats.
+
 Timers: a ~30 Hz frame drains the bridge's changed panes and repaints the changed rows of the
 visible widgets showing them (a change of the mirrored pane runs the frame at once); a 1 Hz
 clock moves the quiet times and countdowns; a 2 Hz tick updates the needs-you queue.
@@ -19,6 +24,7 @@ hidden until an action opens one.
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -34,6 +40,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Static
 from textual.worker import Worker, WorkerState
 
+from nbs_tui import logs
 from nbs_tui.action_log import ActionRecord
 from nbs_tui.bridge import FleetBridge, MirrorDue
 from nbs_tui.claude.watcher import ClaudeSignals
@@ -42,6 +49,7 @@ from nbs_tui.config import Settings
 from nbs_tui.controller import OperatorController
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
+from nbs_tui.core.problems import Problems
 from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.messages import (
     BackendProblem,
@@ -50,10 +58,9 @@ from nbs_tui.messages import (
     FleetChanged,
     LeaseChanged,
     PaneStatusChanged,
-    PaneStatusesRefreshed,
 )
 from nbs_tui.runtime import FleetFactory, Runtime, RuntimeOptions
-from nbs_tui.sidecar_runner import SidecarRunner
+from nbs_tui.sidecar_runner import SidecarRunner, SidecarSnapshot
 from nbs_tui.tmux.port import FleetPort, TmuxUnavailable
 from nbs_tui.widgets.action_log_view import ActionLogScreen
 from nbs_tui.widgets.confirm_screen import ConfirmScreen
@@ -65,8 +72,11 @@ from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.help_screen import HelpScreen
 from nbs_tui.widgets.needs_you import NeedsYouPanel
 from nbs_tui.widgets.pane_view import PaneView, ScreenSource
+from nbs_tui.widgets.problems_screen import ProblemsScreen
 from nbs_tui.widgets.send_bar import KeyPicker, PassThrough, SendBar
 from nbs_tui.widgets.status_bar import StatusBar
+
+log = logging.getLogger(__name__)
 
 FRAME_SECONDS = 1 / 30
 CLOCK_SECONDS = 1.0
@@ -137,7 +147,11 @@ class NbsApp(App[int]):
         self._grid_key: tuple[object, ...] = ()
         self._grid_watched: frozenset[PaneId] = frozenset()
         self._problems_shown: dict[tuple[str, str], float] = {}
-        self._status_worker: Worker[None] | None = None
+        self.problems = Problems()
+        """Every backend problem of this session (the ``E`` screen, the status bar's count)."""
+        self._problems_screen: ProblemsScreen | None = None
+        self._snapshot: SidecarSnapshot | None = None
+        """The sidecar snapshot last shown (a new one is published each tick)."""
         self.control_view = ControlView(id="control-view")
         """Registry, chat and inbox of the control plane (the third view)."""
         self.status_bar = StatusBar(settings.server.describe(), id="status")
@@ -251,12 +265,14 @@ class NbsApp(App[int]):
         return self.state.last_change
 
     def _refresh_statuses(self) -> None:
-        """Thread worker: read every pane's sidecar status (it takes the runner's lock)."""
+        """Every pane's sidecar status from the runner's latest snapshot: one attribute read,
+        no lock, so the UI thread reads it itself (a tick busy in tmux never holds it up)."""
         runner = self.sidecar
-        if runner is None:
+        if runner is None or runner.snapshot is self._snapshot:
             return
-        statuses = tuple(PaneStatus.from_sidecar(s) for s in runner.statuses().values())
-        self.post_message(PaneStatusesRefreshed(statuses))
+        self._snapshot = snapshot = runner.snapshot
+        statuses = tuple(PaneStatus.from_sidecar(s) for s in snapshot.statuses.values())
+        self._show_changed(self.state.set_sidecar_statuses(statuses, self.clock(), self.wall()))
 
     def on_unmount(self) -> None:
         self.operator.stop()
@@ -281,7 +297,8 @@ class NbsApp(App[int]):
         """Every worker failure meets here and is shown, never swallowed."""
         if event.state is WorkerState.ERROR:
             error = event.worker.error
-            self.notify(f"{event.worker.name}: {error}", title="nbs-tui", severity="error", timeout=10)
+            log.error("worker %s failed", event.worker.name, exc_info=error)
+            self.post_message(BackendProblem("nbs-tui", f"{event.worker.name}: {error}"))
 
     # -- fleet news --------------------------------------------------------------------------
 
@@ -314,6 +331,7 @@ class NbsApp(App[int]):
         self.connected = message.connected
         self.connection_message = message.message
         self.status_bar.set_connection(message.connected)
+        self._problems_changed()
         banner = self.banner
         if message.connected:
             self.start_error = None
@@ -338,9 +356,6 @@ class NbsApp(App[int]):
         elif pane.pane_id == self.selected_id:
             self._show_details()
 
-    def on_pane_statuses_refreshed(self, message: PaneStatusesRefreshed) -> None:
-        self._show_changed(self.state.set_sidecar_statuses(message.statuses, self.clock(), self.wall()))
-
     def on_claude_signals_changed(self, message: ClaudeSignalsChanged) -> None:
         self._show_changed(self.state.set_claude(message.facts, self.clock(), self.wall()))
 
@@ -359,8 +374,11 @@ class NbsApp(App[int]):
         self.status_bar.set_lease(message.text, message.acting)
 
     def on_backend_problem(self, message: BackendProblem) -> None:
-        """Show a backend's problem; while tmux is away the banner says it all, and one
-        problem repeated within `PROBLEM_REPEAT_SECONDS` is shown once."""
+        """Keep a backend's problem (problems screen, status-bar count) and show it; while tmux
+        is away the banner says it all, and one repeated within `PROBLEM_REPEAT_SECONDS` is
+        notified once."""
+        self.problems.record(message.source, message.message, self.wall())
+        self._problems_changed()
         if self.connected is False:
             self.log.warning(f"{message.source}: {message.message}")
             return
@@ -370,6 +388,29 @@ class NbsApp(App[int]):
             return
         self._problems_shown[key] = now
         self.notify(message.message, title=message.source, severity="error", timeout=8)
+
+    def _problems_changed(self) -> None:
+        # while tmux is away the banner speaks for it (what fails meanwhile follows from it);
+        # the count, with whatever piled up, is back as soon as tmux is
+        self.status_bar.set_problems(0 if self.connected is False else len(self.problems))
+        if self._problems_screen is not None:
+            self._problems_screen.show(self.problems.entries())
+
+    def action_problems(self) -> None:
+        """List every problem seen (``c`` on the screen clears the record)."""
+        if self._problems_screen is not None:
+            return
+        log_path = logs.installed_path()
+        screen = ProblemsScreen(self.problems.entries(), str(log_path) if log_path else None)
+        self._problems_screen = screen
+
+        def closed(clear: bool | None) -> None:
+            self._problems_screen = None
+            if clear:
+                self.problems.clear()
+                self._problems_changed()
+
+        self.push_screen(screen, closed)
 
     # -- selection -----------------------------------------------------------------------------
 
@@ -486,13 +527,7 @@ class NbsApp(App[int]):
     def _clock(self) -> None:
         if not self.panes:
             return
-        previous = self._status_worker
-        if self.sidecar is not None and (previous is None or previous.is_finished):
-            # one read at a time: a runner busy in a slow tmux call must not pile up threads
-            self._status_worker = self.run_worker(
-                self._refresh_statuses, name="sidecar-statuses", group="sidecar", thread=True,
-                exit_on_error=False,
-            )
+        self._refresh_statuses()
         if self.state.raw_claude:
             self._show_changed(self.state.refuse(list(self.state.raw_claude), self.clock(), self.wall()))
         self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock())
@@ -600,7 +635,13 @@ class NbsApp(App[int]):
         detail.display = not detail.display
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.key_rows(), intro=f"Watching {self.status_bar.server}."))
+        log_path = logs.installed_path()
+        self.push_screen(
+            HelpScreen(
+                self.key_rows(), intro=f"Watching {self.status_bar.server}.",
+                log_path=str(log_path) if log_path else None,
+            )
+        )
 
     def key_rows(self) -> list[tuple[str, str, str]]:
         """(keys, what, binding id) for the help screen, from `COMMANDS` and the bindings in

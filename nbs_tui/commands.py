@@ -54,6 +54,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("view.control", "3", "show_view('control')", "Control", "Control plane: registry, inbox, chat"),
     Command("view.details", "d", "toggle_details", "Details", "Show or hide the selected pane's details"),
     Command("app.help", "question_mark,f1", "help", "Help", "List every key", key_display="?"),
+    Command(
+        "app.problems", "E", "problems", "Problems",
+        "List the problems the backends reported (the status bar counts them; tracebacks are in the log file)",
+        show=False, palette="Show problems",
+    ),
     Command("app.quit", "q", "quit", "Quit", "Leave nbs-tui (the agents keep running)", palette="Quit nbs-tui"),
     Command(
         "pane.jump", "g", "jump", "Jump",

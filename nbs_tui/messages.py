@@ -30,7 +30,6 @@ __all__ = [
     "LeaseChanged",
     "PaneStatus",
     "PaneStatusChanged",
-    "PaneStatusesRefreshed",
     "fuse_claude",
 ]
 
@@ -61,13 +60,6 @@ class PaneStatusChanged(Message):
     pane_id: PaneId
     status: PaneStatus | None = None
     history: HistoryEntry | None = None
-
-
-@dataclass
-class PaneStatusesRefreshed(Message):
-    """Every pane's sidecar status, read once a second (clocks and countdowns move without events)."""
-
-    statuses: tuple[PaneStatus, ...]
 
 
 @dataclass
