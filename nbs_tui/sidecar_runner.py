@@ -712,9 +712,7 @@ class SidecarRunner:
                 if self.lease is None:
                     self.fleet.send_text(pane_id, action.text)
                 elif not self.lease.switches.type_marked(self.lease.token, pane_id, action.text):
-                    why = "not typed: this process no longer holds the sidecar lease"
-                    self._refused(sidecar, action, now, why)
-                    self._emit(self._kind(action), pane_id, why, result="refused")
+                    self._lease_refused(sidecar, action, now, pane_id)
                     return
                 self._emit(
                     action.purpose,
@@ -725,7 +723,9 @@ class SidecarRunner:
                     attempt=action.attempt,
                 )
             elif isinstance(action, SubmitPoll):
-                self.fleet.send_keys(pane_id, "Enter")
+                if not self._press(pane_id, "Enter"):
+                    self._lease_refused(sidecar, action, now, pane_id)
+                    return
                 self._emit(
                     action.purpose,
                     pane_id,
@@ -735,7 +735,9 @@ class SidecarRunner:
                     attempt=action.attempt,
                 )
             elif isinstance(action, SelectPlanOption):
-                self.fleet.send_keys(pane_id, str(action.number))
+                if not self._press(pane_id, str(action.number)):
+                    self._lease_refused(sidecar, action, now, pane_id)
+                    return
                 self._emit(
                     "plan-select",
                     pane_id,
@@ -752,9 +754,11 @@ class SidecarRunner:
             self._refused(sidecar, action, now, str(error))
             self._emit("error", pane_id, f"{self._kind(action)}: {error}")
 
-    def _refused(self, sidecar: PaneSidecar, action: Action, now: float, why: str) -> None:
+    def _refused(
+        self, sidecar: PaneSidecar, action: Action, now: float, why: str, clear: bool = True
+    ) -> None:
         sidecar.action_refused(now, action, why)
-        if isinstance(action, InjectPoll | SubmitPoll):
+        if clear and isinstance(action, InjectPoll | SubmitPoll):
             self._clear_inflight(sidecar.pane_id)
         if isinstance(action, InjectPoll | SubmitPoll) and action.purpose == "nudge":
             self.monitor.nudge_failed(sidecar.pane_id)  # not delivered: it does not count
@@ -807,6 +811,18 @@ class SidecarRunner:
                     result="recovered",
                     text=mark.text,
                 )
+
+    def _press(self, pane_id: PaneId, key: str) -> bool:
+        """Press a key for the sidecar; with a lease, only while tmux still has our token."""
+        if self.lease is None:
+            self.fleet.send_keys(pane_id, key)
+            return True
+        return self.lease.switches.lease.fenced(self.lease.token, [("send-keys", "-t", pane_id, key)])
+
+    def _lease_refused(self, sidecar: PaneSidecar, action: Action, now: float, pane_id: PaneId) -> None:
+        why = "not sent: this process no longer holds the sidecar lease"
+        self._refused(sidecar, action, now, why, clear=False)  # the mark is the next holder's
+        self._emit(self._kind(action), pane_id, why, result="refused")
 
     def _clear_inflight(self, pane_id: PaneId) -> None:
         if self.lease is None:

@@ -63,10 +63,10 @@ class Headless:
         return self.proc.wait(20)
 
 
-def agent(session: libtmux.Session, tmp_path: Path, name: str) -> tuple[str, Path]:
+def agent(session: libtmux.Session, tmp_path: Path, name: str, mode: str = "idle") -> tuple[str, Path]:
     fake = write_fake_claude(tmp_path / "bin" / "claude")
     log = tmp_path / f"{name}.log"
-    window = session.new_window(window_name=name, window_shell=f"{fake} idle {log}", attach=False)
+    window = session.new_window(window_name=name, window_shell=f"{fake} {mode} {log}", attach=False)
     pane = window.active_pane
     assert pane is not None and pane.pane_id is not None
     assert retry_until(lambda: log.exists() and "READY" in log.read_text(), 10, raises=False)

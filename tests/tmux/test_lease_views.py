@@ -108,3 +108,22 @@ def test_a_viewers_switch_and_pause_reach_the_holder_and_every_view(
     viewer.lease.set_paused(False)
     assert retry_until(lambda: not holder.runner.status(pane_id).paused, 10, raises=False)  # type: ignore[union-attr]
     assert submits(log) == []
+
+
+def test_only_the_holder_answers_a_plan_menu_once(
+    session: libtmux.Session, two_views: tuple[View, View], tmp_path: Path
+) -> None:
+    holder, viewer = two_views
+    _, log = agent(session, tmp_path, "plan", mode="plan")
+
+    def choices() -> list[str]:
+        return [line for line in log.read_text().splitlines() if line.startswith("CHOICE")]
+
+    assert retry_until(lambda: choices() == ["CHOICE 1"], 20, raises=False), log.read_text()
+
+    def pressed(view: View) -> int:
+        with view.lock:
+            return sum(1 for e in view.events if e.kind == "plan-select" and dict(e.data).get("result") == "pressed")
+
+    assert retry_until(lambda: pressed(holder) == 1, 5, raises=False)
+    assert pressed(viewer) == 0 and choices() == ["CHOICE 1"]
