@@ -40,6 +40,13 @@ def _add_server_options(parser: argparse.ArgumentParser) -> None:
     picked = group.add_mutually_exclusive_group()
     picked.add_argument("-L", dest="socket_name", metavar="NAME", help="tmux socket name, as tmux -L")
     picked.add_argument("-S", dest="socket_path", metavar="PATH", help="tmux socket path, as tmux -S")
+    group.add_argument(
+        "--host",
+        dest="hosts",
+        action="append",
+        metavar="DEST",
+        help="watch this host through ssh (user@box, an ~/.ssh/config alias, a [[hosts]] name, or 'local'); repeatable",
+    )
 
 
 def _add_sidecar_options(parser: argparse.ArgumentParser, *, inherit: bool = False) -> None:
@@ -119,6 +126,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return load_settings(
         config_path=getattr(args, "config", None),
         server=server,
+        host_choice=tuple(args.hosts) if getattr(args, "hosts", None) else None,
         sessions=tuple(args.sessions) if args.sessions else None,
         projects=tuple(p.resolve() for p in args.projects) if args.projects else None,
         poll_interval=getattr(args, "poll_interval", None),
@@ -159,8 +167,17 @@ def _install_log() -> None:
 
 
 def _run_dashboard(settings: Settings, headless: bool) -> int:
-    _require_tmux()
-    _require_server(settings)
+    hosts = settings.watched_hosts()
+    if len(hosts) > 1:
+        raise UsageError(
+            f"watching several hosts at once ({', '.join(h.name for h in hosts)}) is not built yet: "
+            "choose one with --host"
+        )
+    if hosts[0].is_local:
+        _require_tmux()
+        _require_server(settings)
+    elif shutil.which("ssh") is None:
+        raise RuntimeError("ssh is not installed: install OpenSSH's client to watch another host")
     _install_log()
     if headless:
         from nbs_tui.headless import run_headless

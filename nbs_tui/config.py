@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from nbs_tui.core.hosts import HostsError, HostSpec, choose_hosts, parse_hosts
 from nbs_tui.core.model import ServerAddress
 
 DEFAULT_CONFIG_PATH = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "nbs-tui" / "config.toml"
@@ -64,9 +65,17 @@ class Settings:
     """Seconds the sidecar lease lasts without renewal (failover comes within twice this)."""
     config_file: Path = DEFAULT_CONFIG_PATH
     """The file these settings were read from (or would be): where ``save_setting`` writes."""
+    hosts: tuple[HostSpec, ...] = ()
+    """The config file's ``[[hosts]]`` table (docs/remote.md, nbs_tui/core/hosts.py)."""
+    host_choice: tuple[str, ...] = ()
+    """``--host`` values (flags only): which hosts to watch."""
+
+    def watched_hosts(self) -> tuple[HostSpec, ...]:
+        """The hosts to watch: ``--host``, else ``[[hosts]]``, else this machine."""
+        return choose_hosts(self.hosts, self.host_choice, self.server)
 
 
-_NOT_IN_FILE = frozenset({"server", "config_file"})
+_NOT_IN_FILE = frozenset({"server", "config_file", "host_choice"})
 
 _ENV_KEYS: Mapping[str, str] = {
     "NBS_POLL_INTERVAL": "poll_interval",
@@ -133,6 +142,12 @@ def load_settings(
             attr = key.replace("-", "_")
             if attr not in known or attr in _NOT_IN_FILE:
                 raise ConfigError(f"config file {path}: unknown setting {key!r}")
+            if attr == "hosts":
+                try:
+                    settings = replace(settings, hosts=parse_hosts(value))
+                except HostsError as error:
+                    raise ConfigError(f"config file {path}: {error}") from None
+                continue
             settings = replace(settings, **{attr: _coerce(attr, value, getattr(settings, attr))})
     env = os.environ if environ is None else environ
     for env_key, attr in _ENV_KEYS.items():
@@ -149,6 +164,10 @@ def load_settings(
         raise ConfigError(f"plan policy must be 'no-prompts' or 'off', not {settings.plan_policy!r}")
     if settings.service not in ("auto", "off"):
         raise ConfigError(f"service must be 'auto' or 'off', not {settings.service!r}")
+    try:
+        settings.watched_hosts()
+    except HostsError as error:
+        raise ConfigError(str(error)) from None
     return replace(settings, config_file=path)
 
 

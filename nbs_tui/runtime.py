@@ -49,6 +49,7 @@ from nbs_tui.logs import log_problem
 from nbs_tui.sidecar_lease import SidecarLease
 from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
 from nbs_tui.tmux.port import FleetListener, FleetPort
+from nbs_tui.tmux.runner import TmuxRunner
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +136,16 @@ class RuntimeOptions:
     """None: `CONTEND` with the real tmux fleet, `OFF` with an injected ``fleet_factory``."""
 
 
+def _runner(settings: Settings) -> TmuxRunner | None:
+    """tmux through ssh when the one watched host is another machine (docs/remote.md)."""
+    hosts = settings.watched_hosts()
+    if len(hosts) != 1 or hosts[0].is_local:
+        return None
+    from nbs_tui.tmux.ssh import SshTmuxRunner
+
+    return SshTmuxRunner(hosts[0])
+
+
 class _Fanout:
     """The fleet's listener: feeds the other backends, then tells the runtime's listener."""
 
@@ -215,7 +226,11 @@ class Runtime:
             # Live models only for what is on screen (the app's mirror and visible thumbnails
             # call set_watched); the sidecar reads every other pane with in-band captures.
             self.fleet = TmuxFleet(
-                self.settings.server, sessions=self.settings.sessions, listener=fanout, watch_all=False
+                self.settings.server,
+                sessions=self.settings.sessions,
+                listener=fanout,
+                watch_all=False,
+                runner=_runner(self.settings),
             )
         self.role = self.decide_role()
         if self.role is SidecarRole.ACT:

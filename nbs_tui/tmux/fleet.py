@@ -647,7 +647,7 @@ class TmuxFleet(FleetPort):
         self.last_error = ""
         if self._announced is not True:
             self._announced = True
-            self._notify_connection(True, f"connected to {self.server.describe()}")
+            self._notify_connection(True, f"connected to {self.runner.describe()}")
 
         wanted = filter_sessions(found, self.sessions)
         sessions = {p.session_id for p in wanted}

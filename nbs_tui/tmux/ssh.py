@@ -1,6 +1,6 @@
 """tmux on another host, through the user's own OpenSSH client.
 
-A `SshHost` names a host the way OpenSSH does (``user@box``, an alias of ``~/.ssh/config`` with
+A `SshHost` (a `nbs_tui.core.hosts.HostSpec`) names a host the way OpenSSH does (``user@box``, an alias of ``~/.ssh/config`` with
 its keys, agent and ProxyJump). `SshTmuxRunner` is the `TmuxRunner` of that host: every tmux
 command line becomes ``ssh [options] -T -e none DEST -- 'tmux -u [-L|-S] ...'``.
 
@@ -40,7 +40,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.hosts import HostSpec
 from nbs_tui.tmux.port import TmuxUnavailable
 from nbs_tui.tmux.runner import TmuxRunner
 
@@ -53,25 +53,8 @@ SSH_FAILED = 255
 """ssh's own exit status when the connection failed or was lost (the remote command's otherwise)."""
 
 
-@dataclass(frozen=True, slots=True)
-class SshHost:
-    """One host to watch: what the config's ``[[hosts]]`` table and ``--host`` describe."""
-
-    name: str
-    destination: str
-    """Whatever OpenSSH accepts: ``user@box``, ``box``, an alias of ``~/.ssh/config``."""
-    ssh_options: tuple[str, ...] = ()
-    """Extra arguments for ssh, e.g. ``("-p", "2222")`` or ``("-F", "/path/config")``."""
-    socket_name: str | None = None
-    socket_path: str | None = None
-    tmux: str = "tmux"
-    """The tmux command on that host (a path when it is not on a non-interactive PATH)."""
-    nbs_tui: str | None = None
-    """The nbs-tui command on that host, when it has one (its sidecar runs there)."""
-
-    @property
-    def server(self) -> ServerAddress:
-        return ServerAddress(socket_name=self.socket_name, socket_path=self.socket_path)
+SshHost = HostSpec
+"""A host reached through ssh: a `HostSpec` with a destination."""
 
 
 def parse_version(text: str) -> tuple[int, int] | None:
@@ -183,6 +166,8 @@ class SshTmuxRunner(TmuxRunner):
         persist: int = 60,
         control_dir: str | None = None,
     ) -> None:
+        if host.is_local:
+            raise ValueError(f"{host.name} is this machine: use TmuxRunner")
         super().__init__(host.server, host.tmux)
         self.host = host
         self.ssh = ssh
