@@ -292,6 +292,8 @@ class Runtime:
             ttl=self.settings.lease_ttl,
             on_problem=problem,
             on_holder_changed=self._holder_changed,
+            on_acquired=lambda _lease: self._holding_changed(True),
+            on_lost=lambda _why: self._holding_changed(False),
         )
         if mode is LeaseMode.SERVICE:
             from nbs_tui.service import ServiceStarter
@@ -304,6 +306,10 @@ class Runtime:
                 self.settings.server, self.settings.lease_ttl, problem, contend_after_all
             ).vacant
         return SidecarLease(commands, heartbeat, on_problem=problem)
+
+    def _holding_changed(self, holding: bool) -> None:
+        if self.control_plane is not None:
+            self.control_plane.set_acting(holding)
 
     def _holder_changed(self, holder: LeaseValue) -> None:
         tell = getattr(self.listener, "lease_changed", None)
@@ -340,6 +346,8 @@ class Runtime:
             if self._stopping.is_set():
                 return
             if self.control_plane is not None:
+                if self.lease is not None:  # inboxes are applied by the lease holder only
+                    self.control_plane.set_acting(False)
                 self._start("control plane", self.control_plane.start, self.control_plane.stop)
             if self.claude is not None:
                 self._start("Claude Code signals", self.claude.start, self.claude.stop)

@@ -149,12 +149,17 @@ class _OwnLine:
 
 
 @dataclass(frozen=True, slots=True)
+class _Acting:
+    acting: bool
+
+
+@dataclass(frozen=True, slots=True)
 class _WatchFailed:
     root: str
     message: str
 
 
-_Command = _Rescan | _Stop | _Flush | _Refresh | _PaneDirs | _Scanned | _OwnLine | _WatchFailed
+_Command = _Rescan | _Stop | _Flush | _Refresh | _PaneDirs | _Scanned | _OwnLine | _WatchFailed | _Acting
 
 
 class ControlPlane:
@@ -240,6 +245,11 @@ class ControlPlane:
         """Tell the plane where every pane works (pane id -> current directory); call it again
         whenever panes come, go or change directory. Directories with a ``.nbs/`` become projects."""
         self._queue.put(_PaneDirs(tuple((pane, os.fspath(path)) for pane, path in mapping.items())))
+
+    def set_acting(self, acting: bool) -> None:
+        """Whether this process applies the inboxes (it holds the sidecar lease, docs/lease.md);
+        a viewer only shows registries, chats and history as they are on disk."""
+        self._queue.put(_Acting(acting))
 
     def apply_scanned_command(
         self, pane_id: str, project_dir: str | os.PathLike[str], line: str, handle: str | None = None
@@ -432,6 +442,8 @@ class ControlPlane:
                 sync.note_own_line(root, channel, offset, by)
             case _WatchFailed(root, message):
                 sync.report(root, message)
+            case _Acting(acting):
+                sync.set_acting(acting)
             case _Flush(done):
                 done.set()
             case _Stop():

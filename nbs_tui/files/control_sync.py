@@ -129,12 +129,28 @@ class PlaneSync:
         self.snapshot = PlaneSnapshot()
         self._scanned: dict[tuple[str, str], float] = {}
         self._last_panes: dict[str, tuple[str, ...]] | None = None
+        self._acting = True
+        """False while another process holds the sidecar lease (docs/lease.md): registries are
+        shown as they are on disk, inboxes are neither applied nor read, nothing is written."""
 
     # -- what the plane thread asks ------------------------------------------------------------
 
     def rescan(self) -> None:
         """Look at every candidate project (fixed ones and the panes' folders)."""
         self._rescan()
+
+    def set_acting(self, acting: bool) -> None:
+        """Start or stop applying inboxes. A channel never applied here is seeded and replayed
+        from line 1 when this process starts acting (the replay is idempotent by design)."""
+        if acting == self._acting:
+            return
+        self._acting = acting
+        if acting:
+            for project in self._projects.values():
+                for channel in project.channels.values():
+                    if not channel.replayed:
+                        self._seed(project, channel)
+            self.refresh("*")
 
     def refresh(self, key: str) -> None:
         """A watcher or an edit saw a change: ``key`` is a project root, or ``*`` for all."""
@@ -255,7 +271,8 @@ class PlaneSync:
                 changed = True
                 self._start_channel(project, project.channels[handle])
         for channel in project.channels.values():
-            changed = self._drain(project, channel) or changed
+            if self._acting:
+                changed = self._drain(project, channel) or changed
             changed = self._reload_registry(project, channel) or changed
         paused = os.path.exists(os.path.join(project.nbs, PAUSE))
         if paused != project.paused:
@@ -290,6 +307,14 @@ class PlaneSync:
         for leftover in stale_temp_files(channel.registry):
             with contextlib.suppress(OSError):
                 leftover.unlink()
+        if self._acting:
+            self._seed(project, channel)
+            return
+        registry, _ = self._load(project, channel)
+        if registry is not None:  # a viewer shows the registry as it is
+            self._remember(channel, registry)
+
+    def _seed(self, project: _Project, channel: _Channel) -> None:
         registry, existed = self._load(project, channel)
         if registry is None:
             return
