@@ -80,7 +80,8 @@ class LeaseChanged(Message):
 
 @dataclass
 class BackendProblem(Message):
-    """A backend failed in a way the operator should see (shown as a notification)."""
+    """A backend failed in a way the operator should see (kept on the problems screen, counted in
+    the status bar, notified)."""
 
     source: str
     message: str
