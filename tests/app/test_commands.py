@@ -1,0 +1,33 @@
+"""The one command table: every entry is reachable, named once, and bound to something real."""
+
+from __future__ import annotations
+
+import re
+
+from nbs_tui.app import NbsApp
+from nbs_tui.commands import COMMANDS, bindings
+
+
+def test_ids_are_unique_and_every_bound_action_exists() -> None:
+    ids = [command.id for command in COMMANDS]
+    assert len(ids) == len(set(ids))
+    for command in COMMANDS:
+        if not command.bound:
+            assert command.action == "" and not command.in_palette, command.id
+            continue
+        name = re.match(r"\w+", command.action)
+        assert name is not None and callable(getattr(NbsApp, f"action_{name.group(0)}", None)), command.id
+
+
+def test_no_key_is_bound_twice() -> None:
+    keys = [key for binding in bindings() for key in binding.key.split(",")]
+    assert len(keys) == len(set(keys)), sorted(k for k in keys if keys.count(k) > 1)
+
+
+def test_the_app_binds_the_table_in_order() -> None:
+    assert [b.id for b in NbsApp.BINDINGS if not isinstance(b, tuple)] == [c.id for c in COMMANDS if c.bound]
+
+
+def test_palette_names_are_distinct() -> None:
+    names = [command.palette or command.label for command in COMMANDS if command.in_palette]
+    assert len(names) == len(set(names))
