@@ -1,13 +1,23 @@
-"""CPU of ``nbs-tui --headless`` watching a fleet of imitation agents.
+"""CPU of ``nbs-tui --headless`` watching a fleet of imitation agents, against the nbs-claude way.
 
-    .venv/bin/python bench/bench_headless.py [--agents 50] [--seconds 30] [--busy 0.0]
+    .venv/bin/python bench/bench_headless.py [--agents 50 200] [--seconds 30] [--busy 0.25]
+        [--before PATH]
 
-Starts a private tmux server with ``--agents`` demo agents (nbs_tui/demo: varied scripts that
-work, idle, ask permission, reach plan menus and print ``\\nbs-`` lines; with ``--busy F`` a
-fraction F of them print 10 coloured lines a second instead), runs ``nbs-tui -L <socket>
---headless --poll-interval 10`` against it for ``--seconds`` after a warm-up, and reports the
-headless process's CPU (user+system from /proc, as a percentage of one core), its resident
-memory and how many events of each kind it printed. The agents' own CPU is not counted.
+For each size it starts a private tmux server with that many demo agents (nbs_tui/demo: varied
+scripts that work, idle, ask permission, reach plan menus and print ``\\nbs-`` lines; with
+``--busy F`` a fraction F of them print 10 coloured lines a second instead), then, one after
+another on the same fleet:
+
+* baseline: nothing watches; the tmux server's CPU is the reference for "extra" CPU;
+* ``--before PATH``: ``nbs-tui --headless`` run from another checkout (e.g. a worktree at the
+  commit before a change), so before and after are measured in the same run window;
+* ``nbs-tui -L <socket> --headless --poll-interval 10`` from this checkout;
+* the nbs-claude way: bench_mirror's poller (one ``tmux capture-pane -p`` subprocess per pane
+  per second), its CPU with its subprocesses.
+
+Each gets a warm-up, then a window: its CPU (user+system from /proc, % of one core), the
+server's extra CPU, its resident memory, and (for headless) how many events of each kind it
+printed. The agents' own CPU is not counted. The table is printed and saved to bench/results/.
 """
 
 from __future__ import annotations
@@ -21,18 +31,17 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from bench_mirror import CpuMeter, finish_child, spawn_child  # noqa: E402
 
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def rss_mb(pid: int) -> float:
@@ -42,70 +51,117 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
+def server_pid(fleet: DemoFleet) -> int:
+    out = subprocess.run(
+        ["tmux", *fleet.server.tmux_args(), "display-message", "-p", "#{pid}"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    return int(out.strip())
+
+
+def run_headless(
+    fleet: DemoFleet, code: Path, warmup: float, seconds: float, base: float, spid: int
+) -> dict[str, Any]:
+    """``nbs-tui --headless`` from the checkout ``code`` for a warm-up and a window."""
+    env = dict(os.environ, PYTHONPATH=str(code))
+    cmd = [sys.executable, "-m", "nbs_tui", *fleet.server.tmux_args(), "--headless", "--poll-interval", "10"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=code, env=env)
+    counts: collections.Counter[str] = collections.Counter()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            try:
+                event = json.loads(line)
+                kind = event.get("event", "?")
+                counts[f"{kind}:{event['result']}" if "result" in event else kind] += 1
+            except ValueError:
+                counts["<not json>"] += 1
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    time.sleep(warmup)
+    counts.clear()
+    ours, server = CpuMeter(proc.pid), CpuMeter(spid)
+    time.sleep(seconds)
+    result: dict[str, Any] = {"cpu": ours.percent(), "server_extra": server.percent() - base, "rss": rss_mb(proc.pid)}
+    proc.terminate()
+    result["code"] = proc.wait(15)
+    reader.join(5)
+    stderr = proc.stderr.read() if proc.stderr else ""
+    result["events"] = dict(counts)
+    if result["code"] != 0 and stderr:
+        print(stderr[-2000:], file=sys.stderr)
+    return result
+
+
+def run_poller(fleet: DemoFleet, seconds: float, base: float, spid: int) -> dict[str, Any]:
+    socket = fleet.server.socket_name or ""
+    child = spawn_child("--poller-child", socket)
+    assert child.stdout is not None
+    child.stdout.readline()
+    server = CpuMeter(spid)
+    time.sleep(seconds)
+    extra = server.percent() - base
+    done = finish_child(child)
+    return {"cpu": float(done.get("cpu_percent", float("nan"))), "server_extra": extra, "rss": 0.0, "events": {}}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--agents", type=int, default=50)
+    parser.add_argument("--agents", type=int, nargs="*", default=[50])
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--warmup", type=float, default=5.0)
-    parser.add_argument(
-        "--busy", type=float, default=0.0, help="fraction of agents printing 10 lines/s"
-    )
+    parser.add_argument("--busy", type=float, default=0.0, help="fraction of agents printing 10 lines/s")
+    parser.add_argument("--before", type=Path, default=None, help="another checkout's headless, measured too")
     args = parser.parse_args()
 
-    if args.busy > 0:
-        fleet = DemoFleet.start_busy(args.agents, args.busy)
-    else:
-        fleet = DemoFleet.start(agents=args.agents, speed=2.0)
-    counts: collections.Counter[str] = collections.Counter()
-    try:
-        cmd = [
-            sys.executable,
-            "-m",
-            "nbs_tui",
-            *fleet.server.tmux_args(),
-            "--headless",
-            "--poll-interval",
-            "10",
-        ]
-        proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
-        )
-
-        def read() -> None:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                try:
-                    event = json.loads(line)
-                    kind = event.get("event", "?")
-                    counts[f"{kind}:{event['result']}" if "result" in event else kind] += 1
-                except ValueError:
-                    counts["<not json>"] += 1
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        time.sleep(args.warmup)
-        counts.clear()
-        start_cpu, start = cpu_seconds(proc.pid), time.monotonic()
-        time.sleep(args.seconds)
-        used, elapsed = cpu_seconds(proc.pid) - start_cpu, time.monotonic() - start
-        memory = rss_mb(proc.pid)
-        proc.terminate()
-        code = proc.wait(15)
-        reader.join(5)
-        stderr = proc.stderr.read() if proc.stderr else ""
-    finally:
-        fleet.stop()
+    load_before = os.getloadavg()[0]
+    report = f"## --headless vs the nbs-claude way ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n\n"
     kind = f"{args.busy:.0%} busy at 10 lines/s" if args.busy > 0 else "demo scripts at 2x speed"
-    print(
-        f"{args.agents} agents ({kind}), {elapsed:.0f} s measured after {args.warmup:.0f} s warm-up"
+    report += (
+        f"Demo agents ({kind}); {args.warmup:.0f} s warm-up, {args.seconds:.0f} s windows; CPU in % of one core; "
+        f"{os.cpu_count()} cores; load average before {load_before:.1f}"
     )
-    print(
-        f"headless CPU: {used / elapsed * 100:.1f}% of one core ({used:.2f} s), RSS {memory:.0f} MB"
-    )
-    print("events: " + ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
-    print(f"exit status after SIGTERM: {code}")
-    if code != 0 and stderr:
-        print(stderr[-2000:])
+    rows = ""
+    events = ""
+    for n in args.agents:
+        print(f"measuring {n} agents ...", file=sys.stderr, flush=True)
+        fleet = DemoFleet.start_busy(n, args.busy) if args.busy > 0 else DemoFleet.start(agents=n, speed=2.0)
+        try:
+            spid = server_pid(fleet)
+            time.sleep(args.warmup)
+            meter = CpuMeter(spid)
+            time.sleep(args.seconds)
+            base = meter.percent()
+            ways: list[tuple[str, dict[str, Any]]] = []
+            if args.before is not None:
+                ways.append((f"--headless, code before ({args.before.name})",
+                             run_headless(fleet, args.before, args.warmup, args.seconds, base, spid)))
+            ways.append(("--headless, this code", run_headless(fleet, REPO, args.warmup, args.seconds, base, spid)))
+            ways.append(("nbs-claude way", run_poller(fleet, args.seconds, base, spid)))
+        finally:
+            fleet.stop()
+        theirs = ways[-1][1]["cpu"] + ways[-1][1]["server_extra"]
+        for name, r in ways:
+            total = r["cpu"] + r["server_extra"]
+            rss = f"{r['rss']:.0f} MB" if r["rss"] else "-"
+            rows += (
+                f"| {n} | {name} | {r['cpu']:.1f} % | {r['server_extra']:.1f} % | {total:.1f} % "
+                f"| {total / theirs:.2f}x | {rss} |\n"
+            )
+            if r["events"]:
+                events += f"- {n} agents, {name}: " + ", ".join(f"{k}={v}" for k, v in sorted(r["events"].items())) + "\n"
+        print(rows, file=sys.stderr, flush=True)
+    report += f", after {os.getloadavg()[0]:.1f}.\n\n"
+    report += "| agents | way | its CPU | tmux extra | total | vs nbs-claude | RSS |\n|---|---|---|---|---|---|---|\n"
+    report += rows + "\nEvents printed in the window:\n\n" + events
+    print(report)
+    results = REPO / "bench" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    path = results / f"headless-{time.strftime('%Y%m%d-%H%M%S')}.md"
+    path.write_text(report)
+    print(f"saved {path}", file=sys.stderr)
     return 0
 
 

@@ -43,6 +43,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+if "--code" in sys.argv:  # a child measuring another checkout's code imports it from there
+    sys.path.insert(0, sys.argv[sys.argv.index("--code") + 1])
 
 TICK = os.sysconf("SC_CLK_TCK")
 TOKEN = re.compile(r"T(\d+):(\d+)")
@@ -151,18 +153,24 @@ class Bench:
 # -- child processes -------------------------------------------------------------------------
 
 
-def child_mirror(socket: str) -> None:
+def child_mirror(socket: str, service: bool = False) -> None:
     """Run TmuxFleet; report seeding time, then latencies when stdin closes.
 
     Two latencies per line: "model", when `PaneScreen.feed` has applied the bytes holding the
     token (the mirror holds it), and "notified", when ``screens_changed`` reported the pane
     (what the app sees; includes the ~60 Hz coalescing).
+
+    ``service``: the fleet as the service and the dashboard run it (``watch_all=False``): one
+    busy pane watched (a dashboard's mirror), and once a second, as a sidecar does, every pane
+    read with ``captured`` (an in-band capture only of the panes that printed); "captured"
+    latencies are a line's write to the capture that holds it.
     """
     from nbs_tui.core.model import ServerAddress
     from nbs_tui.core.screen import PaneScreen
     from nbs_tui.tmux.fleet import TmuxFleet
 
     notified: list[float] = []
+    captured: list[float] = []
     model: list[tuple[float, float]] = []
     last_seq: dict[str, int] = {}
     lock = threading.Lock()
@@ -211,9 +219,43 @@ def child_mirror(socket: str) -> None:
                     last_seq[pane_id] = newest
 
     start = time.monotonic()
-    fleet = TmuxFleet(ServerAddress(socket_name=socket), listener=Listener())
+    if service:
+        fleet = TmuxFleet(ServerAddress(socket_name=socket), listener=Listener(), watch_all=False)
+    else:
+        fleet = TmuxFleet(ServerAddress(socket_name=socket), listener=Listener())
     fleet.start()
     ok = fleet.wait_seeded(120)
+    sampler_stop = threading.Event()
+    if service:
+        panes = [p.pane_id for p in fleet.panes()]
+        fleet.set_watched("mirror", panes[:1])  # pane 0 is a busy writer
+        ok = ok and retry(lambda: fleet.seeded(panes[0]), 30)
+        seen_caps: dict[str, object] = {}
+
+        def sample() -> None:
+            """The sidecar's reads: every pane once a second."""
+            next_at = time.monotonic()
+            while not sampler_stop.is_set():
+                for pane_id in panes:
+                    cap = fleet.captured(pane_id)
+                    if cap is None or seen_caps.get(pane_id) is cap:
+                        continue
+                    seen_caps[pane_id] = cap
+                    now = time.time_ns()
+                    seen = last_seq.get("cap" + pane_id, 0)
+                    newest = seen
+                    for match in TOKEN.finditer("\n".join(cap.lines)):
+                        seq, stamp = int(match.group(1)), int(match.group(2))
+                        if seq > seen:
+                            newest = max(newest, seq)
+                            if seen:
+                                with lock:
+                                    captured.append((now - stamp) / 1e6)
+                    last_seq["cap" + pane_id] = newest
+                next_at += 1.0
+                sampler_stop.wait(max(0.0, next_at - time.monotonic()))
+
+        threading.Thread(target=sample, daemon=True).start()
     seeded = time.monotonic() - start
     # The first second after seeding carries the start-up backlog: reported on its own.
     with lock:
@@ -222,6 +264,7 @@ def child_mirror(socket: str) -> None:
     with lock:
         startup = [lat for _t, lat in model]
         notified.clear()
+        captured.clear()
         model.clear()
     window_start = time.time()
     print(json.dumps({"seeded_s": seeded, "ok": ok, "panes": len(fleet.panes())}), flush=True)
@@ -229,7 +272,9 @@ def child_mirror(socket: str) -> None:
     with lock:
         result = list(notified)
         fed = list(model)
+        caps = list(captured)
     stats = fleet.stats()
+    sampler_stop.set()
     fleet.stop()
     worst = sorted(fed, key=lambda x: -x[1])[:10]
     print(json.dumps({
@@ -238,7 +283,17 @@ def child_mirror(socket: str) -> None:
         "worst_model": [(round(t - window_start, 2), round(lat, 1)) for t, lat in worst],
         "startup_max": max(startup, default=float("nan")),
         "stats": stats,
+        "captured": caps,
     }), flush=True)
+
+
+def retry(condition: Any, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def child_poller(socket: str) -> None:
@@ -283,10 +338,14 @@ def child_poller(socket: str) -> None:
     print(json.dumps({"latencies": latencies, "sweeps": sweeps, "cpu_percent": 100.0 * cpu / wall}), flush=True)
 
 
-def spawn_child(mode: str, socket: str) -> subprocess.Popen[str]:
+def spawn_child(mode: str, socket: str, code: Path | None = None) -> subprocess.Popen[str]:
+    """The child process; ``code``: import nbs_tui from that checkout instead of this one."""
+    env = dict(os.environ)
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
     return subprocess.Popen(
-        [sys.executable, __file__, mode, socket],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+        [sys.executable, __file__, mode, socket] + (["--code", str(code)] if code else []),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=code or ROOT, env=env,
     )
 
 
@@ -308,7 +367,32 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def measure(n: int, seconds: float, workdir: Path) -> dict[str, float]:
+def measure_way(
+    row: dict[str, float], name: str, mode: str, bench: Bench, seconds: float, code: Path | None = None
+) -> dict[str, Any]:
+    """One child (``mode``) on the fleet for a window: its CPU, the server's extra, its RSS."""
+    child = spawn_child(mode, bench.socket, code)
+    assert child.stdout is not None
+    first = json.loads(child.stdout.readline())
+    row[f"{name}_seeded_s"] = float(first["seeded_s"])
+    ours = CpuMeter(child.pid)
+    server = CpuMeter(bench.server_pid)
+    time.sleep(seconds)
+    row[f"{name}_cpu"] = ours.percent()
+    row[f"{name}_server_extra"] = server.percent() - row["server_base"]
+    row[f"{name}_rss_mb"] = peak_rss_mb(child.pid)
+    result = finish_child(child)
+    stats = result.get("stats", {})
+    row[f"{name}_fed_mb"] = float(stats.get("fed_bytes", float("nan"))) / 1e6
+    row[f"{name}_captures"] = float(stats.get("captures", float("nan")))
+    for kind in ("latencies", "captured"):
+        lat = list(result.get(kind, []))
+        row[f"{name}_{kind}_p50"] = statistics.median(lat) if lat else float("nan")
+        row[f"{name}_{kind}_p99"] = percentile(lat, 0.99)
+    return result
+
+
+def measure(n: int, seconds: float, workdir: Path, before: Path | None = None) -> dict[str, float]:
     bench = Bench(n, workdir)
     bench.start()
     row: dict[str, float] = {"n": n, "busy": max(1, n // 4)}
@@ -354,6 +438,11 @@ def measure(n: int, seconds: float, workdir: Path) -> dict[str, float]:
         row["theirs_p50"] = statistics.median(lat) if lat else float("nan")
         row["theirs_p99"] = percentile(lat, 0.99)
         row["theirs_samples"] = len(lat)
+
+        # Parse only what someone looks at: the service's fleet, and the old fleet for comparison.
+        measure_way(row, "service", "--service-child", bench, seconds)
+        if before is not None:
+            measure_way(row, "before", "--mirror-child", bench, seconds, before)
     finally:
         bench.stop()
     return row
@@ -511,10 +600,52 @@ def table(rows: list[dict[str, float]]) -> str:
     return head + body
 
 
+def ways_table(rows: list[dict[str, float]], before: Path | None) -> str:
+    """Every way measured on the same fleet in the same run, against the nbs-claude way."""
+    head = (
+        "| N (busy) | way | its CPU | tmux extra | total | vs nbs-claude | parsed by pyte (MB, whole run) "
+        "| latency p50 / p99 ms |\n|---|---|---|---|---|---|---|---|\n"
+    )
+    body = ""
+    for r in rows:
+        theirs = r["theirs_cpu"] + r["theirs_server_extra"]
+        ways = []
+        if before is not None:
+            ways.append(("before", f"every pane parsed ({before.name}, the code before)", "latencies"))
+        ways.append(("ours", "every pane parsed (watch_all, this code)", ""))
+        ways.append(("service", "one pane watched + `captured` of every pane 1/s", "captured"))
+        for key, label, lat in ways:
+            total = r[f"{key}_cpu"] + r[f"{key}_server_extra"]
+            if key == "ours":
+                latency = f"{r['ours_p50']:.1f} / {r['ours_p99']:.1f}"
+                parsed = "all"
+            else:
+                latency = f"{r[f'{key}_{lat}_p50']:.0f} / {r[f'{key}_{lat}_p99']:.0f}"
+                parsed = f"{r[f'{key}_fed_mb']:.2f}" if r[f"{key}_fed_mb"] == r[f"{key}_fed_mb"] else "all"
+                if key == "service":
+                    latency = (
+                        f"{latency} (captures, {r['service_captures']:.0f} taken); watched pane "
+                        f"{r['service_latencies_p50']:.1f} / {r['service_latencies_p99']:.1f}"
+                    )
+            body += (
+                f"| {int(r['n'])} ({int(r['busy'])}) | {label} | {r[f'{key}_cpu']:.1f} % "
+                f"| {r[f'{key}_server_extra']:.1f} % | {total:.1f} % | {total / theirs:.2f}x | {parsed} | {latency} |\n"
+            )
+        body += (
+            f"| {int(r['n'])} ({int(r['busy'])}) | nbs-claude way (capture-pane subprocess per pane per s) "
+            f"| {r['theirs_cpu']:.1f} % | {r['theirs_server_extra']:.1f} % | {theirs:.1f} % | 1.00x | - "
+            f"| {r['theirs_p50']:.0f} / {r['theirs_p99']:.0f} |\n"
+        )
+    return head + body
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0] == "--mirror-child":
         child_mirror(args[1])
+        return 0
+    if args and args[0] == "--service-child":
+        child_mirror(args[1], service=True)
         return 0
     if args and args[0] == "--poller-child":
         child_poller(args[1])
@@ -526,6 +657,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-throughput", action="store_true")
     parser.add_argument("--paced-rate", type=float, default=2e6, help="bytes/s of the paced writer (default 2e6)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the throughput test")
+    parser.add_argument(
+        "--before", type=Path, default=None,
+        help="a checkout of older code (e.g. a worktree at an earlier commit): its fleet is measured too",
+    )
     opts = parser.parse_args(args)
     workdir = Path(f"/tmp/nbs-bench-{os.getpid()}")
     workdir.mkdir(exist_ok=True)
@@ -533,7 +668,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_before = f"{os.getloadavg()[0]:.1f}"
     for n in opts.sizes:
         print(f"measuring N={n} ...", file=sys.stderr, flush=True)
-        rows.append(measure(n, opts.seconds, workdir))
+        rows.append(measure(n, opts.seconds, workdir, opts.before))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     report = f"## Live mirror vs the nbs-claude way ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n\n"
     report += (
@@ -542,6 +677,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if rows:
         report += table(rows)
+        report += "\n" + ways_table(rows, opts.before)
     if not opts.no_throughput:
         print("measuring throughput ...", file=sys.stderr, flush=True)
         tp = throughput(opts.lines, workdir, rounds=opts.rounds, paced_rate=opts.paced_rate)
