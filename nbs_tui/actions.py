@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -313,33 +314,38 @@ class Operator:
 
     def force_poll(self, pane: PaneInfo, *, why: str = "force poll") -> ActionResult:
         """Ask the sidecar to inject the poll command into ``pane`` now, if that is safe."""
+        sent, outcome, reason = self._ask_poll(pane)
+        return self._record(pane, "poll", sent, why, outcome, reason)
+
+    def _ask_poll(self, pane: PaneInfo) -> tuple[str, Outcome, str]:
+        """(sent, outcome, reason) of one poll request; blocks for the sidecar's answer."""
         if self.poller is None:
-            return self._record(pane, "poll", "", why, Outcome.SKIPPED, "no sidecar is running to inject polls")
-        poller = self.poller
+            return "", Outcome.SKIPPED, "no sidecar is running to inject polls"
         try:
             gone = self.check_pane(pane)
             if gone:
-                return self._record(pane, "poll", "", why, Outcome.SKIPPED, gone)
-            injected, reason = poller.force_poll(pane.pane_id)
+                return "", Outcome.SKIPPED, gone
+            injected, reason = self.poller.force_poll(pane.pane_id)
         except PaneGone as error:
-            return self._record(pane, "poll", "", why, Outcome.SKIPPED, str(error) or "pane is gone")
+            return "", Outcome.SKIPPED, str(error) or "pane is gone"
         except (TmuxCommandError, TmuxUnavailable) as error:
-            return self._record(pane, "poll", "", why, Outcome.FAILED, str(error))
-        return self._record(pane, "poll", "poll", why, Outcome.SENT if injected else Outcome.SKIPPED, reason)
+            return "", Outcome.FAILED, str(error)
+        return "poll", Outcome.SENT if injected else Outcome.SKIPPED, reason
 
     def force_poll_all(
         self, panes: Iterable[PaneInfo], is_idle: Callable[[PaneInfo], bool]
     ) -> list[ActionResult]:
         """Force a poll in every agent pane ``is_idle`` accepts; the others are reported as skipped."""
-        results: list[ActionResult] = []
         why = "force poll (all idle)"
-        for pane in panes:
-            if not pane.is_agent:
-                continue
-            if not is_idle(pane):
-                results.append(self._record(pane, "poll", "", why, Outcome.SKIPPED, "not idle"))
-                continue
-            results.append(self.force_poll(pane, why=why))
+        agents = [pane for pane in panes if pane.is_agent]
+        idle = [pane for pane in agents if is_idle(pane)]
+        # asked all at once: a viewer's request waits about a tick for the holder's answer
+        with ThreadPoolExecutor(max_workers=min(16, len(idle) or 1), thread_name_prefix="nbs-poll-all") as pool:
+            answers = dict(zip((p.pane_id for p in idle), pool.map(self._ask_poll, idle), strict=True))
+        results: list[ActionResult] = []
+        for pane in agents:
+            sent, outcome, reason = answers.get(pane.pane_id, ("", Outcome.SKIPPED, "not idle"))
+            results.append(self._record(pane, "poll", sent, why, outcome, reason))
         return results
 
     # -- per-pane controls ---------------------------------------------------------------
