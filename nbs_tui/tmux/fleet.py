@@ -60,7 +60,7 @@ from nbs_tui.tmux.discovery import (
     panes_from_listing,
 )
 from nbs_tui.tmux.port import FleetListener, FleetPort, PaneGone, TmuxUnavailable
-from nbs_tui.tmux.runner import TmuxRunner
+from nbs_tui.tmux.runner import HostUnreachable, TmuxRunner
 
 log = logging.getLogger(__name__)
 
@@ -560,7 +560,8 @@ class TmuxFleet(FleetPort):
                 found = self._discover()
             except TmuxUnavailable as exc:
                 self._disconnected(str(exc))
-                failures += 1
+                # Back off only while the host cannot be reached; "no server" is polled as usual.
+                failures = failures + 1 if isinstance(exc, HostUnreachable) else 0
                 self._rescan.wait(self._retry_delay(failures))
                 self._rescan.clear()
                 continue
@@ -583,9 +584,9 @@ class TmuxFleet(FleetPort):
             self._stop.wait(0.03)  # let a burst of notifications settle into one rescan
 
     def _retry_delay(self, failures: int) -> float:
-        """Locally a fixed interval; a remote host backs off (1, 2, 4 ... up to its cap)."""
+        """Locally a fixed interval; an unreachable host backs off (1, 2, 4 ... up to its cap)."""
         cap = self.runner.max_backoff
-        if cap is None:
+        if cap is None or failures <= 0:
             return self.reconnect_interval
         return min(cap, self.reconnect_interval * 2 ** min(failures - 1, 16))
 

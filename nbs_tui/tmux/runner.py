@@ -16,6 +16,11 @@ from nbs_tui.core.model import ServerAddress
 from nbs_tui.tmux.port import TmuxUnavailable
 
 
+class HostUnreachable(TmuxUnavailable):
+    """The way to the server failed (ssh could not connect, or tmux is unusable there), as
+    opposed to tmux answering that it has no server: the fleet retries it with backoff."""
+
+
 class TmuxRunner:
     """Run tmux for one server on this machine (no shell, no ssh: the cheap path)."""
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.tmux.port import TmuxUnavailable
-from nbs_tui.tmux.runner import TmuxRunner
+from nbs_tui.tmux.runner import HostUnreachable, TmuxRunner
 
 log = logging.getLogger(__name__)
 
@@ -109,13 +109,15 @@ def explain_failure(host: SshHost, returncode: int, stderr: str) -> str:
         return f"{name}: {dest} is unreachable ({lines[-1]})"
     if "not responding" in text:
         return f"{name}: connection to {dest} lost (server not responding)"
+    if "mux_client" in text or ("master" in text.lower() and "fail" in text):
+        return f"{name}: connection to {dest} lost"
     if returncode == 127 or (re.search(r"(command )?not found", text) and host.tmux in text):
         return (
             f"{name}: tmux is not installed on {dest} (or not on the PATH of a non-interactive "
             f"ssh session: set the host's tmux to its full path)"
         )
     if returncode == SSH_FAILED and not text:
-        return f"{name}: ssh to {dest} failed"
+        return f"{name}: connection to {dest} lost"  # a multiplexed session whose master died
     if returncode < 0:
         return f"{name}: ssh to {dest} was killed (signal {-returncode})"
     detail = lines[-1] if lines else f"exited with {returncode}"
@@ -253,11 +255,14 @@ class SshTmuxRunner(TmuxRunner):
                 check=False,
             )
         except FileNotFoundError as exc:
-            raise TmuxUnavailable(f"{self.host.name}: ssh is not installed ({self.ssh!r} not found)") from exc
+            raise HostUnreachable(f"{self.host.name}: ssh is not installed ({self.ssh!r} not found)") from exc
         except subprocess.TimeoutExpired as exc:
-            raise TmuxUnavailable(f"{self.host.name}: {self.host.destination} did not answer within {timeout:.0f}s") from exc
+            raise HostUnreachable(f"{self.host.name}: {self.host.destination} did not answer within {timeout:.0f}s") from exc
         if done.returncode != 0:
-            raise TmuxUnavailable(self.explain(done.returncode, done.stderr.decode("utf-8", "replace")))
+            message = self.explain(done.returncode, done.stderr.decode("utf-8", "replace"))
+            if self.lost_connection(done.returncode) or done.returncode == 127:
+                raise HostUnreachable(message)
+            raise TmuxUnavailable(message)
         return done.stdout.decode("utf-8", "replace")
 
     max_backoff: float | None = 30.0
@@ -301,7 +306,7 @@ class SshTmuxRunner(TmuxRunner):
         if result.version is not None and result.version < MIN_TMUX:
             have = ".".join(map(str, result.version))
             need = ".".join(map(str, MIN_TMUX))
-            raise TmuxUnavailable(f"{name}: tmux {have} on {dest} is too old (nbs-tui needs {need} or newer)")
+            raise HostUnreachable(f"{name}: tmux {have} on {dest} is too old (nbs-tui needs {need} or newer)")
         local = local_tmux_version()
         if result.version is not None and local is not None and result.version < local:
             result.notes.append(

@@ -45,6 +45,34 @@ class Host:
     tmux_tmpdir: Path
     sshd: subprocess.Popen[bytes] | None = None
     log: Path | None = None
+    sshd_config: Path | None = None
+
+    def launch_sshd(self) -> None:
+        """Start this host's sshd (again, after `kill_sshd`) and wait until it listens."""
+        assert self.sshd_config is not None and self.log is not None
+        self.sshd = subprocess.Popen(
+            [SSHD, "-D", "-e", "-f", str(self.sshd_config), "-E", str(self.log)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        _wait_listening(self)
+
+    def sshd_sessions(self) -> list[int]:
+        """The per-connection sshd processes of this host (not the commands they run)."""
+        if self.sshd is None:
+            return []
+        return [pid for pid in _children_of(self.sshd.pid) if _comm(pid) == "sshd"]
+
+    def kill_sshd(self) -> None:
+        """SIGKILL the listener and every connection's sshd, as a crash or a reboot would."""
+        assert self.sshd is not None
+        victims = [self.sshd.pid, *self.sshd_sessions()]
+        for pid in victims:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self.sshd.wait(10)
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -120,6 +148,13 @@ def _children_of(pid: int) -> list[int]:
     return out
 
 
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
 def marked_processes(mark: str) -> list[int]:
     """Processes whose environment carries this lab's marker."""
     needle = f"{MARK}={mark}".encode()
@@ -173,15 +208,10 @@ def _start_sshd(lab: SshLab, host: Host, host_key: Path, authorized: Path) -> No
         f"SetEnv HOME={lab.root / 'home'} TMUX_TMPDIR={host.tmux_tmpdir} LANG=C.UTF-8 {MARK}={lab.mark}",
     ]
     config.write_text("\n".join(lines) + "\n")
+    host.sshd_config = config
     if os.geteuid() == 0:
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation directory
-    host.sshd = subprocess.Popen(
-        [SSHD, "-D", "-e", "-f", str(config), "-E", str(host.log)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    host.launch_sshd()
 
 
 def _wait_listening(host: Host, timeout: float = 10.0) -> None:
@@ -254,6 +284,18 @@ def ssh_lab(monkeypatch: pytest.MonkeyPatch) -> Iterator[SshLab]:
     (root / "home").mkdir()
     lab = SshLab(root=root, config=root / "ssh_config", user=getpass.getuser(), mark=mark)
 
+    try:
+        _build(lab)
+        yield lab
+    finally:
+        left = _teardown(lab)
+        shutil.rmtree(root, ignore_errors=True)
+        assert not left, f"processes left behind by the ssh lab: {left}"
+
+
+def _build(lab: SshLab) -> None:
+    """Keys, two sshd hosts, the client's ssh config and known_hosts."""
+    root = lab.root
     user_key = root / "id_test"
     _keygen(user_key, "nbs-tui-test")
     stranger_key = root / "id_stranger"
@@ -271,8 +313,8 @@ def ssh_lab(monkeypatch: pytest.MonkeyPatch) -> Iterator[SshLab]:
         _keygen(host_key, alias)
         known.append(f"[127.0.0.1]:{host.port} {Path(f'{host_key}.pub').read_text().split(' ', 2)[0]} "
                      f"{Path(f'{host_key}.pub').read_text().split(' ', 2)[1]}")
+        lab.hosts[alias] = host  # before it starts: teardown stops what was started
         _start_sshd(lab, host, host_key, authorized)
-        lab.hosts[alias] = host
     (root / "known_hosts").write_text("\n".join(known) + "\n")
     (root / "known_hosts_empty").write_text("")
 
@@ -304,11 +346,3 @@ def ssh_lab(monkeypatch: pytest.MonkeyPatch) -> Iterator[SshLab]:
         + block("hostnokey", a.port, stranger_key, root / "known_hosts")
         + block("hostrefused", _free_port(), user_key, root / "known_hosts")
     )
-    try:
-        for host in lab.hosts.values():
-            _wait_listening(host)
-        yield lab
-    finally:
-        left = _teardown(lab)
-        shutil.rmtree(root, ignore_errors=True)
-        assert not left, f"processes left behind by the ssh lab: {left}"
