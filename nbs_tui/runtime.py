@@ -269,17 +269,12 @@ class Runtime:
         return mode
 
     def _build_lease(self) -> SidecarLease | None:
-        from nbs_tui.tmux.lease import LeaseHeartbeat, tmux_too_old
+        from nbs_tui.tmux.lease import LeaseHeartbeat
         from nbs_tui.tmux.operate import TmuxCommands
 
         mode = self.lease_mode()
         if mode is LeaseMode.OFF:
             return None
-        if mode in (LeaseMode.CONTEND, LeaseMode.SERVICE):
-            old = tmux_too_old()
-            if old is not None:
-                self.problem("sidecar lease", old)
-                mode = LeaseMode.WATCH
         # the fleet's runner: the lease lives in the same tmux server, wherever that runs
         commands = TmuxCommands(self.settings.server, runner=getattr(self.fleet, "runner", None))
 

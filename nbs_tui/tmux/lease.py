@@ -61,12 +61,16 @@ def lease_clock() -> float:
     return time.monotonic()
 
 
-def tmux_too_old(environ: dict[str, str] | None = None) -> str | None:
-    """The one-line reason this host's tmux cannot carry the lease, or None."""
+def tmux_too_old(commands: TmuxCommands | None = None) -> str | None:
+    """The one-line reason the server's tmux cannot carry the lease, or None. With ``commands``
+    it asks the tmux that runs the server (through its runner: over ssh, the far host's)."""
+    if commands is not None:
+        try:
+            return too_old(commands.run("-V"))
+        except (TmuxCommandError, TmuxUnavailable) as error:
+            return f"tmux -V failed ({error}): viewer only"
     try:
-        done = subprocess.run(
-            ["tmux", "-V"], capture_output=True, text=True, timeout=10, env=environ, check=False
-        )
+        done = subprocess.run(["tmux", "-V"], capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"tmux -V failed ({error}): viewer only"
     return too_old(done.stdout or done.stderr)
@@ -151,6 +155,7 @@ class LeaseHeartbeat:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._failing = False
+        self._version_checked = False
 
     # -- what other threads ask ----------------------------------------------------------------
 
@@ -211,6 +216,8 @@ class LeaseHeartbeat:
     def tick(self) -> None:
         """One step: renew if holding, else look and take the lease if it is free or expired."""
         try:
+            if not self._version_checked:
+                self._check_version()
             if self.lease is not None:
                 self._renew()
             else:
@@ -225,6 +232,19 @@ class LeaseHeartbeat:
             if not self._failing:
                 self._failing = True
                 self._problem(f"sidecar lease: tmux failed: {error}")
+
+    def _check_version(self) -> None:
+        """Once, on this thread (over ssh it is a round trip): a tmux too old for the lease makes
+        this process a viewer only, said in one line."""
+        try:
+            reason = too_old(self.client.commands.run("-V"))
+        except TmuxCommandError as error:
+            reason = f"tmux -V failed ({error}): viewer only"
+        self._version_checked = True  # TmuxUnavailable went up: asked again at the next tick
+        if reason is not None:
+            self.contend = False
+            self.on_vacant = None
+            self._problem(reason)
 
     def _renew(self) -> None:
         mine = self.lease

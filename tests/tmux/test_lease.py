@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -273,4 +274,26 @@ def test_server_gone_is_reported(session: libtmux.Session, server: libtmux.Serve
 
 
 def test_this_tmux_is_new_enough() -> None:
-    assert tmux_too_old(dict(os.environ)) is None
+    assert tmux_too_old() is None
+
+
+def test_a_tmux_too_old_makes_a_viewer_with_one_line(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = shutil.which("tmux")
+    assert real is not None
+    wrapper = tmp_path / "bin" / "tmux"
+    wrapper.parent.mkdir()
+    # the real tmux for everything, but it says it is 2.8
+    wrapper.write_text(
+        f'#!/bin/sh\nfor a in "$@"; do [ "$a" = -V ] && {{ echo "tmux 2.8"; exit 0; }}; done\nexec {real} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}:{os.environ['PATH']}")
+    problems: list[str] = []
+    beat = LeaseHeartbeat(commands_for(server), on_problem=problems.append)
+    beat.tick()
+    beat.tick()
+    assert not beat.holding and not beat.contend
+    assert problems == ["tmux 2.8 is too old for the sidecar lease (needs tmux 3.0): viewer only"]
+    assert LeaseClient(commands_for(server)).read() == ""
