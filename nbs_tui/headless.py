@@ -108,7 +108,8 @@ def run_headless(
     emit = _Printer(out or sys.stdout)
     stop = stop or threading.Event()
     # headless is a sidecar by intent: it contends for the lease whatever `service` says
-    runtime = Runtime(settings, _Events(emit), RuntimeOptions(lease=LeaseMode.CONTEND))
+    # ...and shows no screen: its fleet asks tmux for no pane output (the sidecar captures)
+    runtime = Runtime(settings, _Events(emit), RuntimeOptions(lease=LeaseMode.CONTEND, mirror=False))
     runtime.build()
 
     previous: dict[int, Any] = {}

@@ -134,6 +134,9 @@ class RuntimeOptions:
     seed_timeout: float = SEED_TIMEOUT
     lease: LeaseMode | None = None
     """None: `CONTEND` with the real tmux fleet, `OFF` with an injected ``fleet_factory``."""
+    mirror: bool = True
+    """This process shows pane screens (the dashboard). False (``--headless``, the service):
+    the fleet asks tmux for no pane output at all and the sidecar reads panes by capture."""
 
 
 def _runner(settings: Settings) -> TmuxRunner | None:
@@ -230,6 +233,7 @@ class Runtime:
                 sessions=self.settings.sessions,
                 listener=fanout,
                 watch_all=False,
+                stream_output=options.mirror,
                 runner=_runner(self.settings),
             )
         self.role = self.decide_role()

@@ -102,11 +102,14 @@ class ControlClient:
         tmux: str = "tmux",
         wants_output: Callable[[str], bool] | None = None,
         runner: TmuxRunner | None = None,
+        flags: str = "ignore-size",
     ) -> None:
         self.server = server
         self.runner = runner or TmuxRunner(server, tmux)
         """Builds the command line (local tmux, or tmux on another host through ssh)."""
         self.session_id = session_id
+        self.flags = flags
+        """``attach-session -f`` client flags (``ignore-size``; ``no-output`` for no %output)."""
         self._on_output = on_output
         self._wants_output = wants_output
         """Asked first for each ``%output`` line, so output that will be dropped is not decoded."""
@@ -133,7 +136,7 @@ class ControlClient:
     def start(self) -> None:
         runner = self.runner
         self._proc = subprocess.Popen(
-            runner.control_argv(self.session_id),
+            runner.control_argv(self.session_id, self.flags),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE if runner.capture_stderr else subprocess.DEVNULL,

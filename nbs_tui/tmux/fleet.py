@@ -32,6 +32,9 @@ asks `captured`, which takes an in-band ``capture-pane -p -e`` on the session's 
 client when the pane printed since the last one, at most once per ``capture_interval``, and
 returns a `CapturedScreen` (rows of text and faint rows, no terminal model). A pane that
 becomes watched is seeded and then fed live; one that stops being watched drops its model.
+A fleet that no one will ever watch (``stream_output=False``: headless, the service) attaches
+its control clients with ``no-output``: tmux then sends it no pane output at all (and spends
+nothing escaping it), and `captured` reads a pane whenever asked, at most once per interval.
 
 Seeding: ``display-message`` (cursor, size, modes) ``; capture-pane -p -e -N`` ``;``
 ``capture-pane -a -q`` on one line. Output before the reply is inside the capture; output
@@ -162,6 +165,7 @@ class TmuxFleet(FleetPort):
         runner: TmuxRunner | None = None,
         watch_all: bool = True,
         capture_interval: float = 1.0,
+        stream_output: bool = True,
     ) -> None:
         self.server = server
         self.runner = runner or TmuxRunner(server, tmux)
@@ -184,6 +188,11 @@ class TmuxFleet(FleetPort):
         """The shortest time between two `captured` reads of one unwatched pane from tmux."""
         self.captures = 0
         """In-band captures taken for `captured` (for benches)."""
+        self.stream_output = stream_output or watch_all
+        """False: a fleet nobody will watch (headless, the service): its control clients attach
+        with ``no-output``, so tmux sends no pane output at all; `captured` then reads a pane
+        each time it is asked, at most once per ``capture_interval``, and `set_watched` is
+        refused."""
 
         self.connected = False
         self.last_error = ""
@@ -260,6 +269,8 @@ class TmuxFleet(FleetPort):
         model of the panes any consumer watches: a newly watched pane gets a (blank) model at
         once, seeded from tmux and then fed live; a pane no one watches any more drops it."""
         ids = frozenset(pane_ids)
+        if ids and not self.stream_output:
+            raise ValueError("this fleet streams no pane output (stream_output=False): nothing can be watched")
         with self._state_lock:
             if ids:
                 self._watchers[consumer] = ids
@@ -298,8 +309,9 @@ class TmuxFleet(FleetPort):
         generation = pane.generation
 
         def got(reply: Reply) -> None:
-            # On the reader thread, in order with %output: output after this is unseen.
-            if reply.ok and pane.generation == generation:
+            # On the reader thread, in order with %output: output after this is unseen. (With
+            # no %output at all, every read is a fresh one.)
+            if reply.ok and pane.generation == generation and self.stream_output:
                 pane.unseen = False
             box.append(reply)
             done.set()
@@ -761,6 +773,7 @@ class TmuxFleet(FleetPort):
             on_exit=self._make_exit_handler(session_id, box),  # type: ignore[arg-type]
             tmux=self.tmux,
             runner=self.runner,
+            flags="ignore-size" if self.stream_output else "ignore-size,no-output",
         )
         box.append(client)
         try:

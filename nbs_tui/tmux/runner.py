@@ -38,9 +38,10 @@ class TmuxRunner:
         """The command line that runs ``tmux <server args> args``."""
         return [self.tmux, *self.server.tmux_args(), *args]
 
-    def control_argv(self, session_id: str) -> list[str]:
-        """The command line of a control-mode client attached to ``session_id``."""
-        return self.argv(["-C", "attach-session", "-f", "ignore-size", "-t", session_id])
+    def control_argv(self, session_id: str, flags: str = "ignore-size") -> list[str]:
+        """The command line of a control-mode client attached to ``session_id`` with the
+        client ``flags`` of ``attach-session -f``."""
+        return self.argv(["-C", "attach-session", "-f", flags, "-t", session_id])
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)

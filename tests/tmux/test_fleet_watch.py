@@ -155,3 +155,30 @@ def test_watched_pane_that_does_not_exist_yet_is_mirrored_when_it_appears(server
         fleet.set_watched("mirror", [str(pane.pane_id)])
         pane.send_keys("echo appeared-$((6*7))", enter=True)
         wait_for(lambda: (s := fleet.screen(str(pane.pane_id))) is not None and "appeared-42" in "\n".join(s.text_lines()))
+
+
+def test_a_fleet_without_output_gets_none_yet_reads_every_pane(server: libtmux.Server, tmp_path: Path) -> None:
+    """``stream_output=False`` (headless, the service): tmux sends no %output at all; a read
+    takes a fresh capture whenever asked, at most once per interval, and the same object while
+    the text is unchanged; nothing can be watched."""
+    busy, quiet, stop = _busy(server, tmp_path)
+    with running_fleet(server, watch_all=False, stream_output=False) as (fleet, _rec):
+        assert fleet.wait_seeded(10)
+        first = fleet.captured(busy)
+        assert first is not None and fleet.captured(busy) is first  # within the interval
+        wait_for(lambda: (c := fleet.captured(busy)) is not None and c is not first, 3.0)
+        assert fleet.fed(busy) == (0, 0) and fleet.fed(quiet) == (0, 0)
+        try:
+            fleet.set_watched("mirror", [busy])
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("a fleet without output accepted a watch")
+        fleet.set_watched("mirror", [])  # letting go of nothing is fine
+        stop.touch()
+        wait_for(lambda: (c := fleet.captured(busy)) is not None and "STOPPED" in "\n".join(c.lines), 5.0)
+        still = fleet.captured(busy)
+        taken = fleet.stats()["captures"]
+        # Read again a second later though it printed nothing since: no output says so here.
+        wait_for(lambda: fleet.captured(busy) is not None and fleet.stats()["captures"] > taken, 3.0)
+        assert fleet.captured(busy) is still  # same text: the same object, nothing to detect again

@@ -26,9 +26,11 @@ from tests.tmux.test_sidecar_runner import (  # noqa: F401  (fixtures and tests,
 )
 
 
-@pytest.fixture
-def run_sidecar(server: libtmux.Server) -> Iterator[Callable[..., RunningSidecar]]:
-    with sidecars(server, watch_all=False) as start_runner:
+@pytest.fixture(params=[True, False], ids=["output-streamed", "no-output"])
+def run_sidecar(server: libtmux.Server, request: pytest.FixtureRequest) -> Iterator[Callable[..., RunningSidecar]]:
+    """A fleet that watches nothing: tmux still streams output (the dashboard's fleet) or
+    sends none at all (``stream_output=False``: headless, the service)."""
+    with sidecars(server, watch_all=False, stream_output=request.param) as start_runner:
 
         def start(interval: float = 2.0, backoff: float = 3.0, **settings: object) -> RunningSidecar:
             config = SidecarConfig(poll_interval=interval, backoff=backoff, **settings)  # type: ignore[arg-type]
@@ -53,7 +55,10 @@ def test_busy_unwatched_agent_is_detected_without_parsing_its_output(
     # read at the first tick: well within two ticks of the runner's start
     assert running.of(working.pane_id, "state")[0].at - started < 2.5
     assert _wait(lambda: plan.lines("CHOICE") == ["1"], 15), plan.log.read_text()
-    assert _wait(lambda: fleet.fed(working.pane_id)[1] > 10, 5)
+    if fleet.stream_output:  # output arrives and is counted, never parsed
+        assert _wait(lambda: fleet.fed(working.pane_id)[1] > 10, 5)
+    else:  # no output arrives at all
+        assert fleet.fed(working.pane_id)[1] == 0
     assert fleet.fed(working.pane_id)[0] == 0 and fleet.fed(plan.pane_id)[0] == 0
     assert fleet.stats()["models"] == 0
     # one capture per changed pane per tick at most: the spinner pane is read about once a second
