@@ -23,6 +23,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -155,18 +156,21 @@ def _comm(pid: int) -> str:
         return ""
 
 
-def marked_processes(mark: str) -> list[int]:
-    """Processes whose environment carries this lab's marker."""
+def marked_processes(mark: str, root: Path | None = None) -> list[int]:
+    """Processes whose environment carries this lab's marker (or whose command line names the
+    lab's folder: ssh masters, whose title overwrites their environment)."""
     needle = f"{MARK}={mark}".encode()
+    folder = str(root).encode() if root is not None else None
     found: list[int] = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
             environ = Path(f"/proc/{entry}/environ").read_bytes()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
         except OSError:
             continue
-        if needle in environ.split(b"\0"):
+        if needle in environ.split(b"\0") or (folder is not None and folder in cmdline):
             found.append(int(entry))
     return found
 
@@ -241,7 +245,7 @@ def _teardown(lab: SshLab) -> list[str]:
     for host in lab.hosts.values():
         if host.sshd is not None and host.sshd.poll() is None:
             host.sshd.terminate()
-    victims.update(marked_processes(lab.mark))
+    victims.update(marked_processes(lab.mark, lab.root))
     for pid in victims:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
@@ -253,7 +257,7 @@ def _teardown(lab: SshLab) -> list[str]:
                 host.sshd.kill()
                 host.sshd.wait()
     deadline = time.monotonic() + 5.0
-    left = [p for p in victims | set(marked_processes(lab.mark)) if _alive(p)]
+    left = [p for p in victims | set(marked_processes(lab.mark, lab.root)) if _alive(p)]
     while left and time.monotonic() < deadline:
         time.sleep(0.05)
         left = [p for p in left if _alive(p)]
@@ -270,30 +274,49 @@ def _teardown(lab: SshLab) -> list[str]:
     return described
 
 
-@pytest.fixture
-def ssh_lab(monkeypatch: pytest.MonkeyPatch) -> Iterator[SshLab]:
+@contextlib.contextmanager
+def running_lab(aliases: tuple[str, ...] = ("hosta", "hostb")) -> Iterator[SshLab]:
+    """The lab outside pytest too (bench/bench_remote.py): sets the marker in os.environ while
+    it runs, stops everything on exit, and raises if a process was left behind."""
     if not Path(SSHD).exists():
-        pytest.skip("sshd is not installed (scripts/test installs openssh-server)")
+        raise RuntimeError("sshd is not installed (scripts/test installs openssh-server)")
     # Short paths: tmux sockets and ssh ControlPath live under here (sun_path is 108 bytes).
-    root = Path(os.environ.get("XDG_RUNTIME_DIR") or "/tmp")
-    root = Path(__import__("tempfile").mkdtemp(prefix="nbs-ssh-", dir=root if root.is_dir() else "/tmp"))
+    base = Path(os.environ.get("XDG_RUNTIME_DIR") or "/tmp")
+    root = Path(tempfile.mkdtemp(prefix="nbs-ssh-", dir=base if base.is_dir() else "/tmp"))
     root.chmod(0o700)
     mark = uuid.uuid4().hex
-    monkeypatch.setenv(MARK, mark)  # the client-side ssh processes carry it too
-    monkeypatch.setenv("HOME", str(root / "home"))  # no ~/.ssh of the real user is read
+    saved = {key: os.environ.get(key) for key in (MARK, "XDG_RUNTIME_DIR")}
+    os.environ[MARK] = mark  # the client-side ssh processes carry it too
+    # ssh masters' ControlPath folders go in here: a master rewrites its title and its environ
+    # (setproctitle), so teardown finds it by this path in its command line.
+    os.environ["XDG_RUNTIME_DIR"] = str(root)
     (root / "home").mkdir()
     lab = SshLab(root=root, config=root / "ssh_config", user=getpass.getuser(), mark=mark)
-
     try:
-        _build(lab)
+        _build(lab, aliases)
         yield lab
     finally:
         left = _teardown(lab)
         shutil.rmtree(root, ignore_errors=True)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         assert not left, f"processes left behind by the ssh lab: {left}"
 
 
-def _build(lab: SshLab) -> None:
+@pytest.fixture
+def ssh_lab(monkeypatch: pytest.MonkeyPatch) -> Iterator[SshLab]:
+    if not Path(SSHD).exists():
+        pytest.skip("sshd is not installed (scripts/test installs openssh-server)")
+    with running_lab() as lab:
+        # Panes the test starts get the lab's HOME too (no ~/.bashrc of the account's).
+        monkeypatch.setenv("HOME", str(lab.root / "home"))
+        yield lab
+
+
+def _build(lab: SshLab, aliases: tuple[str, ...]) -> None:
     """Keys, two sshd hosts, the client's ssh config and known_hosts."""
     root = lab.root
     user_key = root / "id_test"
@@ -305,7 +328,7 @@ def _build(lab: SshLab) -> None:
     authorized.chmod(0o600)
 
     known: list[str] = []
-    for alias in ("hosta", "hostb"):
+    for alias in aliases:
         tmpdir = root / f"tmux-{alias}"
         tmpdir.mkdir(mode=0o700)
         host = Host(alias=alias, port=_free_port(), tmux_tmpdir=tmpdir)
@@ -338,11 +361,10 @@ def _build(lab: SshLab) -> None:
             ]
         )
 
-    a, b = lab.hosts["hosta"], lab.hosts["hostb"]
+    first = lab.hosts[aliases[0]]
     lab.config.write_text(
-        block("hosta", a.port, user_key, root / "known_hosts")
-        + block("hostb", b.port, user_key, root / "known_hosts")
-        + block("hostunknown", a.port, user_key, root / "known_hosts_empty")
-        + block("hostnokey", a.port, stranger_key, root / "known_hosts")
+        "".join(block(alias, host.port, user_key, root / "known_hosts") for alias, host in lab.hosts.items())
+        + block("hostunknown", first.port, user_key, root / "known_hosts_empty")
+        + block("hostnokey", first.port, stranger_key, root / "known_hosts")
         + block("hostrefused", _free_port(), user_key, root / "known_hosts")
     )
