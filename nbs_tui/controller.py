@@ -32,6 +32,7 @@ from nbs_tui.core.sidecar import SidecarStatus
 from nbs_tui.runtime import Runtime
 from nbs_tui.sidecar_runner import SidecarRunner
 from nbs_tui.tmux.jump import Jumper, JumpResult
+from nbs_tui.tmux.operate import TmuxCommands
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,8 @@ class OperatorController:
         self.view = view
         self.clock = clock
         self.action_log = ActionLog(settings.action_log)
-        self.jumper = Jumper(settings.server)
+        hosts = settings.watched_hosts()
+        self.jumper = Jumper(settings.server, host=hosts[0] if len(hosts) == 1 else None)
         self.needs_you = NeedsYouQueue(idle_threshold=settings.needs_you_idle, clock=clock)
         self.marked: set[PaneId] = set()
         """Panes marked for broadcast."""
@@ -167,7 +169,11 @@ class OperatorController:
         fleet = self.runtime.fleet
         if self._operator is None and fleet is not None:
             proxy = _SidecarProxy(self.runtime)
-            self._operator = Operator(fleet, self.action_log, server=self.settings.server, poller=proxy, controls=proxy)
+            runner = getattr(fleet, "runner", None)  # tmux on another host: its commands go there too
+            tmux = TmuxCommands(self.settings.server, runner=runner) if getattr(runner, "remote", False) else None
+            self._operator = Operator(
+                fleet, self.action_log, server=self.settings.server, tmux=tmux, poller=proxy, controls=proxy
+            )
         return self._operator
 
     def ready(self, pane: PaneInfo | None) -> Operator | None:

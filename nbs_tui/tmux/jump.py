@@ -13,18 +13,24 @@ Two ways, chosen by where nbs-tui runs (`plan_jump`):
   ``tmux <-L/-S> attach-session -t %N`` with ``$TMUX`` unset in the foreground; attaching to a
   pane target selects its window and pane. When the operator detaches (``prefix d``), the
   command returns and the app resumes.
+
+On another host (``--host``, docs/remote.md) the agent's pane is reached with
+``ssh -t DEST tmux attach -t %N``: inside tmux (any local server), in a new window of the
+operator's own session (closing when they detach); outside tmux, in the foreground as above.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.model import PaneId, ServerAddress
 from nbs_tui.tmux.operate import TmuxCommandError, TmuxCommands
 
@@ -73,14 +79,31 @@ class JumpPlan:
         return f"{self.mode} ({self.why}): {' '.join(self.argv)}"
 
 
+def remote_attach_argv(host: HostSpec, pane_id: PaneId) -> list[str]:
+    """``ssh -t DEST -- tmux -u [-L|-S] attach-session -t PANE``: interactive, so a prompt for a
+    password or a new host key is fine here (unlike the fleet's BatchMode connections)."""
+    remote = shlex.join([host.tmux, "-u", *host.server.tmux_args(), "attach-session", "-t", pane_id])
+    return ["ssh", *host.ssh_options, "-t", host.destination, "--", remote]
+
+
 def plan_jump(
     server: ServerAddress,
     pane_id: PaneId,
     environ: Mapping[str, str] | None = None,
     *,
     force_attach: bool = False,
+    host: HostSpec | None = None,
 ) -> JumpPlan:
     env = dict(os.environ if environ is None else environ)
+    if host is not None and not host.is_local:
+        ssh = remote_attach_argv(host, pane_id)
+        if not force_attach and env.get("TMUX") and env.get("TMUX_PANE"):
+            # The operator's own (local) tmux: a new window, next to the dashboard's.
+            window = ["tmux", "new-window", "-n", f"{host.name}:{pane_id}", shlex.join(ssh)]
+            return JumpPlan("switch", pane_id, window, env, f"inside tmux; {pane_id} is on {host.name}")
+        env.pop("TMUX", None)
+        env.pop("TMUX_PANE", None)
+        return JumpPlan("attach", pane_id, ssh, env, f"{pane_id} is on {host.name}")
     tmux = ["tmux", *server.tmux_args()]
     if not force_attach and inside_server(server, env):
         return JumpPlan("switch", pane_id, [*tmux, "switch-client", "-t", pane_id], env, "inside tmux on the same server")
@@ -108,9 +131,15 @@ class Jumper:
     """Do jumps for one watched server. Blocking: ``switch`` from a thread worker, ``attach`` while suspended."""
 
     def __init__(
-        self, server: ServerAddress, environ: Mapping[str, str] | None = None, back_key: str = "B"
+        self,
+        server: ServerAddress,
+        environ: Mapping[str, str] | None = None,
+        back_key: str = "B",
+        host: HostSpec | None = None,
     ) -> None:
         self.server = server
+        self.host = host if host is not None and not host.is_local else None
+        """The watched server's host when it is another machine (jumps go through ssh)."""
         self.environ = dict(os.environ if environ is None else environ)
         self.back_key = back_key
         self.tmux = TmuxCommands(server, self.environ)
@@ -123,11 +152,11 @@ class Jumper:
         return self.environ.get("TMUX_PANE") if inside_server(self.server, self.environ) else None
 
     def plan(self, pane_id: PaneId) -> JumpPlan:
-        return plan_jump(self.server, pane_id, self.environ)
+        return plan_jump(self.server, pane_id, self.environ, host=self.host)
 
     def attach_plan(self, pane_id: PaneId) -> JumpPlan:
         """The attach command line, whatever the environment (for the suspend path)."""
-        return plan_jump(self.server, pane_id, self.environ, force_attach=True)
+        return plan_jump(self.server, pane_id, self.environ, force_attach=True, host=self.host)
 
     def _install_back_key(self, home: PaneId) -> str:
         """Bind ``prefix <back_key>`` to come home unless the operator uses that key; say which key works."""
@@ -167,6 +196,8 @@ class Jumper:
     def switch(self, pane_id: PaneId) -> JumpResult:
         """Move the operator's tmux client to ``pane_id`` (only valid in ``switch`` mode)."""
         plan = self.plan(pane_id)
+        if self.host is not None and plan.mode == "switch":
+            return self._remote_window(plan)
         home = self.home_pane
         if plan.mode != "switch" or home is None:
             return JumpResult("switch", pane_id, False, "not inside tmux on the watched server: attach instead")
@@ -183,6 +214,24 @@ class Jumper:
         with contextlib.suppress(TmuxCommandError):  # the hint is a courtesy; the jump succeeded
             self.tmux.run("display-message", "-c", client, "-d", "4000", f"nbs-tui: {back}", env=plan.env)
         return JumpResult("switch", pane_id, True, f"switched to {pane_id}; {back}")
+
+    def _remote_window(self, plan: JumpPlan) -> JumpResult:
+        assert self.host is not None
+        try:
+            done = subprocess.run(plan.argv, env=plan.env, capture_output=True, timeout=10, check=False)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return JumpResult("switch", plan.pane_id, False, f"tmux new-window failed: {error}")
+        if done.returncode != 0:
+            why = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+            return JumpResult("switch", plan.pane_id, False, f"tmux new-window failed: {why}")
+        self.last_jump = plan.pane_id
+        return JumpResult(
+            "switch",
+            plan.pane_id,
+            True,
+            f"opened a window attached to {plan.pane_id} on {self.host.name} over ssh; it closes "
+            "when that tmux detaches (nested: the prefix twice, then d)",
+        )
 
     def back(self) -> JumpResult:
         """Return the operator's client to the dashboard pane (what the back key does)."""
