@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,7 +118,9 @@ def list_panes(
         if "no sessions" in str(exc).lower():
             return []
         raise
-    return panes_from_listing(text, agent_cache, walk=not runner.remote)
+    return panes_from_listing(
+        text, agent_cache, walk=not runner.remote, detect=runner.detect_agents if runner.remote else None
+    )
 
 
 def panes_from_listing(
@@ -126,24 +128,33 @@ def panes_from_listing(
     agent_cache: dict[tuple[str, int, str, bool], bool] | None = None,
     *,
     walk: bool = True,
+    detect: Callable[[Sequence[PaneInfo]], dict[str, bool]] | None = None,
 ) -> list[DiscoveredPane]:
     """The fleet from ``list-panes -a -F FORMAT`` output, however it was run (a subprocess, or
-    in-band on a control connection); ``walk``: whether this machine's /proc shows the panes."""
+    in-band on a control connection); ``walk``: whether this machine's /proc shows the panes;
+    ``detect``: asks the panes' own host, once for every pane not in the cache."""
     panes = parse_panes(text)
     panes.sort(key=lambda p: (p.info.session_name, p.info.window_index, p.info.pane_index))
     cache = agent_cache if agent_cache is not None else {}
     live_keys: set[tuple[str, int, str, bool]] = set()
     marked: list[DiscoveredPane] = []
     seen: set[str] = set()
+    unique: list[DiscoveredPane] = []
     for p in panes:
-        if p.info.pane_id in seen:
-            continue
-        seen.add(p.info.pane_id)
+        if p.info.pane_id not in seen:
+            seen.add(p.info.pane_id)
+            unique.append(p)
+    asked: dict[str, bool] = {}
+    if detect is not None:
+        new = [p.info for p in unique if (p.info.pane_id, p.info.pid, p.info.current_command, p.info.dead) not in cache]
+        asked = detect(new) if new else {}
+    for p in unique:
         key = (p.info.pane_id, p.info.pid, p.info.current_command, p.info.dead)
         live_keys.add(key)
         agent = cache.get(key)
         if agent is None:
-            agent = cache[key] = is_agent_pane(p.info, walk=walk)
+            verdict = asked.get(p.info.pane_id)
+            agent = cache[key] = verdict if verdict is not None else is_agent_pane(p.info, walk=walk)
         marked.append(DiscoveredPane(_with_agent(p.info, agent), p.session_id, p.window_id, p.server_pid))
     for key in set(cache) - live_keys:
         del cache[key]

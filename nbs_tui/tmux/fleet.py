@@ -614,7 +614,10 @@ class TmuxFleet(FleetPort):
                 except ControlError:
                     break  # the connection is going: ask by a command of its own
                 return panes_from_listing(
-                    "".join(line + "\n" for line in reply.text()), self._agent_cache, walk=False
+                    "".join(line + "\n" for line in reply.text()),
+                    self._agent_cache,
+                    walk=False,
+                    detect=self.runner.detect_agents,
                 )
         return list_panes(self.server, tmux=self.tmux, agent_cache=self._agent_cache, runner=self.runner)
 

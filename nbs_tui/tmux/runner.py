@@ -12,7 +12,7 @@ import os
 import subprocess
 from collections.abc import Sequence
 
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.model import PaneInfo, ServerAddress
 from nbs_tui.tmux.port import TmuxUnavailable
 
 
@@ -85,6 +85,11 @@ class TmuxRunner:
         """Called before every (re)connect; raises `TmuxUnavailable` with why it cannot, and
         returns notes for the operator that do not stop the connection."""
         return []
+
+    def detect_agents(self, panes: Sequence[PaneInfo]) -> dict[str, bool]:
+        """Agent verdicts by pane id from where the panes run; empty when this machine's /proc
+        answers (local) or the host could not be asked (then title and command decide)."""
+        return {}
 
     def reap(self) -> list[int]:
         """Stop orphaned control clients of the server; returns their pids (none locally)."""

@@ -41,6 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.model import PaneInfo
 from nbs_tui.tmux.port import TmuxUnavailable
 from nbs_tui.tmux.runner import HostUnreachable, TmuxRunner
 
@@ -141,6 +142,53 @@ command -v {tmux} >/dev/null 2>&1 || {{ echo "{tmux}: command not found" >&2; ex
 {tmux} -V
 """ + _REAP
 """One round trip on (re)connect: is tmux there, which version, and reap orphans."""
+
+
+_AGENTS = r"""
+if command -v ps >/dev/null 2>&1; then ps -e -o pid= -o ppid= -o args=; else
+  for d in /proc/[0-9]*; do
+    ppid=$(sed 's/.*) [^ ]* //;s/ .*//' "$d/stat" 2>/dev/null) || continue
+    printf '%s %s %s\n' "${{d#/proc/}}" "$ppid" "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)"
+  done
+fi | awk -v want={pids} '
+function claude(a,   k, m, i, base, first) {{
+  m = split(a, k, " ")
+  for (i = 1; i <= m && i <= 4; i++) {{
+    base = k[i]; sub(/.*\//, "", base)
+    if (i == 1) first = base
+    if (i == 1 && base == "claude") return 1
+    if (i > 1 && base == "claude" && (first == "node" || first == "bun" || first == "deno")) return 1
+    if (k[i] ~ /claude-code/ && k[i] ~ /\.(js|mjs|cjs)$/) return 1
+    if (k[i] == "nbs_tui.demo.agent") return 1
+  }}
+  return 0
+}}
+{{ pid = $1; pp = $2; $1 = ""; $2 = ""; sub(/^ +/, ""); args[pid] = $0; kids[pp] = kids[pp] " " pid }}
+END {{
+  n = split(want, w, " ")
+  for (j = 1; j <= n; j++) {{
+    queue = w[j]; seen = 0; hit = 0
+    while (queue != "" && seen < 64 && !hit) {{
+      cur = queue; sub(/ .*/, "", cur); sub(/^[^ ]+ */, "", queue); seen++
+      if ((cur in args) && claude(args[cur])) hit = 1
+      queue = queue kids[cur]; sub(/^ +/, "", queue)
+    }}
+    print w[j], ((w[j] in args) ? hit : "gone")
+  }}
+}}'
+"""
+"""Which of the given pane pids has Claude Code (or the demo agent) in its process tree, on the
+host: the remote half of `nbs_tui.tmux.discovery.is_agent_pane` (``ps``, else ``/proc``; POSIX awk).
+Prints ``PID 1``, ``PID 0`` or ``PID gone`` per pid."""
+
+
+def parse_agents(out: str) -> dict[int, bool]:
+    found: dict[int, bool] = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0].isdigit() and parts[1] in ("0", "1"):
+            found[int(parts[0])] = parts[1] == "1"
+    return found
 
 
 @dataclass
@@ -320,6 +368,20 @@ class SshTmuxRunner(TmuxRunner):
                 "earlier connection (they froze the host's panes)"
             )
         return result
+
+    def detect_agents(self, panes: Sequence[PaneInfo]) -> dict[str, bool]:
+        """Walk the panes' process trees on the host, in one round trip (only for panes whose
+        first process or command changed: discovery caches the verdicts)."""
+        pids = sorted({p.pid for p in panes if p.pid > 0 and not p.dead})
+        if not pids:
+            return {}
+        try:
+            out = self._ssh(_AGENTS.format(pids=shlex.quote(" ".join(map(str, pids)))), self.connect_timeout + 5.0)
+        except TmuxUnavailable as exc:
+            log.warning("agent detection on %s failed: %s", self.host.name, exc)
+            return {}
+        verdicts = parse_agents(out)
+        return {p.pane_id: verdicts[p.pid] for p in panes if p.pid in verdicts}
 
     def master_pid(self) -> int | None:
         """The pid of this host's ControlMaster ssh, or None when there is none."""

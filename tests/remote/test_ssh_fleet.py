@@ -290,3 +290,52 @@ def test_a_connection_killed_while_stalled_leaves_no_frozen_pane(ssh_lab: SshLab
             assert any("orphaned" in message for _, message in rec.problems)
         assert worst < 1.0, worst
         assert len(_remote_client_pids(a)) == 1
+
+
+def test_agents_on_a_host_are_found_in_its_own_process_tree(ssh_lab: SshLab, tmp_path: Path) -> None:
+    a = ssh_lab.hosts["hosta"]
+    cli = tmp_path / "node_modules" / "@anthropic-ai" / "claude-code" / "cli.js"
+    cli.parent.mkdir(parents=True)
+    cli.write_text("import time\ntime.sleep(600)\n")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "claude").symlink_to("/bin/sleep")
+    # Neither shows itself in its command or title: only the process tree tells.
+    agent = new_session(a, "agent", f"sh -c '{sys.executable} {cli}; exit'")
+    native = new_session(a, "native", f"sh -c '{bindir / 'claude'} 600; exit'")
+    shell = new_session(a, "shell", "cat")
+    with remote_fleet(ssh_lab, "hosta") as (fleet, _):
+        assert fleet.wait_seeded(20)
+        wait_for(lambda: {p.pane_id for p in fleet.panes() if p.is_agent} == {agent, native})
+        assert shell in {p.pane_id for p in fleet.panes()}
+
+
+def test_agent_detection_script_works_without_ps(tmp_path: Path) -> None:
+    """Minimal hosts have no ``ps``: the script then reads /proc itself (sed, tr, awk only)."""
+    import shutil
+    import subprocess
+
+    from nbs_tui.tmux.ssh import _AGENTS, parse_agents
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for tool in ("sh", "sed", "tr", "awk"):
+        found = shutil.which(tool)
+        assert found
+        (bindir / tool).symlink_to(found)
+    (tmp_path / "claude").symlink_to("/bin/sleep")
+    agent = subprocess.Popen(["sh", "-c", f"{tmp_path / 'claude'} 30; exit"], start_new_session=True)
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        children = Path(f"/proc/{agent.pid}/task/{agent.pid}/children")
+        wait_for(lambda: any(Path(f"/proc/{k}/comm").read_text().strip() == "claude" for k in children.read_text().split()))
+        script = _AGENTS.format(pids=shlex.quote(f"{agent.pid} {other.pid} 999999999"))
+        done = subprocess.run([str(bindir / "sh"), "-c", script], env={"PATH": str(bindir)},
+                              capture_output=True, text=True, timeout=30, check=True)  # fmt: skip
+        assert parse_agents(done.stdout) == {agent.pid: True, other.pid: False}, done.stdout
+        assert "999999999 gone" in done.stdout
+    finally:
+        os.killpg(agent.pid, signal.SIGKILL)  # the shell and its "claude"
+        other.kill()
+        agent.wait()
+        other.wait()
