@@ -268,7 +268,10 @@ class Runtime:
             if self.options.fleet_factory is not None:
                 mode = LeaseMode.OFF
             else:
-                auto = self.settings.service == "auto" and AUTO_SERVICE
+                # A service on another host is not started over ssh yet: there the process
+                # contends itself, acting only while it runs (docs/remote.md).
+                remote = getattr(getattr(self.fleet, "runner", None), "remote", False)
+                auto = self.settings.service == "auto" and AUTO_SERVICE and not remote
                 mode = LeaseMode.SERVICE if auto else LeaseMode.CONTEND
         return mode
 
