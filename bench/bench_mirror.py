@@ -153,7 +153,7 @@ class Bench:
 # -- child processes -------------------------------------------------------------------------
 
 
-def child_mirror(socket: str, service: bool = False) -> None:
+def child_mirror(socket: str, service: bool = False, stream: bool = True) -> None:
     """Run TmuxFleet; report seeding time, then latencies when stdin closes.
 
     Two latencies per line: "model", when `PaneScreen.feed` has applied the bytes holding the
@@ -163,7 +163,9 @@ def child_mirror(socket: str, service: bool = False) -> None:
     ``service``: the fleet as the service and the dashboard run it (``watch_all=False``): one
     busy pane watched (a dashboard's mirror), and once a second, as a sidecar does, every pane
     read with ``captured`` (an in-band capture only of the panes that printed); "captured"
-    latencies are a line's write to the capture that holds it.
+    latencies are a line's write to the capture that holds it. ``stream=False`` (with
+    ``service``): the headless service's fleet, ``stream_output=False``: no pane watched, tmux
+    sends no output at all.
     """
     from nbs_tui.core.model import ServerAddress
     from nbs_tui.core.screen import PaneScreen
@@ -220,7 +222,9 @@ def child_mirror(socket: str, service: bool = False) -> None:
 
     start = time.monotonic()
     if service:
-        fleet = TmuxFleet(ServerAddress(socket_name=socket), listener=Listener(), watch_all=False)
+        fleet = TmuxFleet(
+            ServerAddress(socket_name=socket), listener=Listener(), watch_all=False, stream_output=stream
+        )
     else:
         fleet = TmuxFleet(ServerAddress(socket_name=socket), listener=Listener())
     fleet.start()
@@ -228,8 +232,9 @@ def child_mirror(socket: str, service: bool = False) -> None:
     sampler_stop = threading.Event()
     if service:
         panes = [p.pane_id for p in fleet.panes()]
-        fleet.set_watched("mirror", panes[:1])  # pane 0 is a busy writer
-        ok = ok and retry(lambda: fleet.seeded(panes[0]), 30)
+        if stream:
+            fleet.set_watched("mirror", panes[:1])  # pane 0 is a busy writer
+            ok = ok and retry(lambda: fleet.seeded(panes[0]), 30)
         seen_caps: dict[str, object] = {}
 
         def sample() -> None:
@@ -441,6 +446,7 @@ def measure(n: int, seconds: float, workdir: Path, before: Path | None = None) -
 
         # Parse only what someone looks at: the service's fleet, and the old fleet for comparison.
         measure_way(row, "service", "--service-child", bench, seconds)
+        measure_way(row, "nooutput", "--nooutput-child", bench, seconds)
         if before is not None:
             measure_way(row, "before", "--mirror-child", bench, seconds, before)
     finally:
@@ -614,6 +620,7 @@ def ways_table(rows: list[dict[str, float]], before: Path | None) -> str:
             ways.append(("before", f"every pane parsed ({before.name}, the code before)", "latencies"))
         ways.append(("ours", "every pane parsed (watch_all, this code)", ""))
         ways.append(("service", "one pane watched + `captured` of every pane 1/s", "captured"))
+        ways.append(("nooutput", "no output streamed (headless, service) + `captured` of every pane 1/s", "captured"))
         for key, label, lat in ways:
             total = r[f"{key}_cpu"] + r[f"{key}_server_extra"]
             if key == "ours":
@@ -622,6 +629,8 @@ def ways_table(rows: list[dict[str, float]], before: Path | None) -> str:
             else:
                 latency = f"{r[f'{key}_{lat}_p50']:.0f} / {r[f'{key}_{lat}_p99']:.0f}"
                 parsed = f"{r[f'{key}_fed_mb']:.2f}" if r[f"{key}_fed_mb"] == r[f"{key}_fed_mb"] else "all"
+                if key == "nooutput":
+                    latency += f" (captures, {r['nooutput_captures']:.0f} taken)"
                 if key == "service":
                     latency = (
                         f"{latency} (captures, {r['service_captures']:.0f} taken); watched pane "
@@ -646,6 +655,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args and args[0] == "--service-child":
         child_mirror(args[1], service=True)
+        return 0
+    if args and args[0] == "--nooutput-child":
+        child_mirror(args[1], service=True, stream=False)
         return 0
     if args and args[0] == "--poller-child":
         child_poller(args[1])
