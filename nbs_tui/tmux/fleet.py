@@ -622,6 +622,7 @@ class TmuxFleet(FleetPort):
         return list_panes(self.server, tmux=self.tmux, agent_cache=self._agent_cache, runner=self.runner)
 
     def _disconnected(self, message: str) -> None:
+        changed = message != self.last_error
         self.last_error = message
         self._tried = True
         now = time.monotonic()
@@ -640,6 +641,9 @@ class TmuxFleet(FleetPort):
         if self._announced is not False:
             self._announced = False
             self._notify_connection(False, message)
+        elif changed and self.runner.remote:
+            # Still away, for another reason now (lost -> refused -> timed out): say so once.
+            self._report("ssh", message)
 
     def _reconcile(self, found: list[DiscoveredPane]) -> None:
         server_pid = found[0].server_pid if found else self._server_pid

@@ -49,6 +49,7 @@ def test_sshd_killed_then_started_again(ssh_lab: SshLab, tmp_path: Path) -> None
         assert _downs(rec)[0] == "hosta: connection to hosta lost", _downs(rec)
         # while sshd is away, each try says why (the connection is announced lost once)
         wait_for(lambda: fleet.last_error == "hosta: connection refused: no ssh server listening at hosta")
+        wait_for(lambda: ("ssh", "hosta: connection refused: no ssh server listening at hosta") in rec.problems)
         assert all(m.startswith("hosta: ") for m in _downs(rec)), _downs(rec)
         a.launch_sshd()
         _live_again(fleet, rec, pane, report)
