@@ -158,6 +158,7 @@ function claude(a,   k, m, i, base, first) {{
     if (i == 1) first = base
     if (i == 1 && base == "claude") return 1
     if (i > 1 && base == "claude" && (first == "node" || first == "bun" || first == "deno")) return 1
+    if (i == 2 && base == "claude" && first ~ /^(python[0-9.]*|sh|bash|env)$/) return 1
     if (k[i] ~ /claude-code/ && k[i] ~ /\.(js|mjs|cjs)$/) return 1
     if (k[i] == "nbs_tui.demo.agent") return 1
   }}
@@ -179,6 +180,8 @@ END {{
 """
 """Which of the given pane pids has Claude Code (or the demo agent) in its process tree, on the
 host: the remote half of `nbs_tui.tmux.discovery.is_agent_pane` (``ps``, else ``/proc``; POSIX awk).
+The local walk also trusts a process named ``claude`` (its comm); here a script named ``claude``
+shows as ``INTERPRETER .../claude``, so that form counts too.
 Prints ``PID 1``, ``PID 0`` or ``PID gone`` per pid."""
 
 

@@ -1,0 +1,55 @@
+"""The sidecar acting on an agent of another host: ``nbs-tui --headless --host hosta`` finds the
+agent by its process tree on hosta, sees it idle and delivers ``/nbs-poll`` over ssh."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from tests.remote.conftest import SshLab
+from tests.remote.helpers import new_session
+from tests.tmux.fleet_helpers import wait_for
+from tests.tmux.test_sidecar_runner import write_fake_claude
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_headless_polls_an_agent_on_a_remote_host(ssh_lab: SshLab, tmp_path: Path) -> None:
+    fake = write_fake_claude(tmp_path / "bin" / "claude")
+    log = tmp_path / "agent.log"
+    pane = new_session(ssh_lab.hosts["hosta"], "agents", f"{fake} idle {log}", 120, 40)
+    config = tmp_path / "nbs-tui.toml"
+    config.write_text(f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\n')
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nbs_tui", "--config", str(config), "--headless", "--poll-interval", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=REPO,
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
+    )  # fmt: skip
+    events: list[dict[str, Any]] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            events.append(json.loads(line))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        wait_for(
+            lambda: any(e.get("event") == "poll" and e.get("pane") == pane and e.get("result") == "submitted" for e in events),
+            45,
+        )
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(20)
+        reader.join(5)
+    assert code == 0, proc.stderr.read() if proc.stderr else ""
+    states = [e for e in events if e["event"] == "state" and e["pane"] == pane]
+    assert states and states[0]["state"] == "idle", events
+    assert "SUBMIT /nbs-poll" in log.read_text()
