@@ -265,6 +265,33 @@ class SidecarRunner:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+            if self.lease is not None and self.lease.acting():
+                self._withdraw_inflight()
+
+    def _withdraw_inflight(self) -> None:
+        """A clean stop in the middle of a handshake: erase what this holder typed and did not
+        submit (the in-flight rule, applied to its own marks), so no one has to recover it."""
+        lease = self.lease
+        if lease is None or not lease.sync() or not self._tick_lock.acquire(timeout=5.0):
+            return
+        try:
+            for pane_id, switches in lease.panes.items():
+                mark = switches.inflight
+                tracked = self._tracked.get(pane_id)
+                if mark is None or mark.token != lease.token or tracked is None or tracked.info is None:
+                    continue
+                try:
+                    box = self._live(tracked.info).input_text
+                except (PaneGone, TmuxUnavailable):
+                    continue
+                if box is None:
+                    continue  # no box on screen: the next holder looks again
+                count = len(box) if box and mark.text.startswith(box) else 0
+                lease.switches.erase_inflight(lease.token, pane_id, count)
+        except Exception:  # stopping: a mark left over is the next holder's to recover
+            log.exception("in-flight polls not withdrawn at stop")
+        finally:
+            self._tick_lock.release()
 
     def _run(self) -> None:
         next_at = self.clock()

@@ -13,6 +13,7 @@ import pytest
 from libtmux.test.retry import retry_until
 
 from nbs_tui.config import Settings
+from nbs_tui.core.detect import detect_text
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.sidecar import SidecarConfig
 from nbs_tui.sidecar_lease import SidecarLease
@@ -20,6 +21,7 @@ from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
 from nbs_tui.tmux.fleet import TmuxFleet
 from nbs_tui.tmux.lease import LeaseHeartbeat
 from nbs_tui.tmux.operate import TmuxCommands
+from nbs_tui.tmux.pane_options import SidecarSwitches
 from tests.tmux.test_lease_headless import agent, submits
 
 
@@ -127,3 +129,28 @@ def test_only_the_holder_answers_a_plan_menu_once(
 
     assert retry_until(lambda: pressed(holder) == 1, 5, raises=False)
     assert pressed(viewer) == 0 and choices() == ["CHOICE 1"]
+
+
+def test_a_clean_stop_withdraws_its_own_unsubmitted_poll(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path
+) -> None:
+    pane_id, log = agent(session, tmp_path, "idle")
+    holder = View(server, 600.0)
+    holder.start()
+    try:
+        assert retry_until(holder.lease.acting, 10, raises=False)
+        assert retry_until(lambda: holder.runner.status(pane_id) is not None, 10, raises=False)
+        # the holder has typed its poll (marked) and stops before pressing Enter
+        assert holder.lease.switches.type_marked(holder.lease.token, pane_id, "/nbs-poll")
+
+        def box() -> str | None:
+            text = "\n".join(server.cmd("capture-pane", "-p", "-t", pane_id).stdout)
+            return detect_text(text).input_text
+
+        assert retry_until(lambda: box() == "/nbs-poll", 5, raises=False)
+    finally:
+        holder.stop()
+    assert retry_until(lambda: box() == "", 5, raises=False), box()
+    _, panes = SidecarSwitches(TmuxCommands(ServerAddress(socket_name=server.socket_name))).read()
+    assert panes[pane_id].inflight is None
+    assert submits(log) == []
