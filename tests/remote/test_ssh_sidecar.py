@@ -1,5 +1,5 @@
-"""The sidecar acting on an agent of another host: ``nbs-tui --headless --host hosta`` finds the
-agent by its process tree on hosta, sees it idle and delivers ``/nbs-poll`` over ssh."""
+"""The sidecar acting on agents of another host: ``nbs-tui --headless --host hosta`` finds them by
+their process tree on hosta, delivers ``/nbs-poll`` to an idle one and answers a plan menu, over ssh."""
 
 from __future__ import annotations
 
@@ -20,10 +20,12 @@ from tests.tmux.test_sidecar_runner import write_fake_claude
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_headless_polls_an_agent_on_a_remote_host(ssh_lab: SshLab, tmp_path: Path) -> None:
+def test_headless_polls_and_answers_agents_on_a_remote_host(ssh_lab: SshLab, tmp_path: Path) -> None:
     fake = write_fake_claude(tmp_path / "bin" / "claude")
     log = tmp_path / "agent.log"
+    plan_log = tmp_path / "plan.log"
     pane = new_session(ssh_lab.hosts["hosta"], "agents", f"{fake} idle {log}", 120, 40)
+    plan = new_session(ssh_lab.hosts["hosta"], "planner", f"{fake} plan {plan_log}", 120, 40)
     config = tmp_path / "nbs-tui.toml"
     config.write_text(f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\n')
     proc = subprocess.Popen(
@@ -45,6 +47,10 @@ def test_headless_polls_an_agent_on_a_remote_host(ssh_lab: SshLab, tmp_path: Pat
             lambda: any(e.get("event") == "poll" and e.get("pane") == pane and e.get("result") == "submitted" for e in events),
             45,
         )
+        wait_for(
+            lambda: any(e.get("event") == "plan-select" and e.get("pane") == plan and e.get("result") == "landed" for e in events),
+            45,
+        )
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(20)
@@ -53,3 +59,4 @@ def test_headless_polls_an_agent_on_a_remote_host(ssh_lab: SshLab, tmp_path: Pat
     states = [e for e in events if e["event"] == "state" and e["pane"] == pane]
     assert states and states[0]["state"] == "idle", events
     assert "SUBMIT /nbs-poll" in log.read_text()
+    assert [line for line in plan_log.read_text().splitlines() if line.startswith("CHOICE")] == ["CHOICE 1"]
