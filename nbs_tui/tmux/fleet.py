@@ -34,7 +34,8 @@ returns a `CapturedScreen` (rows of text and faint rows, no terminal model). A p
 becomes watched is seeded and then fed live; one that stops being watched drops its model.
 A fleet that no one will ever watch (``stream_output=False``: headless, the service) attaches
 its control clients with ``no-output``: tmux then sends it no pane output at all (and spends
-nothing escaping it), and `captured` reads a pane whenever asked, at most once per interval.
+nothing escaping it), and `captured` reads a pane when its window's ``window_activity`` (from
+one in-band ``list-panes`` a second) says it may have printed, at most once per interval.
 
 Seeding: ``display-message`` (cursor, size, modes) ``; capture-pane -p -e -N`` ``;``
 ``capture-pane -a -q`` on one line. Output before the reply is inside the capture; output
@@ -138,6 +139,8 @@ class _Pane:
     """``%output`` lines seen while unwatched and not parsed (for tests and benches)."""
     capture: CapturedScreen | None = None
     capture_at: float = float("-inf")
+    capture_second: int = 0
+    """Wall-clock second (tmux's ``window_activity`` resolution) at which the last read was asked."""
 
 
 class TmuxFleet(FleetPort):
@@ -188,11 +191,16 @@ class TmuxFleet(FleetPort):
         """The shortest time between two `captured` reads of one unwatched pane from tmux."""
         self.captures = 0
         """In-band captures taken for `captured` (for benches)."""
+        self.activity_reads = 0
+        """In-band ``list-panes`` reads of window activity (no-output fleets; for benches)."""
+        self._activity: dict[PaneId, int] = {}
+        self._activity_at = float("-inf")
         self.stream_output = stream_output or watch_all
         """False: a fleet nobody will watch (headless, the service): its control clients attach
         with ``no-output``, so tmux sends no pane output at all; `captured` then reads a pane
-        each time it is asked, at most once per ``capture_interval``, and `set_watched` is
-        refused."""
+        whose window showed activity since its last read (tmux's ``window_activity``, one
+        in-band ``list-panes`` a capture interval; every time it is asked on a remote host), at
+        most once per ``capture_interval``, and `set_watched` is refused."""
 
         self.connected = False
         self.last_error = ""
@@ -299,8 +307,11 @@ class TmuxFleet(FleetPort):
             return None
         last = pane.capture
         now = time.monotonic()
-        if last is not None and (not pane.unseen or now - pane.capture_at < self.capture_interval - CAPTURE_SLACK):
-            return last
+        if last is not None:
+            if now - pane.capture_at < self.capture_interval - CAPTURE_SLACK:
+                return last
+            if not pane.unseen and (self.stream_output or self._quiet_since_read(pane, now)):
+                return last
         client = self._clients.get(pane.session_id)
         if client is None or not client.alive or pane.session_id not in self._ready:
             return last
@@ -310,13 +321,14 @@ class TmuxFleet(FleetPort):
 
         def got(reply: Reply) -> None:
             # On the reader thread, in order with %output: output after this is unseen. (With
-            # no %output at all, every read is a fresh one.)
-            if reply.ok and pane.generation == generation and self.stream_output:
+            # no %output at all, tmux's window activity tells: `_quiet_since_read`.)
+            if reply.ok and pane.generation == generation:
                 pane.unseen = False
             box.append(reply)
             done.set()
 
         pane.capture_at = now
+        pane.capture_second = int(time.time())
         try:
             client.send(f"capture-pane -p -e -t {pane_id}", got)
         except ControlError:
@@ -332,6 +344,37 @@ class TmuxFleet(FleetPort):
         if pane.screen is None:  # not watched meanwhile (a watched pane keeps no capture)
             pane.capture = fresh
         return fresh
+
+    def _quiet_since_read(self, pane: _Pane, now: float) -> bool:
+        """Without %output: has the pane's window printed nothing since the pane's last read?
+
+        One in-band ``list-panes -a`` a capture interval gives every window's last activity
+        (whole seconds, updated by any output): a window active in or after the second of the
+        last read may have printed since. Only on this machine (tmux's clock is ours); False
+        (read again) when unsure."""
+        if self.runner.remote:
+            return False
+        if now - self._activity_at >= self.capture_interval - CAPTURE_SLACK:
+            self._activity_at = now
+            self._activity = self._list_activity()
+        seen = self._activity.get(pane.info.pane_id)
+        return seen is not None and seen < pane.capture_second
+
+    def _list_activity(self) -> dict[PaneId, int]:
+        client = next((c for sid, c in list(self._clients.items()) if c.alive and sid in self._ready), None)
+        if client is None:
+            return {}
+        try:
+            reply = client.command("list-panes -a -F '#{pane_id} #{window_activity}'")
+        except ControlError:
+            return {}
+        self.activity_reads += 1
+        found: dict[PaneId, int] = {}
+        for line in reply.text():
+            pane_id, _, when = line.partition(" ")
+            if when.isdigit():
+                found[pane_id] = int(when)
+        return found
 
     def capture_text(self, pane_id: PaneId) -> str:
         pane = self._require(pane_id)
@@ -402,6 +445,7 @@ class TmuxFleet(FleetPort):
                 "fed_bytes": sum(p.fed for p in panes),
                 "unwatched_output": sum(p.unwatched_output for p in panes),
                 "captures": self.captures,
+                "activity_reads": self.activity_reads,
             }
 
     def client_pids(self) -> list[int]:

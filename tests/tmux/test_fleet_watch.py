@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import libtmux
 
 from nbs_tui.core.detect import detect_text
+from nbs_tui.tmux.fleet import TmuxFleet
 
 from .fleet_helpers import (
     capture_plain,
@@ -157,10 +159,10 @@ def test_watched_pane_that_does_not_exist_yet_is_mirrored_when_it_appears(server
         wait_for(lambda: (s := fleet.screen(str(pane.pane_id))) is not None and "appeared-42" in "\n".join(s.text_lines()))
 
 
-def test_a_fleet_without_output_gets_none_yet_reads_every_pane(server: libtmux.Server, tmp_path: Path) -> None:
+def test_a_fleet_without_output_gets_none_yet_reads_what_printed(server: libtmux.Server, tmp_path: Path) -> None:
     """``stream_output=False`` (headless, the service): tmux sends no %output at all; a read
-    takes a fresh capture whenever asked, at most once per interval, and the same object while
-    the text is unchanged; nothing can be watched."""
+    takes a fresh capture when the pane's window showed activity since the last one (at most
+    once per interval), the same object while the text is unchanged; nothing can be watched."""
     busy, quiet, stop = _busy(server, tmp_path)
     with running_fleet(server, watch_all=False, stream_output=False) as (fleet, _rec):
         assert fleet.wait_seeded(10)
@@ -175,10 +177,28 @@ def test_a_fleet_without_output_gets_none_yet_reads_every_pane(server: libtmux.S
         else:
             raise AssertionError("a fleet without output accepted a watch")
         fleet.set_watched("mirror", [])  # letting go of nothing is fine
+
+        # A pane that prints nothing is read once or twice (activity in the second of a read
+        # counts), then no more: its window's activity says so.
+        assert fleet.captured(quiet) is not None
+        reads = _reads_over(fleet, quiet, 3.5)
+        assert reads[-1] - reads[0] <= 2 and reads[-1] == reads[-8], reads
+
         stop.touch()
         wait_for(lambda: (c := fleet.captured(busy)) is not None and "STOPPED" in "\n".join(c.lines), 5.0)
         still = fleet.captured(busy)
-        taken = fleet.stats()["captures"]
-        # Read again a second later though it printed nothing since: no output says so here.
-        wait_for(lambda: fleet.captured(busy) is not None and fleet.stats()["captures"] > taken, 3.0)
+        reads = _reads_over(fleet, busy, 3.5)
+        assert reads[-1] - reads[0] <= 2 and reads[-1] == reads[-8], reads
         assert fleet.captured(busy) is still  # same text: the same object, nothing to detect again
+        assert fleet.stats()["activity_reads"] > 0
+
+
+def _reads_over(fleet: TmuxFleet, pane_id: str, seconds: float) -> list[int]:
+    """Ask for the pane every 0.2 s (as often as any reader would) and count the reads taken."""
+    counts = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        fleet.captured(pane_id)
+        counts.append(fleet.stats()["captures"])
+        time.sleep(0.2)
+    return counts
