@@ -388,6 +388,8 @@ class SshTmuxRunner(TmuxRunner):
 
     def master_pid(self) -> int | None:
         """The pid of this host's ControlMaster ssh, or None when there is none."""
+        if self._control_dir is None:
+            return None  # never connected: no master (and no folder to make for asking)
         done = subprocess.run(
             [self.ssh, "-o", f"ControlPath={self.control_path()}", *self.host.ssh_options,
              "-O", "check", self.host.destination],
