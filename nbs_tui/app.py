@@ -47,6 +47,7 @@ from nbs_tui.claude.watcher import ClaudeSignals
 from nbs_tui.commands import COMMANDS, bindings, help_rows
 from nbs_tui.config import Settings
 from nbs_tui.controller import OperatorController
+from nbs_tui.core.hosts import HostState
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
 from nbs_tui.core.problems import Problems
@@ -56,6 +57,7 @@ from nbs_tui.messages import (
     ClaudeSignalsChanged,
     ConnectionChanged,
     FleetChanged,
+    HostsChanged,
     LeaseChanged,
     PaneStatusChanged,
 )
@@ -140,6 +142,8 @@ class NbsApp(App[int]):
         self.selected_id: PaneId | None = None
         self.connected: bool | None = None
         self.connection_message = ""
+        self.hosts: dict[str, HostState] = {}
+        """Each watched host's state, when several are (`on_hosts_changed`)."""
         self.start_error: str | None = None
         self.view = "dashboard"
         self._seen_fleet = False
@@ -267,7 +271,7 @@ class NbsApp(App[int]):
     def _refresh_statuses(self) -> None:
         """Every pane's sidecar status from the runner's latest snapshot: one attribute read,
         no lock, so the UI thread reads it itself (a tick busy in tmux never holds it up)."""
-        runner = self.sidecar
+        runner = self.runtime.sidecar_view
         if runner is None or runner.snapshot is self._snapshot:
             return
         self._snapshot = snapshot = runner.snapshot
@@ -372,6 +376,12 @@ class NbsApp(App[int]):
 
     def on_lease_changed(self, message: LeaseChanged) -> None:
         self.status_bar.set_lease(message.text, message.acting)
+
+    def on_hosts_changed(self, message: HostsChanged) -> None:
+        """Several hosts: the bar names each one's state; a host away keeps its panes listed."""
+        self.hosts = {state.name: state for state in message.states}
+        self.status_bar.set_hosts(message.states)
+        self._show_details()
 
     def on_backend_problem(self, message: BackendProblem) -> None:
         """Keep a backend's problem (problems screen, status-bar count) and show it; while tmux
@@ -483,6 +493,7 @@ class NbsApp(App[int]):
             list(self.history.get(pane_id, ())),
             self.last_change.get(pane_id),
             self.clock(),
+            self.hosts.get(pane.host) if pane is not None and pane.host else None,
         )
 
     # -- the frame and the clock -----------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from nbs_tui.claude.watcher import ClaudeFacts
+from nbs_tui.core.hosts import HostState
 from nbs_tui.core.lease import LeaseValue, describe_holder
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.pane_state import HistoryEntry, PaneStatus
@@ -25,6 +26,7 @@ from nbs_tui.messages import (
     ClaudeSignalsChanged,
     ConnectionChanged,
     FleetChanged,
+    HostsChanged,
     LeaseChanged,
     PaneStatusChanged,
 )
@@ -105,6 +107,9 @@ class FleetBridge:
 
     def lease_changed(self, holder: LeaseValue, acting: bool) -> None:
         self._app.post_message(LeaseChanged(describe_holder(holder, acting), acting))
+
+    def hosts_changed(self, states: tuple[HostState, ...]) -> None:
+        self._app.post_message(HostsChanged(states))
 
     def drain(self) -> set[PaneId]:
         with self._lock:

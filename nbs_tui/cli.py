@@ -168,15 +168,11 @@ def _install_log() -> None:
 
 def _run_dashboard(settings: Settings, headless: bool) -> int:
     hosts = settings.watched_hosts()
-    if len(hosts) > 1:
-        raise UsageError(
-            f"watching several hosts at once ({', '.join(h.name for h in hosts)}) is not built yet: "
-            "choose one with --host"
-        )
-    if hosts[0].is_local:
+    if any(h.is_local for h in hosts):
         _require_tmux()
-        _require_server(settings)
-    elif shutil.which("ssh") is None:
+        if len(hosts) == 1:  # with several, a local server away is that host's state, not a stop
+            _require_server(settings)
+    if not all(h.is_local for h in hosts) and shutil.which("ssh") is None:
         raise RuntimeError("ssh is not installed: install OpenSSH's client to watch another host")
     _install_log()
     if headless:

@@ -25,12 +25,12 @@ from typing import Protocol
 from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.actions import ActionResult, Operator, summarize
 from nbs_tui.config import Settings
+from nbs_tui.core.hosts import split_pane_id
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.needs_you import NeedsYouEntry, NeedsYouQueue
 from nbs_tui.core.pane_state import PaneState
 from nbs_tui.core.sidecar import SidecarStatus
-from nbs_tui.runtime import Runtime
-from nbs_tui.sidecar_runner import SidecarRunner
+from nbs_tui.runtime import Runtime, SidecarView
 from nbs_tui.tmux.jump import Jumper, JumpResult
 from nbs_tui.tmux.operate import TmuxCommands
 
@@ -56,8 +56,8 @@ class _SidecarProxy:
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
 
-    def _runner(self) -> SidecarRunner:
-        runner = self._runtime.sidecar
+    def _runner(self) -> SidecarView:
+        runner = self._runtime.sidecar_view
         if runner is None:
             raise KeyError("no sidecar is running")
         return runner
@@ -77,7 +77,7 @@ class _SidecarProxy:
         self._runner().set_plan_auto(pane_id, enabled)
 
     def note_operator_input(self, pane_id: PaneId) -> None:
-        runner = self._runtime.sidecar
+        runner = self._runtime.sidecar_view
         if runner is not None:
             runner.note_operator_input(pane_id)
 
@@ -112,7 +112,9 @@ class OperatorController:
         self.clock = clock
         self.action_log = ActionLog(settings.action_log)
         hosts = settings.watched_hosts()
-        self.jumper = Jumper(settings.server, host=hosts[0] if len(hosts) == 1 else None)
+        self.jumpers = {h.name: Jumper(h.server if len(hosts) > 1 else settings.server, host=h) for h in hosts}
+        """One per watched host: a pane is jumped to on its own host (`jumper_for`)."""
+        self.jumper = self.jumpers[hosts[0].name] if len(hosts) == 1 else Jumper(settings.server)
         self.needs_you = NeedsYouQueue(idle_threshold=settings.needs_you_idle, clock=clock)
         self.marked: set[PaneId] = set()
         """Panes marked for broadcast."""
@@ -171,6 +173,8 @@ class OperatorController:
             proxy = _SidecarProxy(self.runtime)
             runner = getattr(fleet, "runner", None)  # tmux on another host: its commands go there too
             tmux = TmuxCommands(self.settings.server, runner=runner) if getattr(runner, "remote", False) else None
+            if self.runtime.hosts is not None:  # several hosts: each pane's on its own
+                tmux = self.runtime.hosts.tmux
             self._operator = Operator(
                 fleet, self.action_log, server=self.settings.server, tmux=tmux, poller=proxy, controls=proxy
             )
@@ -193,7 +197,8 @@ class OperatorController:
         op = self.ready(pane)
         if op is None:
             return
-        plan = self.jumper.plan(pane.pane_id)
+        jumper, raw = self.jumper_for(pane.pane_id)
+        plan = jumper.plan(raw)
 
         def job() -> None:
             gone = op.check_pane(pane)
@@ -202,7 +207,7 @@ class OperatorController:
                 self.report([ActionResult(pane.pane_id, pane.target, "jump", plan.mode, Outcome.SKIPPED, gone)], "Jump")
                 return
             if plan.mode == "switch":
-                result = self.jumper.switch(pane.pane_id)
+                result = jumper.switch(raw)
                 op.record_jump(pane, "switch-client", Outcome.SENT if result.ok else Outcome.FAILED, result.message)
                 self.view.notify_operator(result.message, "Jump", "information" if result.ok else "error", 5)
             else:
@@ -210,12 +215,21 @@ class OperatorController:
 
         self.submit(job)
 
+    def jumper_for(self, pane_id: PaneId) -> tuple[Jumper, PaneId]:
+        """The jumper of the pane's host and the pane's id on that host's server."""
+        if len(self.jumpers) < 2:
+            return self.jumper, pane_id
+        host, raw = split_pane_id(pane_id)
+        return self.jumpers.get(host, self.jumper), raw
+
     def attach_argv(self, pane: PaneInfo) -> list[str]:
-        return list(self.jumper.attach_plan(pane.pane_id).argv)
+        jumper, raw = self.jumper_for(pane.pane_id)
+        return list(jumper.attach_plan(raw).argv)
 
     def attach(self, pane: PaneInfo) -> JumpResult:
         """Attach to ``pane`` in this terminal until the operator detaches (the UI is suspended)."""
-        return self.jumper.attach(pane.pane_id)
+        jumper, raw = self.jumper_for(pane.pane_id)
+        return jumper.attach(raw)
 
     def attached(self, pane: PaneInfo, result: JumpResult | None, why_not: str = "") -> None:
         """Record an attach: its result, or why it could not happen."""
@@ -350,7 +364,7 @@ class OperatorController:
         switched()
 
     def _sidecar_status(self, pane_id: PaneId) -> SidecarStatus | None:
-        runner = self.runtime.sidecar
+        runner = self.runtime.sidecar_view
         return runner.status(pane_id) if runner is not None else None
 
     # -- needs you -------------------------------------------------------------------------------
@@ -379,7 +393,7 @@ class OperatorController:
 
     def _escalated(self) -> dict[PaneId, str]:
         """Agents the sidecar's stuck watch gave up nudging."""
-        runner = self.runtime.sidecar
+        runner = self.runtime.sidecar_view
         return dict(runner.escalated()) if runner is not None else {}
 
     def label(self, pane_id: PaneId) -> str:

@@ -18,7 +18,10 @@ plus ``start``/``stop``, ``connection`` (tmux lost or back), one ``error`` line 
 a backend reports (with its ``source``: ``tmux``, ``sidecar``, ``control plane``, ``Claude Code
 signals``; the same goes to the log file), and the control plane's events (``registry-changed``,
 ``pause-changed``, ``poll-interval``, ``control-history``, ``control-error``), and ``lease`` when the
-server's sidecar lease changes hands (``acting``: this process now acts; docs/lease.md). SIGINT and
+server's sidecar lease changes hands (``acting``: this process now acts; docs/lease.md). With
+several hosts, pane ids of a host other than this one are qualified (``"pane": "hosta:%3"``) and
+each host's connection and lease is one ``host`` line when it changes (``connection`` then says
+only whether any host is connected). SIGINT and
 SIGTERM stop it cleanly
 (exit status 0); every thread is joined. The backends are built and run by
 `nbs_tui.runtime.Runtime`, as in the dashboard.
@@ -36,6 +39,7 @@ from typing import IO, Any
 
 from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.config import Settings
+from nbs_tui.core.hosts import HostState
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.files.control_plane import ControlEvent, event_as_json
@@ -67,6 +71,7 @@ class _Events:
 
     def __init__(self, emit: _Printer) -> None:
         self.emit = emit
+        self._hosts: dict[str, HostState] = {}
 
     def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
         pass
@@ -90,6 +95,16 @@ class _Events:
 
     def problem(self, source: str, message: str) -> None:
         self.emit({"event": "error", "pane": "", "source": source, "message": message})
+
+    def hosts_changed(self, states: tuple[HostState, ...]) -> None:
+        """Several hosts: one line for each host whose connection or lease changed."""
+        for state in states:
+            if self._hosts.get(state.name) != state:
+                self._hosts[state.name] = state
+                self.emit(
+                    {"event": "host", "pane": "", "host": state.name, "connected": state.connected,
+                     "message": state.message, "lease": state.lease, "acting": state.acting}
+                )  # fmt: skip
 
     def lease_changed(self, holder: LeaseValue, acting: bool) -> None:
         """Who holds the sidecar lease of this server (docs/lease.md)."""

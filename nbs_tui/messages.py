@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from nbs_tui.core.hosts import HostState
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.pane_state import ClaudeFacts, HistoryEntry, PaneStatus, RawFacts, fuse_claude
 
@@ -76,6 +77,13 @@ class LeaseChanged(Message):
     text: str
     acting: bool
     """This dashboard holds it (it acts); False: a viewer."""
+
+
+@dataclass
+class HostsChanged(Message):
+    """Several hosts watched: each one's connection and lease (`nbs_tui.multihost`)."""
+
+    states: tuple[HostState, ...]
 
 
 @dataclass

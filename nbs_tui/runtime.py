@@ -28,6 +28,11 @@ place, `Runtime.decide_role`; the other backends run either way. With a real tmu
 sidecar also takes part in the server's lease (docs/lease.md, `RuntimeOptions.lease`): it
 always detects, and acts only while this process holds the lease; every other process watching
 the same server is a viewer. The lease starts before the sidecar and is released after it.
+
+Several hosts (``--host`` twice, or a ``[[hosts]]`` table of more than one): a `Runtime` per host,
+each with its own fleet, lease and sidecar, behind one fleet and one sidecar view of qualified
+pane ids (`nbs_tui.multihost`); `fleet` is then that composite, `sidecar` None (use
+`sidecar_view`), `hosts` the per-host runtimes.
 """
 
 from __future__ import annotations
@@ -38,10 +43,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
 from nbs_tui.config import Settings
+from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.files.control_plane import ControlEvent, ControlPlane
@@ -50,6 +56,11 @@ from nbs_tui.sidecar_lease import SidecarLease
 from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
 from nbs_tui.tmux.port import FleetListener, FleetPort
 from nbs_tui.tmux.runner import TmuxRunner
+
+if TYPE_CHECKING:
+    from nbs_tui.core.sidecar import SidecarStatus
+    from nbs_tui.multihost import HostsRuntime
+    from nbs_tui.sidecar_runner import SidecarSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +106,25 @@ class LeaseListener(Protocol):
     def lease_changed(self, holder: LeaseValue, acting: bool) -> None:
         """The lease holder changed (``holder``: None when free); ``acting``: it is this process.
         Called on the lease's thread."""
+
+
+class SidecarView(Protocol):
+    """What the app and the operator ask of the sidecar: one `SidecarRunner`, or every host's."""
+
+    @property
+    def snapshot(self) -> SidecarSnapshot: ...
+
+    def force_poll(self, pane_id: PaneId) -> tuple[bool, str]: ...
+
+    def set_poll_enabled(self, pane_id: PaneId, enabled: bool | None) -> None: ...
+
+    def set_plan_auto(self, pane_id: PaneId, enabled: bool) -> None: ...
+
+    def note_operator_input(self, pane_id: PaneId) -> None: ...
+
+    def status(self, pane_id: PaneId) -> SidecarStatus | None: ...
+
+    def escalated(self) -> dict[PaneId, str]: ...
 
 
 class LeaseMode(enum.Enum):
@@ -192,6 +222,8 @@ class Runtime:
         self.claude: ClaudeSignals | None = None
         self.sidecar: SidecarRunner | None = None
         self.lease: SidecarLease | None = None
+        self.hosts: HostsRuntime | None = None
+        """The per-host runtimes when several hosts are watched (module docstring)."""
         self.role = SidecarRole.OFF
         self._built = False
         self._started: list[tuple[str, Callable[[], None]]] = []
@@ -212,6 +244,10 @@ class Runtime:
             return
         self._built = True
         options = self.options
+        hosts = self.settings.watched_hosts() if options.fleet_factory is None else ()
+        if len(hosts) > 1:
+            self._build_hosts(hosts)
+            return
         if options.control_plane:
             self.control_plane = self._try(
                 "control plane", lambda: ControlPlane(self.settings, self.listener.control_event, problem=self.problem)
@@ -247,6 +283,22 @@ class Runtime:
                     clock=options.clock, wall=options.wall, signals=self.claude, lease=self.lease,
                 ),
             )
+
+    def _build_hosts(self, hosts: Sequence[HostSpec]) -> None:
+        from nbs_tui.multihost import HostsRuntime
+
+        self.hosts = HostsRuntime(self, hosts)
+        local = self.hosts.local
+        if local is not None:  # this machine's files are read by the local host's runtime
+            self.control_plane, self.claude = local.control_plane, local.claude
+        self.fleet = self.hosts.fleet
+        acting = any(rt.role is SidecarRole.ACT for _h, rt in self.hosts.runtimes.values())
+        self.role = SidecarRole.ACT if acting else SidecarRole.OFF
+
+    @property
+    def sidecar_view(self) -> SidecarView | None:
+        """The sidecar as the app and the operator ask it (every host's, with several)."""
+        return self.hosts.sidecar if self.hosts is not None else self.sidecar
 
     def problem(self, source: str, message: str) -> None:
         """The one problem sink (module docstring); any thread, never raises."""
@@ -347,6 +399,10 @@ class Runtime:
         with self._lock:
             if self._stopping.is_set():
                 return
+            if self.hosts is not None:  # each host starts (and fails) on its own
+                self.hosts.start()
+                self._started.append(("hosts", self.hosts.stop))
+                return
             if self.control_plane is not None:
                 if self.lease is not None:  # inboxes are applied by the lease holder only
                     self.control_plane.set_acting(False)
@@ -391,6 +447,8 @@ class Runtime:
 
     def wait_started(self, timeout: float) -> bool:
         """Block until the sidecar was started (or will never be); for tests and benchmarks."""
+        if self.hosts is not None:
+            return self.hosts.wait_started(timeout)
         starter = self._starter
         if starter is not None:
             starter.join(timeout)

@@ -3,7 +3,7 @@
 A query is words separated by spaces; every word must match (AND), case-insensitively.
 ``session:api`` (``s:``), ``project:web`` (``p:``), ``name:review`` (``n:``; the pane title,
 window name or ``session:window.pane``), ``state:idle`` (``st:``; ``state:needs`` matches every
-state that waits on a person). A bare word matches any of those fields. A word with an unknown
+state that waits on a person), ``host:hosta`` (``h:``; the watched host, with several). A bare word matches any of those fields. A word with an unknown
 ``key:`` is matched as a bare word, so ``%12`` or ``a:1.0`` still find a pane.
 """
 
@@ -23,13 +23,15 @@ KEYS = {
     "n": "name",
     "state": "state",
     "st": "state",
+    "host": "host",
+    "h": "host",
 }
 
 
 @dataclass(frozen=True, slots=True)
 class Term:
     field: str | None
-    """``session``, ``project``, ``name``, ``state``, or None for any."""
+    """``session``, ``project``, ``name``, ``state``, ``host``, or None for any."""
     value: str
 
 
@@ -69,6 +71,7 @@ def _fields(pane: PaneInfo, state: AgentState | None) -> dict[str, list[str]]:
         "project": [_project(pane), pane.current_path],
         "name": [pane.title, pane.window_name, pane.target, pane.pane_id],
         "state": [state.value] if state is not None else [],
+        "host": [pane.host] if pane.host else [],
     }
 
 

@@ -10,6 +10,10 @@ Rules:
   ``~/.ssh/config``), which then needs no entry;
 * without ``--host``, the ``[[hosts]]`` entries are watched when there are any, else this machine;
 * ``-L``/``-S`` choose the tmux server on every host that does not name its own socket.
+
+Pane ids with several hosts: tmux numbers panes per server, so two hosts both have a ``%3``. The
+local host's panes keep their ids (``%3``: hooks and status files name them so); every other
+host's are qualified, ``hosta:%3`` (a host name has no ``:``). With one host, nothing changes.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.model import PaneId, ServerAddress
 
 LOCAL = "local"
 """The host name of this machine (its tmux runs without ssh)."""
@@ -146,3 +150,29 @@ def choose_hosts(
         h if h.socket_name or h.socket_path else replace(h, socket_name=server.socket_name, socket_path=server.socket_path)
         for h in picked
     )
+
+
+def qualify_pane_id(host: HostSpec, pane_id: PaneId) -> PaneId:
+    """The id of ``host``'s pane ``pane_id`` in a dashboard of several hosts (module docstring)."""
+    return pane_id if host.is_local else f"{host.name}:{pane_id}"
+
+
+def split_pane_id(pane_id: PaneId) -> tuple[str, PaneId]:
+    """(host name, the id on that host's server); ``LOCAL`` for an unqualified id."""
+    host, sep, raw = pane_id.rpartition(":")
+    return (host, raw) if sep else (LOCAL, pane_id)
+
+
+@dataclass(frozen=True, slots=True)
+class HostState:
+    """One watched host as the status bar and ``--headless`` tell it."""
+
+    name: str
+    connected: bool | None = None
+    """None: not answered yet."""
+    message: str = ""
+    """Why it is away (or how it connected)."""
+    lease: str = ""
+    """Who acts as its sidecar (`nbs_tui.core.lease.describe_holder`); empty: no lease in use."""
+    acting: bool = False
+    """This process holds that host's lease."""

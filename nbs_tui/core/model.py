@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 PaneId = str
-"""A tmux pane id such as ``%12``: unique on its server for the server's lifetime."""
+"""A tmux pane id such as ``%12``: unique on its server for the server's lifetime. With several
+hosts watched at once, a pane of another machine is ``HOST:%12`` (`nbs_tui.core.hosts`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,11 +55,15 @@ class PaneInfo:
     active: bool = False
     dead: bool = False
     is_agent: bool = False
+    host: str = ""
+    """The watched host it is on, when several are watched (empty: the only one)."""
 
     @property
     def target(self) -> str:
-        """``session:window.pane``, the name a person reads."""
-        return f"{self.session_name}:{self.window_index}.{self.pane_index}"
+        """``session:window.pane`` (``host:session:window.pane`` with several hosts), the name a
+        person reads."""
+        where = f"{self.session_name}:{self.window_index}.{self.pane_index}"
+        return f"{self.host}:{where}" if self.host else where
 
 
 class AgentState(StrEnum):

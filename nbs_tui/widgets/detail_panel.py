@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from nbs_tui.core.hosts import HostState
 from nbs_tui.core.model import PaneInfo
 from nbs_tui.messages import ClaudeFacts, HistoryEntry, PaneStatus
 from nbs_tui.widgets.fleet_list import format_duration, quiet_start, state_text
@@ -47,7 +48,9 @@ class DetailPanel(Static):
         history: Sequence[HistoryEntry],
         changed_at: float | None,
         now: float,
+        host: HostState | None = None,
     ) -> None:
+        """``host``: the state of the pane's host, when several are watched."""
         if pane is None:
             key: object = None
             if key != self._key or self._key is None:
@@ -57,7 +60,7 @@ class DetailPanel(Static):
         quiet_since = quiet_start(status, changed_at)
         idle = format_duration(now - quiet_since) if quiet_since is not None else None
         poll = format_duration(status.next_poll_at - now) if status and status.next_poll_at is not None else None
-        key = (pane, status, facts, tuple(history[-8:]), idle, poll)
+        key = (pane, status, facts, tuple(history[-8:]), idle, poll, host)
         if key == self._key:
             return
         self._key = key
@@ -67,6 +70,11 @@ class DetailPanel(Static):
         table.add_column(style="bold", no_wrap=True)
         table.add_column(overflow="fold")
         table.add_row("pane", f"{pane.pane_id}  {pane.target}  {pane.width}×{pane.height}" + ("  (dead)" if pane.dead else ""))
+        if host is not None:
+            if host.connected is False:
+                table.add_row("host", Text(f"{host.name} offline, last view kept: {host.message}", style="bold red"))
+            else:
+                table.add_row("host", f"{host.name}" + (f"  ⚑ {host.lease}" if host.lease else ""))
         table.add_row("title", pane.title or "—")
         table.add_row("command", f"{pane.current_command}  pid {pane.pid}")
         table.add_row("folder", pane.current_path or "—")

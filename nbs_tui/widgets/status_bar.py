@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from rich.text import Text
 from textual.widgets import Static
 
+from nbs_tui.core.hosts import HostState
 from nbs_tui.core.model import AgentState
 from nbs_tui.widgets.fleet_list import STATE_STYLES
 
@@ -34,6 +35,8 @@ class StatusBar(Static):
         self.problems = 0
         self.lease: tuple[str, bool] | None = None
         """(who holds the sidecar lease, whether it is this dashboard); None: no lease in use."""
+        self.hosts: tuple[HostState, ...] = ()
+        """Several hosts watched: each one's connection (and whether this dashboard acts there)."""
 
     def on_mount(self) -> None:
         self._redraw()
@@ -69,6 +72,11 @@ class StatusBar(Static):
             self.lease = (text, acting)
             self._redraw()
 
+    def set_hosts(self, states: tuple[HostState, ...]) -> None:
+        if states != self.hosts:
+            self.hosts = states
+            self._redraw()
+
     def _redraw(self) -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("nbs-tui", style="bold")
@@ -81,6 +89,12 @@ class StatusBar(Static):
             text.append("● connected", style="green")
         else:
             text.append("✖ disconnected", style="bold red")
+        for host in self.hosts:
+            mark, style = ("◌", "yellow") if host.connected is None else ("●", "green") if host.connected else ("✖", "bold red")
+            text.append("  ")
+            text.append(f"{mark} {host.name}" + ("" if host.connected is not False else " offline"), style=style)
+            if host.acting:
+                text.append(" ⚑", style="green")
         if self.problems:  # next to the connection: an ellipsis must not hide it
             text.append("  ")
             text.append(f" ⚠ {self.problems} problem{'' if self.problems == 1 else 's'} ", style="bold white on red")

@@ -80,8 +80,3 @@ def test_headless_on_an_unreachable_host_says_why_in_one_line(ssh_lab: SshLab, t
     finally:
         _stop(proc)
 
-
-def test_several_hosts_at_once_are_refused_for_now(ssh_lab: SshLab, tmp_path: Path) -> None:
-    proc, _ = _headless(ssh_lab, tmp_path, "--host", "hosta", "--host", "hostb")
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 4 and "several hosts at once (hosta, hostb) is not built yet" in err, err

@@ -38,3 +38,15 @@ def test_state_words() -> None:
     needs = FleetFilter.parse("state:needs")
     assert needs.matches(API, AgentState.QUESTION) and not needs.matches(API, AgentState.PLAN)
     assert needs.describe() == "state:needs"
+
+
+def test_host_filter_matches_the_panes_host_only() -> None:
+    from dataclasses import replace
+
+    a = replace(pane("api", 0, "t", "/w/api", "hosta:%1"), host="hosta")
+    b = replace(pane("api", 0, "t", "/w/api", "hostb:%1"), host="hostb")
+    one = pane("api", 0, "t", "/w/api")  # one host watched: no host to match
+    assert [p.pane_id for p in (a, b, one) if FleetFilter.parse("host:hostb").matches(p)] == ["hostb:%1"]
+    assert [p.pane_id for p in (a, b, one) if FleetFilter.parse("h:HOSTA").matches(p)] == ["hosta:%1"]
+    assert FleetFilter.parse("host:hosta").describe() == "host:hosta"
+    assert a.target == "hosta:api:0.0" and one.target == "api:0.0"

@@ -73,3 +73,13 @@ def test_the_config_file_holds_hosts_and_flags_choose(tmp_path: Path) -> None:
         load_settings(path, environ={})
     with pytest.raises(ConfigError, match="--host"):
         load_settings(None, environ={}, host_choice=("a b",))
+
+
+def test_pane_ids_of_other_hosts_are_qualified_and_split_back() -> None:
+    from nbs_tui.core.hosts import LOCAL, qualify_pane_id, split_pane_id
+
+    far = HostSpec("hosta", "user@box")
+    assert qualify_pane_id(far, "%3") == "hosta:%3"
+    assert qualify_pane_id(HostSpec(LOCAL), "%3") == "%3"  # hooks and status files name local panes so
+    assert split_pane_id("hosta:%3") == ("hosta", "%3")
+    assert split_pane_id("%3") == (LOCAL, "%3")

@@ -1,0 +1,155 @@
+"""Several hosts in one dashboard (issue 12): a runtime per host behind qualified pane ids
+(``hosta:%3``). Both hosts mirrored and steered from one app, each host's sidecar acting under its
+own server's lease, and a host that is unreachable or dies never holding up the other."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import TextArea
+
+from nbs_tui.app import create_app
+from nbs_tui.config import Settings
+from nbs_tui.core.fleet_filter import FleetFilter
+from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.lease import LEASE_OPTION
+from tests.app.helpers import wait_for as pilot_wait
+from tests.app.test_actions import SIZE, records
+from tests.remote.conftest import SshLab
+from tests.remote.helpers import new_session
+from tests.tmux.fleet_helpers import wait_for
+from tests.tmux.test_sidecar_runner import write_fake_claude
+
+REPO = Path(__file__).resolve().parents[2]
+CAT = "stty -echo; touch {out}.ready; cat > {out}; touch {out}.done; exec sleep 600"
+
+
+def _cat(lab: SshLab, alias: str, out: Path) -> str:
+    return new_session(lab.hosts[alias], "work", "sh -c " + shlex.quote(CAT.format(out=shlex.quote(str(out)))))
+
+
+async def test_two_hosts_in_one_dashboard_mirrored_steered_and_filtered(ssh_lab: SshLab, tmp_path: Path) -> None:
+    out_a, out_b = tmp_path / "a.txt", tmp_path / "b.txt"
+    pane_a, pane_b = _cat(ssh_lab, "hosta", out_a), _cat(ssh_lab, "hostb", out_b)
+    assert pane_a == pane_b  # two servers number their panes alike: only the host tells them apart
+    settings = Settings(
+        hosts=(HostSpec("hosta", "hosta", ssh_lab.ssh_options), HostSpec("hostb", "hostb", ssh_lab.ssh_options)),
+        action_log=tmp_path / "state" / "actions.log",
+        hook_spool=tmp_path / "state" / "hooks.jsonl",
+        claude_home=tmp_path / "claude-home",
+    )
+    app = create_app(settings, control_plane=False)
+    async with app.run_test(size=SIZE) as pilot:
+        qa, qb = f"hosta:{pane_a}", f"hostb:{pane_b}"
+        await pilot_wait(pilot, lambda: {qa, qb} <= set(app.pane_by_id), 30, "both hosts' panes listed")
+        assert app.pane_by_id[qa].host == "hosta" and app.pane_by_id[qa].target.startswith("hosta:work:")
+        await pilot_wait(pilot, lambda: {s.name: s.connected for s in app.hosts.values()} == {"hosta": True, "hostb": True},
+                         30, "both hosts connected")  # fmt: skip
+        bar = str(app.status_bar.render())
+        assert "● hosta" in bar and "● hostb" in bar, bar
+        for pane, out, text in ((qa, out_a, "to a\n"), (qb, out_b, "to b\n")):
+            app.select_pane(pane)
+            app.fleet_list.focus()
+            await pilot_wait(pilot, lambda pane=pane: app.selected_id == pane, what=f"{pane} selected")
+            await pilot_wait(pilot, lambda out=out: Path(f"{out}.ready").exists(), what="cat ready")
+            await pilot.press("i")
+            app.send_bar.query_one(TextArea).load_text(text)  # a newline: pasted over that host's ssh
+            await pilot.press("enter")
+            await pilot.press("escape")  # the send bar stays open after a send
+        await pilot_wait(pilot, lambda: len(records(app)) == 2, what="two sends logged")
+        for alias, pane, out in (("hosta", pane_a, out_a), ("hostb", pane_b, out_b)):
+            ssh_lab.hosts[alias].tmux("send-keys", "-t", pane, "C-d")
+            await pilot_wait(pilot, lambda out=out: out.read_text() != "", what=f"{alias} got its text {records(app)} {out_a.read_text()!r}")
+        assert out_a.read_text() == "to a\n" and out_b.read_text() == "to b\n"
+        # the mirror shows the selected pane of its own host
+        ssh_lab.hosts["hostb"].tmux("send-keys", "-t", pane_b, "-l", "")
+        # host: filter
+        app.fleet_list.set_filter(FleetFilter.parse("host:hostb"))
+        await pilot.pause()
+        assert [str(k.value) for k in app.fleet_list.rows] == [qb]
+        app.fleet_list.set_filter(FleetFilter.parse(""))
+        await pilot.pause()
+
+        # hostb dies for good: it is marked offline with its last view; hosta still takes keys
+        hostb_fleet = app.runtime.hosts.runtimes["hostb"][1].fleet if app.runtime.hosts else None
+        master = getattr(getattr(hostb_fleet, "runner", None), "master_pid", lambda: None)()
+        ssh_lab.hosts["hostb"].kill_sshd()
+        if master is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(master, signal.SIGKILL)
+        await pilot_wait(pilot, lambda: app.hosts["hostb"].connected is False, 30, "hostb offline")
+        assert qb in app.pane_by_id and app.hosts["hosta"].connected is True
+        assert "✖ hostb offline" in str(app.status_bar.render())
+        out_a2 = tmp_path / "a2.txt"
+        pane_a2 = new_session(ssh_lab.hosts["hosta"], "more", "sh -c " + shlex.quote(CAT.format(out=shlex.quote(str(out_a2)))))
+        qa2 = f"hosta:{pane_a2}"
+        await pilot_wait(pilot, lambda: qa2 in app.pane_by_id, 30, "a new pane of hosta listed")
+        app.select_pane(qa2)
+        assert app.selected_id == qa2
+        await pilot_wait(pilot, lambda: Path(f"{out_a2}.ready").exists(), what="cat ready")
+        await pilot.press("i")
+        app.send_bar.query_one(TextArea).load_text("still here\n")
+        await pilot.press("enter")
+        await pilot_wait(pilot, lambda: len(records(app)) == 3, what="third send logged")
+        ssh_lab.hosts["hosta"].tmux("send-keys", "-t", pane_a2, "C-d")
+        await pilot_wait(pilot, lambda: out_a2.read_text() == "still here\n", what="hosta still steered")
+        ssh_lab.hosts["hostb"].launch_sshd()  # for the lab's own teardown
+
+
+def test_headless_on_two_hosts_and_a_dead_one_acts_on_both(ssh_lab: SshLab, tmp_path: Path) -> None:
+    fake = write_fake_claude(tmp_path / "bin" / "claude")
+    logs = {alias: tmp_path / f"{alias}.log" for alias in ("hosta", "hostb")}
+    panes = {alias: new_session(ssh_lab.hosts[alias], "agents", f"{fake} idle {logs[alias]}", 120, 40) for alias in logs}
+    config = tmp_path / "nbs-tui.toml"
+    config.write_text(
+        "".join(
+            f'[[hosts]]\nname = "{alias}"\nssh = "{alias}"\nssh_options = ["-F", "{ssh_lab.config}"]\n\n'
+            for alias in ("hosta", "hostb", "hostrefused")
+        )
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nbs_tui", "--config", str(config), "--headless", "--poll-interval", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=REPO,
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
+    )  # fmt: skip
+    events: list[dict[str, Any]] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            events.append(json.loads(line))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        for alias, pane in panes.items():
+            qualified = f"{alias}:{pane}"
+            wait_for(
+                lambda q=qualified: any(e.get("event") == "poll" and e.get("pane") == q and e.get("result") == "submitted" for e in events),
+                45,
+            )
+        hosts = {e["host"]: e for e in events if e["event"] == "host"}
+        assert hosts["hosta"]["connected"] is True and hosts["hostb"]["connected"] is True, hosts
+        assert hosts["hosta"]["acting"] is True and hosts["hostb"]["acting"] is True, hosts
+        assert hosts["hostrefused"]["connected"] is False, hosts
+        assert "connection refused" in hosts["hostrefused"]["message"], hosts
+        for alias in panes:  # each host's sidecar holds that host's own lease
+            assert ssh_lab.hosts[alias].tmux("show-options", "-sqv", LEASE_OPTION).strip()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(20)
+        reader.join(5)
+    assert code == 0, proc.stderr.read() if proc.stderr else ""
+    for log in logs.values():
+        assert "SUBMIT /nbs-poll" in log.read_text()
+    for alias in panes:  # released on exit
+        wait_for(lambda alias=alias: not ssh_lab.hosts[alias].tmux("show-options", "-sqv", LEASE_OPTION).strip())
