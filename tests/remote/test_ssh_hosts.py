@@ -12,12 +12,14 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
+from textual.pilot import Pilot
 from textual.widgets import TextArea
 
-from nbs_tui.app import create_app
+from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet_filter import FleetFilter
 from nbs_tui.core.hosts import HostSpec
@@ -35,6 +37,31 @@ CAT = "stty -echo; touch {out}.ready; cat > {out}; touch {out}.done; exec sleep 
 
 def _cat(lab: SshLab, alias: str, out: Path) -> str:
     return new_session(lab.hosts[alias], "work", "sh -c " + shlex.quote(CAT.format(out=shlex.quote(str(out)))))
+
+
+async def _choose(app: NbsApp, pilot: Pilot[int], pane: str) -> None:
+    """Select ``pane`` and see the selection hold: a highlight still queued from an earlier fleet
+    update (the hosts' lists arrive apart) would otherwise move it back before the send."""
+    await pilot_wait(pilot, lambda: pane in app.pane_by_id, 30, f"{pane} listed")
+    app.fleet_list.focus()
+    deadline = time.monotonic() + 15
+    held = 0
+    while held < 3:
+        assert time.monotonic() < deadline, f"{pane} never stayed selected ({app.selected_id})"
+        if app.selected_id != pane:
+            app.select_pane(pane)
+            held = 0
+        await pilot.pause(0.05)  # lets queued messages in (a pause for CPU idle may never come)
+        held += app.selected_id == pane
+
+
+async def _send(app: NbsApp, pilot: Pilot[int], pane: str, text: str) -> None:
+    await _choose(app, pilot, pane)
+    await pilot.press("i")
+    assert app.send_bar.target == app.pane_by_id[pane].target  # the bar names the pane it sends to
+    app.send_bar.query_one(TextArea).load_text(text)  # a newline: pasted over that host's ssh
+    await pilot.press("enter")
+    await pilot.press("escape")  # the send bar stays open after a send
 
 
 async def test_two_hosts_in_one_dashboard_mirrored_steered_and_filtered(ssh_lab: SshLab, tmp_path: Path) -> None:
@@ -57,19 +84,13 @@ async def test_two_hosts_in_one_dashboard_mirrored_steered_and_filtered(ssh_lab:
         bar = str(app.status_bar.render())
         assert "● hosta" in bar and "● hostb" in bar, bar
         for pane, out, text in ((qa, out_a, "to a\n"), (qb, out_b, "to b\n")):
-            app.select_pane(pane)
-            app.fleet_list.focus()
-            await pilot_wait(pilot, lambda pane=pane: app.selected_id == pane, what=f"{pane} selected")
             await pilot_wait(pilot, lambda out=out: Path(f"{out}.ready").exists(), what="cat ready")
-            await pilot.press("i")
-            app.send_bar.query_one(TextArea).load_text(text)  # a newline: pasted over that host's ssh
-            await pilot.press("enter")
-            await pilot.press("escape")  # the send bar stays open after a send
+            await _send(app, pilot, pane, text)
         await pilot_wait(pilot, lambda: len(records(app)) == 2, what="two sends logged")
         for alias, pane, out in (("hosta", pane_a, out_a), ("hostb", pane_b, out_b)):
             ssh_lab.hosts[alias].tmux("send-keys", "-t", pane, "C-d")
             await pilot_wait(pilot, lambda out=out: out.read_text() != "", what=f"{alias} got its text {records(app)} {out_a.read_text()!r}")
-        assert out_a.read_text() == "to a\n" and out_b.read_text() == "to b\n"
+        assert (out_a.read_text(), out_b.read_text()) == ("to a\n", "to b\n"), records(app)
         # the mirror shows the selected pane of its own host
         ssh_lab.hosts["hostb"].tmux("send-keys", "-t", pane_b, "-l", "")
         # host: filter
@@ -91,17 +112,11 @@ async def test_two_hosts_in_one_dashboard_mirrored_steered_and_filtered(ssh_lab:
         assert "✖ hostb offline" in str(app.status_bar.render())
         out_a2 = tmp_path / "a2.txt"
         pane_a2 = new_session(ssh_lab.hosts["hosta"], "more", "sh -c " + shlex.quote(CAT.format(out=shlex.quote(str(out_a2)))))
-        qa2 = f"hosta:{pane_a2}"
-        await pilot_wait(pilot, lambda: qa2 in app.pane_by_id, 30, "a new pane of hosta listed")
-        app.select_pane(qa2)
-        assert app.selected_id == qa2
         await pilot_wait(pilot, lambda: Path(f"{out_a2}.ready").exists(), what="cat ready")
-        await pilot.press("i")
-        app.send_bar.query_one(TextArea).load_text("still here\n")
-        await pilot.press("enter")
+        await _send(app, pilot, f"hosta:{pane_a2}", "still here\n")
         await pilot_wait(pilot, lambda: len(records(app)) == 3, what="third send logged")
         ssh_lab.hosts["hosta"].tmux("send-keys", "-t", pane_a2, "C-d")
-        await pilot_wait(pilot, lambda: out_a2.read_text() == "still here\n", what="hosta still steered")
+        await pilot_wait(pilot, lambda: out_a2.read_text() == "still here\n", what=f"hosta still steered {records(app)[-1]} {out_a2.read_text()!r}")
         ssh_lab.hosts["hostb"].launch_sshd()  # for the lab's own teardown
 
 
