@@ -536,6 +536,8 @@ class NbsApp(App[int]):
             self.fleet.set_watched("grid", visible)
 
     def _clock(self) -> None:
+        lease = self.runtime.lease
+        self.status_bar.set_paused(lease is not None and lease.paused)
         if not self.panes:
             return
         self._refresh_statuses()
@@ -839,6 +841,19 @@ class NbsApp(App[int]):
             self.operator.ready(None)
         else:
             self.operator.toggle_poll(pane, self.fleet_list.redraw)
+
+    def action_toggle_sidecar_pause(self) -> None:
+        """The server-wide pause, through tmux (``@nbs_pause``): it holds for every view and for
+        whichever process holds the lease, on any host."""
+        lease = self.runtime.lease
+        if lease is None:
+            self.notify("no sidecar lease in use here: nothing to pause server-wide", severity="warning")
+            return
+        paused = not lease.paused
+        lease.set_paused(paused)
+        self.status_bar.set_paused(paused)
+        said = "paused: no polls or plan answers anywhere on this server" if paused else "resumed"
+        self.notify(f"sidecar {said}", title="Sidecar")
 
     def action_toggle_plan(self) -> None:
         pane = self.selected_pane()

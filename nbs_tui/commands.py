@@ -127,6 +127,12 @@ COMMANDS: tuple[Command, ...] = (
         "Turn plan-menu auto-select on or off for the selected pane (⊘a on its row when off)", show=False,
         palette="Toggle plan auto-select for the pane",
     ),
+    Command(
+        "sidecar.pause", "P", "toggle_sidecar_pause", "Pause sidecar",
+        "Pause or resume the sidecar for the whole tmux server (tmux option @nbs_pause: every view and "
+        "whichever process acts honour it; detection goes on)", show=False,
+        palette="Pause or resume the sidecar (server-wide)",
+    ),
     Command("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
     # keys a widget handles itself (help only)
     Command("list.move", "up,down", "", "", "List: move the cursor (the mirror follows)", key_display="↑ / ↓", bound=False, in_palette=False),

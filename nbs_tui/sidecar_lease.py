@@ -112,7 +112,9 @@ class SidecarLease:
         """Read the pause and every pane's switches (one tmux command); False if tmux failed
         (the last values are kept)."""
         try:
-            self.paused, self.panes = self.switches.read()
+            paused, self.panes = self.switches.read()
+            if not self.pending("", "pause"):  # a pause just asked for stays until tmux has it
+                self.paused = paused
         except (TmuxCommandError, TmuxUnavailable) as error:
             if not self._read_failed:
                 self._read_failed = True
@@ -170,7 +172,22 @@ class SidecarLease:
         self._submit(write)
 
     def set_paused(self, paused: bool) -> None:
-        self._submit(lambda: self.switches.set_paused(paused))
+        """The server-wide pause (``@nbs_pause``): every holder on any host honours it."""
+        self.paused = paused
+        key = ("", "pause")
+        with self._pending_lock:
+            self._pending[key] = self._pending.get(key, 0) + 1
+
+        def write() -> None:
+            try:
+                self.switches.set_paused(paused)
+            except (TmuxCommandError, TmuxUnavailable) as error:
+                self._problem(f"sidecar pause not written to tmux: {error}")
+            finally:
+                with self._pending_lock:
+                    self._pending[key] -= 1
+
+        self._submit(write)
 
     def request_poll(self, pane_id: PaneId, timeout: float = REQUEST_WAIT) -> tuple[bool, str]:
         """Ask the holder (possibly this process) for a poll now and wait for its answer."""

@@ -37,6 +37,8 @@ class StatusBar(Static):
         """(who holds the sidecar lease, whether it is this dashboard); None: no lease in use."""
         self.hosts: tuple[HostState, ...] = ()
         """Several hosts watched: each one's connection (and whether this dashboard acts there)."""
+        self.paused = False
+        """The server-wide sidecar pause (``@nbs_pause``) is on."""
 
     def on_mount(self) -> None:
         self._redraw()
@@ -77,6 +79,11 @@ class StatusBar(Static):
             self.hosts = states
             self._redraw()
 
+    def set_paused(self, paused: bool) -> None:
+        if paused != self.paused:
+            self.paused = paused
+            self._redraw()
+
     def _redraw(self) -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("nbs-tui", style="bold")
@@ -102,6 +109,9 @@ class StatusBar(Static):
             who, acting = self.lease
             text.append("  ")
             text.append(f"⚑ {who}", style="green" if acting else "yellow" if "no sidecar" in who else "dim")
+        if self.paused:
+            text.append("  ")
+            text.append(" ⏸ sidecar paused ", style="bold black on yellow")
         panes, agents, states = self._counts
         text.append(f"   {panes} panes · {agents} agents", style="")
         for state, count in states:

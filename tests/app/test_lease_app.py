@@ -36,3 +36,32 @@ async def test_status_bar_names_the_holder_and_the_dashboard_takes_over_when_it_
         other.stop(release=True)
         await wait_for(pilot, lambda: "sidecar: here" in widget_text(bar), what="this dashboard holding")
         assert app.runtime.lease.acting()
+
+
+async def test_pause_key_sets_the_server_option_from_any_view_and_every_view_shows_it(
+    session: libtmux.Session,
+) -> None:
+    """``P`` (sidecar.pause) writes ``@nbs_pause`` into tmux from the Control view; the status
+    bar says so; a pause lifted elsewhere (another view, a script) leaves the bar too."""
+    address = ServerAddress(socket_name=session.server.socket_name)
+    server = session.server
+
+    def pause_option() -> str:
+        out = server.cmd("show-options", "-sqv", "@nbs_pause").stdout
+        return out[0] if out else ""
+
+    app = create_app(Settings(server=address, service="off", lease_ttl=2.0))
+    async with app.run_test(size=SIZE) as pilot:
+        bar = app.query_one(StatusBar)
+        await wait_for(pilot, lambda: app.runtime.lease is not None and app.runtime.lease.acting(), what="holding")
+        assert "sidecar paused" not in widget_text(bar)
+        await pilot.press("3")  # the Control view: the key is the app's, not a pane's
+        await pilot.press("P")
+        await wait_for(pilot, lambda: pause_option() == "on", what="@nbs_pause set in tmux")
+        await wait_for(pilot, lambda: "sidecar paused" in widget_text(bar), what="paused in the status bar")
+        await pilot.press("1")
+        assert "sidecar paused" in widget_text(bar)
+        server.cmd("set-option", "-su", "@nbs_pause")  # lifted by another view or by hand
+        await wait_for(pilot, lambda: "sidecar paused" not in widget_text(bar), what="pause lifted in the bar")
+        await pilot.press("P")
+        await wait_for(pilot, lambda: pause_option() == "on", what="paused again from the list view")
