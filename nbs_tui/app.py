@@ -536,8 +536,7 @@ class NbsApp(App[int]):
             self.fleet.set_watched("grid", visible)
 
     def _clock(self) -> None:
-        lease = self.runtime.lease
-        self.status_bar.set_paused(lease is not None and lease.paused)
+        self.status_bar.set_paused(any(lease.paused for lease in self.runtime.leases()))
         if not self.panes:
             return
         self._refresh_statuses()
@@ -845,12 +844,13 @@ class NbsApp(App[int]):
     def action_toggle_sidecar_pause(self) -> None:
         """The server-wide pause, through tmux (``@nbs_pause``): it holds for every view and for
         whichever process holds the lease, on any host."""
-        lease = self.runtime.lease
-        if lease is None:
+        leases = self.runtime.leases()  # several hosts: each one's server
+        if not leases:
             self.notify("no sidecar lease in use here: nothing to pause server-wide", severity="warning")
             return
-        paused = not lease.paused
-        lease.set_paused(paused)
+        paused = not any(lease.paused for lease in leases)
+        for lease in leases:
+            lease.set_paused(paused)
         self.status_bar.set_paused(paused)
         said = "paused: no polls or plan answers anywhere on this server" if paused else "resumed"
         self.notify(f"sidecar {said}", title="Sidecar")

@@ -67,6 +67,10 @@ log = logging.getLogger(__name__)
 SEED_TIMEOUT = 5.0
 """The longest the sidecar waits for the fleet's first seed (a slow server only delays it)."""
 
+SERVICE_DELAY = 1.0
+"""Seconds after the fleet's first seed before ``service = "auto"`` may start the service: the
+dashboard draws its first frame in that time, unhindered (docs/lease.md)."""
+
 AUTO_SERVICE = True
 """Whether ``service = "auto"`` may start a detached service; the test suite turns it off so that
 no test leaves a background process behind (tests of the service opt back in)."""
@@ -231,6 +235,8 @@ class Runtime:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._starter: threading.Thread | None = None
+        self._seeded_at: float | None = None
+        """When (monotonic) the starter thread saw the fleet's first seed (or gave up waiting)."""
 
     # -- build -----------------------------------------------------------------------------
 
@@ -314,6 +320,12 @@ class Runtime:
             self.problem("sidecar", f"{event.pane_id} {event.message}".strip())
         self.listener.sidecar_event(event)
 
+    def leases(self) -> list[SidecarLease]:
+        """The sidecar lease of every tmux server watched (one per host with several hosts)."""
+        if self.hosts is not None:
+            return [rt.lease for _host, rt in self.hosts.runtimes.values() if rt.lease is not None]
+        return [self.lease] if self.lease is not None else []
+
     def lease_mode(self) -> LeaseMode:
         mode = self.options.lease
         if mode is None:
@@ -357,9 +369,15 @@ class Runtime:
                 heartbeat.contend = True
 
             heartbeat.on_vacant = ServiceStarter(
-                self.settings.server, self.settings.lease_ttl, problem, contend_after_all
+                self.settings.server, self.settings.lease_ttl, problem, contend_after_all,
+                ready=self._first_frame_done,
             ).vacant
         return SidecarLease(commands, heartbeat, on_problem=problem)
+
+    def _first_frame_done(self) -> bool:
+        """The fleet was seeded `SERVICE_DELAY` ago: the dashboard has drawn it by now."""
+        seeded = self._seeded_at
+        return seeded is not None and time.monotonic() - seeded >= SERVICE_DELAY
 
     def _holding_changed(self, holding: bool) -> None:
         if self.control_plane is not None:
@@ -440,6 +458,7 @@ class Runtime:
             left = deadline - time.monotonic()
             if left <= 0 or wait_seeded(min(left, 0.1)):
                 break
+        self._seeded_at = time.monotonic()
         with self._lock:  # `stop` holds it while it decides what runs: never start after that
             if self._stopping.is_set():
                 return
