@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from libtmux.test.retry import retry_until
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.runtime import LeaseMode, Runtime
-from nbs_tui.service import EXIT_NOT_RUNNING, _is_service
+from nbs_tui.service import EXIT_NOT_RUNNING, SERVICE_NICE, ServiceStarter, _is_service
 from tests.tmux.test_lease_headless import agent, submits
 from tests.unit.test_runtime import Recorder, settings
 
@@ -122,3 +123,33 @@ def test_a_dashboard_runtime_finding_no_holder_starts_the_service_which_outlives
     finally:
         assert cli(server, env, "stop").returncode == 0
     assert not _is_service(service)
+
+
+def test_the_service_is_not_started_before_the_dashboard_is_ready(tmp_path: Path) -> None:
+    """``ready()`` holds the start back (the dashboard's first frame first); once it says yes,
+    the start runs (here it fails at once: no such server, so ``give_up`` hears why)."""
+    ready = False
+    gave_up: list[str] = []
+    starter = ServiceStarter(
+        ServerAddress(socket_name=f"nbs-none-{os.getpid()}"), 2.0, lambda _m: None, gave_up.append,
+        ready=lambda: ready,
+    )
+    starter.vacant()
+    assert not any(t.name == "nbs-service-start" for t in threading.enumerate())
+    ready = True
+    starter.vacant()
+    assert retry_until(lambda: bool(gave_up), 30, raises=False)
+    assert "did not start" in gave_up[0]
+
+
+def test_the_service_runs_below_the_dashboards_priority(
+    server: libtmux.Server, session: libtmux.Session, tmp_path: Path
+) -> None:
+    env = service_env(tmp_path)
+    started = cli(server, env, "start")
+    assert started.returncode == 0, started.stderr
+    pid = service_pid(started.stdout)
+    try:
+        assert os.getpriority(os.PRIO_PROCESS, pid) >= os.getpriority(os.PRIO_PROCESS, 0) + SERVICE_NICE
+    finally:
+        assert cli(server, env, "stop").returncode == 0
