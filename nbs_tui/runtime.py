@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import enum
 import logging
+import shlex
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -70,6 +72,14 @@ SEED_TIMEOUT = 5.0
 SERVICE_DELAY = 1.0
 """Seconds after the fleet's first seed before ``service = "auto"`` may start the service: the
 dashboard draws its first frame in that time, unhindered (docs/lease.md)."""
+
+def not_installed(host: str) -> str:
+    """The one line a dashboard shows when it acts for a host that cannot run the service."""
+    return (
+        f"nbs-tui is not installed on {host}: this dashboard acts as its sidecar while it runs; "
+        f"install with pipx install nbs-tui there and set nbs_tui for the host"
+    )
+
 
 AUTO_SERVICE = True
 """Whether ``service = "auto"`` may start a detached service; the test suite turns it off so that
@@ -332,12 +342,34 @@ class Runtime:
             if self.options.fleet_factory is not None:
                 mode = LeaseMode.OFF
             else:
-                # A service on another host is not started over ssh yet: there the process
-                # contends itself, acting only while it runs (docs/remote.md).
-                remote = getattr(getattr(self.fleet, "runner", None), "remote", False)
-                auto = self.settings.service == "auto" and AUTO_SERVICE and not remote
+                # Another host's service is started there, over ssh, with the host's own
+                # nbs-tui; a host without one gets this process as its sidecar while it runs.
+                host = self._remote_host()
+                installed = host is None or bool(host.nbs_tui)
+                auto = self.settings.service == "auto" and AUTO_SERVICE and installed
                 mode = LeaseMode.SERVICE if auto else LeaseMode.CONTEND
         return mode
+
+    def _remote_host(self) -> HostSpec | None:
+        """The other host whose tmux server this runtime watches (None: this machine's)."""
+        runner = getattr(self.fleet, "runner", None)
+        if not getattr(runner, "remote", False):
+            return None
+        host = getattr(runner, "host", None)
+        return host if isinstance(host, HostSpec) else None
+
+    def _service_argv(self) -> list[str] | None:
+        """``nbs-tui service start`` for the watched server: here, or on its host through the
+        fleet's ssh (its ControlMaster); None when that host has no nbs-tui."""
+        server_args = self.settings.server.tmux_args()
+        host = self._remote_host()
+        if host is None:
+            return [sys.executable, "-m", "nbs_tui", *server_args, "service", "start"]
+        runner = getattr(self.fleet, "runner", None)
+        if not host.nbs_tui or runner is None:
+            return None
+        # the host's setting is a command for its shell, as written (``~/.local/bin/nbs-tui``)
+        return list(runner.ssh_argv(f"{host.nbs_tui} {shlex.join(['service', 'start', *server_args])}"))
 
     def _build_lease(self) -> SidecarLease | None:
         from nbs_tui.tmux.lease import LeaseHeartbeat
@@ -364,14 +396,31 @@ class Runtime:
         if mode is LeaseMode.SERVICE:
             from nbs_tui.service import ServiceStarter
 
+            far = self._remote_host()
+
             def contend_after_all(why: str) -> None:
-                problem(f"{why}: this dashboard acts itself while it runs")
+                if far is not None and ("not found" in why or "No such file" in why):
+                    problem(f"{not_installed(far.name)} ({why})")
+                else:
+                    problem(f"{why}: this dashboard acts itself while it runs")
                 heartbeat.contend = True
 
             heartbeat.on_vacant = ServiceStarter(
                 self.settings.server, self.settings.lease_ttl, problem, contend_after_all,
-                ready=self._first_frame_done,
+                ready=self._first_frame_done, argv=self._service_argv(),
             ).vacant
+        host = self._remote_host()
+        wanted = self.options.lease is None and self.settings.service == "auto" and AUTO_SERVICE
+        if mode is LeaseMode.CONTEND and host is not None and wanted:
+            said = threading.Event()
+
+            def acquired(_lease: object) -> None:  # a dashboard (auto) on a host without nbs-tui
+                self._holding_changed(True)
+                if not said.is_set():
+                    said.set()
+                    problem(not_installed(host.name))
+
+            heartbeat.on_acquired = acquired
         return SidecarLease(commands, heartbeat, on_problem=problem)
 
     def _first_frame_done(self) -> bool:

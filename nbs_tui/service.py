@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -226,9 +226,14 @@ class ServiceStarter:
         give_up: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
         ready: Callable[[], bool] = lambda: True,
+        argv: Sequence[str] | None = None,
     ) -> None:
         self.server = server
         self.ready = ready
+        self.argv = list(argv) if argv is not None else [
+            sys.executable, "-m", "nbs_tui", *server.tmux_args(), "service", "start"
+        ]
+        """``nbs-tui service start`` for the server: here, or ``ssh HOST nbs-tui service start``."""
         self.ttl = ttl
         self.problem = problem
         self.give_up = give_up
@@ -254,10 +259,11 @@ class ServiceStarter:
         threading.Thread(target=self._start, name="nbs-service-start", daemon=True).start()
 
     def _start(self) -> None:
-        argv = [sys.executable, "-m", "nbs_tui", *self.server.tmux_args(), "service", "start"]
         env = {k: v for k, v in os.environ.items() if k != "TMUX"}
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, check=False)
+            done = subprocess.run(
+                self.argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, env=env, check=False
+            )
         except (OSError, subprocess.TimeoutExpired) as error:
             why = str(error)
         else:
