@@ -28,6 +28,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
@@ -45,7 +46,7 @@ from nbs_tui.action_log import ActionRecord
 from nbs_tui.bridge import FleetBridge, MirrorDue
 from nbs_tui.claude.watcher import ClaudeSignals
 from nbs_tui.commands import COMMANDS, bindings, help_rows
-from nbs_tui.config import Settings
+from nbs_tui.config import ConfigError, Settings, save_setting
 from nbs_tui.controller import OperatorController
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.model import PaneId, PaneInfo
@@ -187,6 +188,7 @@ class NbsApp(App[int]):
         """Docked above the footer, hidden until the send bar or pass-through opens."""
         if settings.keymap:
             self.set_keymap(dict(settings.keymap))
+        self._apply_theme()
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -209,6 +211,28 @@ class NbsApp(App[int]):
             yield self.send_bar
             yield self.pass_through
         yield Footer()
+
+    # -- theme -----------------------------------------------------------------------------
+
+    def _apply_theme(self) -> None:
+        name = self.settings.theme
+        if name in self.available_themes:
+            self.theme = name
+        else:
+            self.runtime.problem(
+                "settings", f"unknown theme {name!r} in {self.settings.config_file}; using {self.theme}"
+            )
+
+    def watch_theme(self, theme: str) -> None:
+        """Keep the theme picked in the command palette for the next start: one line of the
+        config file changes, the rest of it (comments too) stays as the user wrote it."""
+        if theme == self.settings.theme:
+            return
+        self.settings = replace(self.settings, theme=theme)
+        try:
+            save_setting(self.settings.config_file, "theme", theme)
+        except ConfigError as error:
+            self.runtime.problem("settings", str(error))  # logged, listed and notified
 
     # -- lifecycle -------------------------------------------------------------------------
 
