@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import subprocess
 import sys
 import tempfile
 import time
@@ -89,9 +90,41 @@ async def shoot(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
                 await pilot.pause(0.5)
                 save("help")
                 await pilot.press("escape")
+            made.append(await shoot_viewer(demo, settings, out, size, agents))
         finally:
             demo.stop()
     return made
+
+
+async def shoot_viewer(demo: DemoFleet, settings: Settings, out: Path, size: tuple[int, int], agents: int) -> Path:
+    """A dashboard as a viewer: a ``--headless`` process holds the server's sidecar lease, and the
+    status bar names it (``sidecar: HOST pid N since HH:MM``)."""
+    holder = subprocess.Popen(
+        [sys.executable, "-m", "nbs_tui", *demo.server.tmux_args(), "--headless"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not demo.tmux("display-message", "-p", "#{@nbs_sidecar}").strip() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        app: NbsApp = create_app(settings)
+        async with app.run_test(size=size) as pilot:
+            await _wait(pilot, lambda: len(app.panes) > agents, 20, "the fleet")
+            await _wait(
+                pilot,
+                lambda: sum(1 for s in app.statuses.values() if s.state is not None) >= agents,
+                30,
+                "every agent's state",
+            )
+            bar = app.status_bar
+            await _wait(pilot, lambda: f"pid {holder.pid}" in str(bar.render()), 20, "the holder in the status bar")
+            await pilot.pause(1.0)
+            path = out / "viewer.svg"
+            app.save_screenshot(path.name, str(out))
+            return path
+    finally:
+        holder.terminate()
+        holder.wait(20)
 
 
 def main() -> int:
