@@ -283,6 +283,8 @@ class FleetList(DataTable[Text]):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
         key = event.row_key.value if event.row_key is not None else None
+        if key != self.selected_pane_id:
+            return  # stale: the cursor moved on (a rebuild, a select) before this arrived
         self.post_message(self.PaneHighlighted(key))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
