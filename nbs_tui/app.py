@@ -159,7 +159,11 @@ class NbsApp(App[int]):
         """The sidecar snapshot last shown (a new one is published each tick)."""
         self.control_view = ControlView(id="control-view")
         """Registry, chat and inbox of the control plane (the third view)."""
-        self.status_bar = StatusBar(settings.server.describe(), id="status")
+        hosts = settings.watched_hosts()
+        where = settings.server.describe() if len(hosts) == 1 else f"{len(hosts)} hosts"
+        if len(hosts) == 1 and not hosts[0].is_local:
+            where += f" on {hosts[0].name}"
+        self.status_bar = StatusBar(where, id="status")
         self.banner = Static("", id="banner")
         self.empty = Static("", id="empty")
         self.views = ContentSwitcher(initial="dashboard", id="views")
@@ -453,6 +457,8 @@ class NbsApp(App[int]):
         return self.pane_by_id.get(self.selected_id) if self.selected_id else None
 
     def on_fleet_list_pane_highlighted(self, message: FleetList.PaneHighlighted) -> None:
+        if message.pane_id != self.fleet_list.selected_pane_id:
+            return  # stale: the operator (or a select) moved on before it arrived
         self._select(message.pane_id)
 
     def on_fleet_list_pane_chosen(self, message: FleetList.PaneChosen) -> None:
