@@ -55,6 +55,11 @@ async def _choose(app: NbsApp, pilot: Pilot[int], pane: str) -> None:
         held += app.selected_id == pane
 
 
+def _mirrored(app: NbsApp, pane: str) -> str:
+    screen = app.fleet.screen(pane) if app.fleet is not None else None
+    return "\n".join(screen.text_lines()) if screen is not None else ""
+
+
 async def _send(app: NbsApp, pilot: Pilot[int], pane: str, text: str) -> None:
     await _choose(app, pilot, pane)
     await pilot.press("i")
@@ -87,16 +92,24 @@ async def test_two_hosts_in_one_dashboard_mirrored_steered_and_filtered(ssh_lab:
             await pilot_wait(pilot, lambda out=out: Path(f"{out}.ready").exists(), what="cat ready")
             await _send(app, pilot, pane, text)
         await pilot_wait(pilot, lambda: len(records(app)) == 2, what="two sends logged")
+        app.operator.broadcast([app.pane_by_id[qa], app.pane_by_id[qb]], text="both\n")  # across hosts
+        await pilot_wait(pilot, lambda: len(records(app)) == 4, what="the broadcast logged")
         for alias, pane, out in (("hosta", pane_a, out_a), ("hostb", pane_b, out_b)):
             ssh_lab.hosts[alias].tmux("send-keys", "-t", pane, "C-d")
             await pilot_wait(pilot, lambda out=out: out.read_text() != "", what=f"{alias} got its text {records(app)} {out_a.read_text()!r}")
-        assert (out_a.read_text(), out_b.read_text()) == ("to a\n", "to b\n"), records(app)
-        # the mirror shows the selected pane of its own host
-        ssh_lab.hosts["hostb"].tmux("send-keys", "-t", pane_b, "-l", "")
+        assert (out_a.read_text(), out_b.read_text()) == ("to a\nboth\n", "to b\nboth\n"), records(app)
+        # each host's pane mirrored when selected: the same pane id, each its own screen
+        shown = {alias: new_session(ssh_lab.hosts[alias], "shown", f"sh -c 'echo hello from {alias}; exec sleep 600'")
+                 for alias in ("hosta", "hostb")}  # fmt: skip
+        assert shown["hosta"] == shown["hostb"]
+        for alias, pane in shown.items():
+            await _choose(app, pilot, f"{alias}:{pane}")
+            await pilot_wait(pilot, lambda q=f"{alias}:{pane}", alias=alias: f"hello from {alias}" in _mirrored(app, q),
+                             what=f"{alias}'s pane mirrored")  # fmt: skip
         # host: filter
         app.fleet_list.set_filter(FleetFilter.parse("host:hostb"))
         await pilot.pause()
-        assert [str(k.value) for k in app.fleet_list.rows] == [qb]
+        assert sorted(str(k.value) for k in app.fleet_list.rows) == sorted([qb, f"hostb:{shown['hostb']}"])
         app.fleet_list.set_filter(FleetFilter.parse(""))
         await pilot.pause()
 
@@ -114,7 +127,7 @@ async def test_two_hosts_in_one_dashboard_mirrored_steered_and_filtered(ssh_lab:
         pane_a2 = new_session(ssh_lab.hosts["hosta"], "more", "sh -c " + shlex.quote(CAT.format(out=shlex.quote(str(out_a2)))))
         await pilot_wait(pilot, lambda: Path(f"{out_a2}.ready").exists(), what="cat ready")
         await _send(app, pilot, f"hosta:{pane_a2}", "still here\n")
-        await pilot_wait(pilot, lambda: len(records(app)) == 3, what="third send logged")
+        await pilot_wait(pilot, lambda: len(records(app)) == 5, what="the send after hostb died logged")
         ssh_lab.hosts["hosta"].tmux("send-keys", "-t", pane_a2, "C-d")
         await pilot_wait(pilot, lambda: out_a2.read_text() == "still here\n", what=f"hosta still steered {records(app)[-1]} {out_a2.read_text()!r}")
         ssh_lab.hosts["hostb"].launch_sshd()  # for the lab's own teardown
