@@ -3,15 +3,19 @@
 
     .venv/bin/python scripts/screenshots.py            # all of them, 160x48
     .venv/bin/python scripts/screenshots.py --size 200x56 --out /tmp/shots
+    .venv/bin/python scripts/screenshots.py --hosts   # only hosts.svg: two hosts over ssh
 
 It starts `DemoFleet` on a private tmux server (never your own), runs the app headless at a
-fixed size, waits until every agent shows a state, and saves one SVG per view.
+fixed size, waits until every agent shows a state, and saves one SVG per view. ``hosts.svg``
+watches two hosts through ssh: the test suite's ssh lab (tests/remote, needs openssh-server)
+with a demo fleet in each host's own tmux server.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import subprocess
 import sys
 import tempfile
@@ -23,7 +27,8 @@ sys.path.insert(0, str(REPO))
 
 from nbs_tui.app import NbsApp, create_app  # noqa: E402
 from nbs_tui.config import Settings  # noqa: E402
-from nbs_tui.core.model import AgentState  # noqa: E402
+from nbs_tui.core.hosts import HostSpec  # noqa: E402
+from nbs_tui.core.model import AgentState, ServerAddress  # noqa: E402
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
 
 
@@ -127,15 +132,54 @@ async def shoot_viewer(demo: DemoFleet, settings: Settings, out: Path, size: tup
         holder.wait(20)
 
 
+async def shoot_hosts(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
+    """Two hosts, hosta and hostb, in one dashboard (issue 12), listed host by host."""
+    from tests.remote.conftest import running_lab
+
+    with running_lab() as lab, tempfile.TemporaryDirectory(prefix="nbs-shots-") as tmp:
+        demos = []
+        try:
+            for seed, host in enumerate(lab.hosts.values(), 3):
+                # each host's own tmux server, where its sshd sessions find it
+                sock = host.tmux_tmpdir / f"tmux-{os.getuid()}" / "default"
+                sock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                demos.append(DemoFleet.start(agents=agents, server=ServerAddress(socket_path=str(sock)), seed=seed))
+            settings = Settings(
+                hosts=tuple(HostSpec(alias, alias, lab.ssh_options) for alias in lab.hosts),
+                hook_spool=Path(tmp) / "hooks.jsonl", service="off",
+            )  # fmt: skip
+            app: NbsApp = create_app(settings)
+            async with app.run_test(size=size) as pilot:
+                await _wait(pilot, lambda: len(app.panes) >= 2 * agents, 30, "both hosts' fleets")
+                await _wait(
+                    pilot,
+                    lambda: sum(1 for s in app.statuses.values() if s.state is not None) >= 2 * agents,
+                    40,
+                    "every agent's state",
+                )
+                agent = next((p.pane_id for p in app.panes if p.host == "hostb" and p.is_agent), None)
+                if agent is not None:
+                    app.select_pane(agent)
+                await pilot.pause(2.0)
+                app.save_screenshot("hosts.svg", str(out))
+        finally:
+            for demo in demos:
+                demo.stop()
+    return [out / "hosts.svg"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=REPO / "screenshots")
     parser.add_argument("--size", default="160x48", help="terminal size, COLSxROWS (default 160x48)")
     parser.add_argument("--agents", type=int, default=6)
+    parser.add_argument("--hosts", action="store_true", help="only hosts.svg (two hosts through the ssh lab)")
     args = parser.parse_args()
     columns, rows = (int(x) for x in args.size.lower().split("x"))
     args.out.mkdir(parents=True, exist_ok=True)
-    for path in asyncio.run(shoot(args.out, (columns, rows), args.agents)):
+    made = [] if args.hosts else asyncio.run(shoot(args.out, (columns, rows), args.agents))
+    made += asyncio.run(shoot_hosts(args.out, (columns, rows), max(3, args.agents // 2)))
+    for path in made:
         print(path)
     return 0
 
