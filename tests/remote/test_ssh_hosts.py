@@ -89,14 +89,22 @@ async def test_two_hosts_in_one_dashboard_mirrored_steered_and_filtered(ssh_lab:
         bar = str(app.status_bar.render())
         assert "● hosta" in bar and "● hostb" in bar, bar
         for pane, out, text in ((qa, out_a, "to a\n"), (qb, out_b, "to b\n")):
-            await pilot_wait(pilot, lambda out=out: Path(f"{out}.ready").exists(), what="cat ready")
+
+            def ready(out: Path = out) -> bool:
+                return Path(f"{out}.ready").exists()
+
+            await pilot_wait(pilot, ready, what="cat ready")
             await _send(app, pilot, pane, text)
         await pilot_wait(pilot, lambda: len(records(app)) == 2, what="two sends logged")
         app.operator.broadcast([app.pane_by_id[qa], app.pane_by_id[qb]], text="both\n")  # across hosts
         await pilot_wait(pilot, lambda: len(records(app)) == 4, what="the broadcast logged")
         for alias, pane, out in (("hosta", pane_a, out_a), ("hostb", pane_b, out_b)):
             ssh_lab.hosts[alias].tmux("send-keys", "-t", pane, "C-d")
-            await pilot_wait(pilot, lambda out=out: out.read_text() != "", what=f"{alias} got its text {records(app)} {out_a.read_text()!r}")
+
+            def got_text(out: Path = out) -> bool:
+                return out.read_text() != ""
+
+            await pilot_wait(pilot, got_text, what=f"{alias} got its text {records(app)} {out_a.read_text()!r}")
         assert (out_a.read_text(), out_b.read_text()) == ("to a\nboth\n", "to b\nboth\n"), records(app)
         # each host's pane mirrored when selected: the same pane id, each its own screen
         shown = {alias: new_session(ssh_lab.hosts[alias], "shown", f"sh -c 'echo hello from {alias}; exec sleep 600'")
@@ -104,8 +112,11 @@ async def test_two_hosts_in_one_dashboard_mirrored_steered_and_filtered(ssh_lab:
         assert shown["hosta"] == shown["hostb"]
         for alias, pane in shown.items():
             await _choose(app, pilot, f"{alias}:{pane}")
-            await pilot_wait(pilot, lambda q=f"{alias}:{pane}", alias=alias: f"hello from {alias}" in _mirrored(app, q),
-                             what=f"{alias}'s pane mirrored")  # fmt: skip
+
+            def mirrored(q: str = f"{alias}:{pane}", alias: str = alias) -> bool:
+                return f"hello from {alias}" in _mirrored(app, q)
+
+            await pilot_wait(pilot, mirrored, what=f"{alias}'s pane mirrored")
         # host: filter
         app.fleet_list.set_filter(FleetFilter.parse("host:hostb"))
         await pilot.pause()
@@ -161,10 +172,11 @@ def test_headless_on_two_hosts_and_a_dead_one_acts_on_both(ssh_lab: SshLab, tmp_
     try:
         for alias, pane in panes.items():
             qualified = f"{alias}:{pane}"
-            wait_for(
-                lambda q=qualified: any(e.get("event") == "poll" and e.get("pane") == q and e.get("result") == "submitted" for e in events),
-                45,
-            )
+
+            def submitted(q: str = qualified) -> bool:
+                return any(e.get("event") == "poll" and e.get("pane") == q and e.get("result") == "submitted" for e in events)
+
+            wait_for(submitted, 45)
         hosts = {e["host"]: e for e in events if e["event"] == "host"}
         assert hosts["hosta"]["connected"] is True and hosts["hostb"]["connected"] is True, hosts
         assert hosts["hosta"]["acting"] is True and hosts["hostb"]["acting"] is True, hosts
@@ -180,4 +192,8 @@ def test_headless_on_two_hosts_and_a_dead_one_acts_on_both(ssh_lab: SshLab, tmp_
     for log in logs.values():
         assert "SUBMIT /nbs-poll" in log.read_text()
     for alias in panes:  # released on exit
-        wait_for(lambda alias=alias: not ssh_lab.hosts[alias].tmux("show-options", "-sqv", LEASE_OPTION).strip())
+
+        def released(alias: str = alias) -> bool:
+            return not ssh_lab.hosts[alias].tmux("show-options", "-sqv", LEASE_OPTION).strip()
+
+        wait_for(released)

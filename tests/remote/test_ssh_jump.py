@@ -32,6 +32,7 @@ def test_inside_tmux_a_new_window_attaches_to_the_remote_pane(ssh_lab: SshLab, s
     dash = server.new_session(session_name="dash", window_command="cat")
     home = str(dash.active_pane.pane_id)  # type: ignore[union-attr]
     socket = tmux(server, "display-message", "-p", "#{socket_path}").strip()
+    assert dash.session_id is not None
     environ = {"PATH": "/usr/bin:/bin", "TMUX": f"{socket},1,{dash.session_id.lstrip('$')}", "TMUX_PANE": home}
     jumper = Jumper(ServerAddress(), environ, host=HostSpec("hosta", "hosta", ssh_lab.ssh_options))
     result = jumper.switch(remote_pane)

@@ -102,7 +102,11 @@ def test_three_watchers_poll_each_idle_agent_as_often_as_one_and_never_double(
         for session in sessions:
             pane = session.active_pane
             assert pane is not None
-            assert retry_until(lambda p=pane: "● connected" in "\n".join(p.capture_pane()), 60, raises=False), (
+
+            def connected(p: libtmux.Pane = pane) -> bool:
+                return "● connected" in "\n".join(p.capture_pane())
+
+            assert retry_until(connected, 60, raises=False), (
                 "\n".join(pane.capture_pane())
             )
         assert retry_until(lambda: held(fleet), 30, raises=False)
