@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import libtmux
 from textual.pilot import Pilot
 from textual.widgets import TextArea
 
@@ -86,6 +87,9 @@ async def test_two_hosts_in_one_dashboard_mirrored_steered_and_filtered(ssh_lab:
         assert app.pane_by_id[qa].host == "hosta" and app.pane_by_id[qa].target.startswith("hosta:work:")
         await pilot_wait(pilot, lambda: {s.name: s.connected for s in app.hosts.values()} == {"hosta": True, "hostb": True},
                          30, "both hosts connected")  # fmt: skip
+        for alias, pane in (("hosta", qa), ("hostb", qb)):  # a jump attaches over that host's ssh
+            argv = app.operator.attach_argv(app.pane_by_id[pane])
+            assert argv[argv.index("-t") + 1] == alias and argv[-1].endswith(f"attach-session -t {pane_a}"), argv
         bar = str(app.status_bar.render())
         assert "● hosta" in bar and "● hostb" in bar, bar
         for pane, out, text in ((qa, out_a, "to a\n"), (qb, out_b, "to b\n")):
@@ -197,3 +201,55 @@ def test_headless_on_two_hosts_and_a_dead_one_acts_on_both(ssh_lab: SshLab, tmp_
             return not ssh_lab.hosts[alias].tmux("show-options", "-sqv", LEASE_OPTION).strip()
 
         wait_for(released)
+
+
+def test_headless_on_this_machine_and_a_remote_host_keeps_local_ids(
+    ssh_lab: SshLab, server: libtmux.Server, tmp_path: Path
+) -> None:
+    """``--host local --host hosta``: this machine's pane keeps its plain id (hooks and status
+    files name it so), hosta's is qualified, and each server's own sidecar lease is held."""
+    fake = write_fake_claude(tmp_path / "bin" / "claude")
+    logs = {name: tmp_path / f"{name}.log" for name in ("local", "hosta")}
+    local = server.cmd(
+        "new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "agents", "-x", "120", "-y", "40", f"{fake} idle {logs['local']}"
+    ).stdout[0].strip()
+    far = new_session(ssh_lab.hosts["hosta"], "agents", f"{fake} idle {logs['hosta']}", 120, 40)
+    config = tmp_path / "nbs-tui.toml"
+    # -L picks this machine's server; hosta names its own (the default one there)
+    socket = ssh_lab.hosts["hosta"].tmux_tmpdir / f"tmux-{os.getuid()}" / "default"
+    config.write_text(
+        f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\n'
+        f'tmux_socket_path = "{socket}"\n'
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nbs_tui", "--config", str(config), "-L", str(server.socket_name), "--host", "local",
+         "--host", "hosta", "--headless", "--poll-interval", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=REPO,
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
+    )  # fmt: skip
+    events: list[dict[str, Any]] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            events.append(json.loads(line))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        for pane in (local, f"hosta:{far}"):
+
+            def submitted(q: str = pane) -> bool:
+                return any(e.get("event") == "poll" and e.get("pane") == q and e.get("result") == "submitted" for e in events)
+
+            wait_for(submitted, 45)
+        hosts = {e["host"]: e for e in events if e["event"] == "host"}
+        assert hosts["local"]["acting"] is True and hosts["hosta"]["acting"] is True, hosts
+        assert server.cmd("show-options", "-sqv", LEASE_OPTION).stdout  # this machine's server's own lease
+        assert ssh_lab.hosts["hosta"].tmux("show-options", "-sqv", LEASE_OPTION).strip()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(20)
+        reader.join(5)
+    assert code == 0, proc.stderr.read() if proc.stderr else ""
+    assert all("SUBMIT /nbs-poll" in log.read_text() for log in logs.values())
