@@ -72,7 +72,7 @@ class DetailPanel(Static):
         table.add_row("pane", f"{pane.pane_id}  {pane.target}  {pane.width}×{pane.height}" + ("  (dead)" if pane.dead else ""))
         if host is not None:
             if host.connected is False:
-                table.add_row("host", Text(f"{host.name} offline, last view kept: {host.message}", style="bold red"))
+                table.add_row("host", Text(f"{host.name} offline, last view kept: {host.message.removeprefix(host.name + ': ')}", style="bold red"))
             else:
                 table.add_row("host", f"{host.name}" + (f"  ⚑ {host.lease}" if host.lease else ""))
         table.add_row("title", pane.title or "—")

@@ -1,0 +1,128 @@
+"""Snapshot of the dashboard with several hosts: every pane named with its host, the status bar
+naming each host's state (one offline, its panes kept), and the details of an offline host's pane.
+
+The snapshot fleet's two sessions stand for two hosts (``alpha`` on hosta, ``beta`` on hostb): the
+panes carry the host and qualified ids exactly as `nbs_tui.multihost` hands them to the app, so
+this pins the look; tests/remote/test_ssh_hosts.py runs the real thing over ssh.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
+
+import libtmux
+import pytest
+from textual.pilot import Pilot
+
+from nbs_tui.app import NbsApp, create_app
+from nbs_tui.config import Settings
+from nbs_tui.core.hosts import HostState, split_pane_id
+from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
+from nbs_tui.core.screen import PaneScreen
+from nbs_tui.messages import HostsChanged
+from nbs_tui.tmux.port import FleetListener, FleetPort
+from tests.app.snapfleet import StableFleet, start_snapshot_fleet
+from tests.app.test_snapshots import FROZEN_WALL, SIZE, _settled
+
+HOST_OF_SESSION = {"alpha": "hosta", "beta": "hostb"}
+
+
+def _on_host(pane: PaneInfo) -> PaneInfo:
+    host = HOST_OF_SESSION[pane.session_name]
+    return replace(pane, pane_id=f"{host}:{pane.pane_id}", host=host)
+
+
+class _HostsListener:
+    def __init__(self, listener: FleetListener, fleet: _TwoHosts) -> None:
+        self.listener = listener
+        self.fleet = fleet
+
+    def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
+        shown = [_on_host(p) for p in panes]
+        self.fleet.raw = {p.pane_id: p.pane_id.partition(":")[2] for p in shown}
+        self.listener.fleet_changed(shown)
+
+    def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
+        by_raw = {raw: q for q, raw in self.fleet.raw.items()}
+        self.listener.screens_changed(frozenset(by_raw[p] for p in pane_ids if p in by_raw))
+
+    def connection_changed(self, connected: bool, message: str) -> None:
+        self.listener.connection_changed(connected, message)
+
+
+class _TwoHosts(FleetPort):
+    """The snapshot fleet, its sessions shown as two hosts' panes (ids ``hosta:%N``)."""
+
+    def __init__(self, server: ServerAddress, listener: FleetListener) -> None:
+        self.raw: dict[PaneId, PaneId] = {}
+        self.inner = StableFleet(server, _HostsListener(listener, self))
+
+    def start(self) -> None:
+        self.inner.start()
+
+    def wait_seeded(self, timeout: float) -> bool:
+        return self.inner.wait_seeded(timeout)
+
+    def stop(self) -> None:
+        self.inner.stop()
+
+    def panes(self) -> list[PaneInfo]:
+        return [_on_host(p) for p in self.inner.panes()]
+
+    def screen(self, pane_id: PaneId) -> PaneScreen | None:
+        return self.inner.screen(split_pane_id(pane_id)[1])
+
+    def set_watched(self, consumer: str, pane_ids: Iterable[PaneId]) -> None:
+        self.inner.set_watched(consumer, [split_pane_id(p)[1] for p in pane_ids])
+
+    def capture_text(self, pane_id: PaneId) -> str:
+        return self.inner.capture_text(split_pane_id(pane_id)[1])
+
+    def send_text(self, pane_id: PaneId, text: str) -> None:
+        self.inner.send_text(split_pane_id(pane_id)[1], text)
+
+    def send_keys(self, pane_id: PaneId, *keys: str) -> None:
+        self.inner.send_keys(split_pane_id(pane_id)[1], *keys)
+
+
+@pytest.fixture
+def hosts_app(server: libtmux.Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[NbsApp]:
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    start_snapshot_fleet(server)
+    address = ServerAddress(socket_name=server.socket_name)
+    settings = Settings(server=address, poll_disabled=True, plan_policy="off", bell=False)
+    app = create_app(
+        settings,
+        lambda listener: _TwoHosts(address, listener),
+        control_plane=False,
+        claude=False,
+        clock=lambda: 1000.0,
+        wall=lambda: FROZEN_WALL,
+    )
+    app.notify = lambda *args, **kwargs: None  # type: ignore[method-assign]
+    yield app
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_two_hosts_one_offline(hosts_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
+    async def run_before(pilot: Pilot[object]) -> None:
+        await _settled(pilot)
+        app = hosts_app
+        app.post_message(
+            HostsChanged(
+                (
+                    HostState("hosta", True, "connected to hosta", "sidecar: here", True),
+                    HostState("hostb", False, "hostb: connection to hostb lost"),
+                )
+            )
+        )
+        app.status_bar.set_server("2 hosts")
+        beta = next(p.pane_id for p in app.panes if p.host == "hostb")
+        app.select_pane(beta)
+        await pilot.pause(0.5)
+
+    assert snap_compare(hosts_app, terminal_size=SIZE, run_before=run_before)
