@@ -14,7 +14,7 @@ from nbs_tui.messages import HistoryEntry, PaneStatus, PaneStatusChanged
 from nbs_tui.tmux.port import FleetListener
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.fleet_list import FleetList
-from nbs_tui.widgets.grid import PaneGrid, Thumbnail
+from nbs_tui.widgets.grid import DENSITIES, PaneGrid, Thumbnail
 from nbs_tui.widgets.help_screen import HelpScreen
 from nbs_tui.widgets.pane_view import PaneView
 from tests.app.fakes import FakeFleet, pane_info
@@ -155,13 +155,18 @@ async def test_screen_changes_are_coalesced_per_frame() -> None:
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
         mirror = app.query_one(PaneView)
-        calls = []
+        calls: list[int] = []
         original = mirror.screen_changed
-        mirror.screen_changed = lambda: (calls.append(1), original())[1]  # type: ignore[method-assign]
+
+        def counting() -> None:
+            calls.append(1)
+            original()
+
+        mirror.screen_changed = counting  # type: ignore[method-assign]
         for i in range(100):
             holder["fleet"].feed("%1", f"line {i}\r\n")
         await wait_for(pilot, lambda: calls, what="a frame")
-        await pilot.pause(0.3)
+        await pilot.pause(0.3)  # a window for any further repaints (what is asserted is their count)
         assert len(calls) <= 3, "a hundred changes between frames must cost one repaint, not a hundred"
         assert "line 99" in widget_text(mirror)
 
@@ -258,14 +263,21 @@ async def test_grid_density_and_double_click() -> None:
         await pilot.press("2")
         grid = app.query_one(PaneGrid)
         await wait_for(pilot, lambda: len(grid.query(Thumbnail)) == 12)
-        await pilot.pause(0.2)
+
+        def laid_out() -> bool:
+            """Columns and thumbnail height as the grid's width and density make them."""
+            min_width, rows = DENSITIES[grid.density]
+            columns = max(1, (grid.size.width - 2) // min_width)
+            return grid.columns == columns and grid.thumbnails[0].outer_size.height == rows
+
+        await wait_for(pilot, laid_out, what="the grid laid out")
         before = grid.columns
         height = grid.thumbnails[0].outer_size.height
         await pilot.press("minus")
-        await pilot.pause(0.2)
-        assert grid.columns > before and grid.thumbnails[0].outer_size.height < height
+        await wait_for(pilot, lambda: laid_out() and grid.thumbnails[0].outer_size.height < height, what="smaller")
+        assert grid.columns > before
         await pilot.press("plus", "plus")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: laid_out() and grid.thumbnails[0].outer_size.height > height, what="bigger")
         assert grid.columns < before
         target = grid.thumbnail("%1")
         assert target is not None

@@ -107,7 +107,11 @@ async def test_grid_shows_live_thumbnails(session: libtmux.Session) -> None:
         for i, pane_id in enumerate(panes):
             thumb = grid.thumbnail(pane_id)
             assert thumb is not None
-            await wait_for(pilot, lambda t=thumb, i=i: f"THUMB-{i}" in widget_text(t), what=f"thumbnail {i}")
+
+            def shows(t: Thumbnail = thumb, i: int = i) -> bool:
+                return f"THUMB-{i}" in widget_text(t)
+
+            await wait_for(pilot, shows, what=f"thumbnail {i}")
         session.server.cmd("send-keys", "-t", session.windows[0].panes[0].pane_id or "", "echo LIVE-UPDATE", "Enter")
         first = grid.thumbnail(session.windows[0].panes[0].pane_id or "")
         assert first is not None

@@ -20,7 +20,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.messages import ConnectionChanged
 from nbs_tui.widgets.grid import Thumbnail
-from tests.app.helpers import widget_text
+from tests.app.helpers import wait_for, widget_text
 from tests.app.snapfleet import LAYOUT, StableFleet, start_snapshot_fleet
 
 SIZE = (160, 48)
@@ -83,7 +83,7 @@ async def _settled(pilot: Pilot[object], timeout: float = 20.0) -> None:
             f"agents {[p.is_agent for p in app.panes]}, mirror {widget_text(app.mirror)[:300]!r}"
         )
     app.status_bar.set_server("tmux server -L nbs-snapshot")
-    await pilot.pause(0.2)
+    await wait_for(pilot, lambda: "nbs-snapshot" in str(app.status_bar.render()), what="the server named")
 
 
 def _then(*keys: str) -> Callable[[Pilot[object]], Awaitable[None]]:
