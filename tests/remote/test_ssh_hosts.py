@@ -23,12 +23,13 @@ from textual.widgets import TextArea
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet_filter import FleetFilter
-from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.hosts import HostSpec, HostState
 from nbs_tui.core.lease import LEASE_OPTION
+from nbs_tui.runtime import Runtime, RuntimeOptions
 from tests.app.helpers import wait_for as pilot_wait
 from tests.app.test_actions import SIZE, records
 from tests.remote.conftest import SshLab
-from tests.remote.helpers import new_session
+from tests.remote.helpers import ProblemRecorder, new_session
 from tests.tmux.fleet_helpers import wait_for
 from tests.tmux.test_sidecar_runner import write_fake_claude
 
@@ -253,3 +254,73 @@ def test_headless_on_this_machine_and_a_remote_host_keeps_local_ids(
         reader.join(5)
     assert code == 0, proc.stderr.read() if proc.stderr else ""
     assert all("SUBMIT /nbs-poll" in log.read_text() for log in logs.values())
+
+
+class _HostsRecorder(ProblemRecorder):
+    """A runtime listener that keeps the fleets and every host's states."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.states: dict[str, HostState] = {}
+
+    def claude_facts_changed(self, facts: object) -> None:
+        pass
+
+    def sidecar_event(self, event: object) -> None:
+        pass
+
+    def control_event(self, event: object) -> None:
+        pass
+
+    def hosts_changed(self, states: tuple[HostState, ...]) -> None:
+        with self.lock:
+            self.states = {s.name: s for s in states}
+
+
+def test_a_host_that_hangs_while_connecting_holds_up_no_other(ssh_lab: SshLab, tmp_path: Path) -> None:
+    """hostb's sshd is stopped (its port accepts, nothing answers: ssh waits for ConnectTimeout),
+    yet hosta is listed and mirrored at once; hostb joins when its sshd runs again."""
+    pane_a = new_session(ssh_lab.hosts["hosta"], "work", "sh -c 'echo on hosta; exec sleep 600'")
+    pane_b = new_session(ssh_lab.hosts["hostb"], "work", "sh -c 'echo on hostb; exec sleep 600'")
+    sshd_b = ssh_lab.hosts["hostb"].sshd
+    assert sshd_b is not None
+    os.kill(sshd_b.pid, signal.SIGSTOP)
+    settings = Settings(
+        hosts=(HostSpec("hosta", "hosta", ssh_lab.ssh_options), HostSpec("hostb", "hostb", ssh_lab.ssh_options)),
+        action_log=tmp_path / "state" / "actions.log",
+        hook_spool=tmp_path / "state" / "hooks.jsonl",
+        claude_home=tmp_path / "claude-home",
+    )
+    recorder = _HostsRecorder()
+    runtime = Runtime(settings, recorder, RuntimeOptions(control_plane=False, claude=False, sidecar=False))
+    started = time.monotonic()
+    try:
+        runtime.start()
+        assert time.monotonic() - started < 1.0  # start returns at once, whatever the hosts do
+
+        def hosta_mirrored() -> bool:
+            fleet = runtime.fleet
+            screen = fleet.screen(f"hosta:{pane_a}") if fleet is not None else None
+            return screen is not None and "on hosta" in "\n".join(screen.text_lines())
+
+        def hosta_listed() -> bool:
+            return any(p.pane_id == f"hosta:{pane_a}" for p in recorder.last_fleet)
+
+        wait_for(hosta_listed, 8)  # well inside hostb's 10 s ConnectTimeout
+        assert runtime.fleet is not None
+        runtime.fleet.set_watched("test", [f"hosta:{pane_a}", f"hostb:{pane_b}"])
+        wait_for(hosta_mirrored, 8)
+        with recorder.lock:
+            assert recorder.states["hosta"].connected is True and recorder.states["hostb"].connected is not True
+        assert time.monotonic() - started < 9.0, "hosta waited for hostb"
+    finally:
+        os.kill(sshd_b.pid, signal.SIGCONT)
+
+    def hostb_listed() -> bool:
+        return any(p.pane_id == f"hostb:{pane_b}" for p in recorder.last_fleet)
+
+    try:
+        wait_for(hostb_listed, 60)  # after its connect timed out and the backoff
+        assert {p.host for p in recorder.last_fleet} == {"hosta", "hostb"}
+    finally:
+        runtime.stop()
