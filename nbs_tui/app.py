@@ -409,6 +409,10 @@ class NbsApp(App[int]):
         """Several hosts: the bar names each one's state; a host away keeps its panes listed."""
         self.hosts = {state.name: state for state in message.states}
         self.status_bar.set_hosts(message.states)
+        offline = frozenset(state.name for state in message.states if state.connected is False)
+        if offline != self.fleet_list.offline_hosts:
+            self.fleet_list.offline_hosts = offline
+            self.fleet_list.redraw()
         self._show_details()
 
     def on_backend_problem(self, message: BackendProblem) -> None:

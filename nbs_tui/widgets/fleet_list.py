@@ -127,6 +127,8 @@ class FleetList(DataTable[Text]):
         self._cells: dict[tuple[PaneId, str], str] = {}
         self._index: dict[PaneId, int] = {}
         self._remeasure: set[tuple[PaneId, str]] = set()
+        self.offline_hosts: frozenset[str] = frozenset()
+        """Watched hosts that are away: their panes stay listed, marked ✖ and dimmed."""
 
     def on_mount(self) -> None:
         for key, label, width in COLUMNS:
@@ -262,7 +264,7 @@ class FleetList(DataTable[Text]):
         idle = format_duration(now - quiet_since) if quiet_since is not None else "—"
         poll = format_duration(status.next_poll_at - now) if status and status.next_poll_at is not None else "—"
         return {
-            "target": pane.target,
+            "target": pane.target + (" ✖" if pane.host and pane.host in self.offline_hosts else ""),
             "state": state,
             "idle": idle,
             "poll": poll,
@@ -278,6 +280,8 @@ class FleetList(DataTable[Text]):
         style = "" if pane.is_agent and not pane.dead else "dim"
         if key == "target" and pane.is_agent:
             style = "bold"
+        if key == "target" and pane.host and pane.host in self.offline_hosts:
+            style = "dim"
         return Text(value, style=style, no_wrap=True, overflow="ellipsis")
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -139,6 +139,7 @@ async def test_two_hosts_in_one_dashboard_mirrored_steered_and_filtered(ssh_lab:
         await pilot_wait(pilot, lambda: app.hosts["hostb"].connected is False, 30, "hostb offline")
         assert qb in app.pane_by_id and app.hosts["hosta"].connected is True
         assert "✖ hostb offline" in str(app.status_bar.render())
+        await pilot_wait(pilot, lambda: str(app.fleet_list.get_cell(qb, "target")).endswith("✖"), what="hostb's rows marked")
         out_a2 = tmp_path / "a2.txt"
         pane_a2 = new_session(ssh_lab.hosts["hosta"], "more", "sh -c " + shlex.quote(CAT.format(out=shlex.quote(str(out_a2)))))
         await pilot_wait(pilot, lambda: Path(f"{out_a2}.ready").exists(), what="cat ready")
