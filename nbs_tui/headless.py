@@ -14,7 +14,7 @@ object on stdout::
     {"event": "agent-ended", "pane": "%7", "liveness": "exited", "message": "its Claude Code process exited"}
     {"event": "error", "pane": "", "source": "sidecar", "message": "%5 poll: ..."}
 
-plus ``start``/``stop``, ``connection`` (tmux lost or back), one ``error`` line for every problem
+plus ``start`` (with the watched ``hosts``)/``stop``, ``connection`` (tmux lost or back), one ``error`` line for every problem
 a backend reports (with its ``source``: ``tmux``, ``sidecar``, ``control plane``, ``Claude Code
 signals``; the same goes to the log file), and the control plane's events (``registry-changed``,
 ``pause-changed``, ``poll-interval``, ``control-history``, ``control-error``), and ``lease`` when the
@@ -141,6 +141,7 @@ def run_headless(
                 "event": "start",
                 "pane": "",
                 "server": settings.server.describe(),
+                "hosts": [host.name for host in settings.watched_hosts()],
                 "poll_interval": settings.poll_interval,
                 "poll_disabled": settings.poll_disabled,
                 "plan_policy": settings.plan_policy,

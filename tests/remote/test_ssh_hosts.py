@@ -183,6 +183,7 @@ def test_headless_on_two_hosts_and_a_dead_one_acts_on_both(ssh_lab: SshLab, tmp_
                 return any(e.get("event") == "poll" and e.get("pane") == q and e.get("result") == "submitted" for e in events)
 
             wait_for(submitted, 45)
+        assert events[0]["event"] == "start" and events[0]["hosts"] == ["hosta", "hostb", "hostrefused"], events[0]
         hosts = {e["host"]: e for e in events if e["event"] == "host"}
         assert hosts["hosta"]["connected"] is True and hosts["hostb"]["connected"] is True, hosts
         assert hosts["hosta"]["acting"] is True and hosts["hostb"]["acting"] is True, hosts
