@@ -140,13 +140,35 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-class ChildrenMeter:
-    """CPU of a process's live descendants over a window (% of one core)."""
+def service_pids(socket: str) -> list[int]:
+    """The ``nbs-tui service run`` process for this server and its descendants: a dashboard with
+    ``service = "auto"`` starts it detached, so it is no descendant of the app, yet it is ours."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if b"service" in argv and b"run" in argv and socket.encode() in argv and any(b"nbs_tui" in a for a in argv):
+            found += [int(entry), *descendants(int(entry))]
+    return found
 
-    def __init__(self, pid: int) -> None:
+
+class ChildrenMeter:
+    """CPU of a process's live descendants (and the server's service, when ``socket`` is given)
+    over a window (% of one core)."""
+
+    def __init__(self, pid: int, socket: str | None = None) -> None:
         self.t0 = time.monotonic()
-        self.start = {child: self._ticks(child) for child in descendants(pid)}
         self.pid = pid
+        self.socket = socket
+        self.start = {child: self._ticks(child) for child in self._members()}
+
+    def _members(self) -> list[int]:
+        return descendants(self.pid) + (service_pids(self.socket) if self.socket else [])
 
     @staticmethod
     def _ticks(pid: int) -> int:
@@ -158,7 +180,7 @@ class ChildrenMeter:
     def percent(self) -> float:
         wall = time.monotonic() - self.t0
         used = 0
-        for child in descendants(self.pid):
+        for child in self._members():
             now, before = self._ticks(child), self.start.get(child, 0)
             if now >= 0 and before >= 0:
                 used += now - before
@@ -323,7 +345,7 @@ def run_app(
         window_start = time.monotonic_ns()
         bytes0 = app.out_bytes
         cpu = CpuMeter(app.proc.pid, children=True)
-        clients = ChildrenMeter(app.proc.pid)
+        clients = ChildrenMeter(app.proc.pid, socket)
         server = CpuMeter(server_pid)
         machine = MachineMeter()
         wake = WakeLateness()
@@ -525,7 +547,7 @@ def measure(n: int, seconds: float, launches: int, workdir: Path, profile: bool,
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
         "| N (busy) | first full frame (panes listed / mirror painted) | on screen p50 / p99 / max ms (samples, missed) "
-        "| nbs-tui CPU (app + its tmux -C clients) | tmux extra (nbs-tui) | nbs-tui peak RSS | app output | nbs-claude p50 / p99 ms "
+        "| nbs-tui CPU (app + its tmux -C clients and service) | tmux extra (nbs-tui) | nbs-tui peak RSS | app output | nbs-claude p50 / p99 ms "
 "| nbs-claude CPU | tmux extra (nbs-claude) | ours+server vs theirs+server | machine busy; wake-up late p50 / p99 |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
@@ -553,7 +575,8 @@ LEGEND = """\
   window, missed = never on screen (it scrolled off the 24-row pane before the app painted,
   i.e. a stall of more than ~1 s); missed markers count as infinitely late in p50 / p99.
 - nbs-tui CPU: the CLI process (all threads, reaped children) plus its live `tmux -C` control
-  client processes, over the window after the first full frame + 2 s; tmux extra: the server's
+  client processes and the server's `nbs-tui service` (started by the app, detached) with its
+  own, over the window after the first full frame + 2 s; tmux extra: the server's
   CPU minus the baseline with nothing attached; peak RSS: the app's VmHWM; app output: bytes/s
   written to its terminal.
 - nbs-claude: one `tmux capture-pane -p` subprocess per pane per second (bench_mirror's

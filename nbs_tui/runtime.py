@@ -361,15 +361,19 @@ class Runtime:
     def _service_argv(self) -> list[str] | None:
         """``nbs-tui service start`` for the watched server: here, or on its host through the
         fleet's ssh (its ControlMaster); None when that host has no nbs-tui."""
+        from nbs_tui.service import sidecar_flags  # service imports headless, which imports us
+
         server_args = self.settings.server.tmux_args()
         host = self._remote_host()
         if host is None:
-            return [sys.executable, "-m", "nbs_tui", *server_args, "service", "start"]
+            flags = sidecar_flags(self.settings)
+            return [sys.executable, "-m", "nbs_tui", *server_args, *flags, "service", "start"]
         runner = getattr(self.fleet, "runner", None)
         if not host.nbs_tui or runner is None:
             return None
         # the host's setting is a command for its shell, as written (``~/.local/bin/nbs-tui``)
-        return list(runner.ssh_argv(f"{host.nbs_tui} {shlex.join(['service', 'start', *server_args])}"))
+        flags = sidecar_flags(self.settings, local=False)
+        return list(runner.ssh_argv(f"{host.nbs_tui} {shlex.join([*server_args, *flags, 'service', 'start'])}"))
 
     def _build_lease(self) -> SidecarLease | None:
         from nbs_tui.tmux.lease import LeaseHeartbeat

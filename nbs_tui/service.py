@@ -56,6 +56,24 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
     picked.add_argument("-S", dest="socket_path", metavar="PATH", default=argparse.SUPPRESS, help="tmux socket path")
 
 
+def sidecar_flags(settings: Settings, *, local: bool = True) -> list[str]:
+    """The flags that give a service process the sidecar settings this process runs with.
+
+    A dashboard started with ``--no-poll`` or ``--poll-interval 5`` that starts the service must
+    not get a service that polls on the defaults; ``service start`` hands them on to ``run``.
+    Paths (the config file, projects) are this machine's: only ``local`` services get them.
+    """
+    flags = ["--poll-interval", f"{settings.poll_interval:g}", "--plan-policy", settings.plan_policy]
+    if settings.poll_disabled:
+        flags.append("--no-poll")
+    if local:
+        if settings.config_file.is_file():  # the default path may be absent; a named one may not
+            flags += ["--config", str(settings.config_file)]
+        for project in settings.projects:
+            flags += ["--project", str(project)]
+    return flags
+
+
 def server_key(server: ServerAddress) -> str:
     if server.socket_path:
         raw = "S-" + server.socket_path
@@ -152,7 +170,7 @@ def start(settings: Settings) -> int:
         return 0
     state_dir().mkdir(parents=True, exist_ok=True)
     log = events_path(server)
-    argv = [sys.executable, "-m", "nbs_tui", *server.tmux_args(), "service", "run"]
+    argv = [sys.executable, "-m", "nbs_tui", *server.tmux_args(), *sidecar_flags(settings), "service", "run"]
     env = {k: v for k, v in os.environ.items() if k != "TMUX"}
     with open(log, "a", encoding="utf-8") as out:
         child = subprocess.Popen(

@@ -153,3 +153,27 @@ def test_the_service_runs_below_the_dashboards_priority(
         assert os.getpriority(os.PRIO_PROCESS, pid) >= os.getpriority(os.PRIO_PROCESS, 0) + SERVICE_NICE
     finally:
         assert cli(server, env, "stop").returncode == 0
+
+
+def test_service_start_hands_the_sidecar_flags_to_the_service(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path
+) -> None:
+    """A service started with --poll-interval 2 polls on 2 s, not on the 30 s default (it used to
+    drop every flag given to 'service start', and so did a dashboard starting it)."""
+    _, log = agent(session, tmp_path, "idle")
+    env = service_env(tmp_path)
+    del env["NBS_POLL_INTERVAL"]
+    started = subprocess.run(
+        [sys.executable, "-m", "nbs_tui", "-L", str(server.socket_name), "--poll-interval", "2",
+         "--plan-policy", "off", "service", "start"],
+        capture_output=True, text=True, cwd=REPO, env=env, timeout=60, check=False,
+    )
+    assert started.returncode == 0, started.stderr
+    pid = service_pid(started.stdout)
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        assert b"--poll-interval" in argv and argv[argv.index(b"--poll-interval") + 1] == b"2"
+        assert argv[argv.index(b"--plan-policy") + 1] == b"off"
+        assert retry_until(lambda: len(submits(log)) >= 1, 15, raises=False), log.read_text()
+    finally:
+        assert cli(server, env, "stop").returncode == 0
