@@ -115,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     completion = commands.add_parser("completion", help="print a bash or zsh completion script for nbs-tui")
     completion.add_argument("shell", choices=("bash", "zsh"))
 
+    commands.add_parser(
+        "serve-stdio", help="a host's control plane as JSON lines on stdin/stdout (a dashboard runs it over ssh)"
+    )
+
     from nbs_tui.service import add_parser as add_service_parser
 
     add_service_parser(commands)
@@ -283,6 +287,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.action == "run":
                 _install_log()
             return service_command(args.action, settings)
+        if args.command == "serve-stdio":
+            from nbs_tui.remote_control import serve_stdio
+
+            return serve_stdio(settings)
         if args.command == "completion":
             from nbs_tui.completion import completion_script
 

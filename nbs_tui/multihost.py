@@ -15,8 +15,9 @@ one fleet of qualified pane ids (``hosta:%3``; the local host keeps ``%3``:
 * `HostsSidecar` is what the app and the operator ask of the sidecars, routed the same way;
 * `HostsTmux` routes the operator's own tmux commands (pane checks, pastes) to the pane's host.
 
-The control plane and Claude Code's signals read this machine's files, so they run in the local
-host's runtime only (no local host: none; a host's own service is docs/remote.md's next step).
+Claude Code's signals read this machine's files, so they run in the local host's runtime only.
+So does the control plane of this machine's projects; another host's projects are read there by
+its own nbs-tui over ssh (`nbs_tui.remote_control`), and `HostsControl` shows them all as one.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from nbs_tui.core.screen import PaneScreen
     from nbs_tui.core.sidecar import SidecarStatus
     from nbs_tui.files.control_plane import ControlEvent
+    from nbs_tui.remote_control import HostsControl
     from nbs_tui.runtime import Runtime, RuntimeListener
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,8 @@ class HostsHub:
         self._panes: dict[str, tuple[PaneInfo, ...]] = {h.name: () for h in hosts}
         self._states: dict[str, HostState] = {h.name: HostState(h.name) for h in hosts}
         self._connected: bool | None = None
+        self.control: HostsControl | None = None
+        """Every host's control plane as one, when another host's is shown (its snapshots merged)."""
 
     def for_host(self, host: HostSpec) -> HostListener:
         return HostListener(self, host)
@@ -118,7 +122,8 @@ class HostListener:
         self.hub.listener.sidecar_event(replace(event, pane_id=self._id(event.pane_id), status=status))
 
     def control_event(self, event: ControlEvent) -> None:
-        self.hub.listener.control_event(event)
+        control = self.hub.control
+        self.hub.listener.control_event(control.merge(event) if control is not None else event)
 
     def problem(self, source: str, message: str) -> None:
         named = message if message.startswith(f"{self.name}:") else f"{self.name}: {message}"
@@ -296,6 +301,7 @@ class HostsRuntime:
             self.runtimes[host.name] = (host, Runtime(settings, self.hub.for_host(host), narrowed))
         for _host, runtime in self.runtimes.values():
             runtime.build()
+        self._remote_planes(options.control_plane)
         self.fleet = HostsFleet({name: (h, rt.fleet) for name, (h, rt) in self.runtimes.items() if rt.fleet is not None})
         self.sidecar = HostsSidecar(self.runtimes)
         self.tmux = HostsTmux(
@@ -304,6 +310,25 @@ class HostsRuntime:
                 for name, (h, rt) in self.runtimes.items()
             }
         )
+
+    def _remote_planes(self, wanted: bool) -> None:
+        """Another host's projects: its files stay there, read by its own nbs-tui over ssh
+        (`nbs_tui.remote_control`); set after `build`, so that host's sidecar never gets it."""
+        from nbs_tui.remote_control import HostsControl, RemoteControlPlane
+        from nbs_tui.tmux.ssh import SshTmuxRunner
+
+        remotes = []
+        for host, runtime in self.runtimes.values():
+            if host.is_local or not wanted:
+                continue
+            runner = getattr(runtime.fleet, "runner", None)
+            ssh = runner if isinstance(runner, SshTmuxRunner) else None
+            remote = RemoteControlPlane(host, ssh, self.hub.for_host(host).control_event, runtime.problem)
+            runtime.control_plane = remote
+            remotes.append(remote)
+        if remotes:
+            local = self.local
+            self.hub.control = HostsControl(local.control_plane if local is not None else None, remotes)
 
     @property
     def local(self) -> Runtime | None:

@@ -307,6 +307,8 @@ class Runtime:
         local = self.hosts.local
         if local is not None:  # this machine's files are read by the local host's runtime
             self.control_plane, self.claude = local.control_plane, local.claude
+        if self.hosts.hub.control is not None:  # other hosts' projects too
+            self.control_plane = self.hosts.hub.control
         self.fleet = self.hosts.fleet
         acting = any(rt.role is SidecarRole.ACT for _h, rt in self.hosts.runtimes.values())
         self.role = SidecarRole.ACT if acting else SidecarRole.OFF

@@ -90,6 +90,10 @@ class PlaneSnapshot:
     history_total: int = 0
 
     def project(self, root: str | os.PathLike[str]) -> ProjectSnapshot | None:
+        given = os.fspath(root)
+        for project in self.projects:  # as given first: another host's ``hosta:/path``
+            if project.root == given:
+                return project
         wanted = os.path.realpath(root)
         for project in self.projects:
             if project.root == wanted:

@@ -1,0 +1,53 @@
+"""The control plane's snapshot and history survive the ssh stdio channel, named by their host."""
+
+from __future__ import annotations
+
+import json
+
+from nbs_tui.core.chat import ChatMessage, ChatSummary, ReaderState
+from nbs_tui.core.control import Outcome
+from nbs_tui.files.control_events import (
+    ChannelSnapshot,
+    EntryStatus,
+    HistoryEntry,
+    PlaneSnapshot,
+    ProjectSnapshot,
+)
+from nbs_tui.files.control_wire import (
+    decode_entries,
+    decode_snapshot,
+    encode_entries,
+    encode_snapshot,
+)
+
+
+def _snapshot(q: str) -> PlaneSnapshot:
+    chat = ChatSummary(
+        f"{q}/p/.nbs/chat/t.chat", True, False, 2, (ReaderState("bob", 0, 1),),
+        ChatMessage(1, "alice", 1700000000, "hi", "current"), archives=(f"{q}/p/.nbs/chat/t.chat.1",),
+    )  # fmt: skip
+    channel = ChannelSnapshot(
+        "", f"{q}/p/.nbs/control-inbox", f"{q}/p/.nbs/control-registry",
+        (EntryStatus("chat", ".nbs/chat/t.chat", f"{q}/p/.nbs/chat/t.chat", True),), ("junk",), 3, 2.0,
+    )  # fmt: skip
+    project = ProjectSnapshot(f"{q}/p", True, (channel,), (chat,), True, 2.0, ("%3",),
+                              "", (".nbs/chat/x.chat",))  # fmt: skip
+    return PlaneSnapshot((project,), 7)
+
+
+def test_snapshot_round_trip_qualifies_paths_and_panes() -> None:
+    sent = json.loads(json.dumps(encode_snapshot(_snapshot(""))))
+    got = decode_snapshot(sent, lambda p: f"hosta:{p}", lambda p: f"hosta:{p}")
+    project = got.projects[0]
+    assert project.root == "hosta:/p" and project.panes == ("hosta:%3",)
+    assert project.channels[0].entries[0].absolute == "hosta:/p/.nbs/chat/t.chat"
+    assert project.chats[0].newest == ChatMessage(1, "alice", 1700000000, "hi", "current")
+    assert project.chats[0].readers == (ReaderState("bob", 0, 1),)
+    assert got.project("hosta:/p") is project  # found as given: no realpath of another host's path
+    assert decode_snapshot(sent) == _snapshot("")
+
+
+def test_history_round_trip() -> None:
+    entries = (HistoryEntry(1.5, "/p", "control-inbox:1", "", "register-chat a.chat", Outcome.APPLIED, "", 4),)
+    got = decode_entries(json.loads(json.dumps(encode_entries(entries))), lambda p: f"hosta:{p}")
+    assert got == (HistoryEntry(1.5, "hosta:/p", "control-inbox:1", "", "register-chat a.chat", Outcome.APPLIED, "", 0),)
