@@ -16,6 +16,9 @@ method the app and the widgets call and never start a plane of their own.
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import errno
 import json
 import logging
 import os
@@ -28,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from nbs_tui.config import Settings
-from nbs_tui.core.chat import ChatMessage
+from nbs_tui.core.chat import MAX_CHAT_BYTES, ChatFile, ChatMessage, parse_chat, parse_cursors
 from nbs_tui.files.control_events import (
     ControlEvent,
     ControlPlaneError,
@@ -47,6 +50,7 @@ from nbs_tui.files.control_wire import (
     encode_entries,
     encode_snapshot,
 )
+from nbs_tui.files.registry_io import open_regular
 
 if TYPE_CHECKING:
     from nbs_tui.core.hosts import HostSpec
@@ -114,6 +118,11 @@ def serve_stdio(settings: Settings, stdin: IO[str] | None = None, stdout: IO[str
 def _answer(plane: ControlPlane, request: dict[str, Any]) -> dict[str, Any]:
     ident = request.get("id")
     method = request.get("method", "")
+    if method == "read_chat":
+        try:
+            return {"t": "reply", "id": ident, "ok": True, "result": _read_chat_raw(str(request["args"][0]))}
+        except OSError as error:
+            return {"t": "reply", "id": ident, "ok": False, "error": f"{error.strerror or error}"}
     if method not in _CALLS:
         return {"t": "reply", "id": ident, "ok": False, "error": f"unknown call {method!r}"}
     try:
@@ -125,6 +134,24 @@ def _answer(plane: ControlPlane, request: dict[str, Any]) -> dict[str, Any]:
     if isinstance(result, ChatMessage):
         result = [result.index, result.handle, result.timestamp, result.text, result.form]
     return {"t": "reply", "id": ident, "ok": True, "result": result}
+
+
+def _read_chat_raw(path: str, retries: int = 20) -> dict[str, str]:
+    """A chat's bytes (read again while a writer's size disagrees with ``file-length``, as
+    `read_chat` does) and its cursors file, for the dashboard's chat view."""
+    data = b""
+    for _attempt in range(retries + 1):
+        with open_regular(path) as handle:
+            data = handle.read(MAX_CHAT_BYTES + 1)
+        if len(data) > MAX_CHAT_BYTES:
+            raise OSError(errno.EFBIG, f"larger than {MAX_CHAT_BYTES >> 20} MiB", path)
+        if parse_chat(path, data).consistent:
+            break
+        time.sleep(0.01)
+    cursors = ""
+    with contextlib.suppress(OSError), open_regular(path + ".cursors") as handle:
+        cursors = handle.read(1 << 20).decode("utf-8", errors="replace")
+    return {"data": base64.b64encode(data).decode("ascii"), "cursors": cursors}
 
 
 # -- this machine's proxy for one host ------------------------------------------------------------
@@ -253,8 +280,10 @@ class RemoteControlPlane(_Facade):
         return True
 
     def _run(self) -> None:
-        # wait for the fleet's first pane list: then the ControlMaster this channel rides on is up
-        self._dirs_given.wait()
+        # ride on the host's ControlMaster: up once the fleet listed panes, or (a server with no
+        # sessions lists none) once the master answers; never open a connection of our own
+        while not self._dirs_given.wait(1.0) and not self._master_up():
+            pass
         failures = 0
         while not self._stopping.is_set():
             started = time.monotonic()
@@ -276,6 +305,14 @@ class RemoteControlPlane(_Facade):
                 self._set_note(why)
                 self._emit(SnapshotChanged(self._snapshot))
             self._stopping.wait(delay)
+
+    def _master_up(self) -> bool:
+        if self._stopping.is_set():
+            return True  # stop waiting
+        try:
+            return self.runner is not None and self.runner.master_pid() is not None
+        except (OSError, subprocess.SubprocessError):
+            return False
 
     def _session(self) -> tuple[int | None, str, bool]:
         assert self.runner is not None and self.host.nbs_tui
@@ -411,6 +448,14 @@ class RemoteControlPlane(_Facade):
     def toggle_pause(self, project: str | os.PathLike[str]) -> bool:
         return bool(self._call("toggle_pause", self._local(project)))
 
+    def read_chat(self, path: str) -> tuple[ChatFile, dict[str, int]] | None:
+        """A chat of this host, read there (the chat view's reader); raises OSError."""
+        try:
+            got = self._call("read_chat", self._local(path))
+        except ControlPlaneError as error:
+            raise OSError(errno.EIO, str(error)) from None
+        return parse_chat(path, base64.b64decode(got["data"])), parse_cursors(got["cursors"])
+
     def _strip(self, path: str) -> str:
         return self._local(path) if self.owns(path) else path
 
@@ -470,6 +515,13 @@ class HostsControl(_Facade):
 
     def is_paused(self, project: str | os.PathLike[str]) -> bool:
         return self._route(project).is_paused(project)
+
+    def read_chat(self, path: str) -> tuple[ChatFile, dict[str, int]] | None:
+        """Another host's chat, read there; None: this machine's (the chat view reads it)."""
+        for remote in self.remotes:
+            if remote.owns(path):
+                return remote.read_chat(path)
+        return None
 
     def register_chat(self, project: str | os.PathLike[str], path: str, channel: str = "") -> str:
         return self._route(project).register_chat(project, path, channel)

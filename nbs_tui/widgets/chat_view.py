@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -52,6 +53,8 @@ class ChatView(RichLog):
         self.path: str | None = None
         self.chat: ChatFile | None = None
         self._seen: tuple[object, ...] | None = None
+        self.reader: Callable[[str], tuple[ChatFile, dict[str, int]] | None] | None = None
+        """Reads another host's chat there (None back: a chat of this machine, read here)."""
         self.border_title = "chat"
         self.write(Text("Highlight a chat in the registry to read it here.", style="dim"))
 
@@ -85,8 +88,12 @@ class ChatView(RichLog):
     @work(thread=True, exclusive=True, group="chat-view")
     def _load(self, path: str) -> None:
         try:
-            chat = read_chat(path)
-            cursors = read_cursors(path)
+            got = self.reader(path) if self.reader is not None else None
+            if got is not None:  # another host's chat, read there
+                chat, cursors = got
+            else:
+                chat = read_chat(path)
+                cursors = read_cursors(path)
             error = ""
         except OSError as problem:
             chat, cursors, error = None, {}, problem.strerror or str(problem)

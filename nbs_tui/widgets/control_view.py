@@ -31,6 +31,7 @@ from nbs_tui.files.control_plane import (
     PlaneError,
     SnapshotChanged,
 )
+from nbs_tui.remote_control import HostsControl
 from nbs_tui.widgets.chat_editor import ChatEditor
 from nbs_tui.widgets.chat_view import ChatView
 from nbs_tui.widgets.inbox_panel import InboxPanel
@@ -85,6 +86,8 @@ class ControlView(Horizontal):
 
     def attach(self, plane: ControlPlane) -> None:
         self.plane = plane
+        # other hosts' chats are read on their host, over the plane's channel
+        self.chat_view.reader = plane.read_chat if isinstance(plane, HostsControl) else None
         if self.is_mounted:
             self._catch_up()
 

@@ -13,7 +13,7 @@ from textual.widgets import Input
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.hosts import HostSpec
-from nbs_tui.files.chat_io import create_chat
+from nbs_tui.files.chat_io import create_chat, post_message
 from nbs_tui.remote_control import RemoteControlPlane
 from nbs_tui.widgets.chat_editor import ChatEditor
 from tests.app.helpers import wait_for as pilot_wait
@@ -29,6 +29,7 @@ async def test_a_remote_hosts_project_shows_and_is_edited_on_that_host(ssh_lab: 
     (project / ".nbs" / "chat").mkdir(parents=True)
     create_chat(str(project / ".nbs" / "chat" / "team.chat"))
     create_chat(str(project / ".nbs" / "chat" / "ops.chat"))
+    post_message(str(project / ".nbs" / "chat" / "team.chat"), "alice", "hello from hosta")
     registry = project / ".nbs" / "control-registry"
     registry.write_text("chat:.nbs/chat/team.chat\n")
     inbox = project / ".nbs" / "control-inbox"
@@ -37,7 +38,7 @@ async def test_a_remote_hosts_project_shows_and_is_edited_on_that_host(ssh_lab: 
     state = tmp_path / "far-state"
     command = f"XDG_STATE_HOME={shlex.quote(str(state))} {shlex.quote(str(NBS_TUI))}"  # a shell command, as configured
     settings = Settings(
-        hosts=(HostSpec("hosta", "hosta", ssh_lab.ssh_options, nbs_tui=command), HostSpec("hostb", "hostb", ssh_lab.ssh_options)),
+        hosts=(HostSpec("hosta", "hosta", ssh_lab.ssh_options, nbs_tui=command), HostSpec("hostb", "hostb", ssh_lab.ssh_options, nbs_tui="/no/such/nbs-tui")),
         action_log=tmp_path / "state" / "actions.log",
         hook_spool=tmp_path / "state" / "hooks.jsonl",
         claude_home=tmp_path / "claude-home",
@@ -53,11 +54,20 @@ async def test_a_remote_hosts_project_shows_and_is_edited_on_that_host(ssh_lab: 
             return [e.path for c in found.channels for e in c.entries] if found else []
 
         await pilot_wait(pilot, lambda: paths() == [".nbs/chat/team.chat"], WAIT, f"hosta's registry shown {panel.snapshot}")
-        # hostb has no nbs-tui set: its Control view says so in one line
-        note = panel.snapshot.project("hostb:")
-        assert note is not None and "nbs-tui is not installed" in note.error
+        # hostb has no nbs-tui where its setting says: its Control view says so in one line
+        await pilot_wait(pilot, lambda: bool((n := panel.snapshot.project("hostb:")) and "nbs-tui is not installed" in n.error),
+                         WAIT, f"hostb's line {panel.snapshot.project('hostb:')}")  # fmt: skip
         ids = [panel.get_option_at_index(i).id or "" for i in range(panel.option_count)]
         assert f"project\t{root}" in ids and "error\thostb:" in ids, ids
+
+        # the chat view reads hosta's chat there, over the channel
+        team = f"{root}/.nbs/chat/team.chat"
+        chat_row = next(i for i, o in enumerate(ids) if o.startswith(f"chat\t{root}\t{team}\t"))
+        panel.focus()
+        panel.highlighted = chat_row
+        view = app.control_view.chat_view
+        await pilot_wait(pilot, lambda: view.path == team and view.chat is not None, WAIT, "hosta's chat read")
+        assert view.chat is not None and [m.text for m in view.chat.messages] == ["hello from hosta"]
 
         # an append made on the host appears
         appended = ssh_lab.ssh("hosta", f"printf 'chat:.nbs/chat/more.chat\\n' >> {shlex.quote(str(registry))}")

@@ -6,6 +6,7 @@ import json
 
 from nbs_tui.core.chat import ChatMessage, ChatSummary, ReaderState
 from nbs_tui.core.control import Outcome
+from nbs_tui.core.hosts import HostSpec
 from nbs_tui.files.control_events import (
     ChannelSnapshot,
     EntryStatus,
@@ -19,6 +20,7 @@ from nbs_tui.files.control_wire import (
     encode_entries,
     encode_snapshot,
 )
+from nbs_tui.remote_control import RemoteControlPlane
 
 
 def _snapshot(q: str) -> PlaneSnapshot:
@@ -51,3 +53,13 @@ def test_history_round_trip() -> None:
     entries = (HistoryEntry(1.5, "/p", "control-inbox:1", "", "register-chat a.chat", Outcome.APPLIED, "", 4),)
     got = decode_entries(json.loads(json.dumps(encode_entries(entries))), lambda p: f"hosta:{p}")
     assert got == (HistoryEntry(1.5, "hosta:/p", "control-inbox:1", "", "register-chat a.chat", Outcome.APPLIED, "", 0),)
+
+
+def test_a_host_without_nbs_tui_shows_one_line_and_opens_no_channel() -> None:
+    said: list[object] = []
+    remote = RemoteControlPlane(HostSpec("far", "far"), None, said.append, lambda *_: None)
+    remote.start()  # nothing to run: no thread, no ssh
+    (note,) = remote.snapshot().projects
+    assert note.root == "far:" and not note.has_nbs and note.error.startswith("far: nbs-tui is not installed")
+    assert remote._thread is None and said == []
+    remote.stop()
