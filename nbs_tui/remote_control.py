@@ -285,6 +285,7 @@ class RemoteControlPlane(_Facade):
         while not self._dirs_given.wait(1.0) and not self._master_up():
             pass
         failures = 0
+        said = ""
         while not self._stopping.is_set():
             started = time.monotonic()
             rc, stderr, greeted = self._session()
@@ -300,11 +301,16 @@ class RemoteControlPlane(_Facade):
                 why = f"{self.name}: control plane channel closed ({detail}); opening it again"
                 failures = 0 if greeted and time.monotonic() - started > 10 else failures + 1
                 delay = RETRY_DELAYS[min(failures, len(RETRY_DELAYS) - 1)]
-            self._report("control plane", why)
+            if greeted or why != said:  # a host down for long is said once, not every retry
+                said = why
+                self._report("control plane", why)
             if not greeted:
                 self._set_note(why)
                 self._emit(SnapshotChanged(self._snapshot))
             self._stopping.wait(delay)
+            # the host's fleet reconnects its master; a channel of ours must never become one
+            while not self._master_up():
+                self._stopping.wait(1.0)
 
     def _master_up(self) -> bool:
         if self._stopping.is_set():
