@@ -6,13 +6,18 @@ quarter of them writing one ~100-byte line every 100 ms that carries ``T<seq>:<t
 rest idle in ``cat``. Then, on the same panes:
 
 1. **local**: one `TmuxFleet` per host on its tmux socket, in this process;
-2. **ssh**: one `TmuxFleet` per host with an `SshTmuxRunner` (a new connection each).
+2. **ssh**: one `TmuxFleet` per host with an `SshTmuxRunner` (a new connection each);
+3. **nbs-claude**: the nbs-claude way over ssh: one ``ssh HOST tmux capture-pane -p -t PANE`` per
+   pane per second (a thread per host, its panes in turn), every one through that host's
+   ControlMaster (started first, so no capture pays for a handshake).
 
 Reported per mode: time from ``start()`` to every host's panes seeded, write-to-model latency
 (``screens_changed`` -> the line is in the `PaneScreen`; first sighting of a pane is its seed and
 not counted) median / p99 / max, and CPU (% of one core over the window, from /proc): this process,
 the local ssh clients, and the remote side (the sshd sessions and the tmux control clients they
-run). The tmux servers' own CPU is the same work in both modes and is left out.
+run). Short-lived processes (nbs-claude's ssh clients, and on the host the shells and tmux clients
+they run) count through their waiting parent's children times: this process's for the ssh
+clients, the sshd sessions' for the remote side. The tmux servers' own CPU is the same work in both modes and is left out.
 
     .venv/bin/python bench/bench_remote.py                 # 1, 3, 5 hosts x 20 panes, 10 s windows
     .venv/bin/python bench/bench_remote.py --hosts 1 --seconds 5
@@ -23,8 +28,11 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -76,21 +84,24 @@ class Latency:
             return
         for pane_id in pane_ids:
             screen = fleet.screen(pane_id)
-            if screen is None:
+            if screen is not None:
+                self.saw(pane_id, screen.text_lines(), now)
+
+    def saw(self, pane_id: str, rows: Sequence[str], now: int) -> None:
+        """The pane's rows as seen at ``now`` (ns): one sample per marker newer than the last."""
+        last = self.seen.get(pane_id)
+        top = last or 0
+        for row in rows:
+            found = MARK_RE.match(row)
+            if not found:
                 continue
-            last = self.seen.get(pane_id)
-            top = last or 0
-            for row in screen.text_lines():
-                found = MARK_RE.match(row)
-                if not found:
-                    continue
-                seq, sent = int(found.group(1)), int(found.group(2))
-                if seq > top:
-                    top = seq
-                    if last is not None and self.on:
-                        with self.lock:
-                            self.samples.append((now - sent) / 1e6)
-            self.seen[pane_id] = top
+            seq, sent = int(found.group(1)), int(found.group(2))
+            if seq > top:
+                top = seq
+                if last is not None and self.on:
+                    with self.lock:
+                        self.samples.append((now - sent) / 1e6)
+        self.seen[pane_id] = top
 
 
 def cpu_ticks(pids: Sequence[int]) -> dict[int, int]:
@@ -100,7 +111,8 @@ def cpu_ticks(pids: Sequence[int]) -> dict[int, int]:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        out[pid] = int(fields[11]) + int(fields[12])
+        # utime + stime + cutime + cstime: a process's own and its waited-for children's
+        out[pid] = int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
     return out
 
 
@@ -132,7 +144,57 @@ def prepare(lab: SshLab, panes: int, script: Path) -> None:
             host.tmux("new-window", "-d", "-t", "bench", command)
 
 
+class Poller:
+    """The nbs-claude way on one host: every second, ``ssh HOST tmux capture-pane -p`` for each
+    pane in turn, through the host's ControlMaster; records write-to-capture latency."""
+
+    def __init__(self, lab: SshLab, alias: str, control: Path) -> None:
+        self.ssh = ["ssh", "-F", str(lab.config), "-o", "BatchMode=yes", "-o", f"ControlPath={control}", "-T", alias]
+        self.master = subprocess.Popen(
+            [*self.ssh[:-2], "-o", "ControlMaster=yes", "-o", "ControlPersist=no", "-N", alias],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        self.control = control
+        self.panes: list[str] = []
+        self.latency = Latency()
+        self.seeded = threading.Event()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=f"poller-{alias}", daemon=True)
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(
+            [*self.ssh, "--", shlex.join(args)], capture_output=True, text=True, stdin=subprocess.DEVNULL, check=True
+        ).stdout
+
+    def start(self) -> None:
+        deadline = time.monotonic() + 30
+        while not self.control.exists():  # the master is up once its socket is
+            if self.master.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"ssh master exited {self.master.returncode}")
+            time.sleep(0.02)
+        self.panes = self.run("tmux", "list-panes", "-a", "-F", "#{pane_id}").split()
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stopping.is_set():
+            began = time.monotonic()
+            for pane in self.panes:
+                text = self.run("tmux", "capture-pane", "-p", "-t", pane)
+                self.latency.saw(pane, text.splitlines(), time.time_ns())
+            self.seeded.set()
+            self.stopping.wait(max(0.0, 1.0 - (time.monotonic() - began)))
+
+    def stop(self) -> None:
+        self.stopping.set()
+        if self.thread.is_alive():
+            self.thread.join(10)
+        self.master.terminate()
+        self.master.wait(10)
+
+
 def run_mode(lab: SshLab, mode: str, seconds: float) -> dict[str, float]:
+    if mode == "nbs-claude":
+        return run_pollers(lab, seconds)
     fleets: list[tuple[TmuxFleet, Latency]] = []
     started = time.monotonic()
     for alias, host in lab.hosts.items():
@@ -172,18 +234,66 @@ def run_mode(lab: SshLab, mode: str, seconds: float) -> dict[str, float]:
 
     samples = sorted(s for _, listener in fleets for s in listener.samples)
     assert me == os.getpid()
+    return summary(connect, samples, own0, own1, wall, pct(ssh0, ssh1), pct(remote0, remote1), pids_ssh, pids_remote)
+
+
+def summary(
+    connect: float, samples: list[float], own0: os.times_result, own1: os.times_result, wall: float,
+    cpu_ssh: float, cpu_remote: float, pids_ssh: Sequence[int], pids_remote: Sequence[int], children_are_ssh: bool = False,
+) -> dict[str, float]:
+    # waited-for children: nbs-claude's short-lived ssh clients, else the fleet's tmux commands
+    children = (own1.children_user - own0.children_user) + (own1.children_system - own0.children_system)
+    own = (own1.user - own0.user) + (own1.system - own0.system) + (0.0 if children_are_ssh else children)
     return {
         "connect_s": connect,
         "n": len(samples),
         "p50_ms": statistics.median(samples) if samples else float("nan"),
         "p99_ms": samples[int(len(samples) * 0.99)] if samples else float("nan"),
         "max_ms": samples[-1] if samples else float("nan"),
-        "cpu_self": 100.0 * ((own1.user - own0.user) + (own1.system - own0.system)) / wall,
-        "cpu_ssh": pct(ssh0, ssh1),
-        "cpu_remote": pct(remote0, remote1),
+        "cpu_self": 100.0 * own / wall,
+        "cpu_ssh": cpu_ssh + (100.0 * children / wall if children_are_ssh else 0.0),
+        "cpu_remote": cpu_remote,
         "ssh_processes": len(pids_ssh),
         "remote_processes": len(pids_remote),
     }
+
+
+def run_pollers(lab: SshLab, seconds: float) -> dict[str, float]:
+    folder = Path(tempfile.mkdtemp(prefix="cm-", dir=lab.root))
+    pollers = [Poller(lab, alias, folder / alias) for alias in lab.hosts]
+    try:
+        started = time.monotonic()
+        for poller in pollers:
+            poller.start()
+        for poller in pollers:
+            if not poller.seeded.wait(60):
+                raise RuntimeError("nbs-claude: no first round within 60 s")
+        connect = time.monotonic() - started
+        time.sleep(1.0)
+        pids_ssh, pids_remote = ssh_clients(lab), remote_side(lab)
+        t0 = time.monotonic()
+        own0 = os.times()
+        ssh0, remote0 = cpu_ticks(pids_ssh), cpu_ticks(pids_remote)
+        for poller in pollers:
+            poller.latency.on = True
+        time.sleep(seconds)
+        for poller in pollers:
+            poller.latency.on = False
+        own1 = os.times()
+        ssh1, remote1 = cpu_ticks(pids_ssh), cpu_ticks(pids_remote)
+        wall = time.monotonic() - t0
+    finally:
+        for poller in pollers:
+            poller.stop()
+
+    def pct(a: dict[int, int], b: dict[int, int]) -> float:
+        return 100.0 * sum(b[p] - a[p] for p in b if p in a) / HZ / wall
+
+    samples = sorted(s for poller in pollers for s in poller.latency.samples)
+    return summary(
+        connect, samples, own0, own1, wall, pct(ssh0, ssh1), pct(remote0, remote1), pids_ssh, pids_remote,
+        children_are_ssh=True,
+    )
 
 
 def main() -> int:
@@ -200,14 +310,14 @@ def main() -> int:
             aliases = tuple(f"host{i}" for i in range(hosts))
             with running_lab(aliases) as lab:
                 prepare(lab, args.panes, script)
-                for mode in ("local", "ssh"):
+                for mode in ("local", "ssh", "nbs-claude"):
                     result = run_mode(lab, mode, args.seconds)
                     rows.append((hosts, mode, result))
                     print(f"{hosts} host(s) x {args.panes} panes, {mode}: {result}", file=sys.stderr)
     finally:
         script.unlink(missing_ok=True)
     print(f"\n{args.panes} panes per host, a quarter writing 10 lines/s; {args.seconds:.0f} s windows\n")
-    print("| hosts | mode | connect+seed | latency p50 / p99 / max (ms) | n | CPU nbs-tui | CPU ssh (procs) | CPU remote side (procs) |")
+    print("| hosts | mode | connect+seed | latency p50 / p99 / max (ms) | n | CPU watcher | CPU ssh (procs) | CPU remote side (procs) |")
     print("|---|---|---|---|---|---|---|---|")
     for hosts, mode, r in rows:
         print(
