@@ -31,7 +31,6 @@ from nbs_tui.files.control_plane import (
     PlaneError,
     SnapshotChanged,
 )
-from nbs_tui.remote_control import HostsControl
 from nbs_tui.widgets.chat_editor import ChatEditor
 from nbs_tui.widgets.chat_view import ChatView
 from nbs_tui.widgets.inbox_panel import InboxPanel
@@ -87,7 +86,8 @@ class ControlView(Horizontal):
     def attach(self, plane: ControlPlane) -> None:
         self.plane = plane
         # other hosts' chats are read on their host, over the plane's channel
-        self.chat_view.reader = plane.read_chat if isinstance(plane, HostsControl) else None
+        # (only a plane that spans hosts has ``read_chat``; widgets do not import the ssh side)
+        self.chat_view.reader = getattr(plane, "read_chat", None)
         if self.is_mounted:
             self._catch_up()
 
