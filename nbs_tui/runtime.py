@@ -264,11 +264,14 @@ class Runtime:
         if len(hosts) > 1:
             self._build_hosts(hosts)
             return
-        if options.control_plane:
+        # One other host: its projects' files and Claude Code's own files are there, not here
+        # (its control plane is read over ssh below; Claude's signals are the screen alone).
+        elsewhere = len(hosts) == 1 and not hosts[0].is_local
+        if options.control_plane and not elsewhere:
             self.control_plane = self._try(
                 "control plane", lambda: ControlPlane(self.settings, self.listener.control_event, problem=self.problem)
             )
-        if options.claude:
+        if options.claude and not elsewhere:
             self.claude = self._try(
                 "Claude Code signals", lambda: ClaudeSignals(self.settings, self.listener, clock=options.wall, problems=self.problem)
             )
@@ -299,6 +302,17 @@ class Runtime:
                     clock=options.clock, wall=options.wall, signals=self.claude, lease=self.lease,
                 ),
             )
+        if options.control_plane and elsewhere:  # after the sidecar: the host's service applies it
+            self.control_plane = self._try("control plane", lambda: self._remote_plane(hosts[0]))
+
+    def _remote_plane(self, host: HostSpec) -> ControlPlane:
+        """The one watched host's projects, read by its own nbs-tui over ssh (docs/remote.md)."""
+        from nbs_tui.remote_control import RemoteControlPlane
+        from nbs_tui.tmux.ssh import SshTmuxRunner
+
+        runner = getattr(self.fleet, "runner", None)
+        ssh = runner if isinstance(runner, SshTmuxRunner) else None
+        return RemoteControlPlane(host, ssh, self.listener.control_event, self.problem)
 
     def _build_hosts(self, hosts: Sequence[HostSpec]) -> None:
         from nbs_tui.multihost import HostsRuntime

@@ -103,3 +103,34 @@ async def test_a_remote_hosts_project_shows_and_is_edited_on_that_host(ssh_lab: 
         await pilot.press("p")
         await pilot_wait(pilot, lambda: (project / ".nbs" / "control-pause").exists(), WAIT, "hosta's pause file")
         await pilot_wait(pilot, lambda: bool((p := panel.snapshot.project(root)) and p.paused), WAIT, "paused shown")
+
+
+async def test_one_remote_host_reads_its_projects_there_not_here(ssh_lab: SshLab, tmp_path: Path) -> None:
+    """With a single --host the control plane is the host's too: it used to read the panes'
+    folders on this machine (a local ControlPlane), and Claude Code's local files with them."""
+    project = tmp_path / "far-project"
+    (project / ".nbs" / "chat").mkdir(parents=True)
+    (project / ".nbs" / "control-registry").write_text("chat:.nbs/chat/team.chat\n")
+    (project / ".nbs" / "control-inbox").write_text("")
+    ssh_lab.hosts["hosta"].tmux("new-session", "-d", "-s", "proj", "-c", str(project), "exec sleep 600")
+    command = f"XDG_STATE_HOME={shlex.quote(str(tmp_path / 'far-state'))} {shlex.quote(str(NBS_TUI))}"
+    settings = Settings(
+        hosts=(HostSpec("hosta", "hosta", ssh_lab.ssh_options, nbs_tui=command),),
+        action_log=tmp_path / "state" / "actions.log",
+        hook_spool=tmp_path / "state" / "hooks.jsonl",
+        claude_home=tmp_path / "claude-home",
+    )
+    root = f"hosta:{project.resolve()}"
+    app = create_app(settings, sidecar=False)
+    async with app.run_test(size=SIZE) as pilot:
+        assert isinstance(app.runtime.control_plane, RemoteControlPlane)
+        assert app.runtime.claude is None
+        app.action_show_view("control")
+        panel = app.control_view.registry_panel
+
+        def paths() -> list[str]:
+            found = panel.snapshot.project(root)
+            return [e.path for c in found.channels for e in c.entries] if found else []
+
+        await pilot_wait(pilot, lambda: paths() == [".nbs/chat/team.chat"], WAIT, f"hosta's registry shown {panel.snapshot}")
+        assert panel.snapshot.project(str(project.resolve())) is None  # not read here as a local project
