@@ -303,6 +303,9 @@ class ControlClient:
     def _shutdown(self, reason: str) -> None:
         with self._write_lock:
             self.alive = False
+            # Ours to close only if close() came first: a close() after the client died on its
+            # own (the supervisor dropping a dead client) must not hide that death.
+            closed_by_us = self._closing
             pending = list(self._pending)
             self._pending.clear()
         self.exit_reason = reason
@@ -325,7 +328,7 @@ class ControlClient:
             if proc is not None and (proc.returncode or self._stderr_tail.strip()):
                 reason = self.runner.explain(proc.returncode or 0, self._stderr_tail.decode("utf-8", "replace"))
                 self.exit_reason = reason
-        if not self._closing:
+        if not closed_by_us:
             try:
                 self._on_exit(reason)
             except Exception:
@@ -333,7 +336,8 @@ class ControlClient:
 
     def close(self, timeout: float = 2.0) -> None:
         """Detach and end the subprocess; joins the reader thread. Safe to call twice."""
-        self._closing = True
+        with self._write_lock:
+            self._closing = True
         proc = self._proc
         if proc is None:
             return

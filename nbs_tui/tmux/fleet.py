@@ -592,7 +592,9 @@ class TmuxFleet(FleetPort):
         def handle(reason: str) -> None:
             log.info("control client for %s exited: %s", session_id, reason)
             with self._state_lock:
-                self._ready.discard(session_id)
+                # The supervisor may have replaced a dead client already: leave the new one ready.
+                if not box or self._clients.get(session_id, box[0]) is box[0]:
+                    self._ready.discard(session_id)
             if box and self.runner.lost_connection(box[0].returncode):
                 self._lost = box[0].exit_reason or reason  # the host is gone: reconnect it whole
             self._rescan.set()

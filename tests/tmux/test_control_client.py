@@ -3,6 +3,8 @@ a failed command in a group fails the rest of its group, and close() leaves no p
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 from pathlib import Path
 
@@ -102,3 +104,49 @@ def test_close_ends_the_subprocess(client: ControlClient) -> None:
     wait_for(lambda: not client.alive)
     with pytest.raises(ControlError):
         client.send("display-message -p x")
+
+
+def test_a_client_that_died_on_its_own_reports_its_exit_even_if_closed_after(server: libtmux.Server) -> None:
+    """The fleet's supervisor closes a client it finds dead; that late close must not hide the
+    death from the exit handler (which is how the operator hears the client was lost).
+
+    A command left unanswered holds the dying client's reader (its callback runs first, and
+    waits here until close() has begun), which makes the race certain instead of rare."""
+    session = new_session(server, "died", 80, 24)
+    exits: list[str] = []
+    c = ControlClient(
+        address(server), str(session.session_id),
+        on_output=lambda _pane, _data: None, on_notification=lambda _line: None, on_exit=exits.append,
+    )
+    c.start()
+    assert c.pid is not None
+    closing = threading.Event()
+
+    def held(reply: Reply) -> None:
+        assert not reply.ok
+        closing.wait(5)
+
+    os.kill(c.pid, signal.SIGSTOP)  # it reads no command, so answers none
+    c.send("display-message -p never", held)
+    os.kill(c.pid, signal.SIGKILL)
+    wait_for(lambda: not c.alive)
+    closer = threading.Thread(target=c.close)
+    closer.start()  # as the supervisor does when it finds the client dead
+    wait_for(lambda: c._closing)  # the moment the race is about
+    closing.set()
+    closer.join(5)
+    wait_for(lambda: bool(exits))
+    assert len(exits) == 1, exits
+
+
+def test_a_client_we_close_reports_no_exit(server: libtmux.Server) -> None:
+    session = new_session(server, "closed", 80, 24)
+    exits: list[str] = []
+    c = ControlClient(
+        address(server), str(session.session_id),
+        on_output=lambda _pane, _data: None, on_notification=lambda _line: None, on_exit=exits.append,
+    )
+    c.start()
+    c.close()
+    assert not c.alive
+    assert exits == []
