@@ -5,16 +5,11 @@ own server's lease, and a host that is unreachable or dies never holding up the 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shlex
 import signal
-import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import libtmux
 from textual.pilot import Pilot
@@ -28,6 +23,7 @@ from nbs_tui.core.lease import LEASE_OPTION
 from nbs_tui.runtime import Runtime, RuntimeOptions
 from tests.app.helpers import wait_for as pilot_wait
 from tests.app.test_actions import SIZE, records
+from tests.headless_proc import Headless
 from tests.remote.conftest import SshLab
 from tests.remote.helpers import ProblemRecorder, new_session
 from tests.tmux.fleet_helpers import wait_for
@@ -161,21 +157,9 @@ def test_headless_on_two_hosts_and_a_dead_one_acts_on_both(ssh_lab: SshLab, tmp_
             for alias in ("hosta", "hostb", "hostrefused")
         )
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nbs_tui", "--config", str(config), "--headless", "--poll-interval", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=REPO,
-        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
-    )  # fmt: skip
-    events: list[dict[str, Any]] = []
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            events.append(json.loads(line))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
+    state = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    with Headless(["--config", str(config), "--poll-interval", "2"], env=state) as run:
+        events = run.events
         for alias, pane in panes.items():
             qualified = f"{alias}:{pane}"
 
@@ -191,11 +175,7 @@ def test_headless_on_two_hosts_and_a_dead_one_acts_on_both(ssh_lab: SshLab, tmp_
         assert "connection refused" in hosts["hostrefused"]["message"], hosts
         for alias in panes:  # each host's sidecar holds that host's own lease
             assert ssh_lab.hosts[alias].tmux("show-options", "-sqv", LEASE_OPTION).strip()
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(20)
-        reader.join(5)
-    assert code == 0, proc.stderr.read() if proc.stderr else ""
+    assert run.returncode == 0, run.stderr
     for log in logs.values():
         assert "SUBMIT /nbs-poll" in log.read_text()
     for alias in panes:  # released on exit
@@ -224,22 +204,10 @@ def test_headless_on_this_machine_and_a_remote_host_keeps_local_ids(
         f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\n'
         f'tmux_socket_path = "{socket}"\n'
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nbs_tui", "--config", str(config), "-L", str(server.socket_name), "--host", "local",
-         "--host", "hosta", "--headless", "--poll-interval", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=REPO,
-        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
-    )  # fmt: skip
-    events: list[dict[str, Any]] = []
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            events.append(json.loads(line))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
+    args = ["--config", str(config), "-L", str(server.socket_name), "--host", "local", "--host", "hosta"]
+    state = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    with Headless([*args, "--poll-interval", "2"], env=state) as run:
+        events = run.events
         for pane in (local, f"hosta:{far}"):
 
             def submitted(q: str = pane) -> bool:
@@ -250,11 +218,7 @@ def test_headless_on_this_machine_and_a_remote_host_keeps_local_ids(
         assert hosts["local"]["acting"] is True and hosts["hosta"]["acting"] is True, hosts
         assert server.cmd("show-options", "-sqv", LEASE_OPTION).stdout  # this machine's server's own lease
         assert ssh_lab.hosts["hosta"].tmux("show-options", "-sqv", LEASE_OPTION).strip()
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(20)
-        reader.join(5)
-    assert code == 0, proc.stderr.read() if proc.stderr else ""
+    assert run.returncode == 0, run.stderr
     assert all("SUBMIT /nbs-poll" in log.read_text() for log in logs.values())
 
 

@@ -17,7 +17,7 @@ from nbs_tui.runtime import LeaseMode, Runtime, not_installed
 from nbs_tui.service import _is_service
 from tests.remote.conftest import SshLab
 from tests.remote.helpers import new_session
-from tests.remote.test_ssh_headless import _headless, _stop
+from tests.remote.test_ssh_headless import _headless
 from tests.tmux.fleet_helpers import wait_for
 from tests.tmux.test_service import LeaseRecorder
 from tests.unit.test_runtime import settings
@@ -29,14 +29,12 @@ NBS_TUI = Path(sys.executable).with_name("nbs-tui")
 def test_headless_over_ssh_holds_the_lease_in_the_far_server(ssh_lab: SshLab, tmp_path: Path) -> None:
     a = ssh_lab.hosts["hosta"]
     new_session(a, "far")
-    proc, events = _headless(ssh_lab, tmp_path, "--host", "hosta")
-    try:
-        wait_for(lambda: any(e["event"] == "lease" and e["acting"] for e in events), 30)
+    with _headless(ssh_lab, tmp_path, "--host", "hosta") as run:
+        wait_for(lambda: run.has("lease", acting=True), 30)
         value = parse_lease(a.tmux("display-message", "-p", "#{@nbs_sidecar}").rstrip("\n"))
-        assert isinstance(value, Lease) and value.pid == proc.pid
-        assert not [e for e in events if e["event"] == "error" and e.get("source") == "sidecar lease"], events
-    finally:
-        _stop(proc)
+        assert isinstance(value, Lease) and value.pid == run.proc.pid
+        assert not run.find("error", source="sidecar lease"), run.events
+    assert run.returncode == 0, run.stderr
     assert a.tmux("display-message", "-p", "#{@nbs_sidecar}").strip() == ""  # released
 
 

@@ -3,15 +3,10 @@ their process tree on hosta, delivers ``/nbs-poll`` to an idle one and answers a
 
 from __future__ import annotations
 
-import json
 import os
-import signal
-import subprocess
-import sys
-import threading
 from pathlib import Path
-from typing import Any
 
+from tests.headless_proc import Headless
 from tests.remote.conftest import SshLab
 from tests.remote.helpers import new_session
 from tests.tmux.fleet_helpers import wait_for
@@ -28,21 +23,9 @@ def test_headless_polls_and_answers_agents_on_a_remote_host(ssh_lab: SshLab, tmp
     plan = new_session(ssh_lab.hosts["hosta"], "planner", f"{fake} plan {plan_log}", 120, 40)
     config = tmp_path / "nbs-tui.toml"
     config.write_text(f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\n')
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nbs_tui", "--config", str(config), "--headless", "--poll-interval", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=REPO,
-        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
-    )  # fmt: skip
-    events: list[dict[str, Any]] = []
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            events.append(json.loads(line))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
+    state = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    with Headless(["--config", str(config), "--poll-interval", "2"], env=state) as run:
+        events = run.events
         wait_for(
             lambda: any(e.get("event") == "poll" and e.get("pane") == pane and e.get("result") == "submitted" for e in events),
             45,
@@ -51,11 +34,7 @@ def test_headless_polls_and_answers_agents_on_a_remote_host(ssh_lab: SshLab, tmp
             lambda: any(e.get("event") == "plan-select" and e.get("pane") == plan and e.get("result") == "landed" for e in events),
             45,
         )
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(20)
-        reader.join(5)
-    assert code == 0, proc.stderr.read() if proc.stderr else ""
+    assert run.returncode == 0, run.stderr
     states = [e for e in events if e["event"] == "state" and e["pane"] == pane]
     assert states and states[0]["state"] == "idle", events
     assert "SUBMIT /nbs-poll" in log.read_text()

@@ -12,8 +12,6 @@ import io
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,9 +24,8 @@ from libtmux.test.retry import retry_until
 from nbs_tui import logs
 from nbs_tui.config import Settings
 from nbs_tui.headless import run_headless
+from tests.headless_proc import Headless
 from tests.tmux.fleet_helpers import address, tmux
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def control_client_pids(server: libtmux.Server) -> list[int]:
@@ -55,20 +52,8 @@ def test_headless_reports_an_unreadable_spool_and_a_killed_control_client(
 ) -> None:
     env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "NBS_POLL_DISABLE": "1"}
     env.pop("XDG_STATE_HOME", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nbs_tui", "-L", str(server.socket_name), "--headless"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
-    )
-    events: list[dict[str, Any]] = []
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            events.append(json.loads(line))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
+    with Headless(["-L", str(server.socket_name)], env=env) as run:
+        events = run.events
         assert retry_until(lambda: bool(errors(events, "Claude Code signals", "hooks.jsonl")), seconds=20, raises=False), events
         assert retry_until(lambda: bool(control_client_pids(server)), seconds=20, raises=False), "no control client"
         before = control_client_pids(server)
@@ -80,11 +65,7 @@ def test_headless_reports_an_unreadable_spool_and_a_killed_control_client(
             return before[0] not in now and len(now) == len(before)
 
         assert retry_until(back, seconds=20, raises=False), "the fleet did not reconnect on its own"
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(20)
-        reader.join(5)
-    assert code == 0, proc.stderr.read() if proc.stderr else ""
+    assert run.returncode == 0, run.stderr
     [spool] = errors(events, "Claude Code signals", "hooks.jsonl")
     assert "cannot read" in spool["message"] and "directory" in spool["message"], spool
     assert len(errors(events, "Claude Code signals", "hooks.jsonl")) == 1, "reported once, not every 0.2 s"
