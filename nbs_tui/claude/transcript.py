@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from nbs_tui.core.meters import MeterAccount, Meters, usage_of_record
 from nbs_tui.core.model import AgentState
 from nbs_tui.files.tail import TailLine, TailNotice, TailReader
 
@@ -63,6 +64,8 @@ class TranscriptFacts:
     version: str | None = None
     records: int = 0
     bad_lines: int = 0
+    meters: Meters = field(default_factory=Meters)
+    """Tokens and context from the usage records, each API response counted once."""
 
 
 def _timestamp(record: Mapping[str, Any], fallback: float) -> float:
@@ -189,18 +192,57 @@ class TranscriptTail:
         self.path = path
         self.facts = TranscriptFacts(path=path)
         self._tail: TailReader[TailLine] = TailReader(path, TailLine, max_line=MAX_LINE, start_tail=START_TAIL)
+        self._account = MeterAccount()
+        self._head: TailReader[TailLine] | None = None
+        """Reads, MAX_READ per call, the lines the tail skipped at first, for their usage only:
+        the meters count the whole session while states come from its end."""
+        self._head_end = 0
+
+    def _read_head(self) -> None:
+        head = self._head
+        if head is None:
+            return
+        for item in head.read(MAX_READ):
+            if isinstance(item, TailNotice):
+                self._head = None  # replaced or gone: the tail starts again from the top anyway
+                return
+            if item.offset > self._head_end:
+                self._head = None
+                return
+            self._account_line(item)
+        if head.offset > self._head_end or not head.grew:
+            self._head = None
+
+    def _account_line(self, item: TailLine) -> None:
+        if item.too_long or b'"usage"' not in item.raw:  # cheap filter before parsing
+            return
+        try:
+            record = json.loads(item.raw)
+        except ValueError:
+            return
+        if isinstance(record, dict):
+            usage = usage_of_record(record)
+            if usage is not None:
+                self._account.add(usage)
 
     def read(self) -> bool:
         """Consume what was appended; True when :attr:`facts` changed."""
         tail = self._tail
+        first = tail.size is None
         items = tail.read(MAX_READ)
         if tail.size is None:
             return False  # not there (yet)
+        if first and tail.skipped:
+            self._head = TailReader(self.path, TailLine, max_line=MAX_LINE)
+            self._head_end = tail.skipped
         facts = self.facts
+        account = self._account
         for item in items:
             if isinstance(item, TailNotice):
                 if item.restarted:
                     facts = TranscriptFacts(path=self.path)
+                    account.reset()
+                    self._head = None
                 continue
             if item.too_long:
                 facts = replace(facts, bad_lines=facts.bad_lines + 1)
@@ -214,6 +256,12 @@ class TranscriptTail:
                 continue
             if isinstance(record, dict):
                 facts = apply_record(facts, record, tail.mtime)
+                usage = usage_of_record(record)
+                if usage is not None:
+                    account.add(usage)
+        self._read_head()
+        if account.meters != facts.meters:
+            facts = replace(facts, meters=account.meters)
         if tail.grew:
             facts = replace(facts, size=tail.size, grew_at=tail.mtime)
         elif facts.size != tail.size:

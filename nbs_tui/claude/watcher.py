@@ -41,6 +41,7 @@ from nbs_tui.claude.status import (
 from nbs_tui.claude.transcript import ApiError, TranscriptTail, find_transcript
 from nbs_tui.config import Settings
 from nbs_tui.core.fusion import MENU_STATES, Reading, Source
+from nbs_tui.core.meters import Meters
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo, ServerAddress
 from nbs_tui.core.problems import ProblemSink
 from nbs_tui.core.stuck import Liveness
@@ -76,6 +77,8 @@ class ClaudeFacts:
     """The last prompt submitted (UserPromptSubmit), ours or a person's."""
     permission_mode: str | None = None
     """``default``, ``plan``, ``acceptEdits``, ``auto``... as the last hook event reported it."""
+    meters: Meters | None = None
+    """Tokens and context from the transcript's usage records (None: no transcript read)."""
 
     @property
     def readings(self) -> tuple[Reading, ...]:
@@ -508,6 +511,7 @@ class ClaudeSignals:
             last_hook_at=pane.last_event.time if pane.last_event else None,
             last_prompt=pane.last_prompt,
             permission_mode=pane.permission_mode,
+            meters=tail.meters if tail is not None else None,
         )
 
     def _publish(self) -> dict[PaneId, ClaudeFacts]:

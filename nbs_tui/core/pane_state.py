@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from nbs_tui.core.fusion import FusedState, Reading, Source, fuse
+from nbs_tui.core.meters import Meters
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.sidecar import SidecarStatus
 
@@ -78,6 +79,8 @@ class ClaudeFacts:
     """Where the state came from and how far to trust it (e.g. ``hook``, ``screen``)."""
     state: AgentState | None = None
     extra: tuple[tuple[str, str], ...] = ()
+    meters: Meters | None = None
+    """Tokens, context and cost from the transcript (None: no transcript read)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +180,7 @@ def fuse_claude(
         source=fused.source.value if fused.source == Source.SCREEN else f"{fused.source.value}: {fused.why}",
         state=fused.state,
         extra=tuple(extra),
+        meters=getattr(raw, "meters", None),
     )
     base = status or PaneStatus(raw.pane_id)
     shown = replace(base, state=fused.state, reason=base.reason if fused.source == Source.SCREEN else fused.why)

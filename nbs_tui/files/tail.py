@@ -101,6 +101,9 @@ class TailReader(Generic[T]):
         """The last read consumed new bytes (a partial line included)."""
         self.noticed = False
         """The last read returned a notice (lets a caller skip scanning a long list for one)."""
+        self.skipped = 0
+        """``start_tail`` left out the lines that start at or before this byte offset (0: none
+        skipped), for a caller that wants to read them another way."""
 
     @property
     def offset(self) -> int:
@@ -207,6 +210,7 @@ class TailReader(Generic[T]):
             # dropped, a line that starts exactly at the cut is kept.
             self._position = self._line_start = size - self._start_tail - 1
             self._dropping = True
+            self.skipped = self._position
         self._start_tail = None  # only the first file is started near its end
 
     def _read_from(self, handle: BinaryIO, limit: int | None, items: list[T | TailNotice]) -> None:
