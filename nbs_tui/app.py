@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -50,6 +51,7 @@ from nbs_tui.config import ConfigError, Settings, save_setting
 from nbs_tui.controller import OperatorController
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
 from nbs_tui.core.problems import Problems
 from nbs_tui.files.control_plane import ControlPlane
@@ -61,6 +63,13 @@ from nbs_tui.messages import (
     HostsChanged,
     LeaseChanged,
     PaneStatusChanged,
+)
+from nbs_tui.notify import (
+    Subject,
+    TerminalNotifier,
+    parse_protocols,
+    passthrough_problem,
+    passthrough_state,
 )
 from nbs_tui.runtime import FleetFactory, Runtime, RuntimeOptions
 from nbs_tui.sidecar_runner import SidecarRunner, SidecarSnapshot
@@ -193,6 +202,12 @@ class NbsApp(App[int]):
         if settings.keymap:
             self.set_keymap(dict(settings.keymap))
         self._apply_theme()
+        self.notifier = TerminalNotifier(
+            self._write_terminal, parse_protocols(settings.notify_osc, os.environ),
+            in_tmux=bool(os.environ.get("TMUX")), command=settings.notify_command,
+            problem=self.runtime.problem, subject=self._notify_subject,
+        )  # fmt: skip
+        """Notifications to the operator's own terminal (through ssh and tmux) and ``notify_command``."""
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -258,6 +273,14 @@ class NbsApp(App[int]):
             self.connected = False
         self.status_bar.set_connection(self.connected)
         self._update_empty_state()
+        if self.notifier.in_tmux and self.notifier.protocols:
+            self.run_worker(self._check_passthrough, name="allow-passthrough", thread=True)
+
+    def _check_passthrough(self) -> None:
+        """Thread: once, say how to let notifications out of tmux when they cannot."""
+        problem = passthrough_problem(passthrough_state(os.environ))
+        if problem is not None:
+            self.runtime.problem("notify", problem)
 
     @property
     def fleet(self) -> FleetPort | None:
@@ -899,6 +922,28 @@ class NbsApp(App[int]):
     def _needs_you_tick(self) -> None:
         entries = self.operator.needs_you_tick()
         self.needs_panel.show_entries(entries, self.clock(), self.operator.label)
+        for note in self.operator.notify_tick(self._looking_at()):
+            self.notifier.notify(note)
+
+    def _looking_at(self) -> PaneId | None:
+        """The pane the operator sees now (none while the terminal has lost focus, when it says)."""
+        return self.selected_id if self.view != "control" and self.app_focus else None
+
+    def _write_terminal(self, data: str) -> None:
+        """Into the dashboard's own output stream, in order with its frames."""
+        if not self.is_headless and self._driver is not None:
+            self._driver.write(data)
+
+    def _notify_subject(self, note: Notification) -> Subject:
+        pane = self.pane_by_id.get(note.pane_id)
+        hosts = self.settings.watched_hosts()
+        host = (pane.host if pane is not None else "") or hosts[0].name
+        project = os.path.basename(pane.current_path.rstrip("/")) if pane is not None else ""
+        return Subject(pane.target if pane is not None else note.pane_id, host, project)
+
+    def toggle_notify_mute(self, kind: NotifyKind) -> None:
+        muted = self.operator.notifications.toggle_mute(kind)
+        self.notify(f"{KIND_LABELS[kind]} notifications {'muted' if muted else 'on'}", title="Notifications", timeout=3)
 
     def action_next_needs_you(self) -> None:
         entry = self.operator.next_needs_you(self.selected_id)
@@ -945,6 +990,13 @@ class NbsApp(App[int]):
         for command in COMMANDS:
             if command.in_palette:
                 yield SystemCommand(command.palette or command.label, command.help, partial(self.run_action, command.action))
+        for kind in NotifyKind:
+            muted = kind in self.operator.notifications.muted
+            yield SystemCommand(
+                f"{'Unmute' if muted else 'Mute'} {KIND_LABELS[kind]} notifications",
+                f"{'Send' if muted else 'Stop'} terminal notifications and notify_command for '{kind.value}'",
+                partial(self.toggle_notify_mute, kind),
+            )
         for pane in self.panes:
             label = f"Show pane {pane.target}"
             detail = " · ".join(x for x in (pane.title, pane.current_command) if x)

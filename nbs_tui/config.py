@@ -18,6 +18,8 @@ from typing import Any
 
 from nbs_tui.core.hosts import HostsError, HostSpec, choose_hosts, parse_hosts
 from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.notify import NotifySettingsError, parse_kinds
+from nbs_tui.notify import NotifyConfigError, check_command, parse_protocols
 
 DEFAULT_CONFIG_PATH = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "nbs-tui" / "config.toml"
 
@@ -51,6 +53,15 @@ class Settings:
     """Ring the terminal bell when an agent joins the "needs you" queue."""
     desktop_notify: bool = False
     """Also raise a desktop notification (``notify-send``) when one joins."""
+    notify_osc: str = "auto"
+    """Terminal notifications written to the dashboard's own terminal (they travel back through
+    ssh): ``auto``, ``off`` or protocols ``9,777,99`` (nbs_tui/notify.py)."""
+    notify_command: str = ""
+    """A command run per notification, without a shell: ``{pane} {host} {project} {state} {reason} {event}``."""
+    notify_mute: tuple[str, ...] = ()
+    """Notification kinds not sent: ``needs-input``, ``finished``, ``error``, ``limited``, ``stuck``."""
+    notify_repeat: float = 60.0
+    """Seconds before the same kind of notification for the same pane is sent again."""
     action_log: Path = field(default_factory=lambda: Path.home() / ".local" / "state" / "nbs-tui" / "actions.log")
     hook_spool: Path = field(default_factory=lambda: Path.home() / ".local" / "state" / "nbs-tui" / "hooks.jsonl")
     claude_home: Path = field(default_factory=lambda: Path.home() / ".claude")
@@ -103,6 +114,8 @@ def _coerce(name: str, value: Any, current: Any) -> Any:
         if isinstance(current, Path):
             return Path(str(value)).expanduser()
         if isinstance(current, tuple):
+            if isinstance(value, str):  # "a, b" from a flag or the environment
+                return tuple(part.strip() for part in value.split(",") if part.strip())
             return tuple(value)
         if isinstance(current, Mapping):
             if not isinstance(value, Mapping) or not all(
@@ -164,6 +177,12 @@ def load_settings(
         raise ConfigError(f"plan policy must be 'no-prompts' or 'off', not {settings.plan_policy!r}")
     if settings.service not in ("auto", "off"):
         raise ConfigError(f"service must be 'auto' or 'off', not {settings.service!r}")
+    try:
+        parse_kinds(settings.notify_mute)
+        parse_protocols(settings.notify_osc, {})
+        check_command(settings.notify_command)
+    except (NotifySettingsError, NotifyConfigError) as error:
+        raise ConfigError(str(error)) from None
     try:
         settings.watched_hosts()
     except HostsError as error:

@@ -28,6 +28,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.hosts import split_pane_id
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.needs_you import NeedsYouEntry, NeedsYouQueue
+from nbs_tui.core.notify import Notification, NotifyDecider, parse_kinds
 from nbs_tui.core.pane_state import PaneState
 from nbs_tui.core.sidecar import SidecarStatus
 from nbs_tui.runtime import Runtime, SidecarView
@@ -116,6 +117,8 @@ class OperatorController:
         """One per watched host: a pane is jumped to on its own host (`jumper_for`)."""
         self.jumper = self.jumpers[hosts[0].name] if len(hosts) == 1 else Jumper(settings.server)
         self.needs_you = NeedsYouQueue(idle_threshold=settings.needs_you_idle, clock=clock)
+        self.notifications = NotifyDecider(muted=parse_kinds(settings.notify_mute), repeat=settings.notify_repeat)
+        """What becomes a notification to the operator's terminal and ``notify_command``."""
         self.marked: set[PaneId] = set()
         """Panes marked for broadcast."""
         self.poll_off: set[PaneId] = set()
@@ -390,6 +393,20 @@ class OperatorController:
         if change.joined:
             self._announce([entry.label or entry.pane_id for entry in change.joined], change.joined[0].reason)
         return list(self.needs_you.entries())
+
+    def notify_tick(self, looking_at: PaneId | None) -> list[Notification]:
+        """The notifications due now (UI thread), none for ``looking_at``, the pane on show."""
+        state = self.state
+        states = state.agent_states()
+        manual = set(self.plan_manual) | (set(states) if self.settings.plan_policy == "off" else set())
+        return self.notifications.sync(
+            {pane_id: str(agent_state.value) for pane_id, agent_state in states.items()},
+            self.clock(),
+            reasons={pane_id: status.reason for pane_id, status in state.statuses.items() if pane_id in states},
+            plan_waits=frozenset(manual),
+            stuck=self._escalated(),
+            looking_at=looking_at,
+        )
 
     def _escalated(self) -> dict[PaneId, str]:
         """Agents the sidecar's stuck watch gave up nudging."""

@@ -12,6 +12,7 @@ object on stdout::
     {"event": "nudge", "pane": "%6", "result": "queued", "nudge": 1, "text": "Please continue..."}
     {"event": "escalate", "pane": "%6", "reason": "stuck", "message": "still idle 60s after 1 nudge(s)..."}
     {"event": "agent-ended", "pane": "%7", "liveness": "exited", "message": "its Claude Code process exited"}
+    {"event": "notify", "pane": "%4", "kind": "needs-input", "state": "permission", "reason": "..."}
     {"event": "error", "pane": "", "source": "sidecar", "message": "%5 poll: ..."}
 
 plus ``start`` (with the watched ``hosts``)/``stop``, ``connection`` (tmux lost or back), one ``error`` line for every problem
@@ -42,6 +43,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.notify import NotifyDecider, parse_kinds
 from nbs_tui.files.control_plane import ControlEvent, event_as_json
 from nbs_tui.runtime import LeaseMode, Runtime, RuntimeOptions
 from nbs_tui.sidecar_runner import SidecarEvent
@@ -69,9 +71,14 @@ class _Printer:
 class _Events:
     """The runtime's listener: every report becomes one JSON line (or none, for screen news)."""
 
-    def __init__(self, emit: _Printer) -> None:
+    def __init__(self, emit: _Printer, settings: Settings | None = None) -> None:
         self.emit = emit
         self._hosts: dict[str, HostState] = {}
+        settings = settings or Settings()
+        self._plan_waits = settings.plan_policy == "off"
+        self.notifications = NotifyDecider(muted=parse_kinds(settings.notify_mute), repeat=settings.notify_repeat)
+        """The dashboard's notification rules, as ``notify`` lines (nobody is looking at a pane)."""
+        self._states: dict[PaneId, str] = {}
 
     def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
         pass
@@ -89,6 +96,28 @@ class _Events:
     def sidecar_event(self, event: SidecarEvent) -> None:
         if event.kind != "error":  # the runtime reports those as problems: one line each
             self.emit(event.as_json())
+        self._notify(event)
+
+    def _notify(self, event: SidecarEvent) -> None:
+        """A ``notify`` line for each notification the dashboard would send on this event."""
+        pane_id = event.pane_id
+        if event.kind == "state":
+            state = str(dict(event.data).get("state", ""))
+            if state == "gone":
+                self._states.pop(pane_id, None)
+                self.notifications.forget(pane_id)
+                return
+            self._states[pane_id] = state
+            notes = self.notifications.observe(pane_id, state, event.at, reason=event.message, plan_waits=self._plan_waits)
+        elif event.kind == "escalate" and pane_id in self._states:
+            notes = self.notifications.observe(pane_id, self._states[pane_id], event.at, stuck=event.message or "stuck")
+        else:
+            return
+        for note in notes:
+            self.emit(
+                {"event": "notify", "pane": note.pane_id, "kind": note.kind.value, "state": note.state,
+                 "reason": note.reason, "time": round(note.at, 3)}
+            )  # fmt: skip
 
     def control_event(self, event: ControlEvent) -> None:
         self.emit(event_as_json(event))
@@ -124,7 +153,7 @@ def run_headless(
     stop = stop or threading.Event()
     # headless is a sidecar by intent: it contends for the lease whatever `service` says
     # ...and shows no screen: its fleet asks tmux for no pane output (the sidecar captures)
-    runtime = Runtime(settings, _Events(emit), RuntimeOptions(lease=LeaseMode.CONTEND, mirror=False))
+    runtime = Runtime(settings, _Events(emit, settings), RuntimeOptions(lease=LeaseMode.CONTEND, mirror=False))
     runtime.build()
 
     previous: dict[int, Any] = {}

@@ -1,0 +1,195 @@
+"""What is worth telling the operator about, as a notification that leaves the dashboard.
+
+Pure: the caller feeds every agent's state (and the stuck watch's escalations) with the time,
+and gets back the notifications due. Writing them (terminal escape sequences, a user command)
+is `nbs_tui.notify`'s job.
+
+Rules:
+- a pane seen for the first time only seeds its state: a dashboard that starts on a fleet
+  already waiting does not fire for every agent at once (the needs-you panel lists them);
+- ``needs-input``: the state became a permission prompt, a question, a dialog, or a plan menu
+  nobody answers for it (``plan_waits``);
+- ``finished``: ``working`` -> ``idle``;
+- ``error``: the state became ``error``;
+- ``limited``: the state became ``limited`` (a usage limit; matched by name, so this module
+  works whether or not detection knows that state yet);
+- ``stuck``: the stuck watch escalated the agent (once per escalation);
+- none for the pane the operator is looking at, none of a muted kind, and the same kind for the
+  same pane at most once per ``repeat`` seconds (an agent flapping between a prompt and work
+  does not ring twenty times).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from nbs_tui.core.model import PaneId
+
+
+class NotifyKind(StrEnum):
+    NEEDS_INPUT = "needs-input"
+    FINISHED = "finished"
+    ERROR = "error"
+    LIMITED = "limited"
+    STUCK = "stuck"
+
+
+KIND_LABELS: Mapping[NotifyKind, str] = {
+    NotifyKind.NEEDS_INPUT: "needs input",
+    NotifyKind.FINISHED: "finished",
+    NotifyKind.ERROR: "error",
+    NotifyKind.LIMITED: "usage limit",
+    NotifyKind.STUCK: "stuck",
+}
+
+_NEEDS_INPUT = frozenset({"permission", "question", "dialog"})
+LIMITED_STATE = "limited"
+"""The usage-limit state's name (`nbs_tui.core.model.AgentState` may or may not have it yet)."""
+
+
+class NotifySettingsError(ValueError):
+    """A mute list names a kind that does not exist."""
+
+
+def parse_kinds(names: Iterable[str]) -> frozenset[NotifyKind]:
+    """Kinds from their names (``needs-input``, ``finished``, ...); raises on an unknown one."""
+    kinds = set()
+    for name in names:
+        try:
+            kinds.add(NotifyKind(name.strip().lower().replace("_", "-")))
+        except ValueError:
+            known = ", ".join(kind.value for kind in NotifyKind)
+            raise NotifySettingsError(f"unknown notification kind {name!r} (known: {known})") from None
+    return frozenset(kinds)
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """One notification due: which pane, what happened, in which state, why."""
+
+    kind: NotifyKind
+    pane_id: PaneId
+    state: str
+    reason: str
+    at: float
+
+    @property
+    def label(self) -> str:
+        return KIND_LABELS[self.kind]
+
+
+@dataclass(slots=True)
+class _Seen:
+    state: str
+    stuck: str | None = None
+
+
+@dataclass
+class NotifyDecider:
+    """Decides which state changes become notifications (see the module docstring)."""
+
+    muted: frozenset[NotifyKind] = frozenset()
+    repeat: float = 60.0
+    """Seconds within which the same kind for the same pane is not notified again."""
+    _seen: dict[PaneId, _Seen] = field(default_factory=dict)
+    _last: dict[tuple[PaneId, NotifyKind], float] = field(default_factory=dict)
+
+    def toggle_mute(self, kind: NotifyKind) -> bool:
+        """Mute ``kind`` if it was not, unmute it if it was; returns whether it is muted now."""
+        muted = kind not in self.muted
+        self.muted = self.muted | {kind} if muted else self.muted - {kind}
+        return muted
+
+    def observe(
+        self,
+        pane_id: PaneId,
+        state: str,
+        now: float,
+        *,
+        reason: str = "",
+        plan_waits: bool = False,
+        stuck: str | None = None,
+        looking_at: PaneId | None = None,
+    ) -> list[Notification]:
+        """One pane's current state (``state`` is an `AgentState` value or any state name);
+        ``stuck``: why the stuck watch escalated it (None: it did not)."""
+        seen = self._seen.get(pane_id)
+        self._seen[pane_id] = _Seen(state, stuck)
+        if seen is None:
+            return []
+        due: list[tuple[NotifyKind, str]] = []
+        if state != seen.state:
+            kind = self._kind_of_change(seen.state, state, plan_waits)
+            if kind is not None:  # "finished" says so; the idle screen's reason would not
+                due.append((kind, reason if reason and kind is not NotifyKind.FINISHED else _default_reason(kind, state)))
+        if stuck is not None and seen.stuck is None:
+            due.append((NotifyKind.STUCK, stuck))
+        return [
+            note
+            for kind, why in due
+            if (note := self._allow(Notification(kind, pane_id, state, why, now), looking_at)) is not None
+        ]
+
+    def sync(
+        self,
+        states: Mapping[PaneId, str],
+        now: float,
+        *,
+        reasons: Mapping[PaneId, str] | None = None,
+        plan_waits: frozenset[PaneId] = frozenset(),
+        stuck: Mapping[PaneId, str] | None = None,
+        looking_at: PaneId | None = None,
+    ) -> list[Notification]:
+        """The whole fleet at once; panes not in ``states`` are forgotten."""
+        for gone in set(self._seen) - set(states):
+            self.forget(gone)
+        notes: list[Notification] = []
+        for pane_id, state in states.items():
+            notes += self.observe(
+                pane_id, state, now,
+                reason=(reasons or {}).get(pane_id, ""), plan_waits=pane_id in plan_waits,
+                stuck=(stuck or {}).get(pane_id), looking_at=looking_at,
+            )  # fmt: skip
+        return notes
+
+    def forget(self, pane_id: PaneId) -> None:
+        self._seen.pop(pane_id, None)
+        for key in [key for key in self._last if key[0] == pane_id]:
+            del self._last[key]
+
+    @staticmethod
+    def _kind_of_change(before: str, after: str, plan_waits: bool) -> NotifyKind | None:
+        if after in _NEEDS_INPUT or (after == "plan" and plan_waits):
+            return NotifyKind.NEEDS_INPUT
+        if after == "idle" and before == "working":
+            return NotifyKind.FINISHED
+        if after == "error":
+            return NotifyKind.ERROR
+        if after == LIMITED_STATE:
+            return NotifyKind.LIMITED
+        return None
+
+    def _allow(self, note: Notification, looking_at: PaneId | None) -> Notification | None:
+        if note.kind in self.muted or note.pane_id == looking_at:
+            return None
+        key = (note.pane_id, note.kind)
+        last = self._last.get(key)
+        if last is not None and note.at - last < self.repeat:
+            return None
+        self._last[key] = note.at
+        return note
+
+
+def _default_reason(kind: NotifyKind, state: str) -> str:
+    if kind is NotifyKind.NEEDS_INPUT:
+        return {"permission": "permission prompt", "plan": "plan approval"}.get(state, state)
+    if kind is NotifyKind.FINISHED:
+        return "done: idle at the prompt"
+    return KIND_LABELS[kind]
+
+
+def message(note: Notification, name: str) -> tuple[str, str]:
+    """(title, body) for a notification about the pane called ``name``."""
+    return f"nbs-tui: {name} {note.label}", note.reason

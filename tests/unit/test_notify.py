@@ -1,0 +1,176 @@
+"""The notification rules (pure) and the sequences written for them."""
+
+from __future__ import annotations
+
+import pytest
+
+from nbs_tui.core.notify import (
+    Notification,
+    NotifyDecider,
+    NotifyKind,
+    NotifySettingsError,
+    message,
+    parse_kinds,
+)
+from nbs_tui.notify import (
+    NotifyConfigError,
+    Subject,
+    fill,
+    guess_protocols,
+    osc_sequence,
+    parse_protocols,
+    passthrough_problem,
+    tmux_wrap,
+)
+
+
+def kinds(notes: list[Notification]) -> list[str]:
+    return [note.kind.value for note in notes]
+
+
+def test_first_sight_only_seeds_then_changes_notify() -> None:
+    decider = NotifyDecider()
+    assert decider.observe("%1", "permission", 0.0) == []  # a fleet already waiting: no storm at start
+    assert decider.observe("%1", "working", 1.0) == []
+    assert kinds(decider.observe("%1", "idle", 2.0)) == ["finished"]
+    assert kinds(decider.observe("%1", "question", 3.0, reason="which file?")) == ["needs-input"]
+    assert kinds(decider.observe("%1", "error", 4.0)) == ["error"]
+    assert kinds(decider.observe("%1", "limited", 5.0, reason="resets 9am")) == ["limited"]
+
+
+def test_reasons_and_states_travel_with_the_notification() -> None:
+    decider = NotifyDecider()
+    decider.observe("%1", "working", 0.0)
+    [note] = decider.observe("%1", "permission", 1.0, reason="")
+    assert (note.state, note.reason, note.pane_id, note.at) == ("permission", "permission prompt", "%1", 1.0)
+    decider.observe("%1", "working", 2.0)
+    [done] = decider.observe("%1", "idle", 2.0, reason="empty prompt")  # not the idle screen's reason
+    assert done.reason == "done: idle at the prompt"
+    assert message(done, "s:1.0") == ("nbs-tui: s:1.0 finished", "done: idle at the prompt")
+
+
+def test_idle_after_something_other_than_work_is_not_finished() -> None:
+    decider = NotifyDecider()
+    decider.observe("%1", "permission", 0.0)
+    assert decider.observe("%1", "idle", 1.0) == []  # answered and left: nothing finished
+    decider.observe("%1", "unknown", 2.0)
+    assert decider.observe("%1", "idle", 3.0) == []
+
+
+def test_plan_menus_notify_only_when_left_to_the_operator() -> None:
+    decider = NotifyDecider()
+    decider.observe("%1", "working", 0.0)
+    decider.observe("%2", "working", 0.0)
+    assert decider.observe("%1", "plan", 1.0) == []  # the sidecar answers it
+    assert kinds(decider.observe("%2", "plan", 1.0, plan_waits=True)) == ["needs-input"]
+
+
+def test_not_for_the_pane_on_show_and_not_when_muted() -> None:
+    decider = NotifyDecider(muted=frozenset({NotifyKind.FINISHED}))
+    for pane in ("%1", "%2"):
+        decider.observe(pane, "working", 0.0)
+    assert decider.observe("%1", "question", 1.0, looking_at="%1") == []
+    assert kinds(decider.observe("%2", "question", 1.0, looking_at="%1")) == ["needs-input"]
+    decider.observe("%2", "working", 2.0)
+    assert decider.observe("%2", "idle", 3.0) == []
+    assert decider.toggle_mute(NotifyKind.FINISHED) is False
+    decider.observe("%2", "working", 4.0)
+    assert kinds(decider.observe("%2", "idle", 5.0)) == ["finished"]
+    assert decider.toggle_mute(NotifyKind.ERROR) is True and NotifyKind.ERROR in decider.muted
+
+
+def test_repeats_are_rate_limited_per_pane_and_kind() -> None:
+    decider = NotifyDecider(repeat=60.0)
+    decider.observe("%1", "working", 0.0)
+    decider.observe("%2", "working", 0.0)
+    assert kinds(decider.observe("%1", "permission", 1.0)) == ["needs-input"]
+    decider.observe("%1", "working", 2.0)
+    assert decider.observe("%1", "permission", 3.0) == []  # flapping: once a minute at most
+    assert kinds(decider.observe("%2", "permission", 3.0)) == ["needs-input"]  # another pane: its own
+    decider.observe("%1", "working", 10.0)
+    assert kinds(decider.observe("%1", "idle", 11.0)) == ["finished"]  # another kind: its own
+    decider.observe("%1", "working", 62.0)
+    assert kinds(decider.observe("%1", "permission", 63.0)) == ["needs-input"]
+
+
+def test_stuck_once_per_escalation_and_sync_forgets_gone_panes() -> None:
+    decider = NotifyDecider()
+    assert decider.sync({"%1": "idle", "%2": "working"}, 0.0) == []
+    notes = decider.sync({"%1": "idle", "%2": "idle"}, 1.0, stuck={"%1": "stuck (1 nudge)"})
+    assert sorted(kinds(notes)) == ["finished", "stuck"]
+    assert [n.reason for n in notes if n.kind is NotifyKind.STUCK] == ["stuck (1 nudge)"]
+    assert decider.sync({"%1": "idle", "%2": "idle"}, 2.0, stuck={"%1": "stuck (1 nudge)"}) == []
+    assert decider.sync({"%2": "idle"}, 3.0) == []  # %1 gone: forgotten
+    assert decider.sync({"%1": "working", "%2": "idle"}, 4.0) == []  # back as new: seeds again
+
+
+def test_mute_names_are_checked() -> None:
+    assert parse_kinds(["needs_input", " Finished "]) == {NotifyKind.NEEDS_INPUT, NotifyKind.FINISHED}
+    with pytest.raises(NotifySettingsError, match="unknown notification kind 'bells'"):
+        parse_kinds(["bells"])
+
+
+NOTE = Notification(NotifyKind.NEEDS_INPUT, "%4", "permission", "Bash: rm -rf 'x'; echo $HOME", 0.0)
+
+
+def test_sequences_of_each_protocol() -> None:
+    assert osc_sequence("9", "T", "B") == "\x1b]9;T: B\x1b\\"
+    assert osc_sequence("777", "T;x", "B;y") == "\x1b]777;notify;T,x;B;y\x1b\\"
+    assert osc_sequence("99", "T", "B", 7) == "\x1b]99;i=7:d=0:p=title;T\x1b\\\x1b]99;i=7:d=1:p=body;B\x1b\\"
+    # a control character in a pane's text cannot end the sequence early or start another
+    assert osc_sequence("9", "T", "a\x1b]0;evil\x07b") == "\x1b]9;T: a ]0;evil b\x1b\\"
+    with pytest.raises(NotifyConfigError):
+        osc_sequence("52", "T", "B")
+
+
+def test_tmux_passthrough_doubles_every_escape() -> None:
+    wrapped = tmux_wrap("\x1b]9;hi\x1b\\")
+    assert wrapped == "\x1bPtmux;\x1b\x1b]9;hi\x1b\x1b\\\x1b\\"
+
+
+def test_protocol_choice() -> None:
+    assert parse_protocols("off", {}) == ()
+    assert parse_protocols("9, osc777", {}) == ("9", "777")
+    with pytest.raises(NotifyConfigError):
+        parse_protocols("9,1337", {})
+    assert guess_protocols({"TERM": "xterm-kitty"}) == ("99",)
+    assert guess_protocols({"LC_TERMINAL": "iTerm2"}) == ("9",)
+    assert guess_protocols({"TERM": "xterm-ghostty"}) == ("777",)
+    assert guess_protocols({"TERM": "xterm-256color"}) == ("9", "777", "99")  # cannot tell: all
+    assert parse_protocols("auto", {"TERM": "foot"}) == ("777",)
+
+
+def test_command_placeholders_stay_one_argument_each() -> None:
+    argv = fill("curl -d '{project}: {reason}' -H 'Title: {pane} {event}' ntfy.sh/x", NOTE, Subject("a:1.0", "gpu", "web"))
+    assert argv == ["curl", "-d", "web: Bash: rm -rf 'x'; echo $HOME", "-H", "Title: a:1.0 needs-input", "ntfy.sh/x"]
+    assert fill("echo {host} {state} {pane_id}", NOTE, Subject("a", "gpu", "p")) == ["echo", "gpu", "permission", "%4"]
+    with pytest.raises(NotifyConfigError, match="bad placeholder"):
+        fill("echo {nope}", NOTE, Subject("a", "b", "c"))
+
+
+def test_passthrough_advice_only_when_off() -> None:
+    assert passthrough_problem(None) is None
+    assert passthrough_problem("on") is None
+    advice = passthrough_problem("off")
+    assert advice is not None and "tmux set -g allow-passthrough on" in advice
+
+
+def test_headless_prints_notify_lines_from_sidecar_events() -> None:
+    import io
+    import json
+
+    from nbs_tui.config import Settings
+    from nbs_tui.headless import _Events, _Printer
+    from nbs_tui.sidecar_runner import SidecarEvent
+
+    out = io.StringIO()
+    events = _Events(_Printer(out), Settings(notify_mute=("error",)))
+    for kind, state, at in [("state", "working", 1.0), ("state", "idle", 2.0), ("state", "error", 3.0)]:
+        events.sidecar_event(SidecarEvent(kind, "%3", at, "why", data=(("state", state),)))
+    events.sidecar_event(SidecarEvent("escalate", "%3", 4.0, "still idle 60s after 1 nudge(s)", data=(("reason", "stuck"),)))
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    notes = [line for line in lines if line["event"] == "notify"]
+    assert notes == [
+        {"event": "notify", "pane": "%3", "kind": "finished", "state": "idle", "reason": "done: idle at the prompt", "time": 2.0},
+        {"event": "notify", "pane": "%3", "kind": "stuck", "state": "error", "reason": "still idle 60s after 1 nudge(s)", "time": 4.0},
+    ]  # error muted
