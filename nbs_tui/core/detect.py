@@ -25,7 +25,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nbs_tui.core.model import AgentState, Detection, MenuOption
+from nbs_tui.core.limits import find_limit, is_wait_option, parse_limit_line
+from nbs_tui.core.model import AgentState, Detection, MenuOption, UsageLimit
 
 if TYPE_CHECKING:
     from nbs_tui.core.screen import PaneScreen
@@ -360,6 +361,29 @@ def _classify_menu(menu: _Menu) -> AgentState:
     return AgentState.QUESTION
 
 
+def _limit_turn(
+    rows: Sequence[tuple[int, str]], end: int, *, menu: bool = False
+) -> list[str] | None:
+    """The rows of a usage limit that ended the current turn: back from ``end`` to the last user
+    prompt echo, up to the last limit line, when no newer message follows it. A completion line
+    (``✻ Baked for 0s``) may follow it; an answer (``● ...``) means the agent went on."""
+    turn: list[str] = []
+    for p in range(end - 1, max(-1, end - 30), -1):
+        line = rows[p][1]
+        if re.match(r"^[❯>]\s\S", line) and not _OPTION.match(line):
+            if "/rate-limit-options" in line:
+                continue  # 2.1.1xx echoes the command that opens its limit menu
+            break
+        turn.append(line)
+    turn.reverse()
+    last = max((i for i, line in enumerate(turn) if parse_limit_line(line)), default=None)
+    if last is None:
+        return None
+    if not menu and any(_BLOCK_START.match(line) or _is_spinner(line) for line in turn[last + 1 :]):
+        return None
+    return turn[: last + 1]
+
+
 # --- the detector -----------------------------------------------------------------------------
 
 
@@ -517,6 +541,22 @@ def detect_lines(lines: Sequence[str], *, faint_rows: Collection[int] = ()) -> D
         )
         if not stale and (marked or footer or headed or not newer_box):
             state = _classify_menu(menu)
+            menu_limit = None
+            if state in (AgentState.QUESTION, AgentState.DIALOG) or any(
+                is_wait_option(o.label) for o in menu.options
+            ):
+                first = next(p for p, (i, _) in enumerate(rows) if i == menu.first_row)
+                menu_limit = find_limit(_limit_turn(rows, first, menu=True) or [])
+                if menu_limit is None and any(is_wait_option(o.label) for o in menu.options):
+                    menu_limit = UsageLimit("usage", "usage limit menu")
+            if menu_limit is not None and not (newer_box and not (marked or footer)):
+                return Detection(
+                    AgentState.LIMITED,
+                    options=menu.options,
+                    reason=f"usage limit menu with {len(menu.options)} options: {menu_limit.text[:60]}",
+                    flags=frozen_flags,
+                    limit=menu_limit,
+                )
             if newer_box and not (marked or footer):
                 menu = None  # a numbered list in prose above an idle box, however it is worded
             else:
@@ -571,7 +611,21 @@ def detect_lines(lines: Sequence[str], *, faint_rows: Collection[int] = ()) -> D
             flags=frozen_flags,
         )
 
-    # 3. an error as the latest thing on screen
+    # 3. a usage limit that ended the turn (the box may be free: the agent waits for the reset)
+    limit_end = box_pos if box_pos is not None else len(rows)
+    footer_lines = [line for i, line in rows if box is not None and i > box.bottom_row]
+    turn = _limit_turn(rows, limit_end)
+    usage = find_limit(turn or [], footer_lines)
+    if usage is not None and (turn is not None or usage.auto_resume):
+        return Detection(
+            AgentState.LIMITED,
+            input_text=input_text,
+            reason=f"usage limit: {usage.text[:80]}",
+            flags=frozen_flags,
+            limit=usage,
+        )
+
+    # 4. an error as the latest thing on screen
     for line in recent:
         if _ERROR.search(line) and not _is_spinner(line):
             return Detection(
@@ -587,7 +641,7 @@ def detect_lines(lines: Sequence[str], *, faint_rows: Collection[int] = ()) -> D
                     AgentState.ERROR, reason=f"error: {line.strip()[:80]}", flags=frozen_flags
                 )
 
-    # 4. the input box with nothing going on
+    # 5. the input box with nothing going on
     if box is not None:
         evidence = (
             box.ruled

@@ -5,8 +5,9 @@ status files use), and the previous result so a long disagreement can be timed.
 
 Precedence, in order (each rule names the source it trusts):
 
-1. A menu or dialog on screen (permission, plan, question, dialog) beats an exact source that
-   says working or idle: the screen is a live mirror and a prompt is not in the transcript.
+1. A menu or dialog on screen (permission, plan, question, dialog), or a usage limit, beats an
+   exact source that says working, idle or error: the screen is a live mirror, a prompt is not in
+   the transcript, and a limit is only an API error (or a Stop) to the other sources.
    An exact source that knows which menu it is (a PermissionRequest for ExitPlanMode is a
    plan) refines the screen's reading when the screen only says "permission".
 2. A transcript API error newer than every other exact event, while the screen does not show
@@ -119,7 +120,9 @@ def fuse(
         note, since = _disagreement(screen, newest_exact, now, previous, policy)
         return FusedState(state, source, why, ordered, note, since)
 
-    # 1. A menu on screen.
+    # 1. A menu or a usage limit on screen.
+    if screen is not None and screen.state is AgentState.LIMITED:
+        return result(screen.state, Source.SCREEN, f"screen shows limited: {screen.detail}".rstrip(": "))
     if screen is not None and screen.state in MENU_STATES:
         refined = _refine_menu(screen.state, hook)
         if refined != screen.state and hook is not None:
@@ -180,6 +183,8 @@ def _disagreement(
         return None, None
     if _coarse(screen.state) == _coarse(exact.state):
         return None, None
+    if screen.state is AgentState.LIMITED and exact.state in (AgentState.IDLE, AgentState.ERROR):
+        return None, None  # a limit ends the turn: a Stop or an API error to the other sources
     since = previous.disagree_since if previous is not None and previous.disagree_since is not None else now
     if now - since < policy.disagree_after:
         return None, since

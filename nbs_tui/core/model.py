@@ -76,6 +76,8 @@ class AgentState(StrEnum):
     QUESTION = "question"
     DIALOG = "dialog"
     ERROR = "error"
+    LIMITED = "limited"
+    """The account hit a usage limit: the agent waits for the reset (`UsageLimit`), not on a person."""
     UNKNOWN = "unknown"
 
     @property
@@ -94,6 +96,33 @@ class MenuOption:
 
 
 @dataclass(frozen=True, slots=True)
+class UsageLimit:
+    """A usage-limit message on screen, as `nbs_tui.core.limits.parse_limit` read it.
+
+    The reset is kept as the screen gives it (a wall-clock time in a named zone, sometimes a
+    date): turning it into an instant needs the zone's rules, which the caller supplies
+    (`nbs_tui.core.limits.reset_instant`).
+    """
+
+    kind: str
+    """``session``, ``5-hour``, ``weekly``, ``Opus weekly``, ``usage`` (older wording)…"""
+    text: str
+    """The line that says so, stripped."""
+    resets: str = ""
+    """The reset as shown: ``12:50am (America/Los_Angeles)``, ``Aug 3 at 12am (Asia/Tokyo)``."""
+    hour: int | None = None
+    minute: int = 0
+    month: int | None = None
+    day: int | None = None
+    tz: str | None = None
+    """The IANA zone named in parentheses; None when the screen names none (the local zone)."""
+    epoch: float | None = None
+    """An exact reset instant (unix seconds) when the screen prints one (``…reached|1750000000``)."""
+    auto_resume: bool = False
+    """Claude Code says it will continue by itself at the reset (2.1.3xx): send no continue."""
+
+
+@dataclass(frozen=True, slots=True)
 class Detection:
     """The result of reading one screen: the state and what else a sidecar needs to act."""
 
@@ -109,3 +138,5 @@ class Detection:
     """A short human-readable why, for the pane's detail view and for debugging."""
     flags: frozenset[str] = field(default_factory=frozenset)
     """Extra facts such as ``context-pressure`` or ``plan-mode`` that do not change the state."""
+    limit: UsageLimit | None = None
+    """For ``limited``: what the screen says about the limit and its reset."""

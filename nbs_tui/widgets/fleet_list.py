@@ -35,6 +35,7 @@ STATE_STYLES: Mapping[AgentState, str] = {
     AgentState.QUESTION: "bold black on yellow",
     AgentState.DIALOG: "bold black on yellow",
     AgentState.ERROR: "bold white on red",
+    AgentState.LIMITED: "bold black on dark_orange",
     AgentState.UNKNOWN: "dim",
 }
 

@@ -34,6 +34,15 @@ def screen(
 # --- the peer corpus (other tools' recordings, read in place) --------------------------------
 
 
+PEER_LIMITED = {
+    "commandmate__error_usage_limit_reached.txt",
+    "unresolved__idle_after_weekly_limit.txt",
+    "unresolved__usage_limit_choice_menu.txt",
+}
+"""Usage-limit screens: the shared labels predate nbs-tui's ``limited`` state (they say error,
+idle or question); nbs-tui reports them ``limited``, and only that."""
+
+
 def _peer_cases() -> list[tuple[str, list[str], str]]:
     from tests.conftest import PEER_CORPUS
 
@@ -45,7 +54,8 @@ def _peer_cases() -> list[tuple[str, list[str], str]]:
         if not line.strip() or line.startswith("#"):
             continue
         name, allowed, *rest = line.split("\t")
-        cases.append((name, allowed.split(","), rest[0] if rest else ""))
+        states = ["limited"] if name in PEER_LIMITED else allowed.split(",")
+        cases.append((name, states, rest[0] if rest else ""))
     return cases
 
 
