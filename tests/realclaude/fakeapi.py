@@ -48,6 +48,7 @@ __all__ = [
     "Step",
     "Text",
     "ToolUse",
+    "usage_limit",
 ]
 
 
@@ -125,6 +126,8 @@ class Error:
     kind: str = ""
     message: str = ""
     times: int | None = 1
+    headers: tuple[tuple[str, str], ...] = ()
+    """Extra response headers (e.g. the unified rate-limit headers of `usage_limit`)."""
 
     def body(self) -> dict[str, Any]:
         kind = self.kind or _ERROR_KINDS.get(self.status, "api_error")
@@ -149,6 +152,26 @@ _ERROR_MESSAGES = {
     500: "Internal server error",
     529: "Overloaded",
 }
+
+def usage_limit(reset_at: float, claim: str = "five_hour", times: int | None = None) -> Error:
+    """A subscription usage limit: a 429 with the ``anthropic-ratelimit-unified-*`` headers that
+    make Claude Code (under ``CLAUDE_CODE_OAUTH_TOKEN``, not an API key) show its usage-limit
+    screen. ``reset_at``: unix seconds; ``claim``: ``five_hour`` (session) or ``seven_day``
+    (weekly)."""
+    return Error(
+        429,
+        message="This request would exceed your account's rate limit. Please try again later.",
+        times=times,
+        headers=(
+            ("anthropic-ratelimit-unified-status", "rejected"),
+            ("anthropic-ratelimit-unified-reset", str(int(reset_at))),
+            ("anthropic-ratelimit-unified-representative-claim", claim),
+            (f"anthropic-ratelimit-unified-{claim.replace('_', '-')}-status", "rejected"),
+            (f"anthropic-ratelimit-unified-{claim.replace('_', '-')}-reset", str(int(reset_at))),
+            ("x-should-retry", "false"),
+        ),
+    )
+
 
 Step = Text | Slow | ToolUse | Plan | Ask | Error
 Scenario = Sequence[Step | str]
@@ -458,7 +481,9 @@ class _Handler(BaseHTTPRequestHandler):
             rec.step = step
             if isinstance(step, Error):
                 rec.status = step.status
-                self._send_json(step.status, step.body(), {"x-should-retry": "true"})
+                self._send_json(
+                    step.status, step.body(), {"x-should-retry": "true", **dict(step.headers)}
+                )
                 return
             blocks, stop = self._blocks_for(step, body)
             if isinstance(step, Slow):

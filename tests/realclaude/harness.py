@@ -413,6 +413,7 @@ class ClaudeFleet:
         extra_env: Mapping[str, str] | None = None,
         args: Sequence[str] = (),
         wait: bool = True,
+        oauth: bool = False,
     ) -> ClaudeAgent:
         """Start one agent with its own scenario, API server, HOME and work folder.
 
@@ -424,7 +425,9 @@ class ClaudeFleet:
         ``~/.claude/settings.json``; ``config`` is merged over the top level of
         ``~/.claude.json`` (e.g. ``{"hasSeenAutoDefaultNudge": False}``); ``extra_env`` overrides the environment; ``args`` go on the
         command line (e.g. ``["--permission-mode", "plan"]``). ``wait``: return once the idle
-        prompt shows (only when no dialog is expected; otherwise return at once).
+        prompt shows (only when no dialog is expected; otherwise return at once). ``oauth``:
+        authenticate as a subscription (``CLAUDE_CODE_OAUTH_TOKEN``, no API key), as the
+        usage-limit screens need.
         """
         name = name or f"agent{len(self.agents) + 1}"
         if any(a.name == name for a in self.agents):
@@ -456,7 +459,7 @@ class ClaudeFleet:
             "SHELL": "/bin/bash",
             "PS1": "$ ",
             "ANTHROPIC_BASE_URL": api.base_url,
-            "ANTHROPIC_API_KEY": key,
+            **({"CLAUDE_CODE_OAUTH_TOKEN": key} if oauth else {"ANTHROPIC_API_KEY": key}),
             **OFFLINE_ENV,
             **(extra_env or {}),
         }
