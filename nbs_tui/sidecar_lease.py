@@ -15,8 +15,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
 
 from nbs_tui.core.lease import (
     Lease,
@@ -25,6 +26,14 @@ from nbs_tui.core.lease import (
     answered,
 )
 from nbs_tui.core.model import PaneId
+from nbs_tui.core.relay import (
+    RELAYED_KINDS,
+    RelayedAction,
+    RelayNews,
+    RelayReader,
+    append_action,
+    read_all,
+)
 from nbs_tui.tmux.lease import LeaseHeartbeat
 from nbs_tui.tmux.operate import TmuxCommandError, TmuxCommands
 from nbs_tui.tmux.pane_options import PaneOptionsPublisher, PublishedState, SidecarSwitches
@@ -34,6 +43,21 @@ log = logging.getLogger(__name__)
 
 REQUEST_WAIT = 5.0
 """Longest a view waits for the holder to answer a poll request."""
+
+
+class ActionEvent(Protocol):
+    """The part of a `nbs_tui.sidecar_runner.SidecarEvent` the relay carries."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def pane_id(self) -> PaneId: ...
+    @property
+    def at(self) -> float: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def data(self) -> tuple[tuple[str, Any], ...]: ...
 
 
 class SidecarLease:
@@ -57,6 +81,12 @@ class SidecarLease:
         self._pending_lock = threading.Lock()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbs-lease-write")
         self._read_failed = False
+        self.by = f"{heartbeat.host} pid {heartbeat.pid}"
+        """This process as its relayed actions name it."""
+        self._reader = RelayReader()
+        self._news: dict[PaneId, RelayNews] = {}
+        self._outbox: dict[PaneId, list[ActionEvent]] = {}
+        self._outbox_lock = threading.Lock()
         previous = heartbeat.on_acquired
 
         def acquired(lease: Lease) -> None:
@@ -115,6 +145,7 @@ class SidecarLease:
             paused, self.panes = self.switches.read()
             if not self.pending("", "pause"):  # a pause just asked for stays until tmux has it
                 self.paused = paused
+            self._read_relayed()
         except (TmuxCommandError, TmuxUnavailable) as error:
             if not self._read_failed:
                 self._read_failed = True
@@ -152,6 +183,55 @@ class SidecarLease:
         except (TmuxCommandError, TmuxUnavailable) as error:
             self.publisher.forget()  # resend everything next time
             log.info("pane state not published: %s", error)
+        self.flush_actions()
+
+    # -- the holder's actions, relayed to every view (nbs_tui.core.relay) ----------------------
+
+    def record(self, event: ActionEvent) -> None:
+        """The runner did or tried something in a pane: relay it if it is an action of the
+        holder's (`RELAYED_KINDS`) and this process acts. Sent at the tick's `publish`."""
+        if event.kind not in RELAYED_KINDS or not event.pane_id or not self.acting():
+            return
+        with self._outbox_lock:
+            self._outbox.setdefault(event.pane_id, []).append(event)
+
+    def flush_actions(self) -> None:
+        """Append the recorded actions to their panes' rings in tmux (one command line for all,
+        numbered after what the tick read there). Kept for the next tick if tmux failed."""
+        with self._outbox_lock:
+            outbox, self._outbox = self._outbox, {}
+        if not outbox:
+            return
+        rings: dict[PaneId, Sequence[RelayedAction]] = {}
+        for pane_id, events in outbox.items():
+            known = self.panes.get(pane_id)
+            ring: tuple[RelayedAction, ...] = known.actions if known is not None else ()
+            for event in events:
+                ring = append_action(ring, event.at, event.kind, self.by, event.message, event.data)
+            rings[pane_id] = ring
+        try:
+            self.switches.write_actions(rings)
+        except (TmuxCommandError, TmuxUnavailable) as error:
+            log.info("sidecar actions not relayed: %s", error)
+            with self._outbox_lock:
+                for pane_id, events in outbox.items():
+                    self._outbox[pane_id] = events[-8:] + self._outbox.get(pane_id, [])
+            return
+        for pane_id, written in rings.items():
+            self._reader.mark(pane_id, written[-1].seq)
+
+    def _read_relayed(self) -> None:
+        """With fresh `panes`: note what other holders did since the last read."""
+        rings = {pane_id: switches.actions for pane_id, switches in self.panes.items()}
+        news = read_all(self._reader, rings)
+        for pane_id, item in news.items():  # what this process wrote itself is marked seen
+            old = self._news.get(pane_id, RelayNews())
+            self._news[pane_id] = RelayNews(old.actions + item.actions, old.missed + item.missed)
+
+    def take_relayed(self) -> dict[PaneId, RelayNews]:
+        """Actions of another process (the holder) seen since the last call, per pane."""
+        news, self._news = self._news, {}
+        return news
 
     # -- what any view asks (from the UI thread: never waits on tmux) -------------------------
 

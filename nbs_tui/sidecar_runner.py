@@ -798,6 +798,7 @@ class SidecarRunner:
         lease = self.lease
         if lease is None or not lease.sync():
             return
+        self._relayed(lease)
         for pane_id, switches in lease.panes.items():
             tracked = self._tracked.get(pane_id)
             if tracked is None:
@@ -838,6 +839,16 @@ class SidecarRunner:
                     result="recovered",
                     text=mark.text,
                 )
+
+    def _relayed(self, lease: SidecarLease) -> None:
+        """The holder's actions (another process) become this runner's events, marked ``by``."""
+        for pane_id, news in lease.take_relayed().items():
+            if news.missed:
+                n = news.missed
+                self._emit("relay", pane_id, f"{n} action{'s' if n > 1 else ''} of the sidecar not seen")
+            for action in news.actions:
+                data = (*action.data, ("by", action.by))
+                self._deliver(SidecarEvent(action.kind, pane_id, action.at, action.message, None, data))
 
     def _press(self, pane_id: PaneId, key: str) -> bool:
         """Press a key for the sidecar; with a lease, only while tmux still has our token."""
@@ -921,6 +932,8 @@ class SidecarRunner:
 
     def _emit(self, kind: str, pane_id: PaneId, message: str = "", **data: Any) -> None:
         event = SidecarEvent(kind, pane_id, self.wall(), message, None, tuple(data.items()))
+        if self.lease is not None:
+            self.lease.record(event)  # relayed to every view (docs/lease.md)
         self._deliver(event)
 
     def _emit_status(self, pane_id: PaneId, message: str) -> None:
@@ -950,4 +963,5 @@ def event_kinds() -> Mapping[str, str]:
         "agent-ended": "the agent's process exited or its tmux pane is gone (liveness: exited, gone)",
         "status": "per-pane status changed (not printed by --headless)",
         "error": "a tmux call or the control plane failed",
+        "relay": "actions of the sidecar lease holder were missed between two reads (poll, plan-select, nudge and escalate events of another process carry its by)",
     }

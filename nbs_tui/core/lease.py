@@ -14,6 +14,8 @@ import re
 import time
 from dataclasses import dataclass, replace
 
+from nbs_tui.core.relay import RelayedAction
+
 LEASE_OPTION = "@nbs_sidecar"
 """Server user option holding the lease value."""
 PAUSE_OPTION = "@nbs_pause"
@@ -261,6 +263,8 @@ class PaneSwitches:
     poll_request: str = ""
     poll_answer: str = ""
     inflight: InflightMark | None = None
+    actions: tuple[RelayedAction, ...] = ()
+    """The holder's last actions in the pane (`nbs_tui.core.relay`)."""
 
 
 def parse_switch(raw: str) -> bool | None:

@@ -65,6 +65,8 @@ class HistoryEntry:
             text = f"command {data.get('line', '')}"
         else:
             text = f"{event.kind}: {event.message}"
+        if data.get("by"):  # relayed from the lease holder, another process (core/relay.py)
+            text += f" (by sidecar {data['by']})"
         return cls(event.at, text)
 
 

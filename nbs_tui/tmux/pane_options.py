@@ -3,7 +3,8 @@
 The holder publishes ``@nbs_state``, ``@nbs_needs`` and ``@nbs_since`` on each agent pane
 (`PaneOptionsPublisher`): only what changed, as one tmux command line for many panes, so
 ``tmux list-panes -F '#{pane_id} #{@nbs_state}'``, a status line or a script can read them.
-Every view (holder or not) writes the per-pane switches, poll requests and the pause into
+The holder also keeps each pane's last actions in ``@nbs_actions`` (`nbs_tui.core.relay`),
+read by every view in the same ``list-panes``. Every view (holder or not) writes the per-pane switches, poll requests and the pause into
 options too (`SidecarSwitches`), and the holder reads them all with one ``list-panes`` a tick:
 no port, no file, and the same over ssh. All calls block for one tmux round trip.
 """
@@ -27,6 +28,7 @@ from nbs_tui.core.lease import (
     parse_switch,
 )
 from nbs_tui.core.model import PaneId
+from nbs_tui.core.relay import ACTIONS_OPTION, RelayedAction, encode_ring, parse_ring
 from nbs_tui.tmux.lease import LeaseClient
 from nbs_tui.tmux.operate import TmuxCommands
 
@@ -139,6 +141,7 @@ _SWITCH_FIELDS = (
     f"#{{{PLAN_SWITCH_OPTION}}}",
     f"#{{{POLL_REQUEST_OPTION}}}",
     f"#{{{POLL_ANSWER_OPTION}}}",
+    f"#{{{ACTIONS_OPTION}}}",  # ASCII JSON: never a tab
     f"#{{{INFLIGHT_OPTION}}}",  # last: the only field whose text is not ours to choose
 )
 
@@ -186,19 +189,26 @@ class SidecarSwitches:
             fields = row.split("\t", len(_SWITCH_FIELDS) - 1)
             if len(fields) != len(_SWITCH_FIELDS):
                 continue
-            pane_id, poll, plan, request, answer, inflight = fields
+            pane_id, poll, plan, request, answer, actions, inflight = fields
             panes[pane_id] = PaneSwitches(
                 poll=parse_switch(poll),
                 plan=parse_switch(plan),
                 poll_request=request,
                 poll_answer=answer,
                 inflight=parse_inflight(inflight),
+                actions=parse_ring(actions),
             )
         return parse_switch(first) is True, panes
 
     def answer_poll(self, pane_id: PaneId, request: str, ok: bool, why: str = "") -> None:
         answer = f"{request} {'ok' if ok else 'no'}" + (f" {why}" if why else "")
         self.commands.run_many([option_command(pane_id, POLL_ANSWER_OPTION, answer)])
+
+    def write_actions(self, rings: Mapping[PaneId, Sequence[RelayedAction]]) -> int:
+        """The holder's relayed actions (`nbs_tui.core.relay`), all panes in as few tmux runs as
+        fit; the number of runs."""
+        lines = [option_command(p, ACTIONS_OPTION, encode_ring(ring)) for p, ring in rings.items()]
+        return run_batched(self.commands, lines) if lines else 0
 
     # -- the in-flight mark, fenced on the holder's token ---------------------------------------
 

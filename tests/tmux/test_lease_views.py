@@ -81,8 +81,14 @@ def test_a_viewers_forced_poll_is_typed_by_the_holder(
     ok, why = viewer.runner.force_poll(pane_id)
     assert ok, why
     assert retry_until(lambda: submits(log) == ["SUBMIT /nbs-poll"], 20, raises=False), log.read_text()
-    with viewer.lock:
-        assert not [e for e in viewer.events if e.kind == "poll" and dict(e.data).get("result") == "typed"]
+
+    def typed() -> list[SidecarEvent]:
+        with viewer.lock:
+            return [e for e in viewer.events if e.kind == "poll" and dict(e.data).get("result") == "typed"]
+
+    # the viewer typed nothing; it hears the holder's typing, relayed through tmux (``by``)
+    assert retry_until(lambda: bool(typed()), 5, raises=False)
+    assert all(dict(e.data).get("by") == holder.lease.by for e in typed()), typed()
 
 
 def test_a_viewers_switch_and_pause_reach_the_holder_and_every_view(
@@ -125,10 +131,19 @@ def test_only_the_holder_answers_a_plan_menu_once(
 
     def pressed(view: View) -> int:
         with view.lock:
-            return sum(1 for e in view.events if e.kind == "plan-select" and dict(e.data).get("result") == "pressed")
+            return sum(
+                1 for e in view.events
+                if e.kind == "plan-select" and dict(e.data).get("result") == "pressed" and not dict(e.data).get("by")
+            )
+
+    def heard(view: View) -> int:
+        with view.lock:
+            return sum(1 for e in view.events if e.kind == "plan-select" and dict(e.data).get("by") == holder.lease.by)
 
     assert retry_until(lambda: pressed(holder) == 1, 5, raises=False)
     assert pressed(viewer) == 0 and choices() == ["CHOICE 1"]
+    assert retry_until(lambda: heard(viewer) >= 1, 5, raises=False)  # relayed through tmux
+    assert heard(holder) == 0
 
 
 def test_a_clean_stop_withdraws_its_own_unsubmitted_poll(

@@ -1,0 +1,67 @@
+"""The host's service acts; a dashboard on another machine only watches over ssh and still hears
+each action (docs/lease.md, "The holder's actions, relayed"): the ``@nbs_actions`` pane option
+travels with the viewer's per-tick option read through the host's ssh connection."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.lease import Lease
+from nbs_tui.core.pane_state import HistoryEntry
+from nbs_tui.runtime import LeaseMode, Runtime
+from nbs_tui.sidecar_runner import SidecarEvent
+from tests.remote.conftest import SshLab
+from tests.remote.helpers import new_session
+from tests.remote.test_ssh_lease import NBS_TUI
+from tests.tmux.fleet_helpers import wait_for
+from tests.tmux.test_service import LeaseRecorder
+from tests.tmux.test_sidecar_runner import write_fake_claude
+from tests.unit.test_runtime import settings
+
+
+@pytest.mark.service_auto
+def test_a_dashboard_over_ssh_hears_the_remote_services_polls_and_plan_answers(
+    ssh_lab: SshLab, tmp_path: Path
+) -> None:
+    a = ssh_lab.hosts["hosta"]
+    fake = write_fake_claude(tmp_path / "bin" / "claude")
+    log, plan_log = tmp_path / "agent.log", tmp_path / "plan.log"
+    pane = new_session(a, "agents", f"{fake} idle {log}", 120, 40)
+    plan = new_session(a, "planner", f"{fake} plan {plan_log}", 120, 40)
+    state = tmp_path / "far-state"
+    command = f"XDG_STATE_HOME={shlex.quote(str(state))} {shlex.quote(str(NBS_TUI))}"
+    host = HostSpec("hosta", "hosta", ssh_lab.ssh_options, nbs_tui=command)
+    recorder = LeaseRecorder()
+    runtime = Runtime(
+        replace(settings(tmp_path), hosts=(host,), service="auto", poll_interval=2.0), recorder
+    )
+    runtime.build()
+    assert runtime.lease_mode() is LeaseMode.SERVICE
+
+    def heard(pane_id: str, kind: str) -> list[SidecarEvent]:
+        return [e for e in list(recorder.sidecar) if e.pane_id == pane_id and e.kind == kind and dict(e.data).get("by")]
+
+    runtime.start()
+    try:
+        wait_for(lambda: any(isinstance(h, Lease) for h, _ in recorder.leases), 40)
+        service = next(h for h, _ in recorder.leases if isinstance(h, Lease))
+        assert isinstance(service, Lease)
+        wait_for(lambda: any(dict(e.data)["result"] == "submitted" for e in heard(pane, "poll")), 45)
+        wait_for(lambda: any(dict(e.data)["result"] == "landed" for e in heard(plan, "plan-select")), 45)
+    finally:
+        runtime.stop()
+        ssh_lab.ssh("hosta", f"{command} service stop")
+    assert not any(acting for _, acting in recorder.leases)  # the dashboard only watched
+    polls = heard(pane, "poll")
+    assert [dict(e.data)["result"] for e in polls][:3] == ["typed", "enter", "submitted"], polls
+    assert all(dict(e.data)["by"] == f"{service.host} pid {service.pid}" for e in polls)
+    pressed = [e for e in heard(plan, "plan-select") if dict(e.data)["result"] == "pressed"]
+    assert len(pressed) == 1 and dict(pressed[0].data)["number"] == 1
+    entry = HistoryEntry.from_sidecar_event(polls[0])
+    assert entry is not None and entry.text.endswith(f"(by sidecar {service.host} pid {service.pid})")
+    assert "SUBMIT /nbs-poll" in log.read_text()

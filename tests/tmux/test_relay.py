@@ -1,0 +1,99 @@
+"""The holder's actions reach every viewer through tmux (nbs_tui/core/relay.py): a real
+``nbs-tui service`` process polls an idle agent and answers a plan menu; a separate dashboard
+runtime, only a viewer of the same server, hears each of those actions once, marked as the
+service's, and a gap in the numbers is said."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import libtmux
+from libtmux.test.retry import retry_until
+
+from nbs_tui.core.lease import Lease
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.pane_state import HistoryEntry
+from nbs_tui.core.relay import ACTIONS_OPTION, encode_ring, parse_ring
+from nbs_tui.runtime import LeaseMode, Runtime, RuntimeOptions
+from nbs_tui.sidecar_runner import SidecarEvent
+from nbs_tui.tmux.operate import TmuxCommands
+from tests.tmux.test_lease_headless import agent, submits
+from tests.tmux.test_service import LeaseRecorder, cli, service_env, service_pid
+from tests.unit.test_relay import ring_of
+from tests.unit.test_runtime import settings
+
+
+def relayed(recorder: LeaseRecorder, pane_id: str, kind: str) -> list[SidecarEvent]:
+    return [e for e in list(recorder.sidecar) if e.pane_id == pane_id and e.kind == kind and dict(e.data).get("by")]
+
+
+def test_a_viewer_sees_each_action_of_the_service_once(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path
+) -> None:
+    idle, idle_log = agent(session, tmp_path, "idle")
+    plan, plan_log = agent(session, tmp_path, "plan", mode="plan")
+    env = service_env(tmp_path)
+    started = cli(server, env, "start")
+    assert started.returncode == 0, started.stderr
+    pid = service_pid(started.stdout)
+    address = ServerAddress(socket_name=str(server.socket_name))
+    recorder = LeaseRecorder()
+    viewer = Runtime(
+        replace(settings(tmp_path), server=address, poll_interval=600.0), recorder,
+        RuntimeOptions(lease=LeaseMode.WATCH, claude=False, control_plane=False),
+    )
+    try:
+        viewer.start()
+        assert retry_until(
+            lambda: any(isinstance(h, Lease) and h.pid == pid for h, _ in recorder.leases), 30, raises=False
+        ), recorder.leases
+        assert retry_until(lambda: len(submits(idle_log)) >= 1, 40, raises=False), idle_log.read_text()
+        assert retry_until(
+            lambda: any(dict(e.data).get("result") == "submitted" for e in relayed(recorder, idle, "poll")), 15,
+            raises=False,
+        ), recorder.sidecar
+        assert retry_until(lambda: "CHOICE" in plan_log.read_text(), 20, raises=False)
+        assert retry_until(lambda: bool(relayed(recorder, plan, "plan-select")), 15, raises=False)
+    finally:
+        viewer.stop()
+        assert cli(server, env, "stop").returncode == 0
+    polls = relayed(recorder, idle, "poll")
+    results = [dict(e.data)["result"] for e in polls]
+    assert results[:3] == ["typed", "enter", "submitted"], results
+    assert len(results) == len(set((e.at, dict(e.data)["result"]) for e in polls))  # none twice
+    assert all(dict(e.data)["by"].endswith(f"pid {pid}") for e in polls)
+    assert dict(polls[0].data)["text"] == "/nbs-poll"
+    pressed = [e for e in relayed(recorder, plan, "plan-select") if dict(e.data)["result"] == "pressed"]
+    assert len(pressed) == 1 and dict(pressed[0].data)["number"] == 1
+    # the viewer itself typed nothing: every poll or plan event it has is the service's
+    mine = [e for e in recorder.sidecar if e.kind in ("poll", "plan-select") and not dict(e.data).get("by")]
+    assert mine == []
+    entry = HistoryEntry.from_sidecar_event(polls[0])
+    assert entry is not None and entry.text.startswith("poll typed /nbs-poll (by sidecar ")
+
+
+def test_a_gap_in_the_numbers_is_reported_and_a_garbled_value_ignored(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path
+) -> None:
+    idle, _ = agent(session, tmp_path, "idle")
+    address = ServerAddress(socket_name=str(server.socket_name))
+    commands = TmuxCommands(address)
+    commands.run("set-option", "-p", "-t", idle, ACTIONS_OPTION, encode_ring(ring_of(1, 2)))
+    recorder = LeaseRecorder()
+    viewer = Runtime(
+        replace(settings(tmp_path), server=address, poll_interval=600.0), recorder,
+        RuntimeOptions(lease=LeaseMode.WATCH, claude=False, control_plane=False),
+    )
+    try:
+        viewer.start()
+        assert retry_until(lambda: viewer.sidecar is not None and viewer.sidecar.ticks >= 2, 20, raises=False)
+        assert relayed(recorder, idle, "poll") == []  # what was there before the viewer started
+        commands.run("set-option", "-p", "-t", idle, ACTIONS_OPTION, "{garbled")
+        commands.run("set-option", "-p", "-t", idle, ACTIONS_OPTION, encode_ring(ring_of(*range(9, 15))))
+        assert retry_until(lambda: len(relayed(recorder, idle, "poll")) == 6, 10, raises=False), recorder.sidecar
+        gaps = [e for e in recorder.sidecar if e.kind == "relay" and e.pane_id == idle]
+        assert len(gaps) == 1 and gaps[0].message.startswith("6 actions of the sidecar not seen"), gaps
+        assert [a.seq for a in parse_ring(commands.run("show-options", "-pqv", "-t", idle, ACTIONS_OPTION))] == list(range(9, 15))
+    finally:
+        viewer.stop()
