@@ -34,7 +34,7 @@ from nbs_tui.core.lease import LeaseValue, describe_holder
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
 from nbs_tui.sidecar_runner import EMPTY_SNAPSHOT, SidecarEvent, SidecarRunner, SidecarSnapshot
 from nbs_tui.tmux.operate import PaneIdentity, TmuxCommands
-from nbs_tui.tmux.port import FleetPort, PaneGone
+from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory
 
 if TYPE_CHECKING:
     from nbs_tui.claude.watcher import ClaudeFacts
@@ -185,6 +185,10 @@ class HostsFleet(FleetPort):
     def capture_text(self, pane_id: PaneId) -> str:
         fleet, raw = self._route(pane_id)
         return fleet.capture_text(raw)
+
+    def capture_history(self, pane_id: PaneId, lines: int) -> PaneHistory:
+        fleet, raw = self._route(pane_id)
+        return fleet.capture_history(raw, lines)
 
     def send_text(self, pane_id: PaneId, text: str) -> None:
         fleet, raw = self._route(pane_id)

@@ -63,7 +63,7 @@ from nbs_tui.tmux.discovery import (
     list_panes,
     panes_from_listing,
 )
-from nbs_tui.tmux.port import FleetListener, FleetPort, PaneGone, TmuxUnavailable
+from nbs_tui.tmux.port import FleetListener, FleetPort, PaneGone, PaneHistory, TmuxUnavailable
 from nbs_tui.tmux.runner import HostUnreachable, TmuxRunner
 
 log = logging.getLogger(__name__)
@@ -390,6 +390,32 @@ class TmuxFleet(FleetPort):
             return self.runner.run("capture-pane", "-p", "-t", pane_id)
         except TmuxUnavailable as exc:
             raise PaneGone(f"{pane_id}: {exc}") from exc
+
+    def capture_history(self, pane_id: PaneId, lines: int) -> PaneHistory:
+        """The pane's mode, then ``capture-pane -e -S -N -E -`` (history and screen, coloured),
+        in-band on the session's connection, else through the runner (so over ssh too). In the
+        alternate screen tmux would return the normal screen's old history above the full-screen
+        program's: only the screen is read then."""
+        pane = self._require(pane_id)
+        client = self._clients.get(pane.session_id)
+        live = client is not None and client.alive
+        fmt = "#{alternate_on} #{history_size}"
+        try:
+            if client is not None and live:
+                head = " ".join(client.command(f"display-message -p -t {pane_id} {quote(fmt)}").text()).split()
+            else:
+                head = self.runner.run("display-message", "-p", "-t", pane_id, fmt).split()
+            alternate = bool(head) and head[0] == "1"
+            span = [] if alternate else ["-S", f"-{max(1, int(lines))}", "-E", "-"]
+            args = ["capture-pane", "-p", "-e", *span, "-t", pane_id]
+            if client is not None and live:
+                body = list(client.command(" ".join(args)).text())
+            else:
+                body = self.runner.run(*args).splitlines()
+        except (ControlError, TmuxUnavailable) as exc:
+            raise PaneGone(f"{pane_id}: {exc}") from exc
+        size = int(head[1]) if len(head) > 1 and head[1].isdigit() else 0
+        return PaneHistory(tuple(body), alternate, 0 if alternate else size)
 
     def send_text(self, pane_id: PaneId, text: str) -> None:
         """Type ``text`` literally (byte-exact: quotes, ``;``, ``$``, leading ``-``, unicode,

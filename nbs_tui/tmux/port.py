@@ -24,12 +24,26 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from nbs_tui.core.detect import CapturedScreen
     from nbs_tui.core.model import PaneId, PaneInfo
     from nbs_tui.core.screen import PaneScreen
+
+
+@dataclass(frozen=True, slots=True)
+class PaneHistory:
+    """A pane's scrollback and screen as tmux keeps them, read on demand (never kept per pane)."""
+
+    lines: tuple[str, ...]
+    """Oldest first, each with its SGR escapes (``capture-pane -e``), the visible screen last."""
+    alternate: bool
+    """The pane shows its alternate screen (a full-screen program): it has no scrollback, and
+    ``lines`` is that screen only."""
+    history_size: int
+    """Lines tmux holds above the visible screen (of the normal screen)."""
 
 
 class PaneGone(Exception):
@@ -99,6 +113,11 @@ class FleetPort(ABC):
     @abstractmethod
     def capture_text(self, pane_id: PaneId) -> str:
         """The pane's visible screen as plain text straight from tmux (raises PaneGone)."""
+
+    def capture_history(self, pane_id: PaneId, lines: int) -> PaneHistory:
+        """Up to ``lines`` of the pane's history plus its screen, with colours, straight from
+        tmux on its own host (blocks for a round trip; raises PaneGone)."""
+        raise PaneGone(f"{pane_id}: this fleet keeps no history")
 
     @abstractmethod
     def send_text(self, pane_id: PaneId, text: str) -> None:
