@@ -50,6 +50,7 @@ from nbs_tui.commands import COMMANDS, bindings, help_rows
 from nbs_tui.config import ConfigError, Settings, save_setting
 from nbs_tui.controller import OperatorController
 from nbs_tui.core.hosts import HostState
+from nbs_tui.core.meters import describe
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
@@ -194,7 +195,7 @@ class NbsApp(App[int]):
         self._pass_pane: PaneInfo | None = None
         self._log_screen: ActionLogScreen | None = None
         self._unsubscribe_log: Callable[[], None] = self.operator.subscribe_log(self._recorded)
-        self.detail = DetailPanel(id="detail")
+        self.detail = DetailPanel(id="detail", prices=settings.prices)
         self.mirror = PaneView(id="mirror")
         self.grid = PaneGrid(id="grid")
         self.input_bar = Container(id="input-bar")
@@ -412,7 +413,12 @@ class NbsApp(App[int]):
             self._show_details()
 
     def on_claude_signals_changed(self, message: ClaudeSignalsChanged) -> None:
-        self._show_changed(self.state.set_claude(message.facts, self.clock(), self.wall()))
+        shown = self.state.set_claude(message.facts, self.clock(), self.wall())
+        self._show_changed(shown)
+        if not shown:  # the meters may move while the state stays
+            self._update_counts()
+            if any(pane_id == self.selected_id for pane_id, _raw in message.facts):
+                self._show_details()
 
     def _show_changed(self, pane_ids: list[PaneId]) -> None:
         """Repaint what shows these panes' state (only their rows; the details if selected)."""
@@ -617,6 +623,8 @@ class NbsApp(App[int]):
 
     def _update_counts(self) -> None:
         self.status_bar.set_counts(*self.state.counts())
+        meters = self.state.fleet_meters()
+        self.status_bar.set_meters(describe(meters, self.settings.prices, context=False) if meters is not None else "")
 
     def _update_empty_state(self) -> None:
         empty = self.empty

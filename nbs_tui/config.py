@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from nbs_tui.core.hosts import HostsError, HostSpec, choose_hosts, parse_hosts
+from nbs_tui.core.meters import DEFAULT_PRICES, ModelPrice, parse_prices
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.notify import NotifySettingsError, parse_kinds
 from nbs_tui.notify import NotifyConfigError, check_command, parse_protocols
@@ -80,6 +81,9 @@ class Settings:
     """The config file's ``[[hosts]]`` table (docs/remote.md, nbs_tui/core/hosts.py)."""
     host_choice: tuple[str, ...] = ()
     """``--host`` values (flags only): which hosts to watch."""
+    prices: Mapping[str, ModelPrice] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    """USD per million tokens by model id, for the meters' cost estimate: the defaults
+    (nbs_tui/core/meters.py, README "Meters") with the config file's ``[prices]`` over them."""
 
     def watched_hosts(self) -> tuple[HostSpec, ...]:
         """The hosts to watch: ``--host``, else ``[[hosts]]``, else this machine."""
@@ -155,6 +159,12 @@ def load_settings(
             attr = key.replace("-", "_")
             if attr not in known or attr in _NOT_IN_FILE:
                 raise ConfigError(f"config file {path}: unknown setting {key!r}")
+            if attr == "prices":
+                try:
+                    settings = replace(settings, prices={**DEFAULT_PRICES, **parse_prices(value)})
+                except ValueError as error:
+                    raise ConfigError(f"config file {path}: {error}") from None
+                continue
             if attr == "hosts":
                 try:
                     settings = replace(settings, hosts=parse_hosts(value))

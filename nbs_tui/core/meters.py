@@ -322,3 +322,32 @@ def parse_prices(table: Any) -> dict[str, ModelPrice]:
             context=context,
         )
     return out
+
+
+def short_count(n: int) -> str:
+    """``1234`` -> ``1.2k``, ``3_400_000`` -> ``3.4M``: token counts in a narrow column."""
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k" if n < 10_000 else f"{n // 1000}k"
+    return f"{n / 1_000_000:.1f}M" if n < 10_000_000 else f"{n // 1_000_000}M"
+
+
+def format_cost(cost: Cost) -> str:
+    text = f"${cost.usd:.2f}" if cost.usd < 100 else f"${cost.usd:.0f}"
+    return text + ("+?" if cost.unpriced else "")
+
+
+def describe(meters: Meters, prices: Mapping[str, ModelPrice], context: bool = True) -> str:
+    """One line: ``ctx 42% · in 12k +cache 1.2M/45k · out 3.4k · ~$1.23`` (in: uncached input;
+    cache: read/written)."""
+    tokens = meters.tokens
+    parts: list[str] = []
+    percent = meters.context_percent(prices) if context else None
+    if percent is not None:
+        parts.append(f"ctx {percent:.0f}%")
+    cached = f" +cache {short_count(tokens.cache_read)}/{short_count(tokens.cache_creation)}" if tokens.cache_read or tokens.cache_creation else ""
+    parts.append(f"in {short_count(tokens.input)}{cached}")
+    parts.append(f"out {short_count(tokens.output)}")
+    parts.append(f"~{format_cost(meters.cost(prices))}")
+    return " · ".join(parts)

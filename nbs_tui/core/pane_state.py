@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from nbs_tui.core.fusion import FusedState, Reading, Source, fuse
-from nbs_tui.core.meters import Meters
+from nbs_tui.core.meters import Meters, sum_meters
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.sidecar import SidecarStatus
 
@@ -291,6 +291,11 @@ class PaneState:
             for pane_id, status in self.statuses.items()
             if status.state is not None and (pane := self.pane_by_id.get(pane_id)) is not None and pane.is_agent
         }
+
+    def fleet_meters(self) -> Meters | None:
+        """The listed panes' meters summed; None while no transcript has been read."""
+        found = [m for p in self.panes if (f := self.facts.get(p.pane_id)) is not None and (m := f.meters) is not None]
+        return sum_meters(found) if found else None
 
     def counts(self) -> tuple[int, int, list[AgentState]]:
         """(panes, agents, the agents' shown states) for the status bar."""

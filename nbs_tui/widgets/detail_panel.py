@@ -8,7 +8,7 @@ last assistant message, and which source the state was trusted from).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich.console import Group
 from rich.table import Table
@@ -16,6 +16,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from nbs_tui.core.hosts import HostState
+from nbs_tui.core.meters import DEFAULT_PRICES, ModelPrice, describe
 from nbs_tui.core.model import PaneInfo
 from nbs_tui.messages import ClaudeFacts, HistoryEntry, PaneStatus
 from nbs_tui.widgets.fleet_list import format_duration, quiet_start, state_text
@@ -35,10 +36,12 @@ class DetailPanel(Static):
     }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, prices: Mapping[str, ModelPrice] = DEFAULT_PRICES) -> None:
         super().__init__(id=id)
         self.border_title = "details"
         self._key: object = None
+        self.prices = prices
+        """USD per million tokens by model, for the meters' cost (the config's ``prices``)."""
 
     def show(
         self,
@@ -97,6 +100,14 @@ class DetailPanel(Static):
                 table.add_row("session", facts.session_id)
             if facts.model:
                 table.add_row("model", facts.model)
+            if facts.meters is not None and facts.meters.responses:
+                meters = facts.meters
+                metered = describe(meters, self.prices)
+                metered += f" · {meters.responses} response{'' if meters.responses == 1 else 's'}"
+                unpriced = meters.cost(self.prices).unpriced
+                if unpriced:
+                    metered += f" (no price for {', '.join(unpriced)}: add [prices] to the config)"
+                table.add_row("meters", metered)
             for name, value in facts.extra:
                 table.add_row(name, value)
         parts: list[object] = [table]

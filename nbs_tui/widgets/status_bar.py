@@ -39,6 +39,8 @@ class StatusBar(Static):
         """Several hosts watched: each one's connection (and whether this dashboard acts there)."""
         self.paused = False
         """The server-wide sidecar pause (``@nbs_pause``) is on."""
+        self.meters = ""
+        """The fleet's token and cost totals, already formatted ("" : none known)."""
 
     def on_mount(self) -> None:
         self._redraw()
@@ -79,6 +81,11 @@ class StatusBar(Static):
             self.hosts = states
             self._redraw()
 
+    def set_meters(self, text: str) -> None:
+        if text != self.meters:
+            self.meters = text
+            self._redraw()
+
     def set_paused(self, paused: bool) -> None:
         if paused != self.paused:
             self.paused = paused
@@ -117,5 +124,7 @@ class StatusBar(Static):
         for state, count in states:
             text.append("  ")
             text.append(f" {count} {state.value} ", style=STATE_STYLES.get(state, ""))
+        if self.meters:
+            text.append(f"   Σ {self.meters}", style="")
         text.append(f"   [{self.view_name}]", style="dim")
         self.update(text, layout=False)  # docked, one row high: its size never changes

@@ -190,6 +190,28 @@ async def test_claude_signals_are_fused_with_the_screen() -> None:
         assert "hook" in text and "All tests pass." in text and "claude-opus" in text
 
 
+async def test_meters_move_in_the_status_bar_and_details_while_the_state_stays() -> None:
+    from nbs_tui.claude.watcher import ClaudeFacts as RawFacts
+    from nbs_tui.core.meters import MeterAccount, Tokens, UsageRecord
+    from nbs_tui.messages import ClaudeSignalsChanged
+
+    app, _ = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        app.post_message(PaneStatusChanged("%1", PaneStatus("%1", AgentState.IDLE, reason="empty prompt")))
+        account = MeterAccount()
+        account.add(UsageRecord("m1", "claude-haiku-4-5", Tokens(input=1_000_000), False))
+        app.post_message(ClaudeSignalsChanged((("%1", RawFacts("%1", meters=account.meters)),)))
+        detail = app.query_one(DetailPanel)
+        await wait_for(pilot, lambda: "~$1.00" in str(app.status_bar.render()), what="the fleet's cost in the bar")
+        await wait_for(pilot, lambda: "in 1.0M" in static_text(detail), what="the agent's meters in the details")
+        # more tokens, same state: the bar and the details follow
+        account.add(UsageRecord("m2", "claude-haiku-4-5", Tokens(output=1_000_000), False))
+        app.post_message(ClaudeSignalsChanged((("%1", RawFacts("%1", meters=account.meters)),)))
+        await wait_for(pilot, lambda: "~$6.00" in str(app.status_bar.render()), what="the new total")
+        await wait_for(pilot, lambda: "out 1.0M" in static_text(detail), what="the new details")
+
+
 async def test_only_visible_thumbnails_repaint() -> None:
     panes = [pane_info(f"%{i}", i) for i in range(12)]
     app, holder = _app(panes)

@@ -1,5 +1,6 @@
 """The status bar of a viewer, as a snapshot: another process holds the sidecar lease (named with
-its host, pid and since), and the server-wide pause is on."""
+its host, pid and since), and the server-wide pause is on; the fleet's meters in the bar and one
+agent's in the details panel."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from collections.abc import Callable
 
 from textual.app import App, ComposeResult
 
-from nbs_tui.core.model import AgentState
+from nbs_tui.core.meters import DEFAULT_PRICES, MeterAccount, Tokens, UsageRecord, describe
+from nbs_tui.core.model import AgentState, PaneId, PaneInfo
+from nbs_tui.core.pane_state import ClaudeFacts, PaneStatus
+from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.status_bar import StatusBar
 
 
@@ -25,3 +29,44 @@ class ViewerBar(App[None]):
 
 def test_viewer_status_bar_names_the_holder_and_the_pause(snap_compare: Callable[..., bool]) -> None:
     assert snap_compare(ViewerBar(), terminal_size=(150, 2))
+
+
+class MetersBar(App[None]):
+    """The fleet's token and cost totals at the end of the bar (Σ)."""
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar("tmux server -L work", id="status")
+
+    def on_mount(self) -> None:
+        bar = self.query_one(StatusBar)
+        bar.set_connection(True)
+        bar.set_counts(3, 2, [AgentState.IDLE, AgentState.WORKING])
+        account = MeterAccount()
+        account.add(UsageRecord("msg_1", "claude-opus-5-5", Tokens(12_400, 3_100, 45_000, 1_200_000), False))
+        bar.set_meters(describe(account.meters, DEFAULT_PRICES, context=False))
+
+
+def test_status_bar_shows_the_fleet_meters(snap_compare: Callable[..., bool]) -> None:
+    assert snap_compare(MetersBar(), terminal_size=(150, 2))
+
+
+class MetersDetails(App[None]):
+    """The details panel of an agent whose transcript has been read: its meters row."""
+
+    def compose(self) -> ComposeResult:
+        yield DetailPanel(id="detail")
+
+    def on_mount(self) -> None:
+        account = MeterAccount()
+        account.add(UsageRecord("msg_1", "claude-opus-5-5", Tokens(12_400, 3_100, 45_000, 1_200_000), False))
+        account.add(UsageRecord("msg_2", "claude-opus-5-5", Tokens(3, 412, 2_000, 180_000), False))
+        pane = PaneInfo(
+            pane_id=PaneId("%3"), session_name="agents", window_index=0, window_name="w", pane_index=1,
+            width=120, height=40, pid=4242, current_command="claude", current_path="/home/me/project", title="✳ Claude Code", is_agent=True,
+        )
+        facts = ClaudeFacts(session_id="e2aea7bf-67d2", model="claude-opus-5-5", source="hook", meters=account.meters)
+        self.query_one(DetailPanel).show(pane, PaneStatus(PaneId("%3"), AgentState.IDLE), facts, [], None, 0.0)
+
+
+def test_details_show_the_agents_meters(snap_compare: Callable[..., bool]) -> None:
+    assert snap_compare(MetersDetails(), terminal_size=(120, 40))

@@ -48,6 +48,7 @@ __all__ = [
     "Step",
     "Text",
     "ToolUse",
+    "Usage",
     "usage_limit",
 ]
 
@@ -56,11 +57,34 @@ __all__ = [
 
 
 @dataclass(frozen=True)
+class Usage:
+    """The token counts a reply reports (``message_start`` carries the input side and one
+    output token, ``message_delta`` the final output count, as the real API streams them)."""
+
+    input_tokens: int = 100
+    output_tokens: int = 20
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def start(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": 1,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        }
+
+    def whole(self) -> dict[str, Any]:
+        return {**self.start(), "output_tokens": self.output_tokens}
+
+
+@dataclass(frozen=True)
 class Text:
     """A plain text reply that ends the turn."""
 
     text: str
     delay: float = 0.0  # seconds of silence (pings) before the text: the agent shows "working"
+    usage: Usage | None = None  # None: 100 in, one output token per streamed piece
 
 
 @dataclass(frozen=True)
@@ -86,13 +110,18 @@ class ToolUse:
     input: dict[str, Any]
     text: str = ""
     delay: float = 0.0
+    usage: Usage | None = None
 
 
 def Bash(
-    command: str, description: str = "Run a command", text: str = "", delay: float = 0.0
+    command: str,
+    description: str = "Run a command",
+    text: str = "",
+    delay: float = 0.0,
+    usage: Usage | None = None,
 ) -> ToolUse:
     """A Bash tool call: outside an allow-list Claude Code shows its permission prompt."""
-    return ToolUse("Bash", {"command": command, "description": description}, text, delay)
+    return ToolUse("Bash", {"command": command, "description": description}, text, delay, usage)
 
 
 @dataclass(frozen=True)
@@ -585,9 +614,10 @@ class _Handler(BaseHTTPRequestHandler):
         slow: Slow | None,
         step: Step | None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:
+        usage: Usage | None = getattr(step, "usage", None)
         start = self._message(body, [], "")
         start["stop_reason"] = None
-        start["usage"] = _usage(1)
+        start["usage"] = usage.start() if usage is not None else _usage(1)
         yield "message_start", {"type": "message_start", "message": start}
         yield "ping", {"type": "ping"}
         delay = 0.0 if slow is not None else float(getattr(step, "delay", 0.0))
@@ -650,7 +680,7 @@ class _Handler(BaseHTTPRequestHandler):
         yield "message_delta", {
             "type": "message_delta",
             "delta": {"stop_reason": stop, "stop_sequence": None},
-            "usage": {"output_tokens": max(out_tokens, 1)},
+            "usage": usage.whole() if usage is not None else {"output_tokens": max(out_tokens, 1)},
         }
         yield "message_stop", {"type": "message_stop"}
 

@@ -61,6 +61,7 @@ from tests.realclaude.fakeapi import (
     Step,
     Text,
     ToolUse,
+    Usage,
 )
 
 __all__ = [
@@ -80,6 +81,7 @@ __all__ = [
     "Step",
     "Text",
     "ToolUse",
+    "Usage",
     "find_claude",
     "input_text",
     "looks_idle",

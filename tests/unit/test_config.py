@@ -160,3 +160,15 @@ def test_save_setting_refuses_a_broken_file_and_leaves_it_alone(tmp_path: Path) 
         save_setting(config, "theme", "nord")
     assert config.read_text(encoding="utf-8") == broken
     assert [p.name for p in tmp_path.iterdir()] == ["config.toml"]  # no temporary file left behind
+
+
+def test_prices_table_adds_and_replaces_models_over_the_defaults(tmp_path: Path) -> None:
+    from nbs_tui.core.meters import DEFAULT_PRICES
+
+    config = write(tmp_path, '[prices."claude-opus-5-5"]\ninput = 1\noutput = 2\n\n[prices.my-proxy-model]\ninput = 0.5\noutput = 1.5\ncontext = 32000\n')
+    prices = load_settings(config, environ={}).prices
+    assert prices["claude-opus-5-5"].input == 1 and prices["claude-opus-5-5"].cache_read == pytest.approx(0.1)
+    assert prices["my-proxy-model"].context == 32000
+    assert prices["claude-haiku-4-5"] == DEFAULT_PRICES["claude-haiku-4-5"]
+    with pytest.raises(ConfigError, match=r"prices\.m: input and output are required"):
+        load_settings(write(tmp_path, "[prices.m]\ninput = 1\n"), environ={})
