@@ -80,7 +80,7 @@ from nbs_tui.widgets.confirm_screen import ConfirmScreen
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.filter_bar import FilterBar, OperatorFleetList
-from nbs_tui.widgets.fleet_list import FleetList, format_duration, quiet_start
+from nbs_tui.widgets.fleet_list import FleetList, format_duration, project_name, quiet_start
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.help_screen import HelpScreen
 from nbs_tui.widgets.needs_you import NeedsYouPanel
@@ -946,7 +946,7 @@ class NbsApp(App[int]):
         pane = self.pane_by_id.get(note.pane_id)
         hosts = self.settings.watched_hosts()
         host = (pane.host if pane is not None else "") or hosts[0].name
-        project = os.path.basename(pane.current_path.rstrip("/")) if pane is not None else ""
+        project = project_name(pane) if pane is not None else ""  # printable: it goes into OSC sequences
         return Subject(pane.target if pane is not None else note.pane_id, host, project)
 
     def toggle_notify_mute(self, kind: NotifyKind) -> None:

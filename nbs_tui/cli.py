@@ -19,6 +19,7 @@ from typing import NoReturn
 from nbs_tui import __version__
 from nbs_tui.config import ConfigError, Settings, load_settings
 from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.text import json_line_safe
 from nbs_tui.logs import log_path
 
 EXIT_OK = 0
@@ -253,7 +254,7 @@ def _run_detect(args: argparse.Namespace) -> int:
         text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8", errors="replace")
     except OSError as error:
         raise RuntimeError(f"cannot read {args.file}: {error.strerror}") from None
-    print(json.dumps(detection_as_json(detect_text(text)), ensure_ascii=False))
+    print(json_line_safe(json.dumps(detection_as_json(detect_text(text)), ensure_ascii=False)))
     return EXIT_OK
 
 

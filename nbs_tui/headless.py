@@ -44,6 +44,7 @@ from nbs_tui.core.hosts import HostState
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.notify import NotifyDecider, parse_kinds
+from nbs_tui.core.text import json_line_safe
 from nbs_tui.files.control_plane import ControlEvent, event_as_json
 from nbs_tui.runtime import LeaseMode, Runtime, RuntimeOptions
 from nbs_tui.sidecar_runner import SidecarEvent
@@ -59,7 +60,7 @@ class _Printer:
     def __call__(self, obj: dict[str, Any]) -> None:
         if obj.get("event") in QUIET_KINDS:
             return
-        line = json.dumps(obj, ensure_ascii=False, default=str)
+        line = json_line_safe(json.dumps(obj, ensure_ascii=False, default=str))  # C1 escaped too
         with self.lock:
             try:
                 self.out.write(line + "\n")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nbs_tui.core.model import PaneInfo, ServerAddress
+from nbs_tui.core.text import printable
 from nbs_tui.tmux.port import TmuxUnavailable
 from nbs_tui.tmux.runner import TmuxRunner
 
@@ -77,12 +78,14 @@ def parse_panes(text: str) -> list[DiscoveredPane]:
         try:
             info = PaneInfo(
                 pane_id=f["pane_id"],
-                session_name=f["session_name"],
+                # names only shown are made printable here, once (core/text.py says why);
+                # the folder is kept as it is: the control plane opens it
+                session_name=printable(f["session_name"]),
                 window_index=int(f["window_index"]),
-                window_name=f["window_name"],
+                window_name=printable(f["window_name"]),
                 pane_index=int(f["pane_index"]),
-                title=f["pane_title"],
-                current_command=f["pane_current_command"],
+                title=printable(f["pane_title"]),
+                current_command=printable(f["pane_current_command"]),
                 current_path=f["pane_current_path"],
                 pid=int(f["pane_pid"] or 0),
                 width=int(f["pane_width"]),

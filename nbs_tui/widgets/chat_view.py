@@ -23,6 +23,7 @@ from textual.message import Message
 from textual.widgets import RichLog
 
 from nbs_tui.core.chat import ChatFile, ChatSummary, unread_count
+from nbs_tui.core.text import printable
 from nbs_tui.files.chat_io import read_chat, read_cursors
 
 SHOWN_MESSAGES = 500
@@ -131,8 +132,8 @@ class ChatView(RichLog):
             line = Text()
             stamp = time.strftime("%m-%d %H:%M", time.localtime(message.timestamp)) if message.timestamp else "--"
             line.append(f"{stamp} ", style="dim")
-            line.append(f"{message.handle}: ", style="bold cyan")
-            line.append(message.text)
+            line.append(f"{printable(message.handle)}: ", style="bold cyan")
+            line.append(printable(message.text, multiline=True))
             self.write(line)
         if total == 0:
             self.write(Text("(no messages yet)", style="dim"))

@@ -18,6 +18,7 @@ from textual.widgets import Static
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.meters import DEFAULT_PRICES, ModelPrice, describe
 from nbs_tui.core.model import PaneInfo
+from nbs_tui.core.text import printable
 from nbs_tui.messages import ClaudeFacts, HistoryEntry, PaneStatus
 from nbs_tui.widgets.fleet_list import format_duration, quiet_start, state_text
 
@@ -67,25 +68,26 @@ class DetailPanel(Static):
         if key == self._key:
             return
         self._key = key
-        self.border_title = f"details · {pane.target}"
+        self.border_title = f"details · {printable(pane.target)}"
 
         table = Table.grid(padding=(0, 1))
         table.add_column(style="bold", no_wrap=True)
         table.add_column(overflow="fold")
-        table.add_row("pane", f"{pane.pane_id}  {pane.target}  {pane.width}×{pane.height}" + ("  (dead)" if pane.dead else ""))
+        table.add_row("pane", f"{pane.pane_id}  {printable(pane.target)}  {pane.width}×{pane.height}" + ("  (dead)" if pane.dead else ""))
         if host is not None:
             if host.connected is False:
-                table.add_row("host", Text(f"{host.name} offline, last view kept: {host.message.removeprefix(host.name + ': ')}", style="bold red"))
+                table.add_row("host", Text(printable(f"{host.name} offline, last view kept: {host.message.removeprefix(host.name + ': ')}"), style="bold red"))
             else:
-                table.add_row("host", f"{host.name}" + (f"  ⚑ {host.lease}" if host.lease else ""))
-        table.add_row("title", pane.title or "—")
-        table.add_row("command", f"{pane.current_command}  pid {pane.pid}")
-        table.add_row("folder", pane.current_path or "—")
+                table.add_row("host", printable(f"{host.name}" + (f"  ⚑ {host.lease}" if host.lease else "")))
+        # every string below may come from a pane, an agent or a file: printable (core/text.py)
+        table.add_row("title", printable(pane.title) or "—")
+        table.add_row("command", f"{printable(pane.current_command)}  pid {pane.pid}")
+        table.add_row("folder", printable(pane.current_path) or "—")
         if pane.is_agent:
             state = Text()
             state.append_text(state_text(status.state if status else None))
             if status and status.reason:
-                state.append(f"  {status.reason}", style="italic")
+                state.append(f"  {printable(status.reason)}", style="italic")
             if status and status.flags:
                 state.append("  " + " ".join(sorted(status.flags)), style="dim")
             table.add_row("state", state)
@@ -95,33 +97,33 @@ class DetailPanel(Static):
             table.add_row("agent", Text("not an agent (shown dimmed)", style="dim"))
         if facts is not None:
             if facts.source:
-                table.add_row("trusted", facts.source)
+                table.add_row("trusted", printable(facts.source))
             if facts.session_id:
-                table.add_row("session", facts.session_id)
+                table.add_row("session", printable(facts.session_id))
             if facts.model:
-                table.add_row("model", facts.model)
+                table.add_row("model", printable(facts.model))
             if facts.meters is not None and facts.meters.responses:
                 meters = facts.meters
                 metered = describe(meters, self.prices)
                 metered += f" · {meters.responses} response{'' if meters.responses == 1 else 's'}"
                 unpriced = meters.cost(self.prices).unpriced
                 if unpriced:
-                    metered += f" (no price for {', '.join(unpriced)}: add [prices] to the config)"
+                    metered += printable(f" (no price for {', '.join(unpriced)}: add [prices] to the config)")
                 table.add_row("meters", metered)
             for name, value in facts.extra:
-                table.add_row(name, value)
+                table.add_row(name, printable(value))
         parts: list[object] = [table]
         if facts is not None and facts.last_message:
             message = facts.last_message.strip()
             if len(message) > 600:
                 message = message[:600] + "…"
             parts.append(Text("last message", style="bold"))
-            parts.append(Text(message))
+            parts.append(Text(printable(message, multiline=True)))
         if history:
             parts.append(Text("history", style="bold"))
             for entry in history[-8:]:
                 stamp = time.strftime("%H:%M:%S", time.localtime(entry.at))
                 line = Text(f"{stamp} ", style="dim")
-                line.append(entry.text)
+                line.append(printable(entry.text))
                 parts.append(line)
         self.update(Group(*parts))  # type: ignore[arg-type]

@@ -25,6 +25,7 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotExist, RowKey
 
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
+from nbs_tui.core.text import printable
 from nbs_tui.messages import PaneStatus
 
 STATE_STYLES: Mapping[AgentState, str] = {
@@ -68,7 +69,8 @@ def quiet_start(status: PaneStatus | None, changed_at: float | None) -> float | 
 
 
 def project_name(pane: PaneInfo) -> str:
-    return os.path.basename(pane.current_path.rstrip("/")) or pane.current_path
+    """The folder's last part, printable (a folder's name may hold control characters)."""
+    return printable(os.path.basename(pane.current_path.rstrip("/")) or pane.current_path)
 
 
 COLUMNS: tuple[tuple[str, str, int | None], ...] = (

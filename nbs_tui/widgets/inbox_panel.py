@@ -23,6 +23,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 
 from nbs_tui.core.control import Outcome
+from nbs_tui.core.text import printable
 from nbs_tui.files.control_plane import HistoryEntry
 
 OUTCOME_STYLE = {
@@ -118,14 +119,14 @@ class InboxPanel(DataTable[Text | str]):
     def _add_row(self, entry: HistoryEntry) -> None:
         key = str(self._next_key)
         self._next_key += 1
-        line = entry.line.replace("\t", " ")
+        line = printable(entry.line)
         self.add_row(
             time.strftime("%H:%M:%S", time.localtime(entry.seen)),
             os.path.basename(entry.project.rstrip("/")) or entry.project,
             entry.source,
             Text(entry.outcome.value, style=OUTCOME_STYLE.get(entry.outcome, "")),
             Text(line if len(line) <= 80 else line[:79] + "…"),
-            Text(entry.why),
+            Text(printable(entry.why)),
             key=key,
         )
         self._shown.append(key)

@@ -27,6 +27,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from nbs_tui.core.chat import ChatSummary
+from nbs_tui.core.text import printable
 from nbs_tui.files.control_plane import PlaneSnapshot, ProjectSnapshot
 
 KIND_ORDER = ("chat", "bus", "hub")
@@ -55,14 +56,14 @@ def chat_line(summary: ChatSummary, now: float) -> Text:
     text.append(f"{summary.total} msgs", style="bold")
     for reader in summary.readers:
         style = "red" if reader.unread > 50 else "yellow" if reader.unread > 10 else "green" if reader.unread == 0 else ""
-        text.append(f"  {reader.handle} ")
+        text.append(f"  {printable(reader.handle)} ")
         text.append(f"{reader.unread} unread", style=style)
     if summary.newest is not None:
-        body = summary.newest.text.replace("\n", " ")
+        body = printable(summary.newest.text.replace("\n", " "))
         if len(body) > 60:
             body = body[:59] + "…"
         text.append(f"  {format_age(summary.age(now))} ", style="dim")
-        text.append(f"{summary.newest.handle}: ", style="bold")
+        text.append(f"{printable(summary.newest.handle)}: ", style="bold")
         text.append(body)
     if summary.archives:
         text.append(f"  +{len(summary.archives)} archive{'s' if len(summary.archives) > 1 else ''}", style="dim")

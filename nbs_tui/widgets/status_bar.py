@@ -10,6 +10,7 @@ from textual.widgets import Static
 
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.model import AgentState
+from nbs_tui.core.text import printable
 from nbs_tui.widgets.fleet_list import STATE_STYLES
 
 
@@ -115,7 +116,7 @@ class StatusBar(Static):
         if self.lease is not None:
             who, acting = self.lease
             text.append("  ")
-            text.append(f"⚑ {who}", style="green" if acting else "yellow" if "no sidecar" in who else "dim")
+            text.append(f"⚑ {printable(who)}", style="green" if acting else "yellow" if "no sidecar" in who else "dim")
         if self.paused:
             text.append("  ")
             text.append(" ⏸ sidecar paused ", style="bold black on yellow")
