@@ -58,6 +58,8 @@ while True:
     time.sleep(0.1)
 """
 MARK_RE = re.compile(r"T(\d+):(\d+)")
+MODES = ("local", "ssh", "nbs-claude", "dash-local", "dash-ssh")
+"""local/ssh/nbs-claude: to the screen model (or capture); dash-*: the dashboard, on screen."""
 HZ = os.sysconf("SC_CLK_TCK")
 
 
@@ -296,11 +298,179 @@ def run_pollers(lab: SshLab, seconds: float) -> dict[str, float]:
     )
 
 
+# -- the dashboard itself: on-screen latency, its CPU, time to its first full frame -------------
+
+COLS, ROWS = 160, 48
+TOKEN = re.compile(rb"T(\d+):(\d{19})")
+
+
+class Dashboard:
+    """The nbs-tui CLI (`create_app`'s app, what ``nbs-tui`` runs) in a pty of COLS x ROWS, as
+    bench/bench_app.py runs it. A thread drains its output and keeps, for every marker token it
+    draws (whole, in one read or across two), the wall time of the first read holding it; until
+    the first full frame (the status bar lists every pane, a marker is drawn in the mirror) the
+    bytes also go to a pyte screen."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], panes: int) -> None:
+        import fcntl
+        import struct
+        import termios
+
+        self.panes = panes
+        self.drawn: dict[int, int] = {}
+        """marker's send time (ns, wall) -> wall ns of the first read that drew it."""
+        self.full_frame = threading.Event()
+        self.full_frame_ns = 0
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+        self.master = master
+        self.launched_ns = time.monotonic_ns()
+        self.proc = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=REPO, start_new_session=True, close_fds=True
+        )
+        os.close(slave)
+        self.tail = b""
+        self.reader = threading.Thread(target=self._read, name="pty-reader", daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        import pyte
+
+        screen = pyte.Screen(COLS, ROWS)
+        stream = pyte.ByteStream(screen)
+        want = f" {self.panes} panes"
+        carry = b""
+        while True:
+            try:
+                data = os.read(self.master, 1 << 16)
+            except OSError:  # EIO: the app closed its terminal
+                break
+            if not data:
+                break
+            now = time.time_ns()
+            self.tail = (self.tail + data)[-2000:]
+            buf = carry + data
+            for match in TOKEN.finditer(buf):
+                self.drawn.setdefault(int(match.group(2)), now)
+            carry = buf[-40:]
+            if not self.full_frame.is_set():
+                stream.feed(data)
+                rows = screen.display
+                listed = any(want in row for row in rows[:2])
+                painted = any(MARK_RE.search(row[COLS // 3 :]) for row in rows)
+                if listed and painted:
+                    self.full_frame_ns = time.monotonic_ns()
+                    self.full_frame.set()
+
+    def quit(self) -> None:
+        try:
+            os.write(self.master, b"q")
+            self.proc.wait(15)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.reader.join(5)
+        os.close(self.master)
+
+
+def descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+        except OSError:
+            continue
+        for child in map(int, children):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def run_dashboard(lab: SshLab, mode: str, panes: int, seconds: float) -> dict[str, float]:
+    """``dash-local``: the dashboard on the first host's tmux socket (one server: a dashboard
+    watches one local server); ``dash-ssh``: on every host through ssh (``[[hosts]]``)."""
+    home = lab.root / f"dash-{mode}"
+    home.mkdir(exist_ok=True)
+    config = home / "nbs-tui.toml"
+    text = 'service = "off"\n\n'  # no background service started by the dashboard
+    argv = [sys.executable, "-m", "nbs_tui", "--no-poll", "--config", str(config)]
+    if mode == "dash-local":
+        first = next(iter(lab.hosts.values()))
+        argv += ["-S", first.tmux("display-message", "-p", "#{socket_path}").strip()]
+        listed = panes
+    else:
+        for alias in lab.hosts:
+            text += f'[[hosts]]\nname = "{alias}"\nssh = "{alias}"\nssh_options = ["-F", "{lab.config}"]\n\n'
+        listed = panes * len(lab.hosts)
+    config.write_text(text)
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "NO_COLOR")}
+    env.update(
+        TERM="xterm-256color", COLORTERM="truecolor", HOME=str(home), XDG_STATE_HOME=str(home / "state"),
+        COLUMNS=str(COLS), LINES=str(ROWS),
+    )
+    env.setdefault("LANG", "C.UTF-8")
+    dash = Dashboard(argv, env, listed)
+    try:
+        if not dash.full_frame.wait(90):
+            raise RuntimeError(f"{mode}: no full frame within 90 s (exit {dash.proc.poll()}): {dash.tail[-600:]!r}")
+        connect = (dash.full_frame_ns - dash.launched_ns) / 1e9
+        time.sleep(2.0)  # past the start-up backlog
+        app_pids = [dash.proc.pid, *descendants(dash.proc.pid)]
+        pids_ssh = sorted(set(ssh_clients(lab)) | {p for p in app_pids if _comm(p) == "ssh"})
+        pids_app = [p for p in app_pids if p not in pids_ssh]
+        pids_remote = remote_side(lab) if mode == "dash-ssh" else []
+        t0_ns = time.time_ns()
+        t0 = time.monotonic()
+        app0, ssh0, remote0 = cpu_ticks(pids_app), cpu_ticks(pids_ssh), cpu_ticks(pids_remote)
+        time.sleep(seconds)
+        app1, ssh1, remote1 = cpu_ticks(pids_app), cpu_ticks(pids_ssh), cpu_ticks(pids_remote)
+        wall = time.monotonic() - t0
+        t1_ns = time.time_ns()
+        time.sleep(1.0)  # the window's last markers reach the screen
+        if dash.proc.poll() is not None:
+            raise RuntimeError(f"{mode}: the dashboard exited ({dash.proc.returncode}): {dash.tail[-600:]!r}")
+    finally:
+        dash.quit()
+
+    def pct(a: dict[int, int], b: dict[int, int]) -> float:
+        return 100.0 * sum(b[p] - a[p] for p in b if p in a) / HZ / wall
+
+    samples = sorted((drawn - sent) / 1e6 for sent, drawn in dash.drawn.items() if t0_ns <= sent <= t1_ns)
+    return {
+        "connect_s": connect,
+        "n": len(samples),
+        "p50_ms": statistics.median(samples) if samples else float("nan"),
+        "p99_ms": samples[int(len(samples) * 0.99)] if samples else float("nan"),
+        "max_ms": samples[-1] if samples else float("nan"),
+        "cpu_self": pct(app0, app1),
+        "cpu_ssh": pct(ssh0, ssh1),
+        "cpu_remote": pct(remote0, remote1),
+        "ssh_processes": len(pids_ssh),
+        "remote_processes": len(pids_remote),
+    }
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hosts", type=int, nargs="+", default=[1, 3, 5])
     parser.add_argument("--panes", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--modes", nargs="+", default=list(MODES), choices=MODES,
+        help="which watchers to run, in this order (default: all)",
+    )
     args = parser.parse_args()
     script = Path(os.environ.get("TMPDIR", "/tmp")) / f"nbs-bench-remote-writer-{os.getpid()}.py"
     script.write_text(WRITER)
@@ -310,8 +480,11 @@ def main() -> int:
             aliases = tuple(f"host{i}" for i in range(hosts))
             with running_lab(aliases) as lab:
                 prepare(lab, args.panes, script)
-                for mode in ("local", "ssh", "nbs-claude"):
-                    result = run_mode(lab, mode, args.seconds)
+                for mode in args.modes:
+                    if mode.startswith("dash-"):
+                        result = run_dashboard(lab, mode, args.panes, args.seconds)
+                    else:
+                        result = run_mode(lab, mode, args.seconds)
                     rows.append((hosts, mode, result))
                     print(f"{hosts} host(s) x {args.panes} panes, {mode}: {result}", file=sys.stderr)
     finally:
