@@ -438,9 +438,7 @@ class NbsApp(App[int]):
         """Several hosts: the bar names each one's state; a host away keeps its panes listed."""
         self.hosts = {state.name: state for state in message.states}
         self.status_bar.set_hosts(message.states)
-        offline = frozenset(state.name for state in message.states if state.connected is False)
-        if offline != self.fleet_list.offline_hosts:
-            self.fleet_list.offline_hosts = offline
+        if self.fleet_list.set_hosts(message.states):  # offline marks and the host headers
             self.fleet_list.redraw()
         self._show_details()
 

@@ -133,6 +133,7 @@ class OperatorFleetList(FleetList):
 
     def set_filter(self, fleet_filter: FleetFilter) -> None:
         self.filter = fleet_filter
+        self.show_empty_hosts = not fleet_filter  # filtered: only hosts with a pane shown
         self.border_title = f"filter: {fleet_filter.describe()}" if fleet_filter else ""
         self.redraw()
 

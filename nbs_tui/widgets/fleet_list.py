@@ -6,6 +6,10 @@ repaints one row, not the table: `DataTable.update_cell` would bump the table's 
 itself, drops only that cell's and row's cached renders and refreshes that row's region. A
 column is re-measured (and the screen laid out again) only when its width really changes.
 
+With panes of several hosts the rows are grouped under one header row per host (its name,
+connected or offline, who acts as its sidecar, its pane count); the cursor never rests on a
+header (it steps over it in the direction it moved).
+
 The list owns `FleetList.PaneHighlighted` (the cursor moved to a pane) and
 `FleetList.PaneChosen` (Enter on a pane).
 """
@@ -24,6 +28,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotExist, RowKey
 
+from nbs_tui.core.hosts import HostState
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.text import printable
 from nbs_tui.messages import PaneStatus
@@ -87,6 +92,30 @@ COLUMNS: tuple[tuple[str, str, int | None], ...] = (
 AUTO_WIDTH = frozenset(key for key, _, width in COLUMNS if width is None)
 """Columns as wide as their widest cell."""
 
+HEADER = "# host "
+"""Row key prefix of a host's header row (a pane id never holds a space)."""
+
+
+def header_cells(name: str, state: HostState | None, panes: int) -> dict[str, Text]:
+    """A host's header row: name, connection, pane count and who acts as its sidecar."""
+    if state is None or state.connected is None:
+        link = Text("… connecting", style="dim")
+    elif state.connected:
+        link = Text("● online", style="bold green")
+    else:
+        link = Text("✖ offline", style="bold red")
+    lease = state.lease.replace("sidecar: ", "sidecar ").split(" since ")[0] if state is not None else ""
+    if state is not None and state.acting:
+        lease = "⚑ sidecar here"
+    elif state is not None and state.connected is False:
+        lease = "last view kept"
+    return {
+        "target": Text(f"▾ {name}", style="bold reverse", no_wrap=True, overflow="ellipsis"),
+        "state": link,
+        "project": Text(f"{panes} pane{'' if panes == 1 else 's'}", style="dim", no_wrap=True),
+        "title": Text(lease[:28], style="dim", no_wrap=True, overflow="ellipsis"),
+    }
+
 
 _FAST_UPDATES = all(
     hasattr(DataTable, name) or name in DataTable.__init__.__code__.co_names
@@ -132,6 +161,15 @@ class FleetList(DataTable[Text]):
         self._remeasure: set[tuple[PaneId, str]] = set()
         self.offline_hosts: frozenset[str] = frozenset()
         """Watched hosts that are away: their panes stay listed, marked ✖ and dimmed."""
+        self.host_states: dict[str, HostState] = {}
+        """Every watched host (several hosts): their header rows, in this order."""
+        self.show_empty_hosts = True
+        """A host with no pane listed still gets its header (an unreachable host)."""
+        self._rows: list[str] = []
+        """Row keys in table order: pane ids and `HEADER` rows."""
+        self._headers: dict[str, str] = {}
+        """Header row key -> the text it shows (to rewrite only a header that changed)."""
+        self._last_row = 0
 
     def on_mount(self) -> None:
         for key, label, width in COLUMNS:
@@ -139,17 +177,52 @@ class FleetList(DataTable[Text]):
 
     @property
     def selected_pane_id(self) -> PaneId | None:
-        if not self._order or self.cursor_row < 0 or self.cursor_row >= len(self._order):
+        if not self._rows or self.cursor_row < 0 or self.cursor_row >= len(self._rows):
             return None
-        return self._order[self.cursor_row]
+        key = self._rows[self.cursor_row]
+        return None if key.startswith(HEADER) else key
 
     def select_pane(self, pane_id: PaneId) -> None:
         if pane_id in self._panes:
-            self.move_cursor(row=self._order.index(pane_id))
+            self.move_cursor(row=self._index[pane_id])
 
     def move_selection(self, delta: int) -> None:
-        if self._order:
-            self.move_cursor(row=max(0, min(len(self._order) - 1, self.cursor_row + delta)))
+        if not self._order:
+            return
+        current = self.selected_pane_id
+        at = self._order.index(current) if current in self._index else 0
+        self.move_cursor(row=self._index[self._order[max(0, min(len(self._order) - 1, at + delta))]])
+
+    def set_hosts(self, states: Sequence[HostState]) -> bool:
+        """The watched hosts' states (several hosts); True if the list must be redrawn."""
+        new = {state.name: state for state in states}
+        offline = frozenset(state.name for state in states if state.connected is False)
+        if new == self.host_states and offline == self.offline_hosts:
+            return False
+        self.host_states, self.offline_hosts = new, offline
+        return True
+
+    def _layout(self, panes: Sequence[PaneInfo]) -> tuple[list[str], dict[str, dict[str, Text]]]:
+        """Row keys in order, and each header row's cells. Grouped only with several hosts."""
+        hosts = list(self.host_states)
+        for pane in panes:
+            if pane.host not in hosts:
+                hosts.append(pane.host)
+        if len(hosts) < 2:
+            return [p.pane_id for p in panes], {}
+        by_host: dict[str, list[PaneId]] = {host: [] for host in hosts}
+        for pane in panes:
+            by_host[pane.host].append(pane.pane_id)
+        rows: list[str] = []
+        headers: dict[str, dict[str, Text]] = {}
+        for host, pane_ids in by_host.items():
+            if not pane_ids and not self.show_empty_hosts:
+                continue
+            key = HEADER + host
+            rows.append(key)
+            headers[key] = header_cells(host or "local", self.host_states.get(host), len(pane_ids))
+            rows.extend(pane_ids)
+        return rows, headers
 
     def update_fleet(
         self,
@@ -165,24 +238,60 @@ class FleetList(DataTable[Text]):
         selected = self.selected_pane_id
         order = [p.pane_id for p in panes]
         self._panes = {p.pane_id: p for p in panes}
-        if order != self._order:
+        rows, headers = self._layout(panes)
+        if rows != self._rows:
+            old_row = self.cursor_row
             self.clear()
             self._cells.clear()
             self._order = order
-            self._index = {pane_id: i for i, pane_id in enumerate(order)}
-            for pane in panes:
-                values = self._row_values(pane, statuses.get(pane.pane_id), last_change.get(pane.pane_id), now)
-                cells = (self._styled(pane, key, values[key]) for key, _, _ in COLUMNS)
-                self.add_row(*cells, key=pane.pane_id)
-                for key, value in values.items():
-                    self._cells[(pane.pane_id, key)] = value
-            if selected in self._panes and selected is not None:
-                self.move_cursor(row=order.index(selected), animate=False)
+            self._rows = rows
+            self._index = {key: i for i, key in enumerate(rows) if not key.startswith(HEADER)}
+            self._headers = {}
+            for key in rows:
+                if key.startswith(HEADER):
+                    cells = headers[key]
+                    self.add_row(*(cells.get(column, Text("")) for column, _, _ in COLUMNS), key=key)
+                    self._headers[key] = "".join(str(t) for t in cells.values())
+                    continue
+                pane = self._panes[key]
+                values = self._row_values(pane, statuses.get(key), last_change.get(key), now)
+                cells_ = (self._styled(pane, column, values[column]) for column, _, _ in COLUMNS)
+                self.add_row(*cells_, key=key)
+                for column, value in values.items():
+                    self._cells[(key, column)] = value
+            if selected is not None and selected in self._index:
+                self.move_cursor(row=self._index[selected], animate=False)
             elif order:
-                self.move_cursor(row=min(self.cursor_row, len(order) - 1), animate=False)
+                self.move_cursor(row=self._pane_row(min(old_row, len(rows) - 1), 1), animate=False)
+            self._last_row = self.cursor_row
             self.post_message(self.PaneHighlighted(self.selected_pane_id))
         else:
+            self._order = order
+            self._write_headers(headers)
             self.refresh_cells(statuses, last_change, now)
+
+    def _write_headers(self, headers: Mapping[str, Mapping[str, Text]]) -> None:
+        """Rewrite the header rows whose text changed (a host went offline, its lease moved)."""
+        for key, cells in headers.items():
+            text = "".join(str(t) for t in cells.values())
+            if self._headers.get(key) == text:
+                continue
+            self._headers[key] = text
+            for column, value in cells.items():
+                try:
+                    self.update_cell(key, column, value, update_width=True)
+                except (CellDoesNotExist, RowDoesNotExist):
+                    continue
+
+    def _pane_row(self, row: int, step: int) -> int:
+        """The nearest pane row from ``row`` going ``step`` (then the other way)."""
+        for direction in (step, -step):
+            at = row
+            while 0 <= at < len(self._rows):
+                if not self._rows[at].startswith(HEADER):
+                    return at
+                at += direction
+        return row
 
     def refresh_cells(
         self,
@@ -290,11 +399,20 @@ class FleetList(DataTable[Text]):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
         key = event.row_key.value if event.row_key is not None else None
+        if key is not None and key.startswith(HEADER):
+            row = self.cursor_row
+            if 0 <= row < len(self._rows) and self._rows[row] == key:  # step over the header
+                target = self._pane_row(row, 1 if row >= self._last_row else -1)
+                if target != row:
+                    self.move_cursor(row=target, animate=False)
+            return
+        self._last_row = self.cursor_row
         if key != self.selected_pane_id:
             return  # stale: the cursor moved on (a rebuild, a select) before this arrived
         self.post_message(self.PaneHighlighted(key))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        if event.row_key is not None and event.row_key.value is not None:
-            self.post_message(self.PaneChosen(event.row_key.value))
+        key = event.row_key.value if event.row_key is not None else None
+        if key is not None and not key.startswith(HEADER):
+            self.post_message(self.PaneChosen(key))

@@ -126,3 +126,52 @@ def test_two_hosts_one_offline(hosts_app: NbsApp, snap_compare: Callable[..., bo
         await pilot.pause(0.5)
 
     assert snap_compare(hosts_app, terminal_size=SIZE, run_before=run_before)
+
+
+async def test_the_list_groups_panes_under_a_header_per_host_and_the_cursor_steps_over_them(
+    hosts_app: NbsApp,
+) -> None:
+    from nbs_tui.core.fleet_filter import FleetFilter
+    from nbs_tui.widgets.fleet_list import HEADER
+
+    app = hosts_app
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        app.post_message(
+            HostsChanged(
+                (
+                    HostState("hosta", True, "", "sidecar: hosta pid 7 since 10:00", False),
+                    HostState("hostb", False, "lost"),
+                    HostState("hostc", None, ""),
+                )
+            )
+        )
+        await pilot.pause(0.2)
+        table = app.fleet_list
+        keys = [str(row.key.value) for row in table.ordered_rows]
+        assert keys[0] == HEADER + "hosta" and HEADER + "hostb" in keys and keys[-1] == HEADER + "hostc"
+        a = [p.pane_id for p in app.panes if p.host == "hosta"]
+        b = [p.pane_id for p in app.panes if p.host == "hostb"]
+        assert keys == [HEADER + "hosta", *a, HEADER + "hostb", *b, HEADER + "hostc"]  # hostc: no panes yet
+        header = [str(cell) for cell in table.get_row(HEADER + "hosta")]
+        assert header[0] == "▾ hosta" and "online" in header[1] and "3 panes" in header and "sidecar hosta pid 7" in header
+        assert "offline" in str(table.get_row(HEADER + "hostb")[1])
+        assert "connecting" in str(table.get_row(HEADER + "hostc")[1])
+        table.focus()
+        app.select_pane(a[-1])
+        await pilot.pause(0.1)
+        await pilot.press("down")  # over hostb's header, onto its first pane
+        await pilot.pause(0.1)
+        assert table.selected_pane_id == b[0] and app.selected_id == b[0]
+        await pilot.press("up")  # and back over it
+        await pilot.pause(0.1)
+        assert table.selected_pane_id == a[-1]
+        app.select_pane(a[0])
+        await pilot.pause(0.1)
+        await pilot.press("up")  # the first header: nowhere to go but stay on a pane
+        await pilot.pause(0.1)
+        assert table.selected_pane_id == a[0]
+        table.set_filter(FleetFilter.parse("host:hostb"))
+        await pilot.pause(0.1)
+        assert [str(row.key.value) for row in table.ordered_rows] == [HEADER + "hostb", *b]
+        assert table.selected_pane_id in b
