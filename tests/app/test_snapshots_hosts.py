@@ -136,7 +136,7 @@ async def test_the_list_groups_panes_under_a_header_per_host_and_the_cursor_step
 
     app = hosts_app
     async with app.run_test(size=SIZE) as pilot:
-        await _settled(pilot)
+        await _settled(pilot)  # type: ignore[arg-type]
         app.post_message(
             HostsChanged(
                 (
