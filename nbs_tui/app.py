@@ -39,7 +39,7 @@ from textual.binding import BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Static
+from textual.widgets import ContentSwitcher, Footer, Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from nbs_tui import logs
@@ -74,7 +74,7 @@ from nbs_tui.notify import (
 )
 from nbs_tui.runtime import FleetFactory, Runtime, RuntimeOptions
 from nbs_tui.sidecar_runner import SidecarRunner, SidecarSnapshot
-from nbs_tui.tmux.port import FleetPort, TmuxUnavailable
+from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory, TmuxUnavailable
 from nbs_tui.widgets.action_log_view import ActionLogScreen
 from nbs_tui.widgets.confirm_screen import ConfirmScreen
 from nbs_tui.widgets.control_view import ControlView
@@ -86,6 +86,7 @@ from nbs_tui.widgets.help_screen import HelpScreen
 from nbs_tui.widgets.needs_you import NeedsYouPanel
 from nbs_tui.widgets.pane_view import PaneView, ScreenSource
 from nbs_tui.widgets.problems_screen import ProblemsScreen
+from nbs_tui.widgets.scrollback import Scrollback
 from nbs_tui.widgets.send_bar import KeyPicker, PassThrough, SendBar
 from nbs_tui.widgets.status_bar import StatusBar
 
@@ -95,6 +96,8 @@ FRAME_SECONDS = 1 / 30
 CLOCK_SECONDS = 1.0
 NEEDS_YOU_SECONDS = 0.5
 PROBLEM_REPEAT_SECONDS = 30.0
+SCROLLBACK_LINES = 10_000
+"""How far back the scrollback view reads (tmux's own ``history-limit`` is 2000 by default)."""
 VIEWS = ("dashboard", "grid", "control")
 
 
@@ -197,6 +200,8 @@ class NbsApp(App[int]):
         self._unsubscribe_log: Callable[[], None] = self.operator.subscribe_log(self._recorded)
         self.detail = DetailPanel(id="detail", prices=settings.prices)
         self.mirror = PaneView(id="mirror")
+        self.scrollback = Scrollback(id="scrollback")
+        """The selected pane's history in place of the mirror, read from tmux when opened."""
         self.grid = PaneGrid(id="grid")
         self.input_bar = Container(id="input-bar")
         """Docked above the footer, hidden until the send bar or pass-through opens."""
@@ -224,6 +229,7 @@ class NbsApp(App[int]):
                     yield self.fleet_list
                     yield self.detail
                 yield self.mirror
+                yield self.scrollback
             yield self.grid
             with Vertical(id="control"):
                 yield self.control_view
@@ -514,6 +520,8 @@ class NbsApp(App[int]):
             pane_id = None
         changed = pane_id != self.selected_id
         self.selected_id = pane_id
+        if changed and self.scrollback.display:
+            self.scrollback.action_close()  # it showed the pane no longer selected
         if changed and pane_id is not None:
             fleet_list = self.fleet_list
             if fleet_list.selected_pane_id != pane_id:
@@ -660,6 +668,9 @@ class NbsApp(App[int]):
         pass-through, Ctrl+P belongs to the pane, not to the command palette (Ctrl+Q still quits)."""
         if action == "command_palette" and self.pass_through.has_focus:
             return False
+        if action == "scrollback":  # a priority key: only over the list, grid and mirror
+            typing = isinstance(self.focused, Input | TextArea) or self.pass_through.has_focus
+            return not (typing or self.scrollback.display or len(self.screen_stack) > 1)
         return not (action == "move" and self.view == "control")
 
     def action_move(self, delta: int) -> None:
@@ -705,6 +716,44 @@ class NbsApp(App[int]):
             self.control_view.registry_panel.focus()
         self._stale = True
 
+    # -- scrollback ---------------------------------------------------------------------------
+
+    def action_scrollback(self, page_up: bool = True) -> None:
+        """Read the selected pane's history from tmux (a worker thread) and show it."""
+        pane = self.selected_pane()
+        fleet = self.fleet
+        if pane is None or fleet is None:
+            self.operator.ready(pane)  # says why nothing happens
+            return
+        if self.view != "dashboard":
+            self.action_show_view("dashboard")
+
+        def read() -> None:
+            try:
+                history = fleet.capture_history(pane.pane_id, SCROLLBACK_LINES)
+            except PaneGone as error:
+                self.call_from_thread(self.notify, f"no history: {error}", title="Scrollback", severity="warning")
+                return
+            self.call_from_thread(self._show_history, pane, history, page_up)
+
+        self.run_worker(read, name="scrollback", thread=True, exclusive=True, group="scrollback")
+
+    def _show_history(self, pane: PaneInfo, history: PaneHistory, page_up: bool) -> None:
+        if pane.pane_id != self.selected_id:
+            return  # the operator moved on while it was read
+        self.mirror.display = False
+        self.scrollback.show(
+            pane.target, history.lines, alternate=history.alternate, history_size=history.history_size, page_up=page_up
+        )
+
+    def on_pane_view_history_wanted(self, _message: PaneView.HistoryWanted) -> None:
+        self.action_scrollback(page_up=False)
+
+    def on_scrollback_closed(self, _message: Scrollback.Closed) -> None:
+        self.mirror.display = True
+        self._stale = True
+        self.screen.set_focus(self.mirror if self.screen.has_class("zoomed") else self.fleet_list)
+
     def action_toggle_details(self) -> None:
         detail = self.detail
         detail.display = not detail.display
@@ -725,6 +774,7 @@ class NbsApp(App[int]):
         control = self.control_view
         widget_keys = [
             ("Grid", PaneGrid.BINDINGS),
+            ("Scrollback", Scrollback.BINDINGS),
             *(("Control", panel.BINDINGS) for panel in (control, control.registry_panel, control.inbox_panel)),
         ]
         return help_rows(self.get_key_display, active, widget_keys)

@@ -31,6 +31,9 @@ class Command:
     in_palette: bool = True
     bound: bool = True
     """False for a key a widget handles itself: listed in help only."""
+    scope: str = ""
+    """A widget's keys (``scrollback``): bound by that widget (`scope_bindings`), active while
+    it has focus, where they win over the app's same keys; "" for the app's own."""
 
     def binding(self) -> Binding:
         return Binding(
@@ -133,6 +136,17 @@ COMMANDS: tuple[Command, ...] = (
         "whichever process acts honour it; detection goes on)", show=False,
         palette="Pause or resume the sidecar (server-wide)",
     ),
+    Command(
+        "mirror.scrollback", "pageup", "scrollback", "History",
+        "Scroll back through the selected pane's history, read from tmux now (the mouse wheel over the "
+        "mirror too): / searches it, n/N next/previous match, Esc back to the live view",
+        show=False, key_display="PgUp", palette="Scroll back through the pane's history", priority=True,
+    ),  # priority: the fleet list (a DataTable) pages with PgUp itself; the app's check_action lets text fields keep it
+    # the scrollback's own keys: while it has focus, / n N Esc are its, not the filter's or needs-you's
+    Command("scrollback.search", "slash", "search", "Search", "Search the history (smart case)", key_display="/", scope="scrollback", in_palette=False),
+    Command("scrollback.next", "n", "next_match", "Next", "Next match (further down, wrapping)", scope="scrollback", in_palette=False),
+    Command("scrollback.previous", "N", "previous_match", "Previous", "Previous match (further up, wrapping)", scope="scrollback", in_palette=False),
+    Command("scrollback.close", "escape", "close", "Live view", "Back to the live mirror", key_display="Esc", scope="scrollback", in_palette=False),
     Command("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
     # keys a widget handles itself (help only)
     Command("list.move", "up,down", "", "", "List: move the cursor (the mirror follows)", key_display="↑ / ↓", bound=False, in_palette=False),
@@ -148,7 +162,12 @@ COMMAND_BY_ID = {command.id: command for command in COMMANDS}
 
 def bindings(commands: Iterable[Command] = COMMANDS) -> list[Binding]:
     """The app's BINDINGS (in table order: that is the footer's order)."""
-    return [command.binding() for command in commands if command.bound]
+    return [command.binding() for command in commands if command.bound and not command.scope]
+
+
+def scope_bindings(scope: str, commands: Iterable[Command] = COMMANDS) -> list[Binding]:
+    """A widget's BINDINGS: the table's commands of that ``scope``."""
+    return [command.binding() for command in commands if command.bound and command.scope == scope]
 
 
 HelpRow = tuple[str, str, str]

@@ -25,8 +25,10 @@ from rich.cells import cell_len
 from rich.color import Color
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
+from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -494,6 +496,14 @@ class PaneView(ScreenWidget):
 
     can_focus = True
     COMPONENT_CLASSES: ClassVar[set[str]] = {"pane-view--outside"}
+
+    class HistoryWanted(Message):
+        """The wheel turned up over the mirror: the operator wants the pane's scrollback."""
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        event.stop()
+        if self.pane is not None:
+            self.post_message(self.HistoryWanted())
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))

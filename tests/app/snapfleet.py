@@ -17,7 +17,7 @@ import libtmux
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.tmux.fleet import TmuxFleet
-from nbs_tui.tmux.port import FleetListener, FleetPort
+from nbs_tui.tmux.port import FleetListener, FleetPort, PaneHistory
 
 SCREENS = Path(__file__).resolve().parent / "screens"
 PANE_WIDTH, PANE_HEIGHT = 72, 30
@@ -101,6 +101,9 @@ class StableFleet(FleetPort):
 
     def capture_text(self, pane_id: PaneId) -> str:
         return self.inner.capture_text(pane_id)
+
+    def capture_history(self, pane_id: PaneId, lines: int) -> PaneHistory:
+        return self.inner.capture_history(pane_id, lines)
 
     def send_text(self, pane_id: PaneId, text: str) -> None:
         self.inner.send_text(pane_id, text)

@@ -5,7 +5,11 @@ from __future__ import annotations
 import re
 
 from nbs_tui.app import NbsApp
-from nbs_tui.commands import COMMANDS, bindings
+from nbs_tui.commands import COMMANDS, bindings, scope_bindings
+from nbs_tui.widgets.scrollback import Scrollback
+
+SCOPES: dict[str, type] = {"": NbsApp, "scrollback": Scrollback}
+"""Who binds each scope's commands."""
 
 
 def test_ids_are_unique_and_every_bound_action_exists() -> None:
@@ -16,16 +20,24 @@ def test_ids_are_unique_and_every_bound_action_exists() -> None:
             assert command.action == "" and not command.in_palette, command.id
             continue
         name = re.match(r"\w+", command.action)
-        assert name is not None and callable(getattr(NbsApp, f"action_{name.group(0)}", None)), command.id
+        owner = SCOPES[command.scope]
+        assert name is not None and callable(getattr(owner, f"action_{name.group(0)}", None)), command.id
 
 
-def test_no_key_is_bound_twice() -> None:
-    keys = [key for binding in bindings() for key in binding.key.split(",")]
-    assert len(keys) == len(set(keys)), sorted(k for k in keys if keys.count(k) > 1)
+def test_no_key_is_bound_twice_in_one_scope() -> None:
+    for scope in SCOPES:
+        found = bindings() if not scope else scope_bindings(scope)
+        keys = [key for binding in found for key in binding.key.split(",")]
+        assert len(keys) == len(set(keys)), sorted(k for k in keys if keys.count(k) > 1)
 
 
-def test_the_app_binds_the_table_in_order() -> None:
-    assert [b.id for b in NbsApp.BINDINGS if not isinstance(b, tuple)] == [c.id for c in COMMANDS if c.bound]
+def test_the_app_and_each_scope_bind_the_table_in_order() -> None:
+    assert [b.id for b in NbsApp.BINDINGS if not isinstance(b, tuple)] == [
+        c.id for c in COMMANDS if c.bound and not c.scope
+    ]
+    assert [b.id for b in Scrollback.BINDINGS if not isinstance(b, tuple)] == [
+        c.id for c in COMMANDS if c.scope == "scrollback"
+    ]
 
 
 def test_palette_names_are_distinct() -> None:

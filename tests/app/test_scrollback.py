@@ -1,0 +1,90 @@
+"""The scrollback view on real tmux: PgUp reads the selected pane's history from tmux and shows
+it in place of the mirror; ``/`` searches it (smart case) with highlights, ``n``/``N`` move
+between matches and wrap; those keys are the view's while it has focus (not the filter's nor
+needs-you's); Esc goes back to the live mirror and drops the history; a pane in the alternate
+screen says it has no scrollback; the wheel over the mirror opens it too."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import libtmux
+from textual import events
+
+from nbs_tui.app import create_app
+from nbs_tui.widgets.scrollback import CURRENT_STYLE, MATCH_STYLE
+from tests.app.helpers import wait_for, widget_text
+from tests.app.test_actions import SIZE, select, settings
+
+LOG = (
+    "for i in $(seq 1 200); do "
+    "if [ $((i % 50)) -eq 0 ]; then printf '\\033[31mERROR at step %03d\\033[0m\\n' $i; "
+    "else printf 'step %03d ok\\n' $i; fi; done; exec sleep 100000"
+)
+ALT = "import sys, time; sys.stdout.write('\\x1b[?1049h\\x1b[HFULL SCREEN APP'); sys.stdout.flush(); time.sleep(600)"
+
+
+def _pane(session: libtmux.Session, name: str, command: str) -> str:
+    window = session.new_window(window_name=name, window_shell=command, attach=False)
+    pane = window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    return str(pane.pane_id)
+
+
+async def test_page_up_search_next_previous_and_back_to_live(session: libtmux.Session, tmp_path: Path) -> None:
+    log = _pane(session, "log", f"sh -c {shlex.quote(LOG)}")
+    app = create_app(settings(session.server, tmp_path, poll_disabled=True), sidecar=False, control_plane=False, claude=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(app, pilot, log)
+        await wait_for(pilot, lambda: "step 200" in widget_text(app.mirror) or "ERROR at step 200" in widget_text(app.mirror), what="the log mirrored")
+        await pilot.press("pageup")
+        view = app.scrollback
+        await wait_for(pilot, lambda: view.display and view.lines.texts, what="the history shown")
+        assert not app.mirror.display
+        assert view.lines.has_focus
+        assert "history of" in str(view.border_title) and "lines of history" in str(view.border_title)
+        assert any("step 001 ok" in line for line in view.lines.plain)  # read back from tmux
+        text = widget_text(view.lines)
+        assert "step 200" not in text  # one page up from the bottom
+
+        await pilot.press("slash")  # the view's search, not the fleet filter
+        assert view.search_bar.has_focus and not app.filter_bar.display
+        await pilot.press(*"error")  # no capital: any case
+        await wait_for(pilot, lambda: len(view.lines.matches) == 4, what="four matches")
+        await pilot.press("enter")
+        assert view.lines.has_focus
+        current = view.lines.current
+        assert current is not None
+        row = view.lines.matches[current].row
+        assert "ERROR" in view.lines.plain[row]
+        assert "/4" in str(view.border_subtitle)
+        # the current match is drawn in its own colours, the others in the match colours
+        strip = view.lines.render_line(row - int(view.lines.scroll_offset.y))
+        assert any(seg.style is not None and seg.style.bgcolor == CURRENT_STYLE.bgcolor for seg in strip)
+        await pilot.press("n")  # the view's next match, not "next agent waiting on you"
+        assert view.lines.current == (current + 1) % 4
+        await pilot.press("N", "N")
+        assert view.lines.current == (current - 1) % 4
+        other = view.lines.matches[(current + 1) % 4].row
+        assert MATCH_STYLE.bgcolor is not None and other != view.lines.matches[view.lines.current].row
+
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.mirror.display and not view.display, what="back to live")
+        assert view.lines.texts == []  # nothing kept
+        assert app.fleet_list.has_focus
+
+
+async def test_alternate_screen_says_so_and_the_wheel_opens_it(session: libtmux.Session, tmp_path: Path) -> None:
+    full = _pane(session, "full", f"python3 -c {shlex.quote(ALT)}")
+    app = create_app(settings(session.server, tmp_path, poll_disabled=True), sidecar=False, control_plane=False, claude=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(app, pilot, full)
+        await wait_for(pilot, lambda: "FULL SCREEN APP" in widget_text(app.mirror), what="the program mirrored")
+        mirror = app.mirror
+        await pilot._post_mouse_events([events.MouseScrollUp], widget=mirror, offset=(5, 5))  # the wheel, up
+        view = app.scrollback
+        await wait_for(pilot, lambda: view.display and view.lines.texts, what="the screen shown")
+        assert "alternate screen" in str(view.border_title) and "no scrollback" in str(view.border_title)
+        assert any("FULL SCREEN APP" in line for line in view.lines.plain)
+        assert len(view.lines.plain) == app.pane_by_id[full].height
