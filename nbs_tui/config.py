@@ -48,6 +48,14 @@ class Settings:
     """Seconds idle with a quiet transcript before a stuck agent is nudged."""
     stuck_nudge: str = "Please continue with your task, or say what you are waiting for."
     stuck_max_nudges: int = 1
+    limit_resume: bool = False
+    """After a usage limit resets, type ``limit_resume_message`` into each limited agent (opt-in;
+    never where Claude Code continues by itself)."""
+    limit_resume_message: str = "continue"
+    limit_resume_margin: float = 60.0
+    """Seconds after the announced reset before the first resume."""
+    limit_resume_stagger: float = 30.0
+    """Seconds between two resumes, so the fleet does not fire at once."""
     needs_you_idle: float = 300.0
     """An idle agent joins the "needs you" queue after this many seconds."""
     bell: bool = True
@@ -97,6 +105,7 @@ _ENV_KEYS: Mapping[str, str] = {
     "NBS_POLL_DISABLE": "poll_disabled",
     "NBS_PLAN_POLICY": "plan_policy",
     "NBS_STUCK_GRACE": "stuck_grace",
+    "NBS_LIMIT_RESUME": "limit_resume",
     "NBS_SERVICE": "service",
     "NBS_LEASE_TTL": "lease_ttl",
 }

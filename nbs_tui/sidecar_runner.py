@@ -23,6 +23,14 @@ running, carries the requests out itself (so a toggle shows at once); otherwise 
 carries them out when it ends. ``force_poll`` needs a reply: it waits on a `Future` for at
 most ``FORCE_POLL_WAIT`` seconds, so call it from a worker thread, never from the UI thread.
 
+Usage limits (`nbs_tui.core.limits`): each tick feeds every agent's limit, if any, to one
+fleet-wide `ResumePlanner`; no poll and no nudge reach a ``limited`` agent (its detection is not
+safe to type into). With ``limit_resume`` on, once a reset has passed (plus a margin) the
+planner names one agent per ``limit_resume_stagger`` seconds; the runner re-checks its live
+screen and types the resume message through the poll's handshake (purpose ``resume``). Only a
+runner that acts (the lease holder) resumes; every step is an event and a line of the action
+log. Where Claude Code says it continues by itself, nothing is sent.
+
 Stuck agents (oj's design, `nbs_tui.core.stuck`): each tick also feeds the pane's detection,
 the time its screen last changed and Claude Code's own facts (``signals``: `ClaudeSignals`, or
 None for the screen alone) to an `AgentMonitor`. A ``Nudge`` is re-checked on the live screen
@@ -43,9 +51,12 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, tzinfo
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.claude.monitor import AgentMonitor, FactsSource
 from nbs_tui.config import Settings
 from nbs_tui.core.detect import (
@@ -57,6 +68,7 @@ from nbs_tui.core.detect import (
     screen_lines_and_faint,
 )
 from nbs_tui.core.lease import inflight_erase_count
+from nbs_tui.core.limits import LimitEvent, ResumeConfig, ResumePlanner
 from nbs_tui.core.model import AgentState, Detection, PaneId, PaneInfo
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.core.sidecar import (
@@ -197,6 +209,26 @@ class _Tracked:
     """Wall time the detected state last changed (published as ``@nbs_since``)."""
 
 
+def zone(name: str | None) -> tzinfo:
+    """The zone a limit's reset is written in: the one the screen names, else this machine's."""
+    if name:
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            log.info("unknown time zone %r on a usage-limit screen: using the local zone", name)
+    local = datetime.now().astimezone().tzinfo
+    return local if local is not None else UTC
+
+
+def resume_config(settings: Settings) -> ResumeConfig:
+    return ResumeConfig(
+        enabled=settings.limit_resume,
+        message=settings.limit_resume_message,
+        margin=settings.limit_resume_margin,
+        stagger=settings.limit_resume_stagger,
+    )
+
+
 def config_from_settings(settings: Settings) -> SidecarConfig:
     return SidecarConfig(
         poll_interval=settings.poll_interval,
@@ -237,6 +269,9 @@ class SidecarRunner:
         self.config = sidecar_config or config_from_settings(settings)
         self.monitor = AgentMonitor(signals, settings)
         """Fusion with Claude Code's signals and the stuck watch (nudge, escalate, ended)."""
+        self.limits = ResumePlanner(resume_config(settings), zone)
+        """The fleet's usage limits and who is resumed when (`nbs_tui.core.limits`)."""
+        self.action_log = ActionLog(settings.action_log)
         self.ticks = 0
         self.detections = 0
         """How many screens were run through detection (for benchmarks)."""
@@ -526,6 +561,7 @@ class SidecarRunner:
                 self._emit("state", pane_id, "pane gone or no longer an agent", state="gone")
                 self._report_end(gone, every.get(pane_id))
                 self.monitor.forget(pane_id)
+                self.limits.forget(pane_id)
         for pane_id, info in panes.items():
             tracked = self._tracked.get(pane_id)
             if tracked is None:
@@ -535,6 +571,7 @@ class SidecarRunner:
                     getattr(tracked.sidecar, name)(value)
             tracked.info = info
             self._tick_pane(tracked, info, now, wall_now)
+        self._resume_limited(panes, now, wall_now)
         if self.lease is not None and self.lease.acting():
             self._publish_options()
 
@@ -564,6 +601,12 @@ class SidecarRunner:
         actions = sidecar.tick(now, lines, context, detection=detection)
         for action in actions:
             self._carry_out(tracked, info, action, now)
+        current = sidecar.detection
+        limit = current.limit if current.state is AgentState.LIMITED else None
+        for event in self.limits.observe(info.pane_id, limit, wall_now):
+            self._limit_event(info, event, acting=False)
+        reset_at = self.limits.reset_at(info.pane_id)
+        sidecar.limit_reset_at = None if reset_at is None else now + (reset_at - wall_now)
         if sidecar.detection.state is not tracked.shown_state:
             tracked.shown_state, tracked.state_wall = sidecar.detection.state, wall_now
         key = (sidecar.detection.state, sidecar.injecting, context.paused, sidecar.poll_enabled)
@@ -571,6 +614,94 @@ class SidecarRunner:
             tracked.last_key = key
             self._emit_status(info.pane_id, "")
         self._watch_stuck(tracked, info, now, wall_now, context)
+
+    # -- usage limits --------------------------------------------------------------------------
+
+    def _resume_limited(self, panes: Mapping[PaneId, PaneInfo], now: float, wall_now: float) -> None:
+        """After the pass: resume the one limited agent whose turn has come (see the docstring)."""
+        acting = self.lease is None or self.lease.acting()
+        planned = self.limits.next_resume(wall_now)
+        for pane_id, tracked in self._tracked.items():
+            at = planned.get(pane_id)
+            tracked.sidecar.resume_at = None if at is None else now + (at - wall_now)
+        if not acting or not self.limits.limited():
+            return
+        ready = []
+        for pane_id in self.limits.limited():
+            limited = self._tracked.get(pane_id)
+            if limited is None:
+                continue
+            d = limited.sidecar.detection
+            context = self._context(limited, now)
+            if (
+                d.input_text == ""
+                and not limited.sidecar.injecting
+                and not context.paused
+                and not context.operator_typing
+            ):
+                ready.append(pane_id)
+        chosen, events = self.limits.due(wall_now, ready)
+        for event in events:
+            info = panes.get(event.pane_id)
+            if info is not None:
+                self._limit_event(info, event, acting=True)
+        if chosen is None:
+            return
+        target = self._tracked.get(chosen)
+        info = panes.get(chosen)
+        if target is None or info is None:
+            self.limits.failed(chosen)
+            return
+        text = self.limits.config.message
+        try:
+            live = self._live(info)
+            why = self._refusal(live, InjectPoll(text, 1, "resume"))
+            if why is None:
+                ok, message = target.sidecar.request_resume(text)
+                why = None if ok else message
+        except (PaneGone, TmuxUnavailable) as error:
+            why = str(error)
+        if why is not None:
+            self.limits.failed(chosen)
+            self._resume_step(info, "refused", why, text)
+            return
+        self._resume_step(info, "queued", "reset passed: resume queued", text)
+
+    def _limit_event(self, info: PaneInfo, event: LimitEvent, *, acting: bool) -> None:
+        """A step of the limit watch: ``limit`` events for every view; the holder's decisions
+        (held, due) are ``resume`` events and action-log lines too."""
+        if not acting:
+            self._emit("limit", info.pane_id, event.message, result=event.kind, reset_at=event.reset_at)
+            return
+        if event.kind == "held":
+            self._resume_step(info, "held", event.message, self.limits.config.message)
+
+    def _resume_step(
+        self, info: PaneInfo, result: str, message: str, text: str, *, emit: bool = True
+    ) -> None:
+        if emit:
+            self._emit("resume", info.pane_id, message, result=result, text=text)
+        outcome = {
+            "submitted": Outcome.SENT,
+            "failed": Outcome.FAILED,
+        }.get(result, Outcome.SKIPPED if result in ("held", "refused") else None)
+        if outcome is None and result not in ("queued", "typed", "enter"):
+            return
+        try:
+            self.action_log.append(
+                ActionRecord(
+                    time=self.wall(),
+                    action=f"resume {result}",
+                    pane_id=info.pane_id,
+                    target=info.target,
+                    sent=text if result not in ("held",) else "",
+                    why="usage limit reset" if result != "held" else "usage limit",
+                    outcome=outcome or Outcome.SENT,
+                    reason=message,
+                )
+            )
+        except OSError as error:  # the event above still tells the operator
+            self._emit("error", info.pane_id, f"action log: {error}")
 
     # -- stuck agents --------------------------------------------------------------------------
 
@@ -711,6 +842,8 @@ class SidecarRunner:
                 kind = "plan-select"
             elif action.kind.startswith("nudge"):
                 kind = "nudge"
+            elif action.kind.startswith("resume"):
+                kind = "resume"
             else:
                 kind = "poll"
             result = {
@@ -718,14 +851,21 @@ class SidecarRunner:
                 "poll-failed": "failed",
                 "nudge": "submitted",
                 "nudge-failed": "failed",
+                "resume": "submitted",
+                "resume-failed": "failed",
                 "plan-select": "landed",
                 "plan-failed": "failed",
                 "plan-waiting": "waiting",
             }.get(action.kind, action.kind)
             if action.kind == "nudge-failed":
                 self.monitor.nudge_failed(pane_id)
-            if action.kind in ("poll", "poll-failed", "nudge", "nudge-failed"):
+            if action.kind == "resume-failed":
+                self.limits.failed(pane_id)
+            if action.kind in ("poll", "poll-failed", "nudge", "nudge-failed", "resume", "resume-failed"):
                 self._clear_inflight(pane_id)  # the handshake is over either way
+            if kind == "resume":
+                self._resume_step(info, result, action.message, self.limits.config.message)
+                return
             self._emit(kind, pane_id, action.message, result=result)
             return
         try:
@@ -749,6 +889,8 @@ class SidecarRunner:
                     text=action.text,
                     attempt=action.attempt,
                 )
+                if action.purpose == "resume":
+                    self._resume_step(info, "typed", self._said(action, "typed"), action.text, emit=False)
             elif isinstance(action, SubmitPoll):
                 if not self._press(pane_id, "Enter"):
                     self._lease_refused(sidecar, action, now, pane_id)
@@ -761,6 +903,8 @@ class SidecarRunner:
                     text=action.text,
                     attempt=action.attempt,
                 )
+                if action.purpose == "resume":
+                    self._resume_step(info, "enter", self._said(action, "Enter pressed after"), action.text, emit=False)
             elif isinstance(action, SelectPlanOption):
                 if not self._press(pane_id, str(action.number)):
                     self._lease_refused(sidecar, action, now, pane_id)
@@ -789,6 +933,8 @@ class SidecarRunner:
             self._clear_inflight(sidecar.pane_id)
         if isinstance(action, InjectPoll | SubmitPoll) and action.purpose == "nudge":
             self.monitor.nudge_failed(sidecar.pane_id)  # not delivered: it does not count
+        if isinstance(action, InjectPoll | SubmitPoll) and action.purpose == "resume":
+            self.limits.failed(sidecar.pane_id)
 
     # -- the lease: switches and requests from tmux, in-flight marks, published state ----------
 
@@ -904,6 +1050,14 @@ class SidecarRunner:
     @staticmethod
     def _refusal(live: Detection, action: Action) -> str | None:
         """Why the live screen forbids ``action`` now (None: go ahead)."""
+        if isinstance(action, InjectPoll) and action.purpose == "resume":
+            if live.state is not AgentState.LIMITED:
+                return f"live screen is no longer limited ({live.state.value}: {live.reason})"
+            if live.limit is not None and live.limit.auto_resume:
+                return "Claude Code continues by itself (live screen)"
+            if live.input_text != "":
+                return f"the live input box is not free ({live.input_text!r})"
+            return None
         if isinstance(action, InjectPoll):
             if not live.safe_to_inject or live.state is not AgentState.IDLE:
                 return (
@@ -915,7 +1069,7 @@ class SidecarRunner:
         if isinstance(action, SubmitPoll):
             if live.input_text != action.text:
                 return f"the input box holds {live.input_text!r}, not {action.text!r}"
-            if live.state not in (AgentState.IDLE, AgentState.WORKING):
+            if live.state not in (AgentState.IDLE, AgentState.WORKING, AgentState.LIMITED):
                 return f"a {live.state.value} screen is showing"
             return None
         if isinstance(action, SelectPlanOption):
@@ -959,6 +1113,8 @@ def event_kinds() -> Mapping[str, str]:
         "plan-select": "plan menu: pressed, landed, failed, waiting",
         "command": "a \\nbs- line seen on screen (line, project)",
         "nudge": "a stuck agent's nudge: queued, refused (nudge: its number), typed, enter (attempt), submitted, failed",
+        "limit": "a usage limit seen or gone (result: limited, cleared; reset_at: unix seconds or null)",
+        "resume": "resuming a limited agent after its reset: held (why), queued, refused, typed, enter, submitted, failed",
         "escalate": "a stuck agent needs a person: idle past the grace period after its nudges (reason)",
         "agent-ended": "the agent's process exited or its tmux pane is gone (liveness: exited, gone)",
         "status": "per-pane status changed (not printed by --headless)",

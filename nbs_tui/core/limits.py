@@ -39,7 +39,7 @@ _REACHED = re.compile(
 _AUTO = re.compile(
     r"(?:continue|continuing) automatically at\s+(?P<resets>[^·∙•]+?)\s*(?:[·∙•].*)?$", re.IGNORECASE
 )
-_AUTO_FOOTER = re.compile(r"Continuing automatically at .*Esc to cancel", re.IGNORECASE)
+_AUTO_FOOTER = re.compile(r"Continuing (?:automatically\b|shortly\b).*Esc (?:or type )?to cancel", re.IGNORECASE)
 _WAIT_OPTION = re.compile(r"wait for (?:the )?limit|until (?:the )?limit resets", re.IGNORECASE)
 _TIME = re.compile(
     r"^(?:(?P<mon>[A-Za-z]{3,9})\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?\s+(?:at\s+)?)?"
@@ -363,3 +363,14 @@ def limit_summary(limit: UsageLimit, reset_at: float | None, now: float) -> str:
     if limit.auto_resume:
         parts.append("Claude Code continues by itself")
     return " · ".join(parts)
+
+
+def resume_summary(limit: UsageLimit, resume_at: float | None, now: float) -> str:
+    """What nbs-tui will do about a limited agent, for the details panel."""
+    if limit.auto_resume:
+        return "none: Claude Code continues by itself at the reset"
+    if resume_at is None:
+        return "none planned (limit_resume off, reset unknown, or already resumed)"
+    if resume_at <= now:
+        return "due now"
+    return f"in {countdown(resume_at - now)}"

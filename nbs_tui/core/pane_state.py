@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from nbs_tui.core.fusion import FusedState, Reading, Source, fuse
 from nbs_tui.core.meters import Meters, sum_meters
-from nbs_tui.core.model import AgentState, PaneId, PaneInfo
+from nbs_tui.core.model import AgentState, PaneId, PaneInfo, UsageLimit
 from nbs_tui.core.sidecar import SidecarStatus
 
 HISTORY_LENGTH = 50
@@ -97,6 +97,12 @@ class PaneStatus:
     next_poll_at: float | None = None
     """Monotonic time of the next ``/nbs-poll``; None when no poll is scheduled."""
     flags: frozenset[str] = field(default_factory=frozenset)
+    limit: UsageLimit | None = None
+    """For ``limited``: the limit on screen."""
+    limit_reset_at: float | None = None
+    """Monotonic time the limit resets (None: unknown or not limited)."""
+    resume_at: float | None = None
+    """Monotonic time nbs-tui plans to resume the agent (None: it will not)."""
 
     @classmethod
     def from_sidecar(cls, status: SidecarStatus) -> PaneStatus:
@@ -116,6 +122,9 @@ class PaneStatus:
             idle_since=status.idle_since,
             next_poll_at=status.next_poll_at if status.poll_enabled and not status.paused else None,
             flags=frozenset(flags),
+            limit=detection.limit if detection.state is AgentState.LIMITED else None,
+            limit_reset_at=status.limit_reset_at,
+            resume_at=status.resume_at,
         )
 
 

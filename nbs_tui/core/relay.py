@@ -25,7 +25,7 @@ ACTIONS_OPTION = "@nbs_actions"
 RELAY_KEEP = 6
 """Actions kept per pane: a poll is typed, entered and confirmed over about three ticks, and a
 viewer reads once a tick, so six leave room for a viewer one or two ticks late."""
-RELAYED_KINDS = frozenset({"poll", "plan-select", "nudge", "escalate"})
+RELAYED_KINDS = frozenset({"poll", "plan-select", "nudge", "escalate", "resume"})
 """Event kinds only the holder produces (a viewer detects states and commands itself)."""
 _DATA_KEYS = ("result", "text", "label", "number", "nudge", "attempt", "reason")
 MAX_TEXT = 80

@@ -17,6 +17,8 @@ then counting waits ``backoff`` (10 s) before starting again. Added safety:
   pressure, with a menu open, or with text in the box; never a bare Enter;
 * other text (the stuck watch's nudge) goes through the same handshake: `request_text`
   queues it for the next tick, and its actions and notices carry its ``purpose``;
+* a usage-limited agent (``limited``) gets no poll and no nudge; only the resume after its
+  reset (`request_resume`, purpose ``resume``) may type into its free input box;
 * the plan menu is answered once per menu, by label (`choose_plan_option`), after it has been
   seen on two ticks, and the machine checks that the menu went away;
 * ``\\nbs-`` lines are reported once each while they stay on screen or scroll.
@@ -163,6 +165,10 @@ class SidecarStatus:
     paused: bool
     injecting: bool
     history: tuple[HistoryItem, ...] = ()
+    limit_reset_at: float | None = None
+    """For ``limited``: clock time of the limit's reset (None: unknown or not limited)."""
+    resume_at: float | None = None
+    """Clock time nbs-tui plans to resume the agent (None: it will not, e.g. not opted in)."""
 
     @property
     def state(self) -> AgentState:
@@ -228,6 +234,9 @@ class PaneSidecar:
         self._cmd_seen: Counter[str] = Counter()
         self._cmd_low_since: dict[str, float] = {}
         self._now = 0.0
+        self.limit_reset_at: float | None = None
+        """Set by the runner (its fleet-wide `nbs_tui.core.limits.ResumePlanner` knows it)."""
+        self.resume_at: float | None = None
 
     # -- settings ------------------------------------------------------------------------------
 
@@ -299,6 +308,24 @@ class PaneSidecar:
         self._note(f"{purpose} queued: {text}")
         return True, f"{purpose} queued for the next tick"
 
+    def request_resume(self, text: str) -> tuple[bool, str]:
+        """Type ``text`` into a usage-limited agent's empty input box after its reset, through
+        the poll's handshake (purpose ``resume``): the one text a ``limited`` pane accepts."""
+        d = self.detection
+        if d.state is not AgentState.LIMITED:
+            return False, f"not limited any more: {d.state.value} ({d.reason})"
+        if d.limit is not None and d.limit.auto_resume:
+            return False, "Claude Code continues by itself"
+        if d.input_text != "":
+            return False, "input box not free" if d.input_text is None else f"box holds {d.input_text!r}"
+        if self._phase is not _Phase.READY or self._queued is not None:
+            return False, "an injection is already in progress"
+        if self._paused:
+            return False, "project is paused (.nbs/control-pause)"
+        self._queued = (text, "resume")
+        self._note(f"resume queued: {text}")
+        return True, "resume queued for the next tick"
+
     @property
     def last_change(self) -> float | None:
         """Clock time the screen last changed (None before the first screen)."""
@@ -349,7 +376,7 @@ class PaneSidecar:
 
     # -- poll injection ------------------------------------------------------------------------
 
-    def _poll_blocker(self, ctx: SidecarContext) -> str | None:
+    def _poll_blocker(self, ctx: SidecarContext, purpose: str = "poll") -> str | None:
         d = self.detection
         if ctx.viewer:
             return "another sidecar acts"
@@ -359,6 +386,12 @@ class PaneSidecar:
             return "operator typing"
         if FLAG_CONTEXT_PRESSURE in d.flags:
             return "context pressure"
+        if purpose == "resume" and d.state is AgentState.LIMITED:
+            if d.limit is not None and d.limit.auto_resume:
+                return "Claude Code continues by itself"
+            if d.input_text is None:
+                return "input box not in view"
+            return "text in the input box" if d.input_text else None
         if d.state is not AgentState.IDLE:
             return d.state.value
         if d.input_text:
@@ -375,7 +408,7 @@ class PaneSidecar:
         d = self.detection
         if self._phase is _Phase.READY:
             queued, self._queued = self._queued, None
-            blocker = self._poll_blocker(ctx)
+            blocker = self._poll_blocker(ctx, queued[1] if queued is not None else "poll")
             if blocker is not None:
                 self._force = False
                 if queued is not None:
@@ -409,9 +442,9 @@ class PaneSidecar:
                 return []
             if (
                 typed == ""
-                and d.state is AgentState.IDLE
+                and d.state in (AgentState.IDLE, AgentState.LIMITED)
                 and self._attempt == 1
-                and self._poll_blocker(ctx) is None
+                and self._poll_blocker(ctx, purpose) is None
             ):
                 self._phase_at, self._attempt = now, 2
                 self._note(f"{text} did not show in the input box; typing it again")
@@ -565,6 +598,8 @@ class PaneSidecar:
             paused=ctx.paused,
             injecting=self.injecting,
             history=tuple(self.history)[-history:] if history else (),
+            limit_reset_at=self.limit_reset_at if self.detection.state is AgentState.LIMITED else None,
+            resume_at=self.resume_at if self.detection.state is AgentState.LIMITED else None,
         )
 
 

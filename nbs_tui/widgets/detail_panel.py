@@ -16,6 +16,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from nbs_tui.core.hosts import HostState
+from nbs_tui.core.limits import limit_summary, resume_summary
 from nbs_tui.core.meters import DEFAULT_PRICES, ModelPrice, describe
 from nbs_tui.core.model import PaneInfo
 from nbs_tui.core.text import printable
@@ -64,7 +65,13 @@ class DetailPanel(Static):
         quiet_since = quiet_start(status, changed_at)
         idle = format_duration(now - quiet_since) if quiet_since is not None else None
         poll = format_duration(status.next_poll_at - now) if status and status.next_poll_at is not None else None
-        key = (pane, status, facts, tuple(history[-8:]), idle, poll, host)
+        limit = (
+            limit_summary(status.limit, status.limit_reset_at, now)
+            + resume_summary(status.limit, status.resume_at, now)
+            if status and status.limit
+            else None
+        )
+        key = (pane, status, facts, tuple(history[-8:]), idle, poll, host, limit)
         if key == self._key:
             return
         self._key = key
@@ -93,6 +100,9 @@ class DetailPanel(Static):
             table.add_row("state", state)
             table.add_row("quiet", idle or "—")
             table.add_row("next poll", poll or "—")
+            if status is not None and status.limit is not None:
+                table.add_row("limit", limit_summary(status.limit, status.limit_reset_at, now))
+                table.add_row("resume", resume_summary(status.limit, status.resume_at, now))
         else:
             table.add_row("agent", Text("not an agent (shown dimmed)", style="dim"))
         if facts is not None:

@@ -375,6 +375,9 @@ class FleetList(DataTable[Text]):
         quiet_since = quiet_start(status, changed_at)
         idle = format_duration(now - quiet_since) if quiet_since is not None else "—"
         poll = format_duration(status.next_poll_at - now) if status and status.next_poll_at is not None else "—"
+        if status is not None and status.state is AgentState.LIMITED:  # the reset's countdown
+            reset = status.limit_reset_at
+            poll = "⏳" + (format_duration(max(0.0, reset - now)) if reset is not None else "?")
         return {
             "target": pane.target + (" ✖" if pane.host and pane.host in self.offline_hosts else ""),
             "state": state,

@@ -48,6 +48,7 @@ from tests.realclaude.harness import (
     input_text,
     looks_idle,
     looks_working,
+    usage_limit,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,6 +83,31 @@ def _prompt_then(
         agent.wait_for(until, timeout)
 
     return drive
+
+
+LIMIT_RESET = time.time() + 2 * 3600 + 600
+"""The usage-limit recipes' reset: two hours and more ahead, so no capture sees it pass."""
+LIMIT_OPTIONS: dict[str, Any] = {"oauth": True, "extra_env": NO_RETRY}
+
+
+def _limit_shown(screen: str) -> bool:
+    """The limit line, then either 2.1.1xx's menu or 2.1.2xx-3xx's automatic-continue footer."""
+    return "limit" in screen and (
+        "What do you want to do?" in screen or "automatically at" in screen
+    )
+
+
+def _drive_limited(agent: ClaudeAgent) -> None:
+    agent.submit("hello")
+    agent.wait_for(_limit_shown, 30)
+
+
+def _drive_limited_after_wait(agent: ClaudeAgent) -> None:
+    _drive_limited(agent)
+    if "What do you want to do?" not in agent.screen():
+        raise Skip("no usage-limit menu in this version (it continues by itself)")
+    agent.press("Enter")  # 1. Stop and wait for limit to reset
+    agent.wait_for(lambda s: "What do you want to do?" not in s and looks_idle(s), 15)
 
 
 def _drive_idle_typed(agent: ClaudeAgent) -> None:
@@ -375,6 +401,32 @@ RECIPES: list[Recipe] = [
         _prompt_then("hello", lambda s: "429" in s and "hello" in s and looks_idle(s)),
         [Error(429, times=None)],
         {"extra_env": NO_RETRY},
+    ),
+    # Usage limits need subscription auth (an OAuth token; with an API key a 429 is a plain API
+    # error, above) and a 429 with the unified rate-limit headers.
+    Recipe(
+        "limited_session",
+        "limited",
+        "session (5-hour) usage limit hit: 2.1.1xx's menu, or 2.1.2xx+'s automatic continue",
+        _drive_limited,
+        [usage_limit(LIMIT_RESET, "five_hour", times=None)],
+        LIMIT_OPTIONS,
+    ),
+    Recipe(
+        "limited_weekly",
+        "limited",
+        "weekly usage limit hit: 2.1.1xx's menu, or 2.1.2xx+'s automatic continue",
+        _drive_limited,
+        [usage_limit(LIMIT_RESET, "seven_day", times=None)],
+        LIMIT_OPTIONS,
+    ),
+    Recipe(
+        "limited_after_wait",
+        "limited",
+        "2.1.1xx: 'Stop and wait for limit to reset' chosen; an idle-looking box under the limit",
+        _drive_limited_after_wait,
+        [usage_limit(LIMIT_RESET, "five_hour", times=None)],
+        LIMIT_OPTIONS,
     ),
     Recipe(
         "working_retrying",

@@ -62,6 +62,7 @@ from tests.realclaude.fakeapi import (
     Text,
     ToolUse,
     Usage,
+    usage_limit,
 )
 
 __all__ = [
@@ -86,6 +87,7 @@ __all__ = [
     "input_text",
     "looks_idle",
     "looks_working",
+    "usage_limit",
 ]
 
 HERE = Path(__file__).resolve().parent

@@ -274,3 +274,80 @@ def test_a_resume_not_delivered_is_tried_again_up_to_the_limit() -> None:
     planner.failed("%1")
     pane, held = planner.due(t + 2, ready=["%1"])
     assert pane is None and "not delivered after 2 attempts" in held[0].message
+
+
+# --- the pane sidecar: no poll, no nudge; only the resume types into a limited pane ----------
+
+
+def limited_screen(box_text: str = "", footer: tuple[str, ...] = ("  ? for shortcuts",)) -> list[str]:
+    return box(
+        "❯ hello", "  ⎿  You've hit your session limit · resets 9:18am (UTC)", "", "✻ Baked for 0s",
+        typed=box_text, footer=footer,
+    )
+
+
+def test_a_limited_pane_gets_no_poll_and_no_other_text() -> None:
+    from nbs_tui.core.sidecar import InjectPoll, PaneSidecar, SidecarConfig
+
+    sidecar = PaneSidecar("%1", SidecarConfig(poll_interval=5))
+    sidecar.tick(0.0, limited_screen())
+    for t in range(1, 60):
+        assert not [a for a in sidecar.tick(float(t), None) if isinstance(a, InjectPoll)]
+    assert sidecar.detection.state is AgentState.LIMITED
+    ok, why = sidecar.request_text("Please continue", "nudge")
+    assert not ok and "limited" in why
+    assert sidecar.status(60.0).next_poll_in is None
+
+
+def test_the_resume_goes_through_the_handshake_and_only_into_a_free_box() -> None:
+    from nbs_tui.core.sidecar import InjectPoll, Notice, PaneSidecar, SubmitPoll
+
+    sidecar = PaneSidecar("%1")
+    sidecar.tick(0.0, limited_screen(box_text="half-typed"))
+    assert sidecar.request_resume("continue") == (False, "box holds 'half-typed'")
+    sidecar.tick(1.0, limited_screen())
+    assert sidecar.request_resume("continue")[0]
+    assert sidecar.tick(2.0, None) == [InjectPoll("continue", 1, "resume")]
+    assert sidecar.tick(3.0, limited_screen("continue")) == [SubmitPoll("continue", 1, "resume")]
+    working = box("❯ continue", "✢ Sautéing… (1s)", footer=("  esc to interrupt",))
+    actions = sidecar.tick(4.0, working)
+    assert Notice("resume", "continue submitted") in actions
+
+
+def test_no_resume_where_claude_code_continues_by_itself_or_a_menu_is_open() -> None:
+    from nbs_tui.core.sidecar import PaneSidecar
+
+    sidecar = PaneSidecar("%1")
+    sidecar.tick(0.0, limited_screen(footer=(
+        "  ⚠ Usage limit reached · limit resets 9:17am", "    Continuing automatically at 9:17am · Esc to cancel",
+    )))
+    assert sidecar.request_resume("continue") == (False, "Claude Code continues by itself")
+    sidecar.tick(1.0, ["  ⎿  You've hit your weekly limit · resets 9:19am (UTC)", "  What do you want to do?",
+                       "  ❯ 1. Stop and wait for limit to reset", "    2. Upgrade your plan",
+                       "  Enter to confirm · Esc to cancel"])
+    assert sidecar.detection.state is AgentState.LIMITED
+    assert sidecar.request_resume("continue") == (False, "input box not free")
+
+
+# --- the real CLI's screens (tests/corpus/claude, captured against the scripted API) ----------
+
+CORPUS = __import__("pathlib").Path(__file__).resolve().parents[1] / "corpus" / "claude"
+AUTO_CONTINUES = {"2.1.265", "2.1.332"}
+"""Versions that continue by themselves at the reset (the others open a menu and wait)."""
+
+
+@pytest.mark.parametrize("version", ["2.1.100", "2.1.150", "2.1.197", "2.1.265", "2.1.332"])
+@pytest.mark.parametrize("name", ["limited_session", "limited_weekly"])
+def test_real_limit_screens(version: str, name: str) -> None:
+    from nbs_tui.core.detect import detect_text
+
+    path = CORPUS / version / f"{name}.ansi"
+    d = detect_text("\n".join(path.read_text(encoding="utf-8").split("\n")[2:]))
+    assert d.state is AgentState.LIMITED and d.limit is not None
+    assert d.limit.tz == "UTC" and d.limit.hour is not None
+    assert d.limit.kind in (("weekly",) if name == "limited_weekly" else ("session", "5-hour"))
+    assert d.limit.auto_resume is (version in AUTO_CONTINUES)
+    if version in AUTO_CONTINUES:
+        assert d.input_text == "" and not d.options
+    else:  # the menu: "Stop and wait for limit to reset" first
+        assert d.input_text is None and "wait for limit" in d.options[0].label
