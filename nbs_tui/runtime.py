@@ -399,7 +399,11 @@ class Runtime:
         if mode is LeaseMode.OFF:
             return None
         # the fleet's runner: the lease lives in the same tmux server, wherever that runs
-        commands = TmuxCommands(self.settings.server, runner=getattr(self.fleet, "runner", None))
+        # ...and its control connections, when ready: no `tmux` process a command (~5 ms each)
+        in_band = self.fleet if callable(getattr(self.fleet, "command_line", None)) else None
+        commands = TmuxCommands(
+            self.settings.server, runner=getattr(self.fleet, "runner", None), in_band=in_band  # type: ignore[arg-type]
+        )
 
         def problem(message: str) -> None:
             self.problem("sidecar lease", message)

@@ -39,12 +39,19 @@ class ControlError(Exception):
     """A command failed (``%error``) or the connection closed before its reply."""
 
 
+class CommandLost(ControlError):
+    """A command line was sent but its answer never came: tmux may or may not have run it."""
+
+
 @dataclass
 class Reply:
     """A command's reply: the lines between ``%begin`` and ``%end``/``%error``."""
 
     lines: list[bytes] = field(default_factory=list)
     ok: bool = True
+    errors: list[bytes] = field(default_factory=list)
+    """`ControlClient.command_line`: the lines of the blocks that failed (what tmux would have
+    printed on stderr); they are not in ``lines``."""
 
     def text(self) -> list[str]:
         return [line.decode("utf-8", "replace") for line in self.lines]
@@ -86,6 +93,11 @@ class _Pending:
     callback: ReplyCallback | None
     group: int = 0
     """Commands sent on one line share a group: after an error tmux skips the rest of it."""
+    marker: bytes | None = None
+    """`ControlClient.command_line`: every block up to the one that is just this line is its
+    reply (a line may produce any number of blocks: ``if-shell -F`` runs its commands as
+    blocks of their own)."""
+    collected: Reply | None = None
 
 
 class ControlClient:
@@ -122,6 +134,7 @@ class ControlClient:
         self._write_lock = threading.Lock()
         self._closing = False
         self._group = 0
+        self._markers = 0
         self.alive = False
         self.exit_reason = ""
         self.bytes_read = 0
@@ -181,6 +194,46 @@ class ControlClient:
                     data = data[written or 0 :] if written is not None else b""
             except (BrokenPipeError, OSError, ValueError) as exc:
                 raise ControlError(f"control connection to {self.session_id} lost: {exc}") from exc
+
+    def command_line(self, line: str, timeout: float = 5.0) -> Reply:
+        """Run a whole tmux command line (``a ; b``, ``if-shell -F ...``) and return one reply
+        holding the lines of every block it produced, ``ok`` False if any failed: what a
+        ``tmux`` process running that line would print. A marker command on the next line closes
+        it (it runs even when the line failed). Raises `ControlError` when the line could not be
+        sent; `CommandLost` when it was sent but no answer came (it may or may not have run)."""
+        if "\n" in line:
+            raise ValueError("a control-mode command must be one line")
+        done = threading.Event()
+        box: list[Reply] = []
+
+        def finish(reply: Reply) -> None:
+            box.append(reply)
+            done.set()
+
+        with self._write_lock:
+            if not self.alive or self._proc is None or self._proc.stdin is None:
+                raise ControlError(f"control connection to {self.session_id} is closed")
+            self._markers += 1
+            marker = f"nbs-end-{self._markers}"
+            self._group += 1
+            self._pending.append(
+                _Pending(line, finish, self._group, marker=marker.encode(), collected=Reply())
+            )
+            try:
+                data = f"{line}\ndisplay-message -p {marker}\n".encode()
+                while data:
+                    written = self._proc.stdin.write(data)
+                    data = data[written or 0 :] if written is not None else b""
+            except (BrokenPipeError, OSError, ValueError) as exc:
+                if self._pending and self._pending[-1].marker == marker.encode():
+                    self._pending.pop()
+                raise ControlError(f"control connection to {self.session_id} lost: {exc}") from exc
+        if not done.wait(timeout):
+            raise CommandLost(f"no reply to {line!r} within {timeout}s")
+        reply = box[0]
+        if reply.lines[-1:] == [b"\0lost"]:
+            raise CommandLost(reply.lines[0].decode("utf-8", "replace"))
+        return reply
 
     def command(self, command: str, timeout: float = 5.0) -> Reply:
         """Send a command and wait for its reply (never call this on the reader thread)."""
@@ -286,12 +339,23 @@ class ControlClient:
     def _finish(self, reply: Reply) -> None:
         skipped: list[_Pending] = []
         with self._write_lock:
+            head = self._pending[0] if self._pending else None
+            collected = head.collected if head is not None else None
+            if head is not None and collected is not None and not (reply.ok and reply.lines == [head.marker]):
+                if reply.ok:
+                    collected.lines.extend(reply.lines)
+                else:
+                    collected.errors.extend(reply.lines)
+                    collected.ok = False
+                return
             item = self._pending.popleft() if self._pending else None
             if item is not None and not reply.ok:
                 while self._pending and self._pending[0].group == item.group:
                     skipped.append(self._pending.popleft())
         if item is None:
             return
+        if item.collected is not None:
+            reply = item.collected
         for each, each_reply in [(item, reply)] + [(s, Reply(reply.lines, ok=False)) for s in skipped]:
             if each.callback is None:
                 continue
@@ -311,8 +375,11 @@ class ControlClient:
         self.exit_reason = reason
         for item in pending:
             if item.callback is not None:
+                lost = [f"connection closed: {reason}".encode()]
+                if item.collected is not None:  # sent, never answered: it may have run
+                    lost.append(b"\0lost")
                 try:
-                    item.callback(Reply([f"connection closed: {reason}".encode()], ok=False))
+                    item.callback(Reply(lost, ok=False))
                 except Exception:
                     log.exception("reply handler failed at shutdown")
         proc = self._proc

@@ -7,8 +7,9 @@ Threads (all daemon, all joined by `stop`):
 * ``nbs-fleet-feeder``: feeds the buffers into the panes' `PaneScreen`\\ s, applies seeds,
   rations bytes per pane, and calls ``listener.screens_changed`` at most ``max_rate`` times a
   second with the panes that changed;
-* ``nbs-fleet-supervisor``: lists panes (``list-panes -a``, on every structural notification
-  and every ``rescan_interval`` seconds), starts/stops one control client per session, calls
+* ``nbs-fleet-supervisor``: lists panes (``list-panes -a``, in-band once a control client is
+  ready, else a ``tmux`` process; on every structural notification and every
+  ``rescan_interval`` seconds), starts/stops one control client per session, calls
   ``listener.fleet_changed`` and ``listener.connection_changed``, and polls for the server
   every ``reconnect_interval`` seconds while it is away.
 
@@ -55,7 +56,7 @@ from dataclasses import dataclass, field
 from nbs_tui.core.detect import CapturedScreen
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
 from nbs_tui.core.screen import PaneScreen
-from nbs_tui.tmux.control import ControlClient, ControlError, Reply, quote
+from nbs_tui.tmux.control import CommandLost, ControlClient, ControlError, Reply, quote
 from nbs_tui.tmux.discovery import (
     FORMAT,
     DiscoveredPane,
@@ -193,6 +194,8 @@ class TmuxFleet(FleetPort):
         """In-band captures taken for `captured` (for benches)."""
         self.activity_reads = 0
         """In-band ``list-panes`` reads of window activity (no-output fleets; for benches)."""
+        self.discoveries_in_band = 0
+        """Discoveries answered on a control connection rather than by a process (for tests)."""
         self._activity: dict[PaneId, int] = {}
         self._activity_at = float("-inf")
         self.stream_output = stream_output or watch_all
@@ -375,6 +378,23 @@ class TmuxFleet(FleetPort):
             if when.isdigit():
                 found[pane_id] = int(when)
         return found
+
+    def command_line(self, line: str, timeout: float = 5.0) -> Reply | None:
+        """Run a tmux command line on any ready control connection of this server (one round
+        trip, no ``tmux`` process): the reply of every block it produced, as one. None when no
+        connection is ready or the line could not be sent (run it as a process then); raises
+        `CommandLost` when it was sent and no answer came (it may have run: do not repeat a
+        command that types)."""
+        with self._state_lock:
+            ready = [c for sid, c in self._clients.items() if c.alive and sid in self._ready]
+        for client in ready:
+            try:
+                return client.command_line(line, timeout)
+            except CommandLost:
+                raise
+            except ControlError:
+                continue  # closed under us before it was sent: the next one, or a process
+        return None
 
     def capture_text(self, pane_id: PaneId) -> str:
         pane = self._require(pane_id)
@@ -675,22 +695,24 @@ class TmuxFleet(FleetPort):
         return min(cap, self.reconnect_interval * 2 ** min(failures - 1, 16))
 
     def _discover(self) -> list[DiscoveredPane]:
-        """List every pane: in-band on an attached control connection when tmux is remote
-        (~1 ms instead of an ssh exec), else one ``tmux list-panes`` command."""
-        if self.runner.remote:
-            with self._state_lock:
-                ready = [c for sid, c in self._clients.items() if c.alive and sid in self._ready]
-            for client in ready[:1]:
-                try:
-                    reply = client.command(f"list-panes -a -F {quote(FORMAT)}")
-                except ControlError:
-                    break  # the connection is going: ask by a command of its own
-                return panes_from_listing(
-                    "".join(line + "\n" for line in reply.text()),
-                    self._agent_cache,
-                    walk=False,
-                    detect=self.runner.detect_agents,
-                )
+        """List every pane: in-band on an attached control connection (~1 ms instead of a
+        ``tmux`` process, or an ssh exec when tmux is remote), else one ``tmux list-panes``
+        command (before the first connection, and while none is ready)."""
+        with self._state_lock:
+            ready = [c for sid, c in self._clients.items() if c.alive and sid in self._ready]
+        for client in ready[:1]:
+            try:
+                reply = client.command(f"list-panes -a -F {quote(FORMAT)}")
+            except ControlError:
+                break  # the connection is going: ask by a command of its own
+            self.discoveries_in_band += 1
+            remote = self.runner.remote
+            return panes_from_listing(
+                "".join(line + "\n" for line in reply.text()),
+                self._agent_cache,
+                walk=not remote,
+                detect=self.runner.detect_agents if remote else None,
+            )
         return list_panes(self.server, tmux=self.tmux, agent_cache=self._agent_cache, runner=self.runner)
 
     def _disconnected(self, message: str) -> None:
