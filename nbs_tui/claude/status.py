@@ -10,8 +10,10 @@ below the pane's pid) and its environment asked where its files are.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import select
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,6 +122,48 @@ def process_table(proc: Path = PROC) -> dict[int, ProcInfo]:
     return table
 
 
+def subtree_table(root: int, proc: Path = PROC, limit: int = 256) -> dict[int, ProcInfo] | None:
+    """``root`` and the processes below it (at most ``limit``), from each task's ``children``
+    file: a few reads for a pane's tree instead of every process of the machine. None when this
+    kernel has no ``children`` files (use `process_table`); empty when ``root`` is gone."""
+    if not _children_files(proc):
+        return None
+    table: dict[int, ProcInfo] = {}
+    todo = [root]
+    while todo and len(table) < limit:
+        pid = todo.pop()
+        if pid in table:
+            continue
+        info = proc_info(pid, proc)
+        if info is None:
+            continue
+        table[pid] = info
+        try:
+            tasks = os.listdir(proc / str(pid) / "task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                text = (proc / str(pid) / "task" / tid / "children").read_text()
+            except OSError:  # the task ended meanwhile
+                continue
+            todo.extend(int(kid) for kid in text.split())
+    return table
+
+
+_HAS_CHILDREN: dict[Path, bool] = {}
+
+
+def _children_files(proc: Path) -> bool:
+    """Whether ``<proc>/<pid>/task/<tid>/children`` exists (Linux's CONFIG_PROC_CHILDREN),
+    asked once of a process that is surely there: this one."""
+    known = _HAS_CHILDREN.get(proc)
+    if known is None:
+        me = str(os.getpid())
+        known = _HAS_CHILDREN[proc] = (proc / me / "task" / me / "children").exists()
+    return known
+
+
 def children_map(table: Mapping[int, ProcInfo]) -> dict[int, list[int]]:
     """Parent pid -> child pids, built once per scan of ``/proc``."""
     children: dict[int, list[int]] = {}
@@ -224,3 +268,59 @@ def is_alive(pid: int, start: str | None, proc: Path = PROC) -> bool:
     """The process still runs and is the same one (same start time) as when it was found."""
     info = proc_info(pid, proc)
     return info is not None and (start is None or info.start == start)
+
+
+class ExitWatch:
+    """Which of the processes found below panes have exited, for all of them in one ``poll``.
+
+    Each process found is held by a pidfd (Linux 5.3+; readable once it exits, and never
+    another process's even if its pid is reused), so a check costs one system call for the
+    whole fleet instead of a read of ``/proc/<pid>/stat`` a process. Past ``limit`` pidfds, or
+    where there are none, `alive` falls back to `is_alive`. Not thread-safe: one owner."""
+
+    def __init__(self, limit: int = 512, proc: Path = PROC) -> None:
+        self.limit = limit
+        self.proc = proc
+        self._fds: dict[tuple[int, str], int] = {}
+        self._exited: set[tuple[int, str]] = set()
+        self._usable = hasattr(os, "pidfd_open") and proc == PROC
+
+    def refresh(self) -> None:
+        """Take one look at every held process (call once per pass, before `alive`)."""
+        if not self._fds:
+            self._exited = set()
+            return
+        poller = select.poll()
+        by_fd = {fd: key for key, fd in self._fds.items()}
+        for fd in by_fd:
+            poller.register(fd, select.POLLIN)
+        self._exited = {by_fd[fd] for fd, _ in poller.poll(0)}
+
+    def alive(self, pid: int, start: str) -> bool:
+        """The process still runs and is the one found (same start time)."""
+        key = (pid, start)
+        if key in self._fds:
+            return key not in self._exited
+        if not self._usable or len(self._fds) >= self.limit:
+            return is_alive(pid, start, self.proc)
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError as error:
+            if error.errno == errno.ESRCH:
+                return False
+            self._usable = error.errno not in (errno.ENOSYS, errno.EPERM, errno.EINVAL)
+            return is_alive(pid, start, self.proc)
+        if not is_alive(pid, start, self.proc):  # the pid was reused before we held it
+            os.close(fd)
+            return False
+        self._fds[key] = fd
+        return True
+
+    def keep(self, keys: set[tuple[int, str]]) -> None:
+        """Let go of every process but these."""
+        for key in [k for k in self._fds if k not in keys]:
+            os.close(self._fds.pop(key))
+            self._exited.discard(key)
+
+    def close(self) -> None:
+        self.keep(set())

@@ -7,6 +7,14 @@ a SessionStart). It keeps one :class:`ClaudeFacts` per pane and calls the listen
 thread, with the panes whose facts changed. ``facts()``/``all_facts()`` may be called from any
 thread: the values are frozen and swapped whole.
 
+Incremental, so that a fleet of 200 agents costs little: a rescan walks only the process trees
+of panes with no live Claude process (`subtree_table`, not all of ``/proc``); whether the found
+processes still run is one ``poll`` of their pidfds (`ExitWatch`); a status file or transcript
+is read only when its stat changed (or changed within the last `RACY` seconds: a rewrite in the
+same clock tick keeps its size and mtime); hook events refresh only their panes between two
+refreshes; and facts are rebuilt only for the panes something happened to. ``poll_once`` (tests,
+one-shots) still does everything.
+
 Wiring (runner / app)::
 
     signals = ClaudeSignals(settings, listener)        # listener.claude_facts_changed(dict)
@@ -31,12 +39,13 @@ from typing import Protocol
 from nbs_tui.claude.spool import HookEvent, SpoolReader, rotate
 from nbs_tui.claude.status import (
     ClaudeProcess,
+    ExitWatch,
     SessionStatus,
     children_map,
     find_claude_process,
-    is_alive,
     process_table,
     read_status_file,
+    subtree_table,
 )
 from nbs_tui.claude.transcript import ApiError, TranscriptTail, find_transcript
 from nbs_tui.config import Settings
@@ -87,6 +96,11 @@ class ClaudeFacts:
 
 
 PROBLEM_SOURCE = "Claude Code signals"
+
+RACY = 2.0
+"""Seconds after a file's mtime during which it is read at every refresh whatever its stat says."""
+
+_UNREAD = ("unread",)
 
 
 class ClaudeSignalsListener(Protocol):
@@ -172,6 +186,8 @@ class _Pane:
         self.session_id: str | None = None
         self.transcript_path: Path | None = None
         self.tail: TranscriptTail | None = None
+        self.seen: dict[Path, tuple[object, ...]] = {}
+        """Per file read: its stat at the last read (`ClaudeSignals._changed`)."""
 
 
 class ClaudeSignals:
@@ -212,6 +228,11 @@ class ClaudeSignals:
         self._last_rescan = 0.0
         self._rescan_now = True
         self._env_cache: dict[tuple[int, str], list[Path]] = {}
+        self._exits = ExitWatch()
+        self._dirty: set[PaneId] = set()
+        """Panes whose facts may have changed since the last publish."""
+        self._touched: set[PaneId] = set()
+        """Panes hook events reached in this cycle (refreshed at once)."""
         self._spool_trouble: dict[str, str | None] = {}
         """Per step (read, rotate): the spool's problem last reported (reported again only once
         it was gone meanwhile)."""
@@ -236,7 +257,11 @@ class ClaudeSignals:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+            running = self._thread.is_alive()
             self._thread = None
+            if running:
+                return  # still in a cycle: its pidfds are its own until it ends
+        self._exits.close()
 
     def set_panes(self, panes: Sequence[PaneInfo]) -> None:
         """The whole fleet as discovered (every pane; agents or not). Any thread."""
@@ -296,7 +321,7 @@ class ClaudeSignals:
         if force or self._rescan_now or now - self._last_rescan >= self._rescan:
             self._rescan_now = False
             self._last_rescan = now
-            self._map_processes()
+            self._map_processes(every=force)
             rotated = rotate(self._settings.hook_spool, self._spool)
             if rotated is not None:
                 late = rotated[1] + self._spool.read()
@@ -304,11 +329,19 @@ class ClaudeSignals:
                     self._route(event)
                 events = events + late
             self._spool_checked("rotate")
-        if force or events or pending is not None or now - self._last_refresh >= self._refresh:
+        if force or pending is not None or now - self._last_refresh >= self._refresh:
             self._last_refresh = now
+            self._exits.refresh()
             for pane in self._panes.values():
-                self._refresh_pane(pane)
-        return self._publish()
+                self._refresh_pane(pane, force)
+        elif self._touched:
+            self._exits.refresh()
+            for pane_id in self._touched:
+                touched = self._panes.get(pane_id)
+                if touched is not None:
+                    self._refresh_pane(touched, force)
+        self._touched.clear()
+        return self._publish(full=force)
 
     def _apply_panes(self, panes: Sequence[PaneInfo]) -> None:
         seen = set()
@@ -317,10 +350,12 @@ class ClaudeSignals:
             pane = self._panes.get(info.pane_id)
             if pane is None or pane.info.pid != info.pid:
                 pane = self._panes[info.pane_id] = _Pane(info)
+                self._dirty.add(info.pane_id)
                 for event in self._early.pop(info.pane_id, []):
                     self._apply_event(pane, event)
-            else:
+            elif pane.info != info:
                 pane.info = info
+                self._dirty.add(info.pane_id)
         for pane_id in [p for p in self._panes if p not in seen]:
             old = self._facts.get(pane_id) or ClaudeFacts(pane_id)
             self._gone[pane_id] = replace(old, liveness=Liveness.GONE, liveness_why="the pane's tmux session is gone")
@@ -359,6 +394,8 @@ class ClaudeSignals:
         if pane.last_event is not None and event.time < pane.last_event.time:
             return
         pane.last_event = event
+        self._dirty.add(pane.info.pane_id)
+        self._touched.add(pane.info.pane_id)
         reading = hook_reading(event, pane.hook)
         if reading is not None:
             pane.hook = reading
@@ -369,6 +406,7 @@ class ClaudeSignals:
             if pane.transcript_path != path:
                 pane.transcript_path = path
                 pane.tail = TranscriptTail(path)
+                pane.seen.pop(path, None)
         if event.cwd:
             pane.hook_cwd = event.cwd
         mode = event.text("permission_mode")
@@ -391,25 +429,42 @@ class ClaudeSignals:
                 pane.hook_message = (message, event.time)
 
     def _switch_session(self, pane: _Pane, session_id: str) -> None:
+        self._dirty.add(pane.info.pane_id)
         pane.session_id = session_id
         pane.transcript_path = None
         pane.tail = None
 
     # -- processes, status files, transcripts -----------------------------------------------
 
-    def _map_processes(self) -> None:
+    def _map_processes(self, every: bool = False) -> None:
+        """Find the Claude process of each pane that has none running (``every``: of all)."""
         if not self._panes:
             return
-        table = process_table()
-        children = children_map(table)
-        live = {(pid, info.start) for pid, info in table.items()}
-        for key in [k for k in self._env_cache if k not in live]:
-            del self._env_cache[key]
+        self._exits.refresh()
+        todo = [
+            pane for pane in self._panes.values()
+            if every or pane.process is None or not self._exits.alive(pane.process.pid, pane.process.start)
+        ]  # fmt: skip
+        table = None
+        children = None
+        walked: set[tuple[int, str]] = set()
         preferred = [self._settings.claude_home]
-        for pane in self._panes.values():
-            found = find_claude_process(pane.info.pid, table, preferred, children=children, env_cache=self._env_cache)
+        for pane in todo:
+            self._dirty.add(pane.info.pane_id)
+            sub = subtree_table(pane.info.pid)
+            if sub is None:  # no children files: one pass over all of /proc, as before
+                if table is None:
+                    table = process_table()
+                    children = children_map(table)
+                sub, sub_children = table, children
+            else:
+                sub_children = children_map(sub)
+            walked.update((pid, info.start) for pid, info in sub.items())
+            found = find_claude_process(
+                pane.info.pid, sub, preferred, children=sub_children, env_cache=self._env_cache
+            )
             if found is None:
-                if pane.process is not None and not is_alive(pane.process.pid, pane.process.start):
+                if pane.process is not None and not self._exits.alive(pane.process.pid, pane.process.start):
                     pane.exited_pid = pane.process.pid
                     pane.process = None
                     pane.status = None
@@ -420,27 +475,52 @@ class ClaudeSignals:
                 pane.session_ended = None
             if found.status is not None:
                 self._take_status(pane, found.status)
+                pane.seen.pop(found.status.path, None)  # read again at the next refresh
+        if todo:
+            for key in [k for k in self._env_cache if k not in walked]:
+                del self._env_cache[key]
+        self._exits.keep({(p.process.pid, p.process.start) for p in self._panes.values() if p.process is not None})
 
-    def _refresh_pane(self, pane: _Pane) -> None:
+    def _changed(self, pane: _Pane, path: Path, force: bool) -> bool:
+        """Whether ``path`` may hold something new since the pane last read it (a stat)."""
+        try:
+            info = os.stat(path)
+            key: tuple[object, ...] = (info.st_ino, info.st_size, info.st_mtime_ns)
+            racy = time.time() - info.st_mtime < RACY
+        except OSError:
+            key, racy = (), False
+        if not force and not racy and pane.seen.get(path, _UNREAD) == key:
+            return False
+        pane.seen[path] = key
+        return True
+
+    def _refresh_pane(self, pane: _Pane, force: bool = False) -> None:
         process = pane.process
         if process is not None:
-            if not is_alive(process.pid, process.start):
+            if not self._exits.alive(process.pid, process.start):
                 pane.exited_pid = process.pid
                 pane.process = None
                 pane.status = None
+                self._dirty.add(pane.info.pane_id)
             else:
-                status = read_status_file(process.config_dir / "sessions" / f"{process.pid}.json")
-                if status is not None:
-                    self._take_status(pane, status)
+                path = process.config_dir / "sessions" / f"{process.pid}.json"
+                if self._changed(pane, path, force):
+                    status = read_status_file(path)
+                    if status is not None:
+                        self._take_status(pane, status)
         if pane.tail is None and pane.session_id and pane.process is not None:
-            path = find_transcript(pane.process.config_dir, pane.session_id)
-            if path is not None:
-                pane.transcript_path = path
-                pane.tail = TranscriptTail(path)
-        if pane.tail is not None:
-            pane.tail.read()
+            transcript = find_transcript(pane.process.config_dir, pane.session_id)
+            if transcript is not None:
+                pane.transcript_path = transcript
+                pane.tail = TranscriptTail(transcript)
+                pane.seen.pop(transcript, None)
+                self._dirty.add(pane.info.pane_id)
+        if pane.tail is not None and self._changed(pane, pane.tail.path, force) and pane.tail.read():
+            self._dirty.add(pane.info.pane_id)
 
     def _take_status(self, pane: _Pane, status: SessionStatus) -> None:
+        if status != pane.status:
+            self._dirty.add(pane.info.pane_id)
         pane.status = status
         last = pane.last_event
         if (
@@ -514,18 +594,22 @@ class ClaudeSignals:
             meters=tail.meters if tail is not None else None,
         )
 
-    def _publish(self) -> dict[PaneId, ClaudeFacts]:
+    def _publish(self, full: bool = False) -> dict[PaneId, ClaudeFacts]:
         changed: dict[PaneId, ClaudeFacts] = {}
-        fresh: dict[PaneId, ClaudeFacts] = {}
-        for pane_id, pane in self._panes.items():
-            facts = self._facts_for(pane)
-            fresh[pane_id] = facts
+        dirty = self._panes.keys() if full else self._dirty & self._panes.keys()
+        self._dirty = set()
+        for pane_id in dirty:
+            facts = self._facts_for(self._panes[pane_id])
             if self._facts.get(pane_id) != facts:
                 changed[pane_id] = facts
+        if changed or self._gone or len(self._facts) != len(self._panes):
+            # readers on other threads get a new dict, never one changing under them
+            fresh = {pane_id: facts for pane_id, facts in self._facts.items() if pane_id in self._panes}
+            fresh.update(changed)
+            self._facts = fresh
         for pane_id, facts in self._gone.items():
             changed[pane_id] = facts
         self._gone.clear()
-        self._facts = fresh
         if changed and self._listener is not None:
             try:
                 self._listener.claude_facts_changed(changed)
