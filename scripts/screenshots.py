@@ -94,7 +94,12 @@ async def shoot(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
                 await pilot.press("1", "question_mark")
                 await pilot.pause(0.5)
                 save("help")
-                await pilot.press("escape")
+                await pilot.press("escape", "z", "pageup")  # the zoomed pane's history, read from tmux
+                await _wait(pilot, lambda: app.scrollback.display and bool(app.scrollback.lines.texts), 10, "the scrollback")
+                await pilot.press("slash", *"nbs", "enter")
+                await pilot.pause(0.5)
+                save("scrollback")
+                await pilot.press("escape", "z")
             made.append(await shoot_viewer(demo, settings, out, size, agents))
         finally:
             demo.stop()
