@@ -174,3 +174,10 @@ def test_headless_prints_notify_lines_from_sidecar_events() -> None:
         {"event": "notify", "pane": "%3", "kind": "finished", "state": "idle", "reason": "done: idle at the prompt", "time": 2.0},
         {"event": "notify", "pane": "%3", "kind": "stuck", "state": "error", "reason": "still idle 60s after 1 nudge(s)", "time": 4.0},
     ]  # error muted
+
+
+def test_the_limited_state_is_the_one_detection_reports() -> None:
+    from nbs_tui.core.model import AgentState
+    from nbs_tui.core.notify import LIMITED_STATE
+
+    assert AgentState(LIMITED_STATE).value == LIMITED_STATE
