@@ -122,7 +122,7 @@ def check_command(template: str) -> None:
 
 
 def passthrough_state(environ: Mapping[str, str]) -> str | None:
-    """The dashboard's own tmux pane's ``allow-passthrough`` (``on``, ``off``, ``all``), or None
+    """The dashboard's own tmux pane's ``allow-passthrough`` (``0``/``1`` from tmux 3.3), or None
     when not inside tmux (or tmux does not say: then sequences are still wrapped)."""
     if not environ.get("TMUX"):
         return None
@@ -139,7 +139,7 @@ def passthrough_state(environ: Mapping[str, str]) -> str | None:
 
 def passthrough_problem(state: str | None) -> str | None:
     """What to tell the operator once when tmux will swallow the notifications."""
-    if state is None or state in ("on", "all", "1"):
+    if state not in ("off", "0"):  # tmux 3.3 says 0/1, later ones may name the choice (on, all)
         return None
     return (
         "terminal notifications cannot leave tmux: allow-passthrough is off in the dashboard's pane; "

@@ -8,6 +8,7 @@ runs with its placeholders as single arguments."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 import time
@@ -92,3 +93,18 @@ def _sh_recorder(out: Path) -> str:
     sh is the program, the placeholders its arguments)."""
     script = f'printf "%s|%s|%s|%s\\n" "$1" "$2" "$3" "$4" >> {shlex.quote(str(out))}'
     return f"sh -c {shlex.quote(script)} sh {{event}} {{pane}} {{project}} {{reason}}"
+
+
+def test_allow_passthrough_is_read_from_the_dashboards_own_pane(operator_server: libtmux.Server) -> None:
+    from nbs_tui.notify import passthrough_problem, passthrough_state
+
+    session = operator_server.new_session("operator", window_command="sleep 600")
+    pane = session.active_pane
+    assert pane is not None and pane.pane_id is not None
+    socket = operator_server.cmd("display-message", "-p", "#{socket_path},#{pid},0").stdout[0]
+    inside = {"TMUX": socket, "TMUX_PANE": pane.pane_id, "PATH": os.environ.get("PATH", "")}
+    assert passthrough_problem(passthrough_state(inside)) is not None  # tmux's default: off
+    operator_server.cmd("set-option", "-g", "allow-passthrough", "on")
+    assert passthrough_state(inside) not in (None, "0", "off")
+    assert passthrough_problem(passthrough_state(inside)) is None
+    assert passthrough_state({"PATH": os.environ.get("PATH", "")}) is None  # not inside tmux

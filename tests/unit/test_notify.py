@@ -151,6 +151,8 @@ def test_command_placeholders_stay_one_argument_each() -> None:
 def test_passthrough_advice_only_when_off() -> None:
     assert passthrough_problem(None) is None
     assert passthrough_problem("on") is None
+    assert passthrough_problem("1") is None and passthrough_problem("all") is None
+    assert passthrough_problem("0") is not None  # what tmux 3.3a says
     advice = passthrough_problem("off")
     assert advice is not None and "tmux set -g allow-passthrough on" in advice
 
