@@ -34,6 +34,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Container, Horizontal, Vertical
@@ -86,7 +87,7 @@ from nbs_tui.widgets.help_screen import HelpScreen
 from nbs_tui.widgets.needs_you import NeedsYouPanel
 from nbs_tui.widgets.pane_view import PaneView, ScreenSource
 from nbs_tui.widgets.problems_screen import ProblemsScreen
-from nbs_tui.widgets.scrollback import Scrollback
+from nbs_tui.widgets.scrollback import Scrollback, ansi_text
 from nbs_tui.widgets.send_bar import KeyPicker, PassThrough, SendBar
 from nbs_tui.widgets.status_bar import StatusBar
 
@@ -734,16 +735,17 @@ class NbsApp(App[int]):
             except PaneGone as error:
                 self.call_from_thread(self.notify, f"no history: {error}", title="Scrollback", severity="warning")
                 return
-            self.call_from_thread(self._show_history, pane, history, page_up)
+            texts = [ansi_text(line) for line in history.lines]  # here: half a second for 10,000 lines
+            self.call_from_thread(self._show_history, pane, history, texts, page_up)
 
         self.run_worker(read, name="scrollback", thread=True, exclusive=True, group="scrollback")
 
-    def _show_history(self, pane: PaneInfo, history: PaneHistory, page_up: bool) -> None:
+    def _show_history(self, pane: PaneInfo, history: PaneHistory, texts: list[Text], page_up: bool) -> None:
         if pane.pane_id != self.selected_id:
             return  # the operator moved on while it was read
         self.mirror.display = False
         self.scrollback.show(
-            pane.target, history.lines, alternate=history.alternate, history_size=history.history_size, page_up=page_up
+            pane.target, texts, alternate=history.alternate, history_size=history.history_size, page_up=page_up
         )
 
     def on_pane_view_history_wanted(self, _message: PaneView.HistoryWanted) -> None:

@@ -74,8 +74,9 @@ class HistoryLines(ScrollView, can_focus=True):
         self._by_row: dict[int, list[int]] = {}
         self._strips: LRUCache[tuple[int, int | None], Strip] = LRUCache(1024)
 
-    def set_lines(self, lines: Sequence[str]) -> None:
-        self.texts = [ansi_text(line) for line in lines]
+    def set_lines(self, texts: Sequence[Text]) -> None:
+        """Lines parsed by `ansi_text` (off the UI thread: 10,000 lines take about half a second)."""
+        self.texts = list(texts)
         self.plain = [text.plain for text in self.texts]
         width = max((cell_len(line) for line in self.plain), default=0)
         self.virtual_size = Size(width, len(self.texts))
@@ -161,9 +162,9 @@ class Scrollback(Vertical, can_focus=False):
         yield self.lines
         yield self.search_bar
 
-    def show(self, what: str, lines: Sequence[str], *, alternate: bool, history_size: int, page_up: bool) -> None:
-        """Show ``lines`` (oldest first) of the pane named ``what``, at the bottom, or one page
-        up from it (``page_up``: PgUp opened it)."""
+    def show(self, what: str, lines: Sequence[Text], *, alternate: bool, history_size: int, page_up: bool) -> None:
+        """Show ``lines`` (oldest first, from `ansi_text`) of the pane named ``what``, at the
+        bottom, or one page up from it (``page_up``: PgUp opened it)."""
         self.what = what
         self.query_text = ""
         self.search_bar.value = ""
