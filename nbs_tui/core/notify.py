@@ -96,6 +96,11 @@ class NotifyDecider:
     _seen: dict[PaneId, _Seen] = field(default_factory=dict)
     _last: dict[tuple[PaneId, NotifyKind], float] = field(default_factory=dict)
 
+    def seen(self, pane_id: PaneId) -> str | None:
+        """The state last observed for the pane (None: not seen, or forgotten)."""
+        seen = self._seen.get(pane_id)
+        return seen.state if seen is not None else None
+
     def toggle_mute(self, kind: NotifyKind) -> bool:
         """Mute ``kind`` if it was not, unmute it if it was; returns whether it is muted now."""
         muted = kind not in self.muted

@@ -1,0 +1,73 @@
+"""The dashboard's notifications on a fake fleet: what reaches the terminal writer, for which
+pane, muted from the command palette, and a failing ``notify_command`` shown as a problem."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from textual.app import SystemCommand
+
+from nbs_tui.app import NbsApp, create_app
+from nbs_tui.config import Settings
+from nbs_tui.core.model import AgentState
+from nbs_tui.messages import PaneStatus, PaneStatusChanged
+from nbs_tui.tmux.port import FleetListener
+from tests.app.fakes import FakeFleet, pane_info
+from tests.app.helpers import wait_for
+
+PANES = [pane_info("%1", 0), pane_info("%2", 1)]
+
+
+def _app(tmp_path: Path, **settings: object) -> NbsApp:
+    def factory(listener: FleetListener) -> FakeFleet:
+        return FakeFleet(listener, PANES)
+
+    base = Settings(**{"notify_osc": "9", "action_log": tmp_path / "actions.log", **settings})  # type: ignore[arg-type]
+    return create_app(base, factory, control_plane=False, sidecar=False, claude=False)
+
+
+def _state(app: NbsApp, pane: str, state: AgentState) -> None:
+    app.post_message(PaneStatusChanged(pane, PaneStatus(pane, state, reason="screen")))
+
+
+def _palette(app: NbsApp, title: str) -> SystemCommand:
+    return next(c for c in app.get_system_commands(app.screen) if c.title == title)
+
+
+async def test_finished_elsewhere_is_written_muted_from_the_palette(tmp_path: Path) -> None:
+    app = _app(tmp_path, notify_repeat=0.01)  # repeats allowed: only the mute holds the second back
+    written: list[str] = []
+    async with app.run_test(size=(160, 48)) as pilot:
+        app.notifier.write = written.append
+        await wait_for(pilot, lambda: app.selected_id == "%1", what="the first pane selected")
+        for pane in ("%1", "%2"):
+            _state(app, pane, AgentState.WORKING)
+        decider = app.operator.notifications
+        await wait_for(pilot, lambda: decider.seen("%1") == decider.seen("%2") == "working", what="both seen")
+        for pane in ("%1", "%2"):
+            _state(app, pane, AgentState.IDLE)
+        await wait_for(pilot, lambda: written, what="a notification written")
+        await pilot.pause(0.6)  # another needs-you tick: nothing more
+        assert written == ["\x1b]9;nbs-tui: fleet:1.0 finished: done: idle at the prompt\x1b\\"]  # %2, not %1 on show
+
+        _palette(app, "Mute finished notifications").callback()
+        assert _palette(app, "Unmute finished notifications")
+        _state(app, "%2", AgentState.WORKING)
+        await wait_for(pilot, lambda: decider.seen("%2") == "working", what="working seen")
+        _state(app, "%2", AgentState.IDLE)
+        await wait_for(pilot, lambda: decider.seen("%2") == "idle", what="idle seen")
+        assert len(written) == 1
+
+
+async def test_a_failing_notify_command_is_a_problem(tmp_path: Path) -> None:
+    command = f"{sys.executable} -c 'import sys; print(\"no route to ntfy\", file=sys.stderr); sys.exit(3)' {{event}}"
+    app = _app(tmp_path, notify_command=command, notify_osc="off")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: app.selected_id == "%1", what="the first pane selected")
+        _state(app, "%2", AgentState.WORKING)
+        await wait_for(pilot, lambda: app.operator.notifications.seen("%2") == "working", what="seen")
+        _state(app, "%2", AgentState.QUESTION)
+        await wait_for(pilot, lambda: len(app.problems), timeout=20, what="the command's failure")
+        [entry] = app.problems.entries()
+        assert entry.source == "notify" and "exited 3: no route to ntfy" in entry.message
