@@ -47,6 +47,14 @@ async def test_page_up_search_next_previous_and_back_to_live(session: libtmux.Se
         assert any("step 001 ok" in line for line in view.lines.plain)  # read back from tmux
         text = widget_text(view.lines)
         assert "step 200" not in text  # one page up from the bottom
+        top = view.lines.scroll_offset.y
+        await pilot.press("pageup")  # the view's own keys scroll it
+        await wait_for(pilot, lambda: view.lines.scroll_offset.y < top, what="a page further back")
+        await pilot.press("end")
+        await wait_for(pilot, lambda: "step 200" in widget_text(view.lines), what="the bottom")
+        await pilot.press("home")
+        await wait_for(pilot, lambda: view.lines.scroll_offset.y == 0, what="the top")
+        await pilot.press("end")
 
         await pilot.press("slash")  # the view's search, not the fleet filter
         assert view.search_bar.has_focus and not app.filter_bar.display
