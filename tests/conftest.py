@@ -3,11 +3,23 @@ that asks for ``server`` or ``session`` a private tmux server on its own socket.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 import nbs_tui.runtime
+
+# Property tests run a fixed, derandomized set of examples with no example database, so a run
+# in CI and a run here try the same inputs and a failure reproduces (its example is printed).
+# NBS_HYPOTHESIS=explore tries new random inputs, many more, when hunting bugs by hand.
+settings.register_profile(
+    "nbs", derandomize=True, database=None, deadline=None, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile("explore", database=None, deadline=None, max_examples=2000, print_blob=True)
+settings.load_profile("explore" if os.environ.get("NBS_HYPOTHESIS") == "explore" else "nbs")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PEER_CORPUS = next(

@@ -593,6 +593,10 @@ def _groups(params: str) -> list[list[int]]:
     return [[int(n) if n else 0 for n in part.split(":")] for part in params.split(";")]
 
 
+_CSI_ARITY: dict[str, int | None] = {"H": 2, "f": 2, "r": 2, "h": None, "l": None, "s": None, "u": None}
+"""How many parameters a CSI handler takes (None: any number); one unless named here."""
+
+
 class _Stream(pyte.Stream):
     """A VT parser that skips what tmux does not draw, instead of printing it like pyte."""
 
@@ -692,6 +696,9 @@ class _Stream(pyte.Stream):
         if handler is None:
             return
         numbers = [min(g[0], 9999) for g in groups]
+        arity = _CSI_ARITY.get(final, 1)
+        if arity is not None:
+            del numbers[arity:]  # extra parameters are ignored, as terminals do (they used to raise)
         if prefix == "?":
             if final in "hl":
                 handler(*numbers, private=True)
