@@ -12,7 +12,6 @@ the lines a hook appended between the size check and the move are still read.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nbs_tui.core.text import loads_json
 from nbs_tui.files.tail import UNREADABLE, TailLine, TailNotice, TailReader
 
 MAX_READ = 4 * 1024 * 1024
@@ -69,7 +69,7 @@ class HookEvent:
 
 def parse_line(line: bytes, received: float) -> HookEvent:
     """Decode one spool line (raises ValueError when it is not a record the hook writes)."""
-    record = json.loads(line)
+    record = loads_json(line)
     if not isinstance(record, dict):
         raise ValueError("not a JSON object")
     payload = record.get("payload")
@@ -87,10 +87,21 @@ def parse_line(line: bytes, received: float) -> HookEvent:
         pane_id=pane if isinstance(pane, str) and pane else None,
         tmux_socket=sock if isinstance(sock, str) and sock else None,
         session_id=session if isinstance(session, str) and session else None,
-        time=float(stamp) if isinstance(stamp, int | float) and stamp > 0 else received,
+        time=_instant(stamp, received),
         received=received,
         fields=payload,
     )
+
+
+def _instant(stamp: object, fallback: float) -> float:
+    """The hook's own time when it is one (a positive finite number), else ``fallback``."""
+    if isinstance(stamp, bool) or not isinstance(stamp, int | float):
+        return fallback
+    try:
+        value = float(stamp)
+    except OverflowError:  # an int beyond any float
+        return fallback
+    return value if 0 < value < float("inf") else fallback
 
 
 class SpoolReader:

@@ -11,13 +11,14 @@ below the pane's pid) and its environment asked where its files are.
 from __future__ import annotations
 
 import errno
-import json
 import os
 import select
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from nbs_tui.core.text import loads_json
 
 PROC = Path("/proc")
 
@@ -50,7 +51,7 @@ def read_status_file(path: Path) -> SessionStatus | None:
     try:
         raw = path.read_bytes()
         mtime = path.stat().st_mtime
-        data = json.loads(raw)
+        data = loads_json(raw)  # (a RecursionError too is a ValueError there)
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict):

@@ -10,7 +10,6 @@ agent is working, waiting for input, or failed; the file's growth says whether a
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -20,6 +19,7 @@ from typing import Any
 
 from nbs_tui.core.meters import MeterAccount, Meters, usage_of_record
 from nbs_tui.core.model import AgentState
+from nbs_tui.core.text import loads_json
 from nbs_tui.files.tail import TailLine, TailNotice, TailReader
 
 MAX_READ = 8 * 1024 * 1024
@@ -217,7 +217,7 @@ class TranscriptTail:
         if item.too_long or b'"usage"' not in item.raw:  # cheap filter before parsing
             return
         try:
-            record = json.loads(item.raw)
+            record = loads_json(item.raw)
         except ValueError:
             return
         if isinstance(record, dict):
@@ -250,7 +250,7 @@ class TranscriptTail:
             if not item.raw.strip():
                 continue
             try:
-                record = json.loads(item.raw)
+                record = loads_json(item.raw)
             except ValueError:
                 facts = replace(facts, bad_lines=facts.bad_lines + 1)
                 continue

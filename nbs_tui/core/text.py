@@ -12,6 +12,9 @@ there.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 _CARET = {code: f"^{chr(code + 64)}" for code in range(0x20)}
 _CARET[0x7F] = "^?"
 _CARET.update({code: f"<{code:02X}>" for code in range(0x80, 0xA0)})
@@ -37,3 +40,13 @@ def json_line_safe(line: str) -> str:
     if line.isascii() and "\x7f" not in line:
         return line
     return line.translate(_JSON_ESCAPES)
+
+
+def loads_json(data: str | bytes) -> Any:
+    """``json.loads`` whose every failure is a ValueError: a line nested thousands deep raises
+    RecursionError inside ``json``, which a reader's ``except ValueError`` would let through
+    (and lose the rest of its batch with it)."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
