@@ -15,9 +15,11 @@ another on the same fleet:
 * the nbs-claude way: bench_mirror's poller (one ``tmux capture-pane -p`` subprocess per pane
   per second), its CPU with its subprocesses.
 
-Each gets a warm-up, then a window: its CPU (user+system from /proc, % of one core), the
-server's extra CPU, its resident memory, and (for headless) how many events of each kind it
-printed. The agents' own CPU is not counted. The table is printed and saved to bench/results/.
+Each gets a warm-up, then a window: its CPU (user+system from /proc, % of one core; for
+headless with its children: the ``tmux`` commands it ran and its live ``tmux -C`` control
+clients; for the poller with its ``capture-pane`` processes), the server's extra CPU, its
+resident memory, how long it took to stop on SIGTERM, and (for headless) how many events of
+each kind it printed. The agents' own CPU is not counted. The table is printed and saved to bench/results/.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_mirror import CpuMeter, finish_child, spawn_child  # noqa: E402
+from bench_mirror import TICK, CpuMeter, cpu_ticks, finish_child, spawn_child  # noqa: E402
 
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
 
@@ -49,6 +51,43 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+def child_pids(pid: int) -> list[int]:
+    kids: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            kids.extend(int(k) for k in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return kids
+
+
+class TreeMeter:
+    """CPU of a process with its children: the reaped ones (``tmux`` commands it ran) and the
+    live ones (its ``tmux -C`` control clients, which relay every reply)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.t0 = time.monotonic()
+        self.c0 = self._ticks()
+
+    def _ticks(self) -> dict[int, int]:
+        ticks = {self.pid: cpu_ticks(self.pid, children=True)}
+        for kid in child_pids(self.pid):
+            try:
+                ticks[kid] = cpu_ticks(kid, children=True)
+            except OSError:
+                continue
+        return ticks
+
+    def percent(self) -> tuple[float, float]:
+        """(the process and its reaped children, its live children) in % of one core."""
+        wall = time.monotonic() - self.t0
+        now = self._ticks()
+        own = now[self.pid] - self.c0[self.pid]
+        kids = sum(t - self.c0.get(pid, 0) for pid, t in now.items() if pid != self.pid)
+        return 100.0 * own / TICK / wall, 100.0 * kids / TICK / wall
 
 
 def server_pid(fleet: DemoFleet) -> int:
@@ -82,11 +121,20 @@ def run_headless(
     reader.start()
     time.sleep(warmup)
     counts.clear()
-    ours, server = CpuMeter(proc.pid), CpuMeter(spid)
+    ours, server = TreeMeter(proc.pid), CpuMeter(spid)
     time.sleep(seconds)
-    result: dict[str, Any] = {"cpu": ours.percent(), "server_extra": server.percent() - base, "rss": rss_mb(proc.pid)}
+    own, clients = ours.percent()
+    result: dict[str, Any] = {
+        "cpu": own + clients, "clients": clients, "server_extra": server.percent() - base, "rss": rss_mb(proc.pid)
+    }
     proc.terminate()
-    result["code"] = proc.wait(15)
+    stopping = time.monotonic()
+    try:
+        result["code"] = proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        result["code"] = proc.wait(10)
+    result["stop"] = time.monotonic() - stopping
     reader.join(5)
     stderr = proc.stderr.read() if proc.stderr else ""
     result["events"] = dict(counts)
@@ -104,7 +152,10 @@ def run_poller(fleet: DemoFleet, seconds: float, base: float, spid: int) -> dict
     time.sleep(seconds)
     extra = server.percent() - base
     done = finish_child(child)
-    return {"cpu": float(done.get("cpu_percent", float("nan"))), "server_extra": extra, "rss": 0.0, "events": {}}
+    return {
+        "cpu": float(done.get("cpu_percent", float("nan"))), "clients": 0.0, "server_extra": extra, "rss": 0.0,
+        "events": {}, "stop": 0.0,
+    }
 
 
 def main() -> int:
@@ -147,14 +198,17 @@ def main() -> int:
             total = r["cpu"] + r["server_extra"]
             rss = f"{r['rss']:.0f} MB" if r["rss"] else "-"
             rows += (
-                f"| {n} | {name} | {r['cpu']:.1f} % | {r['server_extra']:.1f} % | {total:.1f} % "
-                f"| {total / theirs:.2f}x | {rss} |\n"
+                f"| {n} | {name} | {r['cpu']:.1f} % | {r['clients']:.1f} % | {r['server_extra']:.1f} % | {total:.1f} % "
+                f"| {total / theirs:.2f}x | {rss} | {r['stop']:.1f} s |\n"
             )
             if r["events"]:
                 events += f"- {n} agents, {name}: " + ", ".join(f"{k}={v}" for k, v in sorted(r["events"].items())) + "\n"
         print(rows, file=sys.stderr, flush=True)
     report += f", after {os.getloadavg()[0]:.1f}.\n\n"
-    report += "| agents | way | its CPU | tmux extra | total | vs nbs-claude | RSS |\n|---|---|---|---|---|---|---|\n"
+    report += (
+        "| agents | way | its CPU (children incl.) | of which tmux -C clients | tmux extra | total | vs nbs-claude "
+        "| RSS | stop took |\n|---|---|---|---|---|---|---|---|---|\n"
+    )
     report += rows + "\nEvents printed in the window:\n\n" + events
     print(report)
     results = REPO / "bench" / "results"
