@@ -562,6 +562,15 @@ class SidecarRunner:
                 self._report_end(gone, every.get(pane_id))
                 self.monitor.forget(pane_id)
                 self.limits.forget(pane_id)
+        prefetch = getattr(self.fleet, "prefetch", None)
+        if prefetch is not None:  # the due captures of every pane in one round trip, not one each
+            prefetch(panes)
+        self._tick_panes(panes, now, wall_now)
+        self._resume_limited(panes, now, wall_now)
+        if self.lease is not None and self.lease.acting():
+            self._publish_options()
+
+    def _tick_panes(self, panes: Mapping[PaneId, PaneInfo], now: float, wall_now: float) -> None:
         for pane_id, info in panes.items():
             tracked = self._tracked.get(pane_id)
             if tracked is None:
@@ -571,9 +580,6 @@ class SidecarRunner:
                     getattr(tracked.sidecar, name)(value)
             tracked.info = info
             self._tick_pane(tracked, info, now, wall_now)
-        self._resume_limited(panes, now, wall_now)
-        if self.lease is not None and self.lease.acting():
-            self._publish_options()
 
     def _tick_pane(self, tracked: _Tracked, info: PaneInfo, now: float, wall_now: float) -> None:
         screen: PaneScreen | CapturedScreen | None = self.fleet.screen(info.pane_id)

@@ -195,6 +195,24 @@ class ControlClient:
             except (BrokenPipeError, OSError, ValueError) as exc:
                 raise ControlError(f"control connection to {self.session_id} lost: {exc}") from exc
 
+    def send_lines(self, commands: list[tuple[str, ReplyCallback | None]]) -> None:
+        """Send commands on lines of their own (one failing skips nothing), in one write."""
+        if any("\n" in cmd for cmd, _ in commands):
+            raise ValueError("a control-mode command must be one line")
+        with self._write_lock:
+            if not self.alive or self._proc is None or self._proc.stdin is None:
+                raise ControlError(f"control connection to {self.session_id} is closed")
+            for cmd, callback in commands:
+                self._group += 1
+                self._pending.append(_Pending(cmd, callback, self._group))
+            try:
+                data = "".join(cmd + "\n" for cmd, _ in commands).encode("utf-8")
+                while data:
+                    written = self._proc.stdin.write(data)
+                    data = data[written or 0 :] if written is not None else b""
+            except (BrokenPipeError, OSError, ValueError) as exc:
+                raise ControlError(f"control connection to {self.session_id} lost: {exc}") from exc
+
     def command_line(self, line: str, timeout: float = 5.0) -> Reply:
         """Run a whole tmux command line (``a ; b``, ``if-shell -F ...``) and return one reply
         holding the lines of every block it produced, ``ok`` False if any failed: what a

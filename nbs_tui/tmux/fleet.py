@@ -308,45 +308,101 @@ class TmuxFleet(FleetPort):
         pane = self._panes.get(pane_id)
         if pane is None or pane.screen is not None:
             return None
-        last = pane.capture
         now = time.monotonic()
-        if last is not None:
-            if now - pane.capture_at < self.capture_interval - CAPTURE_SLACK:
-                return last
-            if not pane.unseen and (self.stream_output or self._quiet_since_read(pane, now)):
-                return last
-        client = self._clients.get(pane.session_id)
-        if client is None or not client.alive or pane.session_id not in self._ready:
-            return last
+        if not self._capture_due(pane, now):
+            return pane.capture
+        return self._read_captures([pane], now, timeout).get(pane_id, pane.capture)
+
+    def prefetch(self, pane_ids: Iterable[PaneId], timeout: float = 5.0) -> int:
+        """Take the captures `captured` would take for these panes now, all at once: one write
+        per control connection and the replies read together, instead of a round trip a pane
+        (a reader of every pane, the sidecar, calls this first; its `captured` calls then
+        answer from what was read). Returns how many panes were read."""
+        now = time.monotonic()
+        due = []
+        for pane_id in pane_ids:
+            pane = self._panes.get(pane_id)
+            if pane is not None and pane.screen is None and self._capture_due(pane, now):
+                due.append(pane)
+        return len(self._read_captures(due, now, timeout)) if due else 0
+
+    def _capture_due(self, pane: _Pane, now: float) -> bool:
+        if pane.capture is None:
+            return True
+        if now - pane.capture_at < self.capture_interval - CAPTURE_SLACK:
+            return False
+        return pane.unseen or not (self.stream_output or self._quiet_since_read(pane, now))
+
+    def _read_captures(self, panes: list[_Pane], now: float, timeout: float) -> dict[PaneId, CapturedScreen]:
+        """Capture these panes in-band (lines per connection in one write) and keep what is new;
+        the panes read successfully, with their screens (the same object when unchanged)."""
+        by_client: dict[str, list[_Pane]] = {}
+        for pane in panes:
+            client = self._clients.get(pane.session_id)
+            if client is not None and client.alive and pane.session_id in self._ready:
+                by_client.setdefault(pane.session_id, []).append(pane)
         done = threading.Event()
-        box: list[Reply] = []
-        generation = pane.generation
+        lock = threading.Lock()
+        replies: dict[PaneId, Reply] = {}
+        expected = [0]
+        second = int(time.time())
 
-        def got(reply: Reply) -> None:
-            # On the reader thread, in order with %output: output after this is unseen. (With
-            # no %output at all, tmux's window activity tells: `_quiet_since_read`.)
-            if reply.ok and pane.generation == generation:
-                pane.unseen = False
-            box.append(reply)
-            done.set()
+        def on_reply(pane: _Pane, generation: int) -> Callable[[Reply], None]:
+            def got(reply: Reply) -> None:
+                # On the reader thread, in order with %output: output after this is unseen.
+                # (With no %output at all, tmux's window activity tells: `_quiet_since_read`.)
+                if reply.ok and pane.generation == generation:
+                    pane.unseen = False
+                with lock:
+                    replies[pane.info.pane_id] = reply
+                    if len(replies) >= expected[0]:
+                        done.set()
 
-        pane.capture_at = now
-        pane.capture_second = int(time.time())
-        try:
-            client.send(f"capture-pane -p -e -t {pane_id}", got)
-        except ControlError:
-            return last
-        if not done.wait(timeout) or not box[0].ok:
-            pane.unseen = True
-            return last
-        self.captures += 1
-        raw = b"\n".join(box[0].lines).decode("utf-8", "replace")
-        if last is not None and last.raw == raw:
-            return last
-        fresh = CapturedScreen.parse(raw, last.version + 1 if last is not None else 1)
-        if pane.screen is None:  # not watched meanwhile (a watched pane keeps no capture)
-            pane.capture = fresh
-        return fresh
+            return got
+
+        sent: list[_Pane] = []
+        for session_id, group in by_client.items():
+            client = self._clients.get(session_id)
+            if client is None:
+                continue
+            commands = []
+            for pane in group:
+                pane.capture_at = now
+                pane.capture_second = second
+                commands.append((f"capture-pane -p -e -t {pane.info.pane_id}", on_reply(pane, pane.generation)))
+            with lock:
+                expected[0] += len(commands)
+            try:
+                client.send_lines(commands)
+            except ControlError:
+                with lock:
+                    expected[0] -= len(commands)
+                continue
+            sent.extend(group)
+        with lock:
+            if len(replies) >= expected[0]:
+                done.set()
+        if sent:
+            done.wait(timeout)
+        found: dict[PaneId, CapturedScreen] = {}
+        for pane in sent:
+            pane_id = pane.info.pane_id
+            with lock:
+                reply = replies.get(pane_id)
+            if reply is None or not reply.ok:
+                pane.unseen = True
+                continue
+            self.captures += 1
+            last = pane.capture
+            raw = b"\n".join(reply.lines).decode("utf-8", "replace")
+            if last is not None and last.raw == raw:
+                found[pane_id] = last
+                continue
+            fresh = CapturedScreen.parse(raw, last.version + 1 if last is not None else 1)
+            if pane.screen is None:  # not watched meanwhile (a watched pane keeps no capture)
+                pane.capture = fresh
+            found[pane_id] = fresh
+        return found
 
     def _quiet_since_read(self, pane: _Pane, now: float) -> bool:
         """Without %output: has the pane's window printed nothing since the pane's last read?

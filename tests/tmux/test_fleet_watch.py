@@ -202,3 +202,23 @@ def _reads_over(fleet: TmuxFleet, pane_id: str, seconds: float) -> list[int]:
         counts.append(fleet.stats()["captures"])
         time.sleep(0.2)
     return counts
+
+
+def test_prefetch_reads_every_due_pane_at_once_and_captured_answers_from_it(server: libtmux.Server) -> None:
+    session = new_session(server, "pf", 80, 24, window_command="cat")
+    ids = [str(session.active_pane.pane_id)]  # type: ignore[union-attr]
+    for _ in range(2):
+        pane = session.new_window(attach=False, window_shell="cat").active_pane
+        assert pane is not None
+        ids.append(str(pane.pane_id))
+    with running_fleet(server, watch_all=False, capture_interval=0.2) as (fleet, _rec):
+        wait_for(lambda: set(ids) <= {p.pane_id for p in fleet.panes()} and fleet.prefetch(ids) == 3)
+        read = fleet.captures
+        firsts = [fleet.captured(i) for i in ids]
+        assert fleet.captures == read and all(f is not None for f in firsts)  # answered from the prefetch
+        assert fleet.prefetch(ids) == 0  # nothing due yet: read less than an interval ago
+        tmux(server, "send-keys", "-t", ids[1], "-l", "second pane speaks")
+        wait_for(lambda: fleet.prefetch(ids) == 1)  # only the pane that printed is read again
+        second = fleet.captured(ids[1])
+        assert second is not None and any("second pane speaks" in line for line in second.lines)
+        assert fleet.captured(ids[0]) is firsts[0] and fleet.captured(ids[2]) is firsts[2]
