@@ -38,6 +38,18 @@ its control clients with ``no-output``: tmux then sends it no pane output at all
 nothing escaping it), and `captured` reads a pane when its window's ``window_activity`` (from
 one in-band ``list-panes`` a second) says it may have printed, at most once per interval.
 
+A stalled reader never blocks a pane: a fleet that streams output also attaches one
+``no-output`` *guard* client. tmux 3.3a stops reading a pane (``server_client_check_pane_buffer``)
+only while every attached client is a control client with that pane's output queued and 512
+bytes or more stuck in its write buffer; a ``no-output`` client counts as always able to take
+more, so with the guard attached a stopped, starved or stalled dashboard makes tmux buffer its
+output instead (until tmux drops a client 300 s behind, "too far behind"; the supervisor then
+reattaches it and reseeds), never makes an agent wait. The reader threads already drain
+independently of the UI thread; the guard covers the whole process stopping. Without it, one
+stalled client on a one-session server blocks the panes whenever its last write left 512 bytes
+or more in tmux's buffer (a probe did, 5 of 6 runs); the service and ``--headless`` attach
+``no-output`` clients anyway, so they are their own guard.
+
 Seeding: ``display-message`` (cursor, size, modes) ``; capture-pane -p -e -N`` ``;``
 ``capture-pane -a -q`` on one line. Output before the reply is inside the capture; output
 after the reply follows it, so the seed has no gap and no duplicate.
@@ -213,6 +225,8 @@ class TmuxFleet(FleetPort):
         self._panes: dict[PaneId, _Pane] = {}
         self._order: list[PaneInfo] = []
         self._clients: dict[str, ControlClient] = {}
+        self._guard: ControlClient | None = None
+        """The ``no-output`` client that keeps tmux reading every pane while ours stall."""
         self._ready: set[str] = set()
         self._state_lock = threading.RLock()
         self._stop = threading.Event()
@@ -264,6 +278,7 @@ class TmuxFleet(FleetPort):
             self._ready.clear()
         for client in clients:
             client.close()
+        self._drop_guard()
         self.runner.close()
 
     def panes(self) -> list[PaneInfo]:
@@ -787,6 +802,7 @@ class TmuxFleet(FleetPort):
                 self._invalidate(pane)
         for client in clients:
             client.close()
+        self._drop_guard()
         self.connected = False
         if self._announced is not False:
             self._announced = False
@@ -831,6 +847,7 @@ class TmuxFleet(FleetPort):
             for sid in sessions:
                 if sid not in self._clients:
                     self._start_client(sid)
+            self._keep_guard(sessions, new_server)
             # panes
             seen: set[PaneId] = set()
             for d in wanted:
@@ -940,6 +957,43 @@ class TmuxFleet(FleetPort):
             log.warning(self.last_error)
             return
         self._clients[session_id] = client
+
+    def _keep_guard(self, sessions: set[str], new_server: bool) -> None:
+        """Keep one ``no-output`` client attached while output clients are (see the module
+        docstring: it is what keeps a stalled client of ours from blocking the agents)."""
+        guard = self._guard
+        if guard is not None and (new_server or not guard.alive or guard.session_id not in sessions):
+            self._drop_guard()
+            guard = None
+        if guard is not None or not sessions or not self.stream_output:
+            return
+        session_id = min(sessions)
+
+        def exited(reason: str) -> None:
+            log.info("guard client exited: %s", reason)
+            self._rescan.set()
+
+        guard = ControlClient(
+            self.server,
+            session_id,
+            on_output=lambda _pane, _data: None,
+            on_notification=lambda _line: None,
+            on_exit=exited,
+            tmux=self.tmux,
+            runner=self.runner,
+            flags="ignore-size,no-output",
+        )
+        try:
+            guard.start()
+        except OSError as exc:
+            log.warning("cannot start the guard client: %s", exc)
+            return
+        self._guard = guard
+
+    def _drop_guard(self) -> None:
+        guard, self._guard = self._guard, None
+        if guard is not None:
+            guard.close()
 
     def _request_due_seeds(self, now: float) -> None:
         with self._state_lock:

@@ -84,8 +84,8 @@ async def test_every_failing_backend_is_seen_in_the_app_and_the_log(
         await wait_for(pilot, lambda: find(app, "Claude Code signals", "cannot read"), what="the spool problem")
         await wait_for(pilot, lambda: find(app, "control plane", "choked"), what="the listener problem")
         await wait_for(pilot, lambda: "cannot read" in notified and "choked" in notified, what="notified")
-        await wait_for(pilot, lambda: bool(control_client_pids(session.server)), what="a control client")
-        os.kill(control_client_pids(session.server)[0], signal.SIGKILL)
+        await wait_for(pilot, lambda: bool(control_client_pids(session.server, output=True)), what="a control client")
+        os.kill(control_client_pids(session.server, output=True)[0], signal.SIGKILL)
         await wait_for(pilot, lambda: find(app, "tmux", "control client"), what="the dead client problem")
         await wait_for(pilot, lambda: "control client" in notified, what="the dead client notified")
         assert bar.problems == len(app.problems) >= 3

@@ -137,8 +137,9 @@ def test_killed_ssh_disconnects_reconnects_and_reseeds_without_freezing_the_host
 
 
 def _remote_client_pids(host: object) -> list[int]:
-    out = host.tmux("list-clients", "-F", "#{client_pid} #{client_control_mode}")  # type: ignore[attr-defined]
-    return [int(line.split()[0]) for line in out.splitlines() if line.endswith(" 1")]
+    """The host's control clients that get pane output (a fleet's ``no-output`` guard left out)."""
+    out = host.tmux("list-clients", "-F", "#{client_pid} #{client_control_mode} #{client_flags}")  # type: ignore[attr-defined]
+    return [int(f[0]) for f in (line.split() for line in out.splitlines()) if f[1] == "1" and "no-output" not in f[2]]
 
 
 def test_an_orphaned_control_client_is_reaped_on_connect(ssh_lab: SshLab) -> None:

@@ -28,9 +28,15 @@ from tests.headless_proc import Headless
 from tests.tmux.fleet_helpers import address, tmux
 
 
-def control_client_pids(server: libtmux.Server) -> list[int]:
-    out = tmux(server, "list-clients", "-F", "#{client_pid} #{client_control_mode}")
-    return [int(pid) for pid, control in (line.split() for line in out.splitlines() if line.strip()) if control == "1"]
+def control_client_pids(server: libtmux.Server, *, output: bool = False) -> list[int]:
+    """The control clients; ``output``: only those that get pane output (not a dashboard's
+    ``no-output`` guard client)."""
+    out = tmux(server, "list-clients", "-F", "#{client_pid} #{client_control_mode} #{client_flags}")
+    return [
+        int(pid)
+        for pid, control, flags in (line.split() for line in out.splitlines() if line.strip())
+        if control == "1" and not (output and "no-output" in flags)
+    ]
 
 
 def errors(events: list[dict[str, Any]], source: str, needle: str) -> list[dict[str, Any]]:
