@@ -27,10 +27,12 @@ import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
+from nbs_tui.core.answer import AnswerCard, choose, recheck
+from nbs_tui.core.detect import detect_text
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
 from nbs_tui.tmux.operate import PaneIdentity, TmuxCommandError, TmuxCommands
 from nbs_tui.tmux.port import FleetPort, PaneGone, TmuxUnavailable
@@ -309,6 +311,32 @@ class Operator:
             else:
                 results.append(self.send_text(pane, text or "", enter=enter, why=reason))
         return results
+
+    # -- answers from the needs-you card -------------------------------------------------
+
+    def answer(self, pane: PaneInfo, card: AnswerCard, key: str, *, why: str = "answer card") -> ActionResult:
+        """Answer the menu on ``card`` with ``key`` (a digit, ``y``, ``n``, ``escape``), only if the
+        live pane still shows that very menu in the same process (`nbs_tui.core.answer.recheck`):
+        the pane is captured again just before the key is pressed; otherwise nothing is sent."""
+        choice = choose(card, key)
+        if isinstance(choice, str):
+            return self._record(pane, "answer", key, why, Outcome.SKIPPED, choice)
+        same = replace(pane, pid=card.pid)  # the process the operator read the card from
+        try:
+            gone = self.check_pane(same)
+            if gone:
+                return self._record(pane, "answer", choice.key, why, Outcome.SKIPPED, gone)
+            live = detect_text(self.fleet.capture_text(pane.pane_id))
+            changed = recheck(card, live)
+            if changed:
+                return self._record(pane, "answer", choice.key, why, Outcome.SKIPPED, changed)
+            self._hands_off(pane.pane_id)
+            self.fleet.send_keys(pane.pane_id, choice.key)
+        except PaneGone as error:
+            return self._record(pane, "answer", choice.key, why, Outcome.SKIPPED, str(error) or "pane is gone")
+        except (TmuxCommandError, TmuxUnavailable) as error:
+            return self._record(pane, "answer", choice.key, why, Outcome.FAILED, str(error))
+        return self._record(pane, "answer", choice.key, why, Outcome.SENT, choice.said)
 
     # -- polls ---------------------------------------------------------------------------
 

@@ -45,11 +45,13 @@ from textual.worker import Worker, WorkerState
 
 from nbs_tui import logs
 from nbs_tui.action_log import ActionRecord
+from nbs_tui.actions import ActionResult
 from nbs_tui.bridge import FleetBridge, MirrorDue
 from nbs_tui.claude.watcher import ClaudeSignals
 from nbs_tui.commands import COMMANDS, bindings, help_rows
 from nbs_tui.config import ConfigError, Settings, save_setting
 from nbs_tui.controller import OperatorController
+from nbs_tui.core.answer import AnswerCard
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.meters import describe
 from nbs_tui.core.model import PaneId, PaneInfo
@@ -77,6 +79,7 @@ from nbs_tui.runtime import FleetFactory, Runtime, RuntimeOptions
 from nbs_tui.sidecar_runner import SidecarRunner, SidecarSnapshot
 from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory, TmuxUnavailable
 from nbs_tui.widgets.action_log_view import ActionLogScreen
+from nbs_tui.widgets.answer_card import AnswerScreen
 from nbs_tui.widgets.confirm_screen import ConfirmScreen
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
@@ -1010,6 +1013,61 @@ class NbsApp(App[int]):
         self.select_pane(entry.pane_id)
         if self.selected_id != entry.pane_id:  # filtered out of the list: select it anyway
             self._select(entry.pane_id)
+
+    # -- answering from the needs-you queue (nbs_tui/widgets/answer_card.py) ----------------------
+
+    def action_answer(self) -> None:
+        """Open the answer card: the selected agent's menu if it waits on one, else the oldest."""
+        selected = self.selected_id
+        card = self.operator.answer_card(selected) if selected is not None and selected in self.operator.needs_you else None
+        card = card or self.operator.next_answer_card()
+        if card is None:
+            self.notify("No waiting agent shows a prompt to answer.", title="Answer", severity="information")
+            return
+        self.push_screen(AnswerScreen(card, *self._card_facts(card)))
+
+    def _card_facts(self, card: AnswerCard) -> tuple[str, float, int]:
+        """(label, seconds waited, agents waiting) for a card."""
+        entries = self.operator.needs_you.entries()
+        entry = next((e for e in entries if e.pane_id == card.pane_id), None)
+        waited = entry.waited(self.operator.clock()) if entry is not None else 0.0
+        return self.operator.label(card.pane_id), waited, len(entries)
+
+    def on_answer_screen_chosen(self, message: AnswerScreen.Chosen) -> None:
+        if not isinstance(self.screen, AnswerScreen):
+            return
+        screen: AnswerScreen = self.screen
+
+        def done(result: ActionResult) -> None:
+            if self.screen is not screen:
+                return  # the card was closed meanwhile; the notification says what happened
+            if not result.ok:
+                fresh = self.operator.answer_card(message.card.pane_id)
+                said = Text(f"not sent: {result.reason}", style="bold red")
+                if fresh is not None and fresh != message.card:
+                    screen.show(fresh, *self._card_facts(fresh), said=said)
+                else:
+                    screen.tell(said)
+                return
+            said = Text(f"{result.target}: sent {result.reason or result.sent}", style="green")
+            after = self.operator.next_answer_card(message.card.pane_id, skip=frozenset({message.card.pane_id}))
+            if after is None:
+                screen.dismiss(None)
+                self.notify(f"{said.plain}. Nobody else is waiting on a prompt.", title="Answer")
+                return
+            screen.show(after, *self._card_facts(after), said=said)
+
+        self.operator.answer(message.card, message.key, done)
+
+    def on_answer_screen_skipped(self, message: AnswerScreen.Skipped) -> None:
+        screen = self.screen
+        if not isinstance(screen, AnswerScreen):
+            return
+        after = self.operator.next_answer_card(message.card.pane_id)
+        if after is None or after == message.card:
+            screen.tell(Text("nobody else is waiting on a prompt", style="dim"))
+            return
+        screen.show(after, *self._card_facts(after))
 
     def on_needs_you_panel_pane_chosen(self, message: NeedsYouPanel.PaneChosen) -> None:
         self.operator.needs_chosen(message.pane_id)

@@ -116,6 +116,12 @@ COMMANDS: tuple[Command, ...] = (
         palette="Next agent waiting on you",
     ),
     Command(
+        "needs.answer", "A", "answer", "Answer",
+        "Answer the waiting agents one by one from a card (their prompt and options): a digit, y, n or "
+        "Esc answers after a live re-check of the pane, then the next one shows; Tab skips, q closes",
+        show=False, palette="Answer waiting agents",
+    ),
+    Command(
         "fleet.filter", "slash", "filter", "Filter",
         "Filter the list: words, session:NAME project:DIR name:TEXT state:idle|needs", key_display="/",
         palette="Filter the fleet list",
@@ -147,6 +153,22 @@ COMMANDS: tuple[Command, ...] = (
     Command("scrollback.next", "n", "next_match", "Next", "Next match (further down, wrapping)", scope="scrollback", in_palette=False),
     Command("scrollback.previous", "N", "previous_match", "Previous", "Previous match (further up, wrapping)", scope="scrollback", in_palette=False),
     Command("scrollback.close", "escape", "close", "Live view", "Back to the live mirror", key_display="Esc", scope="scrollback", in_palette=False),
+    # the answer card's own keys (nbs_tui/widgets/answer_card.py)
+    *(
+        Command(
+            f"answer.option{n}", str(n), f"choose('{n}')", f"Option {n}", f"Choose option {n}",
+            show=n == 1, key_display="1-9" if n == 1 else None, scope="answer", in_palette=False,
+        )
+        for n in range(1, 10)
+    ),
+    Command("answer.yes", "y", "choose('y')", "Yes", "Choose the option that starts with Yes", scope="answer", in_palette=False),
+    Command("answer.no", "n", "choose('n')", "No", "Choose the option that starts with No", scope="answer", in_palette=False),
+    Command(
+        "answer.cancel", "escape", "choose('escape')", "Esc", "Press Esc in the agent (cancels its prompt)",
+        key_display="Esc", scope="answer", in_palette=False,
+    ),
+    Command("answer.skip", "tab", "skip", "Next", "Next waiting agent, this one unanswered", scope="answer", in_palette=False),
+    Command("answer.close", "q", "close", "Close", "Close the card", scope="answer", in_palette=False),
     Command("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
     # keys a widget handles itself (help only)
     Command("list.move", "up,down", "", "", "List: move the cursor (the mirror follows)", key_display="↑ / ↓", bound=False, in_palette=False),

@@ -25,6 +25,7 @@ from typing import Protocol
 from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.actions import ActionResult, Operator, summarize
 from nbs_tui.config import Settings
+from nbs_tui.core.answer import AnswerCard, card_for
 from nbs_tui.core.hosts import split_pane_id
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.needs_you import NeedsYouEntry, NeedsYouQueue
@@ -440,6 +441,46 @@ class OperatorController:
     def needs_chosen(self, pane_id: PaneId) -> None:
         """The operator picked ``pane_id`` in the needs-you panel: `next_needs_you` goes on from it."""
         self._last_needs = pane_id
+
+    # -- answering from the needs-you queue ----------------------------------------------------
+
+    def answer_card(self, pane_id: PaneId) -> AnswerCard | None:
+        """The menu the pane waits on, from its last detection (None: no menu to answer)."""
+        pane = self.state.pane_by_id.get(pane_id)
+        status = self._sidecar_status(pane_id)
+        if pane is None or status is None:
+            return None
+        return card_for(pane_id, pane.pid, status.detection)
+
+    def next_answer_card(self, after: PaneId | None = None, skip: frozenset[PaneId] = frozenset()) -> AnswerCard | None:
+        """The first waiting agent with a menu to answer, in the queue's order after ``after``
+        (wrapping; ``after`` itself last), leaving out ``skip``."""
+        line = [entry.pane_id for entry in self.needs_you.entries()]
+        if after in line:
+            at = line.index(after)
+            line = line[at + 1 :] + line[: at + 1]
+        for pane_id in line:
+            if pane_id in skip:
+                continue
+            card = self.answer_card(pane_id)
+            if card is not None:
+                return card
+        return None
+
+    def answer(self, card: AnswerCard, key: str, done: Callable[[ActionResult], None]) -> None:
+        """Answer ``card`` with ``key`` on the action thread, after a live re-check of the pane
+        (`nbs_tui.actions.Operator.answer`); ``done`` gets the result on the UI thread."""
+        pane = self.state.pane_by_id.get(card.pane_id)
+        op = self.ready(pane)
+        if op is None or pane is None:
+            return
+
+        def job() -> None:
+            result = op.answer(pane, card, key)
+            self.report([result], "Answer")
+            self.view.on_ui(lambda: done(result))
+
+        self.submit(job)
 
 
 def _desktop_notify(title: str, text: str) -> None:

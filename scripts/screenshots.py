@@ -100,6 +100,12 @@ async def shoot(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
                 await pilot.pause(0.5)
                 save("scrollback")
                 await pilot.press("escape", "z")
+                if pane_id is not None:  # the answer card, on the agent asking for permission
+                    app.select_pane(pane_id)
+                    await pilot.press("A")
+                    await pilot.pause(0.5)
+                    save("answer")
+                    await pilot.press("q")
             made.append(await shoot_viewer(demo, settings, out, size, agents))
         finally:
             demo.stop()

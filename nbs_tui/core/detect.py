@@ -41,6 +41,8 @@ FLAG_ACCEPT_EDITS = "accept-edits"
 FLAG_AUTO_MODE = "auto-mode"
 FLAG_GHOST_INPUT = "suggestion"
 """The input box shows Claude Code's greyed suggestion, which typing replaces."""
+FLAG_UNNUMBERED = "unnumbered-menu"
+"""The menu's options carry no digits (``❯ No, exit``): a digit key does not choose one."""
 
 # --- escape sequences -------------------------------------------------------------------------
 
@@ -248,6 +250,8 @@ class _Menu:
     first_row: int
     last_row: int
     context: str
+    prompt: str = ""
+    """The rows above the options, as shown (blank rows at either end dropped)."""
 
 
 def _numbered_menu(rows: Sequence[tuple[int, str]], box_prompt: int | None) -> _Menu | None:
@@ -305,7 +309,8 @@ def _numbered_menu(rows: Sequence[tuple[int, str]], box_prompt: int | None) -> _
     context_lines.reverse()
     after = [line for _, line in rows[last_pos + 1 :]]
     context = "\n".join(context_lines + [o.label for o in options] + after[:6])
-    return _Menu(options, rows[first_pos][0], rows[last_pos][0], context)
+    prompt = "\n".join(line.rstrip() for line in context_lines).strip("\n")
+    return _Menu(options, rows[first_pos][0], rows[last_pos][0], context, prompt)
 
 
 def _unnumbered_menu(rows: Sequence[tuple[int, str]], box: _Box | None) -> _Menu | None:
@@ -344,7 +349,8 @@ def _unnumbered_menu(rows: Sequence[tuple[int, str]], box: _Box | None) -> _Menu
         options = tuple(MenuOption(i + 1, label, sel) for i, (_, label, sel) in enumerate(labels))
         context_lines = [row for _, row in rows[max(0, labels[0][0] - 15) : labels[0][0]]]
         context = "\n".join([*context_lines, *(o.label for o in options)])
-        return _Menu(options, rows[labels[0][0]][0], rows[labels[-1][0]][0], context)
+        prompt = "\n".join(line.rstrip() for line in context_lines).strip("\n")
+        return _Menu(options, rows[labels[0][0]][0], rows[labels[-1][0]][0], context, prompt)
     return None
 
 
@@ -556,6 +562,7 @@ def detect_lines(lines: Sequence[str], *, faint_rows: Collection[int] = ()) -> D
                     reason=f"usage limit menu with {len(menu.options)} options: {menu_limit.text[:60]}",
                     flags=frozen_flags,
                     limit=menu_limit,
+                    prompt=menu.prompt,
                 )
             if newer_box and not (marked or footer):
                 menu = None  # a numbered list in prose above an idle box, however it is worded
@@ -569,6 +576,7 @@ def detect_lines(lines: Sequence[str], *, faint_rows: Collection[int] = ()) -> D
                     plan_choice=plan_choice,
                     reason=f"{state.value} menu with {len(menu.options)} options",
                     flags=frozen_flags,
+                    prompt=menu.prompt,
                 )
     unnumbered = _unnumbered_menu(rows, box if box is not None and box.ruled else None)
     if unnumbered is not None:
@@ -579,7 +587,8 @@ def detect_lines(lines: Sequence[str], *, faint_rows: Collection[int] = ()) -> D
             state,
             options=unnumbered.options,
             reason=f"{state.value} choice of {len(unnumbered.options)}",
-            flags=frozen_flags,
+            flags=frozen_flags | {FLAG_UNNUMBERED},
+            prompt=unnumbered.prompt,
         )
 
     # 2. a live spinner, or the busy footer

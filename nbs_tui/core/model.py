@@ -140,3 +140,6 @@ class Detection:
     """Extra facts such as ``context-pressure`` or ``plan-mode`` that do not change the state."""
     limit: UsageLimit | None = None
     """For ``limited``: what the screen says about the limit and its reset."""
+    prompt: str = ""
+    """For a menu: the rows above its options (the question, the command asked about), for a
+    person to read and for checking later that the same menu is still open."""

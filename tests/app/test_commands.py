@@ -6,9 +6,10 @@ import re
 
 from nbs_tui.app import NbsApp
 from nbs_tui.commands import COMMANDS, bindings, scope_bindings
+from nbs_tui.widgets.answer_card import AnswerScreen
 from nbs_tui.widgets.scrollback import Scrollback
 
-SCOPES: dict[str, type] = {"": NbsApp, "scrollback": Scrollback}
+SCOPES: dict[str, type] = {"": NbsApp, "scrollback": Scrollback, "answer": AnswerScreen}
 """Who binds each scope's commands."""
 
 
@@ -37,6 +38,9 @@ def test_the_app_and_each_scope_bind_the_table_in_order() -> None:
     ]
     assert [b.id for b in Scrollback.BINDINGS if not isinstance(b, tuple)] == [
         c.id for c in COMMANDS if c.scope == "scrollback"
+    ]
+    assert [b.id for b in AnswerScreen.BINDINGS if not isinstance(b, tuple)] == [
+        c.id for c in COMMANDS if c.scope == "answer"
     ]
 
 

@@ -2,6 +2,8 @@
 
 * A permission prompt puts the agent in the "needs you" queue; ``n`` selects it, ``K`` then
   ``1`` answers "Yes" from the dashboard, the tool runs, and the agent leaves the queue.
+* The same prompt answered from the answer card (``A``, then ``y``): the live re-check passes on
+  the real CLI's screen, ``1`` is pressed once, the tool runs.
 * Text typed in the send bar arrives in Claude Code exactly, multi-line text included (the
   bracketed paste keeps its newlines in the input box until the operator's Enter).
 """
@@ -17,6 +19,7 @@ from nbs_tui.action_log import ActionRecord, Outcome
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.model import AgentState, ServerAddress
+from nbs_tui.widgets.answer_card import AnswerScreen
 from nbs_tui.widgets.send_bar import KeyPicker
 from tests.app.helpers import wait_for
 from tests.realclaude.harness import Bash, ClaudeFleet, Text
@@ -66,6 +69,25 @@ async def test_answer_a_permission_prompt_from_the_dashboard(
         key = [r for r in records(app) if r.action == "key"]
         assert [(r.pane_id, r.sent, r.outcome) for r in key] == [(agent.pane_id, "1", Outcome.SENT)]
     agent.wait_for("Created it.", timeout=45)
+
+
+async def test_answer_a_permission_prompt_from_the_card(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    agent = claude_fleet.start([Bash("touch answered-from-card", description="Create a marker file"), Text("Made it.")])
+    agent.submit("create the marker file")
+    agent.wait_for("Do you want to proceed?", timeout=45)
+    app = make_app(server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: agent.pane_id in app.operator.needs_you, timeout=45, what="the agent needs you")
+        await pilot.press("A")
+        await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen), what="the answer card")
+        assert isinstance(app.screen, AnswerScreen) and "touch answered-from-card" in app.screen.card.prompt
+        await pilot.press("y")
+        await wait_for(pilot, lambda: (agent.workdir / "answered-from-card").exists(), timeout=45, what="the tool ran")
+        answers = [r for r in records(app) if r.action == "answer"]
+        assert [(r.sent, r.outcome, r.reason) for r in answers] == [("1", Outcome.SENT, "1. Yes")]
+    agent.wait_for("Made it.", timeout=45)
 
 
 TRICKY = "say 'ok'; echo $HOME \"quoted\" -dash é 🙂\nsecond line: `x` \\ ;"

@@ -1,0 +1,155 @@
+"""The answer card: a waiting agent's question or permission prompt, answered without leaving.
+
+Opened from the needs-you queue (`A`). It shows the agent, how long it has waited, the prompt and
+the options the sidecar read from its screen. A digit, ``y``, ``n`` or Esc posts
+`AnswerScreen.Chosen`; the app answers through the controller (a live re-check first: the same
+menu, pane and process, else nothing is sent) and then shows the next waiting agent's card or
+the reason nothing was sent. Tab moves on without answering; ``q`` closes the card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from nbs_tui.commands import scope_bindings
+from nbs_tui.core.answer import AnswerCard
+from nbs_tui.core.limits import countdown
+from nbs_tui.widgets.needs_you import BADGES
+
+PROMPT_ROWS = 14
+"""Rows of the prompt shown; a longer one is cut at the top (the question is at its end)."""
+
+
+class AnswerScreen(ModalScreen[None]):
+    """One card at a time; `show` replaces it (the next waiting agent), `tell` says what happened."""
+
+    BINDINGS: ClassVar[list[BindingType]] = list(scope_bindings("answer"))
+
+    DEFAULT_CSS = """
+    AnswerScreen {
+        align: center middle;
+    }
+    AnswerScreen > #card {
+        width: 96;
+        max-width: 96%;
+        height: auto;
+        max-height: 90%;
+        border: round $warning;
+        border-title-color: $warning;
+        border-title-style: bold;
+        background: $surface;
+        padding: 0 1;
+    }
+    AnswerScreen #card-prompt {
+        margin: 1 0 0 0;
+    }
+    AnswerScreen #card-options {
+        margin: 1 0;
+    }
+    AnswerScreen #card-said {
+        height: auto;
+    }
+    AnswerScreen #card-keys {
+        color: $text-muted;
+    }
+    """
+
+    @dataclass
+    class Chosen(Message):
+        """The operator pressed ``key`` (a digit, ``y``, ``n``, ``escape``) on ``card``."""
+
+        card: AnswerCard
+        key: str
+
+    @dataclass
+    class Skipped(Message):
+        """Tab: show the next waiting agent's card without answering this one."""
+
+        card: AnswerCard
+
+    def __init__(self, card: AnswerCard, label: str, waited: float, waiting: int) -> None:
+        super().__init__()
+        self.card = card
+        self._label = label
+        self._waited = waited
+        self._waiting = waiting
+        self.busy = False
+        """A key was sent and its answer is not back yet: further keys wait for it."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="card"):
+            yield Static(id="card-head")
+            yield Static(id="card-prompt")
+            yield Static(id="card-options")
+            yield Static(id="card-said")
+            yield Static(
+                "1-9 choose · y yes · n no · Esc cancel the prompt · Tab next · q close", id="card-keys"
+            )
+
+    def on_mount(self) -> None:
+        self._render_card()
+
+    def show(self, card: AnswerCard, label: str, waited: float, waiting: int, said: Text | str = "") -> None:
+        """Show another card (or the same one, read again)."""
+        self.card, self._label, self._waited, self._waiting = card, label, waited, waiting
+        self.busy = False
+        self._render_card()
+        self.tell(said)
+
+    def tell(self, said: Text | str, style: str = "") -> None:
+        """A line under the options: what was sent, or why nothing was."""
+        self.busy = False
+        self.query_one("#card-said", Static).update(Text(said, style=style) if isinstance(said, str) else said)
+
+    def _render_card(self) -> None:
+        card = self.card
+        badge, style = BADGES.get(card.state, ("•", ""))
+        box = self.query_one("#card", Vertical)
+        box.border_title = f"Answer · {self._waiting} waiting"
+        head = Text()
+        head.append(f" {badge} ", style)
+        head.append(f" {self._label}", "bold")
+        head.append(f" · {card.title} · ")
+        head.append(f"waiting {countdown(self._waited)}", "dim")
+        self.query_one("#card-head", Static).update(head)
+        rows = [row.rstrip() for row in card.prompt.split("\n") if row.strip() and set(row.strip()) != {"╌"}]
+        if len(rows) > PROMPT_ROWS:
+            rows = ["…", *rows[-PROMPT_ROWS + 1 :]]
+        self.query_one("#card-prompt", Static).update(Text("\n".join(rows) or "(no prompt text on screen)"))
+        options = Text()
+        for i, option in enumerate(card.options):
+            if i:
+                options.append("\n")
+            digit = f" {option.number} " if card.numbered else " · "
+            options.append(digit, style="bold reverse" if option.selected else "bold")
+            options.append(f" {option.label}")
+        if not card.numbered:
+            options.append("\n(no digits on this dialog: Esc cancels it; g in the list jumps in)", style="dim")
+        self.query_one("#card-options", Static).update(options)
+
+    def _choose(self, key: str) -> None:
+        if self.busy:
+            return
+        self.busy = True
+        self.tell(Text(f"checking the live pane, then sending {key}…", style="dim"))
+        self.busy = True
+        self.post_message(self.Chosen(self.card, key))
+
+    def action_choose(self, key: str) -> None:
+        self._choose(key)
+
+    def action_skip(self) -> None:
+        if not self.busy:
+            self.post_message(self.Skipped(self.card))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,69 @@
+"""The answer card's pure part: the card read from a screen, the key a choice is, the re-check."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from nbs_tui.core.answer import AnswerCard, Choice, card_for, choose, recheck
+from nbs_tui.core.detect import detect_text
+from nbs_tui.core.model import AgentState, Detection
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "claude"
+
+
+def screen(version: str, name: str) -> Detection:
+    text = (CORPUS / version / f"{name}.txt").read_text(encoding="utf-8")
+    return detect_text("\n".join(text.split("\n")[2:]))
+
+
+def card(version: str, name: str) -> AnswerCard:
+    made = card_for("%1", 4242, screen(version, name))
+    assert made is not None
+    return made
+
+
+@pytest.mark.parametrize("version", ["2.1.100", "2.1.150", "2.1.197", "2.1.265", "2.1.332"])
+def test_a_permission_card_reads_the_command_and_answers_by_the_shown_digits(version: str) -> None:
+    c = card(version, "permission_bash")
+    assert c.state is AgentState.PERMISSION and c.numbered
+    assert "ls -la /" in c.prompt and "Do you want to proceed?" in c.prompt
+    yes = choose(c, "y")
+    assert yes == Choice("1", "1. Yes")
+    no = choose(c, "n")
+    no_option = next(o for o in c.options if o.label == "No")
+    assert isinstance(no, Choice) and no.key == str(no_option.number)  # 2.1.332 numbers it 3 or 4
+    assert choose(c, "escape") == Choice("Escape", "Esc (cancel the prompt)")
+    assert "no option 9" in str(choose(c, "9"))
+
+
+def test_a_question_card_has_no_yes_or_no() -> None:
+    c = card("2.1.332", "question")
+    assert c.state is AgentState.QUESTION and "Which colour" in c.prompt
+    assert choose(c, "2") == Choice("2", "2. Blue")
+    assert "no 'Yes' option" in str(choose(c, "y"))
+    assert "no 'No' option" in str(choose(c, "n"))
+    assert "does not answer" in str(choose(c, "x"))
+
+
+def test_an_unnumbered_dialog_takes_only_esc() -> None:
+    c = card("2.1.332", "dialog_trust")
+    assert not c.numbered
+    assert "no digits" in str(choose(c, "1"))
+    assert choose(c, "escape") == Choice("Escape", "Esc (cancel the prompt)")
+
+
+def test_no_card_where_nothing_waits_on_a_menu() -> None:
+    for name in ("idle_empty", "working_streaming", "error_overloaded", "limited_session"):
+        assert card_for("%1", 1, screen("2.1.332", name)) is None, name
+
+
+def test_recheck_passes_the_same_menu_and_names_every_change() -> None:
+    c = card("2.1.197", "permission_bash")
+    assert recheck(c, screen("2.1.197", "permission_bash")) is None
+    assert "is gone" in str(recheck(c, screen("2.1.197", "idle_after_reply")))
+    assert "options are not the ones shown" in str(recheck(c, screen("2.1.197", "permission_write")))
+    other = replace(c, prompt=c.prompt.replace("ls -la /", "rm -rf /"))
+    assert "a different permission prompt" in str(recheck(other, screen("2.1.197", "permission_bash")))
