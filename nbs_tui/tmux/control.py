@@ -19,7 +19,7 @@ import os
 import subprocess
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from nbs_tui.core.model import ServerAddress
@@ -195,7 +195,7 @@ class ControlClient:
             except (BrokenPipeError, OSError, ValueError) as exc:
                 raise ControlError(f"control connection to {self.session_id} lost: {exc}") from exc
 
-    def send_lines(self, commands: list[tuple[str, ReplyCallback | None]]) -> None:
+    def send_lines(self, commands: Sequence[tuple[str, ReplyCallback | None]]) -> None:
         """Send commands on lines of their own (one failing skips nothing), in one write."""
         if any("\n" in cmd for cmd, _ in commands):
             raise ValueError("a control-mode command must be one line")
