@@ -71,6 +71,7 @@ from nbs_tui.messages import (
 from nbs_tui.notify import (
     Subject,
     TerminalNotifier,
+    client_terminal,
     parse_protocols,
     passthrough_problem,
     passthrough_state,
@@ -288,10 +289,14 @@ class NbsApp(App[int]):
             self.run_worker(self._check_passthrough, name="allow-passthrough", thread=True)
 
     def _check_passthrough(self) -> None:
-        """Thread: once, say how to let notifications out of tmux when they cannot."""
+        """Thread: once, say how to let notifications out of tmux when they cannot; with
+        ``notify_osc = "auto"``, choose the protocols by the terminal tmux's client runs in."""
         problem = passthrough_problem(passthrough_state(os.environ))
         if problem is not None:
             self.runtime.problem("notify", problem)
+        if self.settings.notify_osc.strip().lower() == "auto" and (term := client_terminal(os.environ)):
+            protocols = parse_protocols("auto", {"TERM": term})
+            self.call_from_thread(setattr, self.notifier, "protocols", protocols)
 
     @property
     def fleet(self) -> FleetPort | None:

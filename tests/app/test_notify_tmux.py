@@ -108,3 +108,30 @@ def test_allow_passthrough_is_read_from_the_dashboards_own_pane(operator_server:
     assert passthrough_state(inside) not in (None, "0", "off")
     assert passthrough_problem(passthrough_state(inside)) is None
     assert passthrough_state({"PATH": os.environ.get("PATH", "")}) is None  # not inside tmux
+
+
+def test_auto_chooses_by_the_terminal_of_the_dashboards_tmux_client(operator_server: libtmux.Server) -> None:
+    """Inside tmux ``TERM`` is tmux's own; the attached client's terminal (the TERM ssh brought)
+    names the protocol: rxvt speaks OSC 777 only, so only that one is sent."""
+    import pty
+    import signal
+
+    from nbs_tui.notify import client_terminal, parse_protocols
+
+    session = operator_server.new_session("operator", window_command="sleep 600")
+    pane = session.active_pane
+    assert pane is not None and pane.pane_id is not None
+    socket = operator_server.cmd("display-message", "-p", "#{socket_path},#{pid},0").stdout[0]
+    inside = {"TMUX": socket, "TMUX_PANE": pane.pane_id, "PATH": os.environ.get("PATH", "")}
+    assert client_terminal(inside) is None  # nobody attached
+    child, _fd = pty.fork()
+    if child == 0:  # an operator's terminal: a tmux client in a pty, TERM=rxvt
+        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        os.execvpe("tmux", ["tmux", "-L", str(operator_server.socket_name), "attach", "-t", "operator"], {**env, "TERM": "rxvt"})
+    try:
+        wait_until(lambda: operator_server.cmd("list-clients").stdout, 10, "the client attached")
+        assert client_terminal(inside) == "rxvt"
+        assert parse_protocols("auto", {"TERM": "rxvt"}) == ("777",)
+    finally:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
