@@ -384,7 +384,7 @@ class OperatorController:
             states,
             labels={p: state.pane_by_id[p].target for p in states},
             plan_waits=frozenset(manual),
-            stuck=self._escalated(),
+            stuck={**self._limit_menus(states), **self._escalated()},
             since={
                 pane_id: status.idle_since
                 for pane_id, status in state.statuses.items()
@@ -408,6 +408,17 @@ class OperatorController:
             stuck=self._escalated(),
             looking_at=looking_at,
         )
+
+    def _limit_menus(self, states: dict[PaneId, AgentState]) -> dict[PaneId, str]:
+        """Limited agents whose usage-limit menu is open (2.1.1xx): they wait for a choice (the
+        queue's ``stuck`` reasons carry them in, as they do escalated agents)."""
+        menus: dict[PaneId, str] = {}
+        for pane_id, agent_state in states.items():
+            if agent_state is AgentState.LIMITED:
+                status = self._sidecar_status(pane_id)
+                if status is not None and status.detection.options:
+                    menus[pane_id] = "usage-limit menu"
+        return menus
 
     def _escalated(self) -> dict[PaneId, str]:
         """Agents the sidecar's stuck watch gave up nudging."""

@@ -793,4 +793,16 @@ def detection_as_json(detection: Detection) -> dict[str, Any]:
         "plan_choice": detection.plan_choice,
         "flags": sorted(detection.flags),
         "reason": detection.reason,
+        **({"limit": _limit_json(detection.limit)} if detection.limit is not None else {}),
+    }
+
+
+def _limit_json(limit: UsageLimit) -> dict[str, Any]:
+    """The usage limit as headless ``state`` events carry it (the reset as the screen wrote it)."""
+    return {
+        "kind": limit.kind,
+        "resets": limit.resets,
+        "tz": limit.tz,
+        "auto_resume": limit.auto_resume,
+        "text": limit.text,
     }

@@ -24,6 +24,7 @@ BADGES = {
     AgentState.ERROR: ("✖", "bold white on red"),
     AgentState.PLAN: ("✎", "bold magenta"),
     AgentState.IDLE: ("…", "cyan"),
+    AgentState.LIMITED: ("⏳", "bold black on dark_orange"),
 }
 
 

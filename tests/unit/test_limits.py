@@ -351,3 +351,14 @@ def test_real_limit_screens(version: str, name: str) -> None:
         assert d.input_text == "" and not d.options
     else:  # the menu: "Stop and wait for limit to reset" first
         assert d.input_text is None and "wait for limit" in d.options[0].label
+
+
+def test_headless_state_events_carry_the_limit() -> None:
+    from nbs_tui.core.detect import detection_as_json
+
+    d = detect_lines(limited_screen())
+    assert detection_as_json(d)["limit"] == {
+        "kind": "session", "resets": "9:18am (UTC)", "tz": "UTC", "auto_resume": False,
+        "text": "You've hit your session limit · resets 9:18am (UTC)",
+    }
+    assert "limit" not in detection_as_json(detect_lines(box("● Done.")))
