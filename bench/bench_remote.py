@@ -9,7 +9,19 @@ rest idle in ``cat``. Then, on the same panes:
 2. **ssh**: one `TmuxFleet` per host with an `SshTmuxRunner` (a new connection each);
 3. **nbs-claude**: the nbs-claude way over ssh: one ``ssh HOST tmux capture-pane -p -t PANE`` per
    pane per second (a thread per host, its panes in turn), every one through that host's
-   ControlMaster (started first, so no capture pays for a handshake).
+   ControlMaster (started first, so no capture pays for a handshake);
+4. **dash-local**: the dashboard itself (``python -m nbs_tui``, `create_app`'s app) in a pty of
+   160x48 as bench/bench_app.py runs it, on the first host's tmux socket (``-S``: a dashboard
+   watches one local server, so its 20 panes only);
+5. **dash-ssh**: the same dashboard on every host through ssh (``[[hosts]]``, ``service = "off"``,
+   ``--no-poll``: it watches, types nothing).
+
+For the dashboards, latency is *on screen*: from the marker's write in a pane (the time in the
+marker) to the first read of the dashboard's terminal output holding the whole token (the mirror
+shows the first pane of the first host, a writer); "connect+seed" is the time to the first full
+frame (the status bar counts every pane and a marker is drawn in the mirror), from the launch,
+Python's start included; CPU is the app's process tree without its ssh clients, which are counted
+under ssh with the lab's own.
 
 Reported per mode: time from ``start()`` to every host's panes seeded, write-to-model latency
 (``screens_changed`` -> the line is in the `PaneScreen`; first sighting of a pane is its seed and
@@ -21,6 +33,7 @@ clients, the sshd sessions' for the remote side. The tmux servers' own CPU is th
 
     .venv/bin/python bench/bench_remote.py                 # 1, 3, 5 hosts x 20 panes, 10 s windows
     .venv/bin/python bench/bench_remote.py --hosts 1 --seconds 5
+    .venv/bin/python bench/bench_remote.py --hosts 3 --modes dash-local dash-ssh
 """
 
 from __future__ import annotations
@@ -321,6 +334,10 @@ class Dashboard:
         """marker's send time (ns, wall) -> wall ns of the first read that drew it."""
         self.full_frame = threading.Event()
         self.full_frame_ns = 0
+        self.listed_ns = 0
+        """First frame whose status bar counts every pane."""
+        self.painted_ns = 0
+        """First frame with a marker drawn in the mirror."""
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
         self.master = master
@@ -356,10 +373,12 @@ class Dashboard:
             if not self.full_frame.is_set():
                 stream.feed(data)
                 rows = screen.display
-                listed = any(want in row for row in rows[:2])
-                painted = any(MARK_RE.search(row[COLS // 3 :]) for row in rows)
-                if listed and painted:
-                    self.full_frame_ns = time.monotonic_ns()
+                if not self.listed_ns and any(want in row for row in rows[:2]):
+                    self.listed_ns = time.monotonic_ns()
+                if not self.painted_ns and any(MARK_RE.search(row[COLS // 3 :]) for row in rows):
+                    self.painted_ns = time.monotonic_ns()
+                if self.listed_ns and self.painted_ns:
+                    self.full_frame_ns = max(self.listed_ns, self.painted_ns)
                     self.full_frame.set()
 
     def quit(self) -> None:
@@ -419,6 +438,8 @@ def run_dashboard(lab: SshLab, mode: str, panes: int, seconds: float) -> dict[st
         if not dash.full_frame.wait(90):
             raise RuntimeError(f"{mode}: no full frame within 90 s (exit {dash.proc.poll()}): {dash.tail[-600:]!r}")
         connect = (dash.full_frame_ns - dash.launched_ns) / 1e9
+        listed_s = (dash.listed_ns - dash.launched_ns) / 1e9
+        painted_s = (dash.painted_ns - dash.launched_ns) / 1e9
         time.sleep(2.0)  # past the start-up backlog
         app_pids = [dash.proc.pid, *descendants(dash.proc.pid)]
         pids_ssh = sorted(set(ssh_clients(lab)) | {p for p in app_pids if _comm(p) == "ssh"})
@@ -443,6 +464,8 @@ def run_dashboard(lab: SshLab, mode: str, panes: int, seconds: float) -> dict[st
     samples = sorted((drawn - sent) / 1e6 for sent, drawn in dash.drawn.items() if t0_ns <= sent <= t1_ns)
     return {
         "connect_s": connect,
+        "listed_s": listed_s,
+        "painted_s": painted_s,
         "n": len(samples),
         "p50_ms": statistics.median(samples) if samples else float("nan"),
         "p99_ms": samples[int(len(samples) * 0.99)] if samples else float("nan"),

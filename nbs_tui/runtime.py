@@ -445,7 +445,9 @@ class Runtime:
                     problem(not_installed(host.name))
 
             heartbeat.on_acquired = acquired
-        return SidecarLease(commands, heartbeat, on_problem=problem)
+        lease = SidecarLease(commands, heartbeat, on_problem=problem)
+        lease.inband = getattr(self.fleet, "command_inband", None)  # remote: no ssh exec a tick
+        return lease
 
     def _first_frame_done(self) -> bool:
         """The fleet was seeded `SERVICE_DELAY` ago: the dashboard has drawn it by now."""

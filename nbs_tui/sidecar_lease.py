@@ -36,7 +36,7 @@ from nbs_tui.core.relay import (
 )
 from nbs_tui.tmux.lease import LeaseHeartbeat
 from nbs_tui.tmux.operate import TmuxCommandError, TmuxCommands
-from nbs_tui.tmux.pane_options import PaneOptionsPublisher, PublishedState, SidecarSwitches
+from nbs_tui.tmux.pane_options import Inband, PaneOptionsPublisher, PublishedState, SidecarSwitches
 from nbs_tui.tmux.port import TmuxUnavailable
 
 log = logging.getLogger(__name__)
@@ -81,6 +81,8 @@ class SidecarLease:
         self._pending_lock = threading.Lock()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbs-lease-write")
         self._read_failed = False
+        self.inband: Inband | None = None
+        """Set by the runtime for a remote host: the tick's option read goes in-band."""
         self.by = f"{heartbeat.host} pid {heartbeat.pid}"
         """This process as its relayed actions name it."""
         self._reader = RelayReader()
@@ -142,7 +144,7 @@ class SidecarLease:
         """Read the pause and every pane's switches (one tmux command); False if tmux failed
         (the last values are kept)."""
         try:
-            paused, self.panes = self.switches.read()
+            paused, self.panes = self.switches.read(self.inband)
             if not self.pending("", "pause"):  # a pause just asked for stays until tmux has it
                 self.paused = paused
             self._read_relayed()

@@ -765,6 +765,22 @@ class TmuxFleet(FleetPort):
             return self.reconnect_interval
         return min(cap, self.reconnect_interval * 2 ** min(failures - 1, 16))
 
+    def command_inband(self, args: Sequence[str]) -> str | None:
+        """One tmux command on an attached control connection of a remote host (~1 ms, no ssh
+        exec: the sidecar lease's per-tick option read); None when there is none or it failed
+        (the caller then runs it through the runner)."""
+        if not self.runner.remote:
+            return None
+        with self._state_lock:
+            ready = [c for sid, c in self._clients.items() if c.alive and sid in self._ready]
+        for client in ready[:1]:
+            try:
+                reply = client.command(" ".join(quote(arg) for arg in args))
+            except ControlError:
+                return None
+            return "".join(line + "\n" for line in reply.text())
+        return None
+
     def _discover(self) -> list[DiscoveredPane]:
         """List every pane: in-band on an attached control connection (~1 ms instead of a
         ``tmux`` process, or an ssh exec when tmux is remote), else one ``tmux list-panes``

@@ -12,7 +12,7 @@ no port, no file, and the same over ssh. All calls block for one tmux round trip
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from nbs_tui.core.lease import (
@@ -135,6 +135,9 @@ class PaneOptionsPublisher:
         self._last = {}
 
 
+Inband = Callable[[Sequence[str]], "str | None"]
+"""Runs one tmux command on a control connection: its output, or None (use the runner)."""
+
 _SWITCH_FIELDS = (
     "#{pane_id}",
     f"#{{{POLL_SWITCH_OPTION}}}",
@@ -175,14 +178,19 @@ class SidecarSwitches:
 
     # -- the holder (and any view, to show them) -----------------------------------------------
 
-    def read(self) -> tuple[bool, dict[PaneId, PaneSwitches]]:
-        """The pause and every pane's switches, in one tmux command."""
-        out = self.commands.run_many(
-            [
-                ("display-message", "-p", f"#{{{PAUSE_OPTION}}}"),
-                ("list-panes", "-a", "-F", "\t".join(_SWITCH_FIELDS)),
-            ]
-        )
+    def read(self, inband: Inband | None = None) -> tuple[bool, dict[PaneId, PaneSwitches]]:
+        """The pause and every pane's switches, in one tmux command (``inband``: two commands
+        on the fleet's control connection to a remote host instead of an ssh exec)."""
+        pause = ("display-message", "-p", f"#{{{PAUSE_OPTION}}}")
+        listing = ("list-panes", "-a", "-F", "\t".join(_SWITCH_FIELDS))
+        out: str | None = None
+        if inband is not None:
+            first_line = inband(pause)
+            rest_lines = inband(listing) if first_line is not None else None
+            if first_line is not None and rest_lines is not None:
+                out = first_line + rest_lines
+        if out is None:
+            out = self.commands.run_many([pause, listing])
         first, _, rest = out.partition("\n")
         panes: dict[PaneId, PaneSwitches] = {}
         for row in rest.splitlines():

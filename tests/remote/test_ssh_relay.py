@@ -53,6 +53,12 @@ def test_a_dashboard_over_ssh_hears_the_remote_services_polls_and_plan_answers(
         assert isinstance(service, Lease)
         wait_for(lambda: any(dict(e.data)["result"] == "submitted" for e in heard(pane, "poll")), 45)
         wait_for(lambda: any(dict(e.data)["result"] == "landed" for e in heard(plan, "plan-select")), 45)
+        # the viewer's per-tick option read goes on the fleet's control connection, not an ssh exec
+        assert runtime.lease is not None and runtime.lease.inband is not None
+        assert runtime.lease.inband(("display-message", "-p", "#{@nbs_sidecar}")) == a.tmux(
+            "display-message", "-p", "#{@nbs_sidecar}"
+        )
+        assert runtime.lease.switches.read(runtime.lease.inband)[1].keys() == runtime.lease.switches.read()[1].keys()
     finally:
         runtime.stop()
         ssh_lab.ssh("hosta", f"{command} service stop")
