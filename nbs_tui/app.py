@@ -55,7 +55,7 @@ from nbs_tui.core.answer import AnswerCard
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.meters import describe
 from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind
+from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
 from nbs_tui.core.problems import Problems
 from nbs_tui.files.control_plane import ControlPlane
@@ -988,7 +988,7 @@ class NbsApp(App[int]):
     def _needs_you_tick(self) -> None:
         entries = self.operator.needs_you_tick()
         self.needs_panel.show_entries(entries, self.clock(), self.operator.label)
-        for note in self.operator.notify_tick(self._looking_at()):
+        for note in coalesce(self.operator.notify_tick(self._looking_at())):
             self.notifier.notify(note)
 
     def _looking_at(self) -> PaneId | None:

@@ -101,7 +101,7 @@ def fill(template: str, note: Notification, subject: Subject) -> list[str]:
     within its own argument (so a value never becomes a second argument or a shell command)."""
     title, body = message(note, subject.pane)
     values = {
-        "pane": subject.pane, "pane_id": note.pane_id, "host": subject.host, "project": subject.project,
+        "pane": subject.pane + (f" and {len(note.also)} more" if note.also else ""), "pane_id": note.pane_id, "host": subject.host, "project": subject.project,
         "state": note.state, "reason": note.reason, "event": note.kind.value, "title": title, "body": body,
     }  # fmt: skip
     try:

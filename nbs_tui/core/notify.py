@@ -74,10 +74,33 @@ class Notification:
     state: str
     reason: str
     at: float
+    also: tuple[PaneId, ...] = ()
+    """Other panes folded into this one by `coalesce` (the same kind at the same moment)."""
 
     @property
     def label(self) -> str:
         return KIND_LABELS[self.kind]
+
+
+BURST = 3
+"""More notifications than this of one kind at once become one (`coalesce`)."""
+
+
+def coalesce(notes: Iterable[Notification], burst: int = BURST) -> list[Notification]:
+    """One notification per kind for a burst: a usage limit hits every agent of the account at
+    once, and fifty desktop notifications (or fifty ntfy messages) say less than one."""
+    by_kind: dict[NotifyKind, list[Notification]] = {}
+    for note in notes:
+        by_kind.setdefault(note.kind, []).append(note)
+    out: list[Notification] = []
+    for group in by_kind.values():
+        if len(group) <= burst:
+            out += group
+            continue
+        first = group[0]
+        others = tuple(note.pane_id for note in group[1:])
+        out.append(Notification(first.kind, first.pane_id, first.state, first.reason, first.at, also=others))
+    return out
 
 
 @dataclass(slots=True)
@@ -196,5 +219,6 @@ def _default_reason(kind: NotifyKind, state: str) -> str:
 
 
 def message(note: Notification, name: str) -> tuple[str, str]:
-    """(title, body) for a notification about the pane called ``name``."""
-    return f"nbs-tui: {name} {note.label}", note.reason
+    """(title, body) for a notification about the pane called ``name`` (and those it folds in)."""
+    more = f" and {len(note.also)} more" if note.also else ""
+    return f"nbs-tui: {name}{more} {note.label}", note.reason

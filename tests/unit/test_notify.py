@@ -183,3 +183,16 @@ def test_the_limited_state_is_the_one_detection_reports() -> None:
     from nbs_tui.core.notify import LIMITED_STATE
 
     assert AgentState(LIMITED_STATE).value == LIMITED_STATE
+
+
+def test_a_burst_of_one_kind_becomes_one_notification() -> None:
+    from nbs_tui.core.notify import coalesce
+
+    limited = [Notification(NotifyKind.LIMITED, f"%{i}", "limited", "resets 9am", 5.0) for i in range(6)]
+    finished = [Notification(NotifyKind.FINISHED, "%9", "idle", "done", 5.0)]
+    [one, done] = coalesce(limited + finished)
+    assert (one.pane_id, one.also, one.reason) == ("%0", ("%1", "%2", "%3", "%4", "%5"), "resets 9am")
+    assert done == finished[0]
+    assert message(one, "s:0.0") == ("nbs-tui: s:0.0 and 5 more usage limit", "resets 9am")
+    assert coalesce(limited[:3]) == limited[:3]  # a few stay apart
+    assert fill("echo {pane}", one, Subject("s:0.0", "h", "p")) == ["echo", "s:0.0 and 5 more"]
