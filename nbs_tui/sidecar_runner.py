@@ -207,6 +207,9 @@ class _Tracked:
     shown_state: AgentState | None = None
     state_wall: float = 0.0
     """Wall time the detected state last changed (published as ``@nbs_since``)."""
+    paused_file: tuple[int, bool] = (-1, False)
+    """(tick, whether the project's pause file was there): shown statuses reuse the tick's
+    look instead of another stat a pane; decisions always look again."""
 
 
 def zone(name: str | None) -> tzinfo:
@@ -505,7 +508,7 @@ class SidecarRunner:
         self._snapshot = replace(old, statuses=MappingProxyType(statuses))
 
     def _status_now(self, tracked: _Tracked, now: float) -> SidecarStatus:
-        return tracked.sidecar.status(now, self._context(tracked, now))
+        return tracked.sidecar.status(now, self._context(tracked, now, for_show=True))
 
     # -- the tick ------------------------------------------------------------------------------
 
@@ -514,10 +517,16 @@ class SidecarRunner:
             return False
         return os.path.exists(os.path.join(info.current_path, ".nbs", "control-pause"))
 
-    def _context(self, tracked: _Tracked, now: float) -> SidecarContext:
+    def _context(self, tracked: _Tracked, now: float, for_show: bool = False) -> SidecarContext:
+        """What the pane's sidecar may do now; ``for_show`` (a status to publish, never to act
+        on): the pause file as seen in this tick, if it was looked at."""
         lease = self.lease
+        tick, paused = tracked.paused_file
+        if not for_show or tick != self.ticks:
+            paused = self._paused(tracked.info)
+            tracked.paused_file = (self.ticks, paused)
         return SidecarContext(
-            paused=self._paused(tracked.info) or (lease is not None and lease.paused),
+            paused=paused or (lease is not None and lease.paused),
             operator_typing=now - tracked.operator_at < OPERATOR_QUIET,
             viewer=lease is not None and not lease.acting(),
         )
@@ -1101,7 +1110,7 @@ class SidecarRunner:
         if tracked is None:
             return
         now = self.clock()
-        status = tracked.sidecar.status(now, self._context(tracked, now))
+        status = tracked.sidecar.status(now, self._context(tracked, now, for_show=True))
         self._deliver(SidecarEvent("status", pane_id, self.wall(), message, status))
 
     def _deliver(self, event: SidecarEvent) -> None:
