@@ -83,7 +83,7 @@ def parse_limit_line(line: str) -> UsageLimit | None:
     text = line.strip().lstrip("⎿●⏺⚠ \u00a0").strip()
     if "limit" not in text.lower():
         return None
-    m = _HIT.search(text)
+    m = _HIT.match(text)  # at the start: an answer that quotes the message is not the message
     if m:
         kind = m.group("kind") or "usage"
         resets = (m.group("resets") or "").strip()

@@ -65,6 +65,8 @@ def test_oldest_wording_carries_the_instant() -> None:
         "● I raised the limit in config.py to 500.",
         "The rate limit is reached when the queue is full",
         "❯ what happens when you hit your limit?",
+        "● If you see \"You've hit your session limit · resets 3pm\", wait for it.",
+        "● The usage limit reached its maximum yesterday.",
     ],
 )
 def test_other_lines_are_not_limits(line: str) -> None:
