@@ -95,6 +95,7 @@ class ActionLog:
         self.path = path
         self._lock = threading.Lock()
         self._listeners: list[RecordListener] = []
+        self._tail_checked = False
 
     def subscribe(self, listener: RecordListener) -> Callable[[], None]:
         """Call ``listener`` (on the appending thread) after each record; returns an unsubscribe."""
@@ -114,6 +115,12 @@ class ActionLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
+                if not self._tail_checked:
+                    # A process killed inside a write that spans pages can leave half a line:
+                    # our first record starts on a line of its own, the torn one stays visible.
+                    if not _ends_whole(self.path):
+                        data = b"\n" + data
+                    self._tail_checked = True
                 written = os.write(fd, data)
                 while written < len(data):  # a short write on a regular file is rare but legal
                     written += os.write(fd, data[written:])
@@ -133,6 +140,19 @@ class ActionLog:
             except ValueError:
                 result.append(line)
         return result
+
+
+def _ends_whole(path: Path) -> bool:
+    """True when the file is empty or ends with a newline."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            if handle.tell() == 0:
+                return True
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) == b"\n"
+    except OSError:
+        return True
 
 
 def _last_lines(path: Path, limit: int, block: int = 64 * 1024) -> list[str]:

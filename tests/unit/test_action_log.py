@@ -80,3 +80,16 @@ def test_listeners_hear_each_record(tmp_path: Path) -> None:
     unsubscribe()
     log.append(record(2))
     assert heard == [record(1)]
+
+
+def test_a_line_cut_by_a_crash_is_closed_before_the_next_record(tmp_path: Path) -> None:
+    path = tmp_path / "actions.log"
+    path.write_bytes(record(1).to_json().encode() + b"\n" + record(2).to_json().encode()[:40])  # killed mid-write
+    log = ActionLog(path)
+    log.append(record(3))
+    log.append(record(4))
+    data = path.read_bytes()
+    assert data.endswith(b"\n")
+    lines = data.decode().splitlines()
+    assert len(lines) == 4 and lines[1] == record(2).to_json()[:40]  # the torn line kept, on its own
+    assert [r for r in log.tail() if isinstance(r, ActionRecord)] == [record(1), record(3), record(4)]
