@@ -172,6 +172,8 @@ class Poller:
         self.control = control
         self.panes: list[str] = []
         self.latency = Latency()
+        self.failed = 0
+        """Captures that failed (an ssh session refused: MaxSessions, load)."""
         self.seeded = threading.Event()
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, name=f"poller-{alias}", daemon=True)
@@ -194,7 +196,11 @@ class Poller:
         while not self.stopping.is_set():
             began = time.monotonic()
             for pane in self.panes:
-                text = self.run("tmux", "capture-pane", "-p", "-t", pane)
+                try:
+                    text = self.run("tmux", "capture-pane", "-p", "-t", pane)
+                except subprocess.CalledProcessError:  # sshd refused a session under load: count it
+                    self.failed += 1
+                    continue
                 self.latency.saw(pane, text.splitlines(), time.time_ns())
             self.seeded.set()
             self.stopping.wait(max(0.0, 1.0 - (time.monotonic() - began)))
@@ -204,7 +210,11 @@ class Poller:
         if self.thread.is_alive():
             self.thread.join(10)
         self.master.terminate()
-        self.master.wait(10)
+        try:
+            self.master.wait(10)
+        except subprocess.TimeoutExpired:
+            self.master.kill()
+            self.master.wait(10)
 
 
 def run_mode(lab: SshLab, mode: str, seconds: float) -> dict[str, float]:
@@ -305,6 +315,9 @@ def run_pollers(lab: SshLab, seconds: float) -> dict[str, float]:
         return 100.0 * sum(b[p] - a[p] for p in b if p in a) / HZ / wall
 
     samples = sorted(s for poller in pollers for s in poller.latency.samples)
+    failed = sum(poller.failed for poller in pollers)
+    if failed:
+        print(f"nbs-claude: {failed} captures failed", file=sys.stderr)
     return summary(
         connect, samples, own0, own1, wall, pct(ssh0, ssh1), pct(remote0, remote1), pids_ssh, pids_remote,
         children_are_ssh=True,

@@ -89,6 +89,9 @@ class SidecarLease:
         self._news: dict[PaneId, RelayNews] = {}
         self._outbox: dict[PaneId, list[ActionEvent]] = {}
         self._outbox_lock = threading.Lock()
+        self._written: dict[PaneId, tuple[RelayedAction, ...]] = {}
+        """What this holder last wrote per pane: numbering goes on from it when the tick's read
+        failed (a stale ring would number an action twice)."""
         previous = heartbeat.on_acquired
 
         def acquired(lease: Lease) -> None:
@@ -101,6 +104,7 @@ class SidecarLease:
 
         def on_lost(why: str) -> None:
             self.publisher.forget()  # the next holder clears what we set
+            self._written = {}  # and numbers after what it reads
             if lost is not None:
                 lost(why)
 
@@ -208,6 +212,9 @@ class SidecarLease:
         for pane_id, events in outbox.items():
             known = self.panes.get(pane_id)
             ring: tuple[RelayedAction, ...] = known.actions if known is not None else ()
+            mine = self._written.get(pane_id, ())
+            if mine and (not ring or mine[-1].seq > ring[-1].seq):
+                ring = mine
             for event in events:
                 ring = append_action(ring, event.at, event.kind, self.by, event.message, event.data)
             rings[pane_id] = ring
@@ -221,10 +228,13 @@ class SidecarLease:
             return
         for pane_id, written in rings.items():
             self._reader.mark(pane_id, written[-1].seq)
+            self._written[pane_id] = tuple(written)
 
     def _read_relayed(self) -> None:
         """With fresh `panes`: note what other holders did since the last read."""
         rings = {pane_id: switches.actions for pane_id, switches in self.panes.items()}
+        for pane_id in [p for p in self._written if p not in rings]:
+            del self._written[pane_id]  # the pane is gone
         news = read_all(self._reader, rings)
         for pane_id, item in news.items():  # what this process wrote itself is marked seen
             old = self._news.get(pane_id, RelayNews())

@@ -97,3 +97,39 @@ def test_a_gap_in_the_numbers_is_reported_and_a_garbled_value_ignored(
         assert [a.seq for a in parse_ring(commands.run("show-options", "-pqv", "-t", idle, ACTIONS_OPTION))] == list(range(9, 15))
     finally:
         viewer.stop()
+
+
+def test_the_holder_numbers_on_from_what_it_wrote_when_a_read_failed(
+    session: libtmux.Session, server: libtmux.Server
+) -> None:
+    from nbs_tui.sidecar_lease import SidecarLease
+    from nbs_tui.tmux.lease import LeaseHeartbeat
+
+    pane = session.active_window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    commands = TmuxCommands(ServerAddress(socket_name=str(server.socket_name)))
+    heartbeat = LeaseHeartbeat(commands)
+    heartbeat.tick()
+    lease = SidecarLease(commands, heartbeat)
+    assert lease.acting()
+
+    def act(result: str) -> None:
+        lease.record(SidecarEvent("poll", pane.pane_id or "", 1.0, "", None, (("result", result),)))
+        lease.flush_actions()
+
+    def seqs() -> list[int]:
+        raw = commands.run("show-options", "-pqv", "-t", pane.pane_id or "", ACTIONS_OPTION)
+        return [a.seq for a in parse_ring(raw)]
+
+    assert lease.sync()
+    act("typed")
+    assert lease.sync()
+    stale = lease.panes  # the ring holding seq 1
+    act("enter")
+    lease.panes = stale  # this tick's read failed: the ring read is a tick old
+    act("submitted")
+    assert seqs() == [1, 2, 3]
+    lease.record(SidecarEvent("state", pane.pane_id, 1.0, "", None, ()))  # not a holder's action
+    lease.flush_actions()
+    assert seqs() == [1, 2, 3]
+    heartbeat.stop(release=True)
