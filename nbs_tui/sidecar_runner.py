@@ -26,7 +26,8 @@ most ``FORCE_POLL_WAIT`` seconds, so call it from a worker thread, never from th
 Usage limits (`nbs_tui.core.limits`): each tick feeds every agent's limit, if any, to one
 fleet-wide `ResumePlanner`; no poll and no nudge reach a ``limited`` agent (its detection is not
 safe to type into). With ``limit_resume`` on, once a reset has passed (plus a margin) the
-planner names one agent per ``limit_resume_stagger`` seconds; the runner re-checks its live
+planner names one agent per ``limit_resume_stagger`` seconds (a 2.1.1xx limit menu is first
+answered "Stop and wait for limit to reset", by label, once); the runner re-checks its live
 screen and types the resume message through the poll's handshake (purpose ``resume``). Only a
 runner that acts (the lease holder) resumes; every step is an event and a line of the action
 log. Where Claude Code says it continues by itself, nothing is sent.
@@ -68,7 +69,7 @@ from nbs_tui.core.detect import (
     screen_lines_and_faint,
 )
 from nbs_tui.core.lease import inflight_erase_count
-from nbs_tui.core.limits import LimitEvent, ResumeConfig, ResumePlanner
+from nbs_tui.core.limits import LimitEvent, ResumeConfig, ResumePlanner, is_wait_option
 from nbs_tui.core.model import AgentState, Detection, PaneId, PaneInfo
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.core.sidecar import (
@@ -95,6 +96,9 @@ log = logging.getLogger(__name__)
 
 OPERATOR_QUIET = 5.0
 """Seconds after the operator's last keystroke in a pane before the sidecar may type there."""
+
+LIMIT_MENU_SETTLE = 1.0
+"""A usage-limit menu must be on screen this long (two ticks) before its wait option is pressed."""
 
 FORCE_POLL_WAIT = 6.0
 """Longest a `SidecarRunner.force_poll` caller waits for a busy tick (a tmux call times out
@@ -207,6 +211,8 @@ class _Tracked:
     shown_state: AgentState | None = None
     state_wall: float = 0.0
     """Wall time the detected state last changed (published as ``@nbs_since``)."""
+    limit_menu: tuple[object, ...] | None = None
+    """The usage-limit menu (options, prompt) whose "wait" option was pressed: once per menu."""
     paused_file: tuple[int, bool] = (-1, False)
     """(tick, whether the project's pause file was there): shown statuses reuse the tick's
     look instead of another stat a pane; decisions always look again."""
@@ -641,6 +647,12 @@ class SidecarRunner:
             tracked.sidecar.resume_at = None if at is None else now + (at - wall_now)
         if not acting or not self.limits.limited():
             return
+        if self.limits.config.enabled:
+            for pane_id in self.limits.limited():
+                info = panes.get(pane_id)
+                menu_pane = self._tracked.get(pane_id)
+                if info is not None and menu_pane is not None:
+                    self._choose_wait(menu_pane, info, now)
         ready = []
         for pane_id in self.limits.limited():
             limited = self._tracked.get(pane_id)
@@ -682,6 +694,37 @@ class SidecarRunner:
             return
         self._resume_step(info, "queued", "reset passed: resume queued", text)
 
+    def _choose_wait(self, tracked: _Tracked, info: PaneInfo, now: float) -> None:
+        """2.1.1xx asks "What do you want to do?" at the limit: with resume on, answer "Stop and
+        wait for limit to reset" (by label, once per menu, after a live re-check) so the agent's
+        box is free for the resume after the reset. The other options cost money: never those."""
+        sidecar = tracked.sidecar
+        d = sidecar.detection
+        context = self._context(tracked, now)
+        if d.state is not AgentState.LIMITED or not d.options or context.paused or context.operator_typing:
+            return
+        wait = next((o for o in d.options if is_wait_option(o.label)), None)
+        changed = sidecar.last_change
+        menu = (tuple(o.label for o in d.options), d.prompt)
+        if wait is None or tracked.limit_menu == menu or changed is None or now - changed < LIMIT_MENU_SETTLE:
+            return
+        tracked.limit_menu = menu
+        text = f"{wait.number}. {wait.label}"
+        try:
+            live = self._live(info)
+            if live.state is not AgentState.LIMITED or tuple(o.label for o in live.options) != menu[0]:
+                why: str | None = f"the usage-limit menu changed ({live.state.value}: {live.reason})"
+            elif not self._press(info.pane_id, str(wait.number)):
+                why = "not sent: this process no longer holds the sidecar lease"
+            else:
+                why = None
+        except (PaneGone, TmuxUnavailable) as error:
+            why = str(error)
+        if why is not None:
+            self._resume_step(info, "refused", f"limit menu: {why}", text)
+            return
+        self._resume_step(info, "wait-chosen", f"limit menu answered: {text}", text)
+
     def _limit_event(self, info: PaneInfo, event: LimitEvent, *, acting: bool) -> None:
         """A step of the limit watch: ``limit`` events for every view; the holder's decisions
         (held, due) are ``resume`` events and action-log lines too."""
@@ -700,7 +743,7 @@ class SidecarRunner:
             "submitted": Outcome.SENT,
             "failed": Outcome.FAILED,
         }.get(result, Outcome.SKIPPED if result in ("held", "refused") else None)
-        if outcome is None and result not in ("queued", "typed", "enter"):
+        if outcome is None and result not in ("queued", "typed", "enter", "wait-chosen"):
             return
         try:
             self.action_log.append(
@@ -1129,7 +1172,7 @@ def event_kinds() -> Mapping[str, str]:
         "command": "a \\nbs- line seen on screen (line, project)",
         "nudge": "a stuck agent's nudge: queued, refused (nudge: its number), typed, enter (attempt), submitted, failed",
         "limit": "a usage limit seen or gone (result: limited, cleared; reset_at: unix seconds or null)",
-        "resume": "resuming a limited agent after its reset: held (why), queued, refused, typed, enter, submitted, failed",
+        "resume": "resuming a limited agent after its reset: wait-chosen (2.1.1xx's limit menu), held (why), queued, refused, typed, enter, submitted, failed",
         "escalate": "a stuck agent needs a person: idle past the grace period after its nudges (reason)",
         "agent-ended": "the agent's process exited or its tmux pane is gone (liveness: exited, gone)",
         "status": "per-pane status changed (not printed by --headless)",

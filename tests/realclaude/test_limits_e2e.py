@@ -1,8 +1,9 @@
 """A usage limit from the real Claude Code CLI (subscription auth, a 429 with the unified rate-limit
 headers from the scripted API), watched by the real SidecarRunner whose wall clock is moved past
-the reset, with automatic resume on: the limited agent is shown ``limited`` with its reset, gets
-no poll and no continue (the primary version continues by itself; a 2.1.1xx version shows its
-menu), in the ticks after its hold was logged."""
+the reset, with automatic resume on. The primary version (2.1.332) continues by itself: the
+agent is shown ``limited`` with its reset and gets no poll and no continue. A 2.1.1xx version
+(``NBS_CLAUDE_VERSION=2.1.197``) shows its menu: "Stop and wait" is chosen, one continue is sent
+after the reset, and when the limit comes back it is not sent again."""
 
 from __future__ import annotations
 
@@ -68,20 +69,35 @@ def test_a_limited_agent_gets_no_poll_and_no_second_continue(
     )
     runner.start()
     try:
-        def held() -> list[SidecarEvent]:
-            return [e for e in events if e.pane_id == limited.pane_id and e.kind == "resume"]
+        def steps(result: str | None = None) -> list[SidecarEvent]:
+            return [
+                e for e in events
+                if e.pane_id == limited.pane_id and e.kind == "resume"
+                and (result is None or dict(e.data).get("result") == result)
+            ]  # fmt: skip
 
-        assert retry_until(lambda: bool(held()), 15, raises=False), events
+        if menu:  # 2.1.1xx: "Stop and wait" chosen, then one continue after the reset, once
+            assert retry_until(lambda: bool(steps("submitted")), 30, raises=False), events
+            done = [dict(e.data)["result"] for e in steps() if dict(e.data)["result"] != "held"]
+            assert done[:2] == ["wait-chosen", "queued"], done
+            # the scripted API still refuses: the limit is back, and is not resumed a second time
+            assert retry_until(
+                lambda: any("already resumed once" in e.message for e in steps("held")), 30, raises=False
+            ), events
+            # the refused turn left no answer, so the API sees both user texts in the second turn
+            prompts = limited.api.prompts()
+            assert len(prompts) == 2 and prompts[1].endswith("continue"), prompts
+            return
+        assert retry_until(lambda: bool(steps()), 15, raises=False), events
         ticks = runner.ticks
         assert retry_until(lambda: runner.ticks >= ticks + 4, 15, raises=False)  # > a poll interval
-        said = held()
+        said = steps()
         assert said and all(dict(e.data)["result"] == "held" for e in said), said
-        why = "input box not free" if menu else "continues by itself"
-        assert why in said[0].message
+        assert "continues by itself" in said[0].message
         status = runner.status(limited.pane_id)
         assert status is not None and status.state is AgentState.LIMITED
         limit = status.detection.limit
-        assert limit is not None and limit.auto_resume is not menu
+        assert limit is not None and limit.auto_resume
         assert status.limit_reset_at is not None and status.next_poll_in is None
         assert limited.api.prompts() == ["hello"], "nothing but the first prompt reached the API"
     finally:

@@ -5,7 +5,8 @@ corpus screen (``tests/corpus/claude/<version>/<name>.txt``, header lines droppe
 pane and reads keys in raw mode, appending ``RAW <bytes>`` for each read to its log. When the
 screen has Claude Code's input box, typed text shows in it and Enter logs ``SUBMIT <text>`` and
 moves on to an ordinary finished turn; when it shows a menu instead, the first key logs
-``KEY <key>`` and moves on the same way. Either way the recorded state ends, as it would.
+``KEY <key>`` and moves on the same way, or to ``after`` (another recorded screen: what the CLI
+showed after that answer). Either way the recorded state ends, as it would.
 """
 
 from __future__ import annotations
@@ -24,14 +25,18 @@ REPLAY = r"""#!PYTHON
 import os, sys, tty, select
 
 screen_path, log_path = sys.argv[1], sys.argv[2]
-rows = open(screen_path, encoding="utf-8").read().split("\n")[2:42]
+after_path = sys.argv[3] if len(sys.argv) > 3 else ""
 log = open(log_path, "a", buffering=1)
 rule = lambda r: r.strip() and set(r.strip()) <= set("─")
-box = None
-for i in range(len(rows) - 2, 0, -1):
-    if rows[i].startswith("❯") and rule(rows[i - 1]) and rule(rows[i + 1]):
-        box = i
-        break
+
+def load(path):
+    rows = open(path, encoding="utf-8").read().split("\n")[2:42]
+    for i in range(len(rows) - 2, 0, -1):
+        if rows[i].startswith("❯") and rule(rows[i - 1]) and rule(rows[i + 1]):
+            return rows, i
+    return rows, None
+
+rows, box = load(screen_path)
 buf = ""
 
 def draw():
@@ -62,7 +67,12 @@ while True:
     text = data.decode("utf-8", "replace")
     if box is None:
         log.write("KEY " + repr(text) + "\n")
-        finish("❯ (answered " + repr(text) + ")")
+        if after_path:  # the screen the real CLI showed after this answer
+            rows, box = load(after_path)
+            after_path = ""
+            draw()
+        else:
+            finish("❯ (answered " + repr(text) + ")")
         continue
     for ch in text:
         if ch == "\r":
@@ -97,7 +107,9 @@ def corpus_screen(version: str, name: str) -> Path:
     return CORPUS / version / f"{name}.txt"
 
 
-def start_replay(server: libtmux.Server, tmp: Path, name: str, screen: Path) -> ReplayPane:
+def start_replay(
+    server: libtmux.Server, tmp: Path, name: str, screen: Path, after: Path | None = None
+) -> ReplayPane:
     """A session ``name`` whose pane shows ``screen`` until a key ends it (see the module)."""
     bindir = tmp / "replay-bin"
     agent = bindir / "claude"
@@ -110,7 +122,7 @@ def start_replay(server: libtmux.Server, tmp: Path, name: str, screen: Path) -> 
         session_name=name,
         x=120,
         y=40,
-        window_command=f"{agent} {screen} {log}",
+        window_command=f"{agent} {screen} {log}" + (f" {after}" if after else ""),
     )
     server.cmd("set-option", "-t", str(session.session_id), "window-size", "manual")
     pane = session.active_window.active_pane

@@ -1,7 +1,8 @@
 """Usage limits on real tmux: panes showing limit screens recorded from the real CLI, the real
-SidecarRunner, a wall clock moved past the reset. Polls are held; with ``limit_resume`` on, the
-one agent whose box is free is resumed once, staggered; an agent whose Claude Code continues by
-itself, or whose limit menu is open, gets no key at all; every step is in the action log."""
+SidecarRunner, a wall clock moved past the reset. Polls are held; with ``limit_resume`` on, each
+agent whose box is free is resumed once, staggered; a 2.1.1xx limit menu is first answered "Stop
+and wait" (then that agent is resumed too); an agent whose Claude Code continues by itself gets no
+key at all; every step is in the action log. Without the opt-in nothing is typed."""
 
 from __future__ import annotations
 
@@ -105,19 +106,25 @@ def test_limited_agents_resumed_once_staggered_and_never_where_the_cli_continues
     a = start_replay(server, tmp_path, "a", waiting)
     b = start_replay(server, tmp_path, "b", corpus_screen("2.1.150", "limited_after_wait"))
     auto = start_replay(server, tmp_path, "auto", corpus_screen(AUTO_VERSION, "limited_session"))
-    menu = start_replay(server, tmp_path, "menu", corpus_screen(MENU_VERSION, "limited_session"))
+    menu = start_replay(server, tmp_path, "menu", corpus_screen(MENU_VERSION, "limited_session"), after=waiting)
     settings = _settings(tmp_path, limit_resume=True, limit_resume_margin=1.0, limit_resume_stagger=3.0,
                          limit_resume_message="go on after the limit")
     runner, events = runner_for(settings, _after_reset(waiting, 5))
 
-    def both_submitted() -> bool:
-        return all(events.of(p.pane_id, "resume", "submitted") for p in (a, b))
+    def all_submitted() -> bool:
+        return all(events.of(p.pane_id, "resume", "submitted") for p in (a, b, menu))
 
-    assert retry_until(both_submitted, 25, raises=False), events.items
-    first, second = sorted(
-        (events.of(p.pane_id, "resume", "queued")[0].at, p.pane_id) for p in (a, b)
+    assert retry_until(all_submitted, 30, raises=False), events.items
+    first, second, third = sorted(
+        (events.of(p.pane_id, "resume", "queued")[0].at, p.pane_id) for p in (a, b, menu)
     )
-    assert second[0] - first[0] >= 2.5, "the second resume must wait for the stagger"
+    assert second[0] - first[0] >= 2.5 and third[0] - second[0] >= 2.5, "resumes wait for the stagger"
+    # the menu was answered by its "wait" option's digit, once, before its resume
+    assert [line for line in menu.lines() if line.startswith("KEY ")] == ["KEY '1'"]
+    [chosen] = events.of(menu.pane_id, "resume", "wait-chosen")
+    assert "Stop and wait for limit to reset" in chosen.message
+    assert chosen.at < events.of(menu.pane_id, "resume", "queued")[0].at
+    assert menu.submitted()[0] == "go on after the limit"
     # the first thing ever submitted in each is the resume: no poll or nudge was typed while
     # limited (once resumed, the replayed agent finishes its turn and is an ordinary idle agent)
     assert a.submitted()[0] == "go on after the limit" and b.submitted()[0] == "go on after the limit"
@@ -125,18 +132,17 @@ def test_limited_agents_resumed_once_staggered_and_never_where_the_cli_continues
         resumed_at = events.of(pane.pane_id, "resume", "queued")[0].at
         early = [e for kind in ("poll", "nudge") for e in events.of(pane.pane_id, kind) if e.at <= resumed_at]
         assert early == []
-    for pane in (auto, menu):
-        assert pane.raw() == [], f"{pane.pane_id} got keys: {pane.raw()}"
+    assert auto.raw() == [], f"{auto.pane_id} got keys: {auto.raw()}"
     assert "continues by itself" in events.of(auto.pane_id, "resume", "held")[0].message
-    assert "input box not free" in events.of(menu.pane_id, "resume", "held")[0].message
     ticks = runner.ticks
     assert retry_until(lambda: runner.ticks >= ticks + 3, 10, raises=False)
-    assert [len(events.of(p.pane_id, "resume", "queued")) for p in (a, b)] == [1, 1]
+    assert [len(events.of(p.pane_id, "resume", "queued")) for p in (a, b, menu)] == [1, 1, 1]
     records = [json.loads(line) for line in (tmp_path / "actions.log").read_text().splitlines()]
     steps = [(r["pane_id"], r["action"]) for r in records]
-    for pane in (a, b):
+    for pane in (a, b, menu):
         for step in ("resume queued", "resume typed", "resume enter", "resume submitted"):
             assert (pane.pane_id, step) in steps, steps
+    assert (menu.pane_id, "resume wait-chosen") in steps
     assert (auto.pane_id, "resume held") in steps
     assert runner.status(auto.pane_id) is not None
     status = runner.status(auto.pane_id)
@@ -148,11 +154,12 @@ def test_without_the_opt_in_nothing_is_typed_and_the_hold_is_said_once(
 ) -> None:
     waiting = corpus_screen(MENU_VERSION, "limited_after_wait")
     a = start_replay(server, tmp_path, "a", waiting)
+    menu = start_replay(server, tmp_path, "menu", corpus_screen(MENU_VERSION, "limited_session"))
     runner, events = runner_for(_settings(tmp_path), _after_reset(waiting, 120))
     assert retry_until(lambda: bool(events.of(a.pane_id, "resume", "held")), 10, raises=False)
     ticks = runner.ticks
     assert retry_until(lambda: runner.ticks >= ticks + 3, 10, raises=False)
-    assert a.raw() == []
+    assert a.raw() == [] and menu.raw() == []
     assert len(events.of(a.pane_id, "resume", "held")) == 1
     assert events.of(a.pane_id, "limit", "limited")
     status = runner.status(a.pane_id)
