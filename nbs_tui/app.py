@@ -53,7 +53,7 @@ from nbs_tui.config import ConfigError, Settings, save_setting
 from nbs_tui.controller import OperatorController
 from nbs_tui.core.answer import AnswerCard
 from nbs_tui.core.hosts import HostState
-from nbs_tui.core.meters import describe
+from nbs_tui.core.meters import describe_total, format_cost
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
@@ -639,7 +639,11 @@ class NbsApp(App[int]):
     def _update_counts(self) -> None:
         self.status_bar.set_counts(*self.state.counts())
         meters = self.state.fleet_meters()
-        self.status_bar.set_meters(describe(meters, self.settings.prices, context=False) if meters is not None else "")
+        if meters is None:
+            self.status_bar.set_meters("")
+        else:
+            prices = self.settings.prices
+            self.status_bar.set_meters(describe_total(meters, prices), format_cost(meters.cost(prices)))
 
     def _update_empty_state(self) -> None:
         empty = self.empty

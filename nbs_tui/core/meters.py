@@ -351,3 +351,9 @@ def describe(meters: Meters, prices: Mapping[str, ModelPrice], context: bool = T
     parts.append(f"out {short_count(tokens.output)}")
     parts.append(f"~{format_cost(meters.cost(prices))}")
     return " · ".join(parts)
+
+
+def describe_total(meters: Meters, prices: Mapping[str, ModelPrice]) -> str:
+    """The fleet's totals in few columns, for the status bar: ``$0.83 1.3M tok`` (an estimate,
+    as the details say with their ``~``)."""
+    return f"{format_cost(meters.cost(prices))} {short_count(meters.tokens.total)} tok"

@@ -40,8 +40,8 @@ class StatusBar(Static):
         """Several hosts watched: each one's connection (and whether this dashboard acts there)."""
         self.paused = False
         """The server-wide sidecar pause (``@nbs_pause``) is on."""
-        self.meters = ""
-        """The fleet's token and cost totals, already formatted ("" : none known)."""
+        self.meters: tuple[str, str] = ("", "")
+        """The fleet's totals, formatted long (cost and tokens) and short (cost): "" when none."""
 
     def on_mount(self) -> None:
         self._redraw()
@@ -82,9 +82,10 @@ class StatusBar(Static):
             self.hosts = states
             self._redraw()
 
-    def set_meters(self, text: str) -> None:
-        if text != self.meters:
-            self.meters = text
+    def set_meters(self, text: str, short: str = "") -> None:
+        """``text``: the fleet's totals; ``short``: what to show when the bar is too narrow."""
+        if (text, short) != self.meters:
+            self.meters = (text, short or text)
             self._redraw()
 
     def set_paused(self, paused: bool) -> None:
@@ -92,7 +93,19 @@ class StatusBar(Static):
             self.paused = paused
             self._redraw()
 
+    def on_resize(self) -> None:
+        self._redraw()
+
     def _redraw(self) -> None:
+        width = self.content_size.width
+        # when the bar is too narrow, first the view's name goes, then the meters' tokens
+        for view, long_meters in ((True, True), (False, True), (False, False)):
+            text = self._line(view=view, long_meters=long_meters)
+            if not width or text.cell_len <= width:
+                break
+        self.update(text, layout=False)  # docked, one row high: its size never changes
+
+    def _line(self, *, view: bool, long_meters: bool) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("nbs-tui", style="bold")
         text.append("  ")
@@ -125,7 +138,9 @@ class StatusBar(Static):
         for state, count in states:
             text.append("  ")
             text.append(f" {count} {state.value} ", style=STATE_STYLES.get(state, ""))
-        if self.meters:
-            text.append(f"   Σ {self.meters}", style="")
-        text.append(f"   [{self.view_name}]", style="dim")
-        self.update(text, layout=False)  # docked, one row high: its size never changes
+        meters = self.meters[0 if long_meters else 1]
+        if meters:
+            text.append(f"  Σ {meters}", style="")
+        if view:
+            text.append(f"   [{self.view_name}]", style="dim")
+        return text

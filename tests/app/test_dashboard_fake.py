@@ -203,12 +203,12 @@ async def test_meters_move_in_the_status_bar_and_details_while_the_state_stays()
         account.add(UsageRecord("m1", "claude-haiku-4-5", Tokens(input=1_000_000), False))
         app.post_message(ClaudeSignalsChanged((("%1", RawFacts("%1", meters=account.meters)),)))
         detail = app.query_one(DetailPanel)
-        await wait_for(pilot, lambda: "~$1.00" in str(app.status_bar.render()), what="the fleet's cost in the bar")
+        await wait_for(pilot, lambda: "Σ $1.00" in str(app.status_bar.render()), what="the fleet's cost in the bar")
         await wait_for(pilot, lambda: "in 1.0M" in static_text(detail), what="the agent's meters in the details")
         # more tokens, same state: the bar and the details follow
         account.add(UsageRecord("m2", "claude-haiku-4-5", Tokens(output=1_000_000), False))
         app.post_message(ClaudeSignalsChanged((("%1", RawFacts("%1", meters=account.meters)),)))
-        await wait_for(pilot, lambda: "~$6.00" in str(app.status_bar.render()), what="the new total")
+        await wait_for(pilot, lambda: "Σ $6.00" in str(app.status_bar.render()), what="the new total")
         await wait_for(pilot, lambda: "out 1.0M" in static_text(detail), what="the new details")
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from textual.app import App, ComposeResult
 
-from nbs_tui.core.meters import DEFAULT_PRICES, MeterAccount, Tokens, UsageRecord, describe
+from nbs_tui.core.meters import DEFAULT_PRICES, MeterAccount, Tokens, UsageRecord, describe_total
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.pane_state import ClaudeFacts, PaneStatus
 from nbs_tui.widgets.detail_panel import DetailPanel
@@ -43,7 +43,7 @@ class MetersBar(App[None]):
         bar.set_counts(3, 2, [AgentState.IDLE, AgentState.WORKING])
         account = MeterAccount()
         account.add(UsageRecord("msg_1", "claude-opus-5-5", Tokens(12_400, 3_100, 45_000, 1_200_000), False))
-        bar.set_meters(describe(account.meters, DEFAULT_PRICES, context=False))
+        bar.set_meters(describe_total(account.meters, DEFAULT_PRICES))
 
 
 def test_status_bar_shows_the_fleet_meters(snap_compare: Callable[..., bool]) -> None:
@@ -70,3 +70,19 @@ class MetersDetails(App[None]):
 
 def test_details_show_the_agents_meters(snap_compare: Callable[..., bool]) -> None:
     assert snap_compare(MetersDetails(), terminal_size=(120, 40))
+
+
+async def test_a_narrow_bar_drops_the_view_name_then_the_tokens_but_keeps_the_cost() -> None:
+    app = MetersBar()
+    async with app.run_test(size=(150, 2)) as pilot:
+        bar = app.query_one(StatusBar)
+        bar.set_meters("$0.58 1.3M tok", "$0.58")
+        await pilot.pause()
+        assert "Σ $0.58 1.3M tok   [dashboard]" in str(bar.render())
+        await pilot.resize_terminal(110, 2)
+        await pilot.pause()
+        assert "Σ $0.58 1.3M tok" in str(bar.render()) and "[dashboard]" not in str(bar.render())
+        await pilot.resize_terminal(95, 2)
+        await pilot.pause()
+        shown = str(bar.render())
+        assert shown.endswith("Σ $0.58") and "tok" not in shown

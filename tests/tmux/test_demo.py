@@ -412,6 +412,8 @@ def test_status_file_and_hook_spool_like_claude_code(start_agent: Callable[..., 
     facts = tail.facts
     assert facts.state is AgentState.IDLE and facts.last_tool == "Bash" and facts.session_id == found.session_id
     assert facts.last_assistant_message and facts.last_assistant_message in pane.text().replace("\n  ", " ")
+    # each response reports its usage, as Claude Code's do: the meters count them (README, Meters)
+    assert facts.meters.responses >= 2 and facts.meters.tokens.output > 0 and facts.meters.tokens.cache_read > 18_000
     pane.tmux("kill-pane", "-t", pane.id)
     wait_for("the status file to go", lambda: not status_path.exists())
     wait_for("SessionEnd", lambda: events()[-1:] == ["SessionEnd"])
