@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 CHILD = r"""
-import cProfile, pstats, runpy, sys, threading, time, io
+import cProfile, os, pstats, runpy, sys, threading, time, io
 use_profile = sys.argv[1] == "1"
 top = int(sys.argv[2])
 sys.argv = ["nbs_tui", *sys.argv[3:]]
@@ -61,7 +61,7 @@ finally:
         main.disable()
     times["MainThread"] = time.thread_time()
     wall = time.monotonic() - start
-    out = sys.stderr
+    out = open(os.environ["NBS_PROFILE_OUT"], "w") if os.environ.get("NBS_PROFILE_OUT") else sys.stderr
     print(f"\n== CPU per thread over {wall:.1f} s (% of one core)", file=out)
     merged = {}
     for name, cpu in times.items():
@@ -78,6 +78,8 @@ finally:
                 stats.add(prof)
             except TypeError:
                 pass
+        if os.environ.get("NBS_PROFILE_OUT"):
+            stats.dump_stats(os.environ["NBS_PROFILE_OUT"] + ".prof")  # for pstats' callers
         stats.strip_dirs()
         print("\n== cumulative", file=out)
         stats.sort_stats("cumulative").print_stats(top)
