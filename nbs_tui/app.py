@@ -58,6 +58,7 @@ from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
 from nbs_tui.core.problems import Problems
+from nbs_tui.core.text import printable
 from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.messages import (
     BackendProblem,
@@ -471,7 +472,8 @@ class NbsApp(App[int]):
         if now - self._problems_shown.get(key, float("-inf")) < PROBLEM_REPEAT_SECONDS:
             return
         self._problems_shown[key] = now
-        self.notify(message.message, title=message.source, severity="error", timeout=8)
+        # a message may quote a folder or a line from a pane: shown printable, never as markup
+        self.notify(printable(message.message, multiline=True), title=printable(message.source), severity="error", timeout=8, markup=False)
 
     def _problems_changed(self) -> None:
         # while tmux is away the banner speaks for it (what fails meanwhile follows from it);

@@ -13,14 +13,15 @@ from textual.screen import ModalScreen
 from textual.widgets import RichLog, Static
 
 from nbs_tui.action_log import ActionRecord, Outcome
+from nbs_tui.core.text import printable
 
 OUTCOME_STYLES = {Outcome.SENT: "green", Outcome.SKIPPED: "yellow", Outcome.FAILED: "bold red"}
 
 
 def record_line(item: ActionRecord | str) -> Text:
     if isinstance(item, str):
-        return Text(f"(unreadable line) {item}", style="dim red")
-    return Text(item.describe(), style=OUTCOME_STYLES.get(item.outcome, ""))
+        return Text(printable(f"(unreadable line) {item}"), style="dim red")
+    return Text(printable(item.describe()), style=OUTCOME_STYLES.get(item.outcome, ""))
 
 
 class ActionLogScreen(ModalScreen[None]):

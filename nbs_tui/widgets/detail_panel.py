@@ -24,6 +24,12 @@ from nbs_tui.messages import ClaudeFacts, HistoryEntry, PaneStatus
 from nbs_tui.widgets.fleet_list import format_duration, quiet_start, state_text
 
 
+def _plain(text: str) -> Text:
+    """A value as it is: printable (core/text.py) and never read as markup (a title with
+    ``[/x]`` in it would otherwise stop the panel with a MarkupError)."""
+    return Text(printable(text))
+
+
 class DetailPanel(Static):
     """Details of one pane; `show` redraws only when what it would print changed."""
 
@@ -80,16 +86,16 @@ class DetailPanel(Static):
         table = Table.grid(padding=(0, 1))
         table.add_column(style="bold", no_wrap=True)
         table.add_column(overflow="fold")
-        table.add_row("pane", f"{pane.pane_id}  {printable(pane.target)}  {pane.width}×{pane.height}" + ("  (dead)" if pane.dead else ""))
+        table.add_row("pane", _plain(f"{pane.pane_id}  {printable(pane.target)}  {pane.width}×{pane.height}" + ("  (dead)" if pane.dead else "")))
         if host is not None:
             if host.connected is False:
                 table.add_row("host", Text(printable(f"{host.name} offline, last view kept: {host.message.removeprefix(host.name + ': ')}"), style="bold red"))
             else:
-                table.add_row("host", printable(f"{host.name}" + (f"  ⚑ {host.lease}" if host.lease else "")))
+                table.add_row("host", _plain(f"{host.name}" + (f"  ⚑ {host.lease}" if host.lease else "")))
         # every string below may come from a pane, an agent or a file: printable (core/text.py)
-        table.add_row("title", printable(pane.title) or "—")
-        table.add_row("command", f"{printable(pane.current_command)}  pid {pane.pid}")
-        table.add_row("folder", printable(pane.current_path) or "—")
+        table.add_row("title", _plain(pane.title or "—"))
+        table.add_row("command", _plain(f"{pane.current_command}  pid {pane.pid}"))
+        table.add_row("folder", _plain(pane.current_path or "—"))
         if pane.is_agent:
             state = Text()
             state.append_text(state_text(status.state if status else None))
@@ -98,20 +104,20 @@ class DetailPanel(Static):
             if status and status.flags:
                 state.append("  " + " ".join(sorted(status.flags)), style="dim")
             table.add_row("state", state)
-            table.add_row("quiet", idle or "—")
-            table.add_row("next poll", poll or "—")
+            table.add_row("quiet", _plain(idle or "—"))
+            table.add_row("next poll", _plain(poll or "—"))
             if status is not None and status.limit is not None:
-                table.add_row("limit", limit_summary(status.limit, status.limit_reset_at, now))
-                table.add_row("resume", resume_summary(status.limit, status.resume_at, now))
+                table.add_row("limit", _plain(limit_summary(status.limit, status.limit_reset_at, now)))
+                table.add_row("resume", _plain(resume_summary(status.limit, status.resume_at, now)))
         else:
             table.add_row("agent", Text("not an agent (shown dimmed)", style="dim"))
         if facts is not None:
             if facts.source:
-                table.add_row("trusted", printable(facts.source))
+                table.add_row("trusted", _plain(facts.source))
             if facts.session_id:
-                table.add_row("session", printable(facts.session_id))
+                table.add_row("session", _plain(facts.session_id))
             if facts.model:
-                table.add_row("model", printable(facts.model))
+                table.add_row("model", _plain(facts.model))
             if facts.meters is not None and facts.meters.responses:
                 meters = facts.meters
                 metered = describe(meters, self.prices)
@@ -119,9 +125,9 @@ class DetailPanel(Static):
                 unpriced = meters.cost(self.prices).unpriced
                 if unpriced:
                     metered += printable(f" (no price for {', '.join(unpriced)}: add [prices] to the config)")
-                table.add_row("meters", metered)
+                table.add_row("meters", _plain(metered))
             for name, value in facts.extra:
-                table.add_row(name, printable(value))
+                table.add_row(_plain(name), _plain(value))
         parts: list[object] = [table]
         if facts is not None and facts.last_message:
             message = facts.last_message.strip()

@@ -20,6 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from nbs_tui.core.problems import Problem
+from nbs_tui.core.text import printable
 
 
 def _when(wall: float) -> str:
@@ -34,7 +35,8 @@ def problems_table(entries: Sequence[Problem]) -> Table:
     table.add_column("Problem", overflow="fold")
     for entry in entries:
         since = "" if entry.count == 1 else f" (since {_when(entry.first)})"
-        table.add_row(_when(entry.last), str(entry.count), entry.source, entry.message + since)
+        # as text, not markup: a message may quote a path or a line holding "[/x]"
+        table.add_row(_when(entry.last), str(entry.count), Text(printable(entry.source)), Text(printable(entry.message + since, multiline=True)))
     return table
 
 

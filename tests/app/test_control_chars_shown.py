@@ -22,7 +22,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.model import AgentState, ServerAddress
 from nbs_tui.core.text import printable
 from nbs_tui.headless import _Printer
-from nbs_tui.messages import PaneStatus, PaneStatusChanged
+from nbs_tui.messages import BackendProblem, PaneStatus, PaneStatusChanged
 from nbs_tui.tmux.discovery import FIELDS, SEP, list_panes, parse_panes
 from nbs_tui.tmux.port import FleetListener
 from tests.app.fakes import FakeFleet
@@ -45,7 +45,7 @@ def _listing(path: str) -> str:
         "pid": "1", "session_id": "$1", "session_name": "s" + EVIL, "window_id": "@1", "window_index": "0",
         "window_name": "w" + EVIL, "pane_id": "%1", "pane_index": "0", "pane_pid": str(os.getpid()),
         "pane_width": "80", "pane_height": "24", "pane_active": "1", "window_active": "1", "pane_dead": "0",
-        "pane_current_command": "c" + EVIL, "pane_current_path": path, "pane_title": "✳ " + EVIL,
+        "pane_current_command": "c" + EVIL, "pane_current_path": path, "pane_title": "✳ Fix [/api] [bold]x " + EVIL,
     }
     return SEP.join(values[name] for name in FIELDS) + "\n"
 
@@ -74,6 +74,14 @@ async def test_titles_paths_and_names_are_shown_without_their_escape_sequences(t
         app.post_message(PaneStatusChanged("%1", PaneStatus("%1", AgentState.IDLE, reason="reason " + EVIL)))
         await wait_for(pilot, lambda: "PWNED" in static_text(app.detail), what="the details of the pane")
         app.status_bar.set_lease("sidecar: " + EVIL, False)
+        app.post_message(BackendProblem("tmux", f"cannot read /w/[/x]{EVIL}"))
+        await pilot.pause()
+        # brackets are text, not markup (a title with "[/api]" used to stop the panel)
+        assert "Fix [/api] [bold]x" in static_text(app.detail)
+        await pilot.press("E")
+        await pilot.pause()
+        assert "cannot read /w/[/x]" in _frame(app)
+        await pilot.press("escape")
         await pilot.pause()
         frame = _frame(app)
         for sequence in SEQUENCES:
