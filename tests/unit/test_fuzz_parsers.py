@@ -28,7 +28,8 @@ from nbs_tui.core.control import Comment, ControlCommand, ControlError
 from nbs_tui.core.control import parse_line as parse_control
 from nbs_tui.core.inbox import decode_line
 from nbs_tui.core.meters import MeterAccount, usage_of_record
-from tests.unit.fuzz import HOSTILE_TEXT, bounded, hostile_bytes
+from nbs_tui.files.tail import TailLine, TailReader
+from tests.unit.fuzz import HOSTILE_TEXT, bounded, cuts, hostile_bytes
 
 JSON_LEAF = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
@@ -173,3 +174,30 @@ def test_a_transcript_of_any_bytes_is_read_without_an_error(tmp_path_factory: py
     tail = TranscriptTail(path)
     tail.read()
     assert tail.facts.records + tail.facts.bad_lines <= len(lines) + sum(line.count(b"\n") for line in lines)
+
+
+# -- the tail reader under all three (inbox, spool, transcript) ------------------------------------
+
+
+@bounded(60)
+@given(data=hostile_bytes(), cut=st.data())
+def test_the_tail_reader_returns_each_complete_line_once_however_the_writes_fall(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes, cut: st.DataObject
+) -> None:
+    """Written in any pieces (mid-line, mid-character), read between the writes: the lines read
+    are exactly the file's complete lines, in order, each once; a line over the limit comes back
+    once as too long."""
+    data = data + b"\n" + b"x" * cut.draw(st.sampled_from([0, 10, 300]), label="long line") + b"\ntail"
+    path = tmp_path_factory.mktemp("tail") / "f"
+    path.write_bytes(b"")
+    reader: TailReader[TailLine] = TailReader(path, TailLine, max_line=200)
+    got: list[TailLine] = []
+    for piece in cut.draw(cuts(data), label="writes"):
+        with path.open("ab") as handle:
+            handle.write(piece)
+        got.extend(item for item in reader.read(cut.draw(st.sampled_from([None, 7, 64]), label="limit")) if isinstance(item, TailLine))
+    got.extend(item for item in reader.read() if isinstance(item, TailLine))
+    expected = data.split(b"\n")[:-1]  # "tail" has no newline yet: held back
+    assert [line.length for line in got] == [len(line) for line in expected]
+    assert [line.raw for line in got if not line.too_long] == [line for line in expected if len(line) <= 200]
+    assert all(line.raw == raw[:120] for line, raw in zip(got, expected, strict=True) if line.too_long)
