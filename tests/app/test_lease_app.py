@@ -65,3 +65,36 @@ async def test_pause_key_sets_the_server_option_from_any_view_and_every_view_sho
         await wait_for(pilot, lambda: "sidecar paused" not in widget_text(bar), what="pause lifted in the bar")
         await pilot.press("P")
         await wait_for(pilot, lambda: pause_option() == "on", what="paused again from the list view")
+
+
+async def test_a_viewing_dashboard_shows_the_holders_actions_in_the_pane_history(
+    session: libtmux.Session,
+) -> None:
+    """The holder (another process) types a poll; the dashboard, a viewer, lists it in the
+    pane's history and details marked with the holder (relayed through ``@nbs_actions``)."""
+    from nbs_tui.sidecar_lease import SidecarLease
+    from nbs_tui.sidecar_runner import SidecarEvent
+    from nbs_tui.widgets.detail_panel import DetailPanel
+
+    address = ServerAddress(socket_name=session.server.socket_name)
+    commands = TmuxCommands(address)
+    other = LeaseHeartbeat(commands, pid=os.getpid() + 1)
+    other.tick()
+    holder = SidecarLease(commands, other)
+    pane_id = session.active_window.active_pane.pane_id  # type: ignore[union-attr]
+    assert pane_id is not None
+    app = create_app(Settings(server=address, service="off", lease_ttl=8.0), claude=False)
+    async with app.run_test(size=SIZE) as pilot:
+        runner = app.runtime.sidecar
+        await wait_for(pilot, lambda: runner is not None and runner.ticks >= 2, what="two viewer ticks")
+        other.tick()  # renewed: the holder may act
+        assert holder.sync() and holder.acting()
+        holder.record(SidecarEvent("poll", pane_id, 1.0, "", None, (("result", "typed"), ("text", "/nbs-poll"))))
+        holder.flush_actions()
+        line = f"poll typed /nbs-poll (by sidecar {other.host} pid {os.getpid() + 1})"
+        await wait_for(
+            pilot, lambda: any(line in h.text for h in app.history.get(pane_id, ())), what="the relayed poll"
+        )
+        await wait_for(pilot, lambda: line in widget_text(app.query_one(DetailPanel)), what="in the details")
+        assert app.runtime.lease is not None and not app.runtime.lease.acting()
+    other.stop(release=True)
