@@ -641,7 +641,7 @@ class NbsApp(App[int]):
     def _update_counts(self) -> None:
         self.status_bar.set_counts(*self.state.counts())
         meters = self.state.fleet_meters()
-        if meters is None:
+        if meters is None or not meters.responses:  # no usage read yet: nothing to sum
             self.status_bar.set_meters("")
         else:
             prices = self.settings.prices
