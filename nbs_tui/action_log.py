@@ -88,11 +88,15 @@ class ActionLog:
     """Append records to one file; never truncates it. Thread-safe.
 
     A record that cannot be written (disk full, read-only home) raises ``OSError`` to the caller,
-    which must tell the operator: an unlogged action is a broken promise, not a detail.
+    which must tell the operator: an unlogged action is a broken promise, not a detail. With a
+    ``problem`` sink the failure goes there instead (once until a record is written again: the
+    action itself went ahead) and ``append`` returns normally.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, problem: Callable[[str, str], None] | None = None) -> None:
         self.path = path
+        self._problem = problem
+        self._failing = ""
         self._lock = threading.Lock()
         self._listeners: list[RecordListener] = []
         self._tail_checked = False
@@ -110,6 +114,23 @@ class ActionLog:
         return unsubscribe
 
     def append(self, record: ActionRecord) -> None:
+        try:
+            self._append(record)
+        except OSError as error:
+            if self._problem is None:
+                raise
+            message = f"cannot write {self.path}: {error.strerror or error}; actions go ahead unlogged"
+            if message != self._failing:
+                self._failing = message
+                self._problem("action log", message)
+            return
+        self._failing = ""  # written again: a later failure is said again
+        with self._lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(record)
+
+    def _append(self, record: ActionRecord) -> None:
         data = (record.to_json() + "\n").encode("utf-8")
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -126,9 +147,6 @@ class ActionLog:
                     written += os.write(fd, data[written:])
             finally:
                 os.close(fd)
-            listeners = list(self._listeners)
-        for listener in listeners:
-            listener(record)
 
     def tail(self, limit: int = 200) -> list[ActionRecord | str]:
         """The last ``limit`` lines, oldest first: records, or the raw text of lines that do not parse."""

@@ -165,10 +165,9 @@ def _install_log() -> None:
     where anyone looks. A log that cannot be opened is said once here and does not stop us."""
     from nbs_tui import logs
 
-    try:
-        logs.install()
-    except OSError as error:
-        print(f"nbs-tui: no log file ({log_path()}: {error.strerror}); carrying on without", file=sys.stderr)
+    logs.install()
+    if logs.failure():  # the runtime reports it as a problem too (the UI and --headless show it)
+        print(f"nbs-tui: {logs.failure()}; carrying on", file=sys.stderr)
 
 
 def _run_dashboard(settings: Settings, headless: bool) -> int:

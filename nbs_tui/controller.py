@@ -112,7 +112,7 @@ class OperatorController:
         self.runtime = runtime
         self.view = view
         self.clock = clock
-        self.action_log = ActionLog(settings.action_log)
+        self.action_log = ActionLog(settings.action_log, problem=runtime.problem)
         hosts = settings.watched_hosts()
         self.jumpers = {h.name: Jumper(h.server if len(hosts) > 1 else settings.server, host=h) for h in hosts}
         """One per watched host: a pane is jumped to on its own host (`jumper_for`)."""

@@ -9,11 +9,17 @@ Nothing is printed to the terminal: under the dashboard stderr is not where a pe
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import logging.handlers
 
 MAX_BYTES = 1_000_000
 BACKUPS = 3
@@ -38,17 +44,82 @@ def log_path(env: Mapping[str, str] | None = None) -> Path:
 _installed: logging.Handler | None = None
 
 
-def install(path: Path | None = None, level: int = logging.INFO) -> Path:
-    """Log ``nbs_tui.*`` to a rotating file (once per process; a second call moves it to
-    ``path``). Returns the file's path. Raises OSError when the directory cannot be made."""
+_failure = ""
+"""Why the log file cannot be written right now ("" while it can)."""
+_failure_sinks: list[Callable[[str, str], None]] = []
+
+
+def failure() -> str:
+    """Why the log file cannot be written now, or ""."""
+    return _failure
+
+
+def report_failures(sink: Callable[[str, str], None]) -> Callable[[], None]:
+    """``sink("log file", message)`` hears when the log file cannot be written (at once if it
+    cannot now); returns the unsubscriber. A problem sink that itself logs is fine: the same
+    failure is said once."""
+    _failure_sinks.append(sink)
+    if _failure:
+        sink("log file", _failure)
+
+    def unsubscribe() -> None:
+        if sink in _failure_sinks:
+            _failure_sinks.remove(sink)
+
+    return unsubscribe
+
+
+def _set_failure(message: str) -> None:
+    global _failure
+    if message == _failure:
+        return
+    _failure = message
+    if message:
+        for sink in list(_failure_sinks):
+            with contextlib.suppress(Exception):  # the log is what failed: nowhere else to say it
+                sink("log file", message)
+
+
+def _handler_class() -> type[logging.handlers.RotatingFileHandler]:
     import logging.handlers  # here: the CLI imports this module for --help, which must start fast
 
+    class Handler(logging.handlers.RotatingFileHandler):
+        """Never prints a failed write to stderr (under the dashboard it would draw over the
+        screen): says it once to whoever `report_failures` asked, and tries again with every
+        record, so the log resumes when the disk has room or the folder is writable again."""
+
+        failed = False
+
+        def _open(self) -> Any:
+            Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+            return super()._open()
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.failed = False
+            super().emit(record)
+            if not self.failed and _failure:
+                _set_failure("")
+
+        def handleError(self, record: logging.LogRecord) -> None:
+            self.failed = True
+            error = sys.exc_info()[1]
+            if self.stream is not None and isinstance(error, OSError):
+                with contextlib.suppress(Exception):
+                    self.stream.close()  # reopened (and the unwritten tail dropped) next time
+                self.stream = None
+            reason = getattr(error, "strerror", None) or error
+            _set_failure(f"cannot write {self.baseFilename}: {reason}; the log misses lines until it can")
+
+    return Handler
+
+
+def install(path: Path | None = None, level: int = logging.INFO) -> Path:
+    """Log ``nbs_tui.*`` to a rotating file (once per process; a second call moves it to
+    ``path``). Returns the file's path. Never raises: a file that cannot be written is said
+    through `failure` and `report_failures`, and tried again with every record."""
     global _installed
     path = path or log_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.handlers.RotatingFileHandler(
-        path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=False
-    )
+    handler = _handler_class()(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=True)
     handler.setFormatter(logging.Formatter(FORMAT))
     logger = logging.getLogger("nbs_tui")
     if _installed is not None:
@@ -72,6 +143,7 @@ def uninstall() -> None:
         logger.setLevel(logging.NOTSET)
         handler.close()
     threading.excepthook = threading.__excepthook__
+    _set_failure("")
 
 
 def installed_path() -> Path | None:

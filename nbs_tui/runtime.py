@@ -53,7 +53,7 @@ from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.files.control_plane import ControlEvent, ControlPlane
-from nbs_tui.logs import log_problem
+from nbs_tui.logs import log_problem, report_failures
 from nbs_tui.sidecar_lease import SidecarLease
 from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
 from nbs_tui.tmux.port import FleetListener, FleetPort
@@ -492,6 +492,7 @@ class Runtime:
         with self._lock:
             if self._stopping.is_set():
                 return
+            self._started.append(("log file", report_failures(self.problem)))  # a full disk, say
             if self.hosts is not None:  # each host starts (and fails) on its own
                 self.hosts.start()
                 self._started.append(("hosts", self.hosts.stop))

@@ -58,6 +58,9 @@ class _Channel:
     unparsed: tuple[str, ...] = ()
     poll_interval: float | None = None
     write_error: str = ""
+    unsaved: Registry | None = None
+    """The registry as it should be, while writing it fails (a full disk, a read-only folder):
+    later lines build on it, and it is written again every cycle until it is saved."""
     replayed: bool = False
     ours: dict[int, str] = field(default_factory=dict)
     """Inbox offsets of lines nbs-tui appended itself, with who asked (for the history)."""
@@ -272,6 +275,8 @@ class PlaneSync:
                 self._start_channel(project, project.channels[handle])
         for channel in project.channels.values():
             if self._acting:
+                if channel.unsaved is not None:
+                    changed = self._save_unsaved(project, channel) or changed
                 changed = self._drain(project, channel) or changed
             changed = self._reload_registry(project, channel) or changed
         paused = os.path.exists(os.path.join(project.nbs, PAUSE))
@@ -345,21 +350,34 @@ class PlaneSync:
             write_atomic(channel.registry, registry.to_text())
         except OSError as error:
             reason = f"cannot write {channel.registry}: {error.strerror or error}"
+            channel.unsaved = registry.copy()
             if reason != channel.write_error:
                 channel.write_error = reason
-                self._set_error(project, reason + " (registry changes are not saved)")
+                self._set_error(project, reason + " (registry changes are not saved; retried until they are)")
             for index, entry in enumerate(entries):
                 if entry.outcome is Outcome.APPLIED and not entry.why.startswith("poll interval"):
-                    entries[index] = entry._replace(outcome=Outcome.ERROR, why=f"{entry.why}, not saved: {reason}")
+                    entries[index] = entry._replace(outcome=Outcome.ERROR, why=f"{entry.why}, not saved yet: {reason}")
             disk, _ = self._load(project, channel)
             if disk is not None:
                 self._remember(channel, disk)
             return False
+        channel.unsaved = None
         if channel.write_error:
             channel.write_error = ""
             if project.error.startswith("cannot write"):
                 project.error = ""
         self._remember(channel, registry)
+        return True
+
+    def _save_unsaved(self, project: _Project, channel: _Channel) -> bool:
+        """Write the registry a failed write left unsaved, now the disk may take it again."""
+        assert channel.unsaved is not None
+        registry, reason = channel.unsaved, channel.write_error
+        if not self._write(project, channel, registry, []):
+            return False  # said once already; the next cycle tries again
+        self._record([self._entry(time.time(), project.root, os.path.basename(channel.registry), channel.handle, "",
+                                  Outcome.APPLIED, f"saved the changes not saved before ({reason})")])
+        self._emit(RegistryChanged(project.root, channel.handle, channel.entries))
         return True
 
     def _set_error(self, project: _Project | None, message: str) -> None:
@@ -375,8 +393,8 @@ class PlaneSync:
             text = read_text(channel.registry)
         except OSError:
             return False
-        if text is None or text == channel.registry_text:
-            return False
+        if text is None or text == channel.registry_text or channel.unsaved is not None:
+            return False  # (while unsaved, the file is older than what we show)
         registry = Registry.from_text(project.root, text)
         self._remember(channel, registry)
         channel.registry_text = text
@@ -395,7 +413,10 @@ class PlaneSync:
             self._apply_items(project, channel, items)
 
     def _current_registry(self, project: _Project, channel: _Channel) -> Registry:
-        """The registry as on disk now (a hand edit included), or as last known if unreadable."""
+        """The registry as on disk now (a hand edit included), or as last known if unreadable;
+        while a write fails, the registry as it should be."""
+        if channel.unsaved is not None:
+            return channel.unsaved.copy()
         registry, _ = self._load(project, channel)
         if registry is None:
             registry = Registry.from_text(project.root, channel.registry_text or "")

@@ -226,6 +226,8 @@ class TmuxFleet(FleetPort):
         self._order: list[PaneInfo] = []
         self._clients: dict[str, ControlClient] = {}
         self._guard: ControlClient | None = None
+        self._start_error = ""
+        """Why the last control client could not be started ("" once one could)."""
         """The ``no-output`` client that keeps tmux reading every pane while ours stall."""
         self._ready: set[str] = set()
         self._state_lock = threading.RLock()
@@ -969,9 +971,13 @@ class TmuxFleet(FleetPort):
         try:
             client.start()
         except OSError as exc:
-            self.last_error = f"cannot start tmux control client: {exc}"
-            log.warning(self.last_error)
+            message = f"cannot start tmux control client: {exc.strerror or exc}; tried again every rescan"
+            if message != self._start_error:  # once per episode (too many open files, say), not every rescan
+                self._report("tmux", message)
+            self.last_error = self._start_error = message
+            log.warning(message)
             return
+        self._start_error = ""
         self._clients[session_id] = client
 
     def _keep_guard(self, sessions: set[str], new_server: bool) -> None:

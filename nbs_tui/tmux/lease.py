@@ -210,7 +210,13 @@ class LeaseHeartbeat:
     def _run(self) -> None:
         period = self.ttl / RENEW_FRACTION
         while not self._stop.is_set():
-            self.tick()
+            try:
+                self.tick()
+            except Exception as error:  # the heartbeat must outlive any one failure, or no one acts again
+                log.exception("lease tick failed")
+                if not self._failing:
+                    self._failing = True
+                    self._problem(f"sidecar lease: {type(error).__name__}: {error}")
             self._stop.wait(period)
 
     def tick(self) -> None:
@@ -236,11 +242,10 @@ class LeaseHeartbeat:
     def _check_version(self) -> None:
         """Once, on this thread (over ssh it is a round trip): a tmux too old for the lease makes
         this process a viewer only, said in one line."""
-        try:
-            reason = too_old(self.client.commands.run("-V"))
-        except TmuxCommandError as error:
-            reason = f"tmux -V failed ({error}): viewer only"
-        self._version_checked = True  # TmuxUnavailable went up: asked again at the next tick
+        # TmuxUnavailable or TmuxCommandError (too many open files, say) go up: asked again at
+        # the next tick, never taken for a tmux too old (that would make us a viewer for good)
+        reason = too_old(self.client.commands.run("-V"))
+        self._version_checked = True
         if reason is not None:
             self.contend = False
             self.on_vacant = None

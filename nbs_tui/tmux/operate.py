@@ -160,6 +160,8 @@ class TmuxCommands:
             raise TmuxUnavailable("tmux is not installed") from None
         except subprocess.TimeoutExpired:
             raise TmuxCommandError(f"tmux {name} did not answer within {_TIMEOUT:.0f} s") from None
+        except OSError as error:  # too many open files, no memory for a fork: a failed command, tried again later
+            raise TmuxCommandError(f"cannot run tmux {name}: {error.strerror or error}") from None
         if done.returncode != 0:
             message = done.stderr.decode("utf-8", errors="replace").strip() or f"exit {done.returncode}"
             if self.runner is not None and self.runner.lost_connection(done.returncode):

@@ -86,10 +86,11 @@ def control_clients(server: libtmux.Server) -> list[tuple[int, str]]:
 
 def cli_env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "NO_COLOR")}
-    env.update(
-        HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_STATE_HOME=str(home / ".state"),
-        TERM="xterm-256color", LANG=env.get("LANG", "C.UTF-8"), **extra,
+    env.update(  # the log file, the action log and the hook spool in one folder, as by default
+        HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_STATE_HOME=str(home / ".local" / "state"),
+        TERM="xterm-256color", LANG=env.get("LANG", "C.UTF-8"),
     )
+    env.update(extra)
     return env
 
 

@@ -220,7 +220,7 @@ def test_random_sigkills_lose_nothing(server: libtmux.Server, tmp_path: Path) ->
         # the logs: whole lines
         actions = _whole_lines(action_log, json.loads)
         spooled = _whole_lines(spool, json.loads) if spool.exists() else 0
-        for log in (home / ".state" / "nbs-tui").glob("*.log"):
+        for log in (home / ".local" / "state" / "nbs-tui").glob("*.log"):
             _whole_lines(log)
         print(f"seed {seed}: kills {kills}; {len(appended.splitlines())} inbox lines, {len(done)} posts finished "
               f"({len(tried - done)} cut), {actions} actions logged, {spooled} hook records")

@@ -604,3 +604,30 @@ def test_binary_junk_in_the_registry(started, project: Path) -> None:  # type: i
     append(project / ".nbs" / "control-inbox", "register-hub h\n")
     wait_for(lambda: registry.read_bytes().endswith(b"hub:h\n"), what="write after junk")
     assert registry.read_bytes() == junk + b"bus:.nbs/events\nhub:h\n"  # junk kept, in place
+
+
+def test_registry_changes_not_saved_are_saved_once_the_disk_takes_them(  # type: ignore[no-untyped-def]
+    started, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = sync_module.write_atomic
+    full = [True]
+
+    def disk(path: object, text: str, **kwargs: object) -> None:
+        if full[0]:
+            raise OSError(28, "No space left on device")
+        real(path, text, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sync_module, "write_atomic", disk)
+    plane, recorder = started(project, rescan_interval=0.2)
+    append(project / ".nbs" / "control-inbox", "register-hub one\n")
+    wait_for(lambda: any("No space" in e.message for e in recorder.of(PlaneError)), what="the error")
+    append(project / ".nbs" / "control-inbox", "register-hub two\nunregister-hub one\n")
+    wait_for(lambda: len(plane.history()) >= 3, what="both lines seen")
+    saved = project / ".nbs" / "control-registry"
+    assert not saved.exists()  # nothing could be written, not even the seed
+    full[0] = False  # space again: the next cycle saves what the lines made, without a new line
+    wait_for(lambda: saved.exists() and "hub:two" in registry_lines(project), what="saved")
+    assert "hub:one" not in registry_lines(project)
+    wait_for(lambda: "saved the changes not saved before" in plane.history()[-1].why, what="said in the history")
+    snap = plane.snapshot().project(project)
+    assert snap is not None and not snap.error
