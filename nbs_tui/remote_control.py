@@ -32,6 +32,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from nbs_tui.config import Settings
 from nbs_tui.core.chat import MAX_CHAT_BYTES, ChatFile, ChatMessage, parse_chat, parse_cursors
+from nbs_tui.core.text import loads_json
 from nbs_tui.files.control_events import (
     ControlEvent,
     ControlPlaneError,
@@ -101,7 +102,7 @@ def serve_stdio(settings: Settings, stdin: IO[str] | None = None, stdout: IO[str
     try:
         for raw in inp:
             try:
-                request = json.loads(raw)
+                request = loads_json(raw)
             except ValueError:
                 send({"t": "error", "project": None, "message": f"serve-stdio: not JSON: {raw[:80]!r}"})
                 continue
@@ -343,7 +344,7 @@ class RemoteControlPlane(_Facade):
                 if self._stopping.is_set():
                     break
                 try:
-                    record = json.loads(line)
+                    record = loads_json(line)
                 except ValueError:
                     continue  # e.g. a login banner
                 if record.get("t") == "hello":

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Protocol
 
 from nbs_tui.core.lease import (
     Lease,
@@ -26,6 +26,7 @@ from nbs_tui.core.lease import (
     answered,
 )
 from nbs_tui.core.model import PaneId
+from nbs_tui.core.pane_state import EventLike
 from nbs_tui.core.relay import (
     RELAYED_KINDS,
     RelayedAction,
@@ -45,19 +46,11 @@ REQUEST_WAIT = 5.0
 """Longest a view waits for the holder to answer a poll request."""
 
 
-class ActionEvent(Protocol):
+class ActionEvent(EventLike, Protocol):
     """The part of a `nbs_tui.sidecar_runner.SidecarEvent` the relay carries."""
 
     @property
-    def kind(self) -> str: ...
-    @property
     def pane_id(self) -> PaneId: ...
-    @property
-    def at(self) -> float: ...
-    @property
-    def message(self) -> str: ...
-    @property
-    def data(self) -> tuple[tuple[str, Any], ...]: ...
 
 
 class SidecarLease:

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nbs_tui.core.text import loads_json
+
 ACTIONS_OPTION = "@nbs_actions"
 """Pane option the holder writes: the pane's last actions (`encode_ring`)."""
 RELAY_KEEP = 6
@@ -78,7 +80,7 @@ def parse_ring(raw: str) -> tuple[RelayedAction, ...]:
     if not raw:
         return ()
     try:
-        rows = json.loads(raw)
+        rows = loads_json(raw)
     except ValueError:
         return ()
     if not isinstance(rows, list):

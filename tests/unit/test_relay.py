@@ -78,3 +78,9 @@ def test_a_relayed_event_reads_as_the_holders_in_the_history() -> None:
     assert entry is not None and entry.text == "poll typed /nbs-poll (by sidecar gpu pid 42)"
     own = HistoryEntry.from_sidecar_event(SidecarEvent("poll", "%3", 1.0, "", None, (("result", "typed"),)))
     assert own is not None and "by sidecar" not in own.text
+
+
+def test_a_ring_nested_past_the_recursion_limit_reads_as_garbled_not_raised() -> None:
+    from nbs_tui.core.relay import parse_ring
+
+    assert parse_ring("[" * 100_000 + "]" * 100_000) == ()
