@@ -38,7 +38,7 @@ from nbs_tui.files.chat_io import create_chat, read_chat
 from nbs_tui.files.registry_io import stale_temp_files
 from tests.faults.helpers import REPO, cli_env, wait_for
 
-SOAK = 16.0
+SOAK = float(os.environ.get("NBS_FAULT_SOAK", "16"))
 """Seconds of random kills (the README gives a longer run)."""
 PATHS = [f".nbs/chat/fault-{k}.chat" for k in range(6)]
 CHANNEL = "faults"

@@ -10,6 +10,7 @@ always able to take more, so tmux keeps reading the panes. Each pane here runs
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -30,7 +31,7 @@ from tests.faults.helpers import (
     wait_for,
 )
 
-STALL = 8.0
+STALL = float(os.environ.get("NBS_FAULT_STALL", "8"))
 """Seconds of each stall (the README gives a 60 s run; the result is the same)."""
 
 

@@ -9,6 +9,7 @@ the same master, keeps them read.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from tests.faults.helpers import GAPWRITER, MAX_PAUSE, stopped, wait_for
 from tests.remote.conftest import SshLab
 from tests.remote.helpers import new_session, remote_fleet
 
-STALL = 10.0
+STALL = float(os.environ.get("NBS_FAULT_STALL", "10"))
 PANES = 4
 RATE = 100_000
 """Bytes a second per pane: enough to fill ssh's and the socket's buffers within the stall."""
