@@ -10,8 +10,9 @@ thread: the values are frozen and swapped whole.
 Incremental, so that a fleet of 200 agents costs little: a rescan walks only the process trees
 of panes with no live Claude process (`subtree_table`, not all of ``/proc``); whether the found
 processes still run is one ``poll`` of their pidfds (`ExitWatch`); a status file or transcript
-is read only when its stat changed (or changed within the last `RACY` seconds: a rewrite in the
-same clock tick keeps its size and mtime); hook events refresh only their panes between two
+is read only when its stat changed (or when it was modified within `RACY` seconds of the last
+read, as git does: a rewrite in the same clock tick keeps its size and mtime); hook events
+refresh only their panes between two
 refreshes; and facts are rebuilt only for the panes something happened to. ``poll_once`` (tests,
 one-shots) still does everything.
 
@@ -97,10 +98,10 @@ class ClaudeFacts:
 
 PROBLEM_SOURCE = "Claude Code signals"
 
-RACY = 2.0
-"""Seconds after a file's mtime during which it is read at every refresh whatever its stat says."""
-
-_UNREAD = ("unread",)
+RACY = 0.1
+"""A file modified this close to (or after) our read of it is read again at the next refresh
+whatever its stat says: a rewrite of the same size in the same kernel clock tick (a few ms)
+leaves the stat as it was."""
 
 
 class ClaudeSignalsListener(Protocol):
@@ -186,8 +187,11 @@ class _Pane:
         self.session_id: str | None = None
         self.transcript_path: Path | None = None
         self.tail: TranscriptTail | None = None
-        self.seen: dict[Path, tuple[object, ...]] = {}
-        """Per file read: its stat at the last read (`ClaudeSignals._changed`)."""
+        self.status_path: tuple[ClaudeProcess, Path] | None = None
+        """The process's status file, built once per process (pathlib is slow at 400 a second)."""
+        self.seen: dict[Path, tuple[tuple[object, ...], bool]] = {}
+        """Per file read: its stat at the last read, and whether that read was racy
+        (`ClaudeSignals._changed`)."""
 
 
 class ClaudeSignals:
@@ -482,16 +486,19 @@ class ClaudeSignals:
         self._exits.keep({(p.process.pid, p.process.start) for p in self._panes.values() if p.process is not None})
 
     def _changed(self, pane: _Pane, path: Path, force: bool) -> bool:
-        """Whether ``path`` may hold something new since the pane last read it (a stat)."""
+        """Whether ``path`` may hold something new since the pane last read it (a stat); if so
+        the caller reads it now."""
+        now_ns = time.time_ns()
         try:
             info = os.stat(path)
             key: tuple[object, ...] = (info.st_ino, info.st_size, info.st_mtime_ns)
-            racy = time.time() - info.st_mtime < RACY
+            racy = info.st_mtime_ns >= now_ns - int(RACY * 1e9)
         except OSError:
             key, racy = (), False
-        if not force and not racy and pane.seen.get(path, _UNREAD) == key:
+        seen = pane.seen.get(path)
+        if not force and seen is not None and seen == (key, False):
             return False
-        pane.seen[path] = key
+        pane.seen[path] = (key, racy)
         return True
 
     def _refresh_pane(self, pane: _Pane, force: bool = False) -> None:
@@ -503,7 +510,9 @@ class ClaudeSignals:
                 pane.status = None
                 self._dirty.add(pane.info.pane_id)
             else:
-                path = process.config_dir / "sessions" / f"{process.pid}.json"
+                if pane.status_path is None or pane.status_path[0] is not process:
+                    pane.status_path = (process, process.config_dir / "sessions" / f"{process.pid}.json")
+                path = pane.status_path[1]
                 if self._changed(pane, path, force):
                     status = read_status_file(path)
                     if status is not None:

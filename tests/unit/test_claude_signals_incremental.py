@@ -113,6 +113,15 @@ def test_the_thread_reads_a_rewritten_status_file_and_sees_the_exit(tree: tuple[
         status_file.write_text(_status_json(child, info.start, "idle", old + 1))
         os.utime(status_file, (old + 1, old + 1))
         wait_for(lambda: state() is AgentState.IDLE)
+        # modified as we read it (an mtime not before the read: here one ahead of it, so that a
+        # slow refresh cannot make it old): a same-size rewrite keeping that mtime is still seen
+        now = time.time() + 60
+        status_file.write_text(_status_json(child, info.start, "busy", old + 2))
+        os.utime(status_file, (now, now))
+        wait_for(lambda: state() is AgentState.WORKING)
+        status_file.write_text(_status_json(child, info.start, "idle", old + 3))
+        os.utime(status_file, (now, now))
+        wait_for(lambda: state() is AgentState.IDLE)
         calls = len(listener.calls)
         time.sleep(0.3)  # several cycles with nothing new: nothing reported
         assert len(listener.calls) == calls
