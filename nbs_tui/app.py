@@ -68,6 +68,7 @@ from nbs_tui.messages import (
     HostsChanged,
     LeaseChanged,
     PaneStatusChanged,
+    RelayedMeters,
 )
 from nbs_tui.notify import (
     Subject,
@@ -428,6 +429,12 @@ class NbsApp(App[int]):
         elif pane.pane_id == self.selected_id:
             self._show_details()
 
+    def on_relayed_meters(self, message: RelayedMeters) -> None:
+        if self.state.set_relayed_meters(message.pane_id, message.meters):
+            self._update_counts()
+            if message.pane_id == self.selected_id:
+                self._show_details()
+
     def on_claude_signals_changed(self, message: ClaudeSignalsChanged) -> None:
         shown = self.state.set_claude(message.facts, self.clock(), self.wall())
         self._show_changed(shown)
@@ -569,7 +576,7 @@ class NbsApp(App[int]):
         self.detail.show(
             pane,
             self.statuses.get(pane_id),
-            self.state.facts.get(pane_id),
+            self.state.facts_shown(pane_id),
             list(self.history.get(pane_id, ())),
             self.last_change.get(pane_id),
             self.clock(),

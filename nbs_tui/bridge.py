@@ -18,6 +18,7 @@ from textual.message import Message
 from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.lease import LeaseValue, describe_holder
+from nbs_tui.core.meters import Meters
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.pane_state import HistoryEntry, PaneStatus
 from nbs_tui.files.control_plane import ControlEvent
@@ -29,6 +30,7 @@ from nbs_tui.messages import (
     HostsChanged,
     LeaseChanged,
     PaneStatusChanged,
+    RelayedMeters,
 )
 from nbs_tui.sidecar_runner import SidecarEvent
 
@@ -89,6 +91,10 @@ class FleetBridge:
     def sidecar_event(self, event: SidecarEvent) -> None:
         """Turn the event into messages, touch nothing else (``notify`` only posts one)."""
         app = self._app
+        if event.kind == "meters":
+            meters = dict(event.data).get("meters")
+            app.post_message(RelayedMeters(event.pane_id, meters if isinstance(meters, Meters) else None))
+            return
         if event.kind == "agent-ended":  # an ``error`` event reaches `problem` through the runtime
             app.notify(f"{event.pane_id}: {event.message}", title="Agent ended", severity="warning", timeout=8)
         status = PaneStatus.from_sidecar(event.status) if event.status is not None else None

@@ -49,7 +49,7 @@ from nbs_tui.files.control_plane import ControlEvent, event_as_json
 from nbs_tui.runtime import LeaseMode, Runtime, RuntimeOptions
 from nbs_tui.sidecar_runner import SidecarEvent
 
-QUIET_KINDS = frozenset({"status", "control-snapshot"})
+QUIET_KINDS = frozenset({"status", "control-snapshot", "meters"})
 
 
 class _Printer:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from nbs_tui.core.hosts import HostState
+from nbs_tui.core.meters import Meters
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.pane_state import ClaudeFacts, HistoryEntry, PaneStatus, RawFacts, fuse_claude
 
@@ -61,6 +62,14 @@ class PaneStatusChanged(Message):
     pane_id: PaneId
     status: PaneStatus | None = None
     history: HistoryEntry | None = None
+
+
+@dataclass
+class RelayedMeters(Message):
+    """The lease holder published new meters for one pane (None: none any more)."""
+
+    pane_id: PaneId
+    meters: Meters | None
 
 
 @dataclass

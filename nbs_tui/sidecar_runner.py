@@ -70,6 +70,8 @@ from nbs_tui.core.detect import (
 )
 from nbs_tui.core.lease import inflight_erase_count
 from nbs_tui.core.limits import LimitEvent, ResumeConfig, ResumePlanner, is_wait_option
+from nbs_tui.core.meters import Meters
+from nbs_tui.core.meters_relay import encode_meters
 from nbs_tui.core.model import AgentState, Detection, PaneId, PaneInfo
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.core.sidecar import (
@@ -292,6 +294,10 @@ class SidecarRunner:
         self._requests_lock = threading.Lock()
         self._requests: list[_Request] = []
         self._snapshot = EMPTY_SNAPSHOT
+        self._encoded: dict[PaneId, tuple[Meters | None, str]] = {}
+        """The holder's meters per pane as last encoded (re-encoded only when they change)."""
+        self._relayed_meters: dict[PaneId, Meters | None] = {}
+        """The meters read from tmux per pane as last told (a ``meters`` event on change)."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -1003,6 +1009,7 @@ class SidecarRunner:
         if lease is None or not lease.sync():
             return
         self._relayed(lease)
+        self._relay_meters(lease)
         for pane_id, switches in lease.panes.items():
             tracked = self._tracked.get(pane_id)
             if tracked is None:
@@ -1054,6 +1061,27 @@ class SidecarRunner:
                 data = (*action.data, ("by", action.by))
                 self._deliver(SidecarEvent(action.kind, pane_id, action.at, action.message, None, data))
 
+    def _relay_meters(self, lease: SidecarLease) -> None:
+        """The holder's meters of each agent (read from tmux, any host) become ``meters`` events
+        when they change; the dashboard shows them for panes it reads no transcript of."""
+        seen = self._relayed_meters
+        for pane_id in [p for p in seen if p not in lease.panes]:
+            del seen[pane_id]
+        for pane_id, switches in lease.panes.items():
+            if switches.meters != seen.get(pane_id):
+                seen[pane_id] = switches.meters
+                self._deliver(SidecarEvent("meters", pane_id, self.wall(), "", None, (("meters", switches.meters),)))
+
+    def _meters_option(self, pane_id: PaneId) -> str:
+        """The pane's meters from Claude Code's transcript, encoded for `PublishedState`."""
+        signals = self.monitor.signals
+        facts = signals.facts(pane_id) if signals is not None else None
+        meters = facts.meters if facts is not None else None
+        last = self._encoded.get(pane_id)
+        if last is None or last[0] is not meters:
+            last = self._encoded[pane_id] = (meters, encode_meters(meters))
+        return last[1]
+
     def _press(self, pane_id: PaneId, key: str) -> bool:
         """Press a key for the sidecar; with a lease, only while tmux still has our token."""
         if self.lease is None:
@@ -1091,7 +1119,11 @@ class SidecarRunner:
                 needs = state.value
             else:
                 needs = ""
-            states[pane_id] = PublishedState(state.value, needs, int(tracked.state_wall))
+            states[pane_id] = PublishedState(
+                state.value, needs, int(tracked.state_wall), self._meters_option(pane_id)
+            )
+        for pane_id in [p for p in self._encoded if p not in states]:
+            del self._encoded[pane_id]
         lease.publish(states)
 
     @staticmethod
@@ -1177,5 +1209,6 @@ def event_kinds() -> Mapping[str, str]:
         "agent-ended": "the agent's process exited or its tmux pane is gone (liveness: exited, gone)",
         "status": "per-pane status changed (not printed by --headless)",
         "error": "a tmux call or the control plane failed",
+        "meters": "an agent's meters as the sidecar lease holder published them (meters: nbs_tui.core.meters.Meters or null; not printed by --headless)",
         "relay": "actions of the sidecar lease holder were missed between two reads (poll, plan-select, nudge and escalate events of another process carry its by)",
     }

@@ -14,6 +14,8 @@ import re
 import time
 from dataclasses import dataclass, replace
 
+from nbs_tui.core.meters import Meters
+from nbs_tui.core.meters_relay import METERS_OPTION
 from nbs_tui.core.relay import RelayedAction
 
 LEASE_OPTION = "@nbs_sidecar"
@@ -32,7 +34,7 @@ POLL_ANSWER_OPTION = "@nbs_poll_ack"
 STATE_OPTION = "@nbs_state"
 NEEDS_OPTION = "@nbs_needs"
 SINCE_OPTION = "@nbs_since"
-PUBLISHED_OPTIONS = (STATE_OPTION, NEEDS_OPTION, SINCE_OPTION)
+PUBLISHED_OPTIONS = (STATE_OPTION, NEEDS_OPTION, SINCE_OPTION, METERS_OPTION)
 """Pane options the holder publishes (and the next holder clears when they are left over)."""
 
 VERSION_TAG = "nbs1"
@@ -265,6 +267,8 @@ class PaneSwitches:
     inflight: InflightMark | None = None
     actions: tuple[RelayedAction, ...] = ()
     """The holder's last actions in the pane (`nbs_tui.core.relay`)."""
+    meters: Meters | None = None
+    """The agent's meters as the holder read them (`nbs_tui.core.meters_relay`)."""
 
 
 def parse_switch(raw: str) -> bool | None:

@@ -48,7 +48,7 @@ class HistoryEntry:
     @classmethod
     def from_sidecar_event(cls, event: EventLike) -> HistoryEntry | None:
         """A line for a `nbs_tui.sidecar_runner.SidecarEvent` (None for ``status`` events)."""
-        if event.kind == "status":
+        if event.kind in ("status", "meters"):
             return None
         data = dict(event.data)
         if event.kind == "state":
@@ -216,13 +216,16 @@ class PaneState:
         self.raw_claude: dict[PaneId, RawFacts] = {}
         self.fused: dict[PaneId, FusedState] = {}
         self.history: dict[PaneId, deque[HistoryEntry]] = {}
+        self.relayed_meters: dict[PaneId, Meters] = {}
+        """Meters the lease holder published (`nbs_tui.core.meters_relay`): shown for a pane
+        whose transcript this process does not read (another host's agents)."""
         self.last_change: dict[PaneId, float] = {}
         """Monotonic time each pane's screen last changed."""
 
     def _tables(self) -> tuple[dict[PaneId, Any], ...]:
         return (
             self.statuses, self.sidecar_statuses, self.facts, self.raw_claude, self.fused,
-            self.history, self.last_change,
+            self.history, self.relayed_meters, self.last_change,
         )
 
     def set_fleet(self, panes: Sequence[PaneInfo]) -> None:
@@ -301,9 +304,36 @@ class PaneState:
             if status.state is not None and (pane := self.pane_by_id.get(pane_id)) is not None and pane.is_agent
         }
 
+    def set_relayed_meters(self, pane_id: PaneId, meters: Meters | None) -> bool:
+        """The holder's meters of a pane (None: it publishes none); True when they changed."""
+        if pane_id not in self.pane_by_id or self.relayed_meters.get(pane_id) == meters:
+            return False
+        if meters is None:
+            del self.relayed_meters[pane_id]
+        else:
+            self.relayed_meters[pane_id] = meters
+        return True
+
+    def meters_of(self, pane_id: PaneId) -> Meters | None:
+        """The pane's meters: from the transcript read here, else as the holder relayed them."""
+        facts = self.facts.get(pane_id)
+        if facts is not None and facts.meters is not None:
+            return facts.meters
+        return self.relayed_meters.get(pane_id)
+
+    def facts_shown(self, pane_id: PaneId) -> ClaudeFacts | None:
+        """The facts for the details panel, with the relayed meters where none were read here."""
+        facts = self.facts.get(pane_id)
+        if facts is not None and facts.meters is not None:
+            return facts
+        relayed = self.relayed_meters.get(pane_id)
+        if relayed is None:
+            return facts
+        return replace(facts, meters=relayed) if facts is not None else ClaudeFacts(meters=relayed)
+
     def fleet_meters(self) -> Meters | None:
         """The listed panes' meters summed; None while no transcript has been read."""
-        found = [m for p in self.panes if (f := self.facts.get(p.pane_id)) is not None and (m := f.meters) is not None]
+        found = [m for p in self.panes if (m := self.meters_of(p.pane_id)) is not None]
         return sum_meters(found) if found else None
 
     def counts(self) -> tuple[int, int, list[AgentState]]:

@@ -27,6 +27,8 @@ from nbs_tui.core.lease import (
     parse_inflight,
     parse_switch,
 )
+from nbs_tui.core.meters import Meters
+from nbs_tui.core.meters_relay import METERS_OPTION, parse_meters
 from nbs_tui.core.model import PaneId
 from nbs_tui.core.relay import ACTIONS_OPTION, RelayedAction, encode_ring, parse_ring
 from nbs_tui.tmux.lease import LeaseClient
@@ -46,9 +48,12 @@ class PublishedState:
     """Why the pane needs a person (``plan``, ``question``, ``error``, ``stuck``...) or empty."""
     since: int = 0
     """Wall time (the holder's clock) the state began, in seconds."""
+    meters: str = ""
+    """The agent's meters, encoded (`nbs_tui.core.meters_relay.encode_meters`)."""
 
-    def options(self) -> tuple[str, str, str]:
-        return (self.state, self.needs, str(self.since) if self.since else "")
+    def options(self) -> tuple[str, ...]:
+        """Values in the order of `PUBLISHED_OPTIONS`."""
+        return (self.state, self.needs, str(self.since) if self.since else "", self.meters)
 
 
 def option_command(pane_id: PaneId, name: str, value: str) -> tuple[str, ...]:
@@ -83,7 +88,7 @@ class PaneOptionsPublisher:
 
     def __init__(self, commands: TmuxCommands) -> None:
         self.commands = commands
-        self._last: dict[PaneId, tuple[str, str, str]] = {}
+        self._last: dict[PaneId, tuple[str, ...]] = {}
         self.runs = 0
         """tmux processes run so far (for the benchmark)."""
 
@@ -95,7 +100,7 @@ class PaneOptionsPublisher:
         lines: list[tuple[str, ...]] = []
         for pane_id, state in states.items():
             new = state.options()
-            old = self._last.get(pane_id, ("", "", ""))
+            old = self._last.get(pane_id, ("",) * len(PUBLISHED_OPTIONS))
             for name, before, after in zip(PUBLISHED_OPTIONS, old, new, strict=True):
                 if before != after:
                     lines.append(option_command(pane_id, name, after))
@@ -145,6 +150,7 @@ _SWITCH_FIELDS = (
     f"#{{{POLL_REQUEST_OPTION}}}",
     f"#{{{POLL_ANSWER_OPTION}}}",
     f"#{{{ACTIONS_OPTION}}}",  # ASCII JSON: never a tab
+    f"#{{{METERS_OPTION}}}",  # ASCII JSON too
     f"#{{{INFLIGHT_OPTION}}}",  # last: the only field whose text is not ours to choose
 )
 
@@ -155,6 +161,8 @@ class SidecarSwitches:
     def __init__(self, commands: TmuxCommands) -> None:
         self.commands = commands
         self.lease = LeaseClient(commands)
+        self._parsed: dict[str, Meters | None] = {}
+        """The meters of each option value read last tick: most do not change between reads."""
 
     # -- any view --------------------------------------------------------------------------------
 
@@ -197,7 +205,7 @@ class SidecarSwitches:
             fields = row.split("\t", len(_SWITCH_FIELDS) - 1)
             if len(fields) != len(_SWITCH_FIELDS):
                 continue
-            pane_id, poll, plan, request, answer, actions, inflight = fields
+            pane_id, poll, plan, request, answer, actions, meters, inflight = fields
             panes[pane_id] = PaneSwitches(
                 poll=parse_switch(poll),
                 plan=parse_switch(plan),
@@ -205,8 +213,16 @@ class SidecarSwitches:
                 poll_answer=answer,
                 inflight=parse_inflight(inflight),
                 actions=parse_ring(actions),
+                meters=self._meters(meters),
             )
         return parse_switch(first) is True, panes
+
+    def _meters(self, raw: str) -> Meters | None:
+        if raw not in self._parsed:
+            if len(self._parsed) > 4096:  # values of panes long gone
+                self._parsed.clear()
+            self._parsed[raw] = parse_meters(raw)
+        return self._parsed[raw]
 
     def answer_poll(self, pane_id: PaneId, request: str, ok: bool, why: str = "") -> None:
         answer = f"{request} {'ok' if ok else 'no'}" + (f" {why}" if why else "")
