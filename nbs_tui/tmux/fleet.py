@@ -820,7 +820,10 @@ class TmuxFleet(FleetPort):
                 self._invalidate(pane)
         for client in clients:
             client.close()
-        self._drop_guard()
+        # The guard stays while its own connection lives: over ssh, a connection that stalled
+        # and came back still carries it, and the output clients we just closed may linger on
+        # the host with a full buffer until the reconnect reaps them; with the guard still
+        # attached they block nothing meanwhile. A guard whose connection died is replaced.
         self.connected = False
         if self._announced is not False:
             self._announced = False

@@ -43,7 +43,7 @@ def test_a_stalled_ssh_connection_blocks_no_remote_pane(ssh_lab: SshLab, tmp_pat
         else:
             a.tmux("new-window", "-d", "-t", "flood", command)
     wait_for(lambda: all(r.exists() for r in reports), 20, "the writers")
-    with remote_fleet(ssh_lab, "hosta") as (fleet, _):
+    with remote_fleet(ssh_lab, "hosta") as (fleet, rec):
         assert fleet.wait_seeded(20)
         flags = a.tmux("list-clients", "-F", "#{client_flags}")
         assert "no-output" in flags, flags  # the guard is attached on hosta
@@ -59,6 +59,7 @@ def test_a_stalled_ssh_connection_blocks_no_remote_pane(ssh_lab: SshLab, tmp_pat
         before = _lines(reports)
         wait_for(lambda: all(n > b + 20 for n, b in zip(_lines(reports), before, strict=True)), 20, "the writers writing")
         after = _worst(reports)
+        wait_for(lambda: rec.connections[-1][0] is True, 40, "the fleet connected again (after a long stall)")
     print(f"ssh stalled {STALL:.0f}s ({PANES} panes x {RATE // 1000} KB/s): longest blocked write "
           f"{after[0]:.3f}s, longest gap {after[1]:.3f}s")
     assert during[0] < MAX_PAUSE and after[0] < MAX_PAUSE, (during, after)
