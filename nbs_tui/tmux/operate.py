@@ -51,6 +51,11 @@ class InBand(Protocol):
 _TYPING = ("send-keys", "paste-buffer")
 """A line holding these types into a pane: never repeated when its answer was lost."""
 
+_LATER = ("run-shell", "wait-for", "confirm-before", "command-prompt", "display-popup", "display-menu", "popup", "menu")
+"""Commands tmux may finish after the next line (a shell, a wait, a prompt): their output would
+come after `ControlClient.command_line`'s marker, so a line naming one (anywhere, even inside a
+quoted argument) runs as a process."""
+
 
 @dataclass(frozen=True, slots=True)
 class PaneIdentity:
@@ -125,7 +130,11 @@ class TmuxCommands:
         """The line's stdout from a control connection, or None: run it as a process."""
         if self.in_band is None:
             return None
+        if any(c[0] in ("if-shell", "if", "run") and "-F" not in c[1:] for c in commands if c):
+            return None  # a shell runs it, later
         line = " ; ".join(" ".join(quote(arg) for arg in command) for command in commands)
+        if any(word in line for word in _LATER):
+            return None
         try:
             reply = self.in_band.command_line(line, _TIMEOUT)
         except CommandLost as error:

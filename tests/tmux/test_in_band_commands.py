@@ -41,6 +41,11 @@ def test_command_lines_run_in_band_with_a_process_s_answers(server: libtmux.Serv
                 ran.run_many([("if-shell", "-F", "1", "set-option -p -t %999 @x 1 ; display-message -p ran")])
         # the line after a failed one is answered as usual
         assert commands.run("display-message", "-p", "#{session_name}") == "inband\n"
+        # what tmux may finish after the next line (a shell) runs as a process
+        runs = commands.in_band_runs
+        commands.run("run-shell", "true")
+        assert commands.run_many([("if-shell", "true", "display-message -p yes")]) == "yes\n"
+        assert commands.in_band_runs == runs
         beat.stop()
         assert LeaseClient(commands).read() == ""
 
