@@ -47,11 +47,13 @@ class Headless:
         for line in self.proc.stdout:
             self.events.append(json.loads(line))
 
-    def typed(self, pane_id: str) -> int:
+    def typed(self, pane_id: str, *, relayed: bool = False) -> int:
+        """Polls this process typed itself, or (``relayed``) the holder's it was told of."""
         return sum(
             1 for e in list(self.events)
             if e["event"] == "poll" and e["pane"] == pane_id and e.get("result") == "typed"
-        )
+            and bool(e.get("by")) == relayed
+        )  # fmt: skip
 
     def acting(self) -> bool:
         leases = [e for e in list(self.events) if e["event"] == "lease"]
@@ -88,7 +90,8 @@ def test_two_headless_one_acts_and_a_clean_stop_hands_over(
         assert retry_until(lambda: len(submits(log)) >= 2, 60, raises=False), log.read_text()
         assert retry_until(lambda: any(e["event"] == "lease" for e in second.events), 10, raises=False)
         assert not second.acting() and second.typed(pane_id) == 0
-        assert first.typed(pane_id) >= 2
+        assert first.typed(pane_id) >= 2 and first.typed(pane_id, relayed=True) == 0
+        assert retry_until(lambda: second.typed(pane_id, relayed=True) >= 1, 10, raises=False), second.events
         # the watcher sees the same states
         assert any(e["event"] == "state" and e["pane"] == pane_id for e in second.events)
         assert first.stop() == 0
