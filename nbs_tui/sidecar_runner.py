@@ -137,6 +137,12 @@ class SidecarEvent:
     status: SidecarStatus | None = None
     data: tuple[tuple[str, Any], ...] = ()
 
+    @property
+    def relayed_by(self) -> str:
+        """Who acted when this is the lease holder's action relayed to a view (``HOST pid PID``);
+        "" for this process's own."""
+        return str(dict(self.data).get("by", ""))
+
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"event": self.kind, "pane": self.pane_id, "time": round(self.at, 3)}
         out.update(self.data)

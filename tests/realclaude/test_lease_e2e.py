@@ -51,7 +51,8 @@ class Watcher:
             return sum(
                 1 for e in self.events
                 if e.pane_id == pane_id and e.kind == kind and dict(e.data).get("result") == "typed"
-            )
+                and not e.relayed_by  # a view hears of the holder's typing: not its own
+            )  # fmt: skip
 
     def start(self) -> None:
         self.fleet.start()

@@ -115,8 +115,10 @@ def test_real_agent_on_a_remote_host_is_polled_and_its_plan_answered_by_the_host
             assert not any(acting for _, acting in recorder.leases)  # the dashboard only watches
             time.sleep(1.0)
         assert {h.pid for h in holders()} == {service}  # one service held it all along
-        mine = [e for e in recorder.sidecar if dict(e.data).get("result") in ("typed", "pressed")]
+        keys = [e for e in recorder.sidecar if dict(e.data).get("result") in ("typed", "pressed")]
+        mine = [e for e in keys if not e.relayed_by]
         assert not mine, mine  # and the dashboard never typed or pressed a key into an agent
+        assert keys and {e.relayed_by.rsplit(" ", 1)[-1] for e in keys} == {str(service)}, keys  # it heard the service's
         prompts = idle.api.prompts()  # one reading: a poll may land while we look
         typed = len(_of(log, idle.pane_id, "poll", "typed"))  # read after: one ahead, never behind
         polls = sum(POLL_NEEDLE in p for p in prompts)
