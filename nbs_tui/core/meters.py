@@ -141,6 +141,11 @@ class Meters:
         return 100.0 * self.context.prompt / window
 
 
+SEEN_KEEP = 512
+"""Responses remembered to count each once: a response's lines (one per content block) come
+together, so a window this size never counts one twice, and a day-long session stays small."""
+
+
 class MeterAccount:
     """Counts responses once each (see the module docstring). Mutable, owned by one reader."""
 
@@ -150,6 +155,8 @@ class MeterAccount:
     def reset(self) -> None:
         """Start again (the transcript was replaced or truncated)."""
         self._seen: dict[str, Tokens] = {}
+        """The last `SEEN_KEEP` responses' widest tokens, oldest first."""
+        self._responses = 0
         self._by_model: dict[str, Tokens] = {}
         self._context: Tokens | None = None
         self._context_model: str | None = None
@@ -162,6 +169,10 @@ class MeterAccount:
         if tokens == before:
             return False
         self._seen[usage.key] = tokens
+        if before is None:
+            self._responses += 1
+            if len(self._seen) > SEEN_KEEP:
+                del self._seen[next(iter(self._seen))]
         grown = tokens if before is None else tokens - before
         self._by_model[usage.model] = self._by_model.get(usage.model, Tokens()) + grown
         if not usage.sidechain:
@@ -173,7 +184,7 @@ class MeterAccount:
     def meters(self) -> Meters:
         if self._snapshot is None:
             self._snapshot = Meters(
-                tuple(sorted(self._by_model.items())), len(self._seen), self._context, self._context_model
+                tuple(sorted(self._by_model.items())), self._responses, self._context, self._context_model
             )
         return self._snapshot
 

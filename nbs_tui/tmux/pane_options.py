@@ -161,8 +161,8 @@ class SidecarSwitches:
     def __init__(self, commands: TmuxCommands) -> None:
         self.commands = commands
         self.lease = LeaseClient(commands)
-        self._parsed: dict[str, Meters | None] = {}
-        """The meters of each option value read last tick: most do not change between reads."""
+        self._parsed: dict[PaneId, tuple[str, Meters | None]] = {}
+        """Each pane's meters value read last and its parse: most do not change between reads."""
 
     # -- any view --------------------------------------------------------------------------------
 
@@ -213,16 +213,18 @@ class SidecarSwitches:
                 poll_answer=answer,
                 inflight=parse_inflight(inflight),
                 actions=parse_ring(actions),
-                meters=self._meters(meters),
+                meters=self._meters(pane_id, meters),
             )
+        for gone in self._parsed.keys() - panes.keys():
+            del self._parsed[gone]
         return parse_switch(first) is True, panes
 
-    def _meters(self, raw: str) -> Meters | None:
-        if raw not in self._parsed:
-            if len(self._parsed) > 4096:  # values of panes long gone
-                self._parsed.clear()
-            self._parsed[raw] = parse_meters(raw)
-        return self._parsed[raw]
+    def _meters(self, pane_id: PaneId, raw: str) -> Meters | None:
+        """Parsed again only when the pane's value changed: one entry a pane, not one a value."""
+        last = self._parsed.get(pane_id)
+        if last is None or last[0] != raw:
+            last = self._parsed[pane_id] = (raw, parse_meters(raw))
+        return last[1]
 
     def answer_poll(self, pane_id: PaneId, request: str, ok: bool, why: str = "") -> None:
         answer = f"{request} {'ok' if ok else 'no'}" + (f" {why}" if why else "")

@@ -12,6 +12,7 @@ from nbs_tui.claude import transcript as transcript_module
 from nbs_tui.claude.transcript import TranscriptTail
 from nbs_tui.core.meters import (
     DEFAULT_PRICES,
+    SEEN_KEEP,
     MeterAccount,
     ModelPrice,
     Tokens,
@@ -57,6 +58,20 @@ def test_a_response_written_as_several_lines_is_counted_once() -> None:
     assert meters.tokens == Tokens(input=1007, output=61, cache_creation=213, cache_read=3017)
     # the context in use is the last response's whole prompt
     assert meters.context is not None and meters.context.prompt == 7 + 13 + 17
+
+
+def test_a_long_session_is_counted_whole_while_what_is_remembered_stays_bounded() -> None:
+    account = MeterAccount()
+    n = SEEN_KEEP * 3
+    for i in range(n):
+        for block in ("thinking", "text"):  # each response's lines together, as written
+            account.add(usage_of_record(_line(f"msg_{i}", _usage(2, 1), block)) or pytest.fail("no usage"))
+    assert account.meters.responses == n
+    assert account.meters.tokens == Tokens(input=2 * n, output=n)
+    assert len(account._seen) <= SEEN_KEEP  # a day-long session does not grow it
+    # a recent response's repeated line still counts once
+    account.add(usage_of_record(_line(f"msg_{n - 1}", _usage(2, 1), "tool_use")) or pytest.fail("no usage"))
+    assert account.meters.responses == n
 
 
 def test_a_later_line_with_larger_counts_grows_the_response_never_adds_it_twice() -> None:
