@@ -711,10 +711,12 @@ class TmuxFleet(FleetPort):
         def handle(reason: str) -> None:
             log.info("control client for %s exited: %s", session_id, reason)
             with self._state_lock:
-                # The supervisor may have replaced a dead client already: leave the new one ready.
-                if not box or self._clients.get(session_id, box[0]) is box[0]:
+                # The supervisor may have replaced a dead client already: then this news is old,
+                # and the new client (ready, or failing on its own) is not to be disturbed.
+                current = not box or self._clients.get(session_id, box[0]) is box[0]
+                if current:
                     self._ready.discard(session_id)
-            if box and self.runner.lost_connection(box[0].returncode):
+            if current and box and self.runner.lost_connection(box[0].returncode):
                 self._lost = box[0].exit_reason or reason  # the host is gone: reconnect it whole
             self._rescan.set()
             if not self._stop.is_set():  # not ours to close (close() never calls this): say so
