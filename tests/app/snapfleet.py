@@ -7,6 +7,7 @@ run to run, so `StableFleet` rewrites them in what the app sees; everything else
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import replace
@@ -31,6 +32,13 @@ LAYOUT: tuple[tuple[str, str, str | None, str, str], ...] = (
     ("beta", "fetch", "idle", "✳ Retry flaky fetches", "docs-site"),
     ("beta", "team", "question", "✳ Pick the README screenshot", "nbs-team"),
 )
+
+
+# The limited variant (tests/app/test_snapshots_limited.py) adds a session replaying a limit screen
+# recorded from the real CLI at its own size (120x40), so its lines are not wrapped.
+LIMITED_SCREEN = Path(__file__).resolve().parents[1] / "corpus" / "claude" / "2.1.332" / "limited_session.ansi"
+LIMITED = ("gamma", "quota", "✳ Nightly batch run", "batch-jobs")
+LIMITED_WIDTH, LIMITED_HEIGHT = 120, 40
 
 
 def _command(screen: str | None) -> str:
@@ -59,8 +67,38 @@ def start_snapshot_fleet(server: libtmux.Server) -> None:
         server.cmd("select-pane", "-t", pane.pane_id, "-T", title)
 
 
+def start_limited_session(server: libtmux.Server, tmp: Path) -> None:
+    """Add the `LIMITED` session: ``LIMITED_SCREEN`` without its header, cursor in the input box."""
+    lines = LIMITED_SCREEN.read_text().split("\n")
+    while lines and lines[0].startswith("# "):  # the corpus header (version, state)
+        lines.pop(0)
+    while lines and not lines[0]:
+        lines.pop(0)
+    screen = tmp / "limited.ans"
+    screen.write_text("\n".join(lines).rstrip("\n"))
+    plain = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in lines]
+    prompt = max(i for i, line in enumerate(plain) if line.startswith("❯"))  # the input box, not the sent prompt
+    command = " ".join(shlex.quote(a) for a in (str(SCREENS / "claude"), str(screen), "2", str(prompt)))
+    session_name, window_name, title, _project = LIMITED
+    session = server.new_session(
+        session_name=session_name, window_name=window_name, window_command=command,
+        x=LIMITED_WIDTH, y=LIMITED_HEIGHT,
+    )
+    server.cmd("set-option", "-t", str(session.session_id), "window-size", "manual")
+    server.cmd("resize-window", "-t", str(session.active_window.window_id), "-x", str(LIMITED_WIDTH), "-y", str(LIMITED_HEIGHT))
+    pane = session.active_window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    server.cmd("select-pane", "-t", pane.pane_id, "-T", title)
+
+
+def _project(session: str, window: str) -> str:
+    if (session, window) == LIMITED[:2]:
+        return LIMITED[3]
+    return next((p for s, w, _, _, p in LAYOUT if s == session and w == window), "project")
+
+
 def _stable(pane: PaneInfo) -> PaneInfo:
-    project = next((p for s, w, _, _, p in LAYOUT if s == pane.session_name and w == pane.window_name), "project")
+    project = _project(pane.session_name, pane.window_name)
     return replace(pane, pid=4000 + int(pane.pane_id.lstrip("%") or 0), current_path=f"/work/{project}")
 
 

@@ -29,6 +29,11 @@ FROZEN_WALL = 1_764_000_000.0
 
 @pytest.fixture
 def snapshot_app(server: libtmux.Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[NbsApp]:
+    yield from frozen_app(server, monkeypatch, FROZEN_WALL)
+
+
+def frozen_app(server: libtmux.Server, monkeypatch: pytest.MonkeyPatch, wall: float) -> Iterator[NbsApp]:
+    """The app on the snapshot fleet, its clocks frozen (the wall clock at ``wall``)."""
     monkeypatch.setenv("TZ", "UTC")  # history times are shown in local time
     time.tzset()
     start_snapshot_fleet(server)
@@ -40,7 +45,7 @@ def snapshot_app(server: libtmux.Server, monkeypatch: pytest.MonkeyPatch) -> Ite
         control_plane=False,
         claude=False,
         clock=lambda: 1000.0,
-        wall=lambda: FROZEN_WALL,
+        wall=lambda: wall,
     )
     app.notify = lambda *args, **kwargs: None  # type: ignore[method-assign]  # toasts come and go on their own clock
     yield app
@@ -48,16 +53,17 @@ def snapshot_app(server: libtmux.Server, monkeypatch: pytest.MonkeyPatch) -> Ite
     time.tzset()
 
 
-async def _settled(pilot: Pilot[object], timeout: float = 20.0) -> None:
-    """Wait until every pane is listed and drawn and every agent has its state."""
+async def _settled(pilot: Pilot[object], timeout: float = 20.0, extra_agents: int = 0) -> None:
+    """Wait until every pane is listed and drawn and every agent has its state (``extra_agents``:
+    agents added to `LAYOUT` by a variant, none of them waiting on a person)."""
     app = pilot.app
     assert isinstance(app, NbsApp)
     deadline = time.monotonic() + timeout
-    agents = sum(1 for entry in LAYOUT if entry[2] is not None)
+    agents = sum(1 for entry in LAYOUT if entry[2] is not None) + extra_agents
     waiting = sum(1 for entry in LAYOUT if entry[2] in ("permission", "question", "plan"))
     while time.monotonic() < deadline:
         ready = (
-            len(app.panes) == len(LAYOUT)
+            len(app.panes) == len(LAYOUT) + extra_agents
             and len(app.statuses) == agents
             and all(s.state is not None for s in app.statuses.values())
             and app.fleet is not None
