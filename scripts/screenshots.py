@@ -4,11 +4,14 @@
     .venv/bin/python scripts/screenshots.py            # all of them, 160x48
     .venv/bin/python scripts/screenshots.py --size 200x56 --out /tmp/shots
     .venv/bin/python scripts/screenshots.py --hosts   # only hosts.svg: two hosts over ssh
+    .venv/bin/python scripts/screenshots.py --limited # only limited.svg: a usage-limited agent
 
 It starts `DemoFleet` on a private tmux server (never your own), runs the app headless at a
 fixed size, waits until every agent shows a state, and saves one SVG per view. ``hosts.svg``
 watches two hosts through ssh: the test suite's ssh lab (tests/remote, needs openssh-server)
-with a demo fleet in each host's own tmux server.
+with a demo fleet in each host's own tmux server. ``limited.svg`` is the snapshot tests' fleet
+(tests/app/snapfleet.py) plus a pane replaying a limit screen recorded from Claude Code, with the
+wall clock set to 07:20 UTC so its 9:25am reset is 2h05m ahead.
 """
 
 from __future__ import annotations
@@ -179,17 +182,74 @@ async def shoot_hosts(out: Path, size: tuple[int, int], agents: int) -> list[Pat
     return [out / "hosts.svg"]
 
 
+async def shoot_limited(out: Path, size: tuple[int, int]) -> list[Path]:
+    """A usage-limited agent selected: the countdown in the list, the limit in the details."""
+    import libtmux
+
+    from tests.app.snapfleet import (
+        LIMITED,
+        StableFleet,
+        start_limited_session,
+        start_snapshot_fleet,
+    )
+    from tests.app.test_snapshots_limited import LIMITED_WALL
+
+    old_tz = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"  # the details' history times, like the reset the screen names
+    time.tzset()
+    server = libtmux.Server(socket_name=f"nbs-shots-limited-{os.getpid()}")
+    started = time.time()
+    try:
+        with tempfile.TemporaryDirectory(prefix="nbs-shots-") as tmp:
+            start_snapshot_fleet(server)
+            start_limited_session(server, Path(tmp))
+            address = ServerAddress(socket_name=server.socket_name)
+            settings = Settings(server=address, poll_disabled=True, plan_policy="off", bell=False, service="off")
+            app: NbsApp = create_app(
+                settings, lambda listener: StableFleet(address, listener), control_plane=False, claude=False,
+                wall=lambda: LIMITED_WALL + (time.time() - started),
+            )  # fmt: skip
+            async with app.run_test(size=size) as pilot:
+
+                def limited() -> str | None:
+                    for pane in app.panes:
+                        status = app.statuses.get(pane.pane_id)
+                        if pane.session_name == LIMITED[0] and status is not None and status.state is AgentState.LIMITED:
+                            return pane.pane_id
+                    return None
+
+                await _wait(pilot, lambda: limited() is not None, 30, "the limited agent")
+                pane_id = limited()
+                if pane_id is not None:
+                    app.select_pane(pane_id)
+                await pilot.pause(2.0)
+                app.save_screenshot("limited.svg", str(out))
+    finally:
+        server.kill()
+        if old_tz is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = old_tz
+        time.tzset()
+    return [out / "limited.svg"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=REPO / "screenshots")
     parser.add_argument("--size", default="160x48", help="terminal size, COLSxROWS (default 160x48)")
     parser.add_argument("--agents", type=int, default=6)
     parser.add_argument("--hosts", action="store_true", help="only hosts.svg (two hosts through the ssh lab)")
+    parser.add_argument("--limited", action="store_true", help="only limited.svg (a usage-limited agent)")
     args = parser.parse_args()
     columns, rows = (int(x) for x in args.size.lower().split("x"))
     args.out.mkdir(parents=True, exist_ok=True)
-    made = [] if args.hosts else asyncio.run(shoot(args.out, (columns, rows), args.agents))
-    made += asyncio.run(shoot_hosts(args.out, (columns, rows), max(3, args.agents // 2)))
+    size = (columns, rows)
+    made = [] if args.hosts or args.limited else asyncio.run(shoot(args.out, size, args.agents))
+    if not args.limited:
+        made += asyncio.run(shoot_hosts(args.out, size, max(3, args.agents // 2)))
+    if not args.hosts:
+        made += asyncio.run(shoot_limited(args.out, size))
     for path in made:
         print(path)
     return 0

@@ -5,7 +5,6 @@ clock (07:20 UTC) makes the countdown to the 9:25am reset a fixed 2h05m."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,7 +17,6 @@ from nbs_tui.core.model import AgentState
 from tests.app.helpers import wait_for, widget_text
 from tests.app.snapfleet import LIMITED, start_limited_session
 from tests.app.test_snapshots import FROZEN_WALL, SIZE, _settled, frozen_app
-
 
 # 07:20 UTC on the snapshot fleet's day: the nearest 9:25am is ahead (a session limit resets
 # within hours; read at 16:00 it would have passed)
