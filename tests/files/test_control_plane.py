@@ -629,5 +629,9 @@ def test_registry_changes_not_saved_are_saved_once_the_disk_takes_them(  # type:
     wait_for(lambda: saved.exists() and "hub:two" in registry_lines(project), what="saved")
     assert "hub:one" not in registry_lines(project)
     wait_for(lambda: "saved the changes not saved before" in plane.history()[-1].why, what="said in the history")
-    snap = plane.snapshot().project(project)
-    assert snap is not None and not snap.error
+
+    def cleared() -> bool:  # the snapshot is published after the history line
+        snap = plane.snapshot().project(project)
+        return snap is not None and not snap.error
+
+    wait_for(cleared, what="the error cleared from the project")
