@@ -23,16 +23,10 @@ than any drift). The table is printed and saved to bench/results/soak-YYYYmmdd-H
 from __future__ import annotations
 
 import argparse
-import collections
-import fcntl
 import os
-import signal
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,57 +36,13 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
-from bench_app import COLS, ROWS, app_env, descendants, service_pids  # noqa: E402
+from bench_app import AppInPty, app_env, descendants, service_pids  # noqa: E402
 from bench_mirror import TICK, cpu_ticks  # noqa: E402
 
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
 
 LIMIT = 10.0
 """Per cent growth allowed after the warm-up (RSS, fds, threads)."""
-
-
-class PtyApp:
-    """The CLI in a pty of COLS x ROWS, drained by a thread as a terminal would."""
-
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
-        master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
-        self.master = master
-        self.out_bytes = 0
-        self.tail = collections.deque[bytes](maxlen=64)
-        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT,
-                                     start_new_session=True, close_fds=True)
-        os.close(slave)
-        self.reader = threading.Thread(target=self._read, name="pty-reader", daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        while True:
-            try:
-                data = os.read(self.master, 1 << 16)
-            except OSError:  # EIO: the app closed its terminal
-                break
-            if not data:
-                break
-            self.out_bytes += len(data)
-            self.tail.append(data)
-
-    def output(self) -> str:
-        return b"".join(self.tail).decode("utf-8", "replace")
-
-    def quit(self) -> None:
-        try:
-            os.write(self.master, b"q")
-            self.proc.wait(15)
-        except (OSError, subprocess.TimeoutExpired):
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self.reader.join(5)
-        os.close(self.master)
 
 
 def status_field(pid: int, name: str) -> int:
@@ -240,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="nbs-soak-"))
     print(f"starting {args.agents} demo agents ...", file=sys.stderr, flush=True)
     fleet = DemoFleet.start_busy(args.agents, busy_fraction=args.busy)
-    app: PtyApp | None = None
+    app: AppInPty | None = None
     ok = False
     try:
         socket = fleet.server.socket_name
@@ -251,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         config.write_text('service = "auto"\n')
         argv_app = [sys.executable, "-m", "nbs_tui", "-L", socket, "--poll-interval", str(args.poll_interval),
                     "--config", str(config)]
-        app = PtyApp(argv_app, app_env(home))
+        app = AppInPty(argv_app, app_env(home), args.agents, ROOT)  # drained as a terminal would
         service = wait_service(socket, 90)
         if app.proc.poll() is not None or app.out_bytes == 0:
             raise RuntimeError(f"the dashboard is not drawing; last output: {app.output()[-600:]!r}")
