@@ -21,6 +21,7 @@ from nbs_tui.config import ConfigError, Settings, load_settings
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.text import json_line_safe
 from nbs_tui.logs import log_path
+from nbs_tui.tmux.address import default_server
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -127,7 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    server = ServerAddress(socket_name=args.socket_name, socket_path=args.socket_path)
+    if args.socket_name or args.socket_path:
+        server = ServerAddress(socket_name=args.socket_name, socket_path=args.socket_path)
+    else:
+        server = default_server()  # $TMUX's server inside tmux, as a plain `tmux` would
     return load_settings(
         config_path=getattr(args, "config", None),
         server=server,
@@ -199,7 +203,8 @@ def _run_demo(args: argparse.Namespace, settings: Settings) -> int:
     spool_dir = Path(tempfile.mkdtemp(prefix="nbs-demo-hooks-"))
     fleet = DemoFleet.start(
         agents=args.agents,
-        server=settings.server if settings.server.tmux_args() else None,
+        # its own private server unless one is named: never the pane's server it runs in
+        server=settings.server if args.socket_name or args.socket_path else None,
         hook_spool=spool_dir / "hooks.jsonl",
     )
 

@@ -32,20 +32,12 @@ from typing import Literal
 
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.model import PaneId, ServerAddress
+from nbs_tui.tmux.address import socket_path_of
 from nbs_tui.tmux.operate import TmuxCommandError, TmuxCommands
 
 JumpMode = Literal["switch", "attach"]
 
 BACK_NOTE = "nbs-tui: back to the dashboard"
-
-
-def socket_path_of(server: ServerAddress, environ: Mapping[str, str] | None = None) -> Path:
-    """Where tmux puts this server's socket, by tmux's own rule (``$TMUX_TMPDIR`` or /tmp)."""
-    if server.socket_path:
-        return Path(server.socket_path)
-    env = os.environ if environ is None else environ
-    base = Path(env.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
-    return base / (server.socket_name or "default")
 
 
 def _same_file(a: Path, b: Path) -> bool:

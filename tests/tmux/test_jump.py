@@ -16,7 +16,8 @@ import pytest
 from libtmux.test.retry import retry_until
 
 from nbs_tui.core.model import ServerAddress
-from nbs_tui.tmux.jump import Jumper, inside_server, plan_jump, socket_path_of
+from nbs_tui.tmux.address import socket_path_of
+from nbs_tui.tmux.jump import Jumper, inside_server, plan_jump
 
 
 @pytest.fixture
