@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from nbs_tui.claude.hooks import default_spool
 from nbs_tui.core.hosts import HostsError, HostSpec, choose_hosts, parse_hosts
 from nbs_tui.core.meters import DEFAULT_PRICES, ModelPrice, parse_prices
 from nbs_tui.core.model import ServerAddress
@@ -72,7 +73,9 @@ class Settings:
     notify_repeat: float = 60.0
     """Seconds before the same kind of notification for the same pane is sent again."""
     action_log: Path = field(default_factory=lambda: Path.home() / ".local" / "state" / "nbs-tui" / "actions.log")
-    hook_spool: Path = field(default_factory=lambda: Path.home() / ".local" / "state" / "nbs-tui" / "hooks.jsonl")
+    hook_spool: Path = field(default_factory=default_spool)
+    """Where hooks append and the watcher reads: ``$XDG_STATE_HOME/nbs-tui/hooks.jsonl``, or
+    the old ``~/.local/state`` one while hooks installed for it are the only ones (claude/hooks.py)."""
     claude_home: Path = field(default_factory=lambda: Path.home() / ".claude")
     keymap: Mapping[str, str] = field(default_factory=dict)
     """Rebound keys: binding id -> comma-separated keys (the config file's ``[keymap]`` table)."""

@@ -23,10 +23,12 @@ import shlex
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
+
+from nbs_tui.logs import state_dir
 
 HOOK_EVENTS: tuple[str, ...] = (
     "SessionStart",
@@ -81,6 +83,34 @@ class HooksError(Exception):
 def script_path(spool: Path) -> Path:
     """Where the hook script lives: next to the spool, so one spool means one script."""
     return spool.parent / SCRIPT_NAME
+
+
+SPOOL_NAME = "hooks.jsonl"
+
+
+def xdg_spool(environ: Mapping[str, str] | None = None) -> Path:
+    """The spool in nbs-tui's state folder, ``$XDG_STATE_HOME/nbs-tui`` (default
+    ``~/.local/state/nbs-tui``), next to its log and action log."""
+    return state_dir(environ) / SPOOL_NAME
+
+
+def legacy_spool(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the default spool was before it followed ``$XDG_STATE_HOME``: always under ~."""
+    env = os.environ if environ is None else environ
+    return state_dir({k: v for k, v in env.items() if k != "XDG_STATE_HOME"}) / SPOOL_NAME
+
+
+def default_spool(environ: Mapping[str, str] | None = None) -> Path:
+    """The spool to read and to install hooks for when none is named: `xdg_spool`, unless hooks
+    were installed for `legacy_spool` and never for the XDG one (only its hook script is there).
+
+    An installed hook command has its spool's absolute path baked in, so those hooks keep writing
+    to the old place after ``$XDG_STATE_HOME`` is set; reading there keeps their events coming
+    without the user doing anything, and ``hooks status`` says how to move them."""
+    new, old = xdg_spool(environ), legacy_spool(environ)
+    if new != old and not script_path(new).exists() and script_path(old).exists():
+        return old
+    return new
 
 
 def hook_command(spool: Path) -> str:
@@ -394,6 +424,14 @@ def _print_status(report: HookStatus, out: TextIO) -> None:
         print(f"spool: {report.spool} ({report.spool_size} bytes, last event {age:.0f}s ago)", file=out)
     if report.backups:
         print(f"backups: {len(report.backups)}, newest {report.backups[0]}", file=out)
+    new = xdg_spool()
+    if report.spool == legacy_spool() and report.spool != new:
+        print(
+            f"note: this spool is the one used before nbs-tui followed $XDG_STATE_HOME; nbs-tui reads it "
+            f"as long as no hooks were installed for {new}. To move there: "
+            f"nbs-tui hooks install --spool {shlex.quote(str(new))} (same scope flags as before)",
+            file=out,
+        )
 
 
 def hooks_command(action: str, settings_path: Path, spool: Path, out: TextIO | None = None) -> int:
