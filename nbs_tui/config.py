@@ -21,6 +21,7 @@ from nbs_tui.core.hosts import HostsError, HostSpec, choose_hosts, parse_hosts
 from nbs_tui.core.meters import DEFAULT_PRICES, ModelPrice, parse_prices
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.notify import NotifySettingsError, parse_kinds
+from nbs_tui.logs import state_dir
 from nbs_tui.notify import NotifyConfigError, check_command, parse_protocols
 
 DEFAULT_CONFIG_PATH = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "nbs-tui" / "config.toml"
@@ -72,7 +73,7 @@ class Settings:
     """Notification kinds not sent: ``needs-input``, ``finished``, ``error``, ``limited``, ``stuck``."""
     notify_repeat: float = 60.0
     """Seconds before the same kind of notification for the same pane is sent again."""
-    action_log: Path = field(default_factory=lambda: Path.home() / ".local" / "state" / "nbs-tui" / "actions.log")
+    action_log: Path = field(default_factory=lambda: state_dir() / "actions.log")
     hook_spool: Path = field(default_factory=default_spool)
     """Where hooks append and the watcher reads: ``$XDG_STATE_HOME/nbs-tui/hooks.jsonl``, or
     the old ``~/.local/state`` one while hooks installed for it are the only ones (claude/hooks.py)."""

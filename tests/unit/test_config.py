@@ -172,3 +172,15 @@ def test_prices_table_adds_and_replaces_models_over_the_defaults(tmp_path: Path)
     assert prices["claude-haiku-4-5"] == DEFAULT_PRICES["claude-haiku-4-5"]
     with pytest.raises(ConfigError, match=r"prices\.m: input and output are required"):
         load_settings(write(tmp_path, "[prices.m]\ninput = 1\n"), environ={})
+
+
+def test_state_files_follow_xdg_state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The action log and the hook spool sit next to the log file, in nbs-tui's XDG state folder."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    settings = load_settings(write(tmp_path, ""), environ={})
+    assert settings.action_log == tmp_path / "state" / "nbs-tui" / "actions.log"
+    assert settings.hook_spool == tmp_path / "state" / "nbs-tui" / "hooks.jsonl"
+    monkeypatch.delenv("XDG_STATE_HOME")
+    settings = load_settings(write(tmp_path, ""), environ={})
+    assert settings.action_log == tmp_path / "home" / ".local" / "state" / "nbs-tui" / "actions.log"
