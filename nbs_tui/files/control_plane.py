@@ -36,6 +36,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 from nbs_tui.config import Settings
@@ -76,6 +77,7 @@ from nbs_tui.files.control_sync import PlaneSync
 
 __all__ = [
     "INBOX",
+    "NOT_SAVED",
     "PAUSE",
     "REGISTRY",
     "ChannelSnapshot",
@@ -149,6 +151,17 @@ class _OwnLine:
 
 
 @dataclass(frozen=True, slots=True)
+class _Saved:
+    """Was the registry holding our inbox line at ``offset`` saved? Answered on the plane thread
+    after the refresh that applied it (queued before this)."""
+
+    root: str
+    channel: str
+    offset: int
+    answer: Future[str | None]
+
+
+@dataclass(frozen=True, slots=True)
 class _Acting:
     acting: bool
 
@@ -159,7 +172,14 @@ class _WatchFailed:
     message: str
 
 
-_Command = _Rescan | _Stop | _Flush | _Refresh | _PaneDirs | _Scanned | _OwnLine | _WatchFailed | _Acting
+_Command = _Rescan | _Stop | _Flush | _Refresh | _PaneDirs | _Scanned | _OwnLine | _Saved | _WatchFailed | _Acting
+
+NOT_SAVED = "not saved yet"
+"""In what an edit returns when its line is in the inbox but the registry could not be written
+(a read-only .nbs/, a full disk): the plane keeps the change and writes it again every cycle."""
+
+SAVE_WAIT = 5.0
+"""Longest an edit waits for the plane thread to apply its line and say whether it was saved."""
 
 
 class ControlPlane:
@@ -299,7 +319,10 @@ class ControlPlane:
         """Register a chat by appending ``register-chat <path>`` to the project's inbox.
 
         The path (relative to the project, or absolute) must name an existing nbs-chat file not
-        yet registered in that channel. Returns the line written. Raises ControlPlaneError."""
+        yet registered in that channel. Returns the line written; when this process applies it
+        and the registry cannot be written, the line followed by `NOT_SAVED`, why, and that it is
+        retried. Waits (up to `SAVE_WAIT`) for the plane: call from a thread worker. Raises
+        ControlPlaneError."""
         root, written = check_path(project, path)
         target = os.path.join(root, written)
         if not os.path.isfile(target):
@@ -311,7 +334,8 @@ class ControlPlane:
         return self._append_command(root, channel, Verb.REGISTER_CHAT, written)
 
     def unregister_chat(self, project: str | os.PathLike[str], path: str, channel: str = "") -> str:
-        """Unregister a chat by appending ``unregister-chat <path>`` to the project's inbox."""
+        """Unregister a chat by appending ``unregister-chat <path>`` to the project's inbox
+        (returned as `register_chat` returns)."""
         root, written = check_path(project, path)
         if not is_registered(self._sync.snapshot, root, channel, "chat", written):
             raise ControlPlaneError(f"{written} is not registered")
@@ -319,7 +343,8 @@ class ControlPlane:
 
     def create_chat(self, project: str | os.PathLike[str], path: str, register: bool = True, channel: str = "") -> str:
         """Create an empty chat in the nbs-chat format (``.nbs/chat`` is made if needed) and,
-        by default, register it. Returns the path as registered."""
+        by default, register it. Returns the path as registered (followed by `NOT_SAVED` and why,
+        as `register_chat` says it, when the registry could not be written)."""
         root, written = check_path(project, path)
         if not written.endswith(".chat"):
             raise ControlPlaneError("a chat file name ends in .chat")
@@ -335,7 +360,8 @@ class ControlPlane:
         except ChatError as error:
             raise ControlPlaneError(str(error)) from None
         if register:
-            self._append_command(root, channel, Verb.REGISTER_CHAT, written)
+            line = self._append_command(root, channel, Verb.REGISTER_CHAT, written)
+            return written + line.removeprefix(f"{Verb.REGISTER_CHAT.value} {written}")  # and a note if unsaved
         return written
 
     def post_message(self, chat: str | os.PathLike[str], text: str, handle: str | None = None) -> ChatMessage:
@@ -364,6 +390,17 @@ class ControlPlane:
         line, offset = append_command(root, channel, verb, path, self._write_lock)
         self._queue.put(_OwnLine(root, channel, offset, "nbs-tui"))
         self._request_refresh(root)
+        if self._thread is None or not self._thread.is_alive():
+            return line  # nobody to apply it yet: the first pass will
+        answer: Future[str | None] = Future()
+        self._queue.put(_Saved(root, channel, offset, answer))
+        try:
+            why = answer.result(SAVE_WAIT)
+        except TimeoutError:  # concurrent.futures' own since 3.11
+            return line  # a long replay: the history says how it went
+        if why:
+            # the operator must not read "done": the line is in the inbox, the registry is not
+            return f"{line} ({NOT_SAVED}: {why}; retried every few seconds until it is)"
         return line
 
     def _request_refresh(self, root: str | None) -> None:
@@ -440,6 +477,8 @@ class ControlPlane:
                 sync.apply_scanned(pane_id, project_dir, line, handle)
             case _OwnLine(root, channel, offset, by):
                 sync.note_own_line(root, channel, offset, by)
+            case _Saved(root, channel, offset, answer):
+                answer.set_result(sync.unsaved_after(root, channel, offset))
             case _WatchFailed(root, message):
                 sync.report(root, message)
             case _Acting(acting):

@@ -181,6 +181,16 @@ class PlaneSync:
             if found is not None:
                 found.ours[offset] = by
 
+    def unsaved_after(self, root: str, channel: str, offset: int) -> str | None:
+        """Why the registry holding the inbox line at ``offset`` is not saved yet ("" if it is
+        saved); None when that line has not been applied here (another process holds the lease,
+        or the channel has not been read that far)."""
+        project = self._projects.get(root)
+        found = project.channels.get(channel) if project is not None else None
+        if not self._acting or found is None or found.reader.offset <= offset:
+            return None
+        return found.write_error if found.unsaved is not None else ""
+
     def report(self, root: str | None, message: str) -> None:
         """A problem found off the plane thread (a watcher that died), reported on it."""
         self._set_error(self._projects.get(root) if root else None, message)

@@ -28,7 +28,7 @@ from textual.widgets.option_list import Option
 
 from nbs_tui.core.registry import normalise
 from nbs_tui.files.chat_io import is_chat_file
-from nbs_tui.files.control_plane import ControlPlane, ControlPlaneError
+from nbs_tui.files.control_plane import NOT_SAVED, ControlPlane, ControlPlaneError
 
 
 def check_chat_path(plane: ControlPlane, project: str, path: str, channel: str = "") -> tuple[bool, str]:
@@ -194,8 +194,9 @@ class ChatEditor(ModalScreen[None]):
         ok, text = check_chat_path(self.plane, self.project, self.path_value, self.channel or "")
         check.update(Text(("✓ " if ok else "✗ ") + text, style="green" if ok else "red"))
 
-    def _status(self, text: str, error: bool = False) -> None:
-        self.query_one("#editor-status", Static).update(Text(text, style="bold red" if error else "green"))
+    def _status(self, text: str, error: bool = False, unsaved: bool = False) -> None:
+        style = "bold red" if error else "bold yellow" if unsaved else "green"
+        self.query_one("#editor-status", Static).update(Text(text, style=style))
 
     def _edit(self, action: str) -> None:
         if self.project is None:
@@ -206,7 +207,8 @@ class ChatEditor(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="chat-editor-edit")
     def _run_edit(self, project: str, action: str, path: str, channel: str) -> None:
-        # a thread: appending waits (up to a second) for an agent's unfinished inbox line
+        # a thread: appending waits (up to a second) for an agent's unfinished inbox line, then
+        # (up to SAVE_WAIT) for the plane to say whether the registry was saved
         inbox = "control-inbox" + (f"-{channel}" if channel else "")
         try:
             if action == "register":
@@ -214,14 +216,15 @@ class ChatEditor(ModalScreen[None]):
             elif action == "unregister":
                 done = f"appended to {inbox}: {self.plane.unregister_chat(project, path, channel)}"
             else:
-                done = f"created {self.plane.create_chat(project, path, channel=channel)} and registered it in {inbox}"
+                done = f"created and registered in {inbox}: {self.plane.create_chat(project, path, channel=channel)}"
         except ControlPlaneError as error:
             self.app.call_from_thread(self._status, str(error), True)
             return
         self.app.call_from_thread(self._edited, project, action, path, done)
 
     def _edited(self, project: str, action: str, path: str, done: str) -> None:
-        self._status(done)
+        # in the inbox, but the registry not written yet (the plane retries): not a green "done"
+        self._status(done, unsaved=NOT_SAVED in done)
         self.post_message(self.Edited(project, action, path))
         self.set_timer(0.3, self._refresh_lists)
 

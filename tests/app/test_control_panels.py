@@ -209,3 +209,76 @@ async def test_editor_targets_a_per_agent_registry(project: Path) -> None:
         registry_file = project / ".nbs" / "control-registry-alice"
         await wait_for(pilot, lambda: "chat:.nbs/chat/alice-room.chat" in registry_file.read_text(), WAIT, "alice's registry")
         assert not (project / ".nbs" / "control-inbox").exists()
+
+
+EDITOR_UNSAVED_SETUP = """
+import asyncio
+import os
+import sys
+from pathlib import Path
+from textual.widgets import Button, Input
+from nbs_tui.files.control_plane import NOT_SAVED
+from nbs_tui.widgets.chat_editor import ChatEditor
+from tests.app.helpers import wait_for
+from tests.app.test_control_panels import ControlApp, registry_paths
+from tests.helpers import write_chat
+import watchfiles  # imported late by the plane's watcher: import it while the checkout is readable
+import concurrent.futures.thread  # the loop's default executor (thread workers)
+from textual.app import App
+
+
+async def _warm() -> None:  # Textual imports more on first run: do it while /root is readable
+    async with App().run_test() as pilot:
+        await pilot.pause()
+
+
+asyncio.run(_warm())
+"""
+
+EDITOR_UNSAVED_BODY = """
+root = Path(sys.argv[1])
+nbs = root / ".nbs"
+
+
+async def main() -> None:
+    app = ControlApp(root)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: registry_paths(app), 10, "registry")
+        nbs.chmod(0o555)  # the inbox takes the line, the folder not the new registry
+        write_chat(nbs / "chat" / "late.chat")
+        app.view.registry_panel.focus()
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChatEditor), 10, "editor open")
+        editor = app.screen
+        editor.query_one("#editor-path", Input).value = ".nbs/chat/late.chat"
+        await pilot.pause()
+        editor.query_one("#editor-register", Button).press()
+        status = editor.query_one("#editor-status")
+        await wait_for(pilot, lambda: "appended to" in str(status.render()), 10, "the answer shown")
+        shown = status.render()
+        assert NOT_SAVED in str(shown) and "retried" in str(shown), shown
+        styles = " ".join(str(span.style) for span in shown.spans)
+        assert "yellow" in styles and "green" not in styles, styles  # a warning, not a green "done"
+        nbs.chmod(0o755)
+        await wait_for(pilot, lambda: ".nbs/chat/late.chat" in registry_paths(app), 10, "saved by the retry")
+
+
+asyncio.run(main())
+print("ok")
+"""
+
+
+def test_chat_editor_says_when_the_registry_is_not_saved_yet(tmp_path: Path) -> None:
+    """The operator's register in a .nbs/ whose registry cannot be replaced (read-only for
+    ``nobody``, whom the test drops to under root): the editor says not saved yet, not done."""
+    from tests.unprivileged import give_away, reachable_dir, run_unprivileged
+
+    with reachable_dir() as base:
+        root = base / "proj"
+        write_chat(root / ".nbs" / "chat" / "team.chat")
+        (root / ".nbs" / "control-registry").write_text("chat:.nbs/chat/team.chat\n")
+        (root / ".nbs" / "control-inbox").write_text("")
+        give_away(base)
+        result = run_unprivileged(EDITOR_UNSAVED_SETUP, EDITOR_UNSAVED_BODY, str(root))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().endswith("ok"), result.stdout

@@ -482,6 +482,66 @@ def test_really_read_only_nbs() -> None:
     assert result.stdout.strip() == "ok"
 
 
+UNSAVED_SETUP = """
+import os
+import sys
+import time
+from pathlib import Path
+from nbs_tui.config import Settings
+from nbs_tui.core.control import Outcome
+from nbs_tui.files.control_plane import NOT_SAVED, ControlPlane
+from tests.helpers import write_chat
+import watchfiles  # imported late by the plane's watcher: import it while the checkout is readable
+"""
+
+UNSAVED_BODY = """
+root = Path(sys.argv[1])
+nbs = root / ".nbs"
+registry = nbs / "control-registry"
+seeded = registry.read_text()
+plane = ControlPlane(Settings(projects=(root,)), rescan_interval=0.3)
+plane.start()
+try:
+    assert plane.flush() and plane.snapshot().projects[0].error == ""
+    # the inbox (a file) stays writable, the folder (where the registry is replaced) does not
+    nbs.chmod(0o555)
+    assert not os.access(nbs, os.W_OK) and os.access(nbs / "control-inbox", os.W_OK)
+    write_chat(nbs / "chat" / "late.chat")
+    said = plane.register_chat(root, ".nbs/chat/late.chat")
+    assert said.startswith("register-chat .nbs/chat/late.chat (" + NOT_SAVED + ": cannot write "), said
+    assert "Permission denied" in said and "retried" in said, said
+    assert (nbs / "control-inbox").read_text() == "register-chat .nbs/chat/late.chat\\n"
+    assert registry.read_text() == seeded
+    assert plane.history()[-1].outcome is Outcome.ERROR and NOT_SAVED in plane.history()[-1].why
+    # the retry stays: once the folder takes writes again, the change is saved without a new line
+    nbs.chmod(0o755)
+    deadline = time.monotonic() + 10
+    while "chat:.nbs/chat/late.chat" not in registry.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "chat:.nbs/chat/late.chat" in registry.read_text(), registry.read_text()
+    assert any("saved the changes not saved before" in e.why for e in plane.history()), plane.history()
+    # and an edit that is saved says only its line
+    write_chat(nbs / "chat" / "next.chat")
+    assert plane.register_chat(root, ".nbs/chat/next.chat") == "register-chat .nbs/chat/next.chat"
+finally:
+    plane.stop()
+print("ok")
+"""
+
+
+def test_an_edit_the_registry_cannot_take_says_not_saved_yet_and_is_retried() -> None:
+    """register_chat into a .nbs/ that takes the inbox line but not the registry (the folder is
+    read-only for a user it binds: ``nobody`` under root): the answer says so, the retry stays."""
+    with reachable_dir() as base:
+        root = make_project(base / "proj")
+        (root / ".nbs" / "control-registry").write_text("chat:.nbs/chat/team.chat\nbus:.nbs/events\n")
+        (root / ".nbs" / "control-inbox").write_text("")
+        give_away(base)
+        result = run_unprivileged(UNSAVED_SETUP, UNSAVED_BODY, str(root))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
 READ_ONLY_PROBE = """
 import os, sys
 from pathlib import Path
