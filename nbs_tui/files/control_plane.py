@@ -24,8 +24,9 @@ ControlPlaneEvent(e)))`` (Textual's ``post_message`` is thread-safe) or use
 ``app.call_from_thread``. Never block in the listener. Query methods (:meth:`snapshot`,
 :meth:`history`, :meth:`poll_interval`, :meth:`is_paused`, ...) read immutable snapshots and are
 safe from any thread. Editing methods (:meth:`register_chat`, :meth:`unregister_chat`,
-:meth:`create_chat`, :meth:`toggle_pause`) write small files on the caller's thread;
-:meth:`post_message` may wait for another writer's lock, so call it from a thread worker.
+:meth:`create_chat`, :meth:`toggle_pause`) write small files on the caller's thread; the chat
+edits then wait (bounded) for the plane to say whether the registry was saved, and
+:meth:`post_message` may wait for another writer's lock, so call those from a thread worker.
 """
 
 from __future__ import annotations
