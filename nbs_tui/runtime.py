@@ -54,6 +54,7 @@ from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.files.control_plane import ControlEvent, ControlPlane
 from nbs_tui.logs import log_problem, report_failures
+from nbs_tui.memory import MemoryTrimmer
 from nbs_tui.sidecar_lease import SidecarLease
 from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
 from nbs_tui.tmux.port import FleetListener, FleetPort
@@ -239,6 +240,7 @@ class Runtime:
         self.hosts: HostsRuntime | None = None
         """The per-host runtimes when several hosts are watched (module docstring)."""
         self.role = SidecarRole.OFF
+        self.trimmer = MemoryTrimmer()
         self._built = False
         self._started: list[tuple[str, Callable[[], None]]] = []
         """(name, stop) of every backend started, in start order; stopped in reverse."""
@@ -493,6 +495,7 @@ class Runtime:
             if self._stopping.is_set():
                 return
             self._started.append(("log file", report_failures(self.problem)))  # a full disk, say
+            self._start("memory trim", self.trimmer.start, self.trimmer.stop)  # freed pages go back
             if self.hosts is not None:  # each host starts (and fails) on its own
                 self.hosts.start()
                 self._started.append(("hosts", self.hosts.stop))
