@@ -278,7 +278,9 @@ class AppInPty:
             carry = buf[-40:]  # a token is at most ~30 bytes: one cut across two reads is seen whole
             if not self.full_frame.is_set():
                 stream.feed(data)
-                rows = screen.display
+                # not `screen.display`: it raises IndexError on a cell pyte left empty (a wide
+                # character partly overwritten), which killed this reader and stalled the app
+                rows = ["".join(screen.buffer[y][x].data for x in range(COLS)) for y in range(ROWS)]
                 if not self.listed_ns and want in rows[0]:
                     self.listed_ns = now
                 if not self.painted_ns and any(TOKEN_TEXT.search(row[COLS // 2 - 10 :]) for row in rows):
