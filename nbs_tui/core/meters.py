@@ -141,9 +141,12 @@ class Meters:
         return 100.0 * self.context.prompt / window
 
 
-SEEN_KEEP = 512
+SEEN_KEEP = 64
 """Responses remembered to count each once: a response's lines (one per content block) come
-together, so a window this size never counts one twice, and a day-long session stays small."""
+together, at most interleaved with those of a few parallel subagents, so a window this size
+never counts one twice; and it fills within minutes, so a day-long session's account stays the
+size it had after its first hour (512 took the demo's agents past the hour to fill: the soak's
+growth)."""
 
 
 class MeterAccount:
