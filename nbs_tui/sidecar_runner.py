@@ -4,9 +4,11 @@ Threading: `SidecarRunner.start` starts one daemon thread, ``nbs-sidecar``, that
 agent pane each second. Per tick it reads only screens whose `PaneScreen.version` moved (the
 pure sidecar counts stable time itself); a pane the fleet keeps no live model of (nobody
 watches it) is read through ``fleet.captured``, an in-band capture taken only when the pane
-printed since the last one. It runs detection on those, and carries out the actions
-the sidecars return through the fleet (``send_text``/``send_keys``), each after re-reading the
-live screen with ``fleet.capture_text`` and checking that the pane is still the same agent.
+printed since the last one and has gone quiet, or every 3 s while it keeps printing (ticks run
+`TICK_PHASE` past a wall-clock second, so a pane that stopped is seen quiet on the next one).
+It runs detection on those, and carries out the actions the sidecars return through the fleet
+(``send_text``/``send_keys``), each after re-reading the live screen with ``fleet.capture_text``
+and checking that the pane is still the same agent.
 
 ``on_event`` is called on that thread with frozen `SidecarEvent` values; it must not block
 (the app forwards them with ``post_message``; headless prints them).
@@ -102,9 +104,24 @@ OPERATOR_QUIET = 5.0
 LIMIT_MENU_SETTLE = 1.0
 """A usage-limit menu must be on screen this long (two ticks) before its wait option is pressed."""
 
+TICK_PHASE = 0.3
+"""Ticks run this long past a wall-clock second (interval 1 s). A no-output fleet knows a pane's
+last output only to the second (tmux's ``window_activity``) and reads a changed pane once it is
+quiet (`nbs_tui.tmux.fleet.CAPTURE_QUIET`): at this phase a pane that stopped printing is seen
+quiet on the first tick after its second ends, 0.3-1.3 s after it stopped, not up to 2.2 s."""
+
 FORCE_POLL_WAIT = 6.0
 """Longest a `SidecarRunner.force_poll` caller waits for a busy tick (a tmux call times out
 after 5 s)."""
+
+
+def next_tick(started: float, wall: float, interval: float) -> float:
+    """When the tick after one that began at ``started`` (the runner's clock; ``wall`` the
+    wall-clock time then) is due: the first moment `TICK_PHASE` past a wall-clock interval that
+    is at least half an interval after ``started`` (in the past when a long tick went beyond it:
+    the next tick then starts at once)."""
+    half = started + interval / 2
+    return half + (TICK_PHASE - (wall + interval / 2)) % interval
 
 
 class ControlPort(Protocol):
@@ -350,19 +367,14 @@ class SidecarRunner:
             self._tick_lock.release()
 
     def _run(self) -> None:
-        next_at = self.clock()
         while not self._stop.is_set():
+            started, wall = self.clock(), self.wall()
             try:
                 self.tick()
             except Exception as error:  # one bad tick must not end the sidecar for every pane
                 log.exception("sidecar tick failed")
                 self._emit("error", "", f"sidecar tick failed: {error}")
-            next_at += self.interval
-            delay = next_at - self.clock()
-            if delay < 0:
-                next_at = self.clock()
-                delay = 0.0
-            self._stop.wait(delay)
+            self._stop.wait(max(0.0, next_tick(started, wall, self.interval) - self.clock()))
 
     # -- operator controls (any thread; none waits on tmux) ----------------------------------
 
@@ -591,7 +603,10 @@ class SidecarRunner:
                 self.limits.forget(pane_id)
         prefetch = getattr(self.fleet, "prefetch", None)
         if prefetch is not None:  # the due captures of every pane in one round trip, not one each
-            prefetch(panes)
+            # A pane mid-handshake is read whenever it changed, even while it prints (the fleet
+            # otherwise waits for a printing pane to go quiet, up to 3 s: the confirm timeout).
+            eager = {p for p, t in self._tracked.items() if p in panes and t.sidecar.injecting}
+            prefetch(panes, eager=eager)
         self._tick_panes(panes, now, wall_now)
         self._resume_limited(panes, now, wall_now)
         if self.lease is not None and self.lease.acting():

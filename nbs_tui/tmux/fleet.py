@@ -31,7 +31,10 @@ buffered: the reader's output filter only marks the pane changed (it is reported
 ``screens_changed`` all the same). A consumer that needs such a pane's screen (the sidecar)
 asks `captured`, which takes an in-band ``capture-pane -p -e`` on the session's control
 client when the pane printed since the last one, at most once per ``capture_interval``, and
-returns a `CapturedScreen` (rows of text and faint rows, no terminal model). A pane that
+returns a `CapturedScreen` (rows of text and faint rows, no terminal model). A pane that printed
+is read once it has gone quiet (``CAPTURE_QUIET``), or every ``CAPTURE_MAX_AGE`` seconds while
+it keeps printing (a working agent's spinner): the still screens the sidecar acts on come at
+once, the moving ones less often. A pane that
 becomes watched is seeded and then fed live; one that stops being watched drops its model.
 A fleet that no one will ever watch (``stream_output=False``: headless, the service) attaches
 its control clients with ``no-output``: tmux then sends it no pane output at all (and spends
@@ -62,7 +65,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from nbs_tui.core.detect import CapturedScreen
@@ -121,6 +124,21 @@ CAPTURE_SLACK = 0.1
 """A capture is due ``capture_interval`` less this after the last: a once-a-second reader
 whose ticks jitter by a few ms still gets a fresh one every tick."""
 
+CAPTURE_QUIET = 0.2
+"""A changed pane is read once it has printed nothing for this long (a fleet that streams output
+times its last ``%output``; a no-output fleet knows its window's last activity to the second, so
+it waits for that second to be over by this much): a pane that goes quiet is read at once."""
+
+CAPTURE_MAX_AGE = 3.0
+"""A changed pane that is still printing is read when its last read is this old, not every
+``capture_interval``. Why that is safe: every screen the sidecar acts on or reports as waiting
+(idle prompt, permission, plan approval, question, startup dialog) is a still one (Claude Code
+stops its spinner when it waits), so it is read within about a tick of appearing; only a screen
+that keeps changing (a working agent's spinner, a build's output) is seen every 3 s instead of
+every second. Every key the sidecar types is decided on a fresh ``capture-pane`` taken just
+before (`SidecarRunner._live`), never on a read's age. Reading a spinning pane every second was
+most of the service's cost (bench/README.md, bench_headless.py)."""
+
 
 @dataclass
 class _Pane:
@@ -154,6 +172,10 @@ class _Pane:
     capture_at: float = float("-inf")
     capture_second: int = 0
     """Wall-clock second (tmux's ``window_activity`` resolution) at which the last read was asked."""
+    printed_at: float = float("-inf")
+    """Unwatched, streaming: when its last ``%output`` came (monotonic), to read it once quiet."""
+    reread: bool = False
+    """Read at the next chance, printing or not: resized, moved, reconnected, or a read failed."""
 
 
 class TmuxFleet(FleetPort):
@@ -182,6 +204,8 @@ class TmuxFleet(FleetPort):
         watch_all: bool = True,
         capture_interval: float = 1.0,
         stream_output: bool = True,
+        capture_quiet: float = CAPTURE_QUIET,
+        capture_max_age: float = CAPTURE_MAX_AGE,
     ) -> None:
         self.server = server
         self.runner = runner or TmuxRunner(server, tmux)
@@ -202,6 +226,10 @@ class TmuxFleet(FleetPort):
         panes some consumer watches (`set_watched`)."""
         self.capture_interval = capture_interval
         """The shortest time between two `captured` reads of one unwatched pane from tmux."""
+        self.capture_quiet = capture_quiet
+        """A changed pane is read once it printed nothing for this long (`CAPTURE_QUIET`)."""
+        self.capture_max_age = capture_max_age
+        """A pane still printing is read when its last read is this old (`CAPTURE_MAX_AGE`)."""
         self.captures = 0
         """In-band captures taken for `captured` (for benches)."""
         self.activity_reads = 0
@@ -210,6 +238,8 @@ class TmuxFleet(FleetPort):
         """Discoveries answered on a control connection rather than by a process (for tests)."""
         self._activity: dict[PaneId, int] = {}
         self._activity_at = float("-inf")
+        self._activity_wall = 0.0
+        """Wall-clock time just before ``_activity`` was asked for."""
         self.stream_output = stream_output or watch_all
         """False: a fleet nobody will watch (headless, the service): its control clients attach
         with ``no-output``, so tmux sends no pane output at all; `captured` then reads a pane
@@ -330,25 +360,47 @@ class TmuxFleet(FleetPort):
             return pane.capture
         return self._read_captures([pane], now, timeout).get(pane_id, pane.capture)
 
-    def prefetch(self, pane_ids: Iterable[PaneId], timeout: float = 5.0) -> int:
+    def prefetch(
+        self, pane_ids: Iterable[PaneId], timeout: float = 5.0, *, eager: Collection[PaneId] = ()
+    ) -> int:
         """Take the captures `captured` would take for these panes now, all at once: one write
         per control connection and the replies read together, instead of a round trip a pane
         (a reader of every pane, the sidecar, calls this first; its `captured` calls then
-        answer from what was read). Returns how many panes were read."""
+        answer from what was read). ``eager`` panes are read whenever they changed, still
+        printing or not (the sidecar's, while it waits to see what it typed). Returns how many
+        panes were read."""
         now = time.monotonic()
         due = []
         for pane_id in pane_ids:
             pane = self._panes.get(pane_id)
-            if pane is not None and pane.screen is None and self._capture_due(pane, now):
+            if pane is not None and pane.screen is None and self._capture_due(pane, now, pane_id in eager):
                 due.append(pane)
         return len(self._read_captures(due, now, timeout)) if due else 0
 
-    def _capture_due(self, pane: _Pane, now: float) -> bool:
+    def _capture_due(self, pane: _Pane, now: float, eager: bool = False) -> bool:
+        """First read at once; then at most once per ``capture_interval``: at once after a
+        resize or reconnection, else when the pane changed and has gone quiet, or changed and
+        its last read is ``capture_max_age`` old (it keeps printing: see `CAPTURE_MAX_AGE`)."""
         if pane.capture is None:
             return True
-        if now - pane.capture_at < self.capture_interval - CAPTURE_SLACK:
+        age = now - pane.capture_at
+        if age < self.capture_interval - CAPTURE_SLACK:
             return False
-        return pane.unseen or not (self.stream_output or self._quiet_since_read(pane, now))
+        if pane.reread:
+            return True
+        if self.stream_output:
+            if not pane.unseen:
+                return False
+            printing = now - pane.printed_at < self.capture_quiet
+        else:
+            activity = self._window_activity(pane, now)
+            if activity is None:
+                return True  # unknown (remote, or not listed yet): read, as every interval
+            if activity < pane.capture_second:
+                return False  # its window printed nothing since the read
+            # Active in second S: it may have printed until S + 1; quiet once that is past.
+            printing = activity + 1 + self.capture_quiet > self._activity_wall
+        return eager or not printing or age >= self.capture_max_age - CAPTURE_SLACK
 
     def _read_captures(self, panes: list[_Pane], now: float, timeout: float) -> dict[PaneId, CapturedScreen]:
         """Capture these panes in-band (lines per connection in one write) and keep what is new;
@@ -367,9 +419,9 @@ class TmuxFleet(FleetPort):
         def on_reply(pane: _Pane, generation: int) -> Callable[[Reply], None]:
             def got(reply: Reply) -> None:
                 # On the reader thread, in order with %output: output after this is unseen.
-                # (With no %output at all, tmux's window activity tells: `_quiet_since_read`.)
+                # (With no %output at all, tmux's window activity tells: `_window_activity`.)
                 if reply.ok and pane.generation == generation:
-                    pane.unseen = False
+                    pane.unseen = pane.reread = False
                 with lock:
                     replies[pane.info.pane_id] = reply
                     if len(replies) >= expected[0]:
@@ -407,7 +459,7 @@ class TmuxFleet(FleetPort):
             with lock:
                 reply = replies.get(pane_id)
             if reply is None or not reply.ok:
-                pane.unseen = True
+                pane.unseen = pane.reread = True
                 continue
             self.captures += 1
             last = pane.capture
@@ -421,20 +473,20 @@ class TmuxFleet(FleetPort):
             found[pane_id] = fresh
         return found
 
-    def _quiet_since_read(self, pane: _Pane, now: float) -> bool:
-        """Without %output: has the pane's window printed nothing since the pane's last read?
+    def _window_activity(self, pane: _Pane, now: float) -> int | None:
+        """Without %output: the wall-clock second of the pane's window's last activity.
 
         One in-band ``list-panes -a`` a capture interval gives every window's last activity
         (whole seconds, updated by any output): a window active in or after the second of the
-        last read may have printed since. Only on this machine (tmux's clock is ours); False
+        last read may have printed since. Only on this machine (tmux's clock is ours); None
         (read again) when unsure."""
         if self.runner.remote:
-            return False
+            return None
         if now - self._activity_at >= self.capture_interval - CAPTURE_SLACK:
             self._activity_at = now
+            self._activity_wall = time.time()
             self._activity = self._list_activity()
-        seen = self._activity.get(pane.info.pane_id)
-        return seen is not None and seen < pane.capture_second
+        return self._activity.get(pane.info.pane_id)
 
     def _list_activity(self) -> dict[PaneId, int]:
         client = next((c for sid, c in list(self._clients.items()) if c.alive and sid in self._ready), None)
@@ -613,6 +665,7 @@ class TmuxFleet(FleetPort):
                 # Nobody looks at it: no decoding, no buffer, no wake-up; the feeder's next
                 # look at every pane (at least every 0.25 s) reports it changed.
                 pane.unseen = pane.marked = True
+                pane.printed_at = time.monotonic()
                 pane.unwatched_output += 1
             return False
 
@@ -922,7 +975,7 @@ class TmuxFleet(FleetPort):
     def _invalidate(pane: _Pane) -> None:
         with pane.lock:
             pane.generation += 1
-            pane.unseen = True
+            pane.unseen = pane.reread = True
             if pane.mode == _UNWATCHED:
                 return
             pane.mode = _NEEDS_SEED

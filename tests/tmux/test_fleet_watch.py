@@ -81,8 +81,9 @@ def test_unwatched_busy_pane_is_not_parsed_but_still_reported_and_readable(
         assert fleet.captured(busy) is first
         assert fleet.stats()["captures"] == taken
 
-        # A second later the pane has printed: a fresh read, newer lines, a newer version.
-        wait_for(lambda: (c := fleet.captured(busy)) is not None and c is not first, 3.0)
+        # Still printing: a fresh read when the last is CAPTURE_MAX_AGE old, newer lines, a newer
+        # version.
+        wait_for(lambda: (c := fleet.captured(busy)) is not None and c is not first, 5.0)
         second = fleet.captured(busy)
         assert second is not None and second.version > first.version
         assert _last_line_number(list(second.lines)) > seen
@@ -162,13 +163,14 @@ def test_watched_pane_that_does_not_exist_yet_is_mirrored_when_it_appears(server
 def test_a_fleet_without_output_gets_none_yet_reads_what_printed(server: libtmux.Server, tmp_path: Path) -> None:
     """``stream_output=False`` (headless, the service): tmux sends no %output at all; a read
     takes a fresh capture when the pane's window showed activity since the last one (at most
-    once per interval), the same object while the text is unchanged; nothing can be watched."""
+    once per interval; while it keeps printing, when the last is CAPTURE_MAX_AGE old), the same
+    object while the text is unchanged; nothing can be watched."""
     busy, quiet, stop = _busy(server, tmp_path)
     with running_fleet(server, watch_all=False, stream_output=False) as (fleet, _rec):
         assert fleet.wait_seeded(10)
         first = fleet.captured(busy)
         assert first is not None and fleet.captured(busy) is first  # within the interval
-        wait_for(lambda: (c := fleet.captured(busy)) is not None and c is not first, 3.0)
+        wait_for(lambda: (c := fleet.captured(busy)) is not None and c is not first, 5.0)
         assert fleet.fed(busy) == (0, 0) and fleet.fed(quiet) == (0, 0)
         try:
             fleet.set_watched("mirror", [busy])
