@@ -368,13 +368,14 @@ class SidecarRunner:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            started, wall = self.clock(), self.wall()
+            # Real clocks, not the injected ones: the wait is real, and the phase is tmux's.
+            started, wall = time.monotonic(), time.time()
             try:
                 self.tick()
             except Exception as error:  # one bad tick must not end the sidecar for every pane
                 log.exception("sidecar tick failed")
                 self._emit("error", "", f"sidecar tick failed: {error}")
-            self._stop.wait(max(0.0, next_tick(started, wall, self.interval) - self.clock()))
+            self._stop.wait(max(0.0, next_tick(started, wall, self.interval) - time.monotonic()))
 
     # -- operator controls (any thread; none waits on tmux) ----------------------------------
 
