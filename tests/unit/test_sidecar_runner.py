@@ -10,7 +10,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.core.sidecar import SidecarConfig
-from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
+from nbs_tui.sidecar_runner import TICK_PHASE, SidecarEvent, SidecarRunner, next_tick
 from nbs_tui.tmux.port import FleetPort, PaneGone
 
 RULE = "─" * 60
@@ -115,6 +115,44 @@ def test_poll_injected_whole_then_submitted_once() -> None:
     assert fleet.submitted == [("%1", "/nbs-poll")]
     results = [dict(e.data).get("result") for e in events if e.kind == "poll"]
     assert results[:3] == ["typed", "enter", "submitted"]
+
+
+class PrefetchingFleet(FakeAgentFleet):
+    """Records what the runner asks to read at each tick, and which of it eagerly."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prefetched: list[tuple[frozenset[PaneId], frozenset[PaneId]]] = []
+
+    def prefetch(self, pane_ids: Sequence[PaneId], timeout: float = 5.0, *, eager: frozenset[PaneId] = frozenset()) -> int:
+        self.prefetched.append((frozenset(pane_ids), frozenset(eager)))
+        return 0
+
+
+def test_a_pane_mid_handshake_is_read_eagerly_and_only_then() -> None:
+    """The fleet reads a still-printing pane only every few seconds, unless it is eager: while
+    the typed text is being confirmed (the confirm timeout is 3 s too), it must be."""
+    fleet = PrefetchingFleet()
+    fleet.add("%1", idle_rows())
+    fleet.add("%2", idle_rows())
+    runner, _events, clock = make(fleet)
+    runner.set_poll_enabled("%2", False)
+    run(runner, clock, 9)
+    assert fleet.submitted == [("%1", "/nbs-poll")]
+    eager = [e for _ids, e in fleet.prefetched]
+    assert all(ids == {"%1", "%2"} for ids, _e in fleet.prefetched)
+    assert frozenset() in eager and frozenset({"%1"}) in eager and not any("%2" in e for e in eager)
+    assert eager[-1] == frozenset()  # submitted: back to the ordinary policy
+
+
+def test_ticks_run_tick_phase_past_the_wall_clock_second() -> None:
+    """So that a no-output fleet (window activity to the second) sees a stopped pane quiet on
+    the next tick; never sooner than half an interval after a tick began, never later than 1.5."""
+    for wall in (100.0, 100.29, 100.3, 100.31, 100.8, 100.99):
+        after = next_tick(50.0, wall, 1.0) - 50.0
+        assert 0.5 <= after < 1.5
+        assert abs((wall + after) % 1.0 - TICK_PHASE) < 1e-6
+    assert next_tick(50.0, 100.3, 1.0) == 51.0
 
 
 def test_live_recheck_refuses_when_operator_typed_meanwhile() -> None:
