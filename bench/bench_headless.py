@@ -11,7 +11,8 @@ another on the same fleet:
 * baseline: nothing watches; the tmux server's CPU is the reference for "extra" CPU;
 * ``--before PATH``: ``nbs-tui --headless`` run from another checkout (e.g. a worktree at the
   commit before a change), so before and after are measured in the same run window;
-* ``nbs-tui -L <socket> --headless --poll-interval 10`` from this checkout;
+* ``nbs-tui -L <socket> --headless --poll-interval 10`` from this checkout (``--poll-interval``
+  sets it: 3600 types no polls, like for like with the poller below, which types none);
 * the nbs-claude way: bench_mirror's poller (one ``tmux capture-pane -p`` subprocess per pane
   per second), its CPU with its subprocesses.
 
@@ -99,11 +100,12 @@ def server_pid(fleet: DemoFleet) -> int:
 
 
 def run_headless(
-    fleet: DemoFleet, code: Path, warmup: float, seconds: float, base: float, spid: int
+    fleet: DemoFleet, code: Path, warmup: float, seconds: float, base: float, spid: int, poll_interval: float = 10.0
 ) -> dict[str, Any]:
     """``nbs-tui --headless`` from the checkout ``code`` for a warm-up and a window."""
     env = dict(os.environ, PYTHONPATH=str(code))
-    cmd = [sys.executable, "-m", "nbs_tui", *fleet.server.tmux_args(), "--headless", "--poll-interval", "10"]
+    cmd = [sys.executable, "-m", "nbs_tui", *fleet.server.tmux_args(), "--headless",
+           "--poll-interval", f"{poll_interval:g}"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=code, env=env)
     counts: collections.Counter[str] = collections.Counter()
 
@@ -165,6 +167,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--busy", type=float, default=0.0, help="fraction of agents printing 10 lines/s")
     parser.add_argument("--before", type=Path, default=None, help="another checkout's headless, measured too")
+    parser.add_argument("--poll-interval", type=float, default=10.0,
+                        help="headless's idle seconds before /nbs-poll (the nbs-claude way here types no polls: "
+                        "3600 compares like for like, since each poll starts a turn tmux must draw)")
     args = parser.parse_args()
 
     load_before = os.getloadavg()[0]
@@ -172,7 +177,7 @@ def main() -> int:
     kind = f"{args.busy:.0%} busy at 10 lines/s" if args.busy > 0 else "demo scripts at 2x speed"
     report += (
         f"Demo agents ({kind}); {args.warmup:.0f} s warm-up, {args.seconds:.0f} s windows; CPU in % of one core; "
-        f"{os.cpu_count()} cores; load average before {load_before:.1f}"
+        f"{os.cpu_count()} cores; load average before {load_before:.1f}; headless polls after {args.poll_interval:g} s idle"
     )
     rows = ""
     events = ""
@@ -188,8 +193,8 @@ def main() -> int:
             ways: list[tuple[str, dict[str, Any]]] = []
             if args.before is not None:
                 ways.append((f"--headless, code before ({args.before.name})",
-                             run_headless(fleet, args.before, args.warmup, args.seconds, base, spid)))
-            ways.append(("--headless, this code", run_headless(fleet, REPO, args.warmup, args.seconds, base, spid)))
+                             run_headless(fleet, args.before, args.warmup, args.seconds, base, spid, args.poll_interval)))
+            ways.append(("--headless, this code", run_headless(fleet, REPO, args.warmup, args.seconds, base, spid, args.poll_interval)))
             ways.append(("nbs-claude way", run_poller(fleet, args.seconds, base, spid)))
         finally:
             fleet.stop()
