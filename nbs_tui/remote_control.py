@@ -51,7 +51,7 @@ from nbs_tui.files.control_wire import (
     encode_entries,
     encode_snapshot,
 )
-from nbs_tui.files.registry_io import open_regular
+from nbs_tui.files.registry_io import open_regular, read_at_most
 
 if TYPE_CHECKING:
     from nbs_tui.core.hosts import HostSpec
@@ -143,7 +143,7 @@ def _read_chat_raw(path: str, retries: int = 20) -> dict[str, str]:
     data = b""
     for _attempt in range(retries + 1):
         with open_regular(path) as handle:
-            data = handle.read(MAX_CHAT_BYTES + 1)
+            data = read_at_most(handle, MAX_CHAT_BYTES)
         if len(data) > MAX_CHAT_BYTES:
             raise OSError(errno.EFBIG, f"larger than {MAX_CHAT_BYTES >> 20} MiB", path)
         if parse_chat(path, data).consistent:

@@ -27,6 +27,7 @@ import binascii
 import os
 import re
 import time
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -235,22 +236,124 @@ def unread_count(total: int, cursor: int | None) -> int:
 
 def summary_of(chat: ChatFile, cursors: Mapping[str, int], archives: tuple[str, ...] = ()) -> ChatSummary:
     """What a dashboard shows about a chat that was read: counts, readers, newest, problems."""
-    total = len(chat.messages)
+    return _summary(
+        chat.path, len(chat.messages), chat.newest, chat.valid_header, chat.file_length, chat.size, cursors, archives
+    )
+
+
+def _summary(
+    path: str,
+    total: int,
+    newest: ChatMessage | None,
+    valid_header: bool,
+    file_length: int | None,
+    size: int,
+    cursors: Mapping[str, int],
+    archives: tuple[str, ...],
+) -> ChatSummary:
+    consistent = file_length is None or file_length == size
     readers = tuple(ReaderState(handle, cursor, unread_count(total, cursor)) for handle, cursor in cursors.items())
-    problem = "" if chat.valid_header else "not an nbs-chat file"
-    if not chat.consistent and not problem:
-        problem = f"file-length {chat.file_length} but {chat.size} bytes"
+    problem = "" if valid_header else "not an nbs-chat file"
+    if not consistent and not problem:
+        problem = f"file-length {file_length} but {size} bytes"
+    archive = is_archive(path)
     return ChatSummary(
-        chat.path,
+        path,
         exists=True,
-        archive=chat.archive,
+        archive=archive,
         total=total,
         readers=readers,
-        newest=chat.newest,
-        consistent=chat.consistent,
+        newest=newest,
+        consistent=consistent,
         error=problem,
-        archives=() if chat.archive else archives,
+        archives=() if archive else archives,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ChatTally:
+    """What one count of a chat's messages remembers so the next reads only what was appended.
+
+    NBS writers replace the whole file, but its body only ever grows at the end (until an
+    archive split or a hand edit): when the body still starts with the bytes counted last time
+    (same length, same CRC), only the lines after them are decoded. Nothing but the newest
+    message is kept, so a 2,000-message chat costs its bytes, not thousands of objects.
+    """
+
+    counted: int
+    """Bytes of the body counted, always up to just after a newline."""
+    crc: int
+    """zlib.crc32 of those bytes."""
+    total: int
+    """Decodable messages in them (the index the next one gets)."""
+    newest: ChatMessage | None
+
+
+def header_of(data: bytes) -> tuple[dict[str, str], int | None]:
+    """A chat's header fields and the byte offset where its body starts (None: no header),
+    read line by line exactly as :func:`parse_chat` reads them."""
+    header: dict[str, str] = {}
+    in_header = False
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        stop = len(data) if end < 0 else end
+        line = data[start:stop].decode("utf-8", errors="replace").rstrip("\r")
+        start = stop + 1
+        if not in_header:
+            in_header = line == MAGIC
+            continue
+        if line == "---":
+            return header, min(start, len(data))
+        key, sep, value = line.partition(": ")
+        if sep:
+            header[key] = value
+        elif line.endswith(":"):
+            header[line[:-1]] = ""
+    return header, None
+
+
+def _count(lines: str, total: int, newest: ChatMessage | None) -> tuple[int, ChatMessage | None]:
+    for line in lines.split("\n"):
+        line = line.strip()
+        if not line:
+            continue
+        message = decode_message(line, total)
+        if message is not None:
+            total, newest = total + 1, message
+    return total, newest
+
+
+def tally_chat(
+    path: str,
+    data: bytes,
+    cursors: Mapping[str, int],
+    archives: tuple[str, ...] = (),
+    before: ChatTally | None = None,
+) -> tuple[ChatSummary, ChatTally | None]:
+    """The summary :func:`summary_of` would give for ``parse_chat(path, data)``, counting from
+    ``before`` when the body still starts with what it counted; and the tally for next time
+    (None when there is no header)."""
+    header, body_start = header_of(data)
+    try:
+        file_length: int | None = int(header["file-length"])
+    except (KeyError, ValueError):
+        file_length = None
+    if body_start is None:
+        return _summary(path, 0, None, False, file_length, len(data), cursors, archives), None
+    body = memoryview(data)[body_start:]
+    newline = data.rfind(b"\n", body_start)
+    cut = newline + 1 - body_start if newline >= 0 else 0  # whole lines are remembered
+    total, newest, counted, crc = 0, None, 0, 0
+    if before is not None and before.counted <= cut and zlib.crc32(body[: before.counted]) == before.crc:
+        total, newest, counted, crc = before.total, before.newest, before.counted, before.crc
+    fresh = body[counted:cut]
+    total, newest = _count(bytes(fresh).decode("utf-8", errors="replace"), total, newest)
+    tally = ChatTally(cut, zlib.crc32(fresh, crc), total, newest)
+    # an unfinished last line (no newline yet) counts now but is read again next time
+    shown_total, shown_newest = _count(bytes(body[cut:]).decode("utf-8", errors="replace"), total, newest)
+    summary = _summary(path, shown_total, shown_newest, True, file_length, len(data), cursors, archives)
+    return summary, tally
 
 
 def archive_pattern(chat_name: str) -> re.Pattern[str]:

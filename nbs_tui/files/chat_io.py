@@ -26,16 +26,18 @@ from nbs_tui.core.chat import (
     ChatFile,
     ChatMessage,
     ChatSummary,
+    ChatTally,
     append_message,
     archive_pattern,
     empty_chat,
+    header_of,
     is_archive,
     parse_chat,
     parse_cursors,
-    summary_of,
+    tally_chat,
     validate_handle,
 )
-from nbs_tui.files.registry_io import open_regular
+from nbs_tui.files.registry_io import open_regular, read_at_most
 
 
 def archives_of(path: str | os.PathLike[str]) -> tuple[str, ...]:
@@ -62,11 +64,18 @@ def read_chat(
     Raises OSError when the file cannot be read at all.
     """
     target = os.fspath(path)
-    chat = ChatFile(target)
+    data = _read_settled(target, retries, delay, sleep)
+    return ChatFile(target) if data is None else parse_chat(target, data)
+
+
+def _read_settled(target: str, retries: int, delay: float, sleep: Callable[[float], None]) -> bytes | None:
+    """The chat's bytes once their size agrees with ``file-length`` (or the last try's; None
+    when it vanished between tries). Raises OSError when it cannot be read at all."""
+    data: bytes | None = None
     for attempt in range(retries + 1):
         try:
             with open_regular(target) as handle:
-                data = handle.read(MAX_CHAT_BYTES + 1)
+                data = read_at_most(handle, MAX_CHAT_BYTES)
             if len(data) > MAX_CHAT_BYTES:
                 raise OSError(errno.EFBIG, f"larger than {MAX_CHAT_BYTES >> 20} MiB", target)
         except FileNotFoundError:
@@ -74,11 +83,14 @@ def read_chat(
                 raise
             sleep(delay)
             continue
-        chat = parse_chat(target, data)
-        if chat.consistent:
-            return chat
+        header, _ = header_of(data)
+        try:
+            if int(header["file-length"]) == len(data):
+                return data
+        except (KeyError, ValueError):
+            return data  # no length to check (not a chat, or an old one): as it is
         sleep(delay)
-    return chat
+    return data
 
 
 def read_cursors(path: str | os.PathLike[str]) -> dict[str, int]:
@@ -93,17 +105,27 @@ def read_cursors(path: str | os.PathLike[str]) -> dict[str, int]:
 
 def summarise(path: str | os.PathLike[str]) -> ChatSummary:
     """Everything a dashboard shows about one chat; never raises."""
+    return summarise_from(path, None)[0]
+
+
+def summarise_from(
+    path: str | os.PathLike[str], before: ChatTally | None, sleep: Callable[[float], None] = time.sleep
+) -> tuple[ChatSummary, ChatTally | None]:
+    """`summarise`, decoding only the messages appended since the tally ``before`` (see
+    `ChatTally`), and the tally to pass next time; never raises."""
     target = os.fspath(path)
     archive = is_archive(target)
     if "\x00" in target:
-        return ChatSummary(target, exists=False, archive=archive, error="path contains a NUL byte")
+        return ChatSummary(target, exists=False, archive=archive, error="path contains a NUL byte"), None
     if not os.path.exists(target):
-        return ChatSummary(target, exists=False, archive=archive, error="missing")
+        return ChatSummary(target, exists=False, archive=archive, error="missing"), None
     try:
-        chat = read_chat(target, retries=5)
+        data = _read_settled(target, 5, 0.01, sleep)
     except OSError as error:
-        return ChatSummary(target, exists=True, archive=archive, error=error.strerror or str(error))
-    return summary_of(chat, read_cursors(target), () if archive else archives_of(target))
+        return ChatSummary(target, exists=True, archive=archive, error=error.strerror or str(error)), None
+    if data is None:
+        return ChatSummary(target, exists=False, archive=archive, error="missing"), None
+    return tally_chat(target, data, read_cursors(target), () if archive else archives_of(target), before)
 
 
 def is_chat_file(path: str | os.PathLike[str]) -> bool:

@@ -18,11 +18,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbs_tui.core.chat import ChatSummary
+from nbs_tui.core.chat import ChatSummary, ChatTally
 from nbs_tui.core.control import Outcome, ParsedLine, Replay, Result, process_line
 from nbs_tui.core.inbox import InboxLine, InboxNotice
 from nbs_tui.core.registry import Registry, RegistryEntry
-from nbs_tui.files.chat_io import summarise
+from nbs_tui.files.chat_io import summarise_from
 from nbs_tui.files.control_edit import HANDLE, INBOX, PAUSE, REGISTRY, inbox_path, registry_path
 from nbs_tui.files.control_events import (
     ChannelSnapshot,
@@ -73,7 +73,8 @@ class _Project:
     has_nbs: bool = False
     paused: bool = False
     poll_interval: float | None = None
-    chat_cache: dict[str, tuple[tuple[Any, ...], ChatSummary]] = field(default_factory=dict)
+    chat_cache: dict[str, tuple[tuple[Any, ...], ChatSummary, ChatTally | None]] = field(default_factory=dict)
+    """Per registered chat: its files' signature, its summary, and the tally to count on from."""
     watcher: ProjectWatcher | None = None
     error: str = ""
     chat_listing: tuple[str, ...] = ()
@@ -590,7 +591,9 @@ class PlaneSync:
             cached = project.chat_cache.get(path)
             if cached is not None and cached[0] == signature:
                 continue
-            project.chat_cache[path] = (signature, summarise(path))
+            # a post appends one line: decode that, not every message again (`ChatTally`)
+            summary, tally = summarise_from(path, cached[2] if cached is not None else None)
+            project.chat_cache[path] = (signature, summary, tally)
             changed = True
         return changed
 
@@ -661,7 +664,7 @@ class PlaneSync:
             root=project.root,
             has_nbs=project.has_nbs,
             channels=channels,
-            chats=tuple(summary for _, summary in project.chat_cache.values()),
+            chats=tuple(summary for _, summary, _ in project.chat_cache.values()),
             paused=project.paused,
             poll_interval=project.poll_interval,
             panes=panes,

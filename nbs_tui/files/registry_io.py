@@ -85,13 +85,23 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
         raise
 
 
+def read_at_most(handle: BinaryIO, limit: int) -> bytes:
+    """The file's bytes, one more than ``limit`` when it is larger (the caller refuses it).
+    Not ``handle.read(limit + 1)``: a buffered read of n asks the allocator for n bytes first,
+    so every read of a small file with a 64 or 256 MiB cap mapped and unmapped that much
+    (8x slower here) and raised glibc's mmap threshold, which left later large buffers
+    fragmenting the heap."""
+    size = os.fstat(handle.fileno()).st_size
+    return handle.read(min(size, limit) + 1)
+
+
 def read_text(path: str | os.PathLike[str]) -> str | None:
     """A control file's text, or None when it does not exist. Undecodable bytes survive a
     round trip (surrogateescape), so writing the registry back never changes a hand edit.
     Raises OSError for a file that is not regular or is larger than MAX_CONTROL_FILE."""
     try:
         with open_regular(path) as handle:
-            data = handle.read(MAX_CONTROL_FILE + 1)
+            data = read_at_most(handle, MAX_CONTROL_FILE)
     except FileNotFoundError:
         return None
     if len(data) > MAX_CONTROL_FILE:

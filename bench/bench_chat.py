@@ -1,0 +1,68 @@
+"""What the control plane pays to re-summarise a registered chat after one post.
+
+    .venv/bin/python bench/bench_chat.py [--messages 500 2000 4600] [--rounds 50]
+
+For each size a real chat file (nbs-chat format, ~100-byte messages) in a temp folder; then,
+``--rounds`` times: post one message (``chat_io.post_message``, NBS's lock-and-replace), and
+summarise it the way the plane did before (``summarise``: decode every message) and the way it
+does now (``summarise_from`` with the last tally: decode the appended line). Reported: time per
+summary and the bytes allocated at the peak of one (tracemalloc, in a separate pass).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from nbs_tui.core.chat import render_chat  # noqa: E402
+from nbs_tui.files.chat_io import post_message, summarise, summarise_from  # noqa: E402
+
+
+def peak_kb(call: object) -> float:
+    tracemalloc.start()
+    call()  # type: ignore[operator]
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / 1024
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--messages", type=int, nargs="*", default=[500, 2000, 4600])
+    parser.add_argument("--rounds", type=int, default=50)
+    args = parser.parse_args()
+    print("| messages | chat size | full: ms / peak KB | from the tally: ms / peak KB | speed-up |")
+    print("|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in args.messages:
+            chat = Path(tmp) / f"c{n}.chat"
+            text = "a message of about a hundred bytes, as agents post them on a team chat; #"
+            chat.write_bytes(render_chat([("agent", 1_700_000_000 + i, f"{text}{i}") for i in range(n)], "agent", 1e9))
+            _, tally = summarise_from(chat, None)
+            full = incremental = 0.0
+            for i in range(args.rounds):
+                post_message(chat, "bench", f"post {i}")
+                started = time.perf_counter()
+                slow = summarise(chat)
+                full += time.perf_counter() - started
+                started = time.perf_counter()
+                fast, tally = summarise_from(chat, tally)
+                incremental += time.perf_counter() - started
+                assert fast == slow
+            post_message(chat, "bench", "one more")
+            full_kb = peak_kb(lambda: summarise(chat))
+            fast_kb = peak_kb(lambda: summarise_from(chat, tally))
+            full_ms, fast_ms = 1000 * full / args.rounds, 1000 * incremental / args.rounds
+            print(f"| {n} | {chat.stat().st_size // 1024} KB | {full_ms:.2f} / {full_kb:.0f} | "
+                  f"{fast_ms:.2f} / {fast_kb:.0f} | {full_ms / fast_ms:.0f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
