@@ -16,17 +16,19 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from nbs_tui.core.chat import render_chat  # noqa: E402
-from nbs_tui.files.chat_io import post_message, summarise, summarise_from  # noqa: E402
+from nbs_tui.core.chat import render_chat
+from nbs_tui.files.chat_io import post_message, summarise, summarise_from
 
 
-def peak_kb(call: object) -> float:
+def peak_kb(call: Callable[[], object]) -> float:
     tracemalloc.start()
-    call()  # type: ignore[operator]
+    call()
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return peak / 1024
@@ -56,8 +58,8 @@ def main() -> int:
                 incremental += time.perf_counter() - started
                 assert fast == slow
             post_message(chat, "bench", "one more")
-            full_kb = peak_kb(lambda: summarise(chat))
-            fast_kb = peak_kb(lambda: summarise_from(chat, tally))
+            full_kb = peak_kb(partial(summarise, chat))
+            fast_kb = peak_kb(partial(summarise_from, chat, tally))
             full_ms, fast_ms = 1000 * full / args.rounds, 1000 * incremental / args.rounds
             print(f"| {n} | {chat.stat().st_size // 1024} KB | {full_ms:.2f} / {full_kb:.0f} | "
                   f"{fast_ms:.2f} / {fast_kb:.0f} | {full_ms / fast_ms:.0f}x |")
