@@ -55,6 +55,7 @@ from nbs_tui.core.meters import Meters
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo, ServerAddress
 from nbs_tui.core.problems import ProblemSink
 from nbs_tui.core.stuck import Liveness
+from nbs_tui.tmux.address import socket_path_of
 
 log = logging.getLogger(__name__)
 
@@ -157,14 +158,9 @@ def status_reading(status: SessionStatus) -> Reading:
 
 
 def server_socket(server: ServerAddress, environ: Mapping[str, str] | None = None) -> str:
-    """The socket path of the tmux server nbs-tui watches, as tmux itself would pick it."""
-    env = os.environ if environ is None else environ
-    if server.socket_path:
-        return os.path.realpath(server.socket_path)
-    if not server.socket_name and env.get("TMUX"):
-        return os.path.realpath(env["TMUX"].split(",")[0])
-    base = env.get("TMUX_TMPDIR") or "/tmp"
-    return os.path.realpath(os.path.join(base, f"tmux-{os.getuid()}", server.socket_name or "default"))
+    """The socket path of the tmux server nbs-tui watches (``$TMUX`` was already applied
+    where the command line was read: `nbs_tui.tmux.address.default_server`)."""
+    return os.path.realpath(socket_path_of(server, environ))
 
 
 # -- per-pane bookkeeping (only touched on the signals thread, under the lock) -----------------
