@@ -28,8 +28,9 @@ import os
 import re
 import time
 import zlib
+from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 MAGIC = "=== nbs-chat ==="
 MAX_CHAT_BYTES = 256 * 1024 * 1024
@@ -354,6 +355,128 @@ def tally_chat(
     shown_total, shown_newest = _count(bytes(body[cut:]).decode("utf-8", errors="replace"), total, newest)
     summary = _summary(path, shown_total, shown_newest, True, file_length, len(data), cursors, archives)
     return summary, tally
+
+
+@dataclass(frozen=True, slots=True)
+class ChatTail:
+    """The newest messages of a chat (at most the ``keep`` asked for, with their true indices)
+    and everything :func:`parse_chat` reports about the whole file, as :func:`tail_chat`
+    decodes it. ``counted``/``crc`` remember the whole lines read, as in :class:`ChatTally`, so
+    the next read decodes only what was appended."""
+
+    path: str
+    last_writer: str = ""
+    last_write: str = ""
+    file_length: int | None = None
+    participants: tuple[tuple[str, int], ...] = ()
+    messages: tuple[ChatMessage, ...] = ()
+    total: int = 0
+    """Decodable messages in the whole chat (``len(parse_chat(...).messages)``)."""
+    undecodable: int = 0
+    size: int = 0
+    consistent: bool = True
+    valid_header: bool = True
+    counted: int = -1
+    """Bytes of the body read, up to just after its last newline (-1: nothing to go on)."""
+    crc: int = 0
+    unfinished: bool = False
+    """A line after the last newline was counted (a writer not done yet): read afresh next time."""
+
+    @property
+    def archive(self) -> bool:
+        return is_archive(self.path)
+
+    @property
+    def newest(self) -> ChatMessage | None:
+        return self.messages[-1] if self.messages else None
+
+
+def tail_of(chat: ChatFile, keep: int) -> ChatTail:
+    """A chat decoded whole, cut to its newest ``keep`` messages (nothing to continue from)."""
+    return ChatTail(
+        chat.path, chat.last_writer, chat.last_write, chat.file_length, chat.participants,
+        chat.messages[max(0, len(chat.messages) - keep) :], len(chat.messages), chat.undecodable,
+        chat.size, chat.consistent, chat.valid_header,
+    )
+
+
+def _is_message(line: str) -> bool:
+    """Whether :func:`decode_message` would decode this stripped line (without building it)."""
+    try:
+        raw = base64.b64decode(line, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    # ASCII ": " and "|" survive the UTF-8 decode unchanged, so bytes tell what the text would
+    return raw.find(b": ") > 0 and not raw.startswith(b"|")
+
+
+def _scan(text: str, first: int, keep: int) -> tuple[list[ChatMessage], int, int]:
+    """The newest ``keep`` messages of these lines (indices from ``first``), how many
+    messages there are and how many lines were undecodable; only the kept ones are built."""
+    shown: deque[str] = deque(maxlen=max(keep, 0))
+    total = bad = 0
+    for line in text.split("\n"):
+        line = line.strip()
+        if not line:
+            continue
+        if _is_message(line):
+            total += 1
+            if keep > 0:
+                shown.append(line)
+        else:
+            bad += 1
+    start = first + total - len(shown)
+    messages = [decode_message(line, start + i) for i, line in enumerate(shown)]
+    return [m for m in messages if m is not None], total, bad
+
+
+def tail_chat(path: str, data: bytes, keep: int, before: ChatTail | None = None) -> tuple[ChatTail, int | None]:
+    """The newest ``keep`` messages of ``parse_chat(path, data)`` and all it reports (total,
+    undecodable lines, header, consistency), and how many messages were appended since
+    ``before``: then only those were decoded. None when it was decoded afresh (another chat, an
+    archive split, an edit, an unfinished line before)."""
+    header, body_start = header_of(data)
+    try:
+        file_length: int | None = int(header["file-length"])
+    except (KeyError, ValueError):
+        file_length = None
+    base = ChatTail(
+        path, header.get("last-writer", ""), header.get("last-write", ""), file_length,
+        _parse_participants(header.get("participants", "")), size=len(data),
+        consistent=file_length is None or file_length == len(data),
+    )
+    if body_start is None:
+        return replace(base, valid_header=False), None
+    body = memoryview(data)[body_start:]
+    newline = data.rfind(b"\n", body_start)
+    cut = newline + 1 - body_start if newline >= 0 else 0
+    kept: list[ChatMessage] = []
+    total = bad = counted = crc = 0
+    grew: int | None = None
+    if (
+        before is not None
+        and before.path == path
+        and not before.unfinished
+        and 0 <= before.counted <= cut
+        and zlib.crc32(body[: before.counted]) == before.crc
+    ):
+        kept, total, bad, counted, crc = list(before.messages), before.total, before.undecodable, before.counted, before.crc
+        grew = 0
+    fresh = body[counted:cut]
+    new, count, wrong = _scan(bytes(fresh).decode("utf-8", errors="replace"), total, keep)
+    crc = zlib.crc32(fresh, crc)
+    rest, more, worse = _scan(bytes(body[cut:]).decode("utf-8", errors="replace"), total + count, keep)
+    messages = kept + new + rest
+    tail = replace(
+        base,
+        messages=tuple(messages[max(0, len(messages) - keep) :]),
+        total=total + count + more,
+        undecodable=bad + wrong + worse,
+        counted=cut,
+        crc=crc,
+        unfinished=bool(more or worse),
+    )
+    return tail, None if grew is None else count + more
 
 
 def archive_pattern(chat_name: str) -> re.Pattern[str]:

@@ -26,6 +26,7 @@ from nbs_tui.core.chat import (
     ChatFile,
     ChatMessage,
     ChatSummary,
+    ChatTail,
     ChatTally,
     append_message,
     archive_pattern,
@@ -34,6 +35,7 @@ from nbs_tui.core.chat import (
     is_archive,
     parse_chat,
     parse_cursors,
+    tail_chat,
     tally_chat,
     validate_handle,
 )
@@ -66,6 +68,22 @@ def read_chat(
     target = os.fspath(path)
     data = _read_settled(target, retries, delay, sleep)
     return ChatFile(target) if data is None else parse_chat(target, data)
+
+
+def read_chat_tail(
+    path: str | os.PathLike[str],
+    keep: int,
+    before: ChatTail | None = None,
+    retries: int = 20,
+    delay: float = 0.01,
+    sleep: Callable[[float], None] = time.sleep,
+) -> tuple[ChatTail, int | None]:
+    """`read_chat`, keeping only the newest ``keep`` messages and decoding only those appended
+    since ``before`` when the chat only grew (see `tail_chat`: how many, or None when read
+    afresh). Raises OSError when the file cannot be read at all."""
+    target = os.fspath(path)
+    data = _read_settled(target, retries, delay, sleep)
+    return (ChatTail(target), None) if data is None else tail_chat(target, data, keep, before)
 
 
 def _read_settled(target: str, retries: int, delay: float, sleep: Callable[[float], None]) -> bytes | None:
