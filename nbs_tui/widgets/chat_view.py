@@ -7,7 +7,10 @@ Usage::
     view.update_from(summary)                       # a ChatSummary from a SnapshotChanged:
                                                     # re-reads only when the chat changed
 
-Reading never moves a cursor (it only reads ``<chat>.cursors``).
+Reading never moves a cursor (it only reads ``<chat>.cursors``). Only the newest
+``SHOWN_MESSAGES`` are kept; when the chat only grew (NBS writers append to its body) just the
+new messages are decoded and appended to the log, anything else (an archive split, an edit,
+another chat) is shown afresh.
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ from textual import work
 from textual.message import Message
 from textual.widgets import RichLog
 
-from nbs_tui.core.chat import ChatFile, ChatSummary, unread_count
+from nbs_tui.core.chat import ChatFile, ChatMessage, ChatSummary, ChatTail, tail_of, unread_count
 from nbs_tui.core.text import printable
-from nbs_tui.files.chat_io import read_chat, read_cursors
+from nbs_tui.files.chat_io import read_chat_tail, read_cursors
 
 SHOWN_MESSAGES = 500
+APPENDED_BEFORE_REDRAW = SHOWN_MESSAGES
+"""Messages appended to the log since it was last drawn whole before it is drawn whole again
+(so it holds at most twice SHOWN_MESSAGES)."""
 
 
 class ChatView(RichLog):
@@ -52,7 +58,9 @@ class ChatView(RichLog):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes, wrap=True, markup=False, highlight=False, max_lines=5000)
         self.path: str | None = None
-        self.chat: ChatFile | None = None
+        self.chat: ChatTail | None = None
+        """What is shown: the newest SHOWN_MESSAGES messages and what is known of the whole chat."""
+        self._appended = 0
         self._seen: tuple[object, ...] | None = None
         self.reader: Callable[[str], tuple[ChatFile, dict[str, int]] | None] | None = None
         """Reads another host's chat there (None back: a chat of this machine, read here)."""
@@ -88,53 +96,88 @@ class ChatView(RichLog):
 
     @work(thread=True, exclusive=True, group="chat-view")
     def _load(self, path: str) -> None:
+        before = self.chat
+        grew: int | None = None
         try:
             got = self.reader(path) if self.reader is not None else None
-            if got is not None:  # another host's chat, read there
+            if got is not None:  # another host's chat, read there whole
                 chat, cursors = got
+                tail: ChatTail | None = tail_of(chat, SHOWN_MESSAGES)
             else:
-                chat = read_chat(path)
+                tail, grew = read_chat_tail(path, SHOWN_MESSAGES, before)
                 cursors = read_cursors(path)
             error = ""
         except OSError as problem:
-            chat, cursors, error = None, {}, problem.strerror or str(problem)
-        self.app.call_from_thread(self._show, path, chat, cursors, error)
+            tail, cursors, error = None, {}, problem.strerror or str(problem)
+        self.app.call_from_thread(self._show, path, tail, cursors, error, before, grew)
 
-    def _show(self, path: str, chat: ChatFile | None, cursors: dict[str, int], error: str) -> None:
+    def _show(
+        self,
+        path: str,
+        chat: ChatTail | None,
+        cursors: dict[str, int],
+        error: str,
+        before: ChatTail | None = None,
+        grew: int | None = None,
+    ) -> None:
         if path != self.path:
             return
+        shown = self.chat
         self.chat = chat
-        self.clear()
         if chat is None:
+            self.clear()
             self.write(Text(f"cannot read {path}: {error}", style="red"))
             self.post_message(self.Loaded(path, 0, error))
             return
-        total = len(chat.messages)
-        readers = "  ".join(f"{handle} {unread_count(total, cursor)} unread" for handle, cursor in cursors.items())
-        flags = []
-        if chat.archive:
-            flags.append("archive")
-        if not chat.consistent:
-            flags.append(f"file-length {chat.file_length} ≠ {chat.size} bytes")
-        if not chat.valid_header:
-            flags.append("not an nbs-chat file")
-        if chat.undecodable:
-            flags.append(f"{chat.undecodable} undecodable line{'s' if chat.undecodable > 1 else ''}")
-        self.border_subtitle = f"{total} messages" + (f"  {readers}" if readers else "") + (
-            f"  [{', '.join(flags)}]" if flags else ""
-        )
+        total = chat.total
+        self.border_subtitle = _subtitle(chat, cursors)
+        if (
+            grew is not None
+            and before is shown  # read from what the log shows (not from a read overtaken since)
+            and before is not None
+            and before.total > 0  # not the "(no messages yet)" line
+            and grew <= len(chat.messages)
+            and self._appended + grew <= APPENDED_BEFORE_REDRAW
+        ):
+            self._appended += grew
+            for message in chat.messages[len(chat.messages) - grew :]:
+                self.write(_line(message))
+            self.post_message(self.Loaded(path, total))
+            return
+        self.clear()
+        self._appended = 0
         if chat.archive:
             self.write(Text("ARCHIVE (read only history)", style="bold yellow"))
-        start = max(0, total - SHOWN_MESSAGES)
+        start = total - len(chat.messages)
         if start:
             self.write(Text(f"… {start} older messages not shown", style="dim"))
-        for message in chat.messages[start:]:
-            line = Text()
-            stamp = time.strftime("%m-%d %H:%M", time.localtime(message.timestamp)) if message.timestamp else "--"
-            line.append(f"{stamp} ", style="dim")
-            line.append(f"{printable(message.handle)}: ", style="bold cyan")
-            line.append(printable(message.text, multiline=True))
-            self.write(line)
+        for message in chat.messages:
+            self.write(_line(message))
         if total == 0:
             self.write(Text("(no messages yet)", style="dim"))
         self.post_message(self.Loaded(path, total))
+
+
+def _subtitle(chat: ChatTail, cursors: dict[str, int]) -> str:
+    """Total, unread per reader, and what is wrong with the file."""
+    total = chat.total
+    readers = "  ".join(f"{handle} {unread_count(total, cursor)} unread" for handle, cursor in cursors.items())
+    flags = []
+    if chat.archive:
+        flags.append("archive")
+    if not chat.consistent:
+        flags.append(f"file-length {chat.file_length} ≠ {chat.size} bytes")
+    if not chat.valid_header:
+        flags.append("not an nbs-chat file")
+    if chat.undecodable:
+        flags.append(f"{chat.undecodable} undecodable line{'s' if chat.undecodable > 1 else ''}")
+    return f"{total} messages" + (f"  {readers}" if readers else "") + (f"  [{', '.join(flags)}]" if flags else "")
+
+
+def _line(message: ChatMessage) -> Text:
+    line = Text()
+    stamp = time.strftime("%m-%d %H:%M", time.localtime(message.timestamp)) if message.timestamp else "--"
+    line.append(f"{stamp} ", style="dim")
+    line.append(f"{printable(message.handle)}: ", style="bold cyan")
+    line.append(printable(message.text, multiline=True))
+    return line

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -10,10 +13,12 @@ from textual.app import App, ComposeResult
 from textual.widgets import Button, Input
 
 from nbs_tui.config import Settings
+from nbs_tui.core.chat import render_chat
 from nbs_tui.core.control import Outcome
-from nbs_tui.files.chat_io import read_chat
+from nbs_tui.files.chat_io import post_message, read_chat
 from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.widgets.chat_editor import ChatEditor
+from nbs_tui.widgets.chat_view import ChatView
 from nbs_tui.widgets.control_view import ControlView
 from tests.app.helpers import wait_for
 from tests.helpers import b64, write_chat
@@ -102,6 +107,46 @@ async def test_chat_view_shows_messages_and_unread(project: Path) -> None:
         await pilot.press("p")
         await wait_for(pilot, lambda: (project / ".nbs" / "control-pause").exists(), WAIT, "pause file")
         await wait_for(pilot, lambda: registry.snapshot.projects[0].paused, WAIT, "paused shown")
+
+
+def log_texts(view: ChatView) -> list[str]:
+    return [strip.text.rstrip() for strip in view.lines]
+
+
+async def test_chat_view_appends_posts_and_redraws_an_archive_split(project: Path) -> None:
+    team = project / ".nbs" / "chat" / "team.chat"
+    app = ControlApp(project)
+    async with app.run_test(size=(160, 50)) as pilot:
+        chat = app.view.chat_view
+        chat.show_chat(str(team))
+        await wait_for(pilot, lambda: chat.chat is not None and chat.chat.total == 1, WAIT, "chat loaded")
+        first = chat.lines[0]
+        posted = []
+        for burst in ([0], [1], [2, 3, 4], [5]):  # one at a time, and several between two reads
+            for n in burst:
+                await asyncio.to_thread(post_message, team, "carol", f"post {n}")
+                posted.append(f"carol: post {n}")
+            await wait_for(pilot, lambda: any(t.endswith(posted[-1]) for t in log_texts(chat)), WAIT, posted[-1])
+        await wait_for(pilot, lambda: (chat.border_subtitle or "").startswith("7 messages"), WAIT, "count")
+        texts = log_texts(chat)
+        assert [t.split(" ", 2)[2] for t in texts] == ["alice: hello from alice", *posted]  # each once, in order
+        assert chat.lines[0] is first  # appended: what was shown is not drawn again
+        assert chat.border_subtitle == "7 messages  bob 7 unread"
+        assert chat.chat is not None and [m.index for m in chat.chat.messages] == list(range(7))
+
+        # NBS archives: the chat is replaced by its newer half (the older one goes to an archive)
+        messages = read_chat(team).messages
+        split = team.with_name("team.chat.tmp")
+        split.write_bytes(render_chat([(m.handle, m.timestamp, m.text) for m in messages[3:]], "carol", time.time()))
+        os.replace(split, team)
+        await wait_for(pilot, lambda: (chat.border_subtitle or "").startswith("4 messages"), WAIT, "split shown")
+        assert chat.border_subtitle == "4 messages  bob 4 unread"
+        assert [t.split(" ", 2)[2] for t in log_texts(chat)] == posted[2:]
+        assert chat.lines[0] is not first
+        await asyncio.to_thread(post_message, team, "alice", "after the split")
+        await wait_for(pilot, lambda: log_texts(chat)[-1].endswith("alice: after the split"), WAIT, "post after split")
+        assert [t.split(" ", 2)[2] for t in log_texts(chat)] == [*posted[2:], "alice: after the split"]
+        assert chat.border_subtitle == "5 messages  bob 5 unread"
 
 
 async def test_chat_editor_edits_reach_the_files(project: Path) -> None:
@@ -219,6 +264,7 @@ from pathlib import Path
 from textual.widgets import Button, Input
 from nbs_tui.files.control_plane import NOT_SAVED
 from nbs_tui.widgets.chat_editor import ChatEditor
+from nbs_tui.widgets.chat_view import ChatView
 from tests.app.helpers import wait_for
 from tests.app.test_control_panels import ControlApp, registry_paths
 from tests.helpers import write_chat
