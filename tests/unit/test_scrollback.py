@@ -1,8 +1,17 @@
-"""Search in the scrollback (pure)."""
+"""Search in the scrollback, and lining a new read of the history up with the one on show (pure)."""
 
 from __future__ import annotations
 
-from nbs_tui.core.scrollback import Match, find_matches, nearest_above, step
+from nbs_tui.core.scrollback import (
+    ALIGN_TRIES,
+    Grown,
+    Match,
+    align,
+    carry_match,
+    find_matches,
+    nearest_above,
+    step,
+)
 
 LINES = ["Error: disk full", "all fine", "error again, ERROR twice", "errorerror"]
 
@@ -26,3 +35,66 @@ def test_nearest_above_the_view_then_next_and_previous_wrap() -> None:
     assert step(matches, 0, forward=False) == 4
     assert step(matches, None, forward=False) == 4
     assert step([], 0, forward=True) is None
+
+
+def _lines(first: int, last: int) -> list[str]:
+    return [f"line {i}" for i in range(first, last + 1)]
+
+
+def test_a_read_that_only_grew_keeps_every_row() -> None:
+    old = [*_lines(1, 10), "", ""]  # 10 rows of history, then a screen with two blank rows
+    new = [*_lines(1, 12), "$ "]  # two more lines printed, the prompt on the screen's last row
+    grown = align(old, 10, new)
+    assert grown == Grown(dropped=0, kept=10, fresh=("line 11", "line 12", "$ "))
+    assert align(old, 10, old).unchanged
+
+
+def test_screen_rows_that_scrolled_off_unchanged_are_kept() -> None:
+    old = [*_lines(1, 5), "line 6", "line 7", "working..."]  # 5 history rows, a 3-row screen
+    new = [*_lines(1, 7), "line 8", "done", "$ "]
+    grown = align(old, 5, new)
+    assert grown.dropped == 0 and grown.kept == 7 and grown.fresh == ("line 8", "done", "$ ")
+
+
+def test_history_limit_drops_the_top() -> None:
+    old = [*_lines(1, 100), "screen"]
+    new = [*_lines(31, 130), "screen 2"]  # tmux dropped 30 rows, 30 more printed
+    grown = align(old, 100, new)
+    assert grown.dropped == 30 and not grown.reset
+    assert grown.kept == 70  # the old history's rows 31-100
+    assert grown.fresh == (*_lines(101, 130), "screen 2")
+    rebuilt = old[grown.dropped :][: grown.kept] + list(grown.fresh)
+    assert rebuilt == new
+
+
+def test_cleared_history_or_an_unrelated_read_is_a_reset() -> None:
+    old = [*_lines(1, 50), "screen"]
+    cleared = ["after clear", "$ "]
+    assert align(old, 50, cleared) == Grown(dropped=51, kept=0, fresh=("after clear", "$ "), reset=True)
+    assert align(old, 50, []).reset
+    assert align(old, 0, ["anything"]) == Grown(0, 0, ("anything",))  # no history: the screen only
+    assert align([], 0, ["a"]) == Grown(0, 0, ("a",))
+
+
+def test_repeated_lines_align_on_the_smallest_drop_and_stop_trying() -> None:
+    old = ["same"] * 20 + ["screen"]
+    grown = align(old, 20, ["same"] * 25 + ["screen"])
+    assert grown == Grown(dropped=0, kept=20, fresh=("same",) * 5 + ("screen",))
+    # candidates pass the cheap checks and fail in full until it gives up (a later one would
+    # match by accident): a reset
+    many = ["x"] * (ALIGN_TRIES + 10)
+    old = [*many, "y", *many]
+    new = [*many, "z", *many]
+    assert align(old, len(old), new).reset
+
+
+def test_the_current_match_stays_on_its_line() -> None:
+    lines = ["error a", "ok", "error b error c", "ok"]
+    old = find_matches(lines, "error")[2]  # "error c" on row 2
+    grown = ["ok", "error b error c", "ok", "error d"]  # one row dropped, one appended
+    matches = find_matches(grown, "error")
+    index = carry_match(old, 1, matches)
+    assert index is not None and matches[index] == Match(1, 8, 13)
+    assert carry_match(Match(0, 0, 5), 1, matches) == 0  # its row dropped: the nearest, first one
+    assert carry_match(None, 0, matches) is None
+    assert carry_match(old, 0, []) is None
