@@ -58,6 +58,7 @@ from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
 from nbs_tui.core.problems import Problems
+from nbs_tui.core.scrollback import Grown, align
 from nbs_tui.core.text import printable
 from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.messages import (
@@ -105,6 +106,8 @@ NEEDS_YOU_SECONDS = 0.5
 PROBLEM_REPEAT_SECONDS = 30.0
 SCROLLBACK_LINES = 10_000
 """How far back the scrollback view reads (tmux's own ``history-limit`` is 2000 by default)."""
+FOLLOW_SECONDS = 0.3
+"""The shortest gap between two re-reads of the open scrollback's pane (each is a full capture)."""
 VIEWS = ("dashboard", "grid", "control")
 
 
@@ -170,6 +173,11 @@ class NbsApp(App[int]):
         self._seen_fleet = False
         self._stale = True
         self._grid_key: tuple[object, ...] = ()
+        self._history_pane: PaneInfo | None = None
+        """The pane the scrollback shows, while it is open."""
+        self._follow_due = False
+        self._follow_busy = False
+        self._follow_at = 0.0
         self._grid_watched: frozenset[PaneId] = frozenset()
         self._problems_shown: dict[tuple[str, str], float] = {}
         self.problems = Problems()
@@ -594,6 +602,11 @@ class NbsApp(App[int]):
         dirty = self.bridge.drain()
         if dirty:
             self.state.screens_changed(dirty, self.clock())
+        shown = self._history_pane
+        if shown is not None and shown.pane_id in dirty and self.view == "dashboard":
+            self._follow_due = True
+        if self._follow_due:
+            self._follow_history()
         stale, self._stale = self._stale, False
         if not dirty and not stale:
             return
@@ -765,14 +778,56 @@ class NbsApp(App[int]):
         if pane.pane_id != self.selected_id:
             return  # the operator moved on while it was read
         self.mirror.display = False
+        self._history_pane, self._follow_due = pane, False
         self.scrollback.show(
-            pane.target, texts, alternate=history.alternate, history_size=history.history_size, page_up=page_up
-        )
+            pane.target, texts, alternate=history.alternate, history_size=history.history_size, page_up=page_up,
+            raw=history.lines, fixed=_history_rows(history),
+        )  # fmt: skip
+
+    def _follow_history(self) -> None:
+        """Re-read the open scrollback's pane (it changed) on a worker thread, at most every
+        `FOLLOW_SECONDS` (wall time: the app's clock may be frozen), one read at a time; the
+        worker lines the read up with the rows on show and parses only the new ones."""
+        pane, fleet, view = self._history_pane, self.fleet, self.scrollback
+        now = time.monotonic()
+        if pane is None or fleet is None or not view.display:
+            self._follow_due = False
+            return
+        if self._follow_busy or now - self._follow_at < FOLLOW_SECONDS:
+            return  # the flag stays up: a later frame reads
+        self._follow_due, self._follow_busy, self._follow_at = False, True, now
+        generation, raw, fixed = view.generation, view.raw, view.fixed
+
+        def read() -> None:
+            history: PaneHistory | None = None
+            grown: Grown | None = None
+            texts: list[Text] = []
+            try:
+                history = fleet.capture_history(pane.pane_id, SCROLLBACK_LINES)
+                grown = align(raw, fixed, history.lines)
+                texts = [ansi_text(line) for line in grown.fresh]
+            except PaneGone as error:
+                log.info("scrollback not followed: %s", error)  # the pane's end shows in the list
+            finally:  # always: the next read waits for this one
+                self.call_from_thread(self._history_grown, generation, history, grown, texts)
+
+        self.run_worker(read, name="scrollback-follow", thread=True, group="scrollback-follow")
+
+    def _history_grown(self, generation: int, history: PaneHistory | None, grown: Grown | None, texts: list[Text]) -> None:
+        self._follow_busy = False
+        view = self.scrollback
+        if history is None or grown is None or generation != view.generation or not view.display:
+            return  # the pane went, or the view was closed or reopened while it was read
+        view.grow(
+            grown, texts, history.lines, _history_rows(history),
+            alternate=history.alternate, history_size=history.history_size,
+        )  # fmt: skip
 
     def on_pane_view_history_wanted(self, _message: PaneView.HistoryWanted) -> None:
         self.action_scrollback(page_up=False)
 
     def on_scrollback_closed(self, _message: Scrollback.Closed) -> None:
+        self._history_pane, self._follow_due = None, False
         self.mirror.display = True
         self._stale = True
         self.screen.set_focus(self.mirror if self.screen.has_class("zoomed") else self.fleet_list)
@@ -1163,3 +1218,8 @@ def run_app(settings: Settings) -> int:
     app = create_app(settings)
     result = app.run()
     return int(result or 0) if app.return_code is None else app.return_code
+
+
+def _history_rows(history: PaneHistory) -> int:
+    """How many of a read's rows are history (tmux changes them no more), the screen below them."""
+    return 0 if history.alternate else min(history.history_size, SCROLLBACK_LINES, len(history.lines))

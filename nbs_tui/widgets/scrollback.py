@@ -10,6 +10,11 @@ Keys (from `nbs_tui.commands`, scope ``scrollback``): PgUp/PgDn, arrows, Home/En
 wheel scroll; ``/`` searches, ``n``/``N`` go to the next/previous match, Esc goes back to the
 live mirror. While the view has focus these keys win over the app's (``/`` filters the list and
 ``n`` selects the next waiting agent elsewhere).
+
+It follows the pane, as tmux's copy mode or ``less +F`` do: the app re-reads the history when
+the pane changes and hands over only what `nbs_tui.core.scrollback.align` found new (`grow`).
+At the bottom the view stays at the bottom; scrolled up, the rows on show stay put and the border
+counts the new lines until End (or scrolling down to the bottom) follows again.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from textual.strip import Strip
 from textual.widgets import Input
 
 from nbs_tui.commands import scope_bindings
-from nbs_tui.core.scrollback import Match, find_matches, nearest_above, step
+from nbs_tui.core.scrollback import Grown, Match, carry_match, find_matches, nearest_above, step
 
 MATCH_STYLE = Style(bgcolor="yellow", color="black")
 CURRENT_STYLE = Style(bgcolor="bright_magenta", color="black", bold=True)
@@ -65,9 +70,13 @@ class HistoryLines(ScrollView, can_focus=True):
     HistoryLines { height: 1fr; }
     """
 
+    class ReachedBottom(Message):
+        """Scrolled to the last row: the view follows new output again."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.texts: list[Text] = []
+        self._width = 0
         self.plain: list[str] = []
         self.matches: list[Match] = []
         self.current: int | None = None
@@ -78,9 +87,32 @@ class HistoryLines(ScrollView, can_focus=True):
         """Lines parsed by `ansi_text` (off the UI thread: 10,000 lines take about half a second)."""
         self.texts = list(texts)
         self.plain = [text.plain for text in self.texts]
-        width = max((cell_len(line) for line in self.plain), default=0)
-        self.virtual_size = Size(width, len(self.texts))
+        self._width = max((cell_len(line) for line in self.plain), default=0)
+        self.virtual_size = Size(self._width, len(self.texts))
         self.set_matches([], None)
+
+    def grow(self, dropped: int, kept: int, texts: Sequence[Text]) -> None:
+        """Drop ``dropped`` rows from the top, keep the next ``kept``, put ``texts`` after them
+        (a `Grown` from `nbs_tui.core.scrollback.align`). The scroll offset is the caller's."""
+        del self.texts[:dropped], self.plain[:dropped]
+        del self.texts[kept:], self.plain[kept:]
+        self.texts.extend(texts)
+        fresh = [text.plain for text in texts]
+        self.plain.extend(fresh)
+        # the widest row so far: rows dropped from the top may leave it a little wide, never short
+        self._width = max(self._width, max((cell_len(line) for line in fresh), default=0))
+        self.virtual_size = Size(self._width, len(self.texts))
+        self._strips.clear()
+        self.refresh()
+
+    @property
+    def at_bottom(self) -> bool:
+        return self.scroll_offset.y >= self.max_scroll_y
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if round(new_value) >= self.max_scroll_y and round(old_value) < self.max_scroll_y:
+            self.post_message(self.ReachedBottom())
 
     def set_matches(self, matches: list[Match], current: int | None) -> None:
         self.matches = matches
@@ -157,23 +189,33 @@ class Scrollback(Vertical, can_focus=False):
         self.what = ""
         self.query_text = ""
         self.note = ""
+        self.raw: tuple[str, ...] = ()
+        """The rows on show as tmux wrote them (escapes and all): the next read is lined up with them."""
+        self.fixed = 0
+        """How many of `raw` were history (tmux no longer changes them), the rest its screen."""
+        self.unseen = 0
+        """New lines below the view since the operator scrolled up from the bottom."""
+        self.generation = 0
+        """Counts shows and closes: a read started before one of them is stale."""
 
     def compose(self) -> ComposeResult:
         yield self.lines
         yield self.search_bar
 
-    def show(self, what: str, lines: Sequence[Text], *, alternate: bool, history_size: int, page_up: bool) -> None:
+    def show(
+        self, what: str, lines: Sequence[Text], *, alternate: bool, history_size: int, page_up: bool,
+        raw: Sequence[str] = (), fixed: int = 0,
+    ) -> None:  # fmt: skip
         """Show ``lines`` (oldest first, from `ansi_text`) of the pane named ``what``, at the
-        bottom, or one page up from it (``page_up``: PgUp opened it)."""
+        bottom, or one page up from it (``page_up``: PgUp opened it). ``raw`` are the same rows
+        as read, the first ``fixed`` of them history: what the next read is lined up with."""
         self.what = what
         self.query_text = ""
         self.search_bar.value = ""
         self.search_bar.remove_class("open")
-        self.note = (
-            "alternate screen: a full-screen program keeps no scrollback; this is its screen"
-            if alternate
-            else f"{history_size} lines of history"
-        )
+        self.note = _note(alternate, history_size)
+        self.raw, self.fixed, self.unseen = tuple(raw), fixed, 0
+        self.generation += 1
         self.lines.set_lines(lines)
         self.display = True
         self._titles()
@@ -185,15 +227,48 @@ class Scrollback(Vertical, can_focus=False):
         self.call_after_refresh(place)
         self.lines.focus()
 
+    def grow(
+        self, grown: Grown, texts: Sequence[Text], raw: Sequence[str], fixed: int, *, alternate: bool, history_size: int
+    ) -> None:
+        """A new read of the pane: ``grown`` lines it up with the rows on show, ``texts`` are
+        its `Grown.fresh` rows parsed, ``raw``/``fixed`` the whole read (as in `show`). At the
+        bottom the view follows; scrolled up, the rows on show stay where they are."""
+        self.raw, self.fixed = tuple(raw), fixed
+        self.note = _note(alternate, history_size)
+        lines = self.lines
+        if not grown.unchanged:
+            following = lines.at_bottom
+            top = int(lines.scroll_offset.y)
+            current = lines.matches[lines.current] if lines.current is not None else None
+            before = len(lines.texts) - grown.dropped
+            lines.grow(grown.dropped, grown.kept, texts)
+            if self.query_text:  # the highlights over the grown text, the current match kept
+                matches = find_matches(lines.plain, self.query_text)
+                lines.set_matches(matches, carry_match(current, grown.dropped, matches))
+            if following:
+                self.unseen = 0
+                lines.scroll_to(y=lines.max_scroll_y, animate=False)
+            else:
+                self.unseen += max(0, len(lines.texts) - before)
+                lines.scroll_to(y=max(0, top - grown.dropped), animate=False)
+        self._titles()
+
+    def on_history_lines_reached_bottom(self, event: HistoryLines.ReachedBottom) -> None:
+        event.stop()
+        if self.unseen:
+            self.unseen = 0
+            self._titles()
+
     def _titles(self) -> None:
         self.border_title = f"history of {self.what} · {self.note}"
         lines = self.lines
+        unseen = f"+{self.unseen} new line{'s' if self.unseen != 1 else ''} — End to follow · " if self.unseen else ""
         if self.query_text:
             where = f"{lines.current + 1}/{len(lines.matches)}" if lines.current is not None else "no match"
             found = f"“{self.query_text}”: {where}" if lines.matches else f"“{self.query_text}”: no match"
-            self.border_subtitle = f"{found} · n/N next/previous · Esc live view"
+            self.border_subtitle = f"{unseen}{found} · n/N next/previous · Esc live view"
         else:
-            self.border_subtitle = "PgUp/PgDn · / search · Esc live view"
+            self.border_subtitle = f"{unseen}PgUp/PgDn · / search · Esc live view"
 
     def search(self, query: str) -> None:
         """Find ``query`` and go to the match nearest above the bottom of the view."""
@@ -224,6 +299,8 @@ class Scrollback(Vertical, can_focus=False):
 
     def action_close(self) -> None:
         self.lines.set_lines([])  # the history is not kept
+        self.raw, self.fixed, self.unseen = (), 0, 0
+        self.generation += 1
         self.display = False
         self.post_message(self.Closed())
 
@@ -242,3 +319,9 @@ class Scrollback(Vertical, can_focus=False):
         self.search_bar.remove_class("open")
         self.search("")
         self.lines.focus()
+
+
+def _note(alternate: bool, history_size: int) -> str:
+    if alternate:
+        return "alternate screen: a full-screen program keeps no scrollback; this is its screen"
+    return f"{history_size} lines of history"

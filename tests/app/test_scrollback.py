@@ -96,3 +96,55 @@ async def test_alternate_screen_says_so_and_the_wheel_opens_it(session: libtmux.
         assert "alternate screen" in str(view.border_title) and "no scrollback" in str(view.border_title)
         assert any("FULL SCREEN APP" in line for line in view.lines.plain)
         assert len(view.lines.plain) == app.pane_by_id[full].height
+
+
+FOLLOWED = "for i in $(seq 1 200); do printf 'step %03d ok\\n' $i; done; exec tail -n 0 -f {feed}"
+
+
+async def test_the_view_follows_new_output_at_the_bottom_and_holds_still_above_it(
+    session: libtmux.Session, tmp_path: Path
+) -> None:
+    feed = tmp_path / "feed.log"
+    feed.write_text("")
+
+    def emit(*lines: str) -> None:  # the pane's `tail -f` prints them
+        with feed.open("a") as out:
+            out.write("".join(f"{line}\n" for line in lines))
+
+    log = _pane(session, "follow", f"sh -c {shlex.quote(FOLLOWED.format(feed=shlex.quote(str(feed))))}")
+    app = create_app(settings(session.server, tmp_path, poll_disabled=True), sidecar=False, control_plane=False, claude=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(app, pilot, log)
+        await wait_for(pilot, lambda: "step 200" in widget_text(app.mirror), what="the log mirrored")
+        await pilot.press("pageup")
+        view, lines = app.scrollback, app.scrollback.lines
+        await wait_for(pilot, lambda: view.display and lines.texts, what="the history shown")
+        await pilot.press("end")
+        await wait_for(pilot, lambda: lines.at_bottom and "step 200" in widget_text(lines), what="the bottom")
+
+        # at the bottom: new output shows and the view stays at the bottom
+        emit(*(f"fresh {i:03d}" for i in range(1, 6)))
+        await wait_for(pilot, lambda: "fresh 005" in widget_text(lines), timeout=10, what="new lines followed")
+        assert lines.at_bottom and view.unseen == 0 and "new line" not in str(view.border_subtitle)
+
+        # scrolled up (a search took it to an old line): the rows on show stay put, the border counts
+        await pilot.press("slash", *"step 150", "enter")
+        await wait_for(pilot, lambda: lines.current is not None, what="the match")
+        assert not lines.at_bottom
+        top, shown = lines.scroll_offset.y, widget_text(lines)
+        current = lines.matches[lines.current or 0]
+        emit(*(f"later {i:03d}" for i in range(1, 30)), "later: step 150 again")
+        await wait_for(pilot, lambda: view.unseen == 30, timeout=10, what="thirty new lines counted")
+        assert "later: step 150 again" in lines.plain  # read, not shown
+        assert lines.scroll_offset.y == top and widget_text(lines) == shown
+        assert "+30 new lines" in str(view.border_subtitle) and "End to follow" in str(view.border_subtitle)
+        assert len(lines.matches) == 2 and lines.current is not None  # the highlights cover the new text
+        assert lines.matches[lines.current] == current  # the current match is the same one
+        assert "1/2" in str(view.border_subtitle)
+
+        # End follows again: the newest line on show, the note gone
+        await pilot.press("end")
+        await wait_for(pilot, lambda: "later: step 150 again" in widget_text(lines), what="the newest line")
+        await wait_for(pilot, lambda: view.unseen == 0 and "new line" not in str(view.border_subtitle), what="the note gone")
+        emit("after end")
+        await wait_for(pilot, lambda: "after end" in widget_text(lines), timeout=10, what="following again")
