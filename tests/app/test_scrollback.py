@@ -2,7 +2,10 @@
 it in place of the mirror; ``/`` searches it (smart case) with highlights, ``n``/``N`` move
 between matches and wrap; those keys are the view's while it has focus (not the filter's nor
 needs-you's); Esc goes back to the live mirror and drops the history; a pane in the alternate
-screen says it has no scrollback; the wheel over the mirror opens it too."""
+screen says it has no scrollback; the wheel over the mirror opens it too. It follows the pane:
+new output shows at the bottom, scrolled up the rows stay and the border counts the new lines,
+End follows again; past tmux's history limit and after a clear-history it still holds what tmux
+holds."""
 
 from __future__ import annotations
 
@@ -148,3 +151,36 @@ async def test_the_view_follows_new_output_at_the_bottom_and_holds_still_above_i
         await wait_for(pilot, lambda: view.unseen == 0 and "new line" not in str(view.border_subtitle), what="the note gone")
         emit("after end")
         await wait_for(pilot, lambda: "after end" in widget_text(lines), timeout=10, what="following again")
+
+
+async def test_following_survives_the_history_limit_and_a_cleared_history(server: libtmux.Server, tmp_path: Path) -> None:
+    feed = tmp_path / "feed.log"
+    feed.write_text("")
+    session = server.new_session(session_name="limits", x=100, y=20)
+    server.cmd("set-option", "-g", "history-limit", "60")  # new panes: tmux drops rows past 60
+    log = _pane(session, "follow", f"sh -c {shlex.quote(FOLLOWED.format(feed=shlex.quote(str(feed))))}")
+
+    def same_as_tmux() -> bool:  # the view holds what tmux holds now (blank rows at the end aside)
+        held = server.cmd("capture-pane", "-p", "-S", "-100000", "-E", "-", "-t", log).stdout
+        return "\n".join(line.rstrip() for line in lines.plain).rstrip() == "\n".join(held).rstrip()
+
+    app = create_app(settings(server, tmp_path, poll_disabled=True), sidecar=False, control_plane=False, claude=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(app, pilot, log)
+        await wait_for(pilot, lambda: "step 200" in widget_text(app.mirror), what="the log mirrored")
+        await pilot._post_mouse_events([events.MouseScrollUp], widget=app.mirror, offset=(5, 5))  # at the bottom
+        view, lines = app.scrollback, app.scrollback.lines
+        await wait_for(pilot, lambda: view.display and lines.texts, what="the history shown")
+        first = lines.plain[0]
+        with feed.open("a") as out:
+            out.write("".join(f"more {i:03d}\n" for i in range(1, 41)))
+        await wait_for(pilot, lambda: "more 040" in widget_text(lines), timeout=10, what="followed past the limit")
+        await wait_for(pilot, same_as_tmux, what="the same rows as tmux")
+        assert lines.plain[0] != first  # the top went with tmux's oldest rows
+
+        server.cmd("clear-history", "-t", log)
+        with feed.open("a") as out:
+            out.write("after the clear\n")
+        await wait_for(pilot, lambda: "after the clear" in widget_text(lines), timeout=10, what="the cleared history followed")
+        await wait_for(pilot, same_as_tmux, what="the same rows as tmux")
+        assert not any("step 001" in line for line in lines.plain)
