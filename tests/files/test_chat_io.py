@@ -8,17 +8,26 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.chat import ChatError, decode_message, parse_chat, render_chat, unread_count
+from nbs_tui.core.chat import (
+    ChatError,
+    decode_message,
+    parse_chat,
+    render_chat,
+    tail_of,
+    unread_count,
+)
 from nbs_tui.files.chat_io import (
     archives_of,
     create_chat,
     is_chat_file,
     post_message,
     read_chat,
+    read_chat_tail,
     read_cursors,
     summarise,
 )
@@ -309,3 +318,32 @@ def test_fifo_chat_is_refused_not_blocking(tmp_path: Path) -> None:
     assert not is_chat_file(fifo)
     assert "not a regular file" in summarise(fifo).error
     assert read_cursors(fifo) == {}
+
+
+def test_the_tail_read_while_a_writer_posts_is_what_a_whole_read_gives(tmp_path: Path) -> None:
+    chat = tmp_path / "busy.chat"
+    create_chat(chat)
+    stop = threading.Event()
+
+    def writer() -> None:
+        for i in range(40):
+            post_message(chat, "w", f"message {i}")
+        stop.set()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    tail, _ = read_chat_tail(chat, 5)
+    appended = tail.total
+    while not stop.is_set():
+        total = tail.total
+        tail, grew = read_chat_tail(chat, 5, tail)
+        assert tail.consistent and grew is not None  # posts only ever append
+        appended += grew
+        assert grew == tail.total - total
+    thread.join()
+    tail, grew = read_chat_tail(chat, 5, tail)
+    assert grew is not None and appended + grew == tail.total == 40  # every post counted once
+    assert replace(tail, counted=-1, crc=0) == tail_of(read_chat(chat), 5)
+    assert [m.text for m in tail.messages] == [f"message {i}" for i in range(35, 40)]
+    with pytest.raises(FileNotFoundError):
+        read_chat_tail(tmp_path / "none.chat", 5, sleep=lambda s: None)
