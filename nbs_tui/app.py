@@ -58,7 +58,7 @@ from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
 from nbs_tui.core.problems import Problems
-from nbs_tui.core.scrollback import Grown, align
+from nbs_tui.core.scrollback import Grown, align, splice_tail
 from nbs_tui.core.text import printable
 from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.messages import (
@@ -107,7 +107,11 @@ PROBLEM_REPEAT_SECONDS = 30.0
 SCROLLBACK_LINES = 10_000
 """How far back the scrollback view reads (tmux's own ``history-limit`` is 2000 by default)."""
 FOLLOW_SECONDS = 0.3
-"""The shortest gap between two re-reads of the open scrollback's pane (each is a full capture)."""
+"""The shortest gap between two re-reads of the open scrollback's pane."""
+TAIL_ROWS = 200
+"""A re-read asks tmux for this many history rows and the screen, not all of them (10,000 rows
+cost tmux ~80 ms and the app more); only when they do not continue the rows on show (more
+scrolled, or tmux dropped or cleared some) does it read the whole history again."""
 VIEWS = ("dashboard", "grid", "control")
 
 
@@ -796,14 +800,14 @@ class NbsApp(App[int]):
         if self._follow_busy or now - self._follow_at < FOLLOW_SECONDS:
             return  # the flag stays up: a later frame reads
         self._follow_due, self._follow_busy, self._follow_at = False, True, now
-        generation, raw, fixed = view.generation, view.raw, view.fixed
+        generation, raw, fixed, size = view.generation, view.raw, view.fixed, view.history_size
 
         def read() -> None:
             history: PaneHistory | None = None
             grown: Grown | None = None
             texts: list[Text] = []
             try:
-                history = fleet.capture_history(pane.pane_id, SCROLLBACK_LINES)
+                history = _read_on(fleet, pane.pane_id, raw, fixed, size)
                 grown = align(raw, fixed, history.lines)
                 texts = [ansi_text(line) for line in grown.fresh]
             except PaneGone as error:
@@ -1220,6 +1224,19 @@ def run_app(settings: Settings) -> int:
     return int(result or 0) if app.return_code is None else app.return_code
 
 
-def _history_rows(history: PaneHistory) -> int:
+def _history_rows(history: PaneHistory, asked: int = SCROLLBACK_LINES) -> int:
     """How many of a read's rows are history (tmux changes them no more), the screen below them."""
-    return 0 if history.alternate else min(history.history_size, SCROLLBACK_LINES, len(history.lines))
+    return 0 if history.alternate else min(history.history_size, asked, len(history.lines))
+
+
+def _read_on(fleet: FleetPort, pane_id: PaneId, raw: tuple[str, ...], fixed: int, size: int) -> PaneHistory:
+    """The pane's history as a whole read would give it, read (blocking) from its last
+    `TAIL_ROWS` rows when they continue ``raw`` (``fixed`` rows of history, of ``size`` held)."""
+    tail = fleet.capture_history(pane_id, TAIL_ROWS)
+    if tail.alternate or tail.history_size <= TAIL_ROWS:
+        return tail  # all of it
+    rows = _history_rows(tail, TAIL_ROWS)
+    whole = splice_tail(raw, fixed, size, tail.lines, rows, tail.history_size, SCROLLBACK_LINES)
+    if whole is None:
+        return fleet.capture_history(pane_id, SCROLLBACK_LINES)
+    return PaneHistory(tuple(whole), False, tail.history_size)

@@ -130,3 +130,25 @@ def carry_match(old: Match | None, dropped: int, matches: Sequence[Match]) -> in
     if on_row:
         return on_row[0]
     return nearest_above(matches, max(row, 0))
+
+
+def splice_tail(
+    old: Sequence[str], old_fixed: int, old_size: int, tail: Sequence[str], tail_fixed: int, new_size: int, limit: int
+) -> list[str] | None:
+    """The whole read that a read of only the last rows stands for, or None when it cannot tell.
+
+    ``old`` is the read on show: its first ``old_fixed`` rows history, of the ``old_size`` tmux
+    held then. ``tail`` is a new read of only the last ``tail_fixed`` history rows and the screen,
+    of ``new_size`` held now. If tmux dropped or cleared nothing, ``new_size - old_size`` rows
+    scrolled into the history since, so the tail's first rows are the old history's last: they
+    must be equal (else something was dropped or cleared: read it all). At most ``limit`` history
+    rows are kept, as a whole read would."""
+    scrolled = new_size - old_size
+    overlap = tail_fixed - scrolled
+    if scrolled < 0 or overlap < 1 or overlap > old_fixed or tail_fixed > len(tail):
+        return None
+    if list(old[old_fixed - overlap : old_fixed]) != list(tail[:overlap]):
+        return None
+    whole = [*old[: old_fixed - overlap], *tail]
+    history = old_fixed - overlap + tail_fixed
+    return whole[max(0, history - limit) :]

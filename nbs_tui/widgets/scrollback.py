@@ -193,6 +193,8 @@ class Scrollback(Vertical, can_focus=False):
         """The rows on show as tmux wrote them (escapes and all): the next read is lined up with them."""
         self.fixed = 0
         """How many of `raw` were history (tmux no longer changes them), the rest its screen."""
+        self.history_size = 0
+        """How many history rows tmux held at that read (it may hold more than were read)."""
         self.unseen = 0
         """New lines below the view since the operator scrolled up from the bottom."""
         self.generation = 0
@@ -214,7 +216,7 @@ class Scrollback(Vertical, can_focus=False):
         self.search_bar.value = ""
         self.search_bar.remove_class("open")
         self.note = _note(alternate, history_size)
-        self.raw, self.fixed, self.unseen = tuple(raw), fixed, 0
+        self.raw, self.fixed, self.history_size, self.unseen = tuple(raw), fixed, history_size, 0
         self.generation += 1
         self.lines.set_lines(lines)
         self.display = True
@@ -233,7 +235,7 @@ class Scrollback(Vertical, can_focus=False):
         """A new read of the pane: ``grown`` lines it up with the rows on show, ``texts`` are
         its `Grown.fresh` rows parsed, ``raw``/``fixed`` the whole read (as in `show`). At the
         bottom the view follows; scrolled up, the rows on show stay where they are."""
-        self.raw, self.fixed = tuple(raw), fixed
+        self.raw, self.fixed, self.history_size = tuple(raw), fixed, history_size
         self.note = _note(alternate, history_size)
         lines = self.lines
         if not grown.unchanged:

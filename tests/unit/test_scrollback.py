@@ -10,6 +10,7 @@ from nbs_tui.core.scrollback import (
     carry_match,
     find_matches,
     nearest_above,
+    splice_tail,
     step,
 )
 
@@ -98,3 +99,24 @@ def test_the_current_match_stays_on_its_line() -> None:
     assert carry_match(Match(0, 0, 5), 1, matches) == 0  # its row dropped: the nearest, first one
     assert carry_match(None, 0, matches) is None
     assert carry_match(old, 0, []) is None
+
+
+def test_a_tail_read_stands_for_the_whole_when_its_first_rows_repeat_the_old_history() -> None:
+    old = [*_lines(1, 100), "screen"]  # tmux held 100 history rows
+    tail = [*_lines(91, 105), "screen 2"]  # 5 more scrolled: now 105; the last 15 history rows read
+    whole = splice_tail(old, 100, 100, tail, 15, 105, limit=10_000)
+    assert whole == [*_lines(1, 105), "screen 2"]
+    assert align(old, 100, whole or []) == Grown(0, 100, (*_lines(101, 105), "screen 2"))
+    # the view's own limit: as a whole read of the last 102 history rows would
+    assert splice_tail(old, 100, 100, tail, 15, 105, limit=102) == [*_lines(4, 105), "screen 2"]
+    # nothing scrolled (a spinner on the screen): the tail is all overlap
+    assert splice_tail(old, 100, 100, [*_lines(86, 100), "spin"], 15, 100, 10_000) == [*_lines(1, 100), "spin"]
+
+
+def test_a_tail_read_that_cannot_be_placed_asks_for_a_whole_read() -> None:
+    old = [*_lines(1, 100), "screen"]
+    assert splice_tail(old, 100, 100, [*_lines(1, 15), "s"], 15, 90, 10_000) is None  # fewer held: dropped or cleared
+    assert splice_tail(old, 100, 100, [*_lines(106, 120), "s"], 15, 120, 10_000) is None  # more scrolled than read
+    # as many held as the count says, but not the rows expected (tmux dropped, then more scrolled)
+    assert splice_tail(old, 100, 100, [*_lines(291, 305), "s"], 15, 105, 10_000) is None
+    assert splice_tail([], 0, 0, ["a", "s"], 1, 0, 10_000) is None  # no history on show to line up with
