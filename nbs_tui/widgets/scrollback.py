@@ -234,12 +234,13 @@ class Scrollback(Vertical, can_focus=False):
     ) -> None:
         """A new read of the pane: ``grown`` lines it up with the rows on show, ``texts`` are
         its `Grown.fresh` rows parsed, ``raw``/``fixed`` the whole read (as in `show`). At the
-        bottom the view follows; scrolled up, the rows on show stay where they are."""
+        bottom the view follows; scrolled up, the rows on show stay where they are (unless the
+        history was cleared or reflowed: then it shows the bottom, as when it was opened)."""
         self.raw, self.fixed, self.history_size = tuple(raw), fixed, history_size
         self.note = _note(alternate, history_size)
         lines = self.lines
         if not grown.unchanged:
-            following = lines.at_bottom
+            following = lines.at_bottom or grown.reset  # the rows read are gone: start afresh
             top = int(lines.scroll_offset.y)
             current = lines.matches[lines.current] if lines.current is not None else None
             before = len(lines.texts) - grown.dropped

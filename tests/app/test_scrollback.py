@@ -184,9 +184,12 @@ async def test_following_survives_the_history_limit_and_a_cleared_history(
         await wait_for(pilot, same_as_tmux, what="the same rows as tmux")
         assert lines.plain[0] != first  # the top went with tmux's oldest rows
 
+        await pilot.press("pageup")  # scrolled up: the rows read go with the clear, it starts afresh
+        await wait_for(pilot, lambda: not lines.at_bottom, what="scrolled up")
         server.cmd("clear-history", "-t", log)
         with feed.open("a") as out:
             out.write("after the clear\n")
         await wait_for(pilot, lambda: "after the clear" in widget_text(lines), timeout=10, what="the cleared history followed")
         await wait_for(pilot, same_as_tmux, what="the same rows as tmux")
         assert not any("step 001" in line for line in lines.plain)
+        assert lines.at_bottom and view.unseen == 0
