@@ -5,7 +5,7 @@
 For each size a real chat file (nbs-chat format, ~100-byte messages) in a temp folder; then,
 ``--rounds`` times: post one message (``chat_io.post_message``, NBS's lock-and-replace), and
 summarise it the way the plane did before (``summarise``: decode every message) and the way it
-does now (``summarise_from`` with the last tally: decode the appended line). Reported: time per
+does now (``summarise_from`` with the last read: decode the appended line). Reported: time per
 summary and the bytes allocated at the peak of one (tracemalloc, in a separate pass).
 
 Then the dashboard's chat view (``ChatView`` in a headless app, 160x50) after each post: read
@@ -89,14 +89,14 @@ def main() -> int:
     parser.add_argument("--messages", type=int, nargs="*", default=[500, 2000, 4600])
     parser.add_argument("--rounds", type=int, default=50)
     args = parser.parse_args()
-    print("| messages | chat size | full: ms / peak KB | from the tally: ms / peak KB | speed-up |")
+    print("| messages | chat size | full: ms / peak KB | from the last read: ms / peak KB | speed-up |")
     print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.messages:
             chat = Path(tmp) / f"c{n}.chat"
             text = "a message of about a hundred bytes, as agents post them on a team chat; #"
             chat.write_bytes(render_chat([("agent", 1_700_000_000 + i, f"{text}{i}") for i in range(n)], "agent", 1e9))
-            _, tally = summarise_from(chat, None)
+            _, last = summarise_from(chat, None)
             full = incremental = 0.0
             for i in range(args.rounds):
                 post_message(chat, "bench", f"post {i}")
@@ -104,12 +104,12 @@ def main() -> int:
                 slow = summarise(chat)
                 full += time.perf_counter() - started
                 started = time.perf_counter()
-                fast, tally = summarise_from(chat, tally)
+                fast, last = summarise_from(chat, last)
                 incremental += time.perf_counter() - started
                 assert fast == slow
             post_message(chat, "bench", "one more")
             full_kb = peak_kb(partial(summarise, chat))
-            fast_kb = peak_kb(partial(summarise_from, chat, tally))
+            fast_kb = peak_kb(partial(summarise_from, chat, last))
             full_ms, fast_ms = 1000 * full / args.rounds, 1000 * incremental / args.rounds
             print(f"| {n} | {chat.stat().st_size // 1024} KB | {full_ms:.2f} / {full_kb:.0f} | "
                   f"{fast_ms:.2f} / {fast_kb:.0f} | {full_ms / fast_ms:.0f}x |")

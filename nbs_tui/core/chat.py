@@ -271,25 +271,6 @@ def _summary(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class ChatTally:
-    """What one count of a chat's messages remembers so the next reads only what was appended.
-
-    NBS writers replace the whole file, but its body only ever grows at the end (until an
-    archive split or a hand edit): when the body still starts with the bytes counted last time
-    (same length, same CRC), only the lines after them are decoded. Nothing but the newest
-    message is kept, so a 2,000-message chat costs its bytes, not thousands of objects.
-    """
-
-    counted: int
-    """Bytes of the body counted, always up to just after a newline."""
-    crc: int
-    """zlib.crc32 of those bytes."""
-    total: int
-    """Decodable messages in them (the index the next one gets)."""
-    newest: ChatMessage | None
-
-
 def header_of(data: bytes) -> tuple[dict[str, str], int | None]:
     """A chat's header fields and the byte offset where its body starts (None: no header),
     read line by line exactly as :func:`parse_chat` reads them."""
@@ -314,55 +295,14 @@ def header_of(data: bytes) -> tuple[dict[str, str], int | None]:
     return header, None
 
 
-def _count(lines: str, total: int, newest: ChatMessage | None) -> tuple[int, ChatMessage | None]:
-    for line in lines.split("\n"):
-        line = line.strip()
-        if not line:
-            continue
-        message = decode_message(line, total)
-        if message is not None:
-            total, newest = total + 1, message
-    return total, newest
-
-
-def tally_chat(
-    path: str,
-    data: bytes,
-    cursors: Mapping[str, int],
-    archives: tuple[str, ...] = (),
-    before: ChatTally | None = None,
-) -> tuple[ChatSummary, ChatTally | None]:
-    """The summary :func:`summary_of` would give for ``parse_chat(path, data)``, counting from
-    ``before`` when the body still starts with what it counted; and the tally for next time
-    (None when there is no header)."""
-    header, body_start = header_of(data)
-    try:
-        file_length: int | None = int(header["file-length"])
-    except (KeyError, ValueError):
-        file_length = None
-    if body_start is None:
-        return _summary(path, 0, None, False, file_length, len(data), cursors, archives), None
-    body = memoryview(data)[body_start:]
-    newline = data.rfind(b"\n", body_start)
-    cut = newline + 1 - body_start if newline >= 0 else 0  # whole lines are remembered
-    total, newest, counted, crc = 0, None, 0, 0
-    if before is not None and before.counted <= cut and zlib.crc32(body[: before.counted]) == before.crc:
-        total, newest, counted, crc = before.total, before.newest, before.counted, before.crc
-    fresh = body[counted:cut]
-    total, newest = _count(bytes(fresh).decode("utf-8", errors="replace"), total, newest)
-    tally = ChatTally(cut, zlib.crc32(fresh, crc), total, newest)
-    # an unfinished last line (no newline yet) counts now but is read again next time
-    shown_total, shown_newest = _count(bytes(body[cut:]).decode("utf-8", errors="replace"), total, newest)
-    summary = _summary(path, shown_total, shown_newest, True, file_length, len(data), cursors, archives)
-    return summary, tally
-
-
 @dataclass(frozen=True, slots=True)
 class ChatTail:
     """The newest messages of a chat (at most the ``keep`` asked for, with their true indices)
     and everything :func:`parse_chat` reports about the whole file, as :func:`tail_chat`
-    decodes it. ``counted``/``crc`` remember the whole lines read, as in :class:`ChatTally`, so
-    the next read decodes only what was appended."""
+    decodes it. ``counted``/``crc`` remember the whole lines read, so the next read decodes only
+    what was appended: NBS writers replace the whole file, but its body only ever grows at the
+    end (until an archive split or a hand edit), and when the body still starts with the bytes
+    read last time (same length, same CRC) only the lines after them are decoded."""
 
     path: str
     last_writer: str = ""
@@ -398,6 +338,12 @@ def tail_of(chat: ChatFile, keep: int) -> ChatTail:
         chat.messages[max(0, len(chat.messages) - keep) :], len(chat.messages), chat.undecodable,
         chat.size, chat.consistent, chat.valid_header,
     )
+
+
+def summary_of_tail(tail: ChatTail, cursors: Mapping[str, int], archives: tuple[str, ...] = ()) -> ChatSummary:
+    """`summary_of` for a chat read with :func:`tail_chat` (``keep=1`` is enough: a summary
+    shows only the newest message, and counting on from the last read decodes only new lines)."""
+    return _summary(tail.path, tail.total, tail.newest, tail.valid_header, tail.file_length, tail.size, cursors, archives)
 
 
 def _is_message(line: str) -> bool:

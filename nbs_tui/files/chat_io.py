@@ -27,7 +27,6 @@ from nbs_tui.core.chat import (
     ChatMessage,
     ChatSummary,
     ChatTail,
-    ChatTally,
     append_message,
     archive_pattern,
     empty_chat,
@@ -35,8 +34,8 @@ from nbs_tui.core.chat import (
     is_archive,
     parse_chat,
     parse_cursors,
+    summary_of_tail,
     tail_chat,
-    tally_chat,
     validate_handle,
 )
 from nbs_tui.files.registry_io import open_regular, read_at_most
@@ -127,10 +126,10 @@ def summarise(path: str | os.PathLike[str]) -> ChatSummary:
 
 
 def summarise_from(
-    path: str | os.PathLike[str], before: ChatTally | None, sleep: Callable[[float], None] = time.sleep
-) -> tuple[ChatSummary, ChatTally | None]:
-    """`summarise`, decoding only the messages appended since the tally ``before`` (see
-    `ChatTally`), and the tally to pass next time; never raises."""
+    path: str | os.PathLike[str], before: ChatTail | None, sleep: Callable[[float], None] = time.sleep
+) -> tuple[ChatSummary, ChatTail | None]:
+    """`summarise`, decoding only the messages appended since the read ``before`` (see
+    `ChatTail`), and the read to pass next time; never raises."""
     target = os.fspath(path)
     archive = is_archive(target)
     if "\x00" in target:
@@ -143,7 +142,8 @@ def summarise_from(
         return ChatSummary(target, exists=True, archive=archive, error=error.strerror or str(error)), None
     if data is None:
         return ChatSummary(target, exists=False, archive=archive, error="missing"), None
-    return tally_chat(target, data, read_cursors(target), () if archive else archives_of(target), before)
+    tail, _ = tail_chat(target, data, 1, before)
+    return summary_of_tail(tail, read_cursors(target), () if archive else archives_of(target)), tail
 
 
 def is_chat_file(path: str | os.PathLike[str]) -> bool:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbs_tui.core.chat import ChatSummary, ChatTally
+from nbs_tui.core.chat import ChatSummary, ChatTail
 from nbs_tui.core.control import Outcome, ParsedLine, Replay, Result, process_line
 from nbs_tui.core.inbox import InboxLine, InboxNotice
 from nbs_tui.core.registry import Registry, RegistryEntry
@@ -73,8 +73,8 @@ class _Project:
     has_nbs: bool = False
     paused: bool = False
     poll_interval: float | None = None
-    chat_cache: dict[str, tuple[tuple[Any, ...], ChatSummary, ChatTally | None]] = field(default_factory=dict)
-    """Per registered chat: its files' signature, its summary, and the tally to count on from."""
+    chat_cache: dict[str, tuple[tuple[Any, ...], ChatSummary, ChatTail | None]] = field(default_factory=dict)
+    """Per registered chat: its files' signature, its summary, and the read to count on from."""
     watcher: ProjectWatcher | None = None
     error: str = ""
     chat_listing: tuple[str, ...] = ()
@@ -591,9 +591,9 @@ class PlaneSync:
             cached = project.chat_cache.get(path)
             if cached is not None and cached[0] == signature:
                 continue
-            # a post appends one line: decode that, not every message again (`ChatTally`)
-            summary, tally = summarise_from(path, cached[2] if cached is not None else None)
-            project.chat_cache[path] = (signature, summary, tally)
+            # a post appends one line: decode that, not every message again (`ChatTail`)
+            summary, read = summarise_from(path, cached[2] if cached is not None else None)
+            project.chat_cache[path] = (signature, summary, read)
             changed = True
         return changed
 

@@ -1,22 +1,24 @@
-"""Counting a chat from where the last count ended (core.chat.tally_chat) gives exactly the
-summary a full parse gives, however the file changed in between."""
+"""A chat's summary counted on from the last read (core.chat.tail_chat with keep=1, as the
+control plane does) is exactly the summary a full parse gives, however the file changed."""
 
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from nbs_tui.core.chat import (
-    ChatTally,
+    ChatTail,
     append_message,
     empty_chat,
     encode_message,
     parse_chat,
     render_chat,
     summary_of,
-    tally_chat,
+    summary_of_tail,
+    tail_chat,
 )
 from tests.unit.fuzz import bounded, hostile_bytes
 
@@ -28,14 +30,15 @@ def full(data: bytes) -> object:
     return summary_of(parse_chat(PATH, data), CURSORS, ("old-archive.chat",))
 
 
-def tallied(data: bytes, before: ChatTally | None) -> tuple[object, ChatTally | None]:
-    return tally_chat(PATH, data, CURSORS, ("old-archive.chat",), before)
+def tallied(data: bytes, before: ChatTail | None) -> tuple[object, ChatTail]:
+    tail, _ = tail_chat(PATH, data, 1, before)
+    return summary_of_tail(tail, CURSORS, ("old-archive.chat",)), tail
 
 
 def test_a_growing_chat_counted_post_by_post_matches_a_full_parse() -> None:
     rng = random.Random(5)
     data = empty_chat(1_700_000_000)
-    tally: ChatTally | None = None
+    tally: ChatTail | None = None
     for n in range(300):
         data, _ = append_message(PATH, data, rng.choice(["alice", "bob", "carol"]), f"message {n} @bob", 1_700_000_000 + n)
         summary, tally = tallied(data, tally)
@@ -55,11 +58,11 @@ def test_only_the_appended_lines_are_decoded() -> None:
     summary, after = tallied(grown, tally)
     assert after is not None and after.total == 51 and summary == full(grown)
     # what was counted is taken on trust, not decoded again: a tally that claims 999 there
-    trusted = ChatTally(tally.counted, tally.crc, 999, tally.newest)
+    trusted = replace(tally, total=999)
     summary, after = tallied(grown, trusted)
     assert after is not None and after.total == 1000
     # a tally whose text differs from the file's (an archive split, an edit) is not trusted
-    forged = ChatTally(tally.counted, tally.crc ^ 1, 999, tally.newest)
+    forged = replace(tally, crc=tally.crc ^ 1, total=999)
     summary, again = tallied(grown, forged)
     assert summary == full(grown) and again is not None and again.total == 51
 
@@ -74,7 +77,7 @@ def test_an_archive_split_and_an_unfinished_last_line_are_counted_afresh() -> No
     unfinished = split + encode_message("bob", "half", 5).encode()  # no newline yet
     summary, after = tallied(unfinished, tally)
     assert summary == full(unfinished)
-    assert after is not None and after.total == 20  # the unfinished line is read again next time
+    assert after.total == 21 and after.unfinished  # counted now, and read afresh next time
     finished = unfinished + b"\n"
     summary, _ = tallied(finished, after)
     assert summary == full(finished)
