@@ -31,6 +31,33 @@ assert _os.geteuid() != 0 and _os.getegid() != 0, "still privileged"
 """
 
 
+PRELOAD_UI = """
+import importlib as _importlib
+import pkgutil as _pkgutil
+import rich as _rich
+import textual as _textual
+import nbs_tui as _nbs_tui
+
+
+def _preload(package: object) -> None:
+    # rich and Textual import many modules lazily (markup, emoji, ANSI, scrollbars, tracebacks):
+    # after the drop a checkout in a root-only folder (as CI clones it) cannot be read, so a
+    # probe that draws widgets imports all of them first
+    for info in _pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        if any(part in info.name for part in ("__main__", "demo", "windows", "_win", "web", "cli")):
+            continue
+        try:
+            _importlib.import_module(info.name)
+        except Exception:  # a platform's module (Windows drivers): not needed here
+            pass
+
+
+for _package in (_rich, _textual, _nbs_tui):
+    _preload(_package)
+"""
+"""A probe ``setup`` snippet for bodies that run a Textual app (see `_preload`'s comment)."""
+
+
 @contextmanager
 def reachable_dir() -> Iterator[Path]:
     """A fresh folder the probe's user owns and can reach from ``/``; removed afterwards."""

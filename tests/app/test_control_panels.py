@@ -22,6 +22,7 @@ from nbs_tui.widgets.chat_view import ChatView
 from nbs_tui.widgets.control_view import ControlView
 from tests.app.helpers import wait_for
 from tests.helpers import b64, write_chat
+from tests.unprivileged import PRELOAD_UI
 
 WAIT = 10.0
 """Seconds a wait here may take before the test fails."""
@@ -256,7 +257,7 @@ async def test_editor_targets_a_per_agent_registry(project: Path) -> None:
         assert not (project / ".nbs" / "control-inbox").exists()
 
 
-EDITOR_UNSAVED_SETUP = """
+EDITOR_UNSAVED_SETUP = PRELOAD_UI + """
 import asyncio
 import os
 import sys
