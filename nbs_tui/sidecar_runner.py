@@ -604,9 +604,14 @@ class SidecarRunner:
                 self.limits.forget(pane_id)
         prefetch = getattr(self.fleet, "prefetch", None)
         if prefetch is not None:  # the due captures of every pane in one round trip, not one each
-            # A pane mid-handshake is read whenever it changed, even while it prints (the fleet
-            # otherwise waits for a printing pane to go quiet, up to 3 s: the confirm timeout).
-            eager = {p for p, t in self._tracked.items() if p in panes and t.sidecar.injecting}
+            # The fleet reads a pane that keeps printing only every few seconds (CAPTURE_MAX_AGE),
+            # which is right only for one already seen working (its spinner). A pane last seen
+            # still is read on the tick it changes: a turn shorter than the max age is then seen
+            # starting (idle -> working -> idle is a "finished"), and a handshake sees what it typed.
+            eager = {
+                p for p, t in self._tracked.items()
+                if p in panes and (t.sidecar.injecting or t.sidecar.detection.state is not AgentState.WORKING)
+            }  # fmt: skip
             prefetch(panes, eager=eager)
         self._tick_panes(panes, now, wall_now)
         self._resume_limited(panes, now, wall_now)

@@ -135,7 +135,8 @@ CAPTURE_MAX_AGE = 3.0
 (idle prompt, permission, plan approval, question, startup dialog) is a still one (Claude Code
 stops its spinner when it waits), so it is read within about a tick of appearing; only a screen
 that keeps changing (a working agent's spinner, a build's output) is seen every 3 s instead of
-every second. Every key the sidecar types is decided on a fresh ``capture-pane`` taken just
+every second. The sidecar passes the panes it last saw still as ``eager`` to `prefetch`: those
+are read on the tick they change, so a turn shorter than 3 s is still seen working. Every key the sidecar types is decided on a fresh ``capture-pane`` taken just
 before (`SidecarRunner._live`), never on a read's age. Reading a spinning pane every second was
 most of the service's cost (bench/README.md, bench_headless.py)."""
 
@@ -367,8 +368,8 @@ class TmuxFleet(FleetPort):
         per control connection and the replies read together, instead of a round trip a pane
         (a reader of every pane, the sidecar, calls this first; its `captured` calls then
         answer from what was read). ``eager`` panes are read whenever they changed, still
-        printing or not (the sidecar's, while it waits to see what it typed). Returns how many
-        panes were read."""
+        printing or not (the sidecar's: any pane it last saw still, so that a turn starting
+        there is seen at once). Returns how many panes were read."""
         now = time.monotonic()
         due = []
         for pane_id in pane_ids:

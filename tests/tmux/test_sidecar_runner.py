@@ -3,7 +3,7 @@
 The fake agent is an executable named ``claude`` (so discovery counts it as an agent) that draws
 a 2.1.x-like screen (transcript, ``❯`` box between rules, footer), reads keys in raw mode and
 appends ``RAW <bytes>`` and ``SUBMIT <text>`` lines to its log. Modes: ``idle`` (a submit makes
-it work for a second, then answer), ``working`` (spinner forever), ``permission`` (a Bash
+it work for a second, then answer), ``idle-2s`` (the same, two seconds), ``working`` (spinner forever), ``permission`` (a Bash
 permission menu), ``plan`` (the 2.1.197 plan menu; a digit answers it), ``nbs`` (idle; a
 ``/nbs-poll`` makes it print a ``\\nbs-register-chat`` line in its message block).
 """
@@ -35,6 +35,7 @@ state = mode
 turns = 0
 busy_until = 0.0
 frame = 0
+turn_seconds = 2.0 if mode == "idle-2s" else 1.0
 
 def draw():
     cols = shutil.get_terminal_size().columns
@@ -96,7 +97,7 @@ while True:
                     transcript.append("  \\nbs-register-chat .nbs/chat/new.chat")
                 else:
                     transcript.append(f"⏺ Answer {turns}.")
-                busy_until = time.time() + 1.0
+                busy_until = time.time() + turn_seconds
             buf = ""
         elif ch == "\x7f":
             buf = buf[:-1]

@@ -65,3 +65,27 @@ def test_busy_unwatched_agent_is_detected_without_parsing_its_output(
     taken, ticks = fleet.stats()["captures"], running.runner.ticks
     assert _wait(lambda: running.runner.ticks >= ticks + 3, 10)
     assert fleet.stats()["captures"] - taken <= 2 * (running.runner.ticks - ticks + 1)
+
+
+def test_a_turn_shorter_than_the_max_age_is_seen_working_right_after_a_read(
+    spawn: Callable[[str, str], Agent], run_sidecar: Callable[..., RunningSidecar], server: libtmux.Server  # noqa: F811
+) -> None:
+    """A printing pane is read only every `CAPTURE_MAX_AGE` seconds, but a pane last seen still
+    is read on the tick it changes: a two-second turn started just after the read that showed
+    the idle prompt (that read resets the max age) is seen working, so its end is a "finished"."""
+    agent = spawn("quick", "idle-2s")
+    running = run_sidecar(interval=300.0)
+
+    def states() -> list[str]:
+        return [str(dict(e.data)["state"]) for e in running.of(agent.pane_id, "state")]
+
+    assert _wait(lambda: states() == ["idle"], 10), states()
+    def seen(count: int) -> Callable[[], bool]:
+        return lambda: len(states()) == count
+
+    for turn in (1, 2):
+        # at once after the read that showed it idle (the state event is sent on that tick)
+        server.cmd("send-keys", "-t", agent.pane_id, f"turn {turn}", "Enter")
+        assert _wait(seen(1 + 2 * turn), 10), states()
+        assert states()[-2:] == ["working", "idle"]
+        assert agent.lines("SUBMIT") == [f"turn {n}" for n in range(1, turn + 1)]
