@@ -31,8 +31,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from nbs_tui.config import Settings
-from nbs_tui.core.chat import MAX_CHAT_BYTES, ChatFile, ChatMessage, parse_chat, parse_cursors
+from nbs_tui.core.chat import ChatFile, ChatMessage, parse_chat, parse_cursors
 from nbs_tui.core.text import loads_json
+from nbs_tui.files.chat_io import read_settled
 from nbs_tui.files.control_events import (
     ControlEvent,
     ControlPlaneError,
@@ -51,7 +52,7 @@ from nbs_tui.files.control_wire import (
     encode_entries,
     encode_snapshot,
 )
-from nbs_tui.files.registry_io import open_regular, read_at_most
+from nbs_tui.files.registry_io import open_regular
 
 if TYPE_CHECKING:
     from nbs_tui.core.hosts import HostSpec
@@ -137,18 +138,12 @@ def _answer(plane: ControlPlane, request: dict[str, Any]) -> dict[str, Any]:
     return {"t": "reply", "id": ident, "ok": True, "result": result}
 
 
-def _read_chat_raw(path: str, retries: int = 20) -> dict[str, str]:
-    """A chat's bytes (read again while a writer's size disagrees with ``file-length``, as
-    `read_chat` does) and its cursors file, for the dashboard's chat view."""
-    data = b""
-    for _attempt in range(retries + 1):
-        with open_regular(path) as handle:
-            data = read_at_most(handle, MAX_CHAT_BYTES)
-        if len(data) > MAX_CHAT_BYTES:
-            raise OSError(errno.EFBIG, f"larger than {MAX_CHAT_BYTES >> 20} MiB", path)
-        if parse_chat(path, data).consistent:
-            break
-        time.sleep(0.01)
+def _read_chat_raw(path: str) -> dict[str, str]:
+    """A chat's bytes (read as `read_chat` does: again while a writer's size disagrees with
+    ``file-length``) and its cursors file, for the dashboard's chat view."""
+    data = read_settled(path)
+    if data is None:
+        raise FileNotFoundError(errno.ENOENT, "removed while it was read", path)
     cursors = ""
     with contextlib.suppress(OSError), open_regular(path + ".cursors") as handle:
         cursors = handle.read(1 << 20).decode("utf-8", errors="replace")

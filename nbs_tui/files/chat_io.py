@@ -65,7 +65,7 @@ def read_chat(
     Raises OSError when the file cannot be read at all.
     """
     target = os.fspath(path)
-    data = _read_settled(target, retries, delay, sleep)
+    data = read_settled(target, retries, delay, sleep)
     return ChatFile(target) if data is None else parse_chat(target, data)
 
 
@@ -81,13 +81,16 @@ def read_chat_tail(
     since ``before`` when the chat only grew (see `tail_chat`: how many, or None when read
     afresh). Raises OSError when the file cannot be read at all."""
     target = os.fspath(path)
-    data = _read_settled(target, retries, delay, sleep)
+    data = read_settled(target, retries, delay, sleep)
     return (ChatTail(target), None) if data is None else tail_chat(target, data, keep, before)
 
 
-def _read_settled(target: str, retries: int, delay: float, sleep: Callable[[float], None]) -> bytes | None:
-    """The chat's bytes once their size agrees with ``file-length`` (or the last try's; None
-    when it vanished between tries). Raises OSError when it cannot be read at all."""
+def read_settled(
+    target: str, retries: int = 20, delay: float = 0.01, sleep: Callable[[float], None] = time.sleep
+) -> bytes | None:
+    """The chat's bytes once their size agrees with ``file-length`` (a writer mid-append
+    disagrees; the last try's otherwise; None when it vanished between tries). Raises OSError
+    when it cannot be read at all."""
     data: bytes | None = None
     for attempt in range(retries + 1):
         try:
@@ -137,7 +140,7 @@ def summarise_from(
     if not os.path.exists(target):
         return ChatSummary(target, exists=False, archive=archive, error="missing"), None
     try:
-        data = _read_settled(target, 5, 0.01, sleep)
+        data = read_settled(target, 5, 0.01, sleep)
     except OSError as error:
         return ChatSummary(target, exists=True, archive=archive, error=error.strerror or str(error)), None
     if data is None:
