@@ -118,31 +118,37 @@ def test_poll_injected_whole_then_submitted_once() -> None:
 
 
 class PrefetchingFleet(FakeAgentFleet):
-    """Records what the runner asks to read at each tick, and which of it eagerly."""
+    """Records what the runner asks to read at each tick, which of it eagerly, and which of
+    those panes showed a working screen then."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.prefetched: list[tuple[frozenset[PaneId], frozenset[PaneId]]] = []
+        self.prefetched: list[tuple[frozenset[PaneId], frozenset[PaneId], frozenset[PaneId]]] = []
 
     def prefetch(self, pane_ids: Sequence[PaneId], timeout: float = 5.0, *, eager: frozenset[PaneId] = frozenset()) -> int:
-        self.prefetched.append((frozenset(pane_ids), frozenset(eager)))
+        working = frozenset(p for p in pane_ids if "esc to interrupt" in self.rows[p][-1])
+        self.prefetched.append((frozenset(pane_ids), frozenset(eager), working))
         return 0
 
 
-def test_a_pane_mid_handshake_is_read_eagerly_and_only_then() -> None:
-    """The fleet reads a still-printing pane only every few seconds, unless it is eager: while
-    the typed text is being confirmed (the confirm timeout is 3 s too), it must be."""
+def test_panes_last_seen_still_and_panes_mid_handshake_are_read_eagerly_and_no_others() -> None:
+    """The fleet reads a still-printing pane only every few seconds, unless it is eager: a pane
+    last seen still (so that a turn starting there is seen at once) and a pane whose typed
+    text is being confirmed (the confirm timeout is 3 s too) must be; one seen working need not."""
     fleet = PrefetchingFleet()
-    fleet.add("%1", idle_rows())
-    fleet.add("%2", idle_rows())
+    fleet.add("%1", idle_rows())  # polled: idle, typed into, then working
+    fleet.add("%2", ["❯ go", "", "✢ Sautéing… (1s)", RULE, "❯ ", RULE, "  esc to interrupt"])
+    fleet.add("%3", idle_rows())  # idle throughout
     runner, _events, clock = make(fleet)
-    runner.set_poll_enabled("%2", False)
+    runner.set_poll_enabled("%3", False)
     run(runner, clock, 9)
     assert fleet.submitted == [("%1", "/nbs-poll")]
-    eager = [e for _ids, e in fleet.prefetched]
-    assert all(ids == {"%1", "%2"} for ids, _e in fleet.prefetched)
-    assert frozenset() in eager and frozenset({"%1"}) in eager and not any("%2" in e for e in eager)
-    assert eager[-1] == frozenset()  # submitted: back to the ordinary policy
+    assert all(ids == {"%1", "%2", "%3"} for ids, _e, _w in fleet.prefetched)
+    eager = [e for _ids, e, _w in fleet.prefetched]
+    assert eager[0] == frozenset()  # nothing seen yet (a first read is at once anyway)
+    assert all("%3" in e and "%2" not in e for e in eager[1:])
+    assert any("%1" in e and "%1" in working for _ids, e, working in fleet.prefetched)  # mid-handshake
+    assert eager[-1] == frozenset({"%3"})  # submitted and seen working: the ordinary policy
 
 
 def test_ticks_run_tick_phase_past_the_wall_clock_second() -> None:
