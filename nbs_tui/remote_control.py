@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
@@ -35,6 +36,7 @@ from nbs_tui.core.chat import ChatFile, ChatMessage, parse_chat, parse_cursors
 from nbs_tui.core.text import loads_json
 from nbs_tui.files.chat_io import read_settled
 from nbs_tui.files.control_events import (
+    HISTORY_KEEP,
     ControlEvent,
     ControlPlaneError,
     HistoryAppended,
@@ -150,6 +152,10 @@ def _read_chat_raw(path: str) -> dict[str, str]:
     return {"data": base64.b64encode(data).decode("ascii"), "cursors": cursors}
 
 
+def _history_key(entry: HistoryEntry) -> tuple[str, str, str, str]:
+    return (entry.project, entry.source, entry.line, entry.outcome.value)
+
+
 # -- this machine's proxy for one host ------------------------------------------------------------
 
 
@@ -195,8 +201,9 @@ class RemoteControlPlane(_Facade):
         self._report = problem
         self._lock = threading.Lock()
         self._snapshot = PlaneSnapshot()
-        self._history: list[HistoryEntry] = []
+        self._history: deque[HistoryEntry] = deque(maxlen=HISTORY_KEEP)
         self._seen: set[tuple[str, str, str, str]] = set()
+        """Keys of the entries taken: a new channel replays what the last one sent."""
         self._dirs: dict[str, str] | None = None
         self._dirs_given = threading.Event()
         self._stopping = threading.Event()
@@ -367,13 +374,16 @@ class RemoteControlPlane(_Facade):
         elif kind == "history":
             fresh = []
             for entry in decode_entries(record.get("entries", ()), self.qualify):
-                key = (entry.project, entry.source, entry.line, entry.outcome.value)
+                key = _history_key(entry)
                 if key in self._seen:  # a new channel replays what the last one sent
                     continue
                 self._seen.add(key)
                 fresh.append(entry)
             if fresh:
                 self._history.extend(fresh)
+                if len(self._seen) > 2 * HISTORY_KEEP:
+                    # A replay holds at most the host's newest HISTORY_KEEP, all among ours.
+                    self._seen = {_history_key(e) for e in self._history}
                 self._emit(HistoryAppended(tuple(fresh)))
         elif kind == "error":
             project = record.get("project")

@@ -37,6 +37,12 @@ class HistoryEntry(NamedTuple):
     """Position in the plane's history (1, 2, ...): lets a panel skip entries it already has."""
 
 
+HISTORY_KEEP = 2_000
+"""The newest history entries a control plane keeps, and the inbox panel shows: the panel never
+showed more, and at about 430 bytes an entry the 20,000 kept before filled to 8.6 MB in the
+service over hours (the inbox files themselves keep every line, forward-only)."""
+
+
 @dataclass(frozen=True, slots=True)
 class EntryStatus:
     kind: str

@@ -58,6 +58,7 @@ from nbs_tui.files.control_edit import (
     write_pause,
 )
 from nbs_tui.files.control_events import (
+    HISTORY_KEEP,
     ChannelSnapshot,
     ControlEvent,
     ControlPlaneError,
@@ -200,7 +201,7 @@ class ControlPlane:
         debounce_ms: int = 80,
         step_ms: int = 20,
         rescan_interval: float = 2.0,
-        history_limit: int = 20_000,
+        history_limit: int = HISTORY_KEEP,
         scan_repeat_window: float = 30.0,
         max_line: int = DEFAULT_MAX_LINE,
         watch: bool = True,

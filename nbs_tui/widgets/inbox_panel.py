@@ -24,6 +24,7 @@ from textual.widgets import DataTable
 
 from nbs_tui.core.control import Outcome
 from nbs_tui.core.text import printable
+from nbs_tui.files.control_events import HISTORY_KEEP
 from nbs_tui.files.control_plane import HistoryEntry
 
 OUTCOME_STYLE = {
@@ -49,7 +50,7 @@ class InboxPanel(DataTable[Text | str]):
         Binding("e", "toggle_errors", "Errors only", id="control.inbox.errors"),
     ]
 
-    def __init__(self, *, max_rows: int = 2000, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, *, max_rows: int = HISTORY_KEEP, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
         self.border_title = "control inbox history"
         self.max_rows = max_rows

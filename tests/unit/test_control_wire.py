@@ -8,8 +8,10 @@ from nbs_tui.core.chat import ChatMessage, ChatSummary, ReaderState
 from nbs_tui.core.control import Outcome
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.files.control_events import (
+    HISTORY_KEEP,
     ChannelSnapshot,
     EntryStatus,
+    HistoryAppended,
     HistoryEntry,
     PlaneSnapshot,
     ProjectSnapshot,
@@ -63,3 +65,29 @@ def test_a_host_without_nbs_tui_shows_one_line_and_opens_no_channel() -> None:
     assert note.root == "far:" and not note.has_nbs and note.error.startswith("far: nbs-tui is not installed")
     assert remote._thread is None and said == []
     remote.stop()
+
+
+def test_a_hosts_history_is_kept_to_its_bound_and_a_replay_is_not_taken_twice() -> None:
+    """A dashboard watching a host for hours keeps that host's newest `HISTORY_KEEP` entries
+    (and as many keys to recognise a replay), not every line ever relayed."""
+    told: list[object] = []
+    remote = RemoteControlPlane(HostSpec("far", "far"), None, told.append, lambda *_: None)
+
+    def batch(first: int, count: int) -> dict[str, object]:
+        entries = tuple(
+            HistoryEntry(1.0, "/p", f"control-inbox:{n}", "", f"line {n}", Outcome.APPLIED, "", n)
+            for n in range(first, first + count)
+        )
+        return {"t": "history", "entries": json.loads(json.dumps(encode_entries(entries)))}
+
+    for start in range(1, 5 * HISTORY_KEEP, 500):
+        remote._take(batch(start, 500))
+    history = remote.history()
+    assert len(history) == HISTORY_KEEP
+    assert history[-1].line == f"line {5 * HISTORY_KEEP}" and history[0].line == f"line {4 * HISTORY_KEEP + 1}"
+    assert len(remote._seen) <= 2 * HISTORY_KEEP
+    appended = sum(isinstance(e, HistoryAppended) for e in told)
+    remote._take(batch(4 * HISTORY_KEEP + 1, HISTORY_KEEP))  # a new channel replays the host's newest
+    assert sum(isinstance(e, HistoryAppended) for e in told) == appended
+    remote._take(batch(5 * HISTORY_KEEP + 1, 1))  # and a new line is taken
+    assert remote.history()[-1].line == f"line {5 * HISTORY_KEEP + 1}"
