@@ -33,10 +33,13 @@ async def test_limited_agents_shown_with_their_reset_and_the_menu_answered(
             what="the reset countdown in the list",
         )
         app.select_pane(waiting.pane_id)
-        await wait_for(pilot, lambda: "resets 9:" in widget_text(app.detail), what="the limit in the details")
+        # The state row says "resets 9:..." first; the limit and resume rows make the panel taller,
+        # drawn once the next layout pass has grown it: wait for the last of them.
+        await wait_for(
+            pilot, lambda: "none planned (limit_resume off" in widget_text(app.detail), what="the resume plan in the details"
+        )
         details = widget_text(app.detail)
-        assert "session limit" in details and "(UTC)" in details
-        assert "none planned (limit_resume off" in details
+        assert "session limit" in details and "resets 9:" in details and "(UTC)" in details
         assert waiting.pane_id not in app.operator.needs_you  # it waits for the clock, not for you
 
         await wait_for(pilot, lambda: menu.pane_id in app.operator.needs_you, what="the limit menu needs you")
