@@ -1,14 +1,17 @@
 """The operator's append-only record of every action: time, pane, what was sent, why, and what happened.
 
 One JSON object per line. The file is opened with ``O_APPEND`` for every record and written with
-one ``write`` call, so concurrent writers (the dashboard and a headless runner) interleave whole
-lines and nothing already written is ever truncated or rewritten. Reading is for the in-app
+one ``write`` call under the file's ``flock``, so concurrent writers (the dashboard, the service,
+a headless runner) interleave whole lines and nothing already written is ever truncated or
+rewritten. Reading is for the in-app
 viewer: :meth:`ActionLog.tail` reads only the end of the file, and a line that does not parse
 (a torn write after a crash, a hand edit) is shown as such rather than hiding the rest.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import threading
@@ -136,6 +139,11 @@ class ActionLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
+                # Every writer (dashboard, service, --headless) holds the file's lock over the
+                # check below and its write: a check made while another writer was mid-write
+                # could see a page of its line without the newline and "repair" a whole line.
+                with contextlib.suppress(OSError):  # a file system without locks: log all the same
+                    fcntl.flock(fd, fcntl.LOCK_EX)  # released by the close
                 if not self._tail_checked:
                     # A process killed inside a write that spans pages can leave half a line:
                     # our first record starts on a line of its own, the torn one stays visible.

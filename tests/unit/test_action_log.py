@@ -72,6 +72,34 @@ def test_concurrent_writers_interleave_whole_lines(tmp_path: Path) -> None:
     assert all(ActionRecord.from_json(line) for line in lines)
 
 
+def test_a_new_writer_never_takes_a_line_being_written_for_a_torn_one(tmp_path: Path) -> None:
+    """A writer's first record checks whether the file ends mid-line (a writer killed inside a
+    write) and starts on a line of its own if so. Made while another writer was mid-way through
+    a record longer than a page, the check saw the part written so far and added an empty line
+    (a fresh-clone CI run: 401 lines of 400). Writers now hold the file's lock over both."""
+    path = tmp_path / "a.log"
+    stop = threading.Event()
+    long_records = [0]
+
+    def write_long_records() -> None:
+        log = ActionLog(path)
+        while not stop.is_set():
+            log.append(record(1, "y" * 9000))
+            long_records[0] += 1
+
+    writer = threading.Thread(target=write_long_records)
+    writer.start()
+    try:
+        for _ in range(400):  # each a new writer: each makes the check
+            ActionLog(path).append(record(2))
+    finally:
+        stop.set()
+        writer.join()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert "" not in lines
+    assert len(lines) == long_records[0] + 400 and long_records[0] > 0
+
+
 def test_listeners_hear_each_record(tmp_path: Path) -> None:
     log = ActionLog(tmp_path / "a.log")
     heard: list[ActionRecord] = []
