@@ -3,9 +3,9 @@
 One JSON object per line. The file is opened with ``O_APPEND`` for every record and written with
 one ``write`` call under the file's ``flock``, so concurrent writers (the dashboard, the service,
 a headless runner) interleave whole lines and nothing already written is ever truncated or
-rewritten. Reading is for the in-app
-viewer: :meth:`ActionLog.tail` reads only the end of the file, and a line that does not parse
-(a torn write after a crash, a hand edit) is shown as such rather than hiding the rest.
+rewritten. Reading is for the in-app viewer: :meth:`ActionLog.tail` reads only the end of the
+file, and a line that does not parse (a torn write after a crash, a hand edit) is shown as such
+rather than hiding the rest.
 """
 
 from __future__ import annotations

@@ -136,8 +136,9 @@ CAPTURE_MAX_AGE = 3.0
 stops its spinner when it waits), so it is read within about a tick of appearing; only a screen
 that keeps changing (a working agent's spinner, a build's output) is seen every 3 s instead of
 every second. The sidecar passes the panes it last saw still as ``eager`` to `prefetch`: those
-are read on the tick they change, so a turn shorter than 3 s is still seen working. Every key the sidecar types is decided on a fresh ``capture-pane`` taken just
-before (`SidecarRunner._live`), never on a read's age. Reading a spinning pane every second was
+are read on the tick they change, so a turn shorter than 3 s is still seen working. Every key
+the sidecar types is decided on a fresh ``capture-pane`` taken just before
+(`SidecarRunner._live`), never on a read's age. Reading a spinning pane every second was
 most of the service's cost (bench/README.md, bench_headless.py)."""
 
 
