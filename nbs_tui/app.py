@@ -43,7 +43,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
-from nbs_tui import logs
+from nbs_tui import heap, logs
 from nbs_tui.action_log import ActionRecord
 from nbs_tui.actions import ActionResult
 from nbs_tui.bridge import FleetBridge, MirrorDue
@@ -287,6 +287,7 @@ class NbsApp(App[int]):
         self.set_interval(FRAME_SECONDS, self._frame, name="frame")
         self.set_interval(CLOCK_SECONDS, self._clock, name="clock")
         self.set_interval(NEEDS_YOU_SECONDS, self._needs_you_tick, name="needs-you")
+        self.set_timer(heap.SETTLE_SECONDS, heap.freeze_long_lived, name="heap")
         self.operator.start()
         runtime = self.runtime
         runtime.build()
