@@ -10,9 +10,15 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
-from rich.console import Group
+from rich.console import ConsoleRenderable, Group
+from rich.style import Style as RichStyle
 from rich.table import Table
 from rich.text import Text
+from textual.css.styles import RulesMap
+from textual.strip import Strip
+from textual.style import Style as VisualStyle
+from textual.visual import RenderOptions, Visual
+from textual.widget import Widget
 from textual.widgets import Static
 
 from nbs_tui.core.hosts import HostState
@@ -48,6 +54,8 @@ class DetailPanel(Static):
         super().__init__(id=id)
         self.border_title = "details"
         self._key: object = None
+        self._height: int | None = None
+        """Lines the details took when last shown (None: handed to Textual to measure)."""
         self.prices = prices
         """USD per million tokens by model, for the meters' cost (the config's ``prices``)."""
 
@@ -66,6 +74,7 @@ class DetailPanel(Static):
             key: object = None
             if key != self._key or self._key is None:
                 self._key = key
+                self._height = None
                 self.update(Text("Select a pane to see its details.", style="dim"))
             return
         quiet_since = quiet_start(status, changed_at)
@@ -145,14 +154,57 @@ class DetailPanel(Static):
         self._update_in_place(Group(*parts))  # type: ignore[arg-type]
 
     def _update_in_place(self, content: Group) -> None:
-        """Redraw; lay the screen out again only when the panel's height changes. The "quiet"
-        clock ticks every second while a pane is selected, and a layout of the whole screen
-        for it cost more than everything else the dashboard did in that second (cProfile)."""
+        """Redraw, rendering ``content`` once. The "quiet" clock and a working agent's reason
+        change every second while a pane is selected; a rich table handed to `update` was
+        rendered five times for each change (heights before and after, the layout, the paint;
+        tests/app/test_dashboard_cost.py counts them): 6-12 ms of every second on the UI thread, in the same tick as the fleet list's clocks
+        (bench_app at 50 agents). Rendered once per width (`_RenderedOnce`), it is measured and
+        painted from the same lines; the screen is laid out again only when the panel's
+        height changes."""
         width = self.scrollable_content_region.width
-        if width <= 0:
+        if width <= 0:  # not laid out yet: Textual measures it when it is
+            self._height = None
             self.update(content)
             return
-        before = self.get_content_height(self.size, self.size, width)
-        self.update(content, layout=False)
-        if self.get_content_height(self.size, self.size, width) != before:
-            self.refresh(layout=True)
+        visual = _RenderedOnce(self, content)
+        height = visual.height(width)
+        relayout = height != self._height
+        self._height = height
+        self.update(visual, layout=relayout)
+
+
+class _RenderedOnce(Visual):
+    """A rich renderable rendered once per width and style, for both its height and its paint
+    (Textual's own wrapper renders it again for each)."""
+
+    def __init__(self, widget: Widget, renderable: ConsoleRenderable) -> None:
+        self._widget = widget
+        self._renderable = renderable
+        self._key: tuple[int, RichStyle] | None = None
+        self._strips: list[Strip] = []
+
+    def __rich__(self) -> ConsoleRenderable:
+        """The details themselves, for anything that prints the panel's content."""
+        return self._renderable
+
+    def _render(self, width: int, style: RichStyle) -> list[Strip]:
+        if self._key != (width, style):
+            console = self._widget.app.console
+            renderable = self._widget.post_render(self._renderable, style)
+            lines = console.render_lines(renderable, console.options.update(width=width, highlight=False), pad=False)
+            self._strips = [Strip(line) for line in lines]
+            self._key = (width, style)
+        return self._strips
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return container_width
+
+    def height(self, width: int) -> int:
+        """Lines at ``width``, rendered in the style the paint will ask for (so it reuses them)."""
+        return len(self._render(width, self._widget.visual_style.rich_style))
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return self.height(width)
+
+    def render_strips(self, width: int, height: int | None, style: VisualStyle, options: RenderOptions) -> list[Strip]:
+        return self._render(width, style.rich_style)[:height]

@@ -1,0 +1,85 @@
+"""What keeps the dashboard's UI thread short: the details drawn from one render, and the heap
+made while starting left out of the garbage collector's walks (issue 13; the numbers are in
+bench/README.md, measured by bench/bench_app.py, never timed here)."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+from rich.console import Console, ConsoleOptions, Group
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.geometry import Region
+
+from nbs_tui import heap
+from nbs_tui.app import create_app
+from nbs_tui.config import Settings
+from nbs_tui.tmux.port import FleetListener
+from nbs_tui.widgets.detail_panel import DetailPanel
+from tests.app.fakes import FakeFleet, pane_info
+from tests.app.helpers import wait_for
+
+
+class CountedLines:
+    """Lines of text that count how often they are rendered."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.renders = 0
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
+        self.renders += 1
+        yield Text("\n".join(self.lines))
+
+
+class OnePanel(App[None]):
+    def compose(self) -> ComposeResult:
+        yield DetailPanel(id="detail")
+
+
+def _drawn(panel: DetailPanel) -> list[str]:
+    """The panel's rows as the screen has them (border and padding included)."""
+    return ["".join(segment.text for segment in strip).strip(" │╭╮╰╯─") for strip in panel.render_lines(Region(0, 0, *panel.outer_size))]
+
+
+async def test_the_details_are_rendered_once_for_both_their_height_and_their_paint() -> None:
+    app = OnePanel()
+    async with app.run_test(size=(60, 30)) as pilot:
+        panel = app.query_one(DetailPanel)
+        await pilot.pause()
+        short = CountedLines(["alpha", "beta"])
+        panel._update_in_place(Group(short))
+        await wait_for(pilot, lambda: "beta" in _drawn(panel), what="the two lines drawn")
+        assert short.renders == 1, f"rendered {short.renders} times for one change"
+        assert panel.size.height == 2
+
+        taller = CountedLines(["one", "two", "three", "four", "five"])
+        panel._update_in_place(Group(taller))
+        # a change of height lays the screen out again: the panel grows to fit
+        await wait_for(pilot, lambda: panel.size.height == 5, what="the panel grown to five lines")
+        await wait_for(pilot, lambda: "five" in _drawn(panel), what="the five lines drawn")
+        assert taller.renders == 1, f"rendered {taller.renders} times for one change"
+
+
+@pytest.fixture
+def unfrozen() -> Iterator[None]:
+    """Start and end with nothing frozen: the freeze is process-wide."""
+    gc.unfreeze()
+    yield
+    gc.unfreeze()
+
+
+async def test_the_dashboard_freezes_its_start_up_heap_once_started(unfrozen: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(heap, "SETTLE_SECONDS", 0.3)
+
+    def factory(listener: FleetListener) -> FakeFleet:
+        return FakeFleet(listener, [pane_info("%1", 0)])
+
+    app = create_app(Settings(), factory, control_plane=False, sidecar=False, claude=False)
+    assert gc.get_freeze_count() == 0
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: gc.get_freeze_count() > 0, what="the start-up heap frozen")
+        # everything made while starting is exempt: modules, styles and the DOM
+        assert gc.get_freeze_count() > 50_000
