@@ -145,9 +145,16 @@ async def test_sidecar_news_reaches_list_grid_and_details() -> None:
         await wait_for(pilot, lambda: "working → permission" in static_text(detail), what="history")
         assert "tool approval menu" in static_text(detail)
         assert "permission" in str(app.query_one(FleetList).get_cell("%1", "state"))
-        thumb = app.query_one(PaneGrid).thumbnail("%1")
-        assert thumb is not None and "permission" in str(thumb.border_subtitle)
         assert "1 permission" in str(app.status_bar.render())
+        # the hidden grid has no thumbnails yet (they cost the first frame); shown, it has
+        # one per pane, with the news that came while it was hidden
+        grid = app.query_one(PaneGrid)
+        assert grid.thumbnails == []
+        app.action_show_view("grid")
+        await pilot.pause()
+        assert [t.pane_id for t in grid.thumbnails] == ["%1", "%2", "%3"]
+        thumb = grid.thumbnail("%1")
+        assert thumb is not None and "permission" in str(thumb.border_subtitle)
 
 
 async def test_screen_changes_are_coalesced_per_frame() -> None:
