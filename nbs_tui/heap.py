@@ -18,8 +18,13 @@ SETTLE_SECONDS = 3.0
 """How long after start the heap is frozen: the first frame is drawn and the panes are seeded."""
 
 
+_frozen = False
+"""Frozen already: a second app in the same process (tests run many) is not a start-up."""
+
+
 def freeze_long_lived() -> int:
-    """Exempt every object the process holds now from later collections; returns how many are.
+    """Exempt every object the process holds now from later collections, once per process;
+    returns how many objects are exempt.
 
     No collection first: a full one is the very pause this avoids (60-70 ms here, at a moment
     the operator may be watching a pane). The price is that the cyclic garbage of start-up not
@@ -27,5 +32,8 @@ def freeze_long_lived() -> int:
     full collection finds (7,500-9,900 in the bench), once. Frozen objects are still freed by
     reference counting when dropped.
     """
-    gc.freeze()
+    global _frozen
+    if not _frozen:
+        _frozen = True
+        gc.freeze()
     return gc.get_freeze_count()
