@@ -22,6 +22,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from nbs_tui.files.control_edit import ends_with_newline
+
 
 class Outcome(StrEnum):
     """What became of an action."""
@@ -147,7 +149,7 @@ class ActionLog:
                 if not self._tail_checked:
                     # A process killed inside a write that spans pages can leave half a line:
                     # our first record starts on a line of its own, the torn one stays visible.
-                    if not _ends_whole(self.path):
+                    if not ends_with_newline(str(self.path)):
                         data = b"\n" + data
                     self._tail_checked = True
                 written = os.write(fd, data)
@@ -166,19 +168,6 @@ class ActionLog:
             except ValueError:
                 result.append(line)
         return result
-
-
-def _ends_whole(path: Path) -> bool:
-    """True when the file is empty or ends with a newline."""
-    try:
-        with path.open("rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            if handle.tell() == 0:
-                return True
-            handle.seek(-1, os.SEEK_END)
-            return handle.read(1) == b"\n"
-    except OSError:
-        return True
 
 
 def _last_lines(path: Path, limit: int, block: int = 64 * 1024) -> list[str]:
