@@ -7,7 +7,7 @@ dashboard (~160,000 of them, nearly all made while starting: modules, styles, th
 took 50-135 ms, every 3-6 s, and held back the frame that was due (`bench/bench_app.py` with
 ``gc.callbacks``, 50 agents). Objects made while starting live as long as the process, so once
 start-up is over they are moved out of the collector's sight (`gc.freeze`): a full collection
-then walks only what was made since, and took 5-10 ms in the same bench.
+then walks only what was made since, and took 5-20 ms in the same bench.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import gc
 
 SETTLE_SECONDS = 3.0
 """How long after start the heap is frozen: the first frame is drawn and the panes are seeded."""
-
 
 _frozen = False
 """Frozen already: a second app in the same process (tests run many) is not a start-up."""
