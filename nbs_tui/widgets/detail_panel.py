@@ -157,10 +157,10 @@ class DetailPanel(Static):
         """Redraw, rendering ``content`` once. The "quiet" clock and a working agent's reason
         change every second while a pane is selected; a rich table handed to `update` was
         rendered five times for each change (heights before and after, the layout, the paint;
-        tests/app/test_dashboard_cost.py counts them): 6-12 ms of every second on the UI thread, in the same tick as the fleet list's clocks
-        (bench_app at 50 agents). Rendered once per width (`_RenderedOnce`), it is measured and
-        painted from the same lines; the screen is laid out again only when the panel's
-        height changes."""
+        tests/app/test_dashboard_cost.py counts them): 6-12 ms of every second on the UI
+        thread, in the same tick as the fleet list's clocks (bench_app at 50 agents). Rendered
+        once per width (`_RenderedOnce`), it is measured and painted from the same lines; the
+        screen is laid out again only when the panel's height changes."""
         width = self.scrollable_content_region.width
         if width <= 0:  # not laid out yet: Textual measures it when it is
             self._height = None
