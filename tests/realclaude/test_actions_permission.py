@@ -80,6 +80,11 @@ async def test_answer_a_permission_prompt_from_the_card(
     app = make_app(server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: agent.pane_id in app.operator.needs_you, timeout=45, what="the agent needs you")
+        # Claude Code's own signals can queue the agent before the sidecar has read its menu;
+        # "A" opens a card only for a menu read from the screen, so wait for that first.
+        await wait_for(
+            pilot, lambda: app.operator.answer_card(agent.pane_id) is not None, timeout=45, what="the menu read"
+        )
         await pilot.press("A")
         await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen), what="the answer card")
         assert isinstance(app.screen, AnswerScreen) and "touch answered-from-card" in app.screen.card.prompt
