@@ -40,7 +40,7 @@ from textual.binding import BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Input, Static, TextArea
+from textual.widgets import ContentSwitcher, Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from nbs_tui import heap, logs
@@ -89,6 +89,7 @@ from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.filter_bar import FilterBar, OperatorFleetList
 from nbs_tui.widgets.fleet_list import FleetList, format_duration, project_name, quiet_start
+from nbs_tui.widgets.footer import Footer
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.help_screen import HelpScreen
 from nbs_tui.widgets.needs_you import NeedsYouPanel
@@ -186,6 +187,8 @@ class NbsApp(App[int]):
         self._follow_at = 0.0
         self._grid_watched: frozenset[PaneId] = frozenset()
         self._problems_shown: dict[tuple[str, str], float] = {}
+        self._changed: dict[PaneId, None] = {}
+        """Panes whose shown state changed, repainted together by `_show_pending` (ordered set)."""
         self.problems = Problems()
         """Every backend problem of this session (the ``E`` screen, the status bar's count)."""
         self._problems_screen: ProblemsScreen | None = None
@@ -469,12 +472,25 @@ class NbsApp(App[int]):
                 self._show_details()
 
     def _show_changed(self, pane_ids: list[PaneId]) -> None:
-        """Repaint what shows these panes' state (only their rows; the details if selected)."""
+        """Repaint what shows these panes' state, once for a whole batch of news: the sidecar's
+        first tick posts one `PaneStatusChanged` per pane, and redrawing the status bar and the
+        list's rows for each of them cost 0.1-0.17 s of the first frame at 50 agents (py-spy)."""
+        if not pane_ids:
+            return
+        if not self._changed:  # runs after the messages already queued: the rest of the batch
+            self.call_later(self._show_pending)
+        self._changed.update(dict.fromkeys(pane_ids))
+
+    def _show_pending(self) -> None:
+        """Repaint the panes changed since the last call: only their rows; the details if selected."""
+        by_id, statuses = self.pane_by_id, self.statuses
+        pane_ids = [pane_id for pane_id in self._changed if pane_id in by_id]  # one may have gone
+        self._changed.clear()
         if not pane_ids:
             return
         for pane_id in pane_ids:
-            self.grid.set_status(self.pane_by_id[pane_id], self.statuses[pane_id])
-        self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock(), pane_ids)
+            self.grid.set_status(by_id[pane_id], statuses.get(pane_id))
+        self.fleet_list.refresh_cells(statuses, self.last_change, self.clock(), pane_ids)
         self._update_counts()
         if self.selected_id in pane_ids:
             self._show_details()

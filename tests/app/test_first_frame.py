@@ -1,0 +1,84 @@
+"""What the dashboard does on its way to the first full frame, counted (never timed): a burst of
+news is drawn once, the footer is not rebuilt for nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+from nbs_tui.app import NbsApp, create_app
+from nbs_tui.config import Settings
+from nbs_tui.core.model import AgentState
+from nbs_tui.messages import PaneStatus, PaneStatusChanged
+from nbs_tui.tmux.port import FleetListener
+from nbs_tui.widgets.fleet_list import FleetList
+from tests.app.fakes import FakeFleet, pane_info
+from tests.app.helpers import wait_for
+
+PANES = [pane_info(f"%{i}", i) for i in range(50)]
+
+
+def _app() -> NbsApp:
+    def factory(listener: FleetListener) -> FakeFleet:
+        return FakeFleet(listener, PANES)
+
+    return create_app(Settings(), factory, control_plane=False, sidecar=False, claude=False)
+
+
+def _count(obj: Any, name: str) -> list[int]:
+    """Count the calls of ``obj.name`` (the original still runs)."""
+    calls: list[int] = []
+    original = getattr(obj, name)
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    setattr(obj, name, counting)
+    return calls
+
+
+async def test_a_burst_of_statuses_redraws_the_bar_and_the_list_once() -> None:
+    """The sidecar's first tick posts a status per pane: the status bar and the list's rows are
+    redrawn once for the batch, not once per message (50 times at 50 agents)."""
+    app = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: "50 panes" in str(app.status_bar.render()), what="the fleet listed")
+        redraws = _count(app.status_bar, "_redraw")
+        refreshes = _count(app.query_one(FleetList), "refresh_cells")
+        for i, pane in enumerate(PANES):  # every message changes the counts
+            state = AgentState.WORKING if i % 2 else AgentState.IDLE
+            app.post_message(PaneStatusChanged(pane.pane_id, PaneStatus(pane.pane_id, state, reason="screen")))
+        await wait_for(pilot, lambda: "25 idle" in str(app.status_bar.render()), what="the counts")
+        await pilot.pause()
+        assert "25 working" in str(app.status_bar.render())
+        assert len(redraws) == 1, f"{len(redraws)} status-bar redraws for one burst"
+        assert len(refreshes) == 1, f"{len(refreshes)} list refreshes for one burst"
+        assert "working" in str(app.query_one(FleetList).get_cell("%49", "state"))
+
+
+async def test_the_footer_is_rebuilt_only_when_its_keys_change() -> None:
+    """Textual's footer recomposes on every focus change; ours only when a shown key changes."""
+    app = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        footer = app.query_one(Footer)
+        await wait_for(pilot, lambda: footer.query(FooterKey), what="the footer's keys")
+        await pilot.pause()
+        composed = _count(footer, "compose")
+        app.mirror.focus()
+        await pilot.pause()
+        app.fleet_list.focus()
+        await pilot.pause()
+        app.refresh_bindings()
+        await pilot.pause()
+        assert composed == [], "the same keys were composed again"
+        assert "Next" in _footer_text(footer)
+        app.action_show_view("control")  # the pane keys do nothing there: the footer drops them
+        await wait_for(pilot, lambda: "Next" not in _footer_text(footer), what="the pane keys gone")
+        assert len(composed) == 1
+
+
+def _footer_text(footer: Footer) -> str:
+    return " ".join(str(key.description) for key in footer.query(FooterKey))
