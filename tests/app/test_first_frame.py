@@ -3,6 +3,8 @@ news is drawn once, the footer is not rebuilt for nothing."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 from textual.widgets import Footer
@@ -82,3 +84,25 @@ async def test_the_footer_is_rebuilt_only_when_its_keys_change() -> None:
 
 def _footer_text(footer: Footer) -> str:
     return " ".join(str(key.description) for key in footer.query(FooterKey))
+
+
+def test_the_dashboard_is_imported_without_collections_and_then_frozen() -> None:
+    """The collector stays off while the dashboard's modules load (it ran over and over while
+    ~100,000 objects piled up), and what they made is frozen out of later collections; the
+    collector is on again afterwards. In a fresh interpreter: this one imported the app long ago."""
+    code = (
+        "import gc, sys\n"
+        "from nbs_tui import cli\n"
+        "assert 'nbs_tui.app' not in sys.modules and gc.isenabled()\n"
+        "runs = []\n"
+        "gc.callbacks.append(lambda phase, info: runs.append(info['generation']) if phase == 'start' else None)\n"
+        "frozen = gc.get_freeze_count()\n"
+        "run_app = cli._load_app()\n"
+        "print(run_app.__module__, len(runs), gc.get_freeze_count() - frozen, gc.isenabled())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    module, collections, frozen, enabled = out.stdout.split()
+    assert module == "nbs_tui.app"
+    assert collections == "0", f"{collections} collections while importing the app"
+    assert int(frozen) > 10_000, "the import's objects are frozen"
+    assert enabled == "True"
