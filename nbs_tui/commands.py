@@ -147,7 +147,7 @@ COMMANDS: tuple[Command, ...] = (
         "Scroll back through the selected pane's history, read from tmux now (the mouse wheel over the "
         "mirror too): / searches it, n/N next/previous match, Esc back to the live view",
         show=False, key_display="PgUp", palette="Scroll back through the pane's history", priority=True,
-    ),  # priority: the fleet list (a DataTable) pages with PgUp itself; the app's check_action lets text fields keep it
+    ),  # priority: the fleet list pages with PgUp itself; the app's check_action lets text fields keep it
     # the scrollback's own keys: while it has focus, / n N Esc are its, not the filter's or needs-you's
     Command("scrollback.search", "slash", "search", "Search", "Search the history (smart case)", key_display="/", scope="scrollback", in_palette=False),
     Command("scrollback.next", "n", "next_match", "Next", "Next match (further down, wrapping)", scope="scrollback", in_palette=False),

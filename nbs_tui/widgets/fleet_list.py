@@ -1,32 +1,36 @@
 """The fleet list: one row per pane, agents bright, other panes dimmed.
 
-Rows are keyed by pane id and updated cell by cell, so a state change or a ticking idle time
-repaints one row, not the table: `DataTable.update_cell` would bump the table's update count
-(part of every render cache key) and re-render every visible cell, so the list writes the cell
-itself, drops only that cell's and row's cached renders and refreshes that row's region. A
-column is re-measured (and the screen laid out again) only when its width really changes.
+A line-API widget: each row is rendered once into a `Strip` and kept until one of its cells
+changes, so a ticking quiet time or a state change repaints one row, and the once-a-second clock
+costs the rows whose text moved. A column is measured again (and every row redrawn) only when
+its width really changes. The look is a `DataTable`'s with a row cursor: a header line, one cell
+of padding either side of each column, the cursor's colours over the cells' own.
 
 With panes of several hosts the rows are grouped under one header row per host (its name,
 connected or offline, who acts as its sidecar, its pane count); the cursor never rests on a
 header (it steps over it in the direction it moved).
 
 The list owns `FleetList.PaneHighlighted` (the cursor moved to a pane) and
-`FleetList.PaneChosen` (Enter on a pane).
+`FleetList.PaneChosen` (Enter on a pane, or a click on the cursor's row).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import ClassVar
 
 from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from textual.geometry import Region
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
 from textual.message import Message
-from textual.widgets import DataTable
-from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotExist, RowKey
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
@@ -117,26 +121,66 @@ def header_cells(name: str, state: HostState | None, panes: int) -> dict[str, Te
     }
 
 
-_FAST_UPDATES = all(
-    hasattr(DataTable, name) or name in DataTable.__init__.__code__.co_names
-    for name in ("_data", "_cell_render_cache", "_row_render_cache", "_row_renderable_cache", "_line_cache")
-)
-"""The private render caches the row-wise update relies on exist in this Textual version."""
+CELL_PADDING = 1
+"""Blank cells either side of every column's text."""
+
+_LABELS = ("", False, False)
+"""The column labels' line in `FleetList._strips` (no row key is empty)."""
 
 
-def _discard(cache: Any, stale: Callable[[Any], bool]) -> None:
-    """Drop the entries of a Textual LRUCache whose key ``stale`` picks."""
-    for key in [k for k in cache.keys() if stale(k)]:  # noqa: SIM118 (LRUCache has no __iter__)
-        cache.discard(key)
+class FleetList(ScrollView, can_focus=True):
+    """The fleet as a table; the cursor's row is the selected pane."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "choose", "Open", show=False),
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home,ctrl+home", "edge(-1)", "First", show=False),
+        Binding("end,ctrl+end", "edge(1)", "Last", show=False),
+    ]
 
-class FleetList(DataTable[Text]):
-    """The fleet as a table; the highlighted row is the selected pane."""
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "fleet-list--header",
+        "fleet-list--cursor",
+        "fleet-list--hover",
+    }
 
     DEFAULT_CSS = """
     FleetList {
         height: 1fr;
         overflow-x: hidden;
+        background: $surface;
+        color: $foreground;
+        &:focus {
+            background-tint: $foreground 5%;
+            & > .fleet-list--cursor {
+                background: $block-cursor-background;
+                color: $block-cursor-foreground;
+                text-style: $block-cursor-text-style;
+            }
+            & > .fleet-list--header {
+                background-tint: $foreground 5%;
+            }
+        }
+        & > .fleet-list--header {
+            text-style: bold;
+            background: $panel;
+            color: $foreground;
+        }
+        &:ansi > .fleet-list--header {
+            background: ansi_bright_blue;
+            color: ansi_default;
+        }
+        & > .fleet-list--cursor {
+            background: $block-cursor-blurred-background;
+            color: $block-cursor-blurred-foreground;
+            text-style: $block-cursor-blurred-text-style;
+        }
+        & > .fleet-list--hover {
+            background: $block-hover-background;
+        }
     }
     """
 
@@ -153,12 +197,12 @@ class FleetList(DataTable[Text]):
         pane_id: PaneId
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=False)
+        super().__init__(id=id, classes=classes)
         self._order: list[PaneId] = []
         self._panes: dict[PaneId, PaneInfo] = {}
-        self._cells: dict[tuple[PaneId, str], str] = {}
+        self._values: dict[tuple[PaneId, str], str] = {}
+        """The text of each pane's cells, to tell which changed."""
         self._index: dict[PaneId, int] = {}
-        self._remeasure: set[tuple[PaneId, str]] = set()
         self.offline_hosts: frozenset[str] = frozenset()
         """Watched hosts that are away: their panes stay listed, marked ✖ and dimmed."""
         self.host_states: dict[str, HostState] = {}
@@ -167,31 +211,154 @@ class FleetList(DataTable[Text]):
         """A host with no pane listed still gets its header (an unreachable host)."""
         self._rows: list[str] = []
         """Row keys in table order: pane ids and `HEADER` rows."""
+        self._cells: dict[str, dict[str, Text]] = {}
+        """Row key -> column -> the styled cell shown."""
         self._headers: dict[str, str] = {}
         """Header row key -> the text it shows (to rewrite only a header that changed)."""
+        self._labels = {key: Text(label) for key, label, _ in COLUMNS}
+        self._widths: dict[str, int] = {key: width or cell_len(label) for key, label, width in COLUMNS}
+        """Each column's text width (the padding comes on top)."""
+        self._strips: dict[tuple[str, bool, bool], Strip] = {}
+        """(row key, under the cursor, under the mouse) -> the row's rendered line."""
+        self._palette: tuple[Style, ...] = ()
+        """The styles `_strips` were rendered with: when they change (focus, theme) all go."""
+        self._cursor = 0
+        self._hover: int | None = None
         self._last_row = 0
 
-    def on_mount(self) -> None:
-        for key, label, width in COLUMNS:
-            self.add_column(label, key=key, width=width)
+    # -- DataTable-like reading, for callers and tests ------------------------------------------
+
+    @property
+    def row_count(self) -> int:
+        return len(self._rows)
+
+    @property
+    def row_keys(self) -> list[str]:
+        """Every row's key in order: pane ids, and `HEADER` + host for a host's header."""
+        return list(self._rows)
+
+    @property
+    def cursor_row(self) -> int:
+        """The cursor's row index (a pane's row whenever the list holds a pane)."""
+        return self._cursor
+
+    def get_cell(self, row_key: str, column: str) -> Text:
+        """The cell shown in ``column`` of row ``row_key`` (KeyError if there is none)."""
+        return self._cells[row_key].get(column, Text(""))
+
+    def get_row(self, row_key: str) -> list[Text]:
+        """The cells of row ``row_key`` in column order."""
+        cells = self._cells[row_key]
+        return [cells.get(key, Text("")) for key, _, _ in COLUMNS]
+
+    def get_row_at(self, index: int) -> list[Text]:
+        return self.get_row(self._rows[index])
 
     @property
     def selected_pane_id(self) -> PaneId | None:
-        if not self._rows or self.cursor_row < 0 or self.cursor_row >= len(self._rows):
+        if not self._rows or not 0 <= self._cursor < len(self._rows):
             return None
-        key = self._rows[self.cursor_row]
+        key = self._rows[self._cursor]
         return None if key.startswith(HEADER) else key
 
+    # -- moving the cursor ---------------------------------------------------------------------
+
     def select_pane(self, pane_id: PaneId) -> None:
-        if pane_id in self._panes:
-            self.move_cursor(row=self._index[pane_id])
+        if pane_id in self._index:
+            self.move_cursor(self._index[pane_id])
 
     def move_selection(self, delta: int) -> None:
         if not self._order:
             return
         current = self.selected_pane_id
         at = self._order.index(current) if current in self._index else 0
-        self.move_cursor(row=self._index[self._order[max(0, min(len(self._order) - 1, at + delta))]])
+        self.move_cursor(self._index[self._order[max(0, min(len(self._order) - 1, at + delta))]])
+
+    def move_cursor(self, row: int, *, step: int = 1, announce: bool = True) -> None:
+        """Put the cursor on ``row`` (the nearest pane row going ``step`` if it is a header),
+        scroll it into view, and say so with `PaneHighlighted` if it moved to another pane."""
+        if not self._rows:
+            self._cursor = 0
+            return
+        row = self._pane_row(max(0, min(len(self._rows) - 1, row)), step)
+        before = self.selected_pane_id
+        if row != self._cursor:
+            self._refresh_row(self._cursor)
+            self._cursor = row
+            self._refresh_row(row)
+        self._last_row = row
+        self._scroll_to_cursor()
+        if announce and self.selected_pane_id != before:
+            self.post_message(self.PaneHighlighted(self.selected_pane_id))
+
+    def _scroll_to_cursor(self) -> None:
+        if not self.size.height:  # not laid out yet: once it is
+            self.call_after_refresh(self._scroll_to_cursor)
+            return
+        top = int(self.scroll_y)
+        visible = max(1, self.scrollable_content_region.height - self._header_height)
+        if self._cursor < top:
+            self.scroll_to(y=self._cursor, animate=False, force=True)
+        elif self._cursor >= top + visible:
+            self.scroll_to(y=self._cursor - visible + 1, animate=False, force=True)
+
+    def _pane_row(self, row: int, step: int) -> int:
+        """The nearest pane row from ``row`` going ``step`` (then the other way)."""
+        for direction in (step, -step):
+            at = row
+            while 0 <= at < len(self._rows):
+                if not self._rows[at].startswith(HEADER):
+                    return at
+                at += direction
+        return row
+
+    def action_cursor(self, delta: int) -> None:
+        self._hover = None
+        self.move_cursor(self._cursor + delta, step=1 if delta > 0 else -1)
+
+    def action_page(self, direction: int) -> None:
+        page = max(1, self.scrollable_content_region.height - self._header_height)
+        self.move_cursor(self._cursor + direction * page, step=direction)
+
+    def action_edge(self, direction: int) -> None:
+        self.move_cursor(0 if direction < 0 else len(self._rows) - 1, step=-direction)
+
+    def action_choose(self) -> None:
+        pane_id = self.selected_pane_id
+        if pane_id is not None:
+            self.post_message(self.PaneChosen(pane_id))
+
+    def _row_at(self, event: events.MouseEvent) -> int | None:
+        offset = event.get_content_offset(self)
+        if offset is None or offset.y < self._header_height:
+            return None
+        row = offset.y - self._header_height + int(self.scroll_y)
+        return row if 0 <= row < len(self._rows) else None
+
+    def on_click(self, event: events.Click) -> None:
+        row = self._row_at(event)
+        if row is None or self._rows[row].startswith(HEADER):
+            return
+        event.stop()
+        if row == self._cursor:
+            self.action_choose()  # a click on the cursor's row opens it, as Enter does
+        else:
+            self.move_cursor(row)
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        self._set_hover(self._row_at(event))
+
+    def on_leave(self, event: events.Leave) -> None:
+        self._set_hover(None)
+
+    def _set_hover(self, row: int | None) -> None:
+        if row != self._hover:
+            for old in (self._hover, row):
+                if old is not None:
+                    self._refresh_row(old)
+            self._hover = row
+
+    # -- hosts and rows -------------------------------------------------------------------------
 
     def set_hosts(self, states: Sequence[HostState]) -> bool:
         """The watched hosts' states (several hosts); True if the list must be redrawn."""
@@ -236,62 +403,55 @@ class FleetList(DataTable[Text]):
         ``last_change`` and the statuses' times are on the same clock as ``now``.
         """
         selected = self.selected_pane_id
-        order = [p.pane_id for p in panes]
+        self._order = [p.pane_id for p in panes]
         self._panes = {p.pane_id: p for p in panes}
         rows, headers = self._layout(panes)
-        if rows != self._rows:
-            old_row = self.cursor_row
-            self.clear()
-            self._cells.clear()
-            self._order = order
-            self._rows = rows
-            self._index = {key: i for i, key in enumerate(rows) if not key.startswith(HEADER)}
-            self._headers = {}
-            for key in rows:
-                if key.startswith(HEADER):
-                    cells = headers[key]
-                    self.add_row(*(cells.get(column, Text("")) for column, _, _ in COLUMNS), key=key)
-                    self._headers[key] = "".join(str(t) for t in cells.values())
-                    continue
-                pane = self._panes[key]
-                values = self._row_values(pane, statuses.get(key), last_change.get(key), now)
-                cells_ = (self._styled(pane, column, values[column]) for column, _, _ in COLUMNS)
-                self.add_row(*cells_, key=key)
-                for column, value in values.items():
-                    self._cells[(key, column)] = value
-            if selected is not None and selected in self._index:
-                self.move_cursor(row=self._index[selected], animate=False)
-            elif order:
-                self.move_cursor(row=self._pane_row(min(old_row, len(rows) - 1), 1), animate=False)
-            self._last_row = self.cursor_row
-            self.post_message(self.PaneHighlighted(self.selected_pane_id))
-        else:
-            self._order = order
+        if rows == self._rows:
             self._write_headers(headers)
             self.refresh_cells(statuses, last_change, now)
+            return
+        old_row = self._cursor
+        self._rows = rows
+        self._index = {key: i for i, key in enumerate(rows) if not key.startswith(HEADER)}
+        self._cells = {}
+        self._values = {}
+        self._headers = {}
+        self._strips.clear()
+        for key in rows:
+            if key.startswith(HEADER):
+                self._cells[key] = dict(headers[key])
+                self._headers[key] = "".join(str(t) for t in headers[key].values())
+                continue
+            pane = self._panes[key]
+            status = statuses.get(key)
+            values = self._row_values(pane, status, last_change.get(key), now)
+            self._cells[key] = {column: self._styled(pane, column, value, status) for column, value in values.items()}
+            for column, value in values.items():
+                self._values[(key, column)] = value
+        self._measure(AUTO_WIDTH)
+        self._hover = None
+        if selected is not None and selected in self._index:
+            self._cursor = self._index[selected]
+        elif rows:
+            self._cursor = self._pane_row(min(old_row, len(rows) - 1), 1)
+        else:
+            self._cursor = 0
+        self._last_row = self._cursor
+        self._resize_virtual()
+        self.refresh()
+        self._scroll_to_cursor()
+        self.post_message(self.PaneHighlighted(self.selected_pane_id))
 
     def _write_headers(self, headers: Mapping[str, Mapping[str, Text]]) -> None:
         """Rewrite the header rows whose text changed (a host went offline, its lease moved)."""
         for key, cells in headers.items():
             text = "".join(str(t) for t in cells.values())
-            if self._headers.get(key) == text:
+            if self._headers.get(key) == text or key not in self._cells:
                 continue
             self._headers[key] = text
-            for column, value in cells.items():
-                try:
-                    self.update_cell(key, column, value, update_width=True)
-                except (CellDoesNotExist, RowDoesNotExist):
-                    continue
-
-    def _pane_row(self, row: int, step: int) -> int:
-        """The nearest pane row from ``row`` going ``step`` (then the other way)."""
-        for direction in (step, -step):
-            at = row
-            while 0 <= at < len(self._rows):
-                if not self._rows[at].startswith(HEADER):
-                    return at
-                at += direction
-        return row
+            self._cells[key] = dict(cells)
+            if not self._measure(AUTO_WIDTH & cells.keys()):
+                self._refresh_row(self._rows.index(key))
 
     def refresh_cells(
         self,
@@ -304,69 +464,151 @@ class FleetList(DataTable[Text]):
 
         ``pane_ids`` limits the work to those rows (a status event for one pane).
         """
-        if pane_ids is None:
-            rows: Iterable[PaneId] = self._order
-        else:
-            rows = [p for p in pane_ids if p in self._index]
-        changed: list[tuple[PaneId, str, Text]] = []
+        rows: Iterable[PaneId] = self._order if pane_ids is None else [p for p in pane_ids if p in self._index]
+        changed_rows: list[int] = []
+        widen: set[str] = set()
         for pane_id in rows:
             pane = self._panes[pane_id]
-            values = self._row_values(pane, statuses.get(pane_id), last_change.get(pane_id), now)
-            for key, value in values.items():
-                if self._cells.get((pane_id, key)) != value:
-                    old = self._cells.get((pane_id, key))
-                    self._cells[(pane_id, key)] = value
-                    changed.append((pane_id, key, self._styled(pane, key, value, statuses.get(pane_id))))
-                    if key in AUTO_WIDTH and self._width_changes(key, old, value):
-                        self._remeasure.add((pane_id, key))
-        if changed:
-            self._write_cells(changed)
-
-    def _width_changes(self, key: str, old: str | None, new: str) -> bool:
-        """Would the auto-width column ``key`` get wider or narrower for this new cell?"""
-        column = self.columns.get(ColumnKey(key))
-        if column is None:
-            return True
-        width = column.content_width
-        new_width = cell_len(new)
-        if new_width > width:
-            return True
-        return old is not None and cell_len(old) == width and new_width < width
-
-    def _write_cells(self, changed: list[tuple[PaneId, str, Text]]) -> None:
-        remeasure, self._remeasure = self._remeasure, set()
-        if remeasure or not _FAST_UPDATES:
-            # a column changes width: let the table re-measure and lay out (rare: titles, marks)
-            for pane_id, key, text in changed:
-                try:
-                    self.update_cell(pane_id, key, text, update_width=(pane_id, key) in remeasure)
-                except (CellDoesNotExist, RowDoesNotExist):
+            status = statuses.get(pane_id)
+            values = self._row_values(pane, status, last_change.get(pane_id), now)
+            cells = self._cells[pane_id]
+            changed = False
+            for column, value in values.items():
+                old = self._values.get((pane_id, column))
+                if old == value:
                     continue
-            return
-        data = self._data
-        cells: set[tuple[RowKey, ColumnKey]] = set()
-        rows: dict[RowKey, int] = {}
-        for pane_id, key, text in changed:
-            row_key, column_key = RowKey(pane_id), ColumnKey(key)
-            row = data.get(row_key)
-            index = self._index.get(pane_id)
-            if row is None or column_key not in row or index is None:
-                continue
-            row[column_key] = text
-            cells.add((row_key, column_key))
-            rows[row_key] = index
-        if not rows:
-            return
-        indices = set(rows.values())
-        header = self.header_height if self.show_header else 0
-        lines = {header + index for index in indices}  # every row is one line high
-        _discard(self._cell_render_cache, lambda k: (k[0], k[1]) in cells)
-        _discard(self._row_render_cache, lambda k: k[0] in rows)
-        _discard(self._row_renderable_cache, lambda k: k[1] in indices)
-        _discard(self._line_cache, lambda k: k[0] in lines)
-        width = max(self.size.width, self.virtual_size.width)
-        for index in sorted(indices):
-            self._refresh_region(Region(0, header + index, width, 1))
+                self._values[(pane_id, column)] = value
+                cells[column] = self._styled(pane, column, value, status)
+                changed = True
+                if column in AUTO_WIDTH and self._width_changes(column, old, value):
+                    widen.add(column)
+            if changed:
+                changed_rows.append(self._index[pane_id])
+        if widen and self._measure(widen):
+            return  # every row was redrawn
+        for index in changed_rows:
+            self._refresh_row(index)
+
+    def _width_changes(self, column: str, old: str | None, new: str) -> bool:
+        """Would the auto-width ``column`` get wider or narrower for this new cell?"""
+        width = self._widths[column]
+        new_width = cell_len(new)
+        return new_width > width or (old is not None and cell_len(old) == width and new_width < width)
+
+    def _measure(self, columns: Iterable[str]) -> bool:
+        """Size the auto-width ``columns`` to their widest cell; True if any width changed
+        (then every row is drawn again)."""
+        moved = False
+        for column in columns:
+            width = max(
+                [cell_len(self._labels[column].plain)]
+                + [cell_len(cells[column].plain) for cells in self._cells.values() if column in cells]
+            )
+            if width != self._widths[column]:
+                self._widths[column] = width
+                moved = True
+        if moved:
+            self._strips.clear()
+            self._resize_virtual()
+            self.refresh()
+        return moved
+
+    # -- drawing --------------------------------------------------------------------------------
+
+    @property
+    def _header_height(self) -> int:
+        return 1
+
+    def _resize_virtual(self) -> None:
+        width = sum(self._widths.values()) + 2 * CELL_PADDING * len(self._widths)
+        self.virtual_size = Size(width, self._header_height + len(self._rows))
+
+    def _refresh_row(self, index: int) -> None:
+        """Draw row ``index`` again (its cells, the cursor or the mouse moved)."""
+        if 0 <= index < len(self._rows):
+            key = self._rows[index]
+            for cursor in (False, True):
+                for hover in (False, True):
+                    self._strips.pop((key, cursor, hover), None)
+            self.refresh_line(self._header_height + index)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips.clear()
+
+    def render_line(self, y: int) -> Strip:
+        base = self.rich_style
+        width = self.size.width
+        palette = (
+            base,
+            self.get_component_rich_style("fleet-list--header"),
+            self.get_component_rich_style("fleet-list--cursor"),
+            self.get_component_rich_style("fleet-list--hover"),
+        )
+        if palette != self._palette:  # focus moved, the theme changed: every row looks different
+            self._palette = palette
+            self._strips.clear()
+        if y < self._header_height:
+            strip = self._strips.get(_LABELS)
+            if strip is None or strip.cell_length != width:
+                strip = self._render_cells(self._labels, palette[1], palette[1], Style.null(), width, base)
+                self._strips[_LABELS] = strip
+            return strip
+        index = y - self._header_height + int(self.scroll_y)
+        if not 0 <= index < len(self._rows):
+            return Strip.blank(width, base)
+        cursor = index == self._cursor and self.selected_pane_id is not None
+        hover = index == self._hover
+        key = (self._rows[index], cursor, hover)
+        strip = self._strips.get(key)
+        if strip is None or strip.cell_length != width:
+            over = Style.null()
+            if hover:
+                over += palette[3]
+            if cursor:
+                over += palette[2]
+            # The cursor's text colour wins over a cell's own; a cell's own background (a
+            # state's badge) wins over the cursor's, as in a DataTable.
+            post = Style.from_color(over.color) if (cursor or hover) else Style.null()
+            strip = self._render_cells(self._cells[key[0]], base + over, base + over, post, width, base)
+            self._strips[key] = strip
+        return strip
+
+    def _render_cells(
+        self, cells: Mapping[str, Text], pre: Style, fill: Style, post: Style, width: int, base: Style
+    ) -> Strip:
+        """One line: each column's text padded to its width, then ``fill`` to the edge."""
+        console = self.app.console
+        segments: list[Segment] = []
+        for number, (column, _, _) in enumerate(COLUMNS):
+            column_width = self._widths[column]
+            # Each cell keeps segments of its own (meta differs by column), so a screenshot
+            # places every cell's text at its column, whatever a viewer's font measures.
+            cell_pre = pre + Style.from_meta({"column": number})
+            pad = Segment(" " * CELL_PADDING, cell_pre)
+            cell = cells.get(column)
+            segments.append(pad)
+            used = 0
+            if cell is not None and cell.plain:
+                text = cell
+                if cell_len(cell.plain) > column_width:
+                    text = cell.copy()
+                    text.truncate(column_width, overflow=cell.overflow or "ellipsis")
+                # Text.render leaves out the text's own style when it has no spans
+                own = console.get_style(text.style, default=Style.null()) if not text.spans else None
+                for segment in text.render(console, end=""):
+                    used += segment.cell_length
+                    style = own if own is not None else segment.style or Style.null()
+                    segments.append(Segment(segment.text, cell_pre + style + post))
+            if used < column_width:
+                segments.append(Segment(" " * (column_width - used), cell_pre))
+            segments.append(pad)
+        used = sum(segment.cell_length for segment in segments)
+        if used < width:
+            segments.append(Segment(" " * (width - used), fill))
+        return Strip(segments).adjust_cell_length(width, base).simplify()
+
+    # -- what a row says ------------------------------------------------------------------------
 
     def _row_values(
         self, pane: PaneInfo, status: PaneStatus | None, changed_at: float | None, now: float
@@ -398,24 +640,3 @@ class FleetList(DataTable[Text]):
         if key == "target" and pane.host and pane.host in self.offline_hosts:
             style = "dim"
         return Text(value, style=style, no_wrap=True, overflow="ellipsis")
-
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        key = event.row_key.value if event.row_key is not None else None
-        if key is not None and key.startswith(HEADER):
-            row = self.cursor_row
-            if 0 <= row < len(self._rows) and self._rows[row] == key:  # step over the header
-                target = self._pane_row(row, 1 if row >= self._last_row else -1)
-                if target != row:
-                    self.move_cursor(row=target, animate=False)
-            return
-        self._last_row = self.cursor_row
-        if key != self.selected_pane_id:
-            return  # stale: the cursor moved on (a rebuild, a select) before this arrived
-        self.post_message(self.PaneHighlighted(key))
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        event.stop()
-        key = event.row_key.value if event.row_key is not None else None
-        if key is not None and not key.startswith(HEADER):
-            self.post_message(self.PaneChosen(key))

@@ -68,8 +68,8 @@ def finished(server: libtmux.Server, pane_id: str, out: Path) -> Callable[[], by
 async def select(app: NbsApp, pilot: Pilot[int], pane_id: str) -> None:
     """Move the list's cursor to the pane with j/k, as the operator would."""
     table = app.fleet_list
-    await wait_for(pilot, lambda: pane_id in {str(k.value) for k in table.rows}, what=f"{pane_id} listed")
-    order = [str(key.value) for key in table.rows]
+    await wait_for(pilot, lambda: pane_id in set(table.row_keys), what=f"{pane_id} listed")
+    order = table.row_keys
     steps = order.index(pane_id) - table.cursor_row
     for _ in range(abs(steps)):
         await pilot.press("j" if steps > 0 else "k")
@@ -214,15 +214,15 @@ async def test_filter_by_name_and_state(session: libtmux.Session, tmp_path: Path
     app = make_app(session.server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         table = app.fleet_list
-        await wait_for(pilot, lambda: {alpha, beta} <= {str(k.value) for k in table.rows}, what="both listed")
+        await wait_for(pilot, lambda: {alpha, beta} <= set(table.row_keys), what="both listed")
         await pilot.press("slash")
         assert app.filter_bar.has_focus
         await pilot.press("b", "e", "t", "a")
-        await wait_for(pilot, lambda: [str(k.value) for k in table.rows] == [beta], what="only beta")
+        await wait_for(pilot, lambda: table.row_keys == [beta], what="only beta")
         await pilot.press("enter")
-        assert table.has_focus and [str(k.value) for k in table.rows] == [beta]
+        assert table.has_focus and table.row_keys == [beta]
         await pilot.press("slash", "escape")
-        await wait_for(pilot, lambda: {alpha, beta} <= {str(k.value) for k in table.rows}, what="filter cleared")
+        await wait_for(pilot, lambda: {alpha, beta} <= set(table.row_keys), what="filter cleared")
         await pilot.press("slash", *"state:idle")
         await wait_for(pilot, lambda: table.row_count == 0, what="no idle agents among shells")
 

@@ -270,9 +270,11 @@ async def test_list_cells_sit_under_their_columns() -> None:
         assert str(table.get_cell("%1", "title")) == "agent 0"
         assert str(table.get_cell("%1", "project")) == "proj0"
         assert str(table.get_cell("%3", "agent")) == "bash"
-        row = [str(cell) for cell in table.get_row("%1")]
-        keys = [str(column.key.value) for column in table.columns.values()]
-        assert row[keys.index("target")] == "fleet:0.0" and row[keys.index("title")] == "agent 0"
+        # as drawn: each text starts where its column's label does
+        header, line = ("".join(s.text for s in table.render_line(y)) for y in (0, 1))
+        assert line.index("fleet:0.0") == header.index("Pane")
+        assert line.index("agent 0") == header.index("Title")
+        assert line.index("claude") == header.index("Agent")
 
 
 async def test_a_pane_wider_than_the_mirror_is_cropped_with_a_note() -> None:

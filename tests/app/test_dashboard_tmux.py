@@ -31,7 +31,7 @@ def _window(session: libtmux.Session, name: str, text: str) -> str:
 
 async def _select(app: NbsApp, pilot: object, pane_id: str) -> None:
     table = app.query_one(FleetList)
-    order = [str(key.value) for key in table.rows]
+    order = table.row_keys
     steps = order.index(pane_id) - table.cursor_row
     for _ in range(abs(steps)):
         await pilot.press("j" if steps > 0 else "k")  # type: ignore[attr-defined]
@@ -43,7 +43,7 @@ async def test_select_a_pane_and_see_its_text_in_the_mirror(session: libtmux.Ses
     app = _app(session.server)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(FleetList)
-        await wait_for(pilot, lambda: {first, second} <= {str(k.value) for k in table.rows}, what="panes listed")
+        await wait_for(pilot, lambda: {first, second} <= set(table.row_keys), what="panes listed")
         mirror = app.query_one(PaneView)
         await _select(app, pilot, second)
         assert app.selected_id == second
@@ -57,9 +57,9 @@ async def test_a_killed_pane_leaves_the_list(session: libtmux.Session) -> None:
     app = _app(session.server)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(FleetList)
-        await wait_for(pilot, lambda: doomed in {str(k.value) for k in table.rows}, what="pane listed")
+        await wait_for(pilot, lambda: doomed in set(table.row_keys), what="pane listed")
         session.server.cmd("kill-pane", "-t", doomed)
-        await wait_for(pilot, lambda: doomed not in {str(k.value) for k in table.rows}, what="pane gone")
+        await wait_for(pilot, lambda: doomed not in set(table.row_keys), what="pane gone")
         assert app.selected_id != doomed
 
 

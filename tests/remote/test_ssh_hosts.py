@@ -121,7 +121,7 @@ async def test_two_hosts_in_one_dashboard_mirrored_steered_and_filtered(ssh_lab:
         # host: filter
         app.fleet_list.set_filter(FleetFilter.parse("host:hostb"))
         await pilot.pause()
-        rows = [str(k.value) for k in app.fleet_list.rows]
+        rows = app.fleet_list.row_keys
         assert rows[0] == "# host hostb"  # its header (grouped by host), hosta's hidden with its panes
         assert sorted(rows[1:]) == sorted([qb, f"hostb:{shown['hostb']}"])
         app.fleet_list.set_filter(FleetFilter.parse(""))
