@@ -27,7 +27,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -123,6 +123,8 @@ def header_cells(name: str, state: HostState | None, panes: int) -> dict[str, Te
 
 CELL_PADDING = 1
 """Blank cells either side of every column's text."""
+
+_COLUMN_META = [Style.from_meta({"column": number}) for number in range(len(COLUMNS))]
 
 _LABELS = ("", False, False)
 """The column labels' line in `FleetList._strips` (no row key is empty)."""
@@ -220,7 +222,9 @@ class FleetList(ScrollView, can_focus=True):
         """Each column's text width (the padding comes on top)."""
         self._strips: dict[tuple[str, bool, bool], Strip] = {}
         """(row key, under the cursor, under the mouse) -> the row's rendered line."""
-        self._palette: tuple[Style, ...] = ()
+        self._pieces: dict[tuple[str, str, bool, bool], list[Segment]] = {}
+        """(row key, column, under the cursor, under the mouse) -> the cell's segments."""
+        self._palette: tuple[Style, Style, Style, Style] | tuple[()] = ()
         """The styles `_strips` were rendered with: when they change (focus, theme) all go."""
         self._cursor = 0
         self._hover: int | None = None
@@ -416,7 +420,7 @@ class FleetList(ScrollView, can_focus=True):
         self._cells = {}
         self._values = {}
         self._headers = {}
-        self._strips.clear()
+        self._forget_drawing()
         for key in rows:
             if key.startswith(HEADER):
                 self._cells[key] = dict(headers[key])
@@ -450,6 +454,8 @@ class FleetList(ScrollView, can_focus=True):
                 continue
             self._headers[key] = text
             self._cells[key] = dict(cells)
+            for column, _, _ in COLUMNS:
+                self._forget_cell(key, column)
             if not self._measure(AUTO_WIDTH & cells.keys()):
                 self._refresh_row(self._rows.index(key))
 
@@ -479,6 +485,7 @@ class FleetList(ScrollView, can_focus=True):
                     continue
                 self._values[(pane_id, column)] = value
                 cells[column] = self._styled(pane, column, value, status)
+                self._forget_cell(pane_id, column)
                 changed = True
                 if column in AUTO_WIDTH and self._width_changes(column, old, value):
                     widen.add(column)
@@ -508,7 +515,7 @@ class FleetList(ScrollView, can_focus=True):
                 self._widths[column] = width
                 moved = True
         if moved:
-            self._strips.clear()
+            self._forget_drawing()
             self._resize_virtual()
             self.refresh()
         return moved
@@ -532,26 +539,44 @@ class FleetList(ScrollView, can_focus=True):
                     self._strips.pop((key, cursor, hover), None)
             self.refresh_line(self._header_height + index)
 
+    def _forget_cell(self, key: str, column: str) -> None:
+        """Drop the rendered pieces of one cell (its text changed)."""
+        for cursor in (False, True):
+            for hover in (False, True):
+                self._pieces.pop((key, column, cursor, hover), None)
+
+    def _forget_drawing(self) -> None:
+        """Every row looks different now (widths, focus, theme, a new set of rows)."""
+        self._strips.clear()
+        self._pieces.clear()
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._strips.clear()
+        self._forget_drawing()
 
-    def render_line(self, y: int) -> Strip:
-        base = self.rich_style
-        width = self.size.width
+    def _check_palette(self) -> tuple[Style, ...]:
         palette = (
-            base,
+            self.rich_style,
             self.get_component_rich_style("fleet-list--header"),
             self.get_component_rich_style("fleet-list--cursor"),
             self.get_component_rich_style("fleet-list--hover"),
         )
         if palette != self._palette:  # focus moved, the theme changed: every row looks different
             self._palette = palette
-            self._strips.clear()
+            self._forget_drawing()
+        return palette
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._check_palette()  # once per paint, not once per line
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        base, header, cursor_style, hover_style = self._palette or self._check_palette()
+        width = self.size.width
         if y < self._header_height:
             strip = self._strips.get(_LABELS)
             if strip is None or strip.cell_length != width:
-                strip = self._render_cells(self._labels, palette[1], palette[1], Style.null(), width, base)
+                strip = self._render_row("", self._labels, header, header, Style.null(), width, base, None)
                 self._strips[_LABELS] = strip
             return strip
         index = y - self._header_height + int(self.scroll_y)
@@ -564,49 +589,67 @@ class FleetList(ScrollView, can_focus=True):
         if strip is None or strip.cell_length != width:
             over = Style.null()
             if hover:
-                over += palette[3]
+                over += hover_style
             if cursor:
-                over += palette[2]
+                over += cursor_style
             # The cursor's text colour wins over a cell's own; a cell's own background (a
             # state's badge) wins over the cursor's, as in a DataTable.
             post = Style.from_color(over.color) if (cursor or hover) else Style.null()
-            strip = self._render_cells(self._cells[key[0]], base + over, base + over, post, width, base)
+            strip = self._render_row(key[0], self._cells[key[0]], base + over, base + over, post, width, base, key)
             self._strips[key] = strip
         return strip
 
-    def _render_cells(
-        self, cells: Mapping[str, Text], pre: Style, fill: Style, post: Style, width: int, base: Style
+    def _render_row(
+        self,
+        row_key: str,
+        cells: Mapping[str, Text],
+        pre: Style,
+        fill: Style,
+        post: Style,
+        width: int,
+        base: Style,
+        strip_key: tuple[str, bool, bool] | None,
     ) -> Strip:
-        """One line: each column's text padded to its width, then ``fill`` to the edge."""
-        console = self.app.console
+        """One line: each column's text padded to its width, then ``fill`` to the edge. The
+        cells' pieces are kept (``strip_key`` given), so a tick redraws only the cells it moved."""
         segments: list[Segment] = []
         for number, (column, _, _) in enumerate(COLUMNS):
-            column_width = self._widths[column]
-            # Each cell keeps segments of its own (meta differs by column), so a screenshot
-            # places every cell's text at its column, whatever a viewer's font measures.
-            cell_pre = pre + Style.from_meta({"column": number})
-            pad = Segment(" " * CELL_PADDING, cell_pre)
-            cell = cells.get(column)
-            segments.append(pad)
-            used = 0
-            if cell is not None and cell.plain:
-                text = cell
-                if cell_len(cell.plain) > column_width:
-                    text = cell.copy()
-                    text.truncate(column_width, overflow=cell.overflow or "ellipsis")
-                # Text.render leaves out the text's own style when it has no spans
-                own = console.get_style(text.style, default=Style.null()) if not text.spans else None
-                for segment in text.render(console, end=""):
-                    used += segment.cell_length
-                    style = own if own is not None else segment.style or Style.null()
-                    segments.append(Segment(segment.text, cell_pre + style + post))
-            if used < column_width:
-                segments.append(Segment(" " * (column_width - used), cell_pre))
-            segments.append(pad)
+            piece_key = (row_key, column, *strip_key[1:]) if strip_key is not None else None
+            piece = self._pieces.get(piece_key) if piece_key is not None else None
+            if piece is None:
+                piece = self._render_cell(cells.get(column), number, self._widths[column], pre, post)
+                if piece_key is not None:
+                    self._pieces[piece_key] = piece
+            segments.extend(piece)
         used = sum(segment.cell_length for segment in segments)
         if used < width:
             segments.append(Segment(" " * (width - used), fill))
         return Strip(segments).adjust_cell_length(width, base).simplify()
+
+    def _render_cell(self, cell: Text | None, number: int, width: int, pre: Style, post: Style) -> list[Segment]:
+        """A cell's segments: padding, its text cut or filled to ``width``, padding."""
+        # Each cell keeps segments of its own (meta differs by column), so a screenshot places
+        # every cell's text at its column, whatever a viewer's font measures.
+        cell_pre = pre + _COLUMN_META[number]
+        pad = Segment(" " * CELL_PADDING, cell_pre)
+        segments = [pad]
+        used = 0
+        if cell is not None and cell.plain:
+            text = cell
+            if cell_len(cell.plain) > width:
+                text = cell.copy()
+                text.truncate(width, overflow=cell.overflow or "ellipsis")
+            console = self.app.console
+            # Text.render leaves out the text's own style when it has no spans
+            own = console.get_style(text.style, default=Style.null()) if not text.spans else None
+            for segment in text.render(console, end=""):
+                used += segment.cell_length
+                style = own if own is not None else segment.style or Style.null()
+                segments.append(Segment(segment.text, cell_pre + style + post))
+        if used < width:
+            segments.append(Segment(" " * (width - used), cell_pre))
+        segments.append(pad)
+        return segments
 
     # -- what a row says ------------------------------------------------------------------------
 
