@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
@@ -82,22 +82,22 @@ from nbs_tui.notify import (
 from nbs_tui.runtime import FleetFactory, Runtime, RuntimeOptions
 from nbs_tui.sidecar_runner import SidecarRunner, SidecarSnapshot
 from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory, TmuxUnavailable
-from nbs_tui.widgets.action_log_view import ActionLogScreen
-from nbs_tui.widgets.answer_card import AnswerScreen
-from nbs_tui.widgets.confirm_screen import ConfirmScreen
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.filter_bar import FilterBar, OperatorFleetList
 from nbs_tui.widgets.fleet_list import FleetList, format_duration, project_name, quiet_start
 from nbs_tui.widgets.footer import Footer
 from nbs_tui.widgets.grid import PaneGrid
-from nbs_tui.widgets.help_screen import HelpScreen
 from nbs_tui.widgets.needs_you import NeedsYouPanel
 from nbs_tui.widgets.pane_view import PaneView, ScreenSource
-from nbs_tui.widgets.problems_screen import ProblemsScreen
 from nbs_tui.widgets.scrollback import Scrollback, ansi_text
 from nbs_tui.widgets.send_bar import KeyPicker, PassThrough, SendBar
 from nbs_tui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:  # the screens opened on demand are imported when first opened: not for the first frame
+    from nbs_tui.widgets.action_log_view import ActionLogScreen
+    from nbs_tui.widgets.answer_card import AnswerScreen
+    from nbs_tui.widgets.problems_screen import ProblemsScreen
 
 log = logging.getLogger(__name__)
 
@@ -534,6 +534,8 @@ class NbsApp(App[int]):
         """List every problem seen (``c`` on the screen clears the record)."""
         if self._problems_screen is not None:
             return
+        from nbs_tui.widgets.problems_screen import ProblemsScreen
+
         log_path = logs.installed_path()
         screen = ProblemsScreen(self.problems.entries(), str(log_path) if log_path else None)
         self._problems_screen = screen
@@ -871,6 +873,8 @@ class NbsApp(App[int]):
         detail.display = not detail.display
 
     def action_help(self) -> None:
+        from nbs_tui.widgets.help_screen import HelpScreen
+
         log_path = logs.installed_path()
         self.push_screen(
             HelpScreen(
@@ -1005,6 +1009,7 @@ class NbsApp(App[int]):
             shown = (text or "").replace("\n", "⏎\n    ")
             what = f"Send this text{' and press Enter' if enter else ''} to {len(targets)} panes?\n    {shown}"
         items = [f"{p.target}  {p.title}".rstrip() for p in targets]
+        from nbs_tui.widgets.confirm_screen import ConfirmScreen
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -1131,6 +1136,8 @@ class NbsApp(App[int]):
         if card is None:
             self.notify("No waiting agent shows a prompt to answer.", title="Answer", severity="information")
             return
+        from nbs_tui.widgets.answer_card import AnswerScreen
+
         self.push_screen(AnswerScreen(card, *self._card_facts(card)))
 
     def _card_facts(self, card: AnswerCard) -> tuple[str, float, int]:
@@ -1141,6 +1148,8 @@ class NbsApp(App[int]):
         return self.operator.label(card.pane_id), waited, len(entries)
 
     def on_answer_screen_chosen(self, message: AnswerScreen.Chosen) -> None:
+        from nbs_tui.widgets.answer_card import AnswerScreen
+
         if not isinstance(self.screen, AnswerScreen):
             return
         screen: AnswerScreen = self.screen
@@ -1167,6 +1176,8 @@ class NbsApp(App[int]):
         self.operator.answer(message.card, message.key, done)
 
     def on_answer_screen_skipped(self, message: AnswerScreen.Skipped) -> None:
+        from nbs_tui.widgets.answer_card import AnswerScreen
+
         screen = self.screen
         if not isinstance(screen, AnswerScreen):
             return
@@ -1193,6 +1204,8 @@ class NbsApp(App[int]):
         self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
 
     def action_action_log(self) -> None:
+        from nbs_tui.widgets.action_log_view import ActionLogScreen
+
         log = self.operator.action_log
         screen = ActionLogScreen(str(log.path), log.tail(500))
         self._log_screen = screen

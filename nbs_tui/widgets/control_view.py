@@ -31,7 +31,6 @@ from nbs_tui.files.control_plane import (
     PlaneError,
     SnapshotChanged,
 )
-from nbs_tui.widgets.chat_editor import ChatEditor
 from nbs_tui.widgets.chat_view import ChatView
 from nbs_tui.widgets.inbox_panel import InboxPanel
 from nbs_tui.widgets.registry_panel import RegistryPanel
@@ -145,6 +144,9 @@ class ControlView(Horizontal):
         if self.plane is None:
             self.notify("The control plane is not running.", severity="warning")
             return
+        # a modal screen, imported when first opened: the first frame does not need it
+        from nbs_tui.widgets.chat_editor import ChatEditor
+
         self.app.push_screen(
             ChatEditor(
                 self.plane,

@@ -106,3 +106,36 @@ def test_the_dashboard_is_imported_without_collections_and_then_frozen() -> None
     assert collections == "0", f"{collections} collections while importing the app"
     assert int(frozen) > 10_000, "the import's objects are frozen"
     assert enabled == "True"
+
+
+ON_DEMAND = (
+    "nbs_tui.widgets.action_log_view",
+    "nbs_tui.widgets.answer_card",
+    "nbs_tui.widgets.chat_editor",
+    "nbs_tui.widgets.confirm_screen",
+    "nbs_tui.widgets.help_screen",
+    "nbs_tui.widgets.problems_screen",
+)
+
+
+def test_the_screens_opened_on_demand_are_not_imported_with_the_app() -> None:
+    """The first frame draws none of them: each is imported when first opened."""
+    code = f"import sys, nbs_tui.app\nprint(' '.join(m for m in {ON_DEMAND!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == []
+
+
+async def test_each_screen_opened_on_demand_opens() -> None:
+    """Imported late, each still opens from its key (the answer card and the chat editor need
+    an agent waiting and a control plane: tests/app/test_actions.py and test_control_panels.py)."""
+    app = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: "50 panes" in str(app.status_bar.render()), what="the fleet listed")
+        for key, screen in (("question_mark", "HelpScreen"), ("E", "ProblemsScreen"), ("L", "ActionLogScreen")):
+            await pilot.press(key)
+            await wait_for(pilot, lambda name=screen: type(app.screen).__name__ == name, what=screen)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: len(app.screen_stack) == 1, what=f"{screen} closed")
+        await pilot.press("m", "b")  # mark one pane, broadcast to it: the confirmation asks first
+        await pilot.press(*"hi", "enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen", what="the confirmation")
