@@ -53,6 +53,7 @@ from nbs_tui.files.control_wire import (
     decode_snapshot,
     encode_entries,
     encode_snapshot,
+    entry_seqs,
 )
 from nbs_tui.files.registry_io import open_regular
 
@@ -152,8 +153,13 @@ def _read_chat_raw(path: str) -> dict[str, str]:
     return {"data": base64.b64encode(data).decode("ascii"), "cursors": cursors}
 
 
-def _history_key(entry: HistoryEntry) -> tuple[str, str, str, str]:
-    return (entry.project, entry.source, entry.line, entry.outcome.value)
+HistoryKey = tuple[int | None, float, str, str, str, str]
+
+
+def _history_key(entry: HistoryEntry, seq: int | None) -> HistoryKey:
+    """What tells a replayed entry from a new one: the host's ``seq`` and read time, not only
+    the text (an agent's pane may show the same ``\\nbs-`` line again, to the same effect)."""
+    return (seq, entry.seen, entry.project, entry.source, entry.line, entry.outcome.value)
 
 
 # -- this machine's proxy for one host ------------------------------------------------------------
@@ -202,8 +208,10 @@ class RemoteControlPlane(_Facade):
         self._lock = threading.Lock()
         self._snapshot = PlaneSnapshot()
         self._history: deque[HistoryEntry] = deque(maxlen=HISTORY_KEEP)
-        self._seen: set[tuple[str, str, str, str]] = set()
+        self._seen: set[HistoryKey] = set()
         """Keys of the entries taken: a new channel replays what the last one sent."""
+        self._history_keys: deque[HistoryKey] = deque(maxlen=HISTORY_KEEP)
+        """The keys of `_history`'s entries, in the same order."""
         self._dirs: dict[str, str] | None = None
         self._dirs_given = threading.Event()
         self._stopping = threading.Event()
@@ -372,18 +380,20 @@ class RemoteControlPlane(_Facade):
             self._snapshot = decode_snapshot(record["snapshot"], self.qualify, self.qualify)
             self._emit(SnapshotChanged(self._snapshot))
         elif kind == "history":
+            raw = record.get("entries", ())
             fresh = []
-            for entry in decode_entries(record.get("entries", ()), self.qualify):
-                key = _history_key(entry)
+            for entry, seq in zip(decode_entries(raw, self.qualify), entry_seqs(raw), strict=True):
+                key = _history_key(entry, seq)
                 if key in self._seen:  # a new channel replays what the last one sent
                     continue
                 self._seen.add(key)
+                self._history_keys.append(key)
                 fresh.append(entry)
             if fresh:
                 self._history.extend(fresh)
                 if len(self._seen) > 2 * HISTORY_KEEP:
                     # A replay holds at most the host's newest HISTORY_KEEP, all among ours.
-                    self._seen = {_history_key(e) for e in self._history}
+                    self._seen = set(self._history_keys)
                 self._emit(HistoryAppended(tuple(fresh)))
         elif kind == "error":
             project = record.get("project")

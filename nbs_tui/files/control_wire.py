@@ -33,7 +33,13 @@ def encode_snapshot(snapshot: PlaneSnapshot) -> dict[str, Any]:
 
 
 def encode_entries(entries: Sequence[HistoryEntry]) -> list[list[Any]]:
-    return [[e.seen, e.project, e.source, e.channel, e.line, e.outcome.value, e.why] for e in entries]
+    """``seq`` goes last: a viewer tells a replayed entry from a new one that says the same."""
+    return [[e.seen, e.project, e.source, e.channel, e.line, e.outcome.value, e.why, e.seq] for e in entries]
+
+
+def entry_seqs(raw: Sequence[Sequence[Any]]) -> tuple[int | None, ...]:
+    """The host's ``seq`` of each entry it sent (None from a host that does not send it)."""
+    return tuple(int(fields[7]) if len(fields) > 7 else None for fields in raw)
 
 
 def _chat(raw: dict[str, Any], q: Qualify) -> ChatSummary:
@@ -88,5 +94,5 @@ def decode_entries(raw: Sequence[Sequence[Any]], q: Qualify = _same) -> tuple[Hi
     """History entries a host sent; ``seq`` 0: the panel's skip-by-seq is for local entries."""
     return tuple(
         HistoryEntry(float(seen), q(project), source, channel, line, Outcome(outcome), why, 0)
-        for seen, project, source, channel, line, outcome, why in raw
+        for seen, project, source, channel, line, outcome, why, *_ in raw
     )

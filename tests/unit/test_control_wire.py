@@ -21,6 +21,7 @@ from nbs_tui.files.control_wire import (
     decode_snapshot,
     encode_entries,
     encode_snapshot,
+    entry_seqs,
 )
 from nbs_tui.remote_control import RemoteControlPlane
 
@@ -53,8 +54,30 @@ def test_snapshot_round_trip_qualifies_paths_and_panes() -> None:
 
 def test_history_round_trip() -> None:
     entries = (HistoryEntry(1.5, "/p", "control-inbox:1", "", "register-chat a.chat", Outcome.APPLIED, "", 4),)
-    got = decode_entries(json.loads(json.dumps(encode_entries(entries))), lambda p: f"hosta:{p}")
+    raw = json.loads(json.dumps(encode_entries(entries)))
+    got = decode_entries(raw, lambda p: f"hosta:{p}")
     assert got == (HistoryEntry(1.5, "hosta:/p", "control-inbox:1", "", "register-chat a.chat", Outcome.APPLIED, "", 0),)
+    assert entry_seqs(raw) == (4,)
+    # from a host that sends no seq (an older nbs-tui there)
+    assert decode_entries([fields[:7] for fields in raw]) == (got[0]._replace(project="/p"),)
+    assert entry_seqs([fields[:7] for fields in raw]) == (None,)
+
+
+def test_a_repeated_pane_command_is_taken_again_but_its_replay_is_not() -> None:
+    """An agent may print the same ``\\nbs-`` line twice, read in one pass (one time) and with
+    the same outcome: both are history. A new channel's replay of them is not."""
+    told: list[object] = []
+    remote = RemoteControlPlane(HostSpec("far", "far"), None, told.append, lambda *_: None)
+    same = ("/p", "pane %4", "", "\\nbs-note hello", Outcome.COMMENT, "")
+    entries = tuple(HistoryEntry(7.0, *same, seq) for seq in (11, 12))
+    record = {"t": "history", "entries": json.loads(json.dumps(encode_entries(entries)))}
+    remote._take(record)
+    assert [e.line for e in remote.history()] == ["\\nbs-note hello"] * 2
+    remote._take(record)  # the replay of a new channel
+    assert len(remote.history()) == 2
+    later = HistoryEntry(9.0, *same, 1)  # the host's service restarted: its seq starts again
+    remote._take({"t": "history", "entries": json.loads(json.dumps(encode_entries((later,))))})
+    assert len(remote.history()) == 3
 
 
 def test_a_host_without_nbs_tui_shows_one_line_and_opens_no_channel() -> None:
