@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from functools import partial
 from typing import Any
 
 from textual.widgets import Footer
@@ -133,9 +134,13 @@ async def test_each_screen_opened_on_demand_opens() -> None:
         await wait_for(pilot, lambda: "50 panes" in str(app.status_bar.render()), what="the fleet listed")
         for key, screen in (("question_mark", "HelpScreen"), ("E", "ProblemsScreen"), ("L", "ActionLogScreen")):
             await pilot.press(key)
-            await wait_for(pilot, lambda name=screen: type(app.screen).__name__ == name, what=screen)
+            await wait_for(pilot, partial(_showing, app, screen), what=screen)
             await pilot.press("escape")
             await wait_for(pilot, lambda: len(app.screen_stack) == 1, what=f"{screen} closed")
         await pilot.press("m", "b")  # mark one pane, broadcast to it: the confirmation asks first
         await pilot.press(*"hi", "enter")
-        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen", what="the confirmation")
+        await wait_for(pilot, partial(_showing, app, "ConfirmScreen"), what="the confirmation")
+
+
+def _showing(app: NbsApp, name: str) -> bool:
+    return type(app.screen).__name__ == name
