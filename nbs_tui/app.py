@@ -54,7 +54,7 @@ from nbs_tui.controller import OperatorController
 from nbs_tui.core.answer import AnswerCard
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.meters import describe_total, format_cost
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
 from nbs_tui.core.problems import Problems
@@ -104,6 +104,8 @@ log = logging.getLogger(__name__)
 FRAME_SECONDS = 1 / 30
 CLOCK_SECONDS = 1.0
 NEEDS_YOU_SECONDS = 0.5
+ANSWER_WAIT_SECONDS = 3.0
+"""How long A waits for a queued agent's menu to be read off its screen."""
 PROBLEM_REPEAT_SECONDS = 30.0
 SCROLLBACK_LINES = 10_000
 """How far back the scrollback view reads (tmux's own ``history-limit`` is 2000 by default)."""
@@ -188,6 +190,8 @@ class NbsApp(App[int]):
         self._grid_watched: frozenset[PaneId] = frozenset()
         self._problems_shown: dict[tuple[str, str], float] = {}
         self._changed: dict[PaneId, None] = {}
+        self._answer_wanted_until: float | None = None
+        """A asked for a card before any menu was read: open it when one is, until then."""
         """Panes whose shown state changed, repainted together by `_show_pending` (ordered set)."""
         self.problems = Problems()
         """Every backend problem of this session (the ``E`` screen, the status bar's count)."""
@@ -488,6 +492,7 @@ class NbsApp(App[int]):
         self._changed.clear()
         if not pane_ids:
             return
+        self._answer_when_read()
         for pane_id in pane_ids:
             self.grid.set_status(by_id[pane_id], statuses.get(pane_id))
         self.fleet_list.refresh_cells(statuses, self.last_change, self.clock(), pane_ids)
@@ -1095,6 +1100,7 @@ class NbsApp(App[int]):
     def _needs_you_tick(self) -> None:
         entries = self.operator.needs_you_tick()
         self.needs_panel.show_entries(entries, self.clock(), self.operator.label)
+        self._answer_when_read()
         for note in coalesce(self.operator.notify_tick(self._looking_at())):
             self.notifier.notify(note)
 
@@ -1129,16 +1135,47 @@ class NbsApp(App[int]):
     # -- answering from the needs-you queue (nbs_tui/widgets/answer_card.py) ----------------------
 
     def action_answer(self) -> None:
-        """Open the answer card: the selected agent's menu if it waits on one, else the oldest."""
+        """Open the answer card: the selected agent's menu if it waits on one, else the oldest.
+
+        Claude Code's own signals can queue an agent a moment before the sidecar has read its
+        menu off the screen: then the card opens as soon as the menu is read (`_answer_when_read`,
+        for up to `ANSWER_WAIT_SECONDS`), rather than telling the operator to press again."""
+        card = self._answer_card_now()
+        if card is not None:
+            self._open_card(card)
+            return
+        menus = (AgentState.PERMISSION, AgentState.QUESTION, AgentState.PLAN, AgentState.DIALOG)
+        if any(entry.state in menus for entry in self.operator.needs_you.entries()):
+            self._answer_wanted_until = time.monotonic() + ANSWER_WAIT_SECONDS
+            self.notify("Reading the waiting agent's prompt…", title="Answer", timeout=ANSWER_WAIT_SECONDS)
+            return
+        self.notify("No waiting agent shows a prompt to answer.", title="Answer", severity="information")
+
+    def _answer_card_now(self) -> AnswerCard | None:
         selected = self.selected_id
         card = self.operator.answer_card(selected) if selected is not None and selected in self.operator.needs_you else None
-        card = card or self.operator.next_answer_card()
-        if card is None:
-            self.notify("No waiting agent shows a prompt to answer.", title="Answer", severity="information")
-            return
+        return card or self.operator.next_answer_card()
+
+    def _open_card(self, card: AnswerCard) -> None:
         from nbs_tui.widgets.answer_card import AnswerScreen
 
         self.push_screen(AnswerScreen(card, *self._card_facts(card)))
+
+    def _answer_when_read(self) -> None:
+        """Open the card A asked for once a menu is read; give up when the wait is over, or when
+        the operator has moved on to another screen meanwhile."""
+        if self._answer_wanted_until is None:
+            return
+        if len(self.screen_stack) > 1:
+            self._answer_wanted_until = None
+            return
+        card = self._answer_card_now()
+        if card is not None:
+            self._answer_wanted_until = None
+            self._open_card(card)
+        elif time.monotonic() > self._answer_wanted_until:
+            self._answer_wanted_until = None
+            self.notify("No waiting agent shows a prompt to answer.", title="Answer", severity="information")
 
     def _card_facts(self, card: AnswerCard) -> tuple[str, float, int]:
         """(label, seconds waited, agents waiting) for a card."""

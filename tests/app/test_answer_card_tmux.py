@@ -4,6 +4,7 @@ card gets nothing, and the card says why."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import libtmux
@@ -76,3 +77,55 @@ async def test_answer_one_agent_then_the_next_from_the_card(server: libtmux.Serv
             (perm.pane_id, "1", Outcome.SENT),
             (ask.pane_id, "2", Outcome.SKIPPED),
         ]
+
+
+GATED = """#!PYTHON
+import os, sys, time
+gate = sys.argv[1]
+while not os.path.exists(gate):  # a blank screen until the test opens the gate
+    time.sleep(0.05)
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+async def test_a_pressed_before_the_menu_is_read_opens_the_card_once_it_is(server: libtmux.Server, tmp_path: Path) -> None:
+    """Claude Code's signals can queue an agent before its menu is on the screen the sidecar
+    reads: A then waits for the menu and opens the card by itself, no second press."""
+    from nbs_tui.claude.watcher import ClaudeFacts
+    from nbs_tui.core.fusion import Reading, Source
+    from nbs_tui.core.model import AgentState
+    from nbs_tui.messages import ClaudeSignalsChanged
+
+    start_replay(server, tmp_path, "warm", corpus_screen("2.1.197", "question"))  # writes the replay agent
+    server.cmd("kill-session", "-t", "warm")  # only the agent file was wanted
+    gated = tmp_path / "gated-bin" / "claude"  # named claude: discovery counts it as an agent
+    gated.parent.mkdir()
+    gated.write_text(GATED.replace("#!PYTHON", f"#!{sys.executable}"))
+    gated.chmod(0o755)
+    gate, log = tmp_path / "gate", tmp_path / "late.log"
+    screen = corpus_screen("2.1.332", "permission_bash")
+    session = server.new_session(
+        session_name="late", x=120, y=40, window_command=f"{gated} {gate} {tmp_path / 'replay-bin' / 'claude'} {screen} {log}"
+    )
+    pane = session.active_window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    late = ReplayPane(pane.pane_id, log)
+    app = make_app(server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: late.pane_id in app.pane_by_id and app.pane_by_id[late.pane_id].is_agent, what="listed")
+        hook = Reading(Source.HOOK, AgentState.PERMISSION, app.wall() + 30, "Notification permission_prompt")
+        app.post_message(ClaudeSignalsChanged(((late.pane_id, ClaudeFacts(late.pane_id, hook=hook)),)))
+        await wait_for(pilot, lambda: late.pane_id in app.operator.needs_you, what="queued by the signal")
+        app.select_pane(late.pane_id)
+        assert app.operator.answer_card(late.pane_id) is None, "no menu on the screen yet"
+        await pilot.press("A")
+        await pilot.pause(0.3)
+        assert not isinstance(app.screen, AnswerScreen)
+        gate.touch()  # the menu appears
+        await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen), what="the card, without a second A")
+        screen_now = app.screen
+        assert isinstance(screen_now, AnswerScreen) and screen_now.card.pane_id == late.pane_id
+        assert "ls -la /" in card_text(app, "prompt")
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not isinstance(app.screen, AnswerScreen), what="closed")
+        assert "READY" in late.lines() and keys(late) == []  # nothing was typed into the agent
