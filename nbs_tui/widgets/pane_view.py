@@ -26,6 +26,7 @@ from rich.color import Color
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
+from textual.app import ComposeResult
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.message import Message
@@ -475,8 +476,51 @@ class ScreenWidget(Widget):
         return Strip.blank(self.size.width, self.rich_style)
 
 
-class PaneView(ScreenWidget):
-    """The big mirror of the selected pane."""
+class MirrorRows(ScreenWidget):
+    """The mirror's rows, drawn inside `PaneView`'s border by a widget with no border of its own.
+
+    Textual makes a bordered line's edge styles anew for every line it paints: a 48-row mirror
+    took 2.4 ms to paint with the border on the rows' own widget and 1.4 ms without, and a busy
+    selected pane repaints every row ~20 times a second."""
+
+    DEFAULT_CSS = """
+    MirrorRows {
+        height: 1fr;
+        width: 1fr;
+    }
+    MirrorRows > .pane-view--outside {
+        background: $panel-darken-2;
+    }
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"pane-view--outside"}
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        if self._base is None:  # called on its own, not from render_lines
+            self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
+        return super().render_line(y)
+
+    def describe_view(self) -> None:
+        frame = self.parent
+        if isinstance(frame, PaneView):
+            frame.describe_view()
+
+    def render_empty_line(self, y: int) -> Strip:
+        width = self.size.width
+        if y == self.size.height // 2:
+            text = "no pane selected" if self.pane is None else "waiting for the pane's screen…"
+            pad = max(0, (width - len(text)) // 2)
+            return Strip([Segment(" " * pad), Segment(text, Style(dim=True))]).adjust_cell_length(width).apply_style(self.rich_style)
+        return Strip.blank(width, self.rich_style)
+
+
+class PaneView(Widget, can_focus=True):
+    """The big mirror of the selected pane: a border with the pane's name and what is cropped,
+    around its rows (`MirrorRows`, which draws them)."""
 
     DEFAULT_CSS = """
     PaneView {
@@ -489,30 +533,38 @@ class PaneView(ScreenWidget):
     PaneView:focus {
         border: round $accent;
     }
-    PaneView > .pane-view--outside {
-        background: $panel-darken-2;
-    }
     """
-
-    can_focus = True
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"pane-view--outside"}
 
     class HistoryWanted(Message):
         """The wheel turned up over the mirror: the operator wants the pane's scrollback."""
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.rows = MirrorRows()
+
+    def compose(self) -> ComposeResult:
+        yield self.rows
+
+    @property
+    def pane(self) -> PaneInfo | None:
+        return self.rows.pane
+
+    @property
+    def lines(self) -> ScreenLines:
+        return self.rows.lines
+
+    def show(self, pane: PaneInfo | None, source: ScreenSource | None) -> None:
+        """Point the mirror at another pane (or none) and repaint it whole."""
+        self.rows.show(pane, source)
+
+    def screen_changed(self) -> None:
+        """The pane's screen moved on: repaint only the rows that changed."""
+        self.rows.screen_changed()
 
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         event.stop()
         if self.pane is not None:
             self.post_message(self.HistoryWanted())
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
-        return super().render_lines(crop)
-
-    def render_line(self, y: int) -> Strip:
-        if self._base is None:  # called on its own, not from render_lines
-            self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
-        return super().render_line(y)
 
     def describe_view(self) -> None:
         pane = self.pane
@@ -524,11 +576,3 @@ class PaneView(ScreenWidget):
         self.border_title = title
         view = self.lines.viewport
         self.border_subtitle = view.describe() if view is not None else ""
-
-    def render_empty_line(self, y: int) -> Strip:
-        width = self.size.width
-        if y == self.size.height // 2:
-            text = "no pane selected" if self.pane is None else "waiting for the pane's screen…"
-            pad = max(0, (width - len(text)) // 2)
-            return Strip([Segment(" " * pad), Segment(text, Style(dim=True))]).adjust_cell_length(width).apply_style(self.rich_style)
-        return Strip.blank(width, self.rich_style)

@@ -19,7 +19,7 @@ from nbs_tui.config import Settings
 from nbs_tui.tmux.port import FleetListener
 from nbs_tui.widgets.detail_panel import DetailPanel
 from tests.app.fakes import FakeFleet, pane_info
-from tests.app.helpers import wait_for
+from tests.app.helpers import wait_for, widget_text
 
 
 class CountedLines:
@@ -87,3 +87,27 @@ async def test_the_dashboard_freezes_its_start_up_heap_once_started(unfrozen: No
         assert frozen > 50_000
         # and only once per process: a second app here (tests run many) freezes nothing more
         assert heap.freeze_long_lived() == frozen
+
+
+async def test_the_mirror_rows_are_drawn_by_a_widget_without_a_border() -> None:
+    """Textual makes a bordered line's edge styles anew for every line it paints, and a busy
+    selected pane repaints every row many times a second: the border and titles belong to the
+    frame (`PaneView`), the rows to a borderless widget inside it (`MirrorRows`)."""
+
+    def factory(listener: FleetListener) -> FakeFleet:
+        fleet = FakeFleet(listener, [pane_info("%1", 0, title="the title")])
+        holder.append(fleet)
+        return fleet
+
+    holder: list[FakeFleet] = []
+    app = create_app(Settings(), factory, control_plane=False, sidecar=False, claude=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        holder[0].feed("%1", "hello from the pane")
+        await wait_for(pilot, lambda: "hello from the pane" in widget_text(app.mirror.rows), what="the row drawn")
+        frame, rows = app.mirror, app.mirror.rows
+        assert all(edge for edge, _ in frame.styles.border) and not any(edge for edge, _ in rows.styles.border)
+        assert rows.region.width == frame.region.width - 2 and rows.region.height == frame.region.height - 2
+        assert "the title" in str(frame.border_title)
+        # the rows sit inside the frame's border: what the screen shows there is theirs
+        widget, _ = app.screen.get_widget_at(rows.region.x, rows.region.y)
+        assert widget is rows

@@ -41,12 +41,12 @@ async def test_selecting_a_pane_shows_its_screen_in_the_mirror() -> None:
         fleet.feed("%1", "first pane says hello")
         fleet.feed("%2", "second pane says bye")
         mirror = app.query_one(PaneView)
-        await wait_for(pilot, lambda: "hello" in widget_text(mirror), what="pane 1 in the mirror")
+        await wait_for(pilot, lambda: "hello" in widget_text(mirror.rows), what="pane 1 in the mirror")
         await pilot.press("j")
-        await wait_for(pilot, lambda: "bye" in widget_text(mirror), what="pane 2 in the mirror")
+        await wait_for(pilot, lambda: "bye" in widget_text(mirror.rows), what="pane 2 in the mirror")
         assert app.selected_pane() == PANES[1]
         fleet.feed("%2", "\r\nmore output")
-        await wait_for(pilot, lambda: "more output" in widget_text(mirror), what="live update")
+        await wait_for(pilot, lambda: "more output" in widget_text(mirror.rows), what="live update")
 
 
 async def test_zoom_and_back() -> None:
@@ -112,12 +112,12 @@ async def test_server_gone_banner_keeps_the_view_and_clears_on_reconnect() -> No
     async with app.run_test(size=(160, 48)) as pilot:
         holder["fleet"].feed("%1", "still here")
         mirror = app.query_one(PaneView)
-        await wait_for(pilot, lambda: "still here" in widget_text(mirror))
+        await wait_for(pilot, lambda: "still here" in widget_text(mirror.rows))
         holder["fleet"].listener.connection_changed(False, "server exited")
         banner = app.query_one("#banner", Static)
         await wait_for(pilot, lambda: banner.display, what="banner")
         assert "is gone" in static_text(banner) and "reconnecting" in static_text(banner)
-        assert "still here" in widget_text(mirror)
+        assert "still here" in widget_text(mirror.rows)
         holder["fleet"].listener.connection_changed(True, "")
         await wait_for(pilot, lambda: not banner.display, what="banner cleared")
 
@@ -175,7 +175,7 @@ async def test_screen_changes_are_coalesced_per_frame() -> None:
         await wait_for(pilot, lambda: calls, what="a frame")
         await pilot.pause(0.3)  # a window for any further repaints (what is asserted is their count)
         assert len(calls) <= 3, "a hundred changes between frames must cost one repaint, not a hundred"
-        assert "line 99" in widget_text(mirror)
+        assert "line 99" in widget_text(mirror.rows)
 
 
 async def test_claude_signals_are_fused_with_the_screen() -> None:
@@ -259,7 +259,7 @@ async def test_a_backend_that_fails_to_start_is_reported_not_fatal(monkeypatch: 
         await wait_for(pilot, lambda: len(app._notifications) > 0, what="a notification")
         assert any("read-only" in n.message for n in app._notifications)
         holder["fleet"].feed("%1", "still mirrored")
-        await wait_for(pilot, lambda: "still mirrored" in widget_text(app.mirror), what="the mirror")
+        await wait_for(pilot, lambda: "still mirrored" in widget_text(app.mirror.rows), what="the mirror")
 
 
 async def test_list_cells_sit_under_their_columns() -> None:
@@ -282,9 +282,9 @@ async def test_a_pane_wider_than_the_mirror_is_cropped_with_a_note() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         holder["fleet"].feed("%1", "x" * 100)
         await wait_for(pilot, lambda: "cropped" in str(app.mirror.border_subtitle), what="the crop note")
-        first = widget_text(app.mirror).splitlines()[0]
+        first = widget_text(app.mirror.rows).splitlines()[0]
         assert first.endswith("›") and "\n" not in first
-        assert "xxxxxxxxxx" not in widget_text(app.mirror).splitlines()[1], "never wrapped"
+        assert "xxxxxxxxxx" not in widget_text(app.mirror.rows).splitlines()[1], "never wrapped"
 
 
 async def test_grid_density_and_double_click() -> None:

@@ -47,9 +47,9 @@ async def test_select_a_pane_and_see_its_text_in_the_mirror(session: libtmux.Ses
         mirror = app.query_one(PaneView)
         await _select(app, pilot, second)
         assert app.selected_id == second
-        await wait_for(pilot, lambda: "MARKER-BETA" in widget_text(mirror), what="beta in the mirror")
+        await wait_for(pilot, lambda: "MARKER-BETA" in widget_text(mirror.rows), what="beta in the mirror")
         await _select(app, pilot, first)
-        await wait_for(pilot, lambda: "MARKER-ALPHA" in widget_text(mirror), what="alpha in the mirror")
+        await wait_for(pilot, lambda: "MARKER-ALPHA" in widget_text(mirror.rows), what="alpha in the mirror")
 
 
 async def test_a_killed_pane_leaves_the_list(session: libtmux.Session) -> None:
@@ -70,20 +70,20 @@ async def test_server_gone_then_back(server: libtmux.Server) -> None:
         table = app.query_one(FleetList)
         mirror = app.query_one(PaneView)
         await wait_for(pilot, lambda: table.row_count == 1, what="the first fleet")
-        await wait_for(pilot, lambda: "BEFORE" in widget_text(mirror), what="the first screen")
+        await wait_for(pilot, lambda: "BEFORE" in widget_text(mirror.rows), what="the first screen")
         server.kill()
         banner = app.query_one("#banner", Static)
         await wait_for(pilot, lambda: banner.display, what="the server-gone banner")
         text = static_text(banner)
         assert "is gone" in text and "reconnecting" in text
-        assert table.row_count == 1 and "BEFORE" in widget_text(mirror), "the last view is kept"
+        assert table.row_count == 1 and "BEFORE" in widget_text(mirror.rows), "the last view is kept"
         server.new_session(session_name="second", window_command="printf 'AFTER\\n'; sleep 600")
         await wait_for(pilot, lambda: not banner.display, what="the banner to clear")
         await wait_for(
             pilot, lambda: any("second" in str(table.get_row_at(i)[0]) for i in range(table.row_count)),
             what="the new fleet",
         )
-        await wait_for(pilot, lambda: "AFTER" in widget_text(mirror), what="the new screen")
+        await wait_for(pilot, lambda: "AFTER" in widget_text(mirror.rows), what="the new screen")
 
 
 async def test_no_server_at_start_says_what_to_do(server: libtmux.Server) -> None:

@@ -42,7 +42,7 @@ async def test_page_up_search_next_previous_and_back_to_live(session: libtmux.Se
     app = create_app(settings(session.server, tmp_path, poll_disabled=True), sidecar=False, control_plane=False, claude=False)
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, log)
-        await wait_for(pilot, lambda: "step 200" in widget_text(app.mirror) or "ERROR at step 200" in widget_text(app.mirror), what="the log mirrored")
+        await wait_for(pilot, lambda: "step 200" in widget_text(app.mirror.rows) or "ERROR at step 200" in widget_text(app.mirror.rows), what="the log mirrored")
         await pilot.press("pageup")
         view = app.scrollback
         await wait_for(pilot, lambda: view.display and view.lines.texts, what="the history shown")
@@ -93,7 +93,7 @@ async def test_alternate_screen_says_so_and_the_wheel_opens_it(session: libtmux.
     app = create_app(settings(session.server, tmp_path, poll_disabled=True), sidecar=False, control_plane=False, claude=False)
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, full)
-        await wait_for(pilot, lambda: "FULL SCREEN APP" in widget_text(app.mirror), what="the program mirrored")
+        await wait_for(pilot, lambda: "FULL SCREEN APP" in widget_text(app.mirror.rows), what="the program mirrored")
         mirror = app.mirror
         await pilot._post_mouse_events([events.MouseScrollUp], widget=mirror, offset=(5, 5))  # the wheel, up
         view = app.scrollback
@@ -121,7 +121,7 @@ async def test_the_view_follows_new_output_at_the_bottom_and_holds_still_above_i
     app = create_app(settings(session.server, tmp_path, poll_disabled=True), sidecar=False, control_plane=False, claude=False)
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, log)
-        await wait_for(pilot, lambda: "step 200" in widget_text(app.mirror), what="the log mirrored")
+        await wait_for(pilot, lambda: "step 200" in widget_text(app.mirror.rows), what="the log mirrored")
         await pilot.press("pageup")
         view, lines = app.scrollback, app.scrollback.lines
         await wait_for(pilot, lambda: view.display and lines.texts, what="the history shown")
@@ -173,7 +173,7 @@ async def test_following_survives_the_history_limit_and_a_cleared_history(
     app = create_app(settings(server, tmp_path, poll_disabled=True), sidecar=False, control_plane=False, claude=False)
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, log)
-        await wait_for(pilot, lambda: "step 200" in widget_text(app.mirror), what="the log mirrored")
+        await wait_for(pilot, lambda: "step 200" in widget_text(app.mirror.rows), what="the log mirrored")
         await pilot._post_mouse_events([events.MouseScrollUp], widget=app.mirror, offset=(5, 5))  # at the bottom
         view, lines = app.scrollback, app.scrollback.lines
         await wait_for(pilot, lambda: view.display and lines.texts, what="the history shown")

@@ -68,7 +68,7 @@ async def _settled(pilot: Pilot[object], timeout: float = 20.0, extra_agents: in
             and all(s.state is not None for s in app.statuses.values())
             and app.fleet is not None
             and all(app.fleet.screen(p.pane_id) is not None for p in app.panes)
-            and "Brewing" in widget_text(app.mirror)
+            and "Brewing" in widget_text(app.mirror.rows)
             # every pane's quiet clock has started (a shell pane's from its first screen news)
             # and the list shows it (the Quiet cells are written by the 1 Hz clock)
             and all(p.pane_id in app.last_change for p in app.panes)
@@ -86,7 +86,7 @@ async def _settled(pilot: Pilot[object], timeout: float = 20.0, extra_agents: in
         raise AssertionError(
             f"the snapshot fleet did not settle: {len(app.panes)} panes, statuses "
             f"{ {k: (v.state, v.reason) for k, v in app.statuses.items()} }, "
-            f"agents {[p.is_agent for p in app.panes]}, mirror {widget_text(app.mirror)[:300]!r}"
+            f"agents {[p.is_agent for p in app.panes]}, mirror {widget_text(app.mirror.rows)[:300]!r}"
         )
     app.status_bar.set_server("tmux server -L nbs-snapshot")
     await wait_for(pilot, lambda: "nbs-snapshot" in str(app.status_bar.render()), what="the server named")

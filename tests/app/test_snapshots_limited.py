@@ -48,7 +48,7 @@ def test_limited_agent_selected(limited_app: NbsApp, snap_compare: Callable[...,
         assert str(app.fleet_list.get_cell(pane_id, "poll")) == "⏳2h05m", app.fleet_list.get_cell(pane_id, "poll")
         app.select_pane(pane_id)
         await wait_for(pilot, lambda: "resets 9:25am" in widget_text(app.detail), what="the limit in the details")
-        await wait_for(pilot, lambda: "Usage limit reached" in widget_text(app.mirror), what="the limit in the mirror")
+        await wait_for(pilot, lambda: "Usage limit reached" in widget_text(app.mirror.rows), what="the limit in the mirror")
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -50,7 +50,7 @@ def log_app(server: libtmux.Server) -> Iterator[NbsApp]:
 async def _searched(pilot: Pilot[object]) -> None:
     app = pilot.app
     assert isinstance(app, NbsApp)
-    await wait_for(pilot, lambda: "step 120" in widget_text(app.mirror), timeout=20, what="the log mirrored")
+    await wait_for(pilot, lambda: "step 120" in widget_text(app.mirror.rows), timeout=20, what="the log mirrored")
     app.status_bar.set_server("tmux server -L nbs-snapshot")
     await pilot.press("pageup")
     await wait_for(pilot, lambda: app.scrollback.display and app.scrollback.lines.texts, what="the history")

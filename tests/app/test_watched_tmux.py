@@ -45,7 +45,7 @@ async def test_only_the_mirrored_pane_and_visible_thumbnails_are_parsed(session:
         assert selected is not None and fleet.watched() == {selected}
         text = f"WATCHED-{panes.index(selected)}" if selected in panes else ""
         if text:
-            await wait_for(pilot, lambda: text in widget_text(mirror), what="the newly selected pane mirrored")
+            await wait_for(pilot, lambda: text in widget_text(mirror.rows), what="the newly selected pane mirrored")
 
         await pilot.press("2")  # the grid: the thumbnails on screen join the selected pane
         grid = app.query_one(PaneGrid)
@@ -63,4 +63,4 @@ async def test_only_the_mirrored_pane_and_visible_thumbnails_are_parsed(session:
 
         await pilot.press("1")  # back to the dashboard: the grid lets go within a second
         await wait_for(pilot, lambda: fleet.watched() == {selected}, what="thumbnails unwatched")
-        await wait_for(pilot, lambda: text in widget_text(mirror) if text else True, what="the mirror again")
+        await wait_for(pilot, lambda: text in widget_text(mirror.rows) if text else True, what="the mirror again")
