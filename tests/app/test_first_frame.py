@@ -83,6 +83,30 @@ async def test_the_footer_is_rebuilt_only_when_its_keys_change() -> None:
         assert len(composed) == 1
 
 
+async def test_the_footer_keys_are_not_restyled_as_they_mount() -> None:
+    """Each key is bound to the footer's `compact`, its own default the opposite: mounting, a key
+    took the class and lost it again, and was restyled twice (~50 ms under cProfile for 18 keys,
+    right after the first frame)."""
+    app = _app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        footer = app.query_one(Footer)
+        await wait_for(pilot, lambda: footer.query(FooterKey), what="the footer's keys")
+        await pilot.pause()
+        restyled: list[FooterKey] = []
+        update_styles = app.update_styles
+
+        def counting(node: Any, **kwargs: Any) -> None:
+            if isinstance(node, FooterKey) and not node.has_class("-command-palette"):  # not bound
+                restyled.append(node)
+            update_styles(node, **kwargs)
+
+        app.update_styles = counting  # type: ignore[method-assign,assignment]
+        app.action_show_view("control")  # new keys
+        await wait_for(pilot, lambda: "Next" not in _footer_text(footer), what="the footer rebuilt")
+        await pilot.pause()
+        assert footer.query(FooterKey) and restyled == []
+
+
 def _footer_text(footer: Footer) -> str:
     return " ".join(str(key.description) for key in footer.query(FooterKey))
 
