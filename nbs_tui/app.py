@@ -190,9 +190,9 @@ class NbsApp(App[int]):
         self._grid_watched: frozenset[PaneId] = frozenset()
         self._problems_shown: dict[tuple[str, str], float] = {}
         self._changed: dict[PaneId, None] = {}
+        """Panes whose shown state changed, repainted together by `_show_pending` (ordered set)."""
         self._answer_wanted_until: float | None = None
         """A asked for a card before any menu was read: open it when one is, until then."""
-        """Panes whose shown state changed, repainted together by `_show_pending` (ordered set)."""
         self.problems = Problems()
         """Every backend problem of this session (the ``E`` screen, the status bar's count)."""
         self._problems_screen: ProblemsScreen | None = None
