@@ -51,9 +51,9 @@ from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.files.control_wire import (
     decode_entries,
     decode_snapshot,
-    encode_entries,
+    encode_history,
     encode_snapshot,
-    entry_seqs,
+    history_seqs,
 )
 from nbs_tui.files.registry_io import open_regular
 
@@ -94,7 +94,7 @@ def serve_stdio(settings: Settings, stdin: IO[str] | None = None, stdout: IO[str
         if isinstance(event, SnapshotChanged):
             send({"t": "snapshot", "snapshot": encode_snapshot(event.snapshot)})
         elif isinstance(event, HistoryAppended):
-            send({"t": "history", "entries": encode_entries(event.entries)})
+            send(encode_history(event.entries))
         elif isinstance(event, PlaneError):
             send({"t": "error", "project": event.project, "message": event.message})
 
@@ -382,7 +382,7 @@ class RemoteControlPlane(_Facade):
         elif kind == "history":
             raw = record.get("entries", ())
             fresh = []
-            for entry, seq in zip(decode_entries(raw, self.qualify), entry_seqs(raw), strict=True):
+            for entry, seq in zip(decode_entries(raw, self.qualify), history_seqs(record), strict=True):
                 key = _history_key(entry, seq)
                 if key in self._seen:  # a new channel replays what the last one sent
                     continue

@@ -33,13 +33,23 @@ def encode_snapshot(snapshot: PlaneSnapshot) -> dict[str, Any]:
 
 
 def encode_entries(entries: Sequence[HistoryEntry]) -> list[list[Any]]:
-    """``seq`` goes last: a viewer tells a replayed entry from a new one that says the same."""
-    return [[e.seen, e.project, e.source, e.channel, e.line, e.outcome.value, e.why, e.seq] for e in entries]
+    return [[e.seen, e.project, e.source, e.channel, e.line, e.outcome.value, e.why] for e in entries]
 
 
-def entry_seqs(raw: Sequence[Sequence[Any]]) -> tuple[int | None, ...]:
-    """The host's ``seq`` of each entry it sent (None from a host that does not send it)."""
-    return tuple(int(fields[7]) if len(fields) > 7 else None for fields in raw)
+def encode_history(entries: Sequence[HistoryEntry]) -> dict[str, Any]:
+    """A ``history`` record. Each entry's ``seq`` rides in a list of its own, ``seqs``, so a viewer
+    can tell a replayed entry from a new one that says the same, and an older viewer (which
+    reads seven fields an entry) still reads it."""
+    return {"t": "history", "entries": encode_entries(entries), "seqs": [e.seq for e in entries]}
+
+
+def history_seqs(record: dict[str, Any]) -> tuple[int | None, ...]:
+    """The host's ``seq`` of each entry of a ``history`` record (None from a host that does not
+    send them)."""
+    entries, seqs = record.get("entries", ()), record.get("seqs")
+    if not isinstance(seqs, list) or len(seqs) != len(entries):
+        return (None,) * len(entries)
+    return tuple(int(seq) for seq in seqs)
 
 
 def _chat(raw: dict[str, Any], q: Qualify) -> ChatSummary:
@@ -94,5 +104,5 @@ def decode_entries(raw: Sequence[Sequence[Any]], q: Qualify = _same) -> tuple[Hi
     """History entries a host sent; ``seq`` 0: the panel's skip-by-seq is for local entries."""
     return tuple(
         HistoryEntry(float(seen), q(project), source, channel, line, Outcome(outcome), why, 0)
-        for seen, project, source, channel, line, outcome, why, *_ in raw
+        for seen, project, source, channel, line, outcome, why in raw
     )

@@ -19,9 +19,9 @@ from nbs_tui.files.control_events import (
 from nbs_tui.files.control_wire import (
     decode_entries,
     decode_snapshot,
-    encode_entries,
+    encode_history,
     encode_snapshot,
-    entry_seqs,
+    history_seqs,
 )
 from nbs_tui.remote_control import RemoteControlPlane
 
@@ -54,13 +54,14 @@ def test_snapshot_round_trip_qualifies_paths_and_panes() -> None:
 
 def test_history_round_trip() -> None:
     entries = (HistoryEntry(1.5, "/p", "control-inbox:1", "", "register-chat a.chat", Outcome.APPLIED, "", 4),)
-    raw = json.loads(json.dumps(encode_entries(entries)))
-    got = decode_entries(raw, lambda p: f"hosta:{p}")
+    record = json.loads(json.dumps(encode_history(entries)))
+    got = decode_entries(record["entries"], lambda p: f"hosta:{p}")
     assert got == (HistoryEntry(1.5, "hosta:/p", "control-inbox:1", "", "register-chat a.chat", Outcome.APPLIED, "", 0),)
-    assert entry_seqs(raw) == (4,)
-    # from a host that sends no seq (an older nbs-tui there)
-    assert decode_entries([fields[:7] for fields in raw]) == (got[0]._replace(project="/p"),)
-    assert entry_seqs([fields[:7] for fields in raw]) == (None,)
+    assert history_seqs(record) == (4,)
+    # each entry keeps its seven fields: a viewer of an older nbs-tui unpacks exactly those
+    assert [len(fields) for fields in record["entries"]] == [7]
+    # from a host that sends no seqs (an older nbs-tui there)
+    assert history_seqs({"t": "history", "entries": record["entries"]}) == (None,)
 
 
 def test_a_repeated_pane_command_is_taken_again_but_its_replay_is_not() -> None:
@@ -69,14 +70,13 @@ def test_a_repeated_pane_command_is_taken_again_but_its_replay_is_not() -> None:
     told: list[object] = []
     remote = RemoteControlPlane(HostSpec("far", "far"), None, told.append, lambda *_: None)
     same = ("/p", "pane %4", "", "\\nbs-note hello", Outcome.COMMENT, "")
-    entries = tuple(HistoryEntry(7.0, *same, seq) for seq in (11, 12))
-    record = {"t": "history", "entries": json.loads(json.dumps(encode_entries(entries)))}
+    record = json.loads(json.dumps(encode_history(tuple(HistoryEntry(7.0, *same, seq) for seq in (11, 12)))))
     remote._take(record)
     assert [e.line for e in remote.history()] == ["\\nbs-note hello"] * 2
     remote._take(record)  # the replay of a new channel
     assert len(remote.history()) == 2
     later = HistoryEntry(9.0, *same, 1)  # the host's service restarted: its seq starts again
-    remote._take({"t": "history", "entries": json.loads(json.dumps(encode_entries((later,))))})
+    remote._take(json.loads(json.dumps(encode_history((later,)))))
     assert len(remote.history()) == 3
 
 
@@ -101,7 +101,7 @@ def test_a_hosts_history_is_kept_to_its_bound_and_a_replay_is_not_taken_twice() 
             HistoryEntry(1.0, "/p", f"control-inbox:{n}", "", f"line {n}", Outcome.APPLIED, "", n)
             for n in range(first, first + count)
         )
-        return {"t": "history", "entries": json.loads(json.dumps(encode_entries(entries)))}
+        return json.loads(json.dumps(encode_history(entries)))
 
     for start in range(1, 5 * HISTORY_KEEP, 500):
         remote._take(batch(start, 500))
