@@ -228,7 +228,8 @@ class FleetList(ScrollView, can_focus=True):
         """The styles `_strips` were rendered with: when they change (focus, theme) all go."""
         self._cursor = 0
         self._hover: int | None = None
-        self._last_row = 0
+        self._scroll_wanted = False
+        """The cursor moved before the list was laid out: scroll to it once it is."""
 
     # -- DataTable-like reading, for callers and tests ------------------------------------------
 
@@ -278,7 +279,7 @@ class FleetList(ScrollView, can_focus=True):
         at = self._order.index(current) if current in self._index else 0
         self.move_cursor(self._index[self._order[max(0, min(len(self._order) - 1, at + delta))]])
 
-    def move_cursor(self, row: int, *, step: int = 1, announce: bool = True) -> None:
+    def move_cursor(self, row: int, *, step: int = 1) -> None:
         """Put the cursor on ``row`` (the nearest pane row going ``step`` if it is a header),
         scroll it into view, and say so with `PaneHighlighted` if it moved to another pane."""
         if not self._rows:
@@ -290,15 +291,15 @@ class FleetList(ScrollView, can_focus=True):
             self._refresh_row(self._cursor)
             self._cursor = row
             self._refresh_row(row)
-        self._last_row = row
         self._scroll_to_cursor()
-        if announce and self.selected_pane_id != before:
+        if self.selected_pane_id != before:
             self.post_message(self.PaneHighlighted(self.selected_pane_id))
 
     def _scroll_to_cursor(self) -> None:
-        if not self.size.height:  # not laid out yet: once it is
-            self.call_after_refresh(self._scroll_to_cursor)
+        if not self.size.height:  # not laid out yet (or hidden): when it is (`on_resize`)
+            self._scroll_wanted = True
             return
+        self._scroll_wanted = False
         top = int(self.scroll_y)
         visible = max(1, self.scrollable_content_region.height - self._header_height)
         if self._cursor < top:
@@ -316,8 +317,12 @@ class FleetList(ScrollView, can_focus=True):
                 at += direction
         return row
 
+    def on_resize(self) -> None:
+        if self._scroll_wanted:
+            self._scroll_to_cursor()
+
     def action_cursor(self, delta: int) -> None:
-        self._hover = None
+        self._set_hover(None)  # the keyboard took over from the mouse
         self.move_cursor(self._cursor + delta, step=1 if delta > 0 else -1)
 
     def action_page(self, direction: int) -> None:
@@ -440,7 +445,6 @@ class FleetList(ScrollView, can_focus=True):
             self._cursor = self._pane_row(min(old_row, len(rows) - 1), 1)
         else:
             self._cursor = 0
-        self._last_row = self._cursor
         self._resize_virtual()
         self.refresh()
         self._scroll_to_cursor()

@@ -128,3 +128,18 @@ async def test_an_emptied_list_has_no_selection_and_says_so() -> None:
         await pilot.press("down", "enter")
         assert app.chosen == []
         assert _text(fleet.render_line(1)).strip() == ""
+
+
+async def test_a_cursor_moved_while_the_list_is_hidden_is_in_view_once_it_shows() -> None:
+    app = ListApp()
+    async with app.run_test(size=(100, 12)) as pilot:
+        fleet = app.query_one(FleetList)
+        fleet.display = False  # as when the mirror is zoomed
+        await pilot.pause()
+        fleet.update_fleet(PANES, {}, {}, now=0.0)
+        fleet.select_pane("%29")
+        await pilot.pause()
+        fleet.display = True
+        await wait_for(pilot, lambda: fleet.size.height > 0, what="the list laid out")
+        await pilot.pause()
+        assert "fleet:29.0" in _text(fleet.render_line(fleet.size.height - 1))
