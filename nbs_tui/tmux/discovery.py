@@ -6,16 +6,20 @@ agent detection walks ``/proc`` below each pane's shell.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from nbs_tui.core.model import PaneInfo, ServerAddress
 from nbs_tui.core.text import printable
 from nbs_tui.tmux.port import TmuxUnavailable
 from nbs_tui.tmux.runner import TmuxRunner
+
+_T = TypeVar("_T")
 
 SEP = "\x1f"
 """Field separator in our formats: a control character tmux never lets into names or titles."""
@@ -157,7 +161,12 @@ def panes_from_listing(
         agent = cache.get(key)
         if agent is None:
             verdict = asked.get(p.info.pane_id)
-            agent = cache[key] = verdict if verdict is not None else is_agent_pane(p.info, walk=walk)
+            if verdict is not None:
+                agent = cache[key] = verdict
+            else:
+                agent, certain = agent_verdict(p.info, walk=walk)
+                if certain:  # an unsure one (say, out of file descriptors) is asked again next scan
+                    cache[key] = agent
         marked.append(DiscoveredPane(_with_agent(p.info, agent), p.session_id, p.window_id, p.server_pid))
     for key in set(cache) - live_keys:
         del cache[key]
@@ -184,58 +193,90 @@ def filter_sessions(panes: Iterable[DiscoveredPane], sessions: Sequence[str]) ->
 
 
 def is_agent_pane(info: PaneInfo, proc: Path = Path("/proc"), *, walk: bool = True) -> bool:
-    """Whether Claude Code runs in the pane.
+    """Whether Claude Code runs in the pane (`agent_verdict`, sure or not)."""
+    return agent_verdict(info, proc, walk=walk)[0]
+
+
+def agent_verdict(info: PaneInfo, proc: Path = Path("/proc"), *, walk: bool = True) -> tuple[bool, bool]:
+    """Whether Claude Code runs in the pane, and whether that is sure.
 
     The process tree decides when it can be read: a ``claude`` executable (or a command line
     naming it) anywhere below the pane's first process. Without a readable tree, the pane's
     command (the native binary shows a version such as ``2.1.34``) and its title (Claude
-    Code's ``✳``/spinner prefix) decide.
+    Code's ``✳``/spinner prefix) decide. Not sure: a walk that could not read /proc for want
+    of resources (file descriptors, memory) and found no agent; the caller asks again later
+    rather than keep a "no" that an idle agent would never change.
     """
     if info.dead:
-        return False
-    found = agent_in_process_tree(info.pid, proc) if walk else None
+        return False, True
+    try:
+        found = agent_in_process_tree(info.pid, proc) if walk else None
+    except _Unsure:
+        found, certain = None, False
+    else:
+        certain = True
     if found is not None:
-        return found
+        return found, True
     if _VERSION_COMMAND.match(info.current_command):
-        return True
-    return bool(info.title) and info.title[0] in TITLE_MARKS and "claude" in info.title.lower()
+        return True, True
+    return bool(info.title) and info.title[0] in TITLE_MARKS and "claude" in info.title.lower(), certain
+
+
+class _Unsure(Exception):
+    """/proc could not be read for want of resources: the walk's answer would be a guess."""
+
+
+_SHORT_OF = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EAGAIN})
+"""Errors that say nothing about the process, only about us (a gone process: ENOENT, ESRCH)."""
+
+
+def _read(read: Callable[[], _T]) -> _T | None:
+    """``read()``, None when the process is gone or hidden, `_Unsure` when we are short of
+    resources."""
+    try:
+        return read()
+    except OSError as error:
+        if error.errno in _SHORT_OF:
+            raise _Unsure from error
+        return None
 
 
 def agent_in_process_tree(pid: int, proc: Path = Path("/proc"), limit: int = 64) -> bool | None:
-    """True/False from a walk of ``pid`` and its descendants; None if ``pid`` is unreadable."""
+    """True/False from a walk of ``pid`` and its descendants; None if ``pid`` is unreadable.
+    Raises `_Unsure` when /proc could not be read for want of resources and no agent was seen."""
     if pid <= 0 or not (proc / str(pid)).exists():
         return None
     seen = 0
     todo = [pid]
+    unsure: _Unsure | None = None
     while todo and seen < limit:
         current = todo.pop()
         seen += 1
-        if _is_claude_process(proc / str(current)):
-            return True
-        todo.extend(_children(proc, current))
+        try:
+            if _is_claude_process(proc / str(current)):
+                return True
+            todo.extend(_children(proc, current))
+        except _Unsure as error:
+            unsure = error  # keep walking: an agent found further on is still sure
+    if unsure is not None:
+        raise unsure
     return False
 
 
 def _children(proc: Path, pid: int) -> list[int]:
     kids: list[int] = []
-    try:
-        tasks = os.listdir(proc / str(pid) / "task")
-    except OSError:
-        return kids
-    for tid in tasks:
-        try:
-            text = (proc / str(pid) / "task" / tid / "children").read_text()
-        except OSError:
-            continue
-        kids.extend(int(k) for k in text.split())
+    tasks = _read(lambda: os.listdir(proc / str(pid) / "task"))
+    for tid in tasks or ():
+        text = _read(lambda tid=tid: (proc / str(pid) / "task" / tid / "children").read_text())  # type: ignore[misc]
+        if text is not None:
+            kids.extend(int(k) for k in text.split())
     return kids
 
 
 def _is_claude_process(path: Path) -> bool:
-    try:
-        comm = (path / "comm").read_text().strip()
-        raw = (path / "cmdline").read_bytes()
-    except OSError:
+    comm = _read(lambda: (path / "comm").read_text().strip())
+    raw = _read(lambda: (path / "cmdline").read_bytes())
+    if comm is None or raw is None:
         return False
     if comm == "claude":
         return True

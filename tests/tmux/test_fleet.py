@@ -3,9 +3,11 @@ disconnect and reconnect, sending text and keys."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -68,6 +70,41 @@ def test_agent_detected_from_the_process_tree(server: libtmux.Server, tmp_path: 
 
     wait_for(detected)
     assert agent_in_process_tree(os.getpid()) is False
+
+
+def test_an_agent_walk_short_of_file_descriptors_is_not_remembered(server: libtmux.Server, tmp_path: Path) -> None:
+    """Out of file descriptors, a walk of /proc cannot tell an agent from a shell: that "no" is
+    a guess, and kept it would hide an idle agent for good (its key never changes). Discovery
+    asks again at the next scan and finds it once descriptors are back."""
+    claude = tmp_path / "bin" / "claude"
+    claude.parent.mkdir()
+    claude.write_text("#!/bin/sh\nsleep 600\n")
+    claude.chmod(claude.stat().st_mode | stat.S_IXUSR)
+    session = new_session(server, "agents", 80, 24)
+    agent_pane = session.active_window.active_pane
+    assert agent_pane is not None
+    agent_pane.send_keys(f"sh -c {shlex.quote(str(claude))}", enter=True)
+    wait_for(lambda: any(p.info.is_agent for p in list_panes(address(server))))
+    code = (
+        "import json, os, resource, sys\n"
+        "from nbs_tui.tmux.discovery import FORMAT, panes_from_listing\n"
+        "from nbs_tui.tmux.runner import TmuxRunner\n"
+        "from nbs_tui.core.model import ServerAddress\n"
+        "text = TmuxRunner(ServerAddress(socket_name=sys.argv[1])).run('list-panes', '-a', '-F', FORMAT)\n"
+        "cache = {}\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir('/proc/self/fd')) - 1, hard))\n"
+        "short = [p.info.is_agent for p in panes_from_listing(text, cache)]\n"
+        "kept = len(cache)\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))\n"
+        "back = [p.info.is_agent for p in panes_from_listing(text, cache)]\n"
+        "print(json.dumps([short, kept, back]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(server.socket_name)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    short, kept, back = json.loads(out.stdout)
+    assert short == [False] and kept == 0, out.stdout  # unsure: a "no", not remembered
+    assert back == [True], out.stdout
 
 
 def test_claude_command_lines() -> None:
