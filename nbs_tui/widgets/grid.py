@@ -13,40 +13,23 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual import events
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.geometry import Offset
 from textual.message import Message
-from textual.widget import Widget
 
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.messages import PaneStatus
 from nbs_tui.widgets.fleet_list import STATE_STYLES, project_name
-from nbs_tui.widgets.pane_view import ScreenLines, ScreenSource, ScreenWidget
+from nbs_tui.widgets.pane_view import ScreenSource, ScreenWidget
 
 DENSITIES: tuple[tuple[int, int], ...] = ((36, 8), (48, 12), (64, 16), (84, 22))
 """Thumbnail (minimum width, height) presets, densest first; ``+``/``-`` step through them."""
 DEFAULT_DENSITY = 1
 
 
-class ThumbnailRows(ScreenWidget):
-    """A thumbnail's rows, inside its border (a widget with no border of its own paints its
-    lines for less: see `nbs_tui.widgets.pane_view.MirrorRows`)."""
-
-    DEFAULT_CSS = """
-    ThumbnailRows {
-        height: 1fr;
-        width: 1fr;
-    }
-    """
-
-    CROP_MARKER = False
-
-
-class Thumbnail(Widget, can_focus=True):
-    """One pane in the grid: its bottom rows (`ThumbnailRows`), with target and state in the
-    border."""
+class Thumbnail(ScreenWidget):
+    """One pane in the grid: its bottom rows, with target and state in the border."""
 
     DEFAULT_CSS = """
     Thumbnail {
@@ -70,6 +53,9 @@ class Thumbnail(Widget, can_focus=True):
     }
     """
 
+    can_focus = True
+    CROP_MARKER = False
+
     @dataclass
     class Clicked(Message):
         thumbnail: Thumbnail
@@ -78,27 +64,11 @@ class Thumbnail(Widget, can_focus=True):
 
     def __init__(self, pane: PaneInfo) -> None:
         super().__init__(classes="" if pane.is_agent else "non-agent")
-        self.rows = ThumbnailRows()
         self.pane = pane
         self.pane_id = pane.pane_id
         self.status: PaneStatus | None = None
         self.quiet = ""
         """How long the screen has been still (``3m05s``), shown after the state when not working."""
-
-    def compose(self) -> ComposeResult:
-        yield self.rows
-
-    @property
-    def lines(self) -> ScreenLines:
-        return self.rows.lines
-
-    def show(self, pane: PaneInfo | None, source: ScreenSource | None) -> None:
-        """Point the rows at the pane's screen (or none) and repaint them whole."""
-        self.rows.show(pane, source)
-
-    def screen_changed(self) -> None:
-        """The pane's screen moved on: repaint only the rows that changed."""
-        self.rows.screen_changed()
 
     def set_status(self, pane: PaneInfo, status: PaneStatus | None, quiet: str | None = None) -> None:
         quiet = self.quiet if quiet is None else quiet

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from rich.console import Console, ConsoleOptions, Group
@@ -112,32 +111,3 @@ async def test_the_mirror_rows_are_drawn_by_a_widget_without_a_border() -> None:
         # the rows sit inside the frame's border: what the screen shows there is theirs
         widget, _ = app.screen.get_widget_at(rows.region.x, rows.region.y)
         assert widget is rows
-
-
-async def test_the_grid_thumbnails_rows_are_drawn_without_a_border_too() -> None:
-    def factory(listener: FleetListener) -> FakeFleet:
-        fleet = FakeFleet(listener, [pane_info("%1", 0), pane_info("%2", 1, agent=False)])
-        holder.append(fleet)
-        return fleet
-
-    holder: list[FakeFleet] = []
-    app = create_app(Settings(), factory, control_plane=False, sidecar=False, claude=False)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        holder[0].feed("%1", "hello from the thumbnail")
-        thumb = await _thumbnail(pilot, app, "%1")
-        await wait_for(pilot, lambda: "hello from the thumbnail" in widget_text(thumb.rows), what="the row drawn")
-        assert all(edge for edge, _ in thumb.styles.border) and not any(edge for edge, _ in thumb.rows.styles.border)
-        widget, _ = app.screen.get_widget_at(thumb.rows.region.x, thumb.rows.region.y)
-        assert widget is thumb.rows
-        other = await _thumbnail(pilot, app, "%2")
-        assert not other.has_focus
-        # a click on the rows focuses their thumbnail (the frame is what takes focus and clicks)
-        await pilot.click(offset=(other.rows.region.x + 1, other.rows.region.y + 1))
-        await wait_for(pilot, lambda: other.has_focus, what="the thumbnail focused by a click on its rows")
-
-
-async def _thumbnail(pilot: Any, app: Any, pane_id: str) -> Any:
-    grid = app.grid
-    await wait_for(pilot, lambda: grid.thumbnail(pane_id) is not None, what="the thumbnail")
-    return grid.thumbnail(pane_id)

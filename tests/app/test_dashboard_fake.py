@@ -69,7 +69,7 @@ async def test_grid_shows_a_thumbnail_per_pane_and_opens_one() -> None:
         await wait_for(pilot, lambda: len(grid.query(Thumbnail)) == 3, what="three thumbnails")
         thumb = grid.thumbnail("%3")
         assert thumb is not None and thumb.has_class("non-agent")
-        await wait_for(pilot, lambda: "shell prompt" in widget_text(thumb.rows), what="thumbnail text")
+        await wait_for(pilot, lambda: "shell prompt" in widget_text(thumb), what="thumbnail text")
         await pilot.press("right", "right")
         assert app.selected_id == "%3"
         await pilot.press("enter")
@@ -246,7 +246,7 @@ async def test_only_visible_thumbnails_repaint() -> None:
         grid.scroll_end(animate=False)
         last = grid.thumbnail("%11")
         assert last is not None
-        await wait_for(pilot, lambda: "output of %11" in widget_text(last.rows), what="a thumbnail scrolled into view")
+        await wait_for(pilot, lambda: "output of %11" in widget_text(last), what="a thumbnail scrolled into view")
 
 
 async def test_a_backend_that_fails_to_start_is_reported_not_fatal(monkeypatch: Any) -> None:

@@ -109,13 +109,13 @@ async def test_grid_shows_live_thumbnails(session: libtmux.Session) -> None:
             assert thumb is not None
 
             def shows(t: Thumbnail = thumb, i: int = i) -> bool:
-                return f"THUMB-{i}" in widget_text(t.rows)
+                return f"THUMB-{i}" in widget_text(t)
 
             await wait_for(pilot, shows, what=f"thumbnail {i}")
         session.server.cmd("send-keys", "-t", session.windows[0].panes[0].pane_id or "", "echo LIVE-UPDATE", "Enter")
         first = grid.thumbnail(session.windows[0].panes[0].pane_id or "")
         assert first is not None
-        await wait_for(pilot, lambda: "LIVE-UPDATE" in widget_text(first.rows), what="a live thumbnail")
+        await wait_for(pilot, lambda: "LIVE-UPDATE" in widget_text(first), what="a live thumbnail")
 
 
 async def test_help_screen_opens(session: libtmux.Session) -> None:

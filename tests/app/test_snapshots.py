@@ -102,7 +102,7 @@ def _then(*keys: str) -> Callable[[Pilot[object]], Awaitable[None]]:
             app = pilot.app
             thumbs = list(app.query(Thumbnail))
             deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and not all(widget_text(t.rows).strip() for t in thumbs):
+            while time.monotonic() < deadline and not all(widget_text(t).strip() for t in thumbs):
                 await pilot.pause(0.1)
         await pilot.pause(0.2)
 

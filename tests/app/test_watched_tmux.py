@@ -58,7 +58,7 @@ async def test_only_the_mirrored_pane_and_visible_thumbnails_are_parsed(session:
         thumb = grid.thumbnail(shown[-1])
         assert thumb is not None
         want = f"WATCHED-{panes.index(shown[-1])}"
-        await wait_for(pilot, lambda: want in widget_text(thumb.rows), what="a visible thumbnail drawn")
+        await wait_for(pilot, lambda: want in widget_text(thumb), what="a visible thumbnail drawn")
         assert all(fleet.screen(p) is None for p in panes if p not in visible and p != selected)
 
         await pilot.press("1")  # back to the dashboard: the grid lets go within a second
