@@ -412,8 +412,8 @@ def profile_app(fleet: DemoFleet, seconds: float, workdir: Path, n: int) -> str:
 
 
 WHERE: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("UI: mirror rows (PaneView.render_line)", ("PaneView.render_line", "ScreenWidget.render_line")),
-    ("UI: fleet list rows (DataTable render)", ("DataTable.render_line",)),
+    ("UI: mirror rows (MirrorRows.render_line)", ("MirrorRows.render_line", "ScreenWidget.render_line")),
+    ("UI: fleet list rows (FleetList.render_line)", ("FleetList.render_line",)),
     ("UI: layout (Screen._refresh_layout)", ("Screen._refresh_layout", "Compositor.reflow")),
     ("UI: other widgets, line filters, compositor, output", ("Compositor.render_update", "App._display",
                                                            "Widget.render_lines")),

@@ -53,7 +53,8 @@ def test_discovery_lists_every_pane_with_details(server: libtmux.Server) -> None
     assert [p.info.session_name for p in filter_sessions(found, ["two"])] == ["two"]
 
 
-def test_agent_detected_from_the_process_tree(server: libtmux.Server, tmp_path: Path) -> None:
+def _agent_session(server: libtmux.Server, tmp_path: Path) -> tuple[libtmux.Session, libtmux.Pane]:
+    """A session whose pane runs an executable named ``claude`` (below a ``sh``)."""
     claude = tmp_path / "bin" / "claude"
     claude.parent.mkdir()
     claude.write_text("#!/bin/sh\nsleep 600\n")
@@ -62,6 +63,11 @@ def test_agent_detected_from_the_process_tree(server: libtmux.Server, tmp_path: 
     agent_pane = session.active_window.active_pane
     assert agent_pane is not None
     agent_pane.send_keys(f"sh -c {shlex.quote(str(claude))}; echo done", enter=True)
+    return session, agent_pane
+
+
+def test_agent_detected_from_the_process_tree(server: libtmux.Server, tmp_path: Path) -> None:
+    session, agent_pane = _agent_session(server, tmp_path)
     plain = session.active_window.split()
 
     def detected() -> bool:
@@ -76,14 +82,7 @@ def test_an_agent_walk_short_of_file_descriptors_is_not_remembered(server: libtm
     """Out of file descriptors, a walk of /proc cannot tell an agent from a shell: that "no" is
     a guess, and kept it would hide an idle agent for good (its key never changes). Discovery
     asks again at the next scan and finds it once descriptors are back."""
-    claude = tmp_path / "bin" / "claude"
-    claude.parent.mkdir()
-    claude.write_text("#!/bin/sh\nsleep 600\n")
-    claude.chmod(claude.stat().st_mode | stat.S_IXUSR)
-    session = new_session(server, "agents", 80, 24)
-    agent_pane = session.active_window.active_pane
-    assert agent_pane is not None
-    agent_pane.send_keys(f"sh -c {shlex.quote(str(claude))}", enter=True)
+    _agent_session(server, tmp_path)
     wait_for(lambda: any(p.info.is_agent for p in list_panes(address(server))))
     code = (
         "import json, os, resource, sys\n"
