@@ -192,11 +192,6 @@ def filter_sessions(panes: Iterable[DiscoveredPane], sessions: Sequence[str]) ->
 # -- agent detection --------------------------------------------------------------------------
 
 
-def is_agent_pane(info: PaneInfo, proc: Path = Path("/proc"), *, walk: bool = True) -> bool:
-    """Whether Claude Code runs in the pane (`agent_verdict`, sure or not)."""
-    return agent_verdict(info, proc, walk=walk)[0]
-
-
 def agent_verdict(info: PaneInfo, proc: Path = Path("/proc"), *, walk: bool = True) -> tuple[bool, bool]:
     """Whether Claude Code runs in the pane, and whether that is sure.
 
@@ -275,7 +270,7 @@ def _children(proc: Path, pid: int) -> list[int]:
 
 def _is_claude_process(path: Path) -> bool:
     comm = _read(lambda: (path / "comm").read_text().strip())
-    raw = _read(lambda: (path / "cmdline").read_bytes())
+    raw = _read(lambda: (path / "cmdline").read_bytes()) if comm is not None else None
     if comm is None or raw is None:
         return False
     if comm == "claude":

@@ -179,7 +179,7 @@ END {{
 }}'
 """
 """Which of the given pane pids has Claude Code (or the demo agent) in its process tree, on the
-host: the remote half of `nbs_tui.tmux.discovery.is_agent_pane` (``ps``, else ``/proc``; POSIX awk).
+host: the remote half of `nbs_tui.tmux.discovery.agent_verdict` (``ps``, else ``/proc``; POSIX awk).
 The local walk also trusts a process named ``claude`` (its comm); here a script named ``claude``
 shows as ``INTERPRETER .../claude``, so that form counts too.
 Prints ``PID 1``, ``PID 0`` or ``PID gone`` per pid."""
