@@ -370,6 +370,11 @@ class NbsApp(App[int]):
         self._show_changed(self.state.set_sidecar_statuses(statuses, self.clock(), self.wall()))
 
     def on_unmount(self) -> None:
+        painter = self.mirror.rows.painter
+        log.info(
+            "mirror: %d frames (%d rows) written straight to the terminal, %d left to Textual",
+            painter.frames_painted, painter.rows_painted, painter.frames_declined,
+        )
         self.operator.stop()
         self._unsubscribe_log()
         self.runtime.stop()

@@ -34,6 +34,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from nbs_tui.core.model import PaneInfo
+from nbs_tui.widgets.direct_paint import DirectPainter
 
 
 class ScreenSource(Protocol):
@@ -452,11 +453,12 @@ class ScreenWidget(Widget):
     """The widget's own style, read once per `render_lines` (it walks the DOM every time)."""
 
     def render_lines(self, crop: Region) -> list[Strip]:
+        outer = self._base
         self._base = self.rich_style
         try:
             return super().render_lines(crop)
         finally:
-            self._base = None
+            self._base = outer
 
     def render_line(self, y: int) -> Strip:
         source = self.lines.source
@@ -494,6 +496,35 @@ class MirrorRows(ScreenWidget):
     """
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"pane-view--outside"}
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.painter = DirectPainter()
+        """Writes a scroll's rows to the terminal itself when nothing covers the mirror."""
+
+    def screen_changed(self) -> None:
+        """Repaint the rows that changed: straight to the terminal when that is safe, else through Textual."""
+        runs = self.lines.changed(self.size, self.ANCHOR_CONTENT)
+        if runs is None:
+            self.refresh()
+            self.describe_view()
+            return
+        if runs:
+            self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
+            self._base = self.rich_style
+            try:
+                painted = self.painter.paint(self, runs, self._content_strip)
+            finally:
+                self._base = None
+            if painted:
+                return
+        width = self.size.width
+        for start, count in runs:
+            self.refresh(Region(0, start, width, count))
+
+    def _content_strip(self, y: int) -> Strip:
+        """Row ``y`` as this widget renders it before Textual styles it (cached by content)."""
+        return self.render_line(y)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import libtmux
+import pyte
 
 REPO = Path(__file__).resolve().parents[2]
 GAPWRITER = Path(__file__).with_name("gapwriter.py")
@@ -97,11 +98,15 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
 class PtyProcess:
     """The nbs-tui CLI in a pty of 160x48, its output drained by a thread as a terminal would."""
 
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], terminal: bool = False) -> None:
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 48, 160, 0, 0))
         self.master = master
         self.tail: deque[bytes] = deque(maxlen=64)
+        self._terminal_lock = threading.Lock()
+        self.terminal: pyte.Screen | None = pyte.Screen(160, 48) if terminal else None
+        """With ``terminal``: what a 160x48 terminal shows after everything the app wrote."""
+        self._stream = pyte.ByteStream(self.terminal) if self.terminal is not None else None
         self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=REPO,
                                      start_new_session=True, close_fds=True)
         os.close(slave)
@@ -121,6 +126,22 @@ class PtyProcess:
             if not data:
                 return
             self.tail.append(data)
+            if self._stream is not None:
+                with self._terminal_lock:
+                    self._stream.feed(data)
+
+    def terminal_rows(self) -> list[list[tuple[str, str, str, bool, bool]]]:
+        """The terminal's cells now, row by row: (character, fg, bg, bold, reverse)."""
+        assert self.terminal is not None, "started without terminal=True"
+        with self._terminal_lock:
+            screen = self.terminal
+            return [
+                [(c.data, c.fg, c.bg, c.bold, c.reverse) for c in (screen.buffer[y][x] for x in range(screen.columns))]
+                for y in range(screen.lines)
+            ]
+
+    def terminal_text(self) -> list[str]:
+        return ["".join(cell[0] for cell in row) for row in self.terminal_rows()]
 
     def output(self) -> str:
         return b"".join(self.tail).decode("utf-8", "replace")
@@ -145,10 +166,12 @@ class PtyProcess:
 
 
 @contextlib.contextmanager
-def dashboard(server: libtmux.Server, home: Path, *args: str, **env: str) -> Iterator[PtyProcess]:
+def dashboard(
+    server: libtmux.Server, home: Path, *args: str, terminal: bool = False, **env: str
+) -> Iterator[PtyProcess]:
     """The real dashboard (``nbs-tui -L SOCKET``) on ``server``, quit at the end."""
     argv = [sys.executable, "-m", "nbs_tui", "-L", str(server.socket_name), *args]
-    app = PtyProcess(argv, cli_env(home, **env))
+    app = PtyProcess(argv, cli_env(home, **env), terminal=terminal)
     try:
         yield app
     finally:

@@ -1,0 +1,177 @@
+"""Painting a widget's changed rows straight to the terminal, past Textual's compositor.
+
+Why: the mirror of a busy pane scrolls ~20 times a second and every scroll changes every row.
+Through Textual each such frame waits for the screen's next update tick, re-runs the compositor
+over every widget under the mirror (its frame, the containers, the screen), wraps each row in
+new strips (the widget's styles, the app's line filters) and turns each into escape sequences
+again: the dashboard's largest cost (bench/README.md). A row's final escape sequence depends
+only on what the row holds and on the widget's look, so `DirectPainter` keeps it per row
+content, and a frame becomes a cursor move and a kept string per changed row.
+
+Textual still draws everything else, and the widget itself whenever this cannot be certain to
+look exactly as Textual would draw it: `paint` says no (and the caller refreshes through
+Textual) unless the app writes to a real terminal, the widget is on the top screen, wholly
+visible, with nothing drawn over any part of it, and no layout or repaint is pending. The
+escape sequence of a row is made by Textual itself (the widget's own `render_lines`, so its
+styles and the app's filters, then `Strip.render`), only once per distinct row.
+
+It leans on Textual internals (the driver, the compositor's visible map, the styles cache);
+`_textual_supports` checks they are there, so a Textual that changes them gets the ordinary
+path, never a broken screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.widget import Widget
+
+_SYNC_START = "\x1b[?2026h"
+_SYNC_END = "\x1b[?2026l"
+
+
+def _move_to(x: int, y: int) -> str:
+    return f"\x1b[{y + 1};{x + 1}H"
+
+
+def _textual_supports(app: Any, widget: Any) -> bool:
+    """The internals `paint` uses are where it expects them (checked once per painter)."""
+    screen = widget.screen
+    return (
+        hasattr(app, "_driver")
+        and hasattr(app, "_batch_count")
+        and hasattr(app, "_sync_available")
+        and hasattr(screen, "_compositor")
+        and hasattr(screen._compositor, "visible_widgets")
+        and hasattr(screen, "_layout_required")
+        and hasattr(screen, "_repaint_required")
+        and hasattr(widget, "_styles_cache")
+        and hasattr(widget._styles_cache, "set_dirty")
+    )
+
+
+class DirectPainter:
+    """Writes one widget's changed rows to the terminal itself, when that is safe.
+
+    ``content_strip(y)`` is the widget's own row ``y`` before Textual styles it, cached by
+    what the row holds (the same object for the same content), so it keys the finished escape
+    sequences.
+    """
+
+    def __init__(self, max_rows: int = 1024) -> None:
+        self._max_rows = max_rows
+        self._sequences: dict[int, tuple[Strip, str]] = {}
+        """Finished escape sequence per content strip (by id; the strip is held so its id stays its own)."""
+        self._look: tuple[Any, ...] | None = None
+        self._checked_map: object = None
+        self._unobstructed: Region | None = None
+        self._supported: bool | None = None
+        self.rows_painted = 0
+        """Rows written past the compositor, for the log and the tests."""
+        self.frames_painted = 0
+        self.frames_declined = 0
+
+    def paint(self, widget: Widget, runs: Sequence[tuple[int, int]], content_strip: Any) -> bool:
+        """Write rows ``runs`` (``(start, count)`` pairs) of ``widget``; False if it must go through Textual."""
+        if not runs:
+            return True
+        app = widget.app
+        if self._supported is None:
+            self._supported = _textual_supports(app, widget)
+        if not self._supported:
+            self.frames_declined += 1
+            return False
+        region = self._region_if_safe(app, widget)
+        if region is None:
+            self.frames_declined += 1
+            return False
+        width = region.width
+        look = (
+            width,
+            widget.rich_style,
+            widget.background_colors,
+            tuple(app.get_line_filters()),
+            app.ansi_theme,
+            app.native_ansi_color,
+            widget.opacity,
+        )
+        if look != self._look:
+            self._sequences.clear()
+            self._look = look
+        set_dirty = widget._styles_cache.set_dirty
+        console = app.console
+        out: list[str] = [_SYNC_START] if app._sync_available else []
+        x0, y0 = region.x, region.y
+        for start, count in runs:
+            # Textual's own cache of these rows is stale now; it renders them afresh if it paints them.
+            set_dirty(Region(0, start, width, count))
+            for y in range(start, min(start + count, region.height)):
+                out.append(_move_to(x0, y0 + y))
+                out.append(self._sequence(widget, y, width, content_strip(y), console))
+                self.rows_painted += 1
+        cursor = widget.screen.outer_size.clamp_offset(app.cursor_position)
+        out.append(_move_to(cursor.x, cursor.y))
+        if app._sync_available:
+            out.append(_SYNC_END)
+        driver = app._driver
+        assert driver is not None  # `_region_if_safe` checked
+        driver.write("".join(out))
+        driver.flush()
+        self.frames_painted += 1
+        return True
+
+    def _sequence(self, widget: Widget, y: int, width: int, content: Strip, console: Any) -> str:
+        kept = self._sequences.get(id(content))
+        if kept is not None and kept[0] is content:
+            return kept[1]
+        # Textual's own styling of the row (the widget's styles, the app's filters), made once.
+        finished = widget.render_lines(Region(0, y, width, 1))[0]
+        sequence = finished.render(console)
+        if len(self._sequences) >= self._max_rows:
+            self._sequences.clear()
+        self._sequences[id(content)] = (content, sequence)
+        return sequence
+
+    def _region_if_safe(self, app: Any, widget: Widget) -> Region | None:
+        """The widget's screen region if Textual would draw it exactly there and nothing covers it."""
+        driver = app._driver
+        if driver is None or app.is_headless or app.is_inline or app._batch_count:
+            return None
+        if not getattr(app, "_running", False) or getattr(app, "_closed", False):
+            return None
+        screen = widget.screen
+        if screen is not app.screen or screen._layout_required or screen._repaint_required:
+            return None
+        if getattr(screen, "_scroll_required", False):
+            return None
+        visible = screen._compositor.visible_widgets
+        if visible is not self._checked_map:
+            self._checked_map = visible
+            self._unobstructed = unobstructed_region(visible, widget)
+        region = self._unobstructed
+        if region is None or region.size != widget.size:
+            return None
+        return region
+
+
+def unobstructed_region(visible: dict[Widget, tuple[Region, Region]], widget: Widget) -> Region | None:
+    """The widget's region if it is wholly inside its clip and no widget drawn over it touches it.
+
+    ``visible`` is the compositor's map in drawing order, front first: everything before the
+    widget is drawn over whatever it overlaps.
+    """
+    placed = visible.get(widget)
+    if placed is None:
+        return None
+    region, clip = placed
+    if not clip.contains_region(region):
+        return None
+    for other, (other_region, other_clip) in visible.items():
+        if other is widget:
+            return region
+        if other_region.intersection(other_clip).overlaps(region):
+            return None
+    return None
