@@ -125,7 +125,7 @@ async def test_a_pressed_before_the_menu_is_read_opens_the_card_once_it_is(serve
         await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen), what="the card, without a second A")
         screen_now = app.screen
         assert isinstance(screen_now, AnswerScreen) and screen_now.card.pane_id == late.pane_id
-        assert "ls -la /" in card_text(app, "prompt")
+        await wait_for(pilot, lambda: "ls -la /" in card_text(app, "prompt"), what="the card's prompt drawn")  # the screen fills in as it mounts
         await pilot.press("q")
         await wait_for(pilot, lambda: not isinstance(app.screen, AnswerScreen), what="closed")
         assert "READY" in late.lines() and keys(late) == []  # nothing was typed into the agent
