@@ -40,13 +40,14 @@ from textual.binding import BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from nbs_tui import heap, logs
 from nbs_tui.action_log import ActionRecord
 from nbs_tui.actions import ActionResult
-from nbs_tui.bridge import FleetBridge, MirrorDue
+from nbs_tui.bridge import FleetBridge, FramesWake, MirrorDue
 from nbs_tui.claude.watcher import ClaudeSignals
 from nbs_tui.commands import COMMANDS, bindings, help_rows
 from nbs_tui.config import ConfigError, Settings, save_setting
@@ -181,6 +182,9 @@ class NbsApp(App[int]):
         """The fleet changed while the grid was hidden: its thumbnails wait until it is shown."""
         self._seen_fleet = False
         self._stale = True
+        self._frame_timer: Timer | None = None
+        self.frames_run = 0
+        """Runs `_frame` FRAME_SECONDS apart while anything changes; paused while nothing does."""
         self._grid_key: tuple[object, ...] = ()
         self._history_pane: PaneInfo | None = None
         """The pane the scrollback shows, while it is open."""
@@ -293,7 +297,7 @@ class NbsApp(App[int]):
     def on_mount(self) -> None:
         self.fleet_list.focus()
         self._update_empty_state()
-        self.set_interval(FRAME_SECONDS, self._frame, name="frame")
+        self._frame_timer = self.set_interval(FRAME_SECONDS, self._frame, name="frame")
         self.set_interval(CLOCK_SECONDS, self._clock, name="clock")
         self.set_interval(NEEDS_YOU_SECONDS, self._needs_you_tick, name="needs-you")
         self.set_timer(heap.SETTLE_SECONDS, heap.freeze_long_lived, name="heap")
@@ -419,7 +423,7 @@ class NbsApp(App[int]):
             self._catch_up_grid()
         self._update_counts()
         self._update_empty_state()
-        self._stale = True
+        self._mark_stale()
 
     def _catch_up_grid(self) -> None:
         """Give the grid a thumbnail per pane. Only while it is shown: mounting 50 thumbnails
@@ -446,7 +450,7 @@ class NbsApp(App[int]):
         if message.connected:
             self.start_error = None
             banner.display = False
-            self._stale = True
+            self._mark_stale()
         elif self._seen_fleet and self.panes:
             why = f" ({message.message})" if message.message else ""
             banner.update(
@@ -642,8 +646,20 @@ class NbsApp(App[int]):
         self.bridge.due_handled()
         self._frame()
 
+    def on_frames_wake(self, _message: FramesWake) -> None:
+        if self._frame_timer is not None:
+            self._frame_timer.resume()
+
+    def _mark_stale(self) -> None:
+        """Every visible pane's rows are to be drawn again at the next frame (woken if asleep)."""
+        self._stale = True
+        if self._frame_timer is not None:
+            self.bridge.frames_awake()
+            self._frame_timer.resume()
+
     def _frame(self) -> None:
         """Once per frame: repaint changed rows of visible widgets whose panes changed."""
+        self.frames_run += 1
         dirty = self.bridge.drain()
         if dirty:
             self.state.screens_changed(dirty, self.clock())
@@ -654,6 +670,9 @@ class NbsApp(App[int]):
             self._follow_history()
         stale, self._stale = self._stale, False
         if not dirty and not stale:
+            # Nothing changed: sleep until something does (an idle fleet costs no 30 Hz tick).
+            if not self._follow_due and self._frame_timer is not None and self.bridge.sleep_frames():
+                self._frame_timer.pause()
             return
         if self.view == "dashboard":
             mirror = self.mirror
@@ -771,7 +790,7 @@ class NbsApp(App[int]):
             self.mirror.focus()
         else:
             self.fleet_list.focus()
-        self._stale = True
+        self._mark_stale()
 
     def action_unzoom(self) -> None:
         if self.screen.has_class("zoomed"):
@@ -795,7 +814,7 @@ class NbsApp(App[int]):
             self.fleet_list.focus()
         elif name == "control" and self.control_view is not None:
             self.control_view.registry_panel.focus()
-        self._stale = True
+        self._mark_stale()
 
     # -- scrollback ---------------------------------------------------------------------------
 
@@ -875,7 +894,7 @@ class NbsApp(App[int]):
     def on_scrollback_closed(self, _message: Scrollback.Closed) -> None:
         self._history_pane, self._follow_due = None, False
         self.mirror.display = True
-        self._stale = True
+        self._mark_stale()
         self.screen.set_focus(self.mirror if self.screen.has_class("zoomed") else self.fleet_list)
 
     def action_toggle_details(self) -> None:

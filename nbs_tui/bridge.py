@@ -3,7 +3,8 @@
 Pane-set, connection, Claude and sidecar news become messages (``post_message`` is
 thread-safe). Screen changes, which can come at ~60 Hz, only add pane ids to a set that the
 app's frame timer drains; a change of the pane the mirror shows posts one `MirrorDue` (at most
-~60 a second, never two queued) so the app runs that frame at once.
+~60 a second, never two queued) so the app runs that frame at once. The frame timer sleeps
+while nothing changes (`sleep_frames`); the first change after that posts one `FramesWake`.
 """
 
 from __future__ import annotations
@@ -50,6 +51,15 @@ class MirrorDue(Message):
         return isinstance(message, MirrorDue)
 
 
+class FramesWake(Message):
+    """A screen changed while the app's frame timer slept: start it again."""
+
+    bubble = False
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, FramesWake)
+
+
 class FleetBridge:
     """The app's `RuntimeListener`: called on the backends' threads, touches no widget."""
 
@@ -61,6 +71,7 @@ class FleetBridge:
         """The pane the mirror shows (set on the UI thread); its changes are posted at once."""
         self._due_pending = False
         self._due_at = 0.0
+        self._frames_asleep = False
 
     def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
         self._app.post_message(FleetChanged(tuple(panes)))
@@ -69,14 +80,38 @@ class FleetBridge:
         watched = self.watched
         with self._lock:
             self._dirty |= pane_ids
-            if watched is None or watched not in pane_ids or self._due_pending:
-                return
-            now = time.monotonic()
-            if now - self._due_at < MIRROR_SECONDS:
-                return  # the frame timer takes it
-            self._due_pending = True
-            self._due_at = now
-        self._app.post_message(MirrorDue())
+            wake, self._frames_asleep = self._frames_asleep, False
+            due = watched is not None and watched in pane_ids and not self._due_pending
+            if due:
+                now = time.monotonic()
+                if now - self._due_at < MIRROR_SECONDS:
+                    due = False  # the frame timer takes it
+                else:
+                    self._due_pending = True
+                    self._due_at = now
+        if wake:
+            self._app.post_message(FramesWake())
+        if due:
+            self._app.post_message(MirrorDue())
+
+    def sleep_frames(self) -> bool:
+        """The UI thread found nothing to draw: True (and the next change posts `FramesWake`)
+        unless a change came in since it looked."""
+        with self._lock:
+            if self._dirty:
+                return False
+            self._frames_asleep = True
+            return True
+
+    @property
+    def frames_asleep(self) -> bool:
+        """The app's frame timer is paused until the next change."""
+        return self._frames_asleep
+
+    def frames_awake(self) -> None:
+        """The UI thread started its frame timer again by itself."""
+        with self._lock:
+            self._frames_asleep = False
 
     def due_handled(self) -> None:
         with self._lock:
