@@ -199,7 +199,7 @@ class ControlPlane:
         *,
         operator_handle: str = "operator",
         debounce_ms: int = 80,
-        step_ms: int = 20,
+        step_ms: int = 50,
         rescan_interval: float = 2.0,
         history_limit: int = HISTORY_KEEP,
         scan_repeat_window: float = 30.0,

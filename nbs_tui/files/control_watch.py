@@ -34,7 +34,7 @@ class ProjectWatcher:
         on_error: Callable[[str, str], None],
         *,
         debounce_ms: int = 80,
-        step_ms: int = 20,
+        step_ms: int = 50,
     ) -> None:
         self.root = root
         self.nbs = nbs
@@ -70,6 +70,8 @@ class ProjectWatcher:
                 self.nbs,
                 watch_filter=None,
                 debounce=self._debounce_ms,
+                # watchfiles wakes (and takes the GIL) every step even when nothing changes: a
+                # 20 ms step cost 0.37 % of a core per project, 50 ms 0.18 %.
                 step=self._step_ms,
                 stop_event=self._stop,
                 rust_timeout=500,
