@@ -438,9 +438,15 @@ class ScreenWidget(Widget):
             self.refresh()
             self.describe_view()
             return
+        if runs and self.paint_directly(runs):
+            return
         width = self.size.width
         for start, count in runs:
             self.refresh(Region(0, start, width, count))
+
+    def paint_directly(self, runs: list[tuple[int, int]]) -> bool:
+        """Hook: write these rows to the terminal without Textual; False leaves them to it."""
+        return False
 
     def describe_view(self) -> None:
         """Hook: update titles after the viewport changed."""
@@ -502,25 +508,14 @@ class MirrorRows(ScreenWidget):
         self.painter = DirectPainter()
         """Writes a scroll's rows to the terminal itself when nothing covers the mirror."""
 
-    def screen_changed(self) -> None:
-        """Repaint the rows that changed: straight to the terminal when that is safe, else through Textual."""
-        runs = self.lines.changed(self.size, self.ANCHOR_CONTENT)
-        if runs is None:
-            self.refresh()
-            self.describe_view()
-            return
-        if runs:
-            self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
-            self._base = self.rich_style
-            try:
-                painted = self.painter.paint(self, runs, self._content_strip)
-            finally:
-                self._base = None
-            if painted:
-                return
-        width = self.size.width
-        for start, count in runs:
-            self.refresh(Region(0, start, width, count))
+    def paint_directly(self, runs: list[tuple[int, int]]) -> bool:
+        """Straight to the terminal when that is safe (`DirectPainter.paint` says), else through Textual."""
+        self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
+        self._base = self.rich_style
+        try:
+            return self.painter.paint(self, runs, self._content_strip)
+        finally:
+            self._base = None
 
     def _content_strip(self, y: int) -> Strip:
         """Row ``y`` as this widget renders it before Textual styles it (cached by content)."""
