@@ -132,8 +132,9 @@ def test_killed_ssh_disconnects_reconnects_and_reseeds_without_freezing_the_host
         start = _report(report)[0]
         wait_for(lambda: _report(report)[0] > start + 100)
         assert _report(report)[1] < 1.0, _report(report)
-        # ours, attached again; nothing left over (a lingering orphan is reaped within seconds)
-        wait_for(lambda: len(_remote_client_pids(a)) == 1, 10)
+        # ours, attached again; nothing left over. A lingering orphan is reaped once sshd has
+        # let it go (the fleet keeps trying for a minute); under load that took over 10 s once.
+        wait_for(lambda: len(_remote_client_pids(a)) == 1, 30)
         print(f"reconnected in {reconnected:.2f}s, writer's longest pause {_report(report)[1]:.3f}s")
 
 
