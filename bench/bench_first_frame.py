@@ -31,7 +31,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
-from bench_app import MARKED, AppInPty, Markers, app_env  # noqa: E402
+from bench_app import MARKED, AppInPty, Markers, app_env, compile_checkout  # noqa: E402
 
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
 
@@ -61,6 +61,8 @@ def main() -> int:
     parser.add_argument("--agents", type=int, default=50)
     args = parser.parse_args()
     checkouts = [c.resolve() for c in args.checkouts]
+    for checkout in checkouts:
+        compile_checkout(checkout, str(checkout / ".venv" / "bin" / "python"))
     work = Path(tempfile.mkdtemp(prefix="nbs-first-frame-"))
     home = work / "home"
     home.mkdir()

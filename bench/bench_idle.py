@@ -30,7 +30,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
-from bench_app import AppInPty, app_env  # noqa: E402
+from bench_app import AppInPty, app_env, compile_checkout  # noqa: E402
 from bench_first_frame import cpu_seconds  # noqa: E402
 
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
@@ -64,6 +64,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=20.0, help="the measuring window")
     args = parser.parse_args()
     checkouts = [c.resolve() for c in args.checkouts]
+    for checkout in checkouts:
+        compile_checkout(checkout, str(checkout / ".venv" / "bin" / "python"))
     work = Path(tempfile.mkdtemp(prefix="nbs-idle-"))
     home = work / "home"
     home.mkdir()
