@@ -183,8 +183,9 @@ class NbsApp(App[int]):
         self._seen_fleet = False
         self._stale = True
         self._frame_timer: Timer | None = None
-        self.frames_run = 0
         """Runs `_frame` FRAME_SECONDS apart while anything changes; paused while nothing does."""
+        self.frames_run = 0
+        """How many frames ran (the tests read it)."""
         self._grid_key: tuple[object, ...] = ()
         self._history_pane: PaneInfo | None = None
         """The pane the scrollback shows, while it is open."""

@@ -22,7 +22,7 @@ path, never a broken screen.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from textual.geometry import Region
@@ -74,7 +74,7 @@ class DirectPainter:
         self.frames_painted = 0
         self.frames_declined = 0
 
-    def paint(self, widget: Widget, runs: Sequence[tuple[int, int]], content_strip: Any) -> bool:
+    def paint(self, widget: Widget, runs: Sequence[tuple[int, int]], content_strip: Callable[[int], Strip]) -> bool:
         """Write rows ``runs`` (``(start, count)`` pairs) of ``widget``; False if it must go through Textual."""
         if not runs:
             return True

@@ -509,25 +509,25 @@ class MirrorRows(ScreenWidget):
         """Writes a scroll's rows to the terminal itself when nothing covers the mirror."""
 
     def paint_directly(self, runs: list[tuple[int, int]]) -> bool:
-        """Straight to the terminal when that is safe (`DirectPainter.paint` says), else through Textual."""
-        self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
-        self._base = self.rich_style
+        """Straight to the terminal when that is safe (`DirectPainter.paint` says), else through
+        Textual. The painter keys what it keeps by `render_line`'s strips, cached by content."""
+        self._read_outside_style()
+        outer, self._base = self._base, self.rich_style
         try:
-            return self.painter.paint(self, runs, self._content_strip)
+            return self.painter.paint(self, runs, self.render_line)
         finally:
-            self._base = None
+            self._base = outer
 
-    def _content_strip(self, y: int) -> Strip:
-        """Row ``y`` as this widget renders it before Textual styles it (cached by content)."""
-        return self.render_line(y)
+    def _read_outside_style(self) -> None:
+        self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
+        self._read_outside_style()
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
         if self._base is None:  # called on its own, not from render_lines
-            self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
+            self._read_outside_style()
         return super().render_line(y)
 
     def describe_view(self) -> None:
