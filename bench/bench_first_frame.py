@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -31,7 +32,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
-from bench_app import MARKED, AppInPty, Markers, app_env, compile_checkout  # noqa: E402
+from bench_app import MARKED, AppInPty, Markers, app_argv, app_env, compile_checkout  # noqa: E402
 
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
 
@@ -41,10 +42,34 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def launch_checkout(checkout: Path, socket: str, config: Path, home: Path, n: int) -> AppInPty:
+    """`bench_app.app_argv`'s app, run from ``checkout`` with the Python of its ``.venv``."""
+    python = str(checkout / ".venv" / "bin" / "python")
+    return AppInPty([python, *app_argv(socket, config)[1:]], app_env(home), n, checkout)
+
+
+def prepare(paths: list[Path], prefix: str) -> tuple[list[Path], Path, Path]:
+    """The checkouts, resolved and byte-compiled, and a scratch HOME and empty config to launch them with."""
+    checkouts = [c.resolve() for c in paths]
+    for checkout in checkouts:
+        compile_checkout(checkout, str(checkout / ".venv" / "bin" / "python"))
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    home = work / "home"
+    home.mkdir()
+    config = work / "empty.toml"
+    config.write_text("")
+    return checkouts, home, config
+
+
+def interleaved(checkouts: list[Path], rounds: int) -> Iterator[Path]:
+    """Each checkout once per round, the order reversed every other round (load drift hits all alike)."""
+    for round_ in range(rounds):
+        yield from checkouts if round_ % 2 == 0 else checkouts[::-1]
+
+
 def launch(checkout: Path, socket: str, config: Path, home: Path, n: int) -> tuple[float, float]:
     """(seconds to the first full frame, CPU seconds by then) of one launch."""
-    argv = [str(checkout / ".venv" / "bin" / "python"), "-m", "nbs_tui", "-L", socket, "--no-poll", "--config", str(config)]
-    app = AppInPty(argv, app_env(home), n, checkout)
+    app = launch_checkout(checkout, socket, config, home, n)
     try:
         if not app.full_frame.wait(60):
             raise RuntimeError(f"{checkout}: no full frame; last output: {app.output()[-600:]!r}")
@@ -60,17 +85,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--agents", type=int, default=50)
     args = parser.parse_args()
-    checkouts = [c.resolve() for c in args.checkouts]
-    for checkout in checkouts:
-        compile_checkout(checkout, str(checkout / ".venv" / "bin" / "python"))
-    work = Path(tempfile.mkdtemp(prefix="nbs-first-frame-"))
-    home = work / "home"
-    home.mkdir()
-    config = work / "empty.toml"
-    config.write_text("")
+    checkouts, home, config = prepare(args.checkouts, "nbs-first-frame-")
     results: dict[Path, list[tuple[float, float]]] = {c: [] for c in checkouts}
     load_before = os.getloadavg()
-    fleet = DemoFleet.start_busy(args.agents, busy_fraction=0.25, marker_dir=work / "markers")
+    fleet = DemoFleet.start_busy(args.agents, busy_fraction=0.25, marker_dir=home.parent / "markers")
     try:
         agent = fleet.agent(MARKED)
         assert agent.marker_fifo is not None and agent.marker_file is not None
@@ -79,12 +97,11 @@ def main() -> int:
         socket = fleet.server.socket_name
         assert socket is not None
         time.sleep(2.0)
-        for round_ in range(args.rounds):
-            for checkout in checkouts if round_ % 2 == 0 else checkouts[::-1]:
-                frame, cpu = launch(checkout, socket, config, home, args.agents)
-                results[checkout].append((frame, cpu))
-                print(f"{checkout.name}: first full frame {frame:.3f} s, CPU {cpu:.2f} s", file=sys.stderr, flush=True)
-                time.sleep(1.0)
+        for checkout in interleaved(checkouts, args.rounds):
+            frame, cpu = launch(checkout, socket, config, home, args.agents)
+            results[checkout].append((frame, cpu))
+            print(f"{checkout.name}: first full frame {frame:.3f} s, CPU {cpu:.2f} s", file=sys.stderr, flush=True)
+            time.sleep(1.0)
         markers.stop()
     finally:
         fleet.stop()

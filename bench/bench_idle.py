@@ -21,7 +21,6 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,16 +29,14 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
-from bench_app import AppInPty, app_env, compile_checkout  # noqa: E402
-from bench_first_frame import cpu_seconds  # noqa: E402
+from bench_first_frame import cpu_seconds, interleaved, launch_checkout, prepare  # noqa: E402
 
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
 
 
 def idle_cpu(checkout: Path, socket: str, config: Path, home: Path, n: int, settle: float, seconds: float) -> float:
     """% of one core the app used over ``seconds`` on the idle fleet, after it listed it and settled."""
-    argv = [str(checkout / ".venv" / "bin" / "python"), "-m", "nbs_tui", "-L", socket, "--no-poll", "--config", str(config)]
-    app = AppInPty(argv, app_env(home), n, checkout)
+    app = launch_checkout(checkout, socket, config, home, n)
     try:
         deadline = time.monotonic() + 60
         while not app.listed_ns:
@@ -63,14 +60,7 @@ def main() -> int:
     parser.add_argument("--settle", type=float, default=8.0, help="seconds after the fleet is listed")
     parser.add_argument("--seconds", type=float, default=20.0, help="the measuring window")
     args = parser.parse_args()
-    checkouts = [c.resolve() for c in args.checkouts]
-    for checkout in checkouts:
-        compile_checkout(checkout, str(checkout / ".venv" / "bin" / "python"))
-    work = Path(tempfile.mkdtemp(prefix="nbs-idle-"))
-    home = work / "home"
-    home.mkdir()
-    config = work / "empty.toml"
-    config.write_text("")
+    checkouts, home, config = prepare(args.checkouts, "nbs-idle-")
     results: dict[Path, list[float]] = {c: [] for c in checkouts}
     load_before = os.getloadavg()
     fleet = DemoFleet.start_busy(args.agents, busy_fraction=0.0)
@@ -78,11 +68,10 @@ def main() -> int:
         socket = fleet.server.socket_name
         assert socket is not None
         time.sleep(2.0)
-        for round_ in range(args.rounds):
-            for checkout in checkouts if round_ % 2 == 0 else checkouts[::-1]:
-                cpu = idle_cpu(checkout, socket, config, home, args.agents, args.settle, args.seconds)
-                results[checkout].append(cpu)
-                print(f"{checkout.name}: {cpu:.2f} % of a core", file=sys.stderr, flush=True)
+        for checkout in interleaved(checkouts, args.rounds):
+            cpu = idle_cpu(checkout, socket, config, home, args.agents, args.settle, args.seconds)
+            results[checkout].append(cpu)
+            print(f"{checkout.name}: {cpu:.2f} % of a core", file=sys.stderr, flush=True)
     finally:
         fleet.stop()
     load_after = os.getloadavg()
