@@ -41,8 +41,23 @@ its control clients with ``no-output``: tmux then sends it no pane output at all
 nothing escaping it), and `captured` reads a pane when its window's ``window_activity`` (from
 one in-band ``list-panes`` a second) says it may have printed, at most once per interval.
 
-A stalled reader never blocks a pane: a fleet that streams output also attaches one
-``no-output`` *guard* client. tmux 3.3a stops reading a pane (``server_client_check_pane_buffer``)
+Output follows the watch (a local fleet that streams output but keeps models only of watched
+panes: the dashboard). Every session's own client is ``no-output`` as above; a session holding
+a watched pane gets a second client, its *viewer*, that streams its output: seeds and live
+output of its watched panes come on the viewer, and so do the captures of its unwatched panes
+(their ``%output`` marks them changed on that same connection, so a read and the output after
+it arrive in order). tmux then escapes and sends the output of the sessions someone looks at,
+not of every pane (issue 13: at 200 panes that was most of tmux's extra CPU and of our
+reader's). `set_watched` starts a newly looked-at session's viewer at once, and a pane
+watched there is seeded as soon as it is attached; viewers no longer needed are detached by
+the supervisor (closing one waits for its process), which also replaces one that died. A viewer is never switched by ``refresh-client -f no-output`` instead:
+tmux 3.3a frees its per-pane state with output still queued, and the queued block then holds
+every later reply back (control.c, ``control_reset_offsets``), so a client is swapped whole.
+A remote fleet streams every session as before (its window activity is another host's clock).
+
+A stalled reader never blocks a pane: a fleet that streams output on its sessions' own clients
+also attaches one ``no-output`` *guard* client (with viewers, the sessions' own ``no-output``
+clients are the guard). tmux 3.3a stops reading a pane (``server_client_check_pane_buffer``)
 only while every attached client is a control client with that pane's output queued and 512
 bytes or more stuck in its write buffer; a ``no-output`` client counts as always able to take
 more, so with the guard attached a stopped, starved or stalled dashboard makes tmux buffer its
@@ -248,6 +263,9 @@ class TmuxFleet(FleetPort):
         whose window showed activity since its last read (tmux's ``window_activity``, one
         in-band ``list-panes`` a capture interval; every time it is asked on a remote host), at
         most once per ``capture_interval``, and `set_watched` is refused."""
+        self.output_follows_watch = self.stream_output and not watch_all and not self.runner.remote
+        """Only sessions holding a watched pane stream output, on a viewer client each (see the
+        module docstring); the rest are read as a ``no-output`` fleet reads them."""
 
         self.connected = False
         self.last_error = ""
@@ -257,6 +275,11 @@ class TmuxFleet(FleetPort):
         self._panes: dict[PaneId, _Pane] = {}
         self._order: list[PaneInfo] = []
         self._clients: dict[str, ControlClient] = {}
+        self._viewers: dict[str, ControlClient] = {}
+        """Output follows the watch: the output client of each session holding a watched pane."""
+        self._viewer_ready: set[str] = set()
+        self._seeds_due = False
+        """A viewer attached: the feeder asks for the seeds that waited for it."""
         self._guard: ControlClient | None = None
         self._start_error = ""
         """Why the last control client could not be started ("" once one could)."""
@@ -307,7 +330,7 @@ class TmuxFleet(FleetPort):
             thread.join(5.0)
         self._threads.clear()
         with self._state_lock:
-            clients = list(self._clients.values())
+            clients = list(self._clients.values()) + self._drop_viewers()
             self._clients.clear()
             self._ready.clear()
         for client in clients:
@@ -341,6 +364,13 @@ class TmuxFleet(FleetPort):
             for pane_id, pane in self._panes.items():
                 self._apply_watch(pane, self._wants_model(pane_id), now)
             self._request_due_seeds(now)
+            if self.output_follows_watch:
+                viewed = self._viewed_sessions()
+                for sid in viewed - set(self._viewers):
+                    if sid in self._clients:
+                        self._start_viewer(sid)  # at once (a process start, ~ms): the mirror waits on it
+                if set(self._viewers) - viewed:
+                    self._rescan.set()  # detaching waits for the process: the supervisor does it
 
     def watched(self) -> frozenset[PaneId]:
         """The panes that have a live model now."""
@@ -390,7 +420,7 @@ class TmuxFleet(FleetPort):
             return False
         if pane.reread:
             return True
-        if self.stream_output:
+        if self._streams(pane.session_id):
             if not pane.unseen:
                 return False
             printing = now - pane.printed_at < self.capture_quiet
@@ -407,11 +437,11 @@ class TmuxFleet(FleetPort):
     def _read_captures(self, panes: list[_Pane], now: float, timeout: float) -> dict[PaneId, CapturedScreen]:
         """Capture these panes in-band (lines per connection in one write) and keep what is new;
         the panes read successfully, with their screens (the same object when unchanged)."""
-        by_client: dict[str, list[_Pane]] = {}
+        by_client: dict[ControlClient, list[_Pane]] = {}
         for pane in panes:
-            client = self._clients.get(pane.session_id)
-            if client is not None and client.alive and pane.session_id in self._ready:
-                by_client.setdefault(pane.session_id, []).append(pane)
+            client = self._output_client(pane.session_id)
+            if client is not None:
+                by_client.setdefault(client, []).append(pane)
         done = threading.Event()
         lock = threading.Lock()
         replies: dict[PaneId, Reply] = {}
@@ -432,10 +462,7 @@ class TmuxFleet(FleetPort):
             return got
 
         sent: list[_Pane] = []
-        for session_id, group in by_client.items():
-            client = self._clients.get(session_id)
-            if client is None:
-                continue
+        for client, group in by_client.items():
             commands = []
             for pane in group:
                 pane.capture_at = now
@@ -474,6 +501,23 @@ class TmuxFleet(FleetPort):
                 pane.capture = fresh
             found[pane_id] = fresh
         return found
+
+    def _streams(self, session_id: str) -> bool:
+        """This session's output reaches us now (so a pane's ``%output`` marks it changed)."""
+        if not self.output_follows_watch:
+            return self.stream_output
+        return session_id in self._viewer_ready
+
+    def _output_client(self, session_id: str) -> ControlClient | None:
+        """The ready client whose replies arrive in order with this session's ``%output`` (its
+        viewer when it has one attached, else its own client); None when none is ready."""
+        viewer = self._viewers.get(session_id)
+        if viewer is not None and viewer.alive and session_id in self._viewer_ready:
+            return viewer
+        client = self._clients.get(session_id)
+        if client is not None and client.alive and session_id in self._ready:
+            return client
+        return None
 
     def _window_activity(self, pane: _Pane, now: float) -> int | None:
         """Without %output: the wall-clock second of the pane's window's last activity.
@@ -612,6 +656,7 @@ class TmuxFleet(FleetPort):
             return {
                 "panes": len(panes),
                 "clients": len(self._clients),
+                "viewers": len(self._viewers),
                 "dropped_bytes": sum(p.dropped_bytes for p in panes),
                 "reseeds": self.reseeds,
                 "models": sum(p.screen is not None for p in panes),
@@ -623,7 +668,12 @@ class TmuxFleet(FleetPort):
 
     def client_pids(self) -> list[int]:
         with self._state_lock:
-            return [c.pid for c in self._clients.values() if c.pid]
+            return [c.pid for c in [*self._clients.values(), *self._viewers.values()] if c.pid]
+
+    def viewed_sessions(self) -> frozenset[str]:
+        """The sessions whose output streams to us on a viewer now (for tests and benches)."""
+        with self._state_lock:
+            return frozenset(sid for sid in self._viewers if sid in self._viewer_ready)
 
     def _require(self, pane_id: PaneId) -> _Pane:
         pane = self._panes.get(pane_id)
@@ -870,7 +920,7 @@ class TmuxFleet(FleetPort):
             self._suspects[pid] = now
         self._remote_pids.clear()
         with self._state_lock:
-            clients = list(self._clients.values())
+            clients = list(self._clients.values()) + self._drop_viewers()
             self._clients.clear()
             self._ready.clear()
             for pane in self._panes.values():
@@ -897,7 +947,7 @@ class TmuxFleet(FleetPort):
         if new_server:
             log.info("tmux server restarted (pid %s)", server_pid)
             with self._state_lock:
-                clients = list(self._clients.values())
+                clients = list(self._clients.values()) + self._drop_viewers()
                 self._clients.clear()
                 self._ready.clear()
             for client in clients:
@@ -961,8 +1011,11 @@ class TmuxFleet(FleetPort):
             if order != self._order:
                 fleet_changed = True
             self._order = order
+            detached = self._sync_viewers(sessions)
             # seeds for panes whose session's client is attached
             self._request_due_seeds(time.monotonic())
+        for viewer in detached:
+            viewer.close()
         if not self._emitted_fleet:
             self._emitted_fleet = fleet_changed = True
         self._tried = True
@@ -1025,7 +1078,7 @@ class TmuxFleet(FleetPort):
             on_exit=self._make_exit_handler(session_id, box),  # type: ignore[arg-type]
             tmux=self.tmux,
             runner=self.runner,
-            flags="ignore-size" if self.stream_output else "ignore-size,no-output",
+            flags="ignore-size" if self.stream_output and not self.output_follows_watch else "ignore-size,no-output",
         )
         box.append(client)
         try:
@@ -1047,7 +1100,7 @@ class TmuxFleet(FleetPort):
         if guard is not None and (new_server or not guard.alive or guard.session_id not in sessions):
             self._drop_guard()
             guard = None
-        if guard is not None or not sessions or not self.stream_output:
+        if guard is not None or not sessions or not self.stream_output or self.output_follows_watch:
             return
         session_id = min(sessions)
 
@@ -1072,6 +1125,86 @@ class TmuxFleet(FleetPort):
             return
         self._guard = guard
 
+    def _viewed_sessions(self) -> set[str]:
+        """The sessions holding a watched pane of the fleet (state lock held)."""
+        return {pane.session_id for pid in self._watched if (pane := self._panes.get(pid)) is not None}
+
+    def _sync_viewers(self, sessions: set[str]) -> list[ControlClient]:
+        """Attach a viewer to each live session holding a watched pane, detach the others
+        (state lock held). Returns the clients to close once the lock is released (closing
+        waits for the process)."""
+        wanted = self._viewed_sessions() & sessions if self.output_follows_watch else set()
+        gone = []
+        for sid, viewer in list(self._viewers.items()):
+            if sid not in wanted or not viewer.alive:
+                gone.append(self._viewers.pop(sid))
+                self._viewer_ready.discard(sid)
+                if sid in wanted:  # died: its watched panes' output went unseen
+                    for pane in self._panes.values():
+                        if pane.session_id == sid:
+                            self._invalidate(pane)
+        for sid in wanted - set(self._viewers):
+            self._start_viewer(sid)
+        return gone
+
+    def _drop_viewers(self) -> list[ControlClient]:
+        """Forget every viewer (state lock held); returns them, to close outside the lock."""
+        gone = list(self._viewers.values())
+        self._viewers.clear()
+        self._viewer_ready.clear()
+        return gone
+
+    def _start_viewer(self, session_id: str) -> None:
+        box: list[ControlClient] = []
+
+        def current() -> bool:
+            return bool(box) and self._viewers.get(session_id) is box[0]
+
+        def on_notification(line: str) -> None:
+            if not line.startswith("%session-changed"):
+                return  # the session's own client reports the rest
+            parts = line.split(" ")
+            if len(parts) < 2 or parts[1] != session_id or not current():
+                return
+            self._viewer_ready.add(session_id)
+            for pane in list(self._panes.values()):
+                if pane.session_id == session_id:
+                    pane.unseen = True  # output before now went unmarked: read it once
+            self._seeds_due = True  # the feeder seeds the watched panes that waited for this
+            self._feed_wake.set()
+
+        def on_exit(reason: str) -> None:
+            log.info("viewer client for %s exited: %s", session_id, reason)
+            with self._state_lock:
+                was_current = current()
+                if was_current:
+                    self._viewer_ready.discard(session_id)
+                main = self._clients.get(session_id)
+            self._rescan.set()  # the supervisor replaces it (and re-seeds its watched panes)
+            # Not ours to close (close() never calls this): say so, unless the whole session or
+            # server went (its own client says that).
+            if was_current and main is not None and main.alive and not self._stop.is_set():
+                self._report("tmux", f"output control client for session {session_id} exited ({reason}); reattaching")
+
+        viewer = ControlClient(
+            self.server,
+            session_id,
+            on_output=self._make_output_handler(session_id),
+            wants_output=self._make_output_filter(session_id),
+            on_notification=on_notification,
+            on_exit=on_exit,
+            tmux=self.tmux,
+            runner=self.runner,
+            flags="ignore-size",
+        )
+        box.append(viewer)
+        self._viewers[session_id] = viewer  # before it starts: its first line may come at once
+        try:
+            viewer.start()
+        except OSError as exc:
+            del self._viewers[session_id]
+            log.warning("cannot start a viewer client for %s: %s", session_id, exc)
+
     def _drop_guard(self) -> None:
         guard, self._guard = self._guard, None
         if guard is not None:
@@ -1087,9 +1220,9 @@ class TmuxFleet(FleetPort):
 
     def _request_seed(self, pane: _Pane, now: float) -> None:
         sid = pane.session_id
-        client = self._clients.get(sid)
-        if client is None or not client.alive or sid not in self._ready:
-            return
+        client = self._output_client(sid)
+        if client is None or (self.output_follows_watch and client is not self._viewers.get(sid)):
+            return  # following the watch, a seed waits for its session's viewer
         pid = pane.info.pane_id
         box: dict[str, Reply] = {}
         generation = pane.generation
@@ -1207,6 +1340,9 @@ class TmuxFleet(FleetPort):
         ids: set[PaneId] = set()
         while dirty:
             ids.add(dirty.popleft())
+        if self._seeds_due:
+            self._seeds_due = False
+            need_seed = True
         if now - self._last_scan >= 0.1:
             # Also look at every pane now and then: seeds due, and nothing left behind.
             self._last_scan = now

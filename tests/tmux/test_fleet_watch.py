@@ -4,6 +4,8 @@ mirrors it cell for cell; unwatching drops its model."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import textwrap
 import time
@@ -62,12 +64,19 @@ def test_unwatched_busy_pane_is_not_parsed_but_still_reported_and_readable(
     server: libtmux.Server, tmp_path: Path
 ) -> None:
     busy, quiet, _stop = _busy(server, tmp_path)
+    session = server.sessions.get(session_name="w")
+    assert session is not None
+    looked_at = session.new_window(attach=False).active_pane
+    assert looked_at is not None
     with running_fleet(server, watch_all=False) as (fleet, recorder):
         assert fleet.wait_seeded(10)
+        # Someone looks at another pane of the session: its output streams, the busy pane's too.
+        fleet.set_watched("test", [str(looked_at.pane_id)])
+        wait_for(lambda: fleet.seeded(str(looked_at.pane_id)))
         assert fleet.screen(busy) is None and fleet.screen(quiet) is None
         wait_for(lambda: fleet.fed(busy)[1] > 20)  # %output lines seen...
         assert fleet.fed(busy)[0] == 0  # ...none of them parsed
-        assert fleet.stats()["models"] == 0
+        assert fleet.stats()["models"] == 1  # the watched pane's only
         wait_for(lambda: busy in recorder.changed)  # still news for the quiet-time clocks
 
         first = fleet.captured(busy)
@@ -213,7 +222,13 @@ def test_prefetch_reads_every_due_pane_at_once_and_captured_answers_from_it(serv
         pane = session.new_window(attach=False, window_shell="cat").active_pane
         assert pane is not None
         ids.append(str(pane.pane_id))
+    looked_at = session.new_window(attach=False, window_shell="cat").active_pane
+    assert looked_at is not None
     with running_fleet(server, watch_all=False, capture_interval=0.2) as (fleet, _rec):
+        # A pane of the session is watched, so its output streams and marks exactly the panes
+        # that printed (without it, window activity to the second would: see the test above).
+        fleet.set_watched("test", [str(looked_at.pane_id)])
+        wait_for(lambda: fleet.seeded(str(looked_at.pane_id)))
         wait_for(lambda: set(ids) <= {p.pane_id for p in fleet.panes()} and fleet.prefetch(ids) == 3)
         read = fleet.captures
         firsts = [fleet.captured(i) for i in ids]
@@ -224,3 +239,63 @@ def test_prefetch_reads_every_due_pane_at_once_and_captured_answers_from_it(serv
         second = fleet.captured(ids[1])
         assert second is not None and any("second pane speaks" in line for line in second.lines)
         assert fleet.captured(ids[0]) is firsts[0] and fleet.captured(ids[2]) is firsts[2]
+
+
+def _control_clients(server: libtmux.Server) -> list[tuple[str, bool]]:
+    """tmux's own list of our control clients: (session name, streams output) each."""
+    listing = tmux(server, "list-clients", "-F", "#{client_session} #{client_flags}")
+    clients = []
+    for line in listing.splitlines():
+        name, _, flags = line.partition(" ")
+        if "control-mode" in flags.split(","):
+            clients.append((name, "no-output" not in flags.split(",")))
+    return sorted(clients)
+
+
+def test_output_streams_only_for_the_session_someone_looks_at(server: libtmux.Server, tmp_path: Path) -> None:
+    """The dashboard's fleet: every session's own client is ``no-output``; a session holding a
+    watched pane gets one more client that streams its output, and loses it when no pane of it
+    is watched any more. An unwatched session's busy pane is never streamed, yet read."""
+    busy, _quiet, _stop = _busy(server, tmp_path)  # session "w"
+    other = new_session(server, "v", 80, 24)
+    looked_at = str(other.active_pane.pane_id)  # type: ignore[union-attr]
+    with running_fleet(server, watch_all=False) as (fleet, _rec):
+        assert fleet.wait_seeded(10)
+        wait_for(lambda: _control_clients(server) == [("v", False), ("w", False)])
+        assert fleet.viewed_sessions() == set()
+        time.sleep(0.5)  # the busy pane prints ten lines meanwhile; none of them reach us
+        assert fleet.fed(busy) == (0, 0)
+        first = fleet.captured(busy)  # read all the same (window activity says it printed)
+        assert first is not None and _last_line_number(list(first.lines)) > 0
+
+        # Watch a pane of the other session: that session streams, the busy one still does not.
+        fleet.set_watched("mirror", [looked_at])
+        wait_for(lambda: fleet.seeded(looked_at), 5.0)
+        assert fleet.viewed_sessions() == {other.session_id}
+        assert _control_clients(server) == [("v", False), ("v", True), ("w", False)]
+        time.sleep(0.5)
+        assert fleet.fed(busy) == (0, 0)
+
+        # Watch the busy pane instead: its session's output streams (and is parsed for it), the
+        # other session's viewer is detached.
+        fleet.set_watched("mirror", [busy])
+        wait_for(lambda: fleet.seeded(busy) and fleet.fed(busy)[0] > 0, 5.0)
+        wait_for(lambda: _control_clients(server) == [("v", False), ("w", False), ("w", True)])
+        assert fleet.viewed_sessions() == {server.sessions.get(session_name="w").session_id}  # type: ignore[union-attr]
+        screen = fleet.screen(busy)
+        assert screen is not None
+        wait_for(lambda: _last_line_number(screen.text_lines()) >= _last_line_number(capture_plain(server, busy)) - 2)
+
+        # The output client dies under us: another takes its place and the pane is seeded again.
+        listing = tmux(server, "list-clients", "-F", "#{client_pid} #{client_flags}").splitlines()
+        (viewer_pid,) = [int(line.split()[0]) for line in listing if "no-output" not in line]
+        os.kill(viewer_pid, signal.SIGTERM)
+        wait_for(lambda: viewer_pid not in fleet.client_pids(), 5.0)
+        wait_for(lambda: _control_clients(server) == [("v", False), ("w", False), ("w", True)], 5.0)
+        printed = _last_line_number(capture_plain(server, busy))
+        wait_for(lambda: (s := fleet.screen(busy)) is not None and _last_line_number(s.text_lines()) > printed, 5.0)
+
+        # Nobody looks: no output at all again.
+        fleet.set_watched("mirror", [])
+        wait_for(lambda: _control_clients(server) == [("v", False), ("w", False)])
+        assert fleet.viewed_sessions() == set() and fleet.screen(busy) is None

@@ -1,5 +1,5 @@
-"""The sidecar on a fleet that parses nothing (no pane watched): every scenario of
-test_sidecar_runner.py again, each pane read through in-band captures, plus the proof that the
+"""The sidecar on a fleet that parses no agent's output (no agent pane watched): every scenario
+of test_sidecar_runner.py again, each pane read through in-band captures, plus the proof that the
 agents' output was never parsed and that a state is seen within a tick or two."""
 
 from __future__ import annotations
@@ -27,15 +27,25 @@ from tests.tmux.test_sidecar_runner import (  # noqa: F401  (fixtures and tests,
 
 
 @pytest.fixture(params=[True, False], ids=["output-streamed", "no-output"])
-def run_sidecar(server: libtmux.Server, request: pytest.FixtureRequest) -> Iterator[Callable[..., RunningSidecar]]:
-    """A fleet that watches nothing: tmux still streams output (the dashboard's fleet) or
-    sends none at all (``stream_output=False``: headless, the service)."""
-    with sidecars(server, watch_all=False, stream_output=request.param) as start_runner:
+def run_sidecar(
+    server: libtmux.Server, session: libtmux.Session, request: pytest.FixtureRequest
+) -> Iterator[Callable[..., RunningSidecar]]:
+    """A fleet that watches no agent: the dashboard's fleet looking at the session's first pane
+    (a shell, so tmux streams the session's output, the agents' too), or the fleet of headless
+    and the service (``stream_output=False``: no output at all)."""
+    streamed = request.param
+    with sidecars(server, watch_all=False, stream_output=streamed) as start_runner:
 
         def start(interval: float = 2.0, backoff: float = 3.0, **settings: object) -> RunningSidecar:
             config = SidecarConfig(poll_interval=interval, backoff=backoff, **settings)  # type: ignore[arg-type]
             running = start_runner(Settings(poll_interval=interval), config)
-            assert isinstance(running.runner.fleet, TmuxFleet)
+            fleet = running.runner.fleet
+            assert isinstance(fleet, TmuxFleet)
+            if streamed:
+                shell = str(session.windows[0].active_pane.pane_id)  # type: ignore[union-attr]
+                fleet.set_watched("test", [shell])
+                assert _wait(lambda: fleet.seeded(shell), 10)
+                assert fleet.viewed_sessions() == {session.session_id}
             return running
 
         yield start
@@ -60,7 +70,7 @@ def test_busy_unwatched_agent_is_detected_without_parsing_its_output(
     else:  # no output arrives at all
         assert fleet.fed(working.pane_id)[1] == 0
     assert fleet.fed(working.pane_id)[0] == 0 and fleet.fed(plan.pane_id)[0] == 0
-    assert fleet.stats()["models"] == 0
+    assert fleet.stats()["models"] == (1 if fleet.stream_output else 0)  # the shell's only
     # one capture per changed pane per tick at most: the spinner pane is read about once a second
     taken, ticks = fleet.stats()["captures"], running.runner.ticks
     assert _wait(lambda: running.runner.ticks >= ticks + 3, 10)
