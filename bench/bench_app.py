@@ -8,7 +8,9 @@ Run on demand (not part of the test suite)::
 
 For each N it starts ``DemoFleet.start_busy(N, busy_fraction=0.25, marker_dir=...)`` on a
 private server (imitation Claude Code agents, four 80x24 panes tiled per 160x48 window; a
-quarter of them print 10 coloured lines a second). Agent ``bench-0`` (busy, the first pane of
+quarter of them print 10 coloured lines a second: the first quarter, so whole windows and
+sessions are busy and the rest quiet; with ``--spread`` one pane in four, so every window and
+session holds a busy agent). Agent ``bench-0`` (busy, the first pane of
 the first session, so the pane the dashboard selects at launch) also gets a marker line
 ``T<seq>:<time_ns>`` through its marker FIFO every 80-120 ms for the whole run; the agent logs
 the CLOCK_MONOTONIC time right after the marker's bytes went to its pty. Then, one after
@@ -480,10 +482,12 @@ def summarize_profile(text: str, seconds: float, top: int = 20) -> str:
     return "\n".join(lines) + "\n"
 
 
-def measure(n: int, seconds: float, launches: int, workdir: Path, profile: bool, nice: int = 0) -> dict[str, Any]:
+def measure(
+    n: int, seconds: float, launches: int, workdir: Path, profile: bool, nice: int = 0, spread: bool = False
+) -> dict[str, Any]:
     markers_dir = workdir / f"markers-{n}"
     print(f"N={n}: starting the fleet ...", file=sys.stderr, flush=True)
-    fleet = DemoFleet.start_busy(n, busy_fraction=0.25, marker_dir=markers_dir)
+    fleet = DemoFleet.start_busy(n, busy_fraction=0.25, marker_dir=markers_dir, spread=spread)
     row: dict[str, Any] = {"n": n, "busy": round(n * 0.25)}
     try:
         agent = fleet.agent(MARKED)
@@ -623,6 +627,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--launches", type=int, default=1, help="app launches per N (medians; latencies pooled)")
     parser.add_argument("--profile", action="store_true", help="then one more launch per N under py-spy")
     parser.add_argument(
+        "--spread", action="store_true",
+        help="busy agents one in four, so in every window and session (default: the first quarter, whole sessions)",
+    )
+    parser.add_argument(
         "--nice", type=int, default=0,
         help="diagnostic: run the app and the fleet's tmux server at this nice value (e.g. -10, needs root)",
     )
@@ -637,7 +645,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                            capture_output=True, text=True).stdout.strip()
     try:
         for n in opts.sizes:
-            rows.append(measure(n, opts.seconds, opts.launches, workdir, opts.profile, opts.nice))
+            rows.append(measure(n, opts.seconds, opts.launches, workdir, opts.profile, opts.nice, opts.spread))
             shown = {k: v for k, v in rows[-1].items() if k != "profile"}
             print(json.dumps(shown), file=sys.stderr, flush=True)
     finally:

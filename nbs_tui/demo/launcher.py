@@ -228,13 +228,18 @@ class DemoFleet:
         height: int = HEIGHT,
         marker_dir: Path | None = None,
         wait: bool = True,
+        spread: bool = False,
     ) -> DemoFleet:
-        """Start ``panes`` agents for a benchmark: a ``busy_fraction`` of them print ``rate`` lines/s."""
+        """Start ``panes`` agents for a benchmark: a ``busy_fraction`` of them print ``rate`` lines/s:
+        the first ones (whole windows and sessions busy, the rest quiet), or with ``spread`` one
+        every ``1 / busy_fraction`` panes (busy agents in every window and session; the first
+        pane is busy either way)."""
         if panes < 1:
             raise ValueError("a benchmark fleet needs at least one pane")
         fleet = cls._new(server, width, height)
         try:
             busy = round(panes * max(0.0, min(1.0, busy_fraction)))
+            busy_indices = {round(i * panes / busy) for i in range(busy)} if spread and busy else set(range(busy))
             project = fleet._project("bench")
             if marker_dir is not None:
                 marker_dir.mkdir(parents=True, exist_ok=True)
@@ -244,9 +249,9 @@ class DemoFleet:
                 session = f"bench-{window_number // windows_per_session}"
                 window = f"w{window_number}"
                 name = f"bench-{index}"
-                script = "busy" if index < busy else "idle"
+                script = "busy" if index in busy_indices else "idle"
                 args = ["--name", name, "--script", script, "--seed", str(index)]
-                if index < busy:
+                if index in busy_indices:
                     args += ["--busy", "--rate", str(rate)]
                 else:
                     args += ["--warm", "1"]
