@@ -13,8 +13,10 @@ Threads, as built in `TmuxFleet`:
   other thread hold ``with screen.lock:`` across reads that must agree (one repaint). The same
   `PaneScreen` object stays with a pane id while the pane is watched (and across a reconnect);
 * watching: a fleet may keep a live model only of the panes some consumer watches
-  (`FleetPort.set_watched`); ``screens_changed`` still reports every pane that printed, and
-  `FleetPort.captured` reads an unwatched pane's screen from tmux (at most about once a second);
+  (`FleetPort.set_watched`); ``screens_changed`` still reports the unwatched panes it sees
+  print (`TmuxFleet` sees only the sessions holding a watched pane: output follows the watch),
+  and `FleetPort.captured` reads an unwatched pane's screen from tmux (at most about once a
+  second), whether it was seen printing or not;
 * `FleetPort.send_text`, `send_keys`, `capture_text` and `captured` block for a few
   milliseconds (one tmux round trip): call them from a worker thread, any thread but the
   listener callbacks.
