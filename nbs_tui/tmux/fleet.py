@@ -135,16 +135,6 @@ _LIVE = 2
 _UNWATCHED = 3
 """No model: output only marks the pane changed; its screen is read with `TmuxFleet.captured`."""
 
-ACTIVITY_FORMAT = (
-    "#{pane_id} #{window_activity} "
-    "#{cursor_x},#{cursor_y},#{history_size},#{alternate_on},#{cursor_flag},#{pane_title}"
-)
-"""No output: a window's last activity (tmux keeps no pane's) and the pane's own marks. Output
-almost always moves one of them (the cursor, the history, the screen, a title: Claude Code's
-spinner sets its title), so a pane whose window printed but whose marks did not move is not read
-again before the max age: in a window of four agents, one working no longer has its three idle
-mates read every second."""
-
 CAPTURE_SLACK = 0.1
 """A capture is due ``capture_interval`` less this after the last: a once-a-second reader
 whose ticks jitter by a few ms still gets a fresh one every tick."""
@@ -199,8 +189,6 @@ class _Pane:
     capture_at: float = float("-inf")
     capture_second: int = 0
     """Wall-clock second (tmux's ``window_activity`` resolution) at which the last read was asked."""
-    read_marks: str = ""
-    """No output: the pane's own marks (`ACTIVITY_FORMAT`) in the last listing before that read."""
     printed_at: float = float("-inf")
     """Unwatched, streaming: when its last ``%output`` came (monotonic), to read it once quiet."""
     reread: bool = False
@@ -265,7 +253,7 @@ class TmuxFleet(FleetPort):
         """In-band ``list-panes`` reads of window activity (no-output fleets; for benches)."""
         self.discoveries_in_band = 0
         """Discoveries answered on a control connection rather than by a process (for tests)."""
-        self._activity: dict[PaneId, tuple[int, str]] = {}
+        self._activity: dict[PaneId, int] = {}
         self._activity_at = float("-inf")
         self._activity_wall = 0.0
         """Wall-clock time just before ``_activity`` was asked for."""
@@ -437,16 +425,11 @@ class TmuxFleet(FleetPort):
                 return False
             printing = now - pane.printed_at < self.capture_quiet
         else:
-            listed = self._window_activity(pane, now)
-            if listed is None:
+            activity = self._window_activity(pane, now)
+            if activity is None:
                 return True  # unknown (remote, or not listed yet): read, as every interval
-            activity, marks = listed
             if activity < pane.capture_second:
                 return False  # its window printed nothing since the read
-            if marks == pane.read_marks and age < self.capture_max_age - CAPTURE_SLACK:
-                # Its window printed, yet nothing of this pane moved (cursor, history, title):
-                # a window-mate printed. Read at the max age all the same, in case it redrew in place.
-                return False
             # Active in second S: it may have printed until S + 1; quiet once that is past.
             printing = activity + 1 + self.capture_quiet > self._activity_wall
         return eager or not printing or age >= self.capture_max_age - CAPTURE_SLACK
@@ -484,8 +467,6 @@ class TmuxFleet(FleetPort):
             for pane in group:
                 pane.capture_at = now
                 pane.capture_second = second
-                listed = self._activity.get(pane.info.pane_id)
-                pane.read_marks = listed[1] if listed is not None else ""
                 commands.append((f"capture-pane -p -e -t {pane.info.pane_id}", on_reply(pane, pane.generation)))
             with lock:
                 expected[0] += len(commands)
@@ -538,15 +519,13 @@ class TmuxFleet(FleetPort):
             return client
         return None
 
-    def _window_activity(self, pane: _Pane, now: float) -> tuple[int, str] | None:
-        """Without %output: the wall-clock second of the pane's window's last activity, and the
-        pane's own marks (`ACTIVITY_FORMAT`).
+    def _window_activity(self, pane: _Pane, now: float) -> int | None:
+        """Without %output: the wall-clock second of the pane's window's last activity.
 
         One in-band ``list-panes -a`` a capture interval gives every window's last activity
         (whole seconds, updated by any output): a window active in or after the second of the
-        last read may have printed since; when the pane's marks are as they were at that read,
-        a window-mate did (read anyway at the max age). Only on this machine (tmux's clock is
-        ours); None (read again) when unsure."""
+        last read may have printed since. Only on this machine (tmux's clock is ours); None
+        (read again) when unsure."""
         if self.runner.remote:
             return None
         if now - self._activity_at >= self.capture_interval - CAPTURE_SLACK:
@@ -555,21 +534,20 @@ class TmuxFleet(FleetPort):
             self._activity = self._list_activity()
         return self._activity.get(pane.info.pane_id)
 
-    def _list_activity(self) -> dict[PaneId, tuple[int, str]]:
+    def _list_activity(self) -> dict[PaneId, int]:
         client = next((c for sid, c in list(self._clients.items()) if c.alive and sid in self._ready), None)
         if client is None:
             return {}
         try:
-            reply = client.command(f"list-panes -a -F {quote(ACTIVITY_FORMAT)}")
+            reply = client.command("list-panes -a -F '#{pane_id} #{window_activity}'")
         except ControlError:
             return {}
         self.activity_reads += 1
-        found: dict[PaneId, tuple[int, str]] = {}
+        found: dict[PaneId, int] = {}
         for line in reply.text():
-            pane_id, _, rest = line.partition(" ")
-            when, _, marks = rest.partition(" ")
+            pane_id, _, when = line.partition(" ")
             if when.isdigit():
-                found[pane_id] = (int(when), marks)
+                found[pane_id] = int(when)
         return found
 
     def command_line(self, line: str, timeout: float = 5.0) -> Reply | None:
