@@ -502,22 +502,32 @@ class TmuxFleet(FleetPort):
             found[pane_id] = fresh
         return found
 
+    @property
+    def _own_clients_stream(self) -> bool:
+        """The sessions' own clients take ``%output`` (no viewers: every session streams)."""
+        return self.stream_output and not self.output_follows_watch
+
     def _streams(self, session_id: str) -> bool:
         """This session's output reaches us now (so a pane's ``%output`` marks it changed)."""
-        if not self.output_follows_watch:
-            return self.stream_output
-        return session_id in self._viewer_ready
+        return self._own_clients_stream or session_id in self._viewer_ready
+
+    def _streaming_client(self, session_id: str) -> ControlClient | None:
+        """The ready client that carries this session's ``%output`` (seeds go on it): its viewer
+        when output follows the watch, else its own client; None when that one is not ready."""
+        if self.output_follows_watch:
+            client, ready = self._viewers.get(session_id), self._viewer_ready
+        else:
+            client, ready = self._clients.get(session_id), self._ready
+        return client if client is not None and client.alive and session_id in ready else None
 
     def _output_client(self, session_id: str) -> ControlClient | None:
-        """The ready client whose replies arrive in order with this session's ``%output`` (its
-        viewer when it has one attached, else its own client); None when none is ready."""
-        viewer = self._viewers.get(session_id)
-        if viewer is not None and viewer.alive and session_id in self._viewer_ready:
-            return viewer
-        client = self._clients.get(session_id)
-        if client is not None and client.alive and session_id in self._ready:
-            return client
-        return None
+        """The ready client whose replies arrive in order with this session's ``%output`` (a
+        capture goes there): the streaming one, or while a session has no viewer its own."""
+        streaming = self._streaming_client(session_id)
+        if streaming is not None or not self.output_follows_watch:
+            return streaming
+        own = self._clients.get(session_id)
+        return own if own is not None and own.alive and session_id in self._ready else None
 
     def _window_activity(self, pane: _Pane, now: float) -> int | None:
         """Without %output: the wall-clock second of the pane's window's last activity.
@@ -969,9 +979,7 @@ class TmuxFleet(FleetPort):
                     del self._clients[sid]
                     self._ready.discard(sid)
                     client.close()
-                    for orphan in self._panes.values():
-                        if orphan.session_id == sid:
-                            self._invalidate(orphan)  # output went unseen: seed again
+                    self._invalidate_session(sid)  # output went unseen: seed again
             for sid in sessions:
                 if sid not in self._clients:
                     self._start_client(sid)
@@ -1026,6 +1034,11 @@ class TmuxFleet(FleetPort):
                 log.exception("listener.fleet_changed failed")
         self._check_first_seed()
 
+    def _invalidate_session(self, session_id: str) -> None:
+        for pane in self._panes.values():
+            if pane.session_id == session_id:
+                self._invalidate(pane)
+
     @staticmethod
     def _invalidate(pane: _Pane) -> None:
         with pane.lock:
@@ -1078,7 +1091,7 @@ class TmuxFleet(FleetPort):
             on_exit=self._make_exit_handler(session_id, box),  # type: ignore[arg-type]
             tmux=self.tmux,
             runner=self.runner,
-            flags="ignore-size" if self.stream_output and not self.output_follows_watch else "ignore-size,no-output",
+            flags="ignore-size" if self._own_clients_stream else "ignore-size,no-output",
         )
         box.append(client)
         try:
@@ -1100,7 +1113,7 @@ class TmuxFleet(FleetPort):
         if guard is not None and (new_server or not guard.alive or guard.session_id not in sessions):
             self._drop_guard()
             guard = None
-        if guard is not None or not sessions or not self.stream_output or self.output_follows_watch:
+        if guard is not None or not sessions or not self._own_clients_stream:
             return
         session_id = min(sessions)
 
@@ -1140,9 +1153,7 @@ class TmuxFleet(FleetPort):
                 gone.append(self._viewers.pop(sid))
                 self._viewer_ready.discard(sid)
                 if sid in wanted:  # died: its watched panes' output went unseen
-                    for pane in self._panes.values():
-                        if pane.session_id == sid:
-                            self._invalidate(pane)
+                    self._invalidate_session(sid)
         for sid in wanted - set(self._viewers):
             self._start_viewer(sid)
         return gone
@@ -1220,9 +1231,9 @@ class TmuxFleet(FleetPort):
 
     def _request_seed(self, pane: _Pane, now: float) -> None:
         sid = pane.session_id
-        client = self._output_client(sid)
-        if client is None or (self.output_follows_watch and client is not self._viewers.get(sid)):
-            return  # following the watch, a seed waits for its session's viewer
+        client = self._streaming_client(sid)
+        if client is None:
+            return  # not attached yet (following the watch: its session's viewer)
         pid = pane.info.pane_id
         box: dict[str, Reply] = {}
         generation = pane.generation
