@@ -28,6 +28,8 @@ def tree() -> Iterator[tuple[int, int]]:
     shell = subprocess.Popen(["sh", "-c", "sleep 60 & echo $!; wait"], stdout=subprocess.PIPE, text=True)
     assert shell.stdout is not None
     child = int(shell.stdout.readline())
+    # The child is forked before it execs sleep: wait, or a read of it can race the exec.
+    wait_for(lambda: Path(f"/proc/{child}/comm").read_text().strip() == "sleep")
     yield shell.pid, child
     shell.kill()
     subprocess.run(["kill", str(child)], check=False, capture_output=True)
