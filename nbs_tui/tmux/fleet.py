@@ -22,7 +22,13 @@ Output that will be dropped is not even decoded (the reader asks ``wants_output`
 
 Never ``refresh-client -A '%N:off'`` to mute a flooding pane: on tmux 3.3a toggling a pane's
 output while it floods crashed the server (segfault in the control-mode output escaping,
-seen three times here). Never ``refresh-client -C`` either (it resizes every window).
+seen three times here): ``off`` keeps the output blocks already queued, whose data it then
+skips, and writing one fails (``fatalx("not enough data")`` in control.c). ``'%N:pause'`` and
+``'%N:continue'`` are safe: ``pause`` frees the pane's queued blocks first (3.2 to 3.5a alike),
+and 53,000 random toggles in 40 s on four flooding panes, with one client draining, one slow
+and one never reading, left the server up, where ``off``/``on`` killed it within a second
+(`tests/tmux/test_fleet_watch.py` keeps a 4 s version). Never
+``refresh-client -C`` either (it resizes every window).
 
 Watching: a pane has a live model (`PaneScreen`) only while some consumer watches it
 (`set_watched`: the dashboard's mirror and its visible thumbnails), or always with
@@ -42,15 +48,19 @@ nothing escaping it), and `captured` reads a pane when its window's ``window_act
 one in-band ``list-panes`` a second) says it may have printed, at most once per interval.
 
 Output follows the watch (a local fleet that streams output but keeps models only of watched
-panes: the dashboard). Every session's own client is ``no-output`` as above; a session holding
-a watched pane gets a second client, its *viewer*, that streams its output: seeds and live
-output of its watched panes come on the viewer, and so do the captures of its unwatched panes
-(their ``%output`` marks them changed on that same connection, so a read and the output after
-it arrive in order). tmux then escapes and sends the output of the sessions someone looks at,
-not of every pane (issue 13: at 200 panes that was most of tmux's extra CPU and of our
-reader's). `set_watched` starts a newly looked-at session's viewer at once, and a pane
-watched there is seeded as soon as it is attached; viewers no longer needed are detached by
-the supervisor (closing one waits for its process), which also replaces one that died. A viewer is never switched by ``refresh-client -f no-output`` instead:
+panes: the dashboard). Every session's own client is ``no-output`` as above, and every
+unwatched pane is read as a ``no-output`` fleet reads it (window activity, captures on the
+session's own client). A session holding a watched pane gets a second client, its *viewer*,
+that carries the seeds and live output of its watched panes, and only theirs: the viewer
+pauses every other pane of its session (``refresh-client -A '%N:pause'``, see above), and
+continues a pane when it becomes watched, before that pane's seed on the same connection
+(output after the ``continue`` is inside the seed or follows its reply). tmux then escapes and
+sends the output of the panes someone looks at, not of every pane (issue 13: at 200 panes that
+was most of tmux's extra CPU and of our reader's, and a session of 40 busy agents streamed all
+40 for the one on screen). `set_watched` starts a newly looked-at session's viewer at once, and
+a pane watched there is seeded as soon as it is attached; viewers no longer needed are
+detached by the supervisor (closing one waits for its process), which also replaces one that
+died. A viewer is never switched by ``refresh-client -f no-output`` instead:
 tmux 3.3a frees its per-pane state with output still queued, and the queued block then holds
 every later reply back (control.c, ``control_reset_offsets``), so a client is swapped whole.
 A remote fleet streams every session as before (its window activity is another host's clock).
@@ -139,6 +149,9 @@ CAPTURE_SLACK = 0.1
 """A capture is due ``capture_interval`` less this after the last: a once-a-second reader
 whose ticks jitter by a few ms still gets a fresh one every tick."""
 
+PAUSES_PER_LINE = 200
+"""``refresh-client -A`` arguments per command line: a line must fit tmux's 16 KiB message."""
+
 CAPTURE_QUIET = 0.2
 """A changed pane is read once it has printed nothing for this long (a fleet that streams output
 times its last ``%output``; a no-output fleet knows its window's last activity to the second, so
@@ -223,6 +236,7 @@ class TmuxFleet(FleetPort):
         stream_output: bool = True,
         capture_quiet: float = CAPTURE_QUIET,
         capture_max_age: float = CAPTURE_MAX_AGE,
+        output_follows_watch: bool | None = None,
     ) -> None:
         self.server = server
         self.runner = runner or TmuxRunner(server, tmux)
@@ -263,9 +277,12 @@ class TmuxFleet(FleetPort):
         whose window showed activity since its last read (tmux's ``window_activity``, one
         in-band ``list-panes`` a capture interval; every time it is asked on a remote host), at
         most once per ``capture_interval``, and `set_watched` is refused."""
-        self.output_follows_watch = self.stream_output and not watch_all and not self.runner.remote
-        """Only sessions holding a watched pane stream output, on a viewer client each (see the
-        module docstring); the rest are read as a ``no-output`` fleet reads them."""
+        follows = not self.runner.remote if output_follows_watch is None else output_follows_watch
+        self.output_follows_watch = self.stream_output and not watch_all and follows
+        """Only watched panes stream output, on a viewer client per session holding one (see the
+        module docstring); the rest are read as a ``no-output`` fleet reads them. By default on
+        this machine; False: every session's own client streams (over ssh, where window
+        activity is another host's clock)."""
 
         self.connected = False
         self.last_error = ""
@@ -278,6 +295,8 @@ class TmuxFleet(FleetPort):
         self._viewers: dict[str, ControlClient] = {}
         """Output follows the watch: the output client of each session holding a watched pane."""
         self._viewer_ready: set[str] = set()
+        self._paused: dict[str, set[PaneId]] = {}
+        """The panes each ready viewer was told to pause (its session's unwatched ones)."""
         self._seeds_due = False
         """A viewer attached: the feeder asks for the seeds that waited for it."""
         self._guard: ControlClient | None = None
@@ -363,6 +382,8 @@ class TmuxFleet(FleetPort):
             now = time.monotonic()
             for pane_id, pane in self._panes.items():
                 self._apply_watch(pane, self._wants_model(pane_id), now)
+            for sid in list(self._viewer_ready):
+                self._pause_unwatched(sid)  # a newly watched pane continues before its seed
             self._request_due_seeds(now)
             if self.output_follows_watch:
                 viewed = self._viewed_sessions()
@@ -420,7 +441,7 @@ class TmuxFleet(FleetPort):
             return False
         if pane.reread:
             return True
-        if self._streams(pane.session_id):
+        if self._own_clients_stream:
             if not pane.unseen:
                 return False
             printing = now - pane.printed_at < self.capture_quiet
@@ -439,7 +460,7 @@ class TmuxFleet(FleetPort):
         the panes read successfully, with their screens (the same object when unchanged)."""
         by_client: dict[ControlClient, list[_Pane]] = {}
         for pane in panes:
-            client = self._output_client(pane.session_id)
+            client = self._capture_client(pane.session_id)
             if client is not None:
                 by_client.setdefault(client, []).append(pane)
         done = threading.Event()
@@ -507,10 +528,6 @@ class TmuxFleet(FleetPort):
         """The sessions' own clients take ``%output`` (no viewers: every session streams)."""
         return self.stream_output and not self.output_follows_watch
 
-    def _streams(self, session_id: str) -> bool:
-        """This session's output reaches us now (so a pane's ``%output`` marks it changed)."""
-        return self._own_clients_stream or session_id in self._viewer_ready
-
     def _streaming_client(self, session_id: str) -> ControlClient | None:
         """The ready client that carries this session's ``%output`` (seeds go on it): its viewer
         when output follows the watch, else its own client; None when that one is not ready."""
@@ -520,14 +537,38 @@ class TmuxFleet(FleetPort):
             client, ready = self._clients.get(session_id), self._ready
         return client if client is not None and client.alive and session_id in ready else None
 
-    def _output_client(self, session_id: str) -> ControlClient | None:
-        """The ready client whose replies arrive in order with this session's ``%output`` (a
-        capture goes there): the streaming one, or while a session has no viewer its own."""
-        streaming = self._streaming_client(session_id)
-        if streaming is not None or not self.output_follows_watch:
-            return streaming
+    def _capture_client(self, session_id: str) -> ControlClient | None:
+        """The session's own ready client: an unwatched pane is read there. When it streams,
+        its replies arrive in order with the pane's ``%output``; a viewer never carries an
+        unwatched pane's output (it pauses them), so with viewers there is no order to keep."""
         own = self._clients.get(session_id)
         return own if own is not None and own.alive and session_id in self._ready else None
+
+    def _pause_unwatched(self, session_id: str) -> None:
+        """Make this session's ready viewer carry exactly its watched panes: pause the others
+        (new ones too) and continue those watched since (state lock held). One command line,
+        sent without waiting; a pane that died meanwhile is skipped by tmux itself."""
+        viewer = self._viewers.get(session_id)
+        if viewer is None or session_id not in self._viewer_ready or not viewer.alive:
+            return
+        paused = self._paused.setdefault(session_id, set())
+        mine = {pid for pid, pane in self._panes.items() if pane.session_id == session_id}
+        paused &= mine  # gone panes are forgotten
+        pause = sorted(mine - self._watched - paused)
+        resume = sorted(paused & self._watched)
+        if not pause and not resume:
+            return
+        flags = [f"-A '{pid}:pause'" for pid in pause] + [f"-A '{pid}:continue'" for pid in resume]
+        lines = [
+            ("refresh-client " + " ".join(flags[at : at + PAUSES_PER_LINE]), None)
+            for at in range(0, len(flags), PAUSES_PER_LINE)
+        ]
+        try:
+            viewer.send_lines(lines)
+        except ControlError:
+            return  # the viewer died: the supervisor replaces it, and the new one pauses again
+        paused.update(pause)
+        paused.difference_update(resume)
 
     def _window_activity(self, pane: _Pane, now: float) -> int | None:
         """Without %output: the wall-clock second of the pane's window's last activity.
@@ -1020,6 +1061,8 @@ class TmuxFleet(FleetPort):
                 fleet_changed = True
             self._order = order
             detached = self._sync_viewers(sessions)
+            for sid in list(self._viewer_ready):
+                self._pause_unwatched(sid)  # new panes of a viewed session
             # seeds for panes whose session's client is attached
             self._request_due_seeds(time.monotonic())
         for viewer in detached:
@@ -1152,6 +1195,7 @@ class TmuxFleet(FleetPort):
             if sid not in wanted or not viewer.alive:
                 gone.append(self._viewers.pop(sid))
                 self._viewer_ready.discard(sid)
+                self._paused.pop(sid, None)
                 if sid in wanted:  # died: its watched panes' output went unseen
                     self._invalidate_session(sid)
         for sid in wanted - set(self._viewers):
@@ -1163,6 +1207,7 @@ class TmuxFleet(FleetPort):
         gone = list(self._viewers.values())
         self._viewers.clear()
         self._viewer_ready.clear()
+        self._paused.clear()
         return gone
 
     def _start_viewer(self, session_id: str) -> None:
@@ -1175,12 +1220,12 @@ class TmuxFleet(FleetPort):
             if not line.startswith("%session-changed"):
                 return  # the session's own client reports the rest
             parts = line.split(" ")
-            if len(parts) < 2 or parts[1] != session_id or not current():
-                return
-            self._viewer_ready.add(session_id)
-            for pane in list(self._panes.values()):
-                if pane.session_id == session_id:
-                    pane.unseen = True  # output before now went unmarked: read it once
+            with self._state_lock:
+                if len(parts) < 2 or parts[1] != session_id or not current():
+                    return
+                self._viewer_ready.add(session_id)
+                self._paused[session_id] = set()  # a new client: every pane streams until paused
+                self._pause_unwatched(session_id)  # sent before the seeds below
             self._seeds_due = True  # the feeder seeds the watched panes that waited for this
             self._feed_wake.set()
 
@@ -1190,6 +1235,7 @@ class TmuxFleet(FleetPort):
                 was_current = current()
                 if was_current:
                     self._viewer_ready.discard(session_id)
+                    self._paused.pop(session_id, None)
                 main = self._clients.get(session_id)
             self._rescan.set()  # the supervisor replaces it (and re-seeds its watched panes)
             # Not ours to close (close() never calls this): say so, unless the whole session or

@@ -4,10 +4,14 @@ mirrors it cell for cell; unwatching drops its model."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import random
 import signal
+import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -68,7 +72,8 @@ def test_unwatched_busy_pane_is_not_parsed_but_still_reported_and_readable(
     assert session is not None
     looked_at = session.new_window(attach=False).active_pane
     assert looked_at is not None
-    with running_fleet(server, watch_all=False) as (fleet, recorder):
+    # Every session's own client streams (as over ssh): an unwatched pane's output marks it.
+    with running_fleet(server, watch_all=False, output_follows_watch=False) as (fleet, recorder):
         assert fleet.wait_seeded(10)
         # Someone looks at another pane of the session: its output streams, the busy pane's too.
         fleet.set_watched("test", [str(looked_at.pane_id)])
@@ -222,13 +227,9 @@ def test_prefetch_reads_every_due_pane_at_once_and_captured_answers_from_it(serv
         pane = session.new_window(attach=False, window_shell="cat").active_pane
         assert pane is not None
         ids.append(str(pane.pane_id))
-    looked_at = session.new_window(attach=False, window_shell="cat").active_pane
-    assert looked_at is not None
-    with running_fleet(server, watch_all=False, capture_interval=0.2) as (fleet, _rec):
-        # A pane of the session is watched, so its output streams and marks exactly the panes
-        # that printed (without it, window activity to the second would: see the test above).
-        fleet.set_watched("test", [str(looked_at.pane_id)])
-        wait_for(lambda: fleet.seeded(str(looked_at.pane_id)))
+    # Every session's own client streams (as over ssh), so output marks exactly the panes that
+    # printed (without it, window activity to the second would: see the test above).
+    with running_fleet(server, watch_all=False, capture_interval=0.2, output_follows_watch=False) as (fleet, _rec):
         wait_for(lambda: set(ids) <= {p.pane_id for p in fleet.panes()} and fleet.prefetch(ids) == 3)
         read = fleet.captures
         firsts = [fleet.captured(i) for i in ids]
@@ -299,3 +300,124 @@ def test_output_streams_only_for_the_session_someone_looks_at(server: libtmux.Se
         fleet.set_watched("mirror", [])
         wait_for(lambda: _control_clients(server) == [("v", False), ("w", False)])
         assert fleet.viewed_sessions() == set() and fleet.screen(busy) is None
+
+
+def test_a_viewer_carries_only_the_watched_panes_of_its_session(server: libtmux.Server, tmp_path: Path) -> None:
+    """Two busy panes in one session: the one watched streams and is mirrored, the other is
+    paused on the viewer (tmux sends none of its output) yet read from its window's activity;
+    swapping the watch swaps them, and a pane split off later is paused too."""
+    script = tmp_path / "busy.py"
+    script.write_text(BUSY)
+    stops = [tmp_path / "stop-a", tmp_path / "stop-b", tmp_path / "stop-c"]
+    session = new_session(server, "w", 80, 24, window_command=f"{sys.executable} {script} {stops[0]}")
+    a = str(session.active_pane.pane_id)  # type: ignore[union-attr]
+    b = str(session.new_window(attach=False, window_shell=f"{sys.executable} {script} {stops[1]}").active_pane.pane_id)  # type: ignore[union-attr]
+
+    def arriving(pane_id: str, seconds: float = 0.6) -> int:
+        """``%output`` lines of an unwatched pane that reached the fleet over ``seconds``."""
+        before = fleet.fed(pane_id)[1]
+        time.sleep(seconds)
+        return fleet.fed(pane_id)[1] - before
+
+    def mirrored(pane_id: str) -> None:
+        screen = fleet.screen(pane_id)
+        assert screen is not None
+        wait_for(lambda: _last_line_number(screen.text_lines()) >= _last_line_number(capture_plain(server, pane_id)) - 2)
+
+    def read_anew(pane_id: str) -> None:
+        """Unwatched, it is still read: a capture a little later shows newer lines."""
+        first = fleet.captured(pane_id)
+        assert first is not None
+        wait_for(lambda: _last_line_number(list((fleet.captured(pane_id) or first).lines)) > _last_line_number(list(first.lines)), 8.0)
+
+    try:
+        with running_fleet(server, watch_all=False) as (fleet, _rec):
+            assert fleet.wait_seeded(10)
+            fleet.set_watched("mirror", [a])
+            wait_for(lambda: fleet.seeded(a) and fleet.fed(a)[0] > 0, 5.0)
+            assert fleet.viewed_sessions() == {session.session_id}
+            mirrored(a)
+            time.sleep(0.3)  # output of b sent before its pause reached tmux is still on its way
+            assert arriving(b) == 0  # b prints 12 lines meanwhile; tmux sends none of them
+            read_anew(b)
+
+            # The watch moves to b: b continues (seeded, then live), a is paused.
+            fed_a = fleet.fed(a)[0]
+            fleet.set_watched("mirror", [b])
+            wait_for(lambda: fleet.seeded(b) and fleet.fed(b)[0] > 0, 5.0)
+            mirrored(b)
+            assert fleet.screen(a) is None and fleet.fed(a)[0] == fed_a
+            time.sleep(0.3)
+            assert arriving(a) == 0
+            read_anew(a)
+
+            # A busy pane split off later streams until the fleet sees it, then is paused too.
+            c = str(session.windows[0].split(shell=f"{sys.executable} {script} {stops[2]}").pane_id)
+            wait_for(lambda: c in {p.pane_id for p in fleet.panes()}, 5.0)
+            time.sleep(0.5)
+            assert arriving(c) == 0
+            assert fleet.screen(b) is not None and arriving(b) == 0  # watched: parsed, never "unwatched"
+            mirrored(b)
+    finally:
+        for stop in stops:
+            stop.touch()
+
+
+def test_pausing_and_continuing_flooding_panes_keeps_tmux_up(server: libtmux.Server) -> None:
+    """What the viewer relies on (module docstring of `nbs_tui.tmux.fleet`): toggling a pane's
+    output with ``refresh-client -A '%N:pause'`` / ``'%N:continue'`` while it floods, with
+    output queued for a slow client and a stalled one, never takes the server down (``off`` and
+    ``on`` instead kill tmux 3.3a within a second), and a continued pane streams again."""
+    session = new_session(server, "flood", 120, 40, window_command="while :; do cat /etc/services; done")
+    for _ in range(3):
+        tmux(server, "split-window", "-t", "flood", "while :; do seq 1 100000; done")
+        tmux(server, "select-layout", "-t", "flood", "tiled")
+    panes = tmux(server, "list-panes", "-s", "-t", "flood", "-F", "#{pane_id}").split()
+    assert len(panes) == 4
+    argv = ["tmux", "-L", str(server.socket_name), "-C", "attach", "-f", "ignore-size", "-t", "flood"]
+    draining, slow, stalled = (
+        subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0) for _ in range(3)
+    )
+    # The fleet's own no-output client: without one, the stalled client would hold a pane
+    # back (tmux stops reading it), which is what the guard is for, not what this checks.
+    guard = subprocess.Popen([*argv[:-4], "-f", "ignore-size,no-output", "-t", "flood"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    received = {"draining": b"", "slow": b""}
+
+    def drain(name: str, client: subprocess.Popen[bytes], size: int, pause: float) -> None:
+        assert client.stdout is not None
+        while chunk := client.stdout.read(size):
+            received[name] = (received[name] + chunk)[-(1 << 20) :]
+            time.sleep(pause)
+
+    readers = [
+        threading.Thread(target=drain, args=("draining", draining, 1 << 16, 0.0), daemon=True),
+        threading.Thread(target=drain, args=("slow", slow, 512, 0.05), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
+    clients = (draining, slow, stalled)
+    for client in clients:
+        assert client.stdin is not None
+        os.set_blocking(client.stdin.fileno(), False)
+    rng = random.Random(7)
+    toggles = 0
+    try:
+        deadline = time.monotonic() + 4.0
+        while time.monotonic() < deadline:
+            for client in clients:
+                line = f"refresh-client -A '{rng.choice(panes)}:{rng.choice(('pause', 'continue'))}'\n"
+                with contextlib.suppress(BlockingIOError):  # the stalled client stops reading
+                    client.stdin.write(line.encode())  # type: ignore[union-attr]
+                    toggles += 1
+            time.sleep(rng.random() * 0.003)
+        assert toggles > 1000
+        assert tmux(server, "display-message", "-p", "#{session_name}").strip() == "flood"  # still up
+        draining.stdin.write(("refresh-client " + " ".join(f"-A '{p}:continue'" for p in panes) + "\n").encode())  # type: ignore[union-attr]
+        time.sleep(0.3)
+        received["draining"] = b""
+        wait_for(lambda: all(f"%output {p} ".encode() in received["draining"] for p in panes), 5.0)
+    finally:
+        for client in (*clients, guard):
+            client.kill()
+            client.wait()
+    assert session.session_name == "flood"

@@ -26,15 +26,18 @@ from tests.tmux.test_sidecar_runner import (  # noqa: F401  (fixtures and tests,
 )
 
 
-@pytest.fixture(params=[True, False], ids=["output-streamed", "no-output"])
+@pytest.fixture(params=["output-streamed", "dashboard", "no-output"])
 def run_sidecar(
     server: libtmux.Server, session: libtmux.Session, request: pytest.FixtureRequest
 ) -> Iterator[Callable[..., RunningSidecar]]:
-    """A fleet that watches no agent: the dashboard's fleet looking at the session's first pane
-    (a shell, so tmux streams the session's output, the agents' too), or the fleet of headless
-    and the service (``stream_output=False``: no output at all)."""
-    streamed = request.param
-    with sidecars(server, watch_all=False, stream_output=streamed) as start_runner:
+    """A fleet that watches no agent, looking at the session's first pane (a shell): one whose
+    sessions' own clients stream all output (as over ssh), so the agents' output marks them;
+    the dashboard's, whose viewer carries the shell's output only (the agents are paused on
+    it and read from window activity); or the fleet of headless and the service
+    (``stream_output=False``: no output at all)."""
+    streamed = request.param != "no-output"
+    follows = request.param == "dashboard"
+    with sidecars(server, watch_all=False, stream_output=streamed, output_follows_watch=follows) as start_runner:
 
         def start(interval: float = 2.0, backoff: float = 3.0, **settings: object) -> RunningSidecar:
             config = SidecarConfig(poll_interval=interval, backoff=backoff, **settings)  # type: ignore[arg-type]
@@ -45,7 +48,7 @@ def run_sidecar(
                 shell = str(session.windows[0].active_pane.pane_id)  # type: ignore[union-attr]
                 fleet.set_watched("test", [shell])
                 assert _wait(lambda: fleet.seeded(shell), 10)
-                assert fleet.viewed_sessions() == {session.session_id}
+                assert fleet.viewed_sessions() == ({session.session_id} if follows else set())
             return running
 
         yield start
@@ -65,8 +68,12 @@ def test_busy_unwatched_agent_is_detected_without_parsing_its_output(
     # read at the first tick: well within two ticks of the runner's start
     assert running.of(working.pane_id, "state")[0].at - started < 2.5
     assert _wait(lambda: plan.lines("CHOICE") == ["1"], 15), plan.log.read_text()
-    if fleet.stream_output:  # output arrives and is counted, never parsed
+    if fleet.stream_output and not fleet.output_follows_watch:  # output arrives and is counted, never parsed
         assert _wait(lambda: fleet.fed(working.pane_id)[1] > 10, 5)
+    elif fleet.stream_output:  # the dashboard's: what printed before the viewer paused it, then nothing
+        before = fleet.fed(working.pane_id)[1]
+        time.sleep(1.0)  # five spinner frames
+        assert fleet.fed(working.pane_id)[1] == before <= 2
     else:  # no output arrives at all
         assert fleet.fed(working.pane_id)[1] == 0
     assert fleet.fed(working.pane_id)[0] == 0 and fleet.fed(plan.pane_id)[0] == 0
