@@ -9,6 +9,7 @@ import shlex
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import libtmux
@@ -366,6 +367,36 @@ def test_killed_dashboard_leaves_no_control_client(server: libtmux.Server, tmp_p
         wait_for(lambda: tmux(server, "list-clients").strip() == "")
     finally:
         child.kill()
+
+
+def test_killed_dashboard_streaming_a_busy_pane_leaves_no_control_client(server: libtmux.Server, tmp_path: Path) -> None:
+    """The same with a viewer streaming a busy pane at the moment of the SIGKILL, three times:
+    its own client and the viewer both go, output in flight or not (README, "A killed nbs-tui
+    can leave a tmux -C client behind", for what was seen once and not reproduced)."""
+    new_session(server, "busy", 80, 24, window_command="while :; do seq 1 2000; sleep 0.01; done")
+    pane = tmux(server, "display-message", "-p", "-t", "busy", "#{pane_id}").strip()
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import sys, time\n"
+        "from nbs_tui.core.model import ServerAddress\n"
+        "from nbs_tui.tmux.fleet import TmuxFleet\n"
+        f"f = TmuxFleet(ServerAddress(socket_name={str(server.socket_name)!r}), watch_all=False)\n"
+        f"f.start(); f.wait_seeded(10); f.set_watched('mirror', [{pane!r}])\n"
+        f"while not f.seeded({pane!r}): time.sleep(0.01)\n"
+        "print('ready', flush=True); time.sleep(600)\n"
+    )
+    for _ in range(3):
+        child = subprocess.Popen([sys.executable, str(probe)], stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+            assert "no-output" in tmux(server, "list-clients", "-F", "#{client_flags}")  # its own client
+            assert any("no-output" not in f for f in tmux(server, "list-clients", "-F", "#{client_flags}").split())
+            time.sleep(0.3)
+            child.kill()  # the viewer's output is still flowing
+            child.wait(10)
+            wait_for(lambda: tmux(server, "list-clients").strip() == "", 5.0)
+        finally:
+            child.kill()
 
 
 def test_a_lost_control_client_is_replaced_and_its_panes_seeded_again(server: libtmux.Server) -> None:
