@@ -460,7 +460,9 @@ class TmuxFleet(FleetPort):
         the panes read successfully, with their screens (the same object when unchanged)."""
         by_client: dict[ControlClient, list[_Pane]] = {}
         for pane in panes:
-            client = self._capture_client(pane.session_id)
+            # On the session's own client: when it streams, its replies arrive in order with the
+            # pane's %output; a viewer never carries an unwatched pane's output (it pauses them).
+            client = self._own_client(pane.session_id)
             if client is not None:
                 by_client.setdefault(client, []).append(pane)
         done = threading.Event()
@@ -528,28 +530,27 @@ class TmuxFleet(FleetPort):
         """The sessions' own clients take ``%output`` (no viewers: every session streams)."""
         return self.stream_output and not self.output_follows_watch
 
-    def _streaming_client(self, session_id: str) -> ControlClient | None:
-        """The ready client that carries this session's ``%output`` (seeds go on it): its viewer
-        when output follows the watch, else its own client; None when that one is not ready."""
-        if self.output_follows_watch:
-            client, ready = self._viewers.get(session_id), self._viewer_ready
-        else:
-            client, ready = self._clients.get(session_id), self._ready
-        return client if client is not None and client.alive and session_id in ready else None
-
-    def _capture_client(self, session_id: str) -> ControlClient | None:
-        """The session's own ready client: an unwatched pane is read there. When it streams,
-        its replies arrive in order with the pane's ``%output``; a viewer never carries an
-        unwatched pane's output (it pauses them), so with viewers there is no order to keep."""
+    def _own_client(self, session_id: str) -> ControlClient | None:
+        """The session's own client, once attached and ready; None before that."""
         own = self._clients.get(session_id)
         return own if own is not None and own.alive and session_id in self._ready else None
+
+    def _viewer(self, session_id: str) -> ControlClient | None:
+        """The session's viewer (output follows the watch), once attached and ready."""
+        viewer = self._viewers.get(session_id)
+        return viewer if viewer is not None and viewer.alive and session_id in self._viewer_ready else None
+
+    def _streaming_client(self, session_id: str) -> ControlClient | None:
+        """The ready client that carries this session's ``%output`` (seeds go on it): its viewer
+        when output follows the watch, else its own client."""
+        return self._viewer(session_id) if self.output_follows_watch else self._own_client(session_id)
 
     def _pause_unwatched(self, session_id: str) -> None:
         """Make this session's ready viewer carry exactly its watched panes: pause the others
         (new ones too) and continue those watched since (state lock held). One command line,
         sent without waiting; a pane that died meanwhile is skipped by tmux itself."""
-        viewer = self._viewers.get(session_id)
-        if viewer is None or session_id not in self._viewer_ready or not viewer.alive:
+        viewer = self._viewer(session_id)
+        if viewer is None:
             return
         paused = self._paused.setdefault(session_id, set())
         mine = {pid for pid, pane in self._panes.items() if pane.session_id == session_id}
