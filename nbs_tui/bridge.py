@@ -3,14 +3,13 @@
 Pane-set, connection, Claude and sidecar news become messages (``post_message`` is
 thread-safe). Screen changes, which can come at ~60 Hz, only add pane ids to a set that the
 app's frame timer drains; a change of the pane the mirror shows posts one `MirrorDue` (at most
-~60 a second, never two queued) so the app runs that frame at once. The frame timer sleeps
+as often as the fleet reports changes, never two queued) so the app runs that frame at once. The frame timer sleeps
 while nothing changes (`sleep_frames`); the first change after that posts one `FramesWake`.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -37,10 +36,6 @@ from nbs_tui.sidecar_runner import SidecarEvent
 
 if TYPE_CHECKING:
     from nbs_tui.app import NbsApp
-
-MIRROR_SECONDS = 1 / 60
-"""The shortest gap between two frames run early for the mirrored pane."""
-
 
 class MirrorDue(Message):
     """The mirrored pane's screen changed: run the frame now rather than at the next tick."""
@@ -70,7 +65,6 @@ class FleetBridge:
         self.watched: PaneId | None = None
         """The pane the mirror shows (set on the UI thread); its changes are posted at once."""
         self._due_pending = False
-        self._due_at = 0.0
         self._frames_asleep = False
 
     def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
@@ -81,14 +75,11 @@ class FleetBridge:
         with self._lock:
             self._dirty |= pane_ids
             wake, self._frames_asleep = self._frames_asleep, False
+            # The fleet already paces these calls (at most `max_rate` a second); deferring a
+            # change to the 30 Hz frame timer instead would hold it up to a whole frame.
             due = watched is not None and watched in pane_ids and not self._due_pending
             if due:
-                now = time.monotonic()
-                if now - self._due_at < MIRROR_SECONDS:
-                    due = False  # the frame timer takes it
-                else:
-                    self._due_pending = True
-                    self._due_at = now
+                self._due_pending = True
         if wake:
             self._app.post_message(FramesWake())
         if due:

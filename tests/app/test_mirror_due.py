@@ -1,0 +1,37 @@
+"""A change of the mirrored pane runs a frame at once, however soon after the last one.
+
+The fleet paces its reports (at most ~60 a second); if the app also held back a report that
+came within a 60th of a second of the previous one, that change waited for the next tick of the
+30 Hz frame timer, which is how markers printed by a busy agent reached the screen 30-45 ms late.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import libtmux
+
+from nbs_tui.app import create_app
+from nbs_tui.config import Settings
+from nbs_tui.core.model import ServerAddress
+from tests.app.helpers import wait_for
+
+SIZE = (160, 48)
+
+
+async def test_back_to_back_changes_of_the_mirrored_pane_each_run_a_frame(session: libtmux.Session) -> None:
+    pane = session.active_window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    app = create_app(Settings(server=ServerAddress(socket_name=session.server.socket_name)))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.bridge.watched == pane.pane_id, what="the pane mirrored")
+        timer = app._frame_timer
+        assert timer is not None
+        timer.pause()  # only the mirror's own path may run a frame from here on
+        app.bridge.frames_awake()
+        await pilot.pause(0.2)
+        for _ in range(5):
+            ran = app.frames_run
+            # called on another thread, as the fleet's feeder calls it
+            await asyncio.to_thread(app.bridge.screens_changed, frozenset({pane.pane_id}))
+            await wait_for(pilot, lambda ran=ran: app.frames_run > ran, timeout=2, what="a frame for the change")
