@@ -34,4 +34,4 @@ async def test_back_to_back_changes_of_the_mirrored_pane_each_run_a_frame(sessio
             ran = app.frames_run
             # called on another thread, as the fleet's feeder calls it
             await asyncio.to_thread(app.bridge.screens_changed, frozenset({pane.pane_id}))
-            await wait_for(pilot, lambda ran=ran: app.frames_run > ran, timeout=2, what="a frame for the change")
+            await wait_for(pilot, lambda: app.frames_run > ran, timeout=2, what="a frame for the change")  # noqa: B023
