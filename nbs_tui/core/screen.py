@@ -137,6 +137,10 @@ class _Terminal(pyte.Screen):
         self.last_char = ""
         self._saved_main: dict[int, StaticDefaultDict[int, Any]] | None = None
         self._saved_alt_cursor: Cursor | None = None
+        self.before_scroll: Callable[[int, int, int], None] | None = None
+        """Called with ``(top, bottom, step)`` as rows ``top..bottom`` scroll by one (``step`` 1:
+        up, -1: down), before they move; with it set, a scroll marks only the row it brings in
+        dirty, not every row of the region (`PaneScreen` carries the others' versions along)."""
         super().__init__(columns, lines)
         self.cursor.attrs = BLANK
 
@@ -523,7 +527,7 @@ class _Terminal(pyte.Screen):
         top, bottom = self.margins or Margins(0, self.lines - 1)
         if self.cursor.y == bottom:
             buffer = self.buffer
-            self.dirty.update(range(top, bottom + 1))
+            self._scrolling(top, bottom, 1)
             for y in range(top, bottom):
                 nxt = buffer.get(y + 1)
                 if nxt is None:
@@ -542,7 +546,7 @@ class _Terminal(pyte.Screen):
         top, bottom = self.margins or Margins(0, self.lines - 1)
         if self.cursor.y == top:
             buffer = self.buffer
-            self.dirty.update(range(top, bottom + 1))
+            self._scrolling(top, bottom, -1)
             for y in range(bottom, top, -1):
                 prev = buffer.get(y - 1)
                 if prev is None:
@@ -556,6 +560,14 @@ class _Terminal(pyte.Screen):
                 self._clear_line(top, blank)
         else:
             self.cursor_up()
+
+    def _scrolling(self, top: int, bottom: int, step: int) -> None:
+        hook = self.before_scroll
+        if hook is None:
+            self.dirty.update(range(top, bottom + 1))
+            return
+        hook(top, bottom, step)
+        self.dirty.add(bottom if step > 0 else top)  # the row scrolled in
 
     def resize(self, lines: int | None = None, columns: int | None = None) -> None:
         """Like tmux: a shorter screen loses blank rows below the cursor first, then rows off
@@ -820,7 +832,11 @@ class PaneScreen:
     """A pane's live screen model. See the module docstring for the threading rule.
 
     ``version`` bumps on every change (content, cursor, size, screen switch);
-    ``row_version(y)`` bumps whenever row ``y`` changes, so renderers can cache rows.
+    ``row_version(y)`` changes whenever row ``y`` changes, so renderers can cache rows. Row
+    versions are unique stamps that travel with a row's content: when the screen scrolls, the
+    rows that moved keep theirs (at their new place) and only the row scrolled in gets a new
+    one, so a renderer keyed by version alone draws a scroll from what it already has. (0 is a
+    row never written: blank.)
     """
 
     def __init__(self, width: int = 80, height: int = 24) -> None:
@@ -831,6 +847,9 @@ class PaneScreen:
         self.version = 0
         self._row_versions: list[int] = [0] * self._term.lines
         self._counter = 0
+        self._carried = False
+        """Rows moved by a scroll since the last commit (the screen changed even if none is dirty)."""
+        self._term.before_scroll = self._carry_rows
         self.errors = 0
         """How many chunks raised inside the parser (the rest of such a chunk is lost)."""
 
@@ -952,20 +971,39 @@ class PaneScreen:
                 self.errors += 1
                 self._stream._initialize_parser()
 
+    def _stamp_dirty(self) -> bool:
+        """A new version for each row written since the last stamping; True if there was one."""
+        dirty = self._term.dirty
+        if not dirty:
+            return False
+        rows = self._row_versions
+        height = len(rows)
+        counter = self._counter
+        for y in dirty:
+            if 0 <= y < height:
+                counter += 1
+                rows[y] = counter
+        self._counter = counter
+        dirty.clear()
+        return True
+
+    def _carry_rows(self, top: int, bottom: int, step: int) -> None:
+        """The terminal is about to scroll rows ``top..bottom`` by one: their versions move with them."""
+        self._stamp_dirty()  # a row written before the scroll moves with its new version
+        rows = self._row_versions
+        bottom = min(bottom, len(rows) - 1)
+        if top >= bottom:
+            return
+        if step > 0:
+            rows[top:bottom] = rows[top + 1 : bottom + 1]
+        else:
+            rows[top + 1 : bottom + 1] = rows[top:bottom]
+        self._carried = True
+
     def _commit(self, before: tuple[Any, ...] | None) -> None:
         term = self._term
-        dirty = term.dirty
-        changed = False
-        if dirty:
-            self._counter += 1
-            stamp = self._counter
-            rows = self._row_versions
-            height = len(rows)
-            for y in dirty:
-                if 0 <= y < height:
-                    rows[y] = stamp
-            dirty.clear()
-            changed = True
+        changed = self._stamp_dirty() or self._carried
+        self._carried = False
         if before is None or changed or before != (
             term.cursor.x, term.cursor.y, term.cursor.hidden, term.alternate
         ):

@@ -2,7 +2,7 @@
 
 Every row becomes a Strip of Rich Segments carrying the cell's full SGR look (16/256/true
 colour, bold, dim, italic, underline, reverse, strikethrough, blink). Strips are cached by
-``(row, row_version, ...)`` so an unchanged row is never rebuilt, and `ScreenLines.changed`
+``(row_version, ...)`` so an unchanged row, or one a scroll moved, is never rebuilt, and `ScreenLines.changed`
 tells the owner which rows to repaint, so one redraw of six rows repaints six rows.
 
 Dim (SGR 2) comes from the backend's `nbs_tui.core.screen.Cell.dim` (plain pyte drops it);
@@ -55,7 +55,9 @@ class ScreenSource(Protocol):
     @property
     def cursor_visible(self) -> bool: ...
     def row_cells(self, y: int) -> Sequence[Any]: ...
-    def row_version(self, y: int) -> int: ...
+    def row_version(self, y: int) -> int:
+        """Names row ``y``'s content: equal versions, equal rows, wherever they are (0: never written)."""
+        ...
 
 
 _ANSI_NAMES = {
@@ -236,7 +238,7 @@ class ScreenLines:
         self.outside = BLANK_STYLE
         """The look of cells beyond the pane's edges, so a person sees where the pane ends."""
         self.source: ScreenSource | None = None
-        self._cache: LRUCache[tuple[int, int, int, int, bool, Style | None], Strip] = LRUCache(cache_size)
+        self._cache: LRUCache[tuple[int, int, int, bool, Style | None], Strip] = LRUCache(cache_size)
         self._by_content: LRUCache[tuple[Any, ...], Strip] = LRUCache(cache_size)
         """Strips by what the row holds, so a row that scrolled to another line is not rebuilt."""
         self._outside_blank: dict[tuple[int, Style | None], Strip] = {}
@@ -302,10 +304,11 @@ class ScreenLines:
     def strip(self, y: int, width: int, draw_cursor: bool = True, base: Style | None = None) -> Strip:
         """Widget row ``y`` as a Strip exactly ``width`` cells wide, with ``base`` applied under it.
 
-        Two caches: by ``(row, row_version)`` (a hit costs no look at the cells), then by the
-        row's cells themselves, so when a busy pane scrolls, a row that only moved up a line
-        reuses its Strip instead of being rebuilt (cells are shared objects, so comparing a row
-        with a cached one is mostly identity checks).
+        Two caches: by ``row_version``, which travels with a row's content when the pane
+        scrolls (`PaneScreen`), so a scroll's moved rows cost no look at their cells; then by
+        the row's cells themselves, so a row written again with the same content reuses its
+        Strip instead of being rebuilt (cells are shared objects, so comparing a row with a
+        cached one is mostly identity checks).
         """
         source, view = self.source, self.viewport
         if source is None or view is None:
@@ -323,7 +326,8 @@ class ScreenLines:
                 return Strip.blank(width, base)
             version = source.row_version(row)
             cursor_x = source.cursor_x if (draw_cursor and source.cursor_visible and source.cursor_y == row) else -1
-            key = (row, version, cursor_x, width, view.cropped_right, base)
+            # a version names one content wherever the row now is (it moved up with a scroll)
+            key = (version, cursor_x, width, view.cropped_right, base)
             cached = self._cache.get(key)
             if cached is not None:
                 return cached

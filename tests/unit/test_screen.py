@@ -161,6 +161,61 @@ def test_row_versions_bump_only_for_changed_rows() -> None:
     assert [s.row_version(y) for y in range(5)] == after
 
 
+def test_a_scroll_carries_each_row_version_with_its_row() -> None:
+    s = screen(b"a\r\nb\r\nc\r\nd\r\ne")
+    before = [s.row_version(y) for y in range(5)]
+    s.feed(b"!\r\nf")  # row 4 written, then the screen scrolls up one, then the new row written
+    after = [s.row_version(y) for y in range(5)]
+    assert s.text_lines() == ["b", "c", "d", "e!", "f"]
+    assert after[:3] == before[1:4], "rows that only moved keep their versions"
+    assert after[3] not in before and after[4] not in before and after[3] != after[4]
+    s.feed(ESC + b"[1;1H" + ESC + b"M")  # reverse index at the top: the screen scrolls down
+    assert [s.row_version(y) for y in range(1, 5)] == after[:4]
+    assert s.row_version(0) not in after and s.text_lines()[0] == ""
+
+
+def test_a_scroll_region_moves_only_its_own_row_versions() -> None:
+    s = screen(b"top\r\n1\r\n2\r\n3\r\nbottom")
+    before = [s.row_version(y) for y in range(5)]
+    s.feed(ESC + b"[2;4r" + ESC + b"[4;1H\nnew")
+    after = [s.row_version(y) for y in range(5)]
+    assert s.text_lines() == ["top", "2", "3", "new", "bottom"]
+    assert after[0] == before[0] and after[4] == before[4]
+    assert after[1:3] == before[2:4] and after[3] not in before
+
+
+def test_equal_row_versions_always_mean_equal_rows() -> None:
+    """Whatever a pane prints (scrolls up and down, regions, erases, inserted and deleted
+    lines, the alternate screen, resizes), two rows with one version hold the same cells, and
+    a row whose cells changed has a new version."""
+    import random
+
+    rng = random.Random(1234)
+    pieces = [
+        b"\r\n", b"\n", b"word ", b"\x1b[31mred\x1b[0m", ESC + b"M", ESC + b"D", ESC + b"[2;5r",
+        ESC + b"[r", ESC + b"[3;1H", ESC + b"[6;1H", ESC + b"[1;1H", ESC + b"[2K", ESC + b"[J",
+        ESC + b"[2L", ESC + b"[M", ESC + b"[S", ESC + b"[T", ESC + b"[?1049h", ESC + b"[?1049l",
+        ESC + b"[3P", ESC + b"[2@", b"\x1b[44m\x1b[K\x1b[0m", "é漢".encode(),
+    ]
+    s = PaneScreen(12, 6)
+    rows = [tuple(s.row_cells(y)) for y in range(6)]
+    versions = [s.row_version(y) for y in range(6)]
+    for step in range(3000):
+        if step % 500 == 499:
+            s.resize(12, rng.choice((5, 6, 7)))
+        s.feed(b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))))
+        height = s.height
+        now = [tuple(s.row_cells(y)) for y in range(height)]
+        now_versions = [s.row_version(y) for y in range(height)]
+        by_version: dict[int, tuple[Cell, ...]] = {}
+        for y in range(height):
+            seen = by_version.setdefault(now_versions[y], now[y])
+            assert seen == now[y], f"step {step}: rows with version {now_versions[y]} differ"
+            if y < len(rows) and now[y] != rows[y]:
+                assert now_versions[y] != versions[y], f"step {step}: row {y} changed, version did not"
+        rows, versions = now, now_versions
+
+
 def test_seed_paints_a_capture_and_places_the_cursor() -> None:
     capture = b"\x1b[31mred\x1b[39m plain\n\n\x1b[1mbold\x1b[0m\n\n\n"
     s = PaneScreen(20, 5)
