@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
+from rich.cells import cell_len
 from rich.console import ConsoleRenderable, Group
+from rich.segment import Segment
 from rich.style import Style as RichStyle
 from rich.table import Table
 from rich.text import Text
@@ -56,6 +59,8 @@ class DetailPanel(Static):
         self._key: object = None
         self._height: int | None = None
         """Lines the details took when last shown (None: handed to Textual to measure)."""
+        self._kept: dict[object, list[Strip]] = {}
+        """Rendered rows and lines by what they hold (`_Parts`)."""
         self.prices = prices
         """USD per million tokens by model, for the meters' cost (the config's ``prices``)."""
 
@@ -92,19 +97,21 @@ class DetailPanel(Static):
         self._key = key
         self.border_title = f"details · {printable(pane.target)}"
 
-        table = Table.grid(padding=(0, 1))
-        table.add_column(style="bold", no_wrap=True)
-        table.add_column(overflow="fold")
-        table.add_row("pane", _plain(f"{pane.pane_id}  {printable(pane.target)}  {pane.width}×{pane.height}" + ("  (dead)" if pane.dead else "")))
+        table: list[DetailRow] = []
+
+        def add(label: str | Text, value: Text) -> None:
+            table.append(DetailRow(Text(label) if isinstance(label, str) else label, value))
+
+        add("pane", _plain(f"{pane.pane_id}  {printable(pane.target)}  {pane.width}×{pane.height}" + ("  (dead)" if pane.dead else "")))
         if host is not None:
             if host.connected is False:
-                table.add_row("host", Text(printable(f"{host.name} offline, last view kept: {host.message.removeprefix(host.name + ': ')}"), style="bold red"))
+                add("host", Text(printable(f"{host.name} offline, last view kept: {host.message.removeprefix(host.name + ': ')}"), style="bold red"))
             else:
-                table.add_row("host", _plain(f"{host.name}" + (f"  ⚑ {host.lease}" if host.lease else "")))
+                add("host", _plain(f"{host.name}" + (f"  ⚑ {host.lease}" if host.lease else "")))
         # every string below may come from a pane, an agent or a file: printable (core/text.py)
-        table.add_row("title", _plain(pane.title or "—"))
-        table.add_row("command", _plain(f"{pane.current_command}  pid {pane.pid}"))
-        table.add_row("folder", _plain(pane.current_path or "—"))
+        add("title", _plain(pane.title or "—"))
+        add("command", _plain(f"{pane.current_command}  pid {pane.pid}"))
+        add("folder", _plain(pane.current_path or "—"))
         if pane.is_agent:
             state = Text()
             state.append_text(state_text(status.state if status else None))
@@ -112,21 +119,21 @@ class DetailPanel(Static):
                 state.append(f"  {printable(status.reason)}", style="italic")
             if status and status.flags:
                 state.append("  " + " ".join(sorted(status.flags)), style="dim")
-            table.add_row("state", state)
-            table.add_row("quiet", _plain(idle or "—"))
-            table.add_row("next poll", _plain(poll or "—"))
+            add("state", state)
+            add("quiet", _plain(idle or "—"))
+            add("next poll", _plain(poll or "—"))
             if status is not None and status.limit is not None:
-                table.add_row("limit", _plain(limit_summary(status.limit, status.limit_reset_at, now)))
-                table.add_row("resume", _plain(resume_summary(status.limit, status.resume_at, now)))
+                add("limit", _plain(limit_summary(status.limit, status.limit_reset_at, now)))
+                add("resume", _plain(resume_summary(status.limit, status.resume_at, now)))
         else:
-            table.add_row("agent", Text("not an agent (shown dimmed)", style="dim"))
+            add("agent", Text("not an agent (shown dimmed)", style="dim"))
         if facts is not None:
             if facts.source:
-                table.add_row("trusted", _plain(facts.source))
+                add("trusted", _plain(facts.source))
             if facts.session_id:
-                table.add_row("session", _plain(facts.session_id))
+                add("session", _plain(facts.session_id))
             if facts.model:
-                table.add_row("model", _plain(facts.model))
+                add("model", _plain(facts.model))
             if facts.meters is not None and facts.meters.responses:
                 meters = facts.meters
                 metered = describe(meters, self.prices)
@@ -134,10 +141,10 @@ class DetailPanel(Static):
                 unpriced = meters.cost(self.prices).unpriced
                 if unpriced:
                     metered += printable(f" (no price for {', '.join(unpriced)}: add [prices] to the config)")
-                table.add_row("meters", _plain(metered))
+                add("meters", _plain(metered))
             for name, value in facts.extra:
-                table.add_row(_plain(name), _plain(value))
-        parts: list[object] = [table]
+                add(_plain(name), _plain(value))
+        parts: list[DetailRow | Text] = [*table]
         if facts is not None and facts.last_message:
             message = facts.last_message.strip()
             if len(message) > 600:
@@ -151,51 +158,117 @@ class DetailPanel(Static):
                 line = Text(f"{stamp} ", style="dim")
                 line.append(printable(entry.text))
                 parts.append(line)
-        self._update_in_place(Group(*parts))  # type: ignore[arg-type]
+        self._update_in_place(parts)
 
-    def _update_in_place(self, content: Group) -> None:
-        """Redraw, rendering ``content`` once. The "quiet" clock and a working agent's reason
-        change every second while a pane is selected; a rich table handed to `update` was
-        rendered five times for each change (heights before and after, the layout, the paint;
-        tests/app/test_dashboard_cost.py counts them): 6-12 ms of every second on the UI
-        thread, in the same tick as the fleet list's clocks (bench_app at 50 agents). Rendered
-        once per width (`_RenderedOnce`), it is measured and painted from the same lines; the
-        screen is laid out again only when the panel's height changes."""
+    def _update_in_place(self, parts: Sequence[DetailRow | ConsoleRenderable]) -> None:
+        """Redraw from ``parts``: rows of the two-column table, then the rest, top to bottom.
+
+        The "quiet" clock and a working agent's reason change every second while a pane is
+        selected. A rich table handed to `update` was rendered five times for each change
+        (heights before and after, the layout, the paint; tests/app/test_dashboard_cost.py
+        counts them), and even rendered once the whole table took ~4 ms of every second on the
+        UI thread at 50 agents (py-spy). Each row and line is rendered on its own now and kept
+        by what it holds (`_Parts`): a tick renders the one or two rows that changed, measures
+        and paints from the same lines, and lays the screen out again only when the panel's
+        height changes."""
         width = self.scrollable_content_region.width
         if width <= 0:  # not laid out yet: Textual measures it when it is
             self._height = None
-            self.update(content)
+            self.update(_as_group(parts))
             return
-        visual = _RenderedOnce(self, content)
+        visual = _Parts(self, parts, self._kept)
         height = visual.height(width)
         relayout = height != self._height
         self._height = height
         self.update(visual, layout=relayout)
 
 
-class _RenderedOnce(Visual):
-    """A rich renderable rendered once per width and style, for both its height and its paint
-    (Textual's own wrapper renders it again for each)."""
+class DetailRow(NamedTuple):
+    """One row of the details' table: a bold label, and its value folded to the width left."""
 
-    def __init__(self, widget: Widget, renderable: ConsoleRenderable) -> None:
+    label: Text
+    value: Text
+
+
+def _text_key(text: Text) -> tuple[object, ...]:
+    return (text.plain, tuple(text.spans), text.style, text.justify, text.overflow, text.no_wrap, text.end)
+
+
+def _row_table(rows: Sequence[DetailRow], label_width: int | None = None) -> Table:
+    table = Table.grid(padding=(0, 1))
+    table.add_column(style="bold", no_wrap=True, width=label_width)
+    table.add_column(overflow="fold")
+    for row in rows:
+        table.add_row(row.label, row.value)
+    return table
+
+
+def _padded(line: Strip, width: int, pad: Segment) -> Strip:
+    short = width - line.cell_length
+    if short <= 0:
+        return line
+    return Strip(Segment.simplify([*line, Segment(pad.text * short, pad.style)]), width)
+
+
+def _as_group(parts: Sequence[DetailRow | ConsoleRenderable]) -> Group:
+    """The details as one rich renderable (the rows one table), for printing them whole."""
+    rows = [part for part in parts if isinstance(part, DetailRow)]
+    rest = [part for part in parts if not isinstance(part, DetailRow)]
+    return Group(*([_row_table(rows)] if rows else []), *rest)
+
+
+class _Parts(Visual):
+    """The details' rows and lines, each rendered once per width and style and kept in
+    ``kept`` (the panel's, across updates) by what it holds; a renderable that is not a
+    `Text` is rendered on each update, still once for both its height and its paint."""
+
+    MAX_KEPT = 256
+
+    def __init__(self, widget: Widget, parts: Sequence[DetailRow | ConsoleRenderable], kept: dict[object, list[Strip]]) -> None:
         self._widget = widget
-        self._renderable = renderable
+        self._parts = parts
+        self._kept = kept
         self._key: tuple[int, RichStyle] | None = None
         self._strips: list[Strip] = []
 
     def __rich__(self) -> ConsoleRenderable:
         """The details themselves, for anything that prints the panel's content."""
-        return self._renderable
+        return _as_group(self._parts)
 
     def _render(self, width: int, style: RichStyle) -> list[Strip]:
-        if self._key != (width, style):
-            console = self._widget.app.console
-            renderable = self._widget.post_render(self._renderable, style)
-            lines = console.render_lines(renderable, console.options.update(width=width, highlight=False), pad=False)
-            self._strips = [Strip(line) for line in lines]
-            self._key = (width, style)
-        return self._strips
-
+        if self._key == (width, style):
+            return self._strips
+        widget, kept = self._widget, self._kept
+        console = widget.app.console
+        options = console.options.update(width=width, highlight=False)
+        rows = [part for part in self._parts if isinstance(part, DetailRow)]
+        label_width = max((row.label.cell_len for row in rows), default=0)
+        # as one table would: every row padded to the widest value (or folded at the edge)
+        value_width = max((max(map(cell_len, row.value.plain.split("\n"))) for row in rows), default=0)
+        table_width = min(width, label_width + 1 + value_width)
+        pad = Segment(" ", style)
+        strips: list[Strip] = []
+        for part in self._parts:
+            key: object = None
+            if isinstance(part, DetailRow):
+                key = ("row", label_width, _text_key(part.label), _text_key(part.value), width, style)
+                renderable: ConsoleRenderable = _row_table([part], label_width)
+            else:
+                if isinstance(part, Text):
+                    key = ("text", _text_key(part), width, style)
+                renderable = part
+            lines = kept.get(key) if key is not None else None
+            if lines is None:
+                lines = [Strip(line) for line in console.render_lines(widget.post_render(renderable, style), options, pad=False)]
+                if key is not None:
+                    if len(kept) >= self.MAX_KEPT:
+                        kept.clear()
+                    kept[key] = lines
+            if isinstance(part, DetailRow):
+                lines = [_padded(line, table_width, pad) for line in lines]
+            strips.extend(lines)
+        self._strips, self._key = strips, (width, style)
+        return strips
     def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
         return container_width
 

@@ -5,10 +5,11 @@ bench/README.md, measured by bench/bench_app.py, never timed here)."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import pytest
-from rich.console import Console, ConsoleOptions, Group
+from rich.console import Console, ConsoleOptions
+from rich.segment import Segment
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.geometry import Region
@@ -17,7 +18,7 @@ from nbs_tui import heap
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
 from nbs_tui.tmux.port import FleetListener
-from nbs_tui.widgets.detail_panel import DetailPanel
+from nbs_tui.widgets.detail_panel import DetailPanel, DetailRow
 from tests.app.fakes import FakeFleet, pane_info
 from tests.app.helpers import wait_for, widget_text
 
@@ -50,17 +51,45 @@ async def test_the_details_are_rendered_once_for_both_their_height_and_their_pai
         panel = app.query_one(DetailPanel)
         await pilot.pause()
         short = CountedLines(["alpha", "beta"])
-        panel._update_in_place(Group(short))
+        panel._update_in_place([short])
         await wait_for(pilot, lambda: "beta" in _drawn(panel), what="the two lines drawn")
         assert short.renders == 1, f"rendered {short.renders} times for one change"
         assert panel.size.height == 2
 
         taller = CountedLines(["one", "two", "three", "four", "five"])
-        panel._update_in_place(Group(taller))
+        panel._update_in_place([taller])
         # a change of height lays the screen out again: the panel grows to fit
         await wait_for(pilot, lambda: panel.size.height == 5, what="the panel grown to five lines")
         await wait_for(pilot, lambda: "five" in _drawn(panel), what="the five lines drawn")
         assert taller.renders == 1, f"rendered {taller.renders} times for one change"
+
+
+class CountedText(Text):
+    """A value that counts how often it is rendered."""
+
+    renders = 0
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable[Segment]:
+        CountedText.renders += 1
+        yield from super().__rich_console__(console, options)
+
+
+async def test_a_clock_tick_renders_only_the_rows_that_changed() -> None:
+    app = OnePanel()
+    async with app.run_test(size=(60, 30)) as pilot:
+        panel = app.query_one(DetailPanel)
+        await pilot.pause()
+        CountedText.renders = 0
+        steady = [DetailRow(Text("folder"), CountedText("/srv/project")), DetailRow(Text("model"), CountedText("opus"))]
+        panel._update_in_place([*steady, DetailRow(Text("quiet"), Text("4s"))])
+        await wait_for(pilot, lambda: any("4s" in row for row in _drawn(panel)), what="the first tick drawn")
+        first = CountedText.renders
+        assert first >= 2
+        for seconds in range(5, 9):
+            panel._update_in_place([*steady, DetailRow(Text("quiet"), Text(f"{seconds}s"))])
+            await wait_for(pilot, lambda: any(f"quiet  {seconds}s" in row for row in _drawn(panel)), what=f"{seconds}s drawn")  # noqa: B023
+        assert CountedText.renders == first, "rows that did not change were rendered again"
+        assert _drawn(panel)[1:4] == ["folder /srv/project", "model  opus", "quiet  8s"]
 
 
 @pytest.fixture
