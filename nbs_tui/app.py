@@ -186,6 +186,8 @@ class NbsApp(App[int]):
         """Runs `_frame` FRAME_SECONDS apart while anything changes; paused while nothing does."""
         self.frames_run = 0
         """How many frames ran (the tests read it)."""
+        self._empty_text: str | None = None
+        """What the empty-state message shows ("" while there are panes), to update it only on a change."""
         self._grid_key: tuple[object, ...] = ()
         self._history_pane: PaneInfo | None = None
         """The pane the scrollback shows, while it is open."""
@@ -757,6 +759,9 @@ class NbsApp(App[int]):
                 f"{server} has no panes to watch{only}.\n\n"
                 "Start Claude Code in a tmux pane and it appears here.\n\n" + demo
             )
+        if text == self._empty_text:
+            return  # the fleet is re-listed every time a title changes: no layout for nothing
+        self._empty_text = text
         empty.update(text)
         empty.display = bool(text)
         views.display = not text
