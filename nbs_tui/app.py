@@ -671,6 +671,10 @@ class NbsApp(App[int]):
             self._follow_due = True
         if self._follow_due:
             self._follow_history()
+            if self._follow_due and self._frame_timer is not None and self.bridge.frames_asleep:
+                # run from `MirrorDue` while the timer sleeps: a later frame must read it
+                self.bridge.frames_awake()
+                self._frame_timer.resume()
         stale, self._stale = self._stale, False
         if not dirty and not stale:
             # Nothing changed: sleep until something does (an idle fleet costs no 30 Hz tick).

@@ -4,7 +4,8 @@ Pane-set, connection, Claude and sidecar news become messages (``post_message`` 
 thread-safe). Screen changes, which can come at ~60 Hz, only add pane ids to a set that the
 app's frame timer drains; a change of the pane the mirror shows posts one `MirrorDue` (at most
 as often as the fleet reports changes, never two queued) so the app runs that frame at once. The frame timer sleeps
-while nothing changes (`sleep_frames`); the first change after that posts one `FramesWake`.
+while nothing changes (`sleep_frames`); the first change after that which no `MirrorDue`
+will draw posts one `FramesWake`.
 """
 
 from __future__ import annotations
@@ -74,12 +75,16 @@ class FleetBridge:
         watched = self.watched
         with self._lock:
             self._dirty |= pane_ids
-            wake, self._frames_asleep = self._frames_asleep, False
             # The fleet already paces these calls (at most `max_rate` a second); deferring a
             # change to the 30 Hz frame timer instead would hold it up to a whole frame.
             due = watched is not None and watched in pane_ids and not self._due_pending
             if due:
                 self._due_pending = True
+            # A queued `MirrorDue` runs a frame that drains every change, this one included:
+            # a sleeping frame timer need not wake for it (it would run once and find nothing).
+            wake = self._frames_asleep and not self._due_pending
+            if wake:
+                self._frames_asleep = False
         if wake:
             self._app.post_message(FramesWake())
         if due:
