@@ -17,6 +17,8 @@ from textual.geometry import Region
 from nbs_tui import heap
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
+from nbs_tui.core.meters import DEFAULT_PRICES, Meters, Tokens, describe_total
+from nbs_tui.messages import RelayedMeters
 from nbs_tui.tmux.port import FleetListener
 from nbs_tui.widgets.detail_panel import DetailPanel, DetailRow
 from tests.app.fakes import FakeFleet, pane_info
@@ -140,3 +142,31 @@ async def test_the_mirror_rows_are_drawn_by_a_widget_without_a_border() -> None:
         # the rows sit inside the frame's border: what the screen shows there is theirs
         widget, _ = app.screen.get_widget_at(rows.region.x, rows.region.y)
         assert widget is rows
+
+
+async def test_a_burst_of_relayed_meters_sums_the_fleet_once() -> None:
+    """The holder relays each agent's meters as an event of its own, all in one tick: the status
+    bar's Σ is summed once for the burst, not once per pane (O(panes²) at 200 agents)."""
+    panes = [pane_info(f"%{i}", i) for i in range(40)]
+
+    def factory(listener: FleetListener) -> FakeFleet:
+        return FakeFleet(listener, panes)
+
+    app = create_app(Settings(), factory, control_plane=False, sidecar=False, claude=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: len(app.state.panes) == 40, what="the fleet listed")
+        await pilot.pause(0.2)
+        sums = 0
+        fleet_meters = app.state.fleet_meters
+
+        def counted() -> Meters | None:
+            nonlocal sums
+            sums += 1
+            return fleet_meters()
+
+        app.state.fleet_meters = counted  # type: ignore[method-assign]
+        for pane in panes:
+            app.post_message(RelayedMeters(pane.pane_id, Meters((("claude-opus-4-6", Tokens(output=1000)),), 1)))
+        expected = describe_total(Meters((("claude-opus-4-6", Tokens(output=40_000)),), 40), DEFAULT_PRICES)
+        await wait_for(pilot, lambda: app.status_bar.meters[0] == expected, what=f"Σ {expected}")
+        assert sums <= 2, f"the fleet's meters were summed {sums} times for one burst"
