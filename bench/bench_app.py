@@ -31,6 +31,11 @@ another on the same fleet:
   pane per second; its CPU includes the subprocesses); its latency is from the bench writing
   the marker into the FIFO to the capture that holds it.
 
+With ``--plain`` the fleet is bench_mirror's instead: N plain 120x40 panes, a quarter running a
+writer that prints a coloured line every 80-120 ms stamped ``T<seq>:<time_ns>`` with the wall
+clock, the rest ``cat``; the first pane (a writer) is the one mirrored, and a line's latency is
+from its stamp to the first read of the app's output holding it.
+
 CPU is % of one core from /proc/PID/stat. Results: a markdown table on stdout and in
 bench/results/app-YYYYmmdd-HHMMSS.md (gitignored).
 """
@@ -65,6 +70,7 @@ sys.path.insert(0, str(BENCH))
 
 from bench_mirror import (  # noqa: E402
     TICK,
+    Bench,
     CpuMeter,
     cpu_ticks,
     finish_child,
@@ -76,6 +82,9 @@ from bench_mirror import (  # noqa: E402
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
 
 COLS, ROWS = 160, 48
+PLAIN_SIZE = (200, 60)
+"""The terminal of a ``--plain`` run (as issue 13's plain-pane figures were taken): the mirror
+then shows the writers' lines (up to ~95 columns) whole, stamps included."""
 TOKEN = re.compile(rb"T(\d+):(\d{19})")
 TOKEN_TEXT = re.compile(r"T(\d+):(\d{19})")
 MARKED = "bench-0"
@@ -233,12 +242,19 @@ class WakeLateness:
 
 
 class AppInPty:
-    """The nbs-tui CLI in a pty of COLS x ROWS; a thread drains and timestamps its output."""
+    """The nbs-tui CLI in a pty of ``size`` (COLS x ROWS); a thread drains and timestamps its output."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], panes: int, cwd: Path, nice: int = 0) -> None:
+    def __init__(
+        self, argv: list[str], env: dict[str, str], panes: int, cwd: Path, nice: int = 0, size: tuple[int, int] = (COLS, ROWS)
+    ) -> None:
         self.panes = panes
+        self.cols, self.rows = size
+        env = {**env, "COLUMNS": str(self.cols), "LINES": str(self.rows)}
         self.seen: dict[int, int] = {}
         """marker seq -> monotonic ns of the first read holding the whole token."""
+        self.stamped: dict[int, tuple[int, int]] = {}
+        """marker seq -> (the token's own time_ns, CLOCK_REALTIME ns of that first read): a
+        ``--plain`` writer stamps its lines with the wall clock."""
         self.out_bytes = 0
         self.listed_ns = 0
         self.painted_ns = 0
@@ -246,7 +262,7 @@ class AppInPty:
         self.full_frame = threading.Event()
         self.tail = collections.deque[bytes](maxlen=64)
         master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", self.rows, self.cols, 0, 0))
         self.master = master
         self.launched_ns = time.monotonic_ns()
         self.proc = subprocess.Popen(
@@ -260,7 +276,8 @@ class AppInPty:
     def _read(self) -> None:
         import pyte
 
-        screen: Any = pyte.Screen(COLS, ROWS)
+        cols, rows_ = self.cols, self.rows
+        screen: Any = pyte.Screen(cols, rows_)
         stream: Any = pyte.ByteStream(screen)
         want = f" {self.panes} panes"
         carry = b""
@@ -275,17 +292,21 @@ class AppInPty:
             self.out_bytes += len(data)
             self.tail.append(data)
             buf = carry + data
+            real = time.time_ns()
             for match in TOKEN.finditer(buf):
-                self.seen.setdefault(int(match.group(1)), now)
+                seq = int(match.group(1))
+                if seq not in self.seen:
+                    self.seen[seq] = now
+                    self.stamped[seq] = (int(match.group(2)), real)
             carry = buf[-40:]  # a token is at most ~30 bytes: one cut across two reads is seen whole
             if not self.full_frame.is_set():
                 stream.feed(data)
                 # not `screen.display`: it raises IndexError on a cell pyte left empty (a wide
                 # character partly overwritten), which killed this reader and stalled the app
-                rows = ["".join(screen.buffer[y][x].data for x in range(COLS)) for y in range(ROWS)]
+                rows = ["".join(screen.buffer[y][x].data for x in range(cols)) for y in range(rows_)]
                 if not self.listed_ns and want in rows[0]:
                     self.listed_ns = now
-                if not self.painted_ns and any(TOKEN_TEXT.search(row[COLS // 2 - 10 :]) for row in rows):
+                if not self.painted_ns and any(TOKEN_TEXT.search(row[cols // 2 - 10 :]) for row in rows):
                     self.painted_ns = now
                 if self.listed_ns and self.painted_ns:
                     self.full_frame_ns = now
@@ -334,16 +355,15 @@ def app_env(home: Path) -> dict[str, str]:
 
 
 def run_app(
-    fleet: DemoFleet, markers: Markers, server_pid: int, seconds: float, workdir: Path, n: int, nice: int = 0
+    socket: str, markers: Markers | None, server_pid: int, seconds: float, workdir: Path, n: int, nice: int = 0,
+    size: tuple[int, int] = (COLS, ROWS),
 ) -> dict[str, Any]:
     """Launch the app once; first full frame, then a CPU and latency window."""
     home = workdir / "home"
     home.mkdir(exist_ok=True)
     config = workdir / "empty.toml"
     config.write_text("")
-    socket = fleet.server.socket_name
-    assert socket is not None
-    app = AppInPty(app_argv(socket, config), app_env(home), n, ROOT, nice)
+    app = AppInPty(app_argv(socket, config), app_env(home), n, ROOT, nice, size)
     out: dict[str, Any] = {}
     try:
         if not app.full_frame.wait(max(60.0, n * 0.6)):
@@ -371,17 +391,10 @@ def run_app(
         window_end = time.monotonic_ns()
         out["out_kbs"] = (app.out_bytes - bytes0) / 1024 / seconds
         out["rss_mb"] = peak_rss_mb(app.proc.pid)
-        written = {seq: at for seq, at in markers.written().items() if window_start <= at <= window_end}
-        deadline = time.monotonic() + 5.0  # let the window's last markers reach the screen
-        while time.monotonic() < deadline and not all(seq in app.seen for seq in written):
-            time.sleep(0.05)
-        lat, missed, worst = [], 0, []
-        for seq, at in written.items():
-            if seq in app.seen:
-                lat.append((app.seen[seq] - at) / 1e6)
-                worst.append((round((at - window_start) / 1e9, 2), round(lat[-1])))
-            else:
-                missed += 1
+        if markers is None:
+            lat, missed, worst = _plain_latencies(app, window_start, window_end)
+        else:
+            lat, missed, worst = _marker_latencies(app, markers, window_start, window_end)
         out["lat"] = lat
         out["worst"] = sorted(worst, key=lambda x: -x[1])[:8]
         out["missed"] = missed
@@ -392,15 +405,52 @@ def run_app(
     return out
 
 
-def profile_app(fleet: DemoFleet, seconds: float, workdir: Path, n: int) -> str:
+def _marker_latencies(
+    app: AppInPty, markers: Markers, window_start: int, window_end: int
+) -> tuple[list[float], int, list[tuple[float, int]]]:
+    """Latencies (ms) of the demo agent's markers written in the window, how many were never
+    drawn, and the worst (seconds into the window, ms)."""
+    written = {seq: at for seq, at in markers.written().items() if window_start <= at <= window_end}
+    deadline = time.monotonic() + 5.0  # let the window's last markers reach the screen
+    while time.monotonic() < deadline and not all(seq in app.seen for seq in written):
+        time.sleep(0.05)
+    lat, missed, worst = [], 0, []
+    for seq, at in written.items():
+        if seq in app.seen:
+            lat.append((app.seen[seq] - at) / 1e6)
+            worst.append((round((at - window_start) / 1e9, 2), round(lat[-1])))
+        else:
+            missed += 1
+    return lat, missed, worst
+
+
+def _plain_latencies(
+    app: AppInPty, window_start: int, window_end: int
+) -> tuple[list[float], int, list[tuple[float, int]]]:
+    """The same for a ``--plain`` writer, whose lines carry their wall-clock write time: the
+    lines of the mirrored pane written in the window (by sequence number, between the first and
+    the last drawn), a gap in the numbers being a line never drawn."""
+    time.sleep(1.0)
+    offset = time.time_ns() - time.monotonic_ns()
+    start_real, end_real = window_start + offset, window_end + offset
+    drawn = {seq: (stamp, real) for seq, (stamp, real) in app.stamped.items() if start_real <= stamp <= end_real}
+    if not drawn:
+        return [], 0, []
+    lat, worst = [], []
+    for stamp, real in drawn.values():
+        lat.append((real - stamp) / 1e6)
+        worst.append((round((stamp - start_real) / 1e9, 2), round(lat[-1])))
+    missed = max(drawn) - min(drawn) + 1 - len(drawn)
+    return lat, missed, worst
+
+
+def profile_app(socket: str, seconds: float, workdir: Path, n: int) -> str:
     """One more launch, sampled by py-spy for ``seconds`` (only the thread holding the GIL: the
     app's Python work; C work that released the GIL, such as a read, is not seen)."""
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     if not Path(spy).exists():
         return "py-spy not installed (.venv/bin/pip install py-spy)"
     config = workdir / "empty.toml"
-    socket = fleet.server.socket_name
-    assert socket is not None
     app = AppInPty(app_argv(socket, config), app_env(workdir / "home"), n, ROOT)
     raw = workdir / f"profile-{n}.txt"
     try:
@@ -483,22 +533,30 @@ def summarize_profile(text: str, seconds: float, top: int = 20) -> str:
 
 
 def measure(
-    n: int, seconds: float, launches: int, workdir: Path, profile: bool, nice: int = 0, spread: bool = False
+    n: int, seconds: float, launches: int, workdir: Path, profile: bool, nice: int = 0, spread: bool = False,
+    plain: bool = False,
 ) -> dict[str, Any]:
     markers_dir = workdir / f"markers-{n}"
     print(f"N={n}: starting the fleet ...", file=sys.stderr, flush=True)
-    fleet = DemoFleet.start_busy(n, busy_fraction=0.25, marker_dir=markers_dir, spread=spread)
-    row: dict[str, Any] = {"n": n, "busy": round(n * 0.25)}
-    try:
+    fleet: DemoFleet | Bench
+    markers: Markers | None = None
+    if plain:  # bench_mirror's fleet: a quarter of the panes print a stamped line every ~100 ms
+        fleet = Bench(n, workdir)
+        fleet.start()
+        socket, server_pid = fleet.socket, fleet.server_pid
+    else:
+        fleet = DemoFleet.start_busy(n, busy_fraction=0.25, marker_dir=markers_dir, spread=spread)
         agent = fleet.agent(MARKED)
         assert agent.marker_fifo is not None and agent.marker_file is not None
         markers = Markers(agent.marker_fifo, agent.marker_file)
         markers.start()
         server_pid = int(fleet.tmux("display-message", "-p", "#{pid}").strip())
+        assert fleet.server.socket_name is not None
+        socket = fleet.server.socket_name
+    row: dict[str, Any] = {"n": n, "busy": max(1, n // 4) if plain else round(n * 0.25)}
+    try:
         if nice:  # diagnostic: the app and the fleet's (private) server ahead of the machine's other load
             os.setpriority(os.PRIO_PROCESS, server_pid, nice)
-        socket = fleet.server.socket_name
-        assert socket is not None
         time.sleep(2.0)
         base = CpuMeter(server_pid)
         time.sleep(seconds)
@@ -507,7 +565,7 @@ def measure(
         runs = []
         for launch in range(launches):
             print(f"N={n}: app launch {launch + 1}/{launches} ...", file=sys.stderr, flush=True)
-            runs.append(run_app(fleet, markers, server_pid, seconds, workdir, n, nice))
+            runs.append(run_app(socket, markers, server_pid, seconds, workdir, n, nice, PLAIN_SIZE if plain else (COLS, ROWS)))
             time.sleep(1.0)
         lat = [x for r in runs for x in r["lat"]]
         # a marker never drawn scrolled off the pane before the app painted (a stall of >~1 s):
@@ -549,8 +607,9 @@ def measure(
 
         if profile:
             print(f"N={n}: profiling the app ...", file=sys.stderr, flush=True)
-            row["profile"] = profile_app(fleet, seconds, workdir, n)
-        markers.stop()
+            row["profile"] = profile_app(socket, seconds, workdir, n)
+        if markers is not None:
+            markers.stop()
     finally:
         fleet.stop()
     return row
@@ -631,6 +690,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="busy agents one in four, so in every window and session (default: the first quarter, whole sessions)",
     )
     parser.add_argument(
+        "--plain", action="store_true",
+        help="plain panes instead of demo agents: bench_mirror's fleet (120x40 panes, a quarter printing a "
+        "stamped coloured line every ~100 ms, the rest in cat); the mirrored pane is its first writer",
+    )
+    parser.add_argument(
         "--nice", type=int, default=0,
         help="diagnostic: run the app and the fleet's tmux server at this nice value (e.g. -10, needs root)",
     )
@@ -645,7 +709,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                            capture_output=True, text=True).stdout.strip()
     try:
         for n in opts.sizes:
-            rows.append(measure(n, opts.seconds, opts.launches, workdir, opts.profile, opts.nice, opts.spread))
+            rows.append(measure(n, opts.seconds, opts.launches, workdir, opts.profile, opts.nice, opts.spread, opts.plain))
             shown = {k: v for k, v in rows[-1].items() if k != "profile"}
             print(json.dumps(shown), file=sys.stderr, flush=True)
     finally:
@@ -655,6 +719,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"`{' '.join(['.venv/bin/python', 'bench/bench_app.py', *(argv if argv is not None else sys.argv[1:])])}`; "
         f"{os.cpu_count()} cores; windows of {opts.seconds:.0f} s; {opts.launches} app launch(es) per N; "
         + (f"app and tmux server at nice {opts.nice} (diagnostic); " if opts.nice else "")
+        + ("plain panes (bench_mirror's fleet), not demo agents; " if opts.plain else "")
         + f"CPU in % of one core; load average before/after {load_before} / {os.getloadavg()[0]:.1f}; "
         + f"code at {head}{' with uncommitted edits in nbs_tui/' if dirty else ''}.\n\n"
     )
