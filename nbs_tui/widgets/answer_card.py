@@ -86,17 +86,18 @@ class AnswerScreen(ModalScreen[None]):
         """A key was sent and its answer is not back yet: further keys wait for it."""
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="card"):
-            yield Static(id="card-head")
-            yield Static(id="card-prompt")
-            yield Static(id="card-options")
+        # The card's text goes in as the widgets are made: the screen's Mount can come before
+        # its grandchildren are in the DOM, and a query for them there failed (seen once in CI).
+        title, head, prompt, options = self._card_texts()
+        with Vertical(id="card") as box:
+            box.border_title = title
+            yield Static(head, id="card-head")
+            yield Static(prompt, id="card-prompt")
+            yield Static(options, id="card-options")
             yield Static(id="card-said")
             yield Static(
                 "1-9 choose · y yes · n no · Esc cancel the prompt · Tab next · q close", id="card-keys"
             )
-
-    def on_mount(self) -> None:
-        self._render_card()
 
     def show(self, card: AnswerCard, label: str, waited: float, waiting: int, said: Text | str = "") -> None:
         """Show another card (or the same one, read again)."""
@@ -111,20 +112,25 @@ class AnswerScreen(ModalScreen[None]):
         self.query_one("#card-said", Static).update(Text(said, style=style) if isinstance(said, str) else said)
 
     def _render_card(self) -> None:
+        title, head, prompt, options = self._card_texts()
+        self.query_one("#card", Vertical).border_title = title
+        self.query_one("#card-head", Static).update(head)
+        self.query_one("#card-prompt", Static).update(prompt)
+        self.query_one("#card-options", Static).update(options)
+
+    def _card_texts(self) -> tuple[str, Text, Text, Text]:
+        """(the box's title, the head line, the prompt, the options) of the card shown."""
         card = self.card
         badge, style = BADGES.get(card.state, ("•", ""))
-        box = self.query_one("#card", Vertical)
-        box.border_title = f"Answer · {self._waiting} waiting"
         head = Text()
         head.append(f" {badge} ", style)
         head.append(f" {self._label}", "bold")
         head.append(f" · {card.title} · ")
         head.append(f"waiting {countdown(self._waited)}", "dim")
-        self.query_one("#card-head", Static).update(head)
         rows = [row.rstrip() for row in card.prompt.split("\n") if row.strip() and set(row.strip()) != {"╌"}]
         if len(rows) > PROMPT_ROWS:
             rows = ["…", *rows[-PROMPT_ROWS + 1 :]]
-        self.query_one("#card-prompt", Static).update(Text("\n".join(rows) or "(no prompt text on screen)"))
+        prompt = Text("\n".join(rows) or "(no prompt text on screen)")
         options = Text()
         for i, option in enumerate(card.options):
             if i:
@@ -134,7 +140,7 @@ class AnswerScreen(ModalScreen[None]):
             options.append(f" {option.label}")
         if not card.numbered:
             options.append("\n(no digits on this dialog: Esc cancels it; g in the list jumps in)", style="dim")
-        self.query_one("#card-options", Static).update(options)
+        return f"Answer · {self._waiting} waiting", head, prompt, options
 
     def _choose(self, key: str) -> None:
         if self.busy:

@@ -40,7 +40,11 @@ def keys(replay: ReplayPane) -> list[str]:
 
 
 def card_text(app: NbsApp, part: str) -> str:
-    return static_text(app.screen.query_one(f"#card-{part}", Static))
+    """The text of one part of the card on screen; "" until that part is mounted (a screen's
+    grandchildren join the DOM a moment after the screen itself)."""
+    found = app.screen.query(f"#card-{part}").results(Static)
+    widget = next(iter(found), None)
+    return static_text(widget) if widget is not None else ""
 
 
 async def test_answer_one_agent_then_the_next_from_the_card(server: libtmux.Server, tmp_path: Path) -> None:
