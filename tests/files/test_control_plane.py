@@ -515,11 +515,15 @@ try:
     assert plane.history()[-1].outcome is Outcome.ERROR and NOT_SAVED in plane.history()[-1].why
     # the retry stays: once the folder takes writes again, the change is saved without a new line
     nbs.chmod(0o755)
+    def saved_again():
+        return any("saved the changes not saved before" in e.why for e in plane.history())
+
     deadline = time.monotonic() + 10
-    while "chat:.nbs/chat/late.chat" not in registry.read_text() and time.monotonic() < deadline:
+    # the registry is written before the history says so: wait for both
+    while not ("chat:.nbs/chat/late.chat" in registry.read_text() and saved_again()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert "chat:.nbs/chat/late.chat" in registry.read_text(), registry.read_text()
-    assert any("saved the changes not saved before" in e.why for e in plane.history()), plane.history()
+    assert saved_again(), plane.history()
     # and an edit that is saved says only its line
     write_chat(nbs / "chat" / "next.chat")
     assert plane.register_chat(root, ".nbs/chat/next.chat") == "register-chat .nbs/chat/next.chat"
