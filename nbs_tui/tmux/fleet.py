@@ -895,7 +895,7 @@ class TmuxFleet(FleetPort):
                         self._report("ssh", note)
                 found = self._discover()
             except TmuxUnavailable as exc:
-                self._disconnected(str(exc))
+                self._disconnected(str(exc), unreachable=isinstance(exc, HostUnreachable))
                 # Back off only while the host cannot be reached; "no server" is polled as usual.
                 failures = failures + 1 if isinstance(exc, HostUnreachable) else 0
                 self._rescan.wait(self._retry_delay(failures))
@@ -963,8 +963,11 @@ class TmuxFleet(FleetPort):
             )
         return list_panes(self.server, tmux=self.tmux, agent_cache=self._agent_cache, runner=self.runner)
 
-    def _disconnected(self, message: str) -> None:
+    def _disconnected(self, message: str, unreachable: bool = False) -> None:
         changed = message != self.last_error
+        # A host that was up and now cannot be reached lost its connection: that is the news,
+        # even when a command tried a new one (refused) before the dying client's exit landed.
+        lost = self.runner.lost_message() if unreachable and self._announced is True else ""
         self.last_error = message
         self._tried = True
         now = time.monotonic()
@@ -986,7 +989,9 @@ class TmuxFleet(FleetPort):
         self.connected = False
         if self._announced is not False:
             self._announced = False
-            self._notify_connection(False, message)
+            self._notify_connection(False, lost or message)
+            if lost and lost != message:
+                self._report("ssh", message)  # why it cannot be made again, once
         elif changed and self.runner.remote:
             # Still away, for another reason now (lost -> refused -> timed out): say so once.
             self._report("ssh", message)

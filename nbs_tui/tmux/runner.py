@@ -100,5 +100,10 @@ class TmuxRunner:
         itself (so every client of it is gone): never for a local tmux."""
         return False
 
+    def lost_message(self) -> str:
+        """The line announcing that a live connection to the server ended ("" when there is
+        no connection to lose: a local server is reached afresh by every command)."""
+        return ""
+
     def close(self) -> None:
         """Release what the runner holds (nothing locally)."""

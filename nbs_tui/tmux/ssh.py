@@ -288,6 +288,9 @@ class SshTmuxRunner(TmuxRunner):
         """Whether a control client's exit status means the connection (not tmux) ended."""
         return returncode is not None and (returncode == SSH_FAILED or returncode < 0)
 
+    def lost_message(self) -> str:
+        return f"{self.host.name}: connection to {self.host.destination} lost"
+
     # -- commands ------------------------------------------------------------------------
 
     def run(self, *args: str, timeout: float = 5.0, stdin: bytes | None = None) -> str:

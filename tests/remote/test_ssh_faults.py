@@ -57,6 +57,34 @@ def test_sshd_killed_then_started_again(ssh_lab: SshLab, tmp_path: Path) -> None
     assert worst_since[1] < 1.0, worst_since  # tmux never held the pane: no orphan froze it
 
 
+class _SlowToHearTheExit(SshTmuxRunner):
+    """Its control clients' exits are judged a second late, as on a loaded machine: the
+    supervisor's next scan then tries a new connection (refused) before the loss lands."""
+
+    def lost_connection(self, returncode: int | None) -> bool:
+        time.sleep(1.0)
+        return super().lost_connection(returncode)
+
+
+def test_a_lost_connection_is_announced_as_lost_even_when_a_retry_is_refused_first(ssh_lab: SshLab) -> None:
+    a = ssh_lab.hosts["hosta"]
+    new_session(a, "calm")
+    runner = _SlowToHearTheExit(SshHost("hosta", "hosta", ssh_lab.ssh_options))
+    rec = ProblemRecorder()
+    fleet = TmuxFleet(runner.server, (), rec, runner=runner, reconnect_interval=0.2, rescan_interval=0.1)
+    fleet.start()
+    try:
+        assert fleet.wait_seeded(20)
+        a.kill_sshd()
+        refused = "hosta: connection refused: no ssh server listening at hosta"
+        wait_for(lambda: ("ssh", refused) in rec.problems)
+        assert _downs(rec) == ["hosta: connection to hosta lost"], (_downs(rec), rec.problems)
+        a.launch_sshd()
+        wait_for(lambda: rec.connections[-1][0] is True, 30)
+    finally:
+        fleet.stop()
+
+
 def test_network_partition_is_seen_by_server_alive_and_survived(ssh_lab: SshLab, tmp_path: Path) -> None:
     a = ssh_lab.hosts["hosta"]
     pane, report = _writer(ssh_lab, tmp_path, "busy")
