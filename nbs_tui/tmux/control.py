@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.tmux.runner import TmuxRunner
+from nbs_tui.tmux.tied import popen_tied
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +149,7 @@ class ControlClient:
 
     def start(self) -> None:
         runner = self.runner
-        self._proc = subprocess.Popen(
+        self._proc = popen_tied(  # dies with us: an orphaned client can hold tmux (see tied.py)
             runner.control_argv(self.session_id, self.flags),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

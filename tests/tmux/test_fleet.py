@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import stat
 import subprocess
 import sys
@@ -369,10 +370,15 @@ def test_killed_dashboard_leaves_no_control_client(server: libtmux.Server, tmp_p
         child.kill()
 
 
-def test_killed_dashboard_streaming_a_busy_pane_leaves_no_control_client(server: libtmux.Server, tmp_path: Path) -> None:
+@pytest.mark.parametrize("stall", [0.0, 1.5], ids=["reading", "stalled-first"])
+def test_killed_dashboard_streaming_a_busy_pane_leaves_no_control_client(
+    server: libtmux.Server, tmp_path: Path, stall: float
+) -> None:
     """The same with a viewer streaming a busy pane at the moment of the SIGKILL, three times:
-    its own client and the viewer both go, output in flight or not (README, "A killed nbs-tui
-    can leave a tmux -C client behind", for what was seen once and not reproduced)."""
+    its own client and the viewer both go, output in flight or not. Stalled first (SIGSTOP, as
+    a loaded machine does for a moment), tmux has output queued that no one will read, and
+    keeps such a client until the client process dies: each one is tied to its owner's life
+    (nbs_tui/tmux/tied.py); without that, the stalled case left the viewer behind every time."""
     new_session(server, "busy", 80, 24, window_command="while :; do seq 1 2000; sleep 0.01; done")
     pane = tmux(server, "display-message", "-p", "-t", "busy", "#{pane_id}").strip()
     probe = tmp_path / "probe.py"
@@ -392,6 +398,9 @@ def test_killed_dashboard_streaming_a_busy_pane_leaves_no_control_client(server:
             assert "no-output" in tmux(server, "list-clients", "-F", "#{client_flags}")  # its own client
             assert any("no-output" not in f for f in tmux(server, "list-clients", "-F", "#{client_flags}").split())
             time.sleep(0.3)
+            if stall:
+                child.send_signal(signal.SIGSTOP)  # the pipes fill; tmux queues the rest
+                time.sleep(stall)
             child.kill()  # the viewer's output is still flowing
             child.wait(10)
             wait_for(lambda: tmux(server, "list-clients").strip() == "", 5.0)
