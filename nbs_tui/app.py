@@ -384,6 +384,11 @@ class NbsApp(App[int]):
             "mirror: %d frames (%d rows) written straight to the terminal, %d left to Textual",
             painter.frames_painted, painter.rows_painted, painter.frames_declined,
         )
+        painter = self.fleet_list.painter
+        log.info(
+            "fleet list: %d ticks (%d rows) written straight to the terminal, %d left to Textual",
+            painter.frames_painted, painter.rows_painted, painter.frames_declined,
+        )
         self.operator.stop()
         self._unsubscribe_log()
         self.runtime.stop()

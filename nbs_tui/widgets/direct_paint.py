@@ -10,10 +10,14 @@ content, and a frame becomes a cursor move and a kept string per changed row.
 
 Textual still draws everything else, and the widget itself whenever this cannot be certain to
 look exactly as Textual would draw it: `paint` says no (and the caller refreshes through
-Textual) unless the app writes to a real terminal, the widget is on the top screen, wholly
-visible, with nothing drawn over any part of it, and no layout or repaint is pending. The
-escape sequence of a row is made by Textual itself (the widget's own `render_lines`, so its
-styles and the app's filters, then `Strip.render`), only once per distinct row.
+Textual) unless the app writes to a real terminal, the widget is on the top screen, its
+content wholly visible, with nothing drawn over any part of it, and no layout or repaint is
+pending. The escape sequence of a row is made by Textual itself (the widget's own
+`render_lines`, so its styles and the app's filters, then `Strip.render`), only once per
+distinct row.
+
+Rows are the widget's content rows: inside its border and padding, left of its scrollbar (a
+scrollbar is a widget drawn over the gutter, so painting the content beside it covers nothing).
 
 It leans on Textual internals (the driver, the compositor's visible map, the styles cache);
 `_textual_supports` checks they are there, so a Textual that changes them gets the ordinary
@@ -89,6 +93,8 @@ class DirectPainter:
             self.frames_declined += 1
             return False
         width = region.width
+        gutter = widget.gutter
+        left, top = gutter.left, gutter.top  # content row y is the widget's line top + y
         look = (
             width,
             widget.rich_style,
@@ -107,10 +113,10 @@ class DirectPainter:
         x0, y0 = region.x, region.y
         for start, count in runs:
             # Textual's own cache of these rows is stale now; it renders them afresh if it paints them.
-            set_dirty(Region(0, start, width, count))
+            set_dirty(Region(0, top + start, widget.outer_size.width, count))
             for y in range(start, min(start + count, region.height)):
                 out.append(_move_to(x0, y0 + y))
-                out.append(self._sequence(widget, y, width, content_strip(y), console))
+                out.append(self._sequence(widget, y, Region(left, top + y, width, 1), content_strip(y), console))
                 self.rows_painted += 1
         cursor = widget.screen.outer_size.clamp_offset(app.cursor_position)
         out.append(_move_to(cursor.x, cursor.y))
@@ -123,12 +129,12 @@ class DirectPainter:
         self.frames_painted += 1
         return True
 
-    def _sequence(self, widget: Widget, y: int, width: int, content: Strip, console: Any) -> str:
+    def _sequence(self, widget: Widget, y: int, line: Region, content: Strip, console: Any) -> str:
         kept = self._sequences.get(id(content))
         if kept is not None and kept[0] is content:
             return kept[1]
         # Textual's own styling of the row (the widget's styles, the app's filters), made once.
-        finished = widget.render_lines(Region(0, y, width, 1))[0]
+        finished = widget.render_lines(line)[0]
         sequence = finished.render(console)
         if len(self._sequences) >= self._max_rows:
             self._sequences.clear()
@@ -136,7 +142,8 @@ class DirectPainter:
         return sequence
 
     def _region_if_safe(self, app: Any, widget: Widget) -> Region | None:
-        """The widget's screen region if Textual would draw it exactly there and nothing covers it."""
+        """The screen region of the widget's content if Textual would draw it exactly there and
+        nothing covers it."""
         driver = app._driver
         if driver is None or app.is_headless or app.is_inline or app._batch_count:
             return None
@@ -150,15 +157,18 @@ class DirectPainter:
         visible = screen._compositor.visible_widgets
         if visible is not self._checked_map:
             self._checked_map = visible
-            self._unobstructed = unobstructed_region(visible, widget)
+            self._unobstructed = unobstructed_region(visible, widget, content=True)
         region = self._unobstructed
-        if region is None or region.size != widget.size:
+        if region is None or region.size != widget.scrollable_content_region.size:
             return None
         return region
 
 
-def unobstructed_region(visible: dict[Widget, tuple[Region, Region]], widget: Widget) -> Region | None:
-    """The widget's region if it is wholly inside its clip and no widget drawn over it touches it.
+def unobstructed_region(
+    visible: dict[Widget, tuple[Region, Region]], widget: Widget, content: bool = False
+) -> Region | None:
+    """The widget's region (its content's, with ``content``: inside border, padding and
+    scrollbars) if that is wholly inside its clip and no widget drawn over it touches it.
 
     ``visible`` is the compositor's map in drawing order, front first: everything before the
     widget is drawn over whatever it overlaps.
@@ -167,6 +177,10 @@ def unobstructed_region(visible: dict[Widget, tuple[Region, Region]], widget: Wi
     if placed is None:
         return None
     region, clip = placed
+    if content:  # the same offsets from where the compositor placed the widget
+        inner = widget.scrollable_content_region
+        outer = widget.region
+        region = Region(region.x + inner.x - outer.x, region.y + inner.y - outer.y, inner.width, inner.height)
     if not clip.contains_region(region):
         return None
     for other, (other_region, other_clip) in visible.items():

@@ -36,6 +36,7 @@ from nbs_tui.core.hosts import HostState
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.text import printable
 from nbs_tui.messages import PaneStatus
+from nbs_tui.widgets.direct_paint import DirectPainter
 
 STATE_STYLES: Mapping[AgentState, str] = {
     AgentState.WORKING: "bold green",
@@ -224,6 +225,8 @@ class FleetList(ScrollView, can_focus=True):
         """(row key, under the cursor, under the mouse) -> the row's rendered line."""
         self._pieces: dict[tuple[str, str, bool, bool], list[Segment]] = {}
         """(row key, column, under the cursor, under the mouse) -> the cell's segments."""
+        self.painter = DirectPainter(max_rows=256)
+        """Writes a tick's changed rows to the terminal itself when nothing covers the list."""
         self._palette: tuple[Style, Style, Style, Style] | tuple[()] = ()
         """The styles `_strips` were rendered with: when they change (focus, theme) all go."""
         self._cursor = 0
@@ -497,8 +500,39 @@ class FleetList(ScrollView, can_focus=True):
                 changed_rows.append(self._index[pane_id])
         if widen and self._measure(widen):
             return  # every row was redrawn
+        if len(changed_rows) > 1 and self._paint_rows(changed_rows):
+            return
         for index in changed_rows:
             self._refresh_row(index)
+
+    def _paint_rows(self, indexes: list[int]) -> bool:
+        """Write these rows to the terminal ourselves (the clock moves a cell in every row each
+        second: through Textual that was a compositor pass over the whole left column, its
+        largest cost with nothing else changing); False leaves them to Textual."""
+        self._check_palette()
+        top, height = int(self.scroll_y), self.scrollable_content_region.height
+        lines: list[int] = []
+        for index in sorted(indexes):
+            key = self._rows[index]
+            for cursor in (False, True):
+                for hover in (False, True):
+                    self._strips.pop((key, cursor, hover), None)
+            line = self._header_height + index - top
+            if self._header_height <= line < height:
+                lines.append(line)
+        runs: list[tuple[int, int]] = []
+        for line in lines:
+            if runs and runs[-1][0] + runs[-1][1] == line:
+                runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+            else:
+                runs.append((line, 1))
+        if not runs:
+            return True  # none of them on screen; drawn from their new cells when scrolled to
+        if self.painter.paint(self, runs, self.render_line):
+            return True
+        for start, count in runs:
+            self.refresh(Region(0, start, self.size.width, count))
+        return True
 
     def _width_changes(self, column: str, old: str | None, new: str) -> bool:
         """Would the auto-width ``column`` get wider or narrower for this new cell?"""
