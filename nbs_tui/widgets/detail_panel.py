@@ -17,10 +17,12 @@ from rich.segment import Segment
 from rich.style import Style as RichStyle
 from rich.table import Table
 from rich.text import Text
+from textual.app import RenderResult
 from textual.css.styles import RulesMap
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.style import Style as VisualStyle
-from textual.visual import RenderOptions, Visual
+from textual.visual import RenderOptions, Visual, VisualType
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -61,6 +63,10 @@ class DetailPanel(Static):
         """Lines the details took when last shown (None: handed to Textual to measure)."""
         self._kept: dict[object, list[Strip]] = {}
         """Rendered rows and lines by what they hold (`_Parts`)."""
+        self._parts: _Parts | None = None
+        """What the panel draws, when it is the details (else Static's own content)."""
+        self._lines: list[Strip] | None = None
+        """Their lines as last drawn, to repaint only the rows that changed."""
         self.prices = prices
         """USD per million tokens by model, for the meters' cost (the config's ``prices``)."""
 
@@ -180,7 +186,32 @@ class DetailPanel(Static):
         height = visual.height(width)
         relayout = height != self._height
         self._height = height
-        self.update(visual, layout=relayout)
+        lines = visual.height_lines(width)
+        shown, self._parts, self._lines = self._lines, visual, lines
+        if relayout or shown is None or len(shown) != len(lines) or self.scroll_offset != (0, 0):
+            self.refresh(layout=relayout)
+            return
+        # Only the rows that changed: a whole-panel refresh made the compositor repaint every
+        # row of it, and everything between it and the list's rows, each second.
+        for y, (was, now) in enumerate(zip(shown, lines, strict=True)):
+            if was != now:
+                self.refresh(Region(0, y, width, 1))
+
+    def update(self, content: VisualType = "", *, layout: bool = True) -> None:
+        self._parts = self._lines = None
+        super().update(content, layout=layout)
+
+    def render(self) -> RenderResult:
+        return self._parts if self._parts is not None else super().render()
+
+    @property
+    def content(self) -> VisualType:
+        """What the panel shows now (the details, printable whole), not only what `update` got."""
+        return self._parts if self._parts is not None else Static.content.fget(self)  # type: ignore[attr-defined]
+
+    @content.setter
+    def content(self, content: VisualType) -> None:
+        self.update(content)
 
 
 class DetailRow(NamedTuple):
@@ -274,7 +305,11 @@ class _Parts(Visual):
 
     def height(self, width: int) -> int:
         """Lines at ``width``, rendered in the style the paint will ask for (so it reuses them)."""
-        return len(self._render(width, self._widget.visual_style.rich_style))
+        return len(self.height_lines(width))
+
+    def height_lines(self, width: int) -> list[Strip]:
+        """The lines `height` counts (what the paint will draw)."""
+        return self._render(width, self._widget.visual_style.rich_style)
 
     def get_height(self, rules: RulesMap, width: int) -> int:
         return self.height(width)

@@ -89,6 +89,9 @@ async def test_a_clock_tick_renders_only_the_rows_that_changed() -> None:
         assert first >= 2
         for seconds in range(5, 9):
             panel._update_in_place([*steady, DetailRow(Text("quiet"), Text(f"{seconds}s"))])
+            # and only that row is repainted: not the whole panel through the compositor
+            (dirty,) = panel._repaint_regions
+            assert (dirty.y, dirty.height) == (panel.content_offset.y + 2, 1), dirty
             await wait_for(pilot, lambda: any(f"quiet  {seconds}s" in row for row in _drawn(panel)), what=f"{seconds}s drawn")  # noqa: B023
         assert CountedText.renders == first, "rows that did not change were rendered again"
         assert _drawn(panel)[1:4] == ["folder /srv/project", "model  opus", "quiet  8s"]
