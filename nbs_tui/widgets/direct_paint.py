@@ -26,7 +26,7 @@ path, never a broken screen.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from textual.geometry import Region
@@ -69,6 +69,8 @@ class DirectPainter:
         self._max_rows = max_rows
         self._sequences: dict[int, tuple[Strip, str]] = {}
         """Finished escape sequence per content strip (by id; the strip is held so its id stays its own)."""
+        self._spans: dict[Hashable, str] = {}
+        """Finished escape sequence per part of a row, by its columns and what it shows."""
         self._look: tuple[Any, ...] | None = None
         self._checked_map: object = None
         self._unobstructed: Region | None = None
@@ -82,21 +84,69 @@ class DirectPainter:
         """Write rows ``runs`` (``(start, count)`` pairs) of ``widget``; False if it must go through Textual."""
         if not runs:
             return True
+        region = self._begin(widget)
+        if region is None:
+            return False
+        width = region.width
+        left, top = widget.gutter.left, widget.gutter.top  # content row y is the widget's line top + y
+        set_dirty = widget._styles_cache.set_dirty
+        console = widget.app.console
+        out: list[str] = []
+        for start, count in runs:
+            # Textual's own cache of these rows is stale now; it renders them afresh if it paints them.
+            set_dirty(Region(0, top + start, widget.outer_size.width, count))
+            for y in range(start, min(start + count, region.height)):
+                out.append(_move_to(region.x, region.y + y))
+                out.append(self._sequence(widget, y, Region(left, top + y, width, 1), content_strip(y), console))
+                self.rows_painted += 1
+        self._write(widget, out)
+        return True
+
+    def paint_spans(self, widget: Widget, spans: Sequence[tuple[int, int, int, Hashable]]) -> bool:
+        """Write parts of rows: ``(y, x1, x2, key)`` is columns ``x1`` to ``x2`` of content row
+        ``y``, whose look ``key`` says in full (the same key, the same cells: a clock's "7s" in
+        one row is drawn as in the next). Each key's sequence is cut from the row as Textual
+        styles it, once. False if it must go through Textual."""
+        if not spans:
+            return True
+        region = self._begin(widget)
+        if region is None:
+            return False
+        width = region.width
+        left, top = widget.gutter.left, widget.gutter.top
+        set_dirty = widget._styles_cache.set_dirty
+        console = widget.app.console
+        out: list[str] = []
+        for y, x1, x2, key in spans:
+            if not (0 <= y < region.height and 0 <= x1 < x2 <= width):
+                continue
+            set_dirty(Region(0, top + y, widget.outer_size.width, 1))
+            cell_key = (x1, x2, key)
+            sequence = self._spans.get(cell_key)
+            if sequence is None:
+                finished = widget.render_lines(Region(left, top + y, width, 1))[0]
+                sequence = finished.crop(x1, x2).render(console)
+                if len(self._spans) >= self._max_rows:
+                    self._spans.clear()
+                self._spans[cell_key] = sequence
+            out.append(_move_to(region.x + x1, region.y + y))
+            out.append(sequence)
+            self.rows_painted += 1
+        self._write(widget, out)
+        return True
+
+    def _begin(self, widget: Widget) -> Region | None:
+        """The screen region to paint the widget's content at, with the kept sequences checked
+        against its look; None (and counted) when Textual must draw it."""
         app = widget.app
         if self._supported is None:
             self._supported = _textual_supports(app, widget)
-        if not self._supported:
-            self.frames_declined += 1
-            return False
-        region = self._region_if_safe(app, widget)
+        region = self._region_if_safe(app, widget) if self._supported else None
         if region is None:
             self.frames_declined += 1
-            return False
-        width = region.width
-        gutter = widget.gutter
-        left, top = gutter.left, gutter.top  # content row y is the widget's line top + y
+            return None
         look = (
-            width,
+            region.width,
             widget.rich_style,
             widget.background_colors,
             tuple(app.get_line_filters()),
@@ -106,28 +156,23 @@ class DirectPainter:
         )
         if look != self._look:
             self._sequences.clear()
+            self._spans.clear()
             self._look = look
-        set_dirty = widget._styles_cache.set_dirty
-        console = app.console
-        out: list[str] = [_SYNC_START] if app._sync_available else []
-        x0, y0 = region.x, region.y
-        for start, count in runs:
-            # Textual's own cache of these rows is stale now; it renders them afresh if it paints them.
-            set_dirty(Region(0, top + start, widget.outer_size.width, count))
-            for y in range(start, min(start + count, region.height)):
-                out.append(_move_to(x0, y0 + y))
-                out.append(self._sequence(widget, y, Region(left, top + y, width, 1), content_strip(y), console))
-                self.rows_painted += 1
+        return region
+
+    def _write(self, widget: Widget, out: list[str]) -> None:
+        """Send the moves and sequences as one synchronized update, the cursor put back."""
+        app = widget.app
         cursor = widget.screen.outer_size.clamp_offset(app.cursor_position)
         out.append(_move_to(cursor.x, cursor.y))
+        text = "".join(out)
         if app._sync_available:
-            out.append(_SYNC_END)
+            text = _SYNC_START + text + _SYNC_END
         driver = app._driver
         assert driver is not None  # `_region_if_safe` checked
-        driver.write("".join(out))
+        driver.write(text)
         driver.flush()
         self.frames_painted += 1
-        return True
 
     def _sequence(self, widget: Widget, y: int, line: Region, content: Strip, console: Any) -> str:
         kept = self._sequences.get(id(content))

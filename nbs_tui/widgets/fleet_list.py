@@ -17,7 +17,7 @@ The list owns `FleetList.PaneHighlighted` (the cursor moved to a pane) and
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -58,6 +58,13 @@ def state_text(state: AgentState | None, is_agent: bool = True) -> Text:
     if state is None:
         return Text("…", style="dim")
     return Text(f" {state.value} ", style=STATE_STYLES.get(state, ""))
+
+
+def _cell_key(cell: Text | None) -> Hashable:
+    """All that decides how a cell's text is drawn (its place and the row's look aside)."""
+    if cell is None:
+        return None
+    return (cell.plain, str(cell.style), tuple(cell.spans), cell.overflow)
 
 
 def format_duration(seconds: float | None) -> str:
@@ -478,14 +485,14 @@ class FleetList(ScrollView, can_focus=True):
         ``pane_ids`` limits the work to those rows (a status event for one pane).
         """
         rows: Iterable[PaneId] = self._order if pane_ids is None else [p for p in pane_ids if p in self._index]
-        changed_rows: list[int] = []
+        changed_rows: dict[int, list[str]] = {}
         widen: set[str] = set()
         for pane_id in rows:
             pane = self._panes[pane_id]
             status = statuses.get(pane_id)
             values = self._row_values(pane, status, last_change.get(pane_id), now)
             cells = self._cells[pane_id]
-            changed = False
+            moved: list[str] = []
             for column, value in values.items():
                 old = self._values.get((pane_id, column))
                 if old == value:
@@ -493,45 +500,55 @@ class FleetList(ScrollView, can_focus=True):
                 self._values[(pane_id, column)] = value
                 cells[column] = self._styled(pane, column, value, status)
                 self._forget_cell(pane_id, column)
-                changed = True
+                moved.append(column)
                 if column in AUTO_WIDTH and self._width_changes(column, old, value):
                     widen.add(column)
-            if changed:
-                changed_rows.append(self._index[pane_id])
+            if moved:
+                changed_rows[self._index[pane_id]] = moved
         if widen and self._measure(widen):
             return  # every row was redrawn
-        if len(changed_rows) > 1 and self._paint_rows(changed_rows):
+        if len(changed_rows) > 1 and self._paint_cells(changed_rows):
             return
         for index in changed_rows:
             self._refresh_row(index)
 
-    def _paint_rows(self, indexes: list[int]) -> bool:
-        """Write these rows to the terminal ourselves (the clock moves a cell in every row each
-        second: through Textual that was a compositor pass over the whole left column, its
-        largest cost with nothing else changing); False leaves them to Textual."""
+    def _paint_cells(self, changed: Mapping[int, Sequence[str]]) -> bool:
+        """Write the cells that moved to the terminal ourselves: the clock moves the Quiet and
+        Poll-in cells of every row each second, and through Textual that was a compositor pass
+        over the whole left column (with nothing else changing, the dashboard's largest cost).
+        The same cells look the same in any row, so a tick draws each distinct one once. False
+        leaves them to Textual."""
         self._check_palette()
         top, height = int(self.scroll_y), self.scrollable_content_region.height
-        lines: list[int] = []
-        for index in sorted(indexes):
-            key = self._rows[index]
+        starts, x = {}, 0
+        for column, _, _ in COLUMNS:
+            starts[column] = x
+            x += self._widths[column] + 2 * CELL_PADDING
+        numbers = {column: number for number, (column, _, _) in enumerate(COLUMNS)}
+        spans: list[tuple[int, int, int, Hashable]] = []
+        for index, columns in sorted(changed.items()):
+            row = self._rows[index]
             for cursor in (False, True):
                 for hover in (False, True):
-                    self._strips.pop((key, cursor, hover), None)
+                    self._strips.pop((row, cursor, hover), None)
             line = self._header_height + index - top
-            if self._header_height <= line < height:
-                lines.append(line)
-        runs: list[tuple[int, int]] = []
-        for line in lines:
-            if runs and runs[-1][0] + runs[-1][1] == line:
-                runs[-1] = (runs[-1][0], runs[-1][1] + 1)
-            else:
-                runs.append((line, 1))
-        if not runs:
-            return True  # none of them on screen; drawn from their new cells when scrolled to
-        if self.painter.paint(self, runs, self.render_line):
+            if not self._header_height <= line < height:
+                continue  # off screen: drawn from its new cells when scrolled to
+            first = min(numbers[column] for column in columns)
+            last = max(numbers[column] for column in columns)
+            shown = [COLUMNS[number][0] for number in range(first, last + 1)]
+            x1 = starts[shown[0]]
+            x2 = starts[shown[-1]] + self._widths[shown[-1]] + 2 * CELL_PADDING
+            cells = self._cells[row]
+            look = tuple(_cell_key(cells.get(column)) for column in shown)
+            under = (index == self._cursor and self.selected_pane_id is not None, index == self._hover)
+            spans.append((line, x1, x2, (look, under)))
+        if not spans:
             return True
-        for start, count in runs:
-            self.refresh(Region(0, start, self.size.width, count))
+        if int(self.scroll_x) == 0 and self.painter.paint_spans(self, spans):
+            return True
+        for line, _, _, _ in spans:
+            self.refresh(Region(0, line, self.size.width, 1))
         return True
 
     def _width_changes(self, column: str, old: str | None, new: str) -> bool:
