@@ -57,7 +57,7 @@ class DetailPanel(Static):
 
     def __init__(self, *, id: str | None = None, prices: Mapping[str, ModelPrice] = DEFAULT_PRICES) -> None:
         super().__init__(id=id)
-        self.border_title = "details"
+        self._title = self.border_title = "details"
         self._key: object = None
         self._height: int | None = None
         """Lines the details took when last shown (None: handed to Textual to measure)."""
@@ -101,7 +101,9 @@ class DetailPanel(Static):
         if key == self._key:
             return
         self._key = key
-        self.border_title = f"details · {printable(pane.target)}"
+        title = f"details · {printable(pane.target)}"
+        if title != self._title:  # setting it repaints the whole panel, even to the same title
+            self._title = self.border_title = title
 
         table: list[DetailRow] = []
 

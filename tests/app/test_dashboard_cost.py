@@ -97,6 +97,23 @@ async def test_a_clock_tick_renders_only_the_rows_that_changed() -> None:
         assert _drawn(panel)[1:4] == ["folder /srv/project", "model  opus", "quiet  8s"]
 
 
+async def test_a_second_of_the_selected_pane_repaints_only_its_quiet_row() -> None:
+    """`show` as the clock calls it: the same pane a second later. Its title is set again only
+    when it changes (setting a widget's border title repaints the whole widget)."""
+    app = OnePanel()
+    async with app.run_test(size=(60, 30)) as pilot:
+        panel = app.query_one(DetailPanel)
+        await pilot.pause()
+        pane = pane_info("%1", 0)
+        panel.show(pane, None, None, (), 100.0, 104.0)
+        await wait_for(pilot, lambda: any("4s" in row for row in _drawn(panel)), what="the first second drawn")
+        await pilot.pause()
+        panel.show(pane, None, None, (), 100.0, 105.0)
+        dirty = panel._repaint_regions
+        assert [(r.height, r.width) for r in dirty] == [(1, panel.size.width)], dirty
+        await wait_for(pilot, lambda: any("5s" in row for row in _drawn(panel)), what="the next second drawn")
+
+
 @pytest.fixture
 def unfrozen() -> Iterator[None]:
     """Start and end with nothing frozen: the freeze is process-wide."""
