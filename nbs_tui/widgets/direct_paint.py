@@ -118,9 +118,12 @@ class DirectPainter:
         console = widget.app.console
         out: list[str] = []
         for y, x1, x2, key in spans:
-            if not (0 <= y < region.height and 0 <= x1 < x2 <= width):
+            if not 0 <= y < region.height:
                 continue
             set_dirty(Region(0, top + y, widget.outer_size.width, 1))
+            x2 = min(x2, width)  # a part past the right edge is cut there, as Textual cuts it
+            if not 0 <= x1 < x2:
+                continue  # nothing of it on screen
             cell_key = (x1, x2, key)
             sequence = self._spans.get(cell_key)
             if sequence is None:
