@@ -97,7 +97,7 @@ class DirectPainter:
             set_dirty(Region(0, top + start, widget.outer_size.width, count))
             for y in range(start, min(start + count, region.height)):
                 out.append(_move_to(region.x, region.y + y))
-                out.append(self._sequence(widget, y, Region(left, top + y, width, 1), content_strip(y), console))
+                out.append(self._sequence(widget, left, top + y, width, content_strip(y), console))
                 self.rows_painted += 1
         self._write(widget, out)
         return True
@@ -177,12 +177,13 @@ class DirectPainter:
         driver.flush()
         self.frames_painted += 1
 
-    def _sequence(self, widget: Widget, y: int, line: Region, content: Strip, console: Any) -> str:
+    def _sequence(self, widget: Widget, x: int, y: int, width: int, content: Strip, console: Any) -> str:
+        """The finished sequence of the widget's line ``y`` (columns ``x`` on), which holds ``content``."""
         kept = self._sequences.get(id(content))
         if kept is not None and kept[0] is content:
             return kept[1]
         # Textual's own styling of the row (the widget's styles, the app's filters), made once.
-        finished = widget.render_lines(line)[0]
+        finished = widget.render_lines(Region(x, y, width, 1))[0]
         sequence = finished.render(console)
         if len(self._sequences) >= self._max_rows:
             self._sequences.clear()

@@ -518,7 +518,7 @@ class FleetList(ScrollView, can_focus=True):
         over the whole left column (with nothing else changing, the dashboard's largest cost).
         The same cells look the same in any row, so a tick draws each distinct one once. False
         leaves them to Textual."""
-        self._check_palette()
+        palette = self._check_palette()  # the cursor's look moves with focus: part of each key
         top, height = int(self.scroll_y), self.scrollable_content_region.height
         starts, x = {}, 0
         for column, _, _ in COLUMNS:
@@ -542,7 +542,7 @@ class FleetList(ScrollView, can_focus=True):
             cells = self._cells[row]
             look = tuple(_cell_key(cells.get(column)) for column in shown)
             under = (index == self._cursor and self.selected_pane_id is not None, index == self._hover)
-            spans.append((line, x1, x2, (look, under)))
+            spans.append((line, x1, x2, (look, under, palette)))
         if not spans:
             return True
         if int(self.scroll_x) == 0 and self.painter.paint_spans(self, spans):

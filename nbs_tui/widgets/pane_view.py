@@ -462,19 +462,22 @@ class ScreenWidget(Widget):
     _base: Style | None = None
     """The widget's own style, read once per `render_lines` (it walks the DOM every time)."""
 
+    _size_now: Size | None = None
+    """The widget's size, read once per paint like `_base` (`size` walks the DOM too)."""
+
     def render_lines(self, crop: Region) -> list[Strip]:
-        outer = self._base
-        self._base = self.rich_style
+        outer = self._base, self._size_now
+        self._base, self._size_now = self.rich_style, self.size
         try:
             return super().render_lines(crop)
         finally:
-            self._base = outer
+            self._base, self._size_now = outer
 
     def render_line(self, y: int) -> Strip:
         source = self.lines.source
         if source is None:
             return self.render_empty_line(y)
-        size = self.size
+        size = self._size_now or self.size
         if self._laid_out_for != size or self.lines.viewport is None:
             with source.lock:
                 self.lines.layout(size, self.ANCHOR_CONTENT)
@@ -516,11 +519,12 @@ class MirrorRows(ScreenWidget):
         """Straight to the terminal when that is safe (`DirectPainter.paint` says), else through
         Textual. The painter keys what it keeps by `render_line`'s strips, cached by content."""
         self._read_outside_style()
-        outer, self._base = self._base, self.rich_style
+        outer = self._base, self._size_now
+        self._base, self._size_now = self.rich_style, self.size
         try:
             return self.painter.paint(self, runs, self.render_line)
         finally:
-            self._base = outer
+            self._base, self._size_now = outer
 
     def _read_outside_style(self) -> None:
         self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
