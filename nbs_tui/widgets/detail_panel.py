@@ -59,14 +59,13 @@ class DetailPanel(Static):
         super().__init__(id=id)
         self._title = self.border_title = "details"
         self._key: object = None
-        self._height: int | None = None
-        """Lines the details took when last shown (None: handed to Textual to measure)."""
         self._kept: dict[object, list[Strip]] = {}
         """Rendered rows and lines by what they hold (`_Parts`)."""
         self._parts: _Parts | None = None
         """What the panel draws, when it is the details (else Static's own content)."""
         self._lines: list[Strip] | None = None
-        """Their lines as last drawn, to repaint only the rows that changed."""
+        """Their lines as last drawn, to repaint only the rows that changed (None: the panel
+        shows something else, which Textual measured)."""
         self.prices = prices
         """USD per million tokens by model, for the meters' cost (the config's ``prices``)."""
 
@@ -85,7 +84,6 @@ class DetailPanel(Static):
             key: object = None
             if key != self._key or self._key is None:
                 self._key = key
-                self._height = None
                 self.update(Text("Select a pane to see its details.", style="dim"))
             return
         quiet_since = quiet_start(status, changed_at)
@@ -181,17 +179,16 @@ class DetailPanel(Static):
         height changes."""
         width = self.scrollable_content_region.width
         if width <= 0:  # not laid out yet: Textual measures it when it is
-            self._height = None
             self.update(_as_group(parts))
             return
         visual = _Parts(self, parts, self._kept)
-        height = visual.height(width)
-        relayout = height != self._height
-        self._height = height
         lines = visual.height_lines(width)
         shown, self._parts, self._lines = self._lines, visual, lines
-        if relayout or shown is None or len(shown) != len(lines) or self.scroll_offset != (0, 0):
-            self.refresh(layout=relayout)
+        if shown is None or len(shown) != len(lines):
+            self.refresh(layout=True)  # another height (or it showed something else): lay out
+            return
+        if self.scroll_offset != (0, 0):
+            self.refresh()  # scrolled: its rows are not at the lines' places
             return
         # Only the rows that changed: a whole-panel refresh made the compositor repaint every
         # row of it, and everything between it and the list's rows, each second.

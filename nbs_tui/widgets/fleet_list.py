@@ -133,6 +133,7 @@ CELL_PADDING = 1
 """Blank cells either side of every column's text."""
 
 _COLUMN_META = [Style.from_meta({"column": number}) for number in range(len(COLUMNS))]
+_COLUMN_NUMBER = {key: number for number, (key, _, _) in enumerate(COLUMNS)}
 
 _LABELS = ("", False, False)
 """The column labels' line in `FleetList._strips` (no row key is empty)."""
@@ -507,49 +508,43 @@ class FleetList(ScrollView, can_focus=True):
                 changed_rows[self._index[pane_id]] = moved
         if widen and self._measure(widen):
             return  # every row was redrawn
-        if len(changed_rows) > 1 and self._paint_cells(changed_rows):
+        if len(changed_rows) > 1:
+            self._paint_cells(changed_rows)
             return
         for index in changed_rows:
             self._refresh_row(index)
 
-    def _paint_cells(self, changed: Mapping[int, Sequence[str]]) -> bool:
+    def _paint_cells(self, changed: Mapping[int, Sequence[str]]) -> None:
         """Write the cells that moved to the terminal ourselves: the clock moves the Quiet and
         Poll-in cells of every row each second, and through Textual that was a compositor pass
         over the whole left column (with nothing else changing, the dashboard's largest cost).
-        The same cells look the same in any row, so a tick draws each distinct one once. False
-        leaves them to Textual."""
+        The same cells look the same in any row, so a tick draws each distinct one once. When
+        the painter says no, the rows go to Textual."""
         palette = self._check_palette()  # the cursor's look moves with focus: part of each key
         top, height = int(self.scroll_y), self.scrollable_content_region.height
         starts, x = {}, 0
         for column, _, _ in COLUMNS:
             starts[column] = x
             x += self._widths[column] + 2 * CELL_PADDING
-        numbers = {column: number for number, (column, _, _) in enumerate(COLUMNS)}
         spans: list[tuple[int, int, int, Hashable]] = []
         for index, columns in sorted(changed.items()):
             row = self._rows[index]
-            for cursor in (False, True):
-                for hover in (False, True):
-                    self._strips.pop((row, cursor, hover), None)
+            self._forget_row(row)
             line = self._header_height + index - top
             if not self._header_height <= line < height:
                 continue  # off screen: drawn from its new cells when scrolled to
-            first = min(numbers[column] for column in columns)
-            last = max(numbers[column] for column in columns)
+            first = min(_COLUMN_NUMBER[column] for column in columns)
+            last = max(_COLUMN_NUMBER[column] for column in columns)
             shown = [COLUMNS[number][0] for number in range(first, last + 1)]
             x1 = starts[shown[0]]
             x2 = starts[shown[-1]] + self._widths[shown[-1]] + 2 * CELL_PADDING
             cells = self._cells[row]
             look = tuple(_cell_key(cells.get(column)) for column in shown)
-            under = (index == self._cursor and self.selected_pane_id is not None, index == self._hover)
-            spans.append((line, x1, x2, (look, under, palette)))
-        if not spans:
-            return True
-        if int(self.scroll_x) == 0 and self.painter.paint_spans(self, spans):
-            return True
+            spans.append((line, x1, x2, (look, self._under(index), palette)))
+        if not spans or (int(self.scroll_x) == 0 and self.painter.paint_spans(self, spans)):
+            return
         for line, _, _, _ in spans:
             self.refresh(Region(0, line, self.size.width, 1))
-        return True
 
     def _width_changes(self, column: str, old: str | None, new: str) -> bool:
         """Would the auto-width ``column`` get wider or narrower for this new cell?"""
@@ -588,11 +583,18 @@ class FleetList(ScrollView, can_focus=True):
     def _refresh_row(self, index: int) -> None:
         """Draw row ``index`` again (its cells, the cursor or the mouse moved)."""
         if 0 <= index < len(self._rows):
-            key = self._rows[index]
-            for cursor in (False, True):
-                for hover in (False, True):
-                    self._strips.pop((key, cursor, hover), None)
+            self._forget_row(self._rows[index])
             self.refresh_line(self._header_height + index)
+
+    def _forget_row(self, key: str) -> None:
+        """Drop the rendered lines of one row (a cell of it changed)."""
+        for cursor in (False, True):
+            for hover in (False, True):
+                self._strips.pop((key, cursor, hover), None)
+
+    def _under(self, index: int) -> tuple[bool, bool]:
+        """(under the cursor, under the mouse) for row ``index``: what its line looks like."""
+        return index == self._cursor and self.selected_pane_id is not None, index == self._hover
 
     def _forget_cell(self, key: str, column: str) -> None:
         """Drop the rendered pieces of one cell (its text changed)."""
@@ -637,8 +639,7 @@ class FleetList(ScrollView, can_focus=True):
         index = y - self._header_height + int(self.scroll_y)
         if not 0 <= index < len(self._rows):
             return Strip.blank(width, base)
-        cursor = index == self._cursor and self.selected_pane_id is not None
-        hover = index == self._hover
+        cursor, hover = self._under(index)
         key = (self._rows[index], cursor, hover)
         strip = self._strips.get(key)
         if strip is None or strip.cell_length != width:
