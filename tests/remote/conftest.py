@@ -32,6 +32,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.tmux.fleet_helpers import process_alive
+
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 MARK = "NBS_TEST_SSH_MARK"
 """Set in the environment of everything started here (client side and, by SetEnv, server side)."""
@@ -175,14 +177,6 @@ def marked_processes(mark: str, root: Path | None = None) -> list[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def _start_sshd(lab: SshLab, host: Host, host_key: Path, authorized: Path) -> None:
     config = lab.root / f"sshd_{host.alias}.conf"
     host.log = lab.root / f"sshd_{host.alias}.log"
@@ -257,10 +251,10 @@ def _teardown(lab: SshLab) -> list[str]:
                 host.sshd.kill()
                 host.sshd.wait()
     deadline = time.monotonic() + 5.0
-    left = [p for p in victims | set(marked_processes(lab.mark, lab.root)) if _alive(p)]
+    left = [p for p in victims | set(marked_processes(lab.mark, lab.root)) if process_alive(p)]
     while left and time.monotonic() < deadline:
         time.sleep(0.05)
-        left = [p for p in left if _alive(p)]
+        left = [p for p in left if process_alive(p)]
     for pid in left:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)

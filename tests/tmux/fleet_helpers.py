@@ -6,6 +6,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 import libtmux
 from libtmux.test.retry import retry_until
@@ -132,6 +133,15 @@ def cell_differences(mirror: PaneScreen, expected: PaneScreen) -> list[str]:
 def mirror_matches(fleet: TmuxFleet, server: libtmux.Server, pane_id: str) -> bool:
     screen = fleet.screen(pane_id)
     return screen is not None and screen.text_lines() == capture_plain(server, pane_id)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not: it has exited, only its status is left)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 def wait_for(condition: Callable[[], bool], seconds: float = WAIT) -> None:

@@ -31,6 +31,7 @@ from .fleet_helpers import (
     mirror_matches,
     mirror_of,
     new_session,
+    process_alive,
     running_fleet,
     tmux,
     wait_for,
@@ -197,7 +198,7 @@ def test_server_killed_then_restarted_disconnects_then_reconnects(server: libtmu
         # the last screens are kept while the server is away
         assert any("before-the-crash" in r for r in mirror_lines(fleet, old))
         # our control clients are gone with the server (no orphans)
-        wait_for(lambda: not any(_alive(pid) for pid in client_pids))
+        wait_for(lambda: not any(process_alive(pid) for pid in client_pids))
 
         again = libtmux.Server(socket_name=server.socket_name)
         back = again.new_session(session_name="second", x=80, y=24, window_command=QUICK_SHELL)
@@ -209,15 +210,7 @@ def test_server_killed_then_restarted_disconnects_then_reconnects(server: libtmu
         new_pane.send_keys("echo after-the-restart", enter=True)
         wait_for(lambda: any("after-the-restart" in r for r in mirror_lines(fleet, str(new_pane.pane_id))))
         pids = fleet.client_pids()
-    assert not any(_alive(pid) for pid in pids)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
+    assert not any(process_alive(pid) for pid in pids)
 
 
 TRICKY = [
@@ -330,7 +323,7 @@ def test_stop_leaves_no_control_client_behind(server: libtmux.Server) -> None:
         assert fleet.wait_seeded(10)
         wait_for(lambda: len(fleet.client_pids()) == 2)
         pids = fleet.client_pids()
-    assert not any(_alive(pid) for pid in pids)
+    assert not any(process_alive(pid) for pid in pids)
     assert tmux(server, "list-clients").strip() == ""
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from nbs_tui.tmux.tied import popen_tied, tie_prefix
-from tests.tmux.fleet_helpers import wait_for
+from tests.tmux.fleet_helpers import process_alive, wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 
@@ -29,14 +29,6 @@ time.sleep(600)
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
-
-
 def test_a_tied_child_outlives_the_thread_that_asked_and_dies_with_the_process(tmp_path: Path) -> None:
     assert tie_prefix(), "setpriv --pdeathsig is part of util-linux, which CI installs"
     script = tmp_path / "owner.py"
@@ -46,11 +38,11 @@ def test_a_tied_child_outlives_the_thread_that_asked_and_dies_with_the_process(t
         assert owner.stdout is not None
         pid_text, status = owner.stdout.readline().split()
         pid = int(pid_text)
-        assert status == "None" and _alive(pid)
+        assert status == "None" and process_alive(pid)
         assert Path(f"/proc/{pid}/comm").read_text().strip() == "sleep"  # setpriv exec'd it: same pid
         owner.kill()
         owner.wait(10)
-        wait_for(lambda: not _alive(pid), 5.0)
+        wait_for(lambda: not process_alive(pid), 5.0)
     finally:
         owner.kill()
 
