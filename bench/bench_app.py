@@ -25,8 +25,10 @@ another on the same fleet:
   terminal would draw; the terminal's own parsing is not included). Until the first full
   frame the bytes are also fed to a pyte screen: the first full frame is the first moment
   the status bar says ``N panes`` and a marker is drawn in the mirror (right half). After
-  that and a 2 s settle: a ``--seconds`` window for CPU (the app process, reaped children
-  included) and the server's extra CPU; peak RSS is the app's VmHWM. ``q`` quits it.
+  that, once the server's sidecar service (which the app starts) runs, and a 2 s settle: a
+  ``--seconds`` window for CPU (the app process, reaped children included; its ``tmux -C``
+  clients; the service) and the server's extra CPU; peak RSS is the app's VmHWM. ``q`` quits
+  it, and the service is stopped before the next way is measured.
 * nbs-claude way: bench_mirror's poller child (one ``tmux capture-pane -p`` subprocess per
   pane per second; its CPU includes the subprocesses); its latency is from the bench writing
   the marker into the FIFO to the capture that holds it.
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import fcntl
 import json
 import os
@@ -330,6 +333,40 @@ class AppInPty:
         os.close(self.master)
 
 
+SERVICE_WAIT = 10.0
+"""Seconds to wait, after the first full frame, for the service the dashboard starts (its
+`SERVICE_DELAY` after the fleet's first seed, then a Python start and a seed of its own)."""
+
+
+def wait_for_service(socket: str, timeout: float = SERVICE_WAIT) -> bool:
+    """Wait until the server's ``nbs-tui service`` runs; False if it never came.
+
+    The CPU window then starts `SETTLE` later, so it holds the service's steady cost and not its
+    start-up (~0.3 s of CPU: 2 points of a 15 s window, more than its steady cost).
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if service_pids(socket):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def stop_service(socket: str) -> None:
+    """Stop the server's service (``nbs-tui service stop``) so that nothing of ours runs while
+    the nbs-claude way is measured: its tmux commands would count as that way's tmux extra."""
+    subprocess.run(
+        [sys.executable, "-m", "nbs_tui", "-L", socket, "service", "stop"],
+        cwd=ROOT, capture_output=True, timeout=30, check=False,
+    )
+    deadline = time.monotonic() + 10.0
+    while service_pids(socket) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in service_pids(socket):  # did not stop in time: not ours to leave running
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def app_argv(socket: str, config: Path) -> list[str]:
     """What the operator runs (``nbs-tui -L SOCKET``), without /nbs-poll injections."""
     return [sys.executable, "-m", "nbs_tui", "-L", socket, "--no-poll", "--config", str(config)]
@@ -374,6 +411,7 @@ def run_app(
         out["first_frame_s"] = (app.full_frame_ns - app.launched_ns) / 1e9
         out["listed_s"] = (app.listed_ns - app.launched_ns) / 1e9
         out["painted_s"] = (app.painted_ns - app.launched_ns) / 1e9
+        out["service_seen"] = wait_for_service(socket)
         time.sleep(SETTLE)
         window_start = time.monotonic_ns()
         bytes0 = app.out_bytes
@@ -575,6 +613,7 @@ def measure(
         row["listed_s"] = statistics.median(r["listed_s"] for r in runs)
         row["painted_s"] = statistics.median(r["painted_s"] for r in runs)
         row["first_frames"] = [round(r["first_frame_s"], 2) for r in runs]
+        row["service_seen"] = all(r["service_seen"] for r in runs)
         row["ours_cpu"] = statistics.median(r["cpu"] for r in runs)
         row["ours_clients"] = statistics.median(r["clients"] for r in runs)
         row["ours_server_extra"] = statistics.median(r["server"] for r in runs) - row["server_base"]
@@ -591,6 +630,8 @@ def measure(
         row["ours_samples"] = len(lat)
         row["ours_missed"] = sum(r["missed"] for r in runs)
 
+        stop_service(socket)
+        time.sleep(1.0)
         print(f"N={n}: nbs-claude way ...", file=sys.stderr, flush=True)
         child = spawn_child("--poller-child", socket)
         assert child.stdout is not None
@@ -650,11 +691,12 @@ LEGEND = """\
   i.e. a stall of more than ~1 s); missed markers count as infinitely late in p50 / p99.
 - nbs-tui CPU: the CLI process (all threads, reaped children) plus its live `tmux -C` control
   client processes and the server's `nbs-tui service` (started by the app, detached) with its
-  own, over the window after the first full frame + 2 s; tmux extra: the server's
-  CPU minus the baseline with nothing attached; peak RSS: the app's VmHWM; app output: bytes/s
-  written to its terminal.
+  own, over a window that starts 2 s after the first full frame and the service's start (so
+  not its start-up); tmux extra: the server's CPU minus the baseline with nothing attached;
+  peak RSS: the app's VmHWM; app output: bytes/s written to its terminal.
 - nbs-claude: one `tmux capture-pane -p` subprocess per pane per second (bench_mirror's
-  poller); latency from writing the marker into the agent's FIFO to the capture holding it.
+  poller), measured after the app quit and the service was stopped; latency from writing the
+  marker into the agent's FIFO to the capture holding it.
 - machine busy: all cores during the app window (other users included); wake-up late: how
   late a thread sleeping 20 ms woke up during that window (scheduler noise).
 """
@@ -665,6 +707,8 @@ def goals(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         ours = r["ours_cpu"] + r["ours_clients"] + r["ours_server_extra"]
         theirs = r["theirs_cpu"] + r["theirs_server_extra"]
+        if not r.get("service_seen", True):
+            lines.append(f"- N={r['n']}: the app started no sidecar service: its CPU is the app's alone")
         if r["n"] == 50:
             ok = r["ours_p99"] < 50 and r["ours_missed"] == 0
             lines.append(f"- N=50: p99 on screen {r['ours_p99']:.1f} ms (goal < 50 ms): {'met' if ok else 'MISSED'}")
