@@ -19,7 +19,7 @@ import os
 import subprocess
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from nbs_tui.core.model import ServerAddress
@@ -34,6 +34,77 @@ NotificationCallback = Callable[[str], None]
 """A whole notification line such as ``%window-add @3``; runs on the reader thread."""
 ExitCallback = Callable[[str], None]
 """Called once, with why, when the connection ends (not when `close` was asked for)."""
+
+
+GATE_WAIT = 5.0
+"""Seconds a start or a close of a control client waits at `StartGate` before going ahead."""
+
+
+class StartGate:
+    """Our control clients of one tmux server never start while another is closing.
+
+    tmux 3.2 to 3.5a (and 3.7c) crash when a control client still identifying itself is sent a
+    notification: the client flags (``CLIENT_CONTROL``) come in an early message, its control
+    state only with the last, and the file descriptors it passes split those messages over
+    several reads of the server's event loop. A notification tmux sends every control client
+    regardless of session (``%client-detached``: a control client closing; also
+    ``%session-window-changed``, ``%window-pane-changed``, ``%sessions-changed``...) that runs
+    in between calls ``control_write`` on the new client, whose state is still NULL: segfault,
+    and every agent on the server is gone. Switching the watched session did exactly that, a
+    viewer closing while the next one attached: `tests/tmux/test_control_gate.py` crashed
+    tmux 3.3a within ~100 such switches, every run, before this gate.
+
+    A start counts from before the fork until the client's first output (tmux writes to a
+    control client only after it has identified) or its end; a close from closing its stdin
+    until its process exited (by then tmux has sent its ``%client-detached``). Starts may
+    overlap each other, closes each other. Others' clients (another process, a person's
+    ``tmux detach``) are outside this gate, so the window is only made rarer, not closed.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._starting: set[object] = set()
+        self._closing = 0
+
+    def begin_start(self, client: object) -> None:
+        with self._changed:
+            if not self._changed.wait_for(lambda: self._closing == 0, GATE_WAIT):
+                log.warning("a control client still closing after %.0f s: starting another anyway", GATE_WAIT)
+            self._starting.add(client)
+
+    def end_start(self, client: object) -> None:
+        """``client`` has identified or ended (once or more: only the first counts)."""
+        with self._changed:
+            self._starting.discard(client)
+            self._changed.notify_all()
+
+    @contextlib.contextmanager
+    def closing(self, client: object) -> Iterator[None]:
+        """Close ``client`` (which may itself be starting: tmux has its identity whole by then,
+        the process sends it before reading its stdin) once no other client is starting."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: not self._starting - {client}, GATE_WAIT):
+                log.warning("a control client still starting after %.0f s: closing another anyway", GATE_WAIT)
+            self._closing += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._closing -= 1
+                self._changed.notify_all()
+
+
+_gates: dict[str, StartGate] = {}
+_gates_lock = threading.Lock()
+
+
+def start_gate(server: str) -> StartGate:
+    """The gate of one server (`TmuxRunner.describe`: a host's servers are apart from ours)."""
+    with _gates_lock:
+        gate = _gates.get(server)
+        if gate is None:
+            gate = _gates[server] = StartGate()
+        return gate
 
 
 class ControlError(Exception):
@@ -142,6 +213,8 @@ class ControlClient:
         self.returncode: int | None = None
         self._stderr_tail = b""
         self._stderr_reader: threading.Thread | None = None
+        self._gate = start_gate(self.runner.describe())
+        """Counts this client as starting from `start` to its first output (or its end)."""
 
     @property
     def pid(self) -> int | None:
@@ -149,15 +222,20 @@ class ControlClient:
 
     def start(self) -> None:
         runner = self.runner
-        self._proc = popen_tied(  # dies with us: an orphaned client can hold tmux (see tied.py)
-            runner.control_argv(self.session_id, self.flags),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE if runner.capture_stderr else subprocess.DEVNULL,
-            env=runner.env(),
-            start_new_session=True,
-            bufsize=0,
-        )
+        self._gate.begin_start(self)  # ended by the reader: the first output, or the end
+        try:
+            self._proc = popen_tied(  # dies with us: an orphaned client can hold tmux (see tied.py)
+                runner.control_argv(self.session_id, self.flags),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE if runner.capture_stderr else subprocess.DEVNULL,
+                env=runner.env(),
+                start_new_session=True,
+                bufsize=0,
+            )
+        except BaseException:
+            self._gate.end_start(self)
+            raise
         self.alive = True
         if self._proc.stderr is not None:
             self._stderr_reader = threading.Thread(
@@ -286,6 +364,8 @@ class ControlClient:
                 # Big reads: one wake-up (and one GIL acquisition) handles every line that is
                 # waiting, so a busy feeder thread cannot slow the draining of tmux.
                 chunk = os.read(fd, 1 << 18)
+                if not self.bytes_read:
+                    self._gate.end_start(self)  # tmux has taken it as a control client (or it ended)
                 if not chunk:
                     break
                 self.bytes_read += len(chunk)
@@ -297,6 +377,7 @@ class ControlClient:
         except (OSError, ValueError) as exc:
             reason = f"read failed: {exc}"
         finally:
+            self._gate.end_start(self)
             self._shutdown(self._exit_reason or reason)
 
     def _read_stderr(self) -> None:
@@ -427,15 +508,16 @@ class ControlClient:
         proc = self._proc
         if proc is None:
             return
-        with self._write_lock:
-            if proc.stdin is not None:
-                with contextlib.suppress(OSError):
-                    proc.stdin.close()  # tmux detaches a control client at EOF
-        try:
-            proc.wait(timeout=timeout / 2)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        with self._gate.closing(self):  # never while another of ours identifies (`StartGate`)
+            with self._write_lock:
+                if proc.stdin is not None:
+                    with contextlib.suppress(OSError):
+                        proc.stdin.close()  # tmux detaches a control client at EOF
+            try:
+                proc.wait(timeout=timeout / 2)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
         reader = self._reader
         if reader is not None and reader is not threading.current_thread():
             reader.join(timeout)

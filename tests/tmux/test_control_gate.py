@@ -1,0 +1,64 @@
+"""Switching control clients never crashes tmux (`nbs_tui.tmux.control.StartGate`).
+
+tmux 3.2-3.5a segfault when a control client that is still identifying itself is sent a
+notification every control client gets, such as the ``%client-detached`` of another control
+client closing. A dashboard switching the session it watches closes one viewer while the next
+one attaches: here that switch is done hundreds of times, the close a few milliseconds after
+the start on another thread, as the supervisor and the UI do. Without the gate tmux 3.3a died
+within ~30-100 switches in every run.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import libtmux
+
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.tmux.control import ControlClient
+from tests.tmux.fleet_helpers import process_alive
+
+SWITCHES = 300
+
+
+def _client(server: libtmux.Server, session_id: str) -> ControlClient:
+    client = ControlClient(
+        ServerAddress(socket_name=server.socket_name),
+        session_id,
+        on_output=lambda pane, data: None,
+        on_notification=lambda line: None,
+        on_exit=lambda why: None,
+    )
+    client.start()
+    return client
+
+
+def test_a_viewer_closing_while_the_next_attaches_leaves_tmux_up(server: libtmux.Server) -> None:
+    for n in range(3):
+        server.new_session(f"s{n}", window_command="sleep 3600", x=80, y=24)
+    tmux_pid = int(server.cmd("display-message", "-p", "#{pid}").stdout[0])
+    sessions = [str(session.session_id) for session in server.sessions]
+    assert all(id.startswith("$") for id in sessions)
+    rng = random.Random(13)
+    current = _client(server, sessions[0])
+    time.sleep(0.3)
+    try:
+        for switch in range(SWITCHES):
+            started: list[ControlClient] = []
+            target = sessions[(switch + 1) % len(sessions)]
+            starter = threading.Thread(target=lambda into=started, session=target: into.append(_client(server, session)))
+            closer = threading.Thread(target=current.close)
+            starter.start()
+            time.sleep(rng.uniform(0, 0.004))  # the close lands while the start is identifying
+            closer.start()
+            starter.join()
+            closer.join()
+            current = started[0]
+            time.sleep(0.02)
+            assert process_alive(tmux_pid), f"tmux crashed at switch {switch + 1}"
+        reply = current.command("display-message -p '#{session_id}'")
+        assert reply.ok and reply.text() == [sessions[SWITCHES % len(sessions)]]
+    finally:
+        current.close()
