@@ -508,11 +508,8 @@ class FleetList(ScrollView, can_focus=True):
                 changed_rows[self._index[pane_id]] = moved
         if widen and self._measure(widen):
             return  # every row was redrawn
-        if len(changed_rows) > 1:
+        if changed_rows:
             self._paint_cells(changed_rows)
-            return
-        for index in changed_rows:
-            self._refresh_row(index)
 
     def _paint_cells(self, changed: Mapping[int, Sequence[str]]) -> None:
         """Write the cells that moved to the terminal ourselves: the clock moves the Quiet and

@@ -87,3 +87,43 @@ def test_the_clock_ticks_show_what_textual_would_draw(server: libtmux.Server, tm
     assert said, "the dashboard did not say how it painted the list"
     ticks = int(said[-1].split("fleet list: ")[1].split()[0])
     assert ticks >= 2, f"the ticks went through Textual, not straight to the terminal: {said[-1]}"
+
+
+def test_one_agents_state_change_shows_what_textual_would_draw(server: libtmux.Server, tmp_path: Path) -> None:
+    """A status event for one pane (here an idle agent set working) writes that row's cells
+    straight to the terminal too; the clock would not draw the state cell again."""
+    for n in range(2):
+        folder = tmp_path / f"a{n}"
+        (folder / ".nbs").mkdir(parents=True)
+        argv = [sys.executable, "-m", "nbs_tui.demo.agent", "--proc-name", "claude", "--script", "idle", "--name", f"a{n}"]
+        server.new_session(f"a{n}", window_command=shlex.join(argv), start_directory=str(folder), x=80, y=24)
+    for n in range(3):
+        server.new_session(f"s{n}", window_command="sleep 3600", x=80, y=24)
+    home = tmp_path / "home"
+    with dashboard(server, home, "--no-poll", terminal=True) as app:
+        wait_for(lambda: any("s0" in line for line in app.terminal_text()), 30, "the panes listed")
+        app.type(b"\x1b[B" * 2)  # a shell selected: the agents' rows are not the cursor's
+        wait_for(lambda: sum(" idle " in line and ":0.0" in line for line in app.terminal_text()) == 2, 30, "both agents idle")
+        time.sleep(2)
+        session = server.sessions.get(session_name="a1")
+        agent = session.active_window.active_pane if session is not None else None
+        assert agent is not None
+        agent.send_keys("stay busy", enter=True)  # a turn that works until interrupted
+        wait_for(lambda: "esc to interrupt" in "\n".join(agent.capture_pane()), 20, "a1 working")
+        time.sleep(3)  # the sidecar's next tick saw it, the app drew it
+        header, quiet, project, drawn = _list_rows(app)
+        states = ["".join(cell[0] for cell in row[:quiet]) for row in drawn[1:]]
+        app.type(b"?")
+        wait_for(lambda: any("List every key" in line for line in app.terminal_text()), 10, "the help screen")
+        app.type(b"\x1b")
+        wait_for(lambda: not any("List every key" in line for line in app.terminal_text()), 10, "the dashboard again")
+        time.sleep(0.2)
+        header_again, _, _, repainted = _list_rows(app)
+    assert header == header_again
+    assert " working " in states[1] and " idle " in states[0], f"the agents' rows as drawn: {states[:2]}"
+    for y, (ours, textuals) in enumerate(zip(drawn, repainted, strict=True)):
+        for x, (mine, theirs) in enumerate(zip(ours, textuals, strict=True)):
+            if quiet <= x < project and y > 0:  # a clock cell: its digits may have moved on
+                assert mine[1:] == theirs[1:], f"row {y} column {x}: {mine} drawn, Textual draws {theirs}"
+            else:
+                assert mine == theirs, f"row {y} column {x}: {mine} drawn, Textual draws {theirs}"
