@@ -43,8 +43,8 @@ GATE_WAIT = 5.0
 class StartGate:
     """Our control clients of one tmux server never start while another is closing.
 
-    tmux 3.2 to 3.5a (and 3.7c) crash when a control client still identifying itself is sent a
-    notification: the client flags (``CLIENT_CONTROL``) come in an early message, its control
+    tmux 3.2 to 3.6b crash when a control client still identifying itself is sent a
+    notification (3.7 checks for it): the client flags (``CLIENT_CONTROL``) come in an early message, its control
     state only with the last, and the file descriptors it passes split those messages over
     several reads of the server's event loop. A notification tmux sends every control client
     regardless of session (``%client-detached``: a control client closing; also

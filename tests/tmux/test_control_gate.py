@@ -1,6 +1,6 @@
 """Switching control clients never crashes tmux (`nbs_tui.tmux.control.StartGate`).
 
-tmux 3.2-3.5a segfault when a control client that is still identifying itself is sent a
+tmux 3.2-3.6b segfault when a control client that is still identifying itself is sent a
 notification every control client gets, such as the ``%client-detached`` of another control
 client closing. A dashboard switching the session it watches closes one viewer while the next
 one attaches: here that switch is done hundreds of times, the close a few milliseconds after
