@@ -18,6 +18,7 @@ import logging
 import os
 import subprocess
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -36,8 +37,9 @@ ExitCallback = Callable[[str], None]
 """Called once, with why, when the connection ends (not when `close` was asked for)."""
 
 
-GATE_WAIT = 5.0
-"""Seconds a start or a close of a control client waits at `StartGate` before going ahead."""
+GATE_WAIT = 3.0
+"""Seconds a start or a close of a control client waits at `StartGate` at most; a start that
+has shown nothing for that long (a hung ssh) no longer holds closes back."""
 
 
 class StartGate:
@@ -63,27 +65,32 @@ class StartGate:
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
-        self._starting: set[object] = set()
+        self._starting: dict[object, float] = {}
+        """Clients starting, and when they began."""
         self._closing = 0
 
     def begin_start(self, client: object) -> None:
         with self._changed:
             if not self._changed.wait_for(lambda: self._closing == 0, GATE_WAIT):
                 log.warning("a control client still closing after %.0f s: starting another anyway", GATE_WAIT)
-            self._starting.add(client)
+            self._starting[client] = time.monotonic()
 
     def end_start(self, client: object) -> None:
         """``client`` has identified or ended (once or more: only the first counts)."""
         with self._changed:
-            self._starting.discard(client)
+            self._starting.pop(client, None)
             self._changed.notify_all()
+
+    def _others_starting(self, client: object) -> bool:
+        since = time.monotonic() - GATE_WAIT
+        return any(began > since for other, began in self._starting.items() if other is not client)
 
     @contextlib.contextmanager
     def closing(self, client: object) -> Iterator[None]:
         """Close ``client`` (which may itself be starting: tmux has its identity whole by then,
         the process sends it before reading its stdin) once no other client is starting."""
         with self._changed:
-            if not self._changed.wait_for(lambda: not self._starting - {client}, GATE_WAIT):
+            if not self._changed.wait_for(lambda: not self._others_starting(client), GATE_WAIT):
                 log.warning("a control client still starting after %.0f s: closing another anyway", GATE_WAIT)
             self._closing += 1
         try:
