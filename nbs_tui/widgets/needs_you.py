@@ -58,29 +58,37 @@ class NeedsYouPanel(OptionList):
         super().__init__(id=id)
         self.entries: list[NeedsYouEntry] = []
         self.display = False
+        self._shown: tuple[tuple[str | None, str, str], ...] = ()
+        """What each option shows (id, text, badge style): the queue is redrawn only when it moves."""
 
     def show_entries(self, entries: Sequence[NeedsYouEntry], now: float, label: Callable[[PaneId], str]) -> None:
-        """Redraw the queue (cheap: a handful of lines, once a second at most)."""
+        """Redraw the queue when what it shows changed: it is asked twice a second, and each
+        redraw lays the screen out again (an empty queue did that for nothing)."""
         highlighted = self.highlighted
         keep = self.entries[highlighted].pane_id if highlighted is not None and highlighted < len(self.entries) else None
         self.entries = list(entries)
-        self.clear_options()
+        options, shown = [], []
         for entry in self.entries:
             badge, style = BADGES.get(entry.state, ("•", ""))
-            self.add_option(
-                Option(
-                    Text.assemble(
-                        (f" {badge} ", style),
-                        " ",
-                        (f"{label(entry.pane_id) or entry.label or entry.pane_id:<14}", "bold"),
-                        f" {entry.reason:<18} ",
-                        (_waited(entry.waited(now)), "dim"),
-                    ),
-                    id=entry.pane_id,
-                )
+            text = Text.assemble(
+                (f" {badge} ", style),
+                " ",
+                (f"{label(entry.pane_id) or entry.label or entry.pane_id:<14}", "bold"),
+                f" {entry.reason:<18} ",
+                (_waited(entry.waited(now)), "dim"),
             )
-        self.border_title = f"Needs you ({len(self.entries)}) · n: next"
-        self.display = bool(self.entries)
+            options.append(Option(text, id=entry.pane_id))
+            shown.append((entry.pane_id, text.plain, style))
+        if tuple(shown) == self._shown:
+            return
+        self._shown = tuple(shown)
+        self.clear_options()
+        self.add_options(options)
+        title = f"Needs you ({len(self.entries)}) · n: next"
+        if self.border_title != title:
+            self.border_title = title
+        if self.display != bool(self.entries):
+            self.display = bool(self.entries)
         if keep is not None:
             for index, entry in enumerate(self.entries):
                 if entry.pane_id == keep:

@@ -18,9 +18,12 @@ from nbs_tui import heap
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.meters import DEFAULT_PRICES, Meters, Tokens, describe_total
+from nbs_tui.core.model import AgentState
+from nbs_tui.core.needs_you import NeedsYouEntry
 from nbs_tui.messages import RelayedMeters
 from nbs_tui.tmux.port import FleetListener
 from nbs_tui.widgets.detail_panel import DetailPanel, DetailRow
+from nbs_tui.widgets.needs_you import NeedsYouPanel
 from tests.app.fakes import FakeFleet, pane_info
 from tests.app.helpers import wait_for, widget_text
 
@@ -190,3 +193,31 @@ async def test_a_burst_of_relayed_meters_sums_the_fleet_once() -> None:
         expected = describe_total(Meters((("claude-opus-4-6", Tokens(output=40_000)),), 40), DEFAULT_PRICES)
         await wait_for(pilot, lambda: app.status_bar.meters[0] == expected, what=f"Σ {expected}")
         assert sums <= 2, f"the fleet's meters were summed {sums} times for one burst"
+
+
+class NeedsPanelApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield NeedsYouPanel(id="needs")
+
+
+async def test_the_needs_you_queue_is_redrawn_only_when_what_it_shows_moves() -> None:
+    """The queue is asked twice a second; a redraw lays the whole screen out again, so an
+    unchanged queue (an empty one above all) must leave the panel as it is."""
+    app = NeedsPanelApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        panel = app.query_one(NeedsYouPanel)
+        waiting = [NeedsYouEntry("%1", AgentState.PERMISSION, "permission prompt", since=10.0, joined=10.0, label="w:1")]
+        panel.show_entries([], 10.0, lambda pane: "")
+        assert not panel.display and panel.option_count == 0
+        panel.show_entries(waiting, 12.2, lambda pane: "")
+        await pilot.pause()
+        assert panel.display and panel.option_count == 1
+        first = panel.get_option_at_index(0)
+        assert "2s" in str(first.prompt)
+        panel.show_entries(list(waiting), 12.9, lambda pane: "")  # the same second: nothing moved
+        assert panel.get_option_at_index(0) is first
+        panel.show_entries(waiting, 13.1, lambda pane: "")  # a second later: the wait moved on
+        assert panel.get_option_at_index(0) is not first and "3s" in str(panel.get_option_at_index(0).prompt)
+        panel.show_entries([], 13.5, lambda pane: "")
+        await pilot.pause()
+        assert not panel.display and panel.option_count == 0
