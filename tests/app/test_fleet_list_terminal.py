@@ -38,6 +38,18 @@ def _list_rows(app: PtyProcess) -> tuple[int, int, int, list[list[tuple[str, str
     return header, quiet, project, [row[: right + 1] for row in cells[header:bottom]]
 
 
+def _repainted_by_textual(app: PtyProcess) -> tuple[int, list[list[tuple[str, str, str, bool, bool]]]]:
+    """The header row and the list's rows after Textual drew the screen whole (the help screen
+    opened and closed)."""
+    app.type(b"?")
+    wait_for(lambda: any("List every key" in line for line in app.terminal_text()), 10, "the help screen")
+    app.type(b"\x1b")
+    wait_for(lambda: not any("List every key" in line for line in app.terminal_text()), 10, "the dashboard again")
+    time.sleep(0.2)
+    header, _, _, rows = _list_rows(app)
+    return header, rows
+
+
 def test_the_clock_ticks_show_what_textual_would_draw(server: libtmux.Server, tmp_path: Path) -> None:
     for n in range(AGENTS):  # idle demo agents (seen as claude): their Quiet cells tick
         folder = tmp_path / f"a{n}"
@@ -54,12 +66,7 @@ def test_the_clock_ticks_show_what_textual_would_draw(server: libtmux.Server, tm
         header, quiet, project, ticked = _list_rows(app)
         captured = time.monotonic()
         assert len(ticked) < PANES, "the list should scroll (a scrollbar beside the rows) for this test"
-        app.type(b"?")
-        wait_for(lambda: any("List every key" in line for line in app.terminal_text()), 10, "the help screen")
-        app.type(b"\x1b")
-        wait_for(lambda: not any("List every key" in line for line in app.terminal_text()), 10, "the dashboard again")
-        time.sleep(0.2)
-        header_again, _, _, repainted = _list_rows(app)
+        header_again, repainted = _repainted_by_textual(app)
         between = time.monotonic() - captured
     assert header == header_again
     compared = ticking = 0
@@ -113,12 +120,7 @@ def test_one_agents_state_change_shows_what_textual_would_draw(server: libtmux.S
         time.sleep(3)  # the sidecar's next tick saw it, the app drew it
         header, quiet, project, drawn = _list_rows(app)
         states = ["".join(cell[0] for cell in row[:quiet]) for row in drawn[1:]]
-        app.type(b"?")
-        wait_for(lambda: any("List every key" in line for line in app.terminal_text()), 10, "the help screen")
-        app.type(b"\x1b")
-        wait_for(lambda: not any("List every key" in line for line in app.terminal_text()), 10, "the dashboard again")
-        time.sleep(0.2)
-        header_again, _, _, repainted = _list_rows(app)
+        header_again, repainted = _repainted_by_textual(app)
     assert header == header_again
     assert " working " in states[1] and " idle " in states[0], f"the agents' rows as drawn: {states[:2]}"
     for y, (ours, textuals) in enumerate(zip(drawn, repainted, strict=True)):
