@@ -138,6 +138,15 @@ _RESCAN_NOTIFICATIONS = (
     b"%pane-mode-changed",
 )
 
+STRUCTURE_QUIET = 0.3
+"""Seconds without a structural notification (a session or window made, closed, switched)
+before a client is started for a new session. tmux 3.2-3.6b crash when such a notification,
+which goes to every control client, reaches one still identifying itself
+(`nbs_tui.tmux.control.StartGate`): a script making or killing sessions in a row, while the
+service starts a client for each new one, did that within two bursts of 15 sessions
+(`tests/tmux/test_control_gate.py`). Starting once the burst is over keeps our clients'
+identify out of it; it cannot close the window for a lone notification that lands there."""
+
 # pane modes
 _NEEDS_SEED = 0
 _SEEDING = 1
@@ -307,6 +316,9 @@ class TmuxFleet(FleetPort):
         self._state_lock = threading.RLock()
         self._stop = threading.Event()
         self._rescan = threading.Event()
+        self._structure_at = float("-inf")
+        """When a notification last said sessions or windows changed (`STRUCTURE_QUIET`)."""
+        self._start_deferred = False
         self._feed_wake = threading.Event()
         self._threads: list[threading.Thread] = []
         self._announced: bool | None = None
@@ -360,6 +372,11 @@ class TmuxFleet(FleetPort):
     def panes(self) -> list[PaneInfo]:
         with self._state_lock:
             return list(self._order)
+
+    def attached_sessions(self) -> set[str]:
+        """Sessions whose own control client is attached and ready."""
+        with self._state_lock:
+            return {sid for sid, client in self._clients.items() if client.alive and sid in self._ready}
 
     def screen(self, pane_id: PaneId) -> PaneScreen | None:
         """The live model of a watched pane (None when the pane is unknown or unwatched)."""
@@ -819,6 +836,7 @@ class TmuxFleet(FleetPort):
                         self._learn_remote_pid(session_id)
                 self._rescan.set()
             elif raw.startswith(_RESCAN_NOTIFICATIONS):
+                self._structure_at = max(self._structure_at, time.monotonic())
                 self._rescan.set()
 
         return handle
@@ -913,7 +931,11 @@ class TmuxFleet(FleetPort):
                 log.exception("reconcile failed")
             if self._suspects:
                 self._reap_suspects()
-            self._rescan.wait(self.rescan_interval)
+            wait = self.rescan_interval
+            if self._start_deferred:  # come back once the structure has been quiet long enough
+                self._start_deferred = False
+                wait = min(wait, max(0.0, self._structure_at + STRUCTURE_QUIET - time.monotonic()) + 0.01)
+            self._rescan.wait(wait)
             if self._stop.is_set():
                 break
             self._rescan.clear()
@@ -1027,8 +1049,12 @@ class TmuxFleet(FleetPort):
                     self._ready.discard(sid)
                     client.close()
                     self._invalidate_session(sid)  # output went unseen: seed again
+            settling = time.monotonic() - self._structure_at < STRUCTURE_QUIET
             for sid in sessions:
                 if sid not in self._clients:
+                    if settling:  # a burst of sessions being made or killed: not now
+                        self._start_deferred = True
+                        continue
                     self._start_client(sid)
             self._keep_guard(sessions, new_server)
             # panes

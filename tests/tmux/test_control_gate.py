@@ -1,4 +1,5 @@
-"""Switching control clients never crashes tmux (`nbs_tui.tmux.control.StartGate`).
+"""Switching control clients, or sessions coming and going in bursts, never crashes tmux
+(`nbs_tui.tmux.control.StartGate`, `nbs_tui.tmux.fleet.STRUCTURE_QUIET`).
 
 tmux 3.2-3.6b segfault when a control client that is still identifying itself is sent a
 notification every control client gets, such as the ``%client-detached`` of another control
@@ -6,6 +7,10 @@ client closing. A dashboard switching the session it watches closes one viewer w
 one attaches: here that switch is done hundreds of times, the close a few milliseconds after
 the start on another thread, as the supervisor and the UI do. Without the gate tmux 3.3a died
 within ~30-100 switches in every run.
+
+The same crash comes from tmux's own notifications: a script that makes sessions in a row
+(``%sessions-changed`` goes to every control client) while a fleet starts a client for each new
+one. A fleet therefore starts a new session's client only once they have been quiet a moment.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ import libtmux
 
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.tmux.control import ControlClient
-from tests.tmux.fleet_helpers import process_alive
+from nbs_tui.tmux.fleet import STRUCTURE_QUIET
+from tests.tmux.fleet_helpers import process_alive, running_fleet, tmux, wait_for
 
 SWITCHES = 300
 
@@ -62,3 +68,27 @@ def test_a_viewer_closing_while_the_next_attaches_leaves_tmux_up(server: libtmux
         assert reply.ok and reply.text() == [sessions[SWITCHES % len(sessions)]]
     finally:
         current.close()
+
+
+def test_no_client_starts_while_sessions_keep_changing(server: libtmux.Server) -> None:
+    """A new session's client waits until sessions and windows have been quiet for
+    `STRUCTURE_QUIET`: its identify must not meet the notifications of a burst of them. (A
+    burst itself cannot be made crash-free here: tmux's own notifications are outside our
+    reach; a loop of bursts of 15 sessions crashed tmux 3.3a in the first two without the wait,
+    and in one run of five with it; bench-free numbers in the README.)"""
+    server.new_session("base", window_command="sleep 3600", x=80, y=24)
+    with running_fleet(server, watch_all=False, stream_output=False, rescan_interval=0.1) as (fleet, _recorder):
+        assert fleet.wait_seeded(20)
+        wait_for(lambda: len(fleet.attached_sessions()) == 1)
+        made = time.monotonic()
+        tmux(server, "new-session", "-d", "-s", "late", "sleep 3600")
+        wait_for(lambda: len(fleet.panes()) == 2)  # seen, and its client then started once quiet
+        wait_for(lambda: len(fleet.attached_sessions()) == 2)
+        assert time.monotonic() - made >= STRUCTURE_QUIET
+        fleet._structure_at = time.monotonic() + 3600  # as if sessions kept changing from now on
+        tmux(server, "new-session", "-d", "-s", "later", "sleep 3600")
+        wait_for(lambda: len(fleet.panes()) == 3)
+        time.sleep(1.0)  # ten rescans
+        assert len(fleet.attached_sessions()) == 2, "a client started while sessions were changing"
+        fleet._structure_at = time.monotonic() - STRUCTURE_QUIET  # quiet now
+        wait_for(lambda: len(fleet.attached_sessions()) == 3)
