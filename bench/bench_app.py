@@ -338,26 +338,28 @@ SERVICE_WAIT = 10.0
 `SERVICE_DELAY` after the fleet's first seed, then a Python start and a seed of its own)."""
 
 
-def wait_for_service(socket: str, timeout: float = SERVICE_WAIT) -> bool:
-    """Wait until the server's ``nbs-tui service`` runs; False if it never came.
+def wait_for_service(socket: str, timeout: float = SERVICE_WAIT) -> int | None:
+    """The pid of the server's ``nbs-tui service`` once it runs; None if it never came.
 
     The CPU window then starts `SETTLE` later, so it holds the service's steady cost and not its
     start-up (~0.3 s of CPU: 2 points of a 15 s window, more than its steady cost).
     """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if service_pids(socket):
-            return True
+        found = service_pids(socket)  # the service first, then its descendants
+        if found:
+            return found[0]
         time.sleep(0.1)
-    return False
+    return None
 
 
-def stop_service(socket: str) -> None:
-    """Stop the server's service (``nbs-tui service stop``) so that nothing of ours runs while
-    the nbs-claude way is measured: its tmux commands would count as that way's tmux extra."""
+def stop_service(socket: str, env: dict[str, str]) -> None:
+    """Stop the server's service (``nbs-tui service stop``, with the app's ``env``: its pid
+    file is under the app's HOME) so that nothing of ours runs while the nbs-claude way is
+    measured: its tmux commands would count as that way's tmux extra."""
     subprocess.run(
         [sys.executable, "-m", "nbs_tui", "-L", socket, "service", "stop"],
-        cwd=ROOT, capture_output=True, timeout=30, check=False,
+        cwd=ROOT, env=env, capture_output=True, timeout=30, check=False,
     )
     deadline = time.monotonic() + 10.0
     while service_pids(socket) and time.monotonic() < deadline:
@@ -411,7 +413,7 @@ def run_app(
         out["first_frame_s"] = (app.full_frame_ns - app.launched_ns) / 1e9
         out["listed_s"] = (app.listed_ns - app.launched_ns) / 1e9
         out["painted_s"] = (app.painted_ns - app.launched_ns) / 1e9
-        out["service_seen"] = wait_for_service(socket)
+        out["service_seen"] = wait_for_service(socket) is not None
         time.sleep(SETTLE)
         window_start = time.monotonic_ns()
         bytes0 = app.out_bytes
@@ -630,7 +632,7 @@ def measure(
         row["ours_samples"] = len(lat)
         row["ours_missed"] = sum(r["missed"] for r in runs)
 
-        stop_service(socket)
+        stop_service(socket, app_env(workdir / "home"))
         time.sleep(1.0)
         print(f"N={n}: nbs-claude way ...", file=sys.stderr, flush=True)
         child = spawn_child("--poller-child", socket)

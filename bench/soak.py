@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,7 +35,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
-from bench_app import AppInPty, app_env, descendants, service_pids  # noqa: E402
+from bench_app import AppInPty, app_env, descendants, stop_service, wait_for_service  # noqa: E402
 from bench_mirror import TICK, cpu_ticks  # noqa: E402
 
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
@@ -167,16 +166,6 @@ def report(watched: list[Watched], args: argparse.Namespace, started: str, load:
     return "\n".join(lines) + "\n", ok
 
 
-def wait_service(socket: str, timeout: float) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = service_pids(socket)  # the service first, then its descendants
-        if found:
-            return found[0]
-        time.sleep(0.5)
-    raise RuntimeError("the dashboard started no service")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agents", type=int, default=50)
@@ -202,7 +191,9 @@ def main(argv: list[str] | None = None) -> int:
         argv_app = [sys.executable, "-m", "nbs_tui", "-L", socket, "--poll-interval", str(args.poll_interval),
                     "--config", str(config)]
         app = AppInPty(argv_app, app_env(home), args.agents, ROOT)  # drained as a terminal would
-        service = wait_service(socket, 90)
+        service = wait_for_service(socket, 90)
+        if service is None:
+            raise RuntimeError("the dashboard started no service")
         if app.proc.poll() is not None or app.out_bytes == 0:
             raise RuntimeError(f"the dashboard is not drawing; last output: {app.output()[-600:]!r}")
         watched = [Watched("dashboard", app.proc.pid), Watched("service", service)]
@@ -238,8 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             app.quit()
         socket = fleet.server.socket_name
         if socket:
-            subprocess.run([sys.executable, "-m", "nbs_tui", "service", "stop", "-L", socket],
-                           capture_output=True, check=False, env=app_env(workdir / "home"), timeout=30)
+            stop_service(socket, app_env(workdir / "home"))
         fleet.stop()
     return 0 if ok else 1
 
