@@ -15,8 +15,9 @@ right, and the border subtitle says what is hidden.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar, Protocol
@@ -465,13 +466,20 @@ class ScreenWidget(Widget):
     _size_now: Size | None = None
     """The widget's size, read once per paint like `_base` (`size` walks the DOM too)."""
 
-    def render_lines(self, crop: Region) -> list[Strip]:
+    @contextlib.contextmanager
+    def _looks_read_once(self) -> Iterator[None]:
+        """Read `_base` and `_size_now` once for the rows drawn inside; the outer values come
+        back after (a paint may render lines within another's)."""
         outer = self._base, self._size_now
         self._base, self._size_now = self.rich_style, self.size
         try:
-            return super().render_lines(crop)
+            yield
         finally:
             self._base, self._size_now = outer
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        with self._looks_read_once():
+            return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
         source = self.lines.source
@@ -519,12 +527,8 @@ class MirrorRows(ScreenWidget):
         """Straight to the terminal when that is safe (`DirectPainter.paint` says), else through
         Textual. The painter keys what it keeps by `render_line`'s strips, cached by content."""
         self._read_outside_style()
-        outer = self._base, self._size_now
-        self._base, self._size_now = self.rich_style, self.size
-        try:
+        with self._looks_read_once():
             return self.painter.paint(self, runs, self.render_line)
-        finally:
-            self._base, self._size_now = outer
 
     def _read_outside_style(self) -> None:
         self.lines.set_outside(self.get_component_rich_style("pane-view--outside", partial=True))
