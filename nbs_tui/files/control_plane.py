@@ -76,6 +76,7 @@ from nbs_tui.files.control_events import (
     event_as_json,
 )
 from nbs_tui.files.control_sync import PlaneSync
+from nbs_tui.files.control_watch import WATCH_STEP_MS
 
 __all__ = [
     "INBOX",
@@ -199,7 +200,7 @@ class ControlPlane:
         *,
         operator_handle: str = "operator",
         debounce_ms: int = 80,
-        step_ms: int = 50,
+        step_ms: int = WATCH_STEP_MS,
         rescan_interval: float = 2.0,
         history_limit: int = HISTORY_KEEP,
         scan_repeat_window: float = 30.0,

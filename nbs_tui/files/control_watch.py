@@ -23,6 +23,14 @@ def identity(path: str) -> tuple[int, int] | None:
     return (info.st_dev, info.st_ino)
 
 
+WATCH_STEP_MS = 200
+"""How often watchfiles looks for changes (and for its stop event). It wakes and takes the GIL
+that often even when nothing changes: one project cost 0.10-0.13 % of a core at 50 ms and
+0.03 % at 250 (`bench/bench_watch_idle.py`), in the dashboard and the service alike. A change
+is yielded once a step has passed without more, so an inbox line is seen within two steps:
+0.2-0.4 s, where the nbs-claude loop read the inbox once a second."""
+
+
 class ProjectWatcher:
     """Watches one project's ``.nbs/`` on a daemon thread until :meth:`stop`."""
 
@@ -34,7 +42,7 @@ class ProjectWatcher:
         on_error: Callable[[str, str], None],
         *,
         debounce_ms: int = 80,
-        step_ms: int = 50,
+        step_ms: int = WATCH_STEP_MS,
     ) -> None:
         self.root = root
         self.nbs = nbs
@@ -70,9 +78,7 @@ class ProjectWatcher:
                 self.nbs,
                 watch_filter=None,
                 debounce=self._debounce_ms,
-                # watchfiles wakes (and takes the GIL) every step even when nothing changes: a
-                # 20 ms step cost 0.37 % of a core per project, 50 ms 0.18 %.
-                step=self._step_ms,
+                step=self._step_ms,  # see WATCH_STEP_MS
                 stop_event=self._stop,
                 rust_timeout=500,
                 yield_on_timeout=True,
