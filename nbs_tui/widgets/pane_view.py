@@ -29,6 +29,7 @@ from rich.style import Style
 from textual import events
 from textual.app import ComposeResult
 from textual.cache import LRUCache
+from textual.color import Color as TextualColor
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
@@ -466,16 +467,34 @@ class ScreenWidget(Widget):
     _size_now: Size | None = None
     """The widget's size, read once per paint like `_base` (`size` walks the DOM too)."""
 
+    _colors_now: tuple[TextualColor, TextualColor] | None = None
+    """`background_colors`, read once per paint like `_base`."""
+
     @contextlib.contextmanager
     def _looks_read_once(self) -> Iterator[None]:
-        """Read `_base` and `_size_now` once for the rows drawn inside; the outer values come
-        back after (a paint may render lines within another's)."""
-        outer = self._base, self._size_now
-        self._base, self._size_now = self.rich_style, self.size
+        """Read `_base`, `_colors_now` and `_size_now` once for the rows drawn inside; the
+        outer values come back after (a paint may render lines within another's)."""
+        outer = self._base, self._colors_now, self._size_now
+        self._base, self._colors_now, self._size_now = self.rich_style, self.background_colors, self.size
         try:
             yield
         finally:
-            self._base, self._size_now = outer
+            self._base, self._colors_now, self._size_now = outer
+
+    # Within one paint the widget's look cannot change, yet Textual's own row rendering (each
+    # row `DirectPainter` has not seen, each row of `render_lines`) asks for both again, and
+    # each is a walk of every ancestor's styles: three or four walks a frame of a scrolling
+    # mirror, ~40 % of the frame. Inside `_looks_read_once` they answer what it read.
+
+    @property
+    def rich_style(self) -> Style:
+        base = self._base
+        return super().rich_style if base is None else base
+
+    @property
+    def background_colors(self) -> tuple[TextualColor, TextualColor]:
+        colors = self._colors_now
+        return super().background_colors if colors is None else colors
 
     def render_lines(self, crop: Region) -> list[Strip]:
         with self._looks_read_once():

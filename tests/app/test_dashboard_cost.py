@@ -12,6 +12,7 @@ from rich.console import Console, ConsoleOptions
 from rich.segment import Segment
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.dom import DOMNode
 from textual.geometry import Region
 
 from nbs_tui import heap
@@ -221,3 +222,38 @@ async def test_the_needs_you_queue_is_redrawn_only_when_what_it_shows_moves() ->
         panel.show_entries([], 13.5, lambda pane: "")
         await pilot.pause()
         assert not panel.display and panel.option_count == 0
+
+
+async def test_a_mirror_paint_walks_the_dom_for_its_look_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The widget's style and background colours are each a walk of every ancestor's styles;
+    Textual asks for them again for every row it renders. A paint of the mirror's rows reads
+    them once (`ScreenWidget._looks_read_once`): three or four walks a frame were ~40 % of a
+    scrolling mirror's frame."""
+
+    def factory(listener: FleetListener) -> FakeFleet:
+        fleet = FakeFleet(listener, [pane_info("%1", 0)])
+        holder.append(fleet)
+        return fleet
+
+    holder: list[FakeFleet] = []
+    app = create_app(Settings(), factory, control_plane=False, sidecar=False, claude=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        holder[0].feed("%1", "\r\n".join(f"line {n}" for n in range(30)))
+        await wait_for(pilot, lambda: "line 29" in widget_text(app.mirror.rows), what="the rows drawn")
+        rows = app.mirror.rows
+        walks = {"rich_style": 0, "background_colors": 0}
+        for name in walks:
+            walk = getattr(DOMNode, name)
+
+            def counted(node: DOMNode, walk: property = walk, name: str = name) -> object:
+                if node is rows:
+                    walks[name] += 1
+                return walk.fget(node)  # type: ignore[misc]
+
+            monkeypatch.setattr(DOMNode, name, property(counted))
+        width, height = rows.size
+        assert height > 20
+        with rows._looks_read_once():  # as `DirectPainter` renders the rows it has not seen: one by one
+            strips = [rows.render_lines(Region(0, y, width, 1))[0] for y in range(height)]
+        assert "line 29" in "".join(segment.text for strip in strips for segment in strip)
+        assert walks == {"rich_style": 1, "background_colors": 1}
