@@ -2,8 +2,9 @@
 
 Pane-set, connection, Claude and sidecar news become messages (``post_message`` is
 thread-safe). Screen changes, which can come at ~60 Hz, only add pane ids to a set that the
-app's frame timer drains; a change of the pane the mirror shows posts one `MirrorDue` (at most
-as often as the fleet reports changes, never two queued) so the app runs that frame at once. The frame timer sleeps
+app's frame timer drains; a change of the pane the mirror shows schedules one frame on the UI
+loop (`NbsApp.mirror_due_soon`, or a `MirrorDue` message before the app is mounted; at most as
+often as the fleet reports changes, never two pending) so the app runs that frame at once. The frame timer sleeps
 while nothing changes (`sleep_frames`); the first change after that which no `MirrorDue`
 will draw posts one `FramesWake`.
 """
@@ -87,7 +88,7 @@ class FleetBridge:
                 self._frames_asleep = False
         if wake:
             self._app.post_message(FramesWake())
-        if due:
+        if due and not self._app.mirror_due_soon():
             self._app.post_message(MirrorDue())
 
     def sleep_frames(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 import libtmux
+import pytest
 
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
@@ -53,3 +54,22 @@ async def test_a_change_of_the_mirrored_pane_runs_one_frame_and_leaves_the_timer
             await pilot.pause(0.15)  # several frame periods: a woken timer would have run by now
             assert app.frames_run == ran + 1, f"{app.frames_run - ran} frames for one change"
             assert app.bridge.frames_asleep
+
+
+async def test_a_mirror_frame_that_fails_stops_the_app_as_a_failing_handler_does(session: libtmux.Session) -> None:
+    """The mirror's frame runs as a callback on the UI loop, not as a message: an error in it
+    must still end the app with its traceback (as one in a message handler does), never be
+    left to asyncio's log while the mirror silently stops."""
+    pane = session.active_window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    app = create_app(Settings(server=ServerAddress(socket_name=session.server.socket_name)))
+
+    def broken() -> None:
+        raise RuntimeError("the frame broke")
+
+    with pytest.raises(RuntimeError, match="the frame broke"):
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.bridge.watched == pane.pane_id, what="the pane mirrored")
+            app._frame = broken  # type: ignore[method-assign]
+            await asyncio.to_thread(app.bridge.screens_changed, frozenset({pane.pane_id}))
+            await pilot.pause(2)
