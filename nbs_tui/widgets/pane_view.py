@@ -472,14 +472,16 @@ class ScreenWidget(Widget):
 
     @contextlib.contextmanager
     def _looks_read_once(self) -> Iterator[None]:
-        """Read `_base`, `_colors_now` and `_size_now` once for the rows drawn inside; the
-        outer values come back after (a paint may render lines within another's)."""
-        outer = self._base, self._colors_now, self._size_now
+        """Read `_base`, `_colors_now` and `_size_now` once for the rows drawn inside, and
+        clear them after. Within a paint (rows rendered inside another's) they are already read."""
+        if self._base is not None:
+            yield
+            return
         self._base, self._colors_now, self._size_now = self.rich_style, self.background_colors, self.size
         try:
             yield
         finally:
-            self._base, self._colors_now, self._size_now = outer
+            self._base = self._colors_now = self._size_now = None
 
     # Within one paint the widget's look cannot change, yet Textual's own row rendering (each
     # row `DirectPainter` has not seen, each row of `render_lines`) asks for both again, and
