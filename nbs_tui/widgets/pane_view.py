@@ -486,7 +486,7 @@ class ScreenWidget(Widget):
     # Within one paint the widget's look cannot change, yet Textual's own row rendering (each
     # row `DirectPainter` has not seen, each row of `render_lines`) asks for both again, and
     # each is a walk of every ancestor's styles: three or four walks a frame of a scrolling
-    # mirror, ~40 % of the frame. Inside `_looks_read_once` they answer what it read.
+    # mirror, a quarter of its time. Inside `_looks_read_once` they answer what it read.
 
     @property
     def rich_style(self) -> Style:
