@@ -698,6 +698,8 @@ class NbsApp(App[int]):
 
     def _frame(self) -> None:
         """Once per frame: repaint changed rows of visible widgets whose panes changed."""
+        if not self.is_running:  # shutting down: see `_clock`
+            return
         self.frames_run += 1
         dirty = self.bridge.drain()
         if dirty:
@@ -743,6 +745,10 @@ class NbsApp(App[int]):
             self.fleet.set_watched("grid", visible)
 
     def _clock(self) -> None:
+        # The app's timers tick on while Textual prunes its widgets at exit (a pruned widget has
+        # no component styles left: the fleet list's paint raised KeyError on a quit in a test).
+        if not self.is_running:
+            return
         self.status_bar.set_paused(any(lease.paused for lease in self.runtime.leases()))
         if not self.panes:
             return
@@ -1177,6 +1183,8 @@ class NbsApp(App[int]):
             self.operator.toggle_plan(pane, self.fleet_list.redraw)
 
     def _needs_you_tick(self) -> None:
+        if not self.is_running:  # shutting down: see `_clock`
+            return
         entries = self.operator.needs_you_tick()
         self.needs_panel.show_entries(entries, self.clock(), self.operator.label)
         self._answer_when_read()

@@ -257,3 +257,40 @@ async def test_a_mirror_paint_walks_the_dom_for_its_look_once(monkeypatch: pytes
             strips = [rows.render_lines(Region(0, y, width, 1))[0] for y in range(height)]
         assert "line 29" in "".join(segment.text for strip in strips for segment in strip)
         assert walks == {"rich_style": 1, "background_colors": 1}
+
+
+async def test_the_app_timers_paint_nothing_once_the_app_is_shutting_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Textual prunes the widgets at exit (a pruned widget has no component styles left) while
+    the app's own timers still tick: a clock tick then painted the fleet list and raised
+    KeyError ('fleet-list--header') on a quit in CI. Once the app is no longer running, the
+    clock, the needs-you tick and the frame touch no widget."""
+
+    def factory(listener: FleetListener) -> FakeFleet:
+        fleet = FakeFleet(listener, [pane_info("%1", 0)])
+        holder.append(fleet)
+        return fleet
+
+    holder: list[FakeFleet] = []
+    app = create_app(Settings(), factory, control_plane=False, sidecar=False, claude=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: bool(app.panes), what="the pane listed")
+        touched: list[str] = []
+        monkeypatch.setattr(app.fleet_list, "refresh_cells", lambda *_a, **_k: touched.append("fleet list"))
+        monkeypatch.setattr(app.needs_panel, "show_entries", lambda *_a, **_k: touched.append("needs you"))
+
+        def drain() -> frozenset[str]:
+            touched.append("frame")
+            return frozenset()
+
+        monkeypatch.setattr(app.bridge, "drain", drain)
+        app._clock()
+        app._needs_you_tick()
+        app._frame()
+        assert touched == ["fleet list", "needs you", "frame"]  # running: each does its work
+        touched.clear()
+        monkeypatch.setattr(app, "_running", False)  # as Textual's shutdown sets it before pruning
+        app._clock()
+        app._needs_you_tick()
+        app._frame()
+        monkeypatch.setattr(app, "_running", True)
+        assert touched == []
