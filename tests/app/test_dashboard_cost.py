@@ -16,10 +16,10 @@ from textual.dom import DOMNode
 from textual.geometry import Region
 
 from nbs_tui import heap
-from nbs_tui.app import create_app
+from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.meters import DEFAULT_PRICES, Meters, Tokens, describe_total
-from nbs_tui.core.model import AgentState
+from nbs_tui.core.model import AgentState, PaneInfo
 from nbs_tui.core.needs_you import NeedsYouEntry
 from nbs_tui.messages import RelayedMeters
 from nbs_tui.tmux.port import FleetListener
@@ -27,6 +27,18 @@ from nbs_tui.widgets.detail_panel import DetailPanel, DetailRow
 from nbs_tui.widgets.needs_you import NeedsYouPanel
 from tests.app.fakes import FakeFleet, pane_info
 from tests.app.helpers import wait_for, widget_text
+
+
+def app_on_a_fake_fleet(*panes: PaneInfo) -> tuple[NbsApp, list[FakeFleet]]:
+    """The dashboard on a `FakeFleet` of these panes (no control plane, sidecar or Claude
+    signals), and a list that holds the fleet once the app has made it."""
+    made: list[FakeFleet] = []
+
+    def factory(listener: FleetListener) -> FakeFleet:
+        made.append(FakeFleet(listener, list(panes)))
+        return made[-1]
+
+    return create_app(Settings(), factory, control_plane=False, sidecar=False, claude=False), made
 
 
 class CountedLines:
@@ -149,13 +161,7 @@ async def test_the_mirror_rows_are_drawn_by_a_widget_without_a_border() -> None:
     selected pane repaints every row many times a second: the border and titles belong to the
     frame (`PaneView`), the rows to a borderless widget inside it (`MirrorRows`)."""
 
-    def factory(listener: FleetListener) -> FakeFleet:
-        fleet = FakeFleet(listener, [pane_info("%1", 0, title="the title")])
-        holder.append(fleet)
-        return fleet
-
-    holder: list[FakeFleet] = []
-    app = create_app(Settings(), factory, control_plane=False, sidecar=False, claude=False)
+    app, holder = app_on_a_fake_fleet(pane_info("%1", 0, title="the title"))
     async with app.run_test(size=(120, 40)) as pilot:
         holder[0].feed("%1", "hello from the pane")
         await wait_for(pilot, lambda: "hello from the pane" in widget_text(app.mirror.rows), what="the row drawn")
@@ -227,16 +233,10 @@ async def test_the_needs_you_queue_is_redrawn_only_when_what_it_shows_moves() ->
 async def test_a_mirror_paint_walks_the_dom_for_its_look_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The widget's style and background colours are each a walk of every ancestor's styles;
     Textual asks for them again for every row it renders. A paint of the mirror's rows reads
-    them once (`ScreenWidget._looks_read_once`): three or four walks a frame were ~40 % of a
+    them once (`ScreenWidget._looks_read_once`): three or four walks a frame were a quarter of a
     scrolling mirror's frame."""
 
-    def factory(listener: FleetListener) -> FakeFleet:
-        fleet = FakeFleet(listener, [pane_info("%1", 0)])
-        holder.append(fleet)
-        return fleet
-
-    holder: list[FakeFleet] = []
-    app = create_app(Settings(), factory, control_plane=False, sidecar=False, claude=False)
+    app, holder = app_on_a_fake_fleet(pane_info("%1", 0))
     async with app.run_test(size=(120, 40)) as pilot:
         holder[0].feed("%1", "\r\n".join(f"line {n}" for n in range(30)))
         await wait_for(pilot, lambda: "line 29" in widget_text(app.mirror.rows), what="the rows drawn")
@@ -265,13 +265,7 @@ async def test_the_app_timers_paint_nothing_once_the_app_is_shutting_down(monkey
     KeyError ('fleet-list--header') on a quit in CI. Once the app is no longer running, the
     clock, the needs-you tick and the frame touch no widget."""
 
-    def factory(listener: FleetListener) -> FakeFleet:
-        fleet = FakeFleet(listener, [pane_info("%1", 0)])
-        holder.append(fleet)
-        return fleet
-
-    holder: list[FakeFleet] = []
-    app = create_app(Settings(), factory, control_plane=False, sidecar=False, claude=False)
+    app, _fleet = app_on_a_fake_fleet(pane_info("%1", 0))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: bool(app.panes), what="the pane listed")
         touched: list[str] = []
