@@ -677,10 +677,7 @@ class NbsApp(App[int]):
         return True
 
     def _mirror_due_now(self) -> None:
-        if self._closing or self._closed or not self.is_running:
-            self.bridge.due_handled()
-            return
-        try:
+        try:  # a frame after shutdown began only marks the change handled (`_frame` returns)
             self.on_mirror_due()
         except Exception as error:  # as a message handler's would: the app reports it and exits
             self._handle_exception(error)
