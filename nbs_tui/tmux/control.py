@@ -48,9 +48,10 @@ class StartGate:
     tmux 3.2 to 3.6b crash when a control client still identifying itself is sent a
     notification (3.7 checks for it): the client flags (``CLIENT_CONTROL``) come in an early
     message, its control state only with the last, and the file descriptors it passes split
-    those messages over several reads of the server's event loop. A notification tmux sends every control client
-    regardless of session (``%client-detached``: a control client closing; also
-    ``%session-window-changed``, ``%window-pane-changed``, ``%sessions-changed``...) that runs
+    those messages over several reads of the server's event loop. A notification tmux sends
+    every control client regardless of session (``%client-detached``: a control client
+    closing; also ``%session-window-changed``, ``%window-pane-changed``,
+    ``%sessions-changed``...) that runs
     in between calls ``control_write`` on the new client, whose state is still NULL: segfault,
     and every agent on the server is gone. Switching the watched session did exactly that, a
     viewer closing while the next one attached: `tests/tmux/test_control_gate.py` crashed
