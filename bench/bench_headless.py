@@ -13,8 +13,10 @@ another on the same fleet:
   commit before a change), so before and after are measured in the same run window;
 * ``nbs-tui -L <socket> --headless --poll-interval 10`` from this checkout (``--poll-interval``
   sets it: 3600 types no polls, like for like with the poller below, which types none);
-* the nbs-claude way: bench_mirror's poller (one ``tmux capture-pane -p`` subprocess per pane
-  per second), its CPU with its subprocesses.
+* the nbs-claude way, twice: bench_mirror's poller (one ``tmux capture-pane -p`` subprocess per
+  pane per second: a lower bound, the one process nbs-claude's loop cannot do without), then
+  its sidecars as they run (``bench/nbs_claude_sidecar.sh``, one bash loop per pane: the same
+  processes each second as the seeds' sidecar), each with its subprocesses.
 
 Each gets a warm-up, then a window: its CPU (user+system from /proc, % of one core; for
 headless with its children: the ``tmux`` commands it ran and its live ``tmux -C`` control
@@ -40,7 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_mirror import TICK, CpuMeter, cpu_ticks, finish_child, spawn_child  # noqa: E402
+from bench_mirror import TICK, CpuMeter, cpu_ticks, finish_child, measure_sidecars, spawn_child  # noqa: E402
 
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
 
@@ -160,6 +162,11 @@ def run_poller(fleet: DemoFleet, seconds: float, base: float, spid: int) -> dict
     }
 
 
+def run_sidecars(fleet: DemoFleet, seconds: float, base: float, spid: int) -> dict[str, Any]:
+    cpu, extra = measure_sidecars(fleet.server.socket_name or "", spid, base, seconds)
+    return {"cpu": cpu, "clients": 0.0, "server_extra": extra, "rss": 0.0, "events": {}, "stop": 0.0}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--agents", type=int, nargs="*", default=[50])
@@ -195,24 +202,25 @@ def main() -> int:
                 ways.append((f"--headless, code before ({args.before.name})",
                              run_headless(fleet, args.before, args.warmup, args.seconds, base, spid, args.poll_interval)))
             ways.append(("--headless, this code", run_headless(fleet, REPO, args.warmup, args.seconds, base, spid, args.poll_interval)))
-            ways.append(("nbs-claude way", run_poller(fleet, args.seconds, base, spid)))
+            ways.append(("nbs-claude way, captures only (lower bound)", run_poller(fleet, args.seconds, base, spid)))
+            ways.append(("nbs-claude way, its sidecars", run_sidecars(fleet, args.seconds, base, spid)))
         finally:
             fleet.stop()
-        theirs = ways[-1][1]["cpu"] + ways[-1][1]["server_extra"]
+        captures, sidecars = (ways[k][1]["cpu"] + ways[k][1]["server_extra"] for k in (-2, -1))
         for name, r in ways:
             total = r["cpu"] + r["server_extra"]
             rss = f"{r['rss']:.0f} MB" if r["rss"] else "-"
             rows += (
                 f"| {n} | {name} | {r['cpu']:.1f} % | {r['clients']:.1f} % | {r['server_extra']:.1f} % | {total:.1f} % "
-                f"| {total / theirs:.2f}x | {rss} | {r['stop']:.1f} s |\n"
+                f"| {total / captures:.2f}x | {total / sidecars:.2f}x | {rss} | {r['stop']:.1f} s |\n"
             )
             if r["events"]:
                 events += f"- {n} agents, {name}: " + ", ".join(f"{k}={v}" for k, v in sorted(r["events"].items())) + "\n"
         print(rows, file=sys.stderr, flush=True)
     report += f", after {os.getloadavg()[0]:.1f}.\n\n"
     report += (
-        "| agents | way | its CPU (children incl.) | of which tmux -C clients | tmux extra | total | vs nbs-claude "
-        "| RSS | stop took |\n|---|---|---|---|---|---|---|---|---|\n"
+        "| agents | way | its CPU (children incl.) | of which tmux -C clients | tmux extra | total "
+        "| vs nbs-claude captures | vs nbs-claude sidecars | RSS | stop took |\n|---|---|---|---|---|---|---|---|---|---|\n"
     )
     report += rows + "\nEvents printed in the window:\n\n" + events
     print(report)

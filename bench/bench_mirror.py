@@ -343,6 +343,55 @@ def child_poller(socket: str) -> None:
     print(json.dumps({"latencies": latencies, "sweeps": sweeps, "cpu_percent": 100.0 * cpu / wall}), flush=True)
 
 
+SIDECAR_SCRIPT = Path(__file__).with_name("nbs_claude_sidecar.sh")
+SIDECARS_WARMUP = 3.0
+"""Seconds the sidecars run before their window starts (bash's start-up is not their loop)."""
+
+
+def child_sidecars(socket: str) -> None:
+    """The nbs-claude way as it runs: one bash sidecar loop per pane (nbs_claude_sidecar.sh).
+
+    Prints ``{"panes": N}`` once they have run SIDECARS_WARMUP seconds; at EOF on stdin, the
+    CPU they and the processes they ran and waited for took since then (``/proc/PID/stat``
+    with the children's fields, read before they are stopped)."""
+    listing = subprocess.run(
+        ["tmux", "-L", socket, "list-panes", "-a", "-F", "#{pane_id} #{pane_current_path}"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    panes = [line.split(" ", 1) for line in listing.splitlines() if " " in line]
+    sidecars = [
+        subprocess.Popen(["bash", str(SIDECAR_SCRIPT), socket, pane_id, project], stdin=subprocess.DEVNULL)
+        for pane_id, project in panes
+    ]
+
+    def ticks() -> int:  # a sidecar that ended is a zombie until waited for: still readable
+        return sum(cpu_ticks(sidecar.pid, children=True) for sidecar in sidecars)
+
+    time.sleep(SIDECARS_WARMUP)
+    c0, w0 = ticks(), time.monotonic()
+    print(json.dumps({"panes": len(sidecars)}), flush=True)
+    sys.stdin.read()
+    c1, wall = ticks(), time.monotonic() - w0
+    for sidecar in sidecars:
+        sidecar.terminate()
+    for sidecar in sidecars:
+        sidecar.wait(5)
+    print(json.dumps({"cpu_percent": 100.0 * (c1 - c0) / TICK / wall, "sidecars": len(sidecars)}), flush=True)
+
+
+def measure_sidecars(socket: str, server_pid: int, server_base: float, seconds: float) -> tuple[float, float]:
+    """The nbs-claude sidecars (child_sidecars) on a fleet for a window: their CPU with the
+    processes they ran, and the server's extra CPU over ``server_base``."""
+    child = spawn_child("--sidecars-child", socket)
+    assert child.stdout is not None
+    child.stdout.readline()
+    server = CpuMeter(server_pid)
+    time.sleep(seconds)
+    extra = server.percent() - server_base
+    result = finish_child(child)
+    return float(result.get("cpu_percent", float("nan"))), extra
+
+
 def spawn_child(mode: str, socket: str, code: Path | None = None) -> subprocess.Popen[str]:
     """The child process; ``code``: import nbs_tui from that checkout instead of this one."""
     env = dict(os.environ)
@@ -661,6 +710,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args and args[0] == "--poller-child":
         child_poller(args[1])
+        return 0
+    if args and args[0] == "--sidecars-child":
+        child_sidecars(args[1])
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[10, 50, 200])
