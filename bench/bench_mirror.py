@@ -27,13 +27,16 @@ bench/results/mirror-YYYYmmdd-HHMMSS.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -359,9 +362,14 @@ def child_sidecars(socket: str) -> None:
         capture_output=True, text=True, check=True,
     ).stdout
     panes = [line.split(" ", 1) for line in listing.splitlines() if " " in line]
+    registries = Path(tempfile.mkdtemp(prefix="nbs-claude-registries-"))
     sidecars = [
-        subprocess.Popen(["bash", str(SIDECAR_SCRIPT), socket, pane_id, project], stdin=subprocess.DEVNULL)
-        for pane_id, project in panes
+        subprocess.Popen(  # each in a process group of its own: stopped with what it runs
+            ["bash", str(SIDECAR_SCRIPT), socket, pane_id, project],
+            stdin=subprocess.DEVNULL, start_new_session=True,
+            env={**os.environ, "NBS_CLAUDE_REGISTRY": str(registries / f"{index}.registry")},
+        )
+        for index, (pane_id, project) in enumerate(panes)
     ]
 
     def ticks() -> int:  # a sidecar that ended is a zombie until waited for: still readable
@@ -372,10 +380,12 @@ def child_sidecars(socket: str) -> None:
     print(json.dumps({"panes": len(sidecars)}), flush=True)
     sys.stdin.read()
     c1, wall = ticks(), time.monotonic() - w0
+    for sidecar in sidecars:  # SIGKILL: on a saturated machine a trapped TERM waits for its sleep
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(sidecar.pid, signal.SIGKILL)
     for sidecar in sidecars:
-        sidecar.terminate()
-    for sidecar in sidecars:
-        sidecar.wait(5)
+        sidecar.wait()
+    shutil.rmtree(registries, ignore_errors=True)
     print(json.dumps({"cpu_percent": 100.0 * (c1 - c0) / TICK / wall, "sidecars": len(sidecars)}), flush=True)
 
 
