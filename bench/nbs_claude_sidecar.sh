@@ -23,6 +23,7 @@ if [[ -z $registry ]]; then
     registry=$(mktemp "${TMPDIR:-/tmp}/nbs-claude-registry.XXXXXX")
     trap 'rm -f "$registry"' EXIT
 fi
+: >> "$registry"
 trap 'exit 0' TERM INT
 inbox_line=0 idle=0 last_hash=""
 
