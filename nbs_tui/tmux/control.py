@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from nbs_tui.core.model import ServerAddress
+from nbs_tui.tmux.address import socket_path_of
+from nbs_tui.tmux.gate_file import GateFile, gate_path
 from nbs_tui.tmux.runner import TmuxRunner
 from nbs_tui.tmux.tied import popen_tied
 
@@ -60,27 +62,41 @@ class StartGate:
     A start counts from before the fork until the client's first output (tmux writes to a
     control client only after it has identified) or its end; a close from closing its stdin
     until its process exited (by then tmux has sent its ``%client-detached``). Starts may
-    overlap each other, closes each other. Others' clients (another process, a person's
-    ``tmux detach``) are outside this gate, so the window is only made rarer, not closed.
+    overlap each other, closes each other. With a `GateFile` (local servers) the same holds
+    between processes: a start holds the file shared, a close exclusive (`nbs_tui.tmux.gate_file`).
+    Clients not of nbs-tui (a person's ``tmux detach``) are outside this gate, so the window is
+    only made rarer, not closed.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, file: GateFile | None = None) -> None:
         self._changed = threading.Condition()
         self._starting: dict[object, float] = {}
         """Clients starting, and when they began."""
         self._closing = 0
+        self._file = file
+        self._held: dict[object, int | None] = {}
+        """Starting clients' shared holds of the file."""
 
     def begin_start(self, client: object) -> None:
         with self._changed:
             if not self._changed.wait_for(lambda: self._closing == 0, GATE_WAIT):
                 log.warning("a control client still closing after %.0f s: starting another anyway", GATE_WAIT)
             self._starting[client] = time.monotonic()
+        if self._file is not None:
+            fd = self._file.hold(shared=True, wait=GATE_WAIT)
+            with self._changed:
+                if client in self._starting:
+                    self._held[client] = fd
+                    return
+            GateFile.release(fd)  # it already ended (a failed fork)
 
     def end_start(self, client: object) -> None:
         """``client`` has identified or ended (once or more: only the first counts)."""
         with self._changed:
             self._starting.pop(client, None)
+            fd = self._held.pop(client, None)
             self._changed.notify_all()
+        GateFile.release(fd)
 
     def _others_starting(self, client: object) -> bool:
         since = time.monotonic() - GATE_WAIT
@@ -91,12 +107,17 @@ class StartGate:
         """Close ``client`` (which may itself be starting: tmux has its identity whole by then,
         the process sends it before reading its stdin) once no other client is starting."""
         with self._changed:
+            own = self._held.pop(client, None)  # its own start's hold would keep its close out
+        GateFile.release(own)
+        with self._changed:
             if not self._changed.wait_for(lambda: not self._others_starting(client), GATE_WAIT):
                 log.warning("a control client still starting after %.0f s: closing another anyway", GATE_WAIT)
             self._closing += 1
+        fd = self._file.hold(shared=False, wait=GATE_WAIT) if self._file is not None else None
         try:
             yield
         finally:
+            GateFile.release(fd)
             with self._changed:
                 self._closing -= 1
                 self._changed.notify_all()
@@ -106,12 +127,14 @@ _gates: dict[str, StartGate] = {}
 _gates_lock = threading.Lock()
 
 
-def start_gate(server: str) -> StartGate:
-    """The gate of one server (`TmuxRunner.describe`: a host's servers are apart from ours)."""
+def start_gate(server: str, socket: str | os.PathLike[str] | None = None) -> StartGate:
+    """The gate of one server (`TmuxRunner.describe`: a host's servers are apart from ours);
+    ``socket``: a local server's socket, whose gate file other processes share."""
     with _gates_lock:
         gate = _gates.get(server)
         if gate is None:
-            gate = _gates[server] = StartGate()
+            path = gate_path(socket) if socket is not None else None
+            gate = _gates[server] = StartGate(GateFile(path) if path is not None else None)
         return gate
 
 
@@ -221,7 +244,9 @@ class ControlClient:
         self.returncode: int | None = None
         self._stderr_tail = b""
         self._stderr_reader: threading.Thread | None = None
-        self._gate = start_gate(self.runner.describe())
+        self._gate = start_gate(
+            self.runner.describe(), None if self.runner.remote else socket_path_of(self.runner.server, self.runner.env())
+        )
         """Counts this client as starting from `start` to its first output (or its end)."""
 
     @property

@@ -8,6 +8,10 @@ one attaches: here that switch is done hundreds of times, the close a few millis
 the start on another thread, as the supervisor and the UI do. Without the gate tmux 3.3a died
 within ~30-100 switches in every run.
 
+Two processes of nbs-tui (a dashboard and its service) race the same way; they share a lock
+file per server (`nbs_tui.tmux.gate_file`). Without it, two processes starting and closing
+clients in a loop crashed tmux 3.3a in every run of 600 cycles each.
+
 The same crash comes from tmux's own notifications: a script that makes sessions in a row
 (``%sessions-changed`` goes to every control client) while a fleet starts a client for each new
 one. A fleet therefore starts a new session's client only once they have been quiet a moment.
@@ -16,6 +20,8 @@ one. A fleet therefore starts a new session's client only once they have been qu
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 import threading
 import time
 
@@ -68,6 +74,23 @@ def test_a_viewer_closing_while_the_next_attaches_leaves_tmux_up(server: libtmux
         assert reply.ok and reply.text() == [sessions[SWITCHES % len(sessions)]]
     finally:
         current.close()
+
+
+def test_two_processes_starting_and_closing_clients_leave_tmux_up(server: libtmux.Server) -> None:
+    for name in ("a", "b"):
+        server.new_session(name, window_command="sleep 3600", x=80, y=24)
+    tmux_pid = int(server.cmd("display-message", "-p", "#{pid}").stdout[0])
+    cyclers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.tmux.gate_cycler", str(server.socket_name), session, "600", str(seed)],
+            stdout=subprocess.PIPE, text=True,
+        )
+        for seed, session in enumerate(("a", "b"))
+    ]
+    outputs = [cycler.communicate(timeout=120)[0] for cycler in cyclers]
+    assert process_alive(tmux_pid), "tmux crashed"
+    assert outputs == ["done\n", "done\n"]
+    assert [cycler.returncode for cycler in cyclers] == [0, 0]
 
 
 def test_no_client_starts_while_sessions_keep_changing(server: libtmux.Server) -> None:
