@@ -80,11 +80,9 @@ from bench_mirror import (  # noqa: E402
     Bench,
     CpuMeter,
     cpu_ticks,
-    finish_child,
-    measure_sidecars,
+    measure_nbs_claude,
     peak_rss_mb,
     percentile,
-    spawn_child,
 )
 
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
@@ -640,22 +638,19 @@ def measure(
         stop_service(socket, app_env(workdir / "home"))
         time.sleep(1.0)
         print(f"N={n}: nbs-claude way ...", file=sys.stderr, flush=True)
-        child = spawn_child("--poller-child", socket)
-        assert child.stdout is not None
-        child.stdout.readline()
-        server = CpuMeter(server_pid)
-        time.sleep(seconds)
-        row["theirs_server_extra"] = server.percent() - row["server_base"]
-        result = finish_child(child)
+        result, row["theirs_server_extra"] = measure_nbs_claude(
+            "--poller-child", socket, server_pid, row["server_base"], seconds
+        )
         row["theirs_cpu"] = float(result.get("cpu_percent", float("nan")))
         theirs = list(result.get("latencies", []))
         row["theirs_p50"] = statistics.median(theirs) if theirs else float("nan")
         row["theirs_p99"] = percentile(theirs, 0.99)
         row["theirs_samples"] = len(theirs)
         print(f"N={n}: nbs-claude sidecars ...", file=sys.stderr, flush=True)
-        row["sidecars_cpu"], row["sidecars_server_extra"] = measure_sidecars(
-            socket, server_pid, row["server_base"], seconds
+        sidecars, row["sidecars_server_extra"] = measure_nbs_claude(
+            "--sidecars-child", socket, server_pid, row["server_base"], seconds
         )
+        row["sidecars_cpu"] = float(sidecars.get("cpu_percent", float("nan")))
 
         if profile:
             print(f"N={n}: profiling the app ...", file=sys.stderr, flush=True)

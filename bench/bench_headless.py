@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_mirror import TICK, CpuMeter, cpu_ticks, finish_child, measure_sidecars, spawn_child  # noqa: E402
+from bench_mirror import TICK, CpuMeter, cpu_ticks, measure_nbs_claude  # noqa: E402
 
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
 
@@ -147,24 +147,12 @@ def run_headless(
     return result
 
 
-def run_poller(fleet: DemoFleet, seconds: float, base: float, spid: int) -> dict[str, Any]:
-    socket = fleet.server.socket_name or ""
-    child = spawn_child("--poller-child", socket)
-    assert child.stdout is not None
-    child.stdout.readline()
-    server = CpuMeter(spid)
-    time.sleep(seconds)
-    extra = server.percent() - base
-    done = finish_child(child)
+def run_nbs_claude(mode: str, fleet: DemoFleet, seconds: float, base: float, spid: int) -> dict[str, Any]:
+    done, extra = measure_nbs_claude(mode, fleet.server.socket_name or "", spid, base, seconds)
     return {
         "cpu": float(done.get("cpu_percent", float("nan"))), "clients": 0.0, "server_extra": extra, "rss": 0.0,
         "events": {}, "stop": 0.0,
     }
-
-
-def run_sidecars(fleet: DemoFleet, seconds: float, base: float, spid: int) -> dict[str, Any]:
-    cpu, extra = measure_sidecars(fleet.server.socket_name or "", spid, base, seconds)
-    return {"cpu": cpu, "clients": 0.0, "server_extra": extra, "rss": 0.0, "events": {}, "stop": 0.0}
 
 
 def main() -> int:
@@ -202,8 +190,8 @@ def main() -> int:
                 ways.append((f"--headless, code before ({args.before.name})",
                              run_headless(fleet, args.before, args.warmup, args.seconds, base, spid, args.poll_interval)))
             ways.append(("--headless, this code", run_headless(fleet, REPO, args.warmup, args.seconds, base, spid, args.poll_interval)))
-            ways.append(("nbs-claude way, captures only (lower bound)", run_poller(fleet, args.seconds, base, spid)))
-            ways.append(("nbs-claude way, its sidecars", run_sidecars(fleet, args.seconds, base, spid)))
+            ways.append(("nbs-claude way, captures only (lower bound)", run_nbs_claude("--poller-child", fleet, args.seconds, base, spid)))
+            ways.append(("nbs-claude way, its sidecars", run_nbs_claude("--sidecars-child", fleet, args.seconds, base, spid)))
         finally:
             fleet.stop()
         captures, sidecars = (ways[k][1]["cpu"] + ways[k][1]["server_extra"] for k in (-2, -1))

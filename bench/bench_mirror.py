@@ -389,17 +389,19 @@ def child_sidecars(socket: str) -> None:
     print(json.dumps({"cpu_percent": 100.0 * (c1 - c0) / TICK / wall, "sidecars": len(sidecars)}), flush=True)
 
 
-def measure_sidecars(socket: str, server_pid: int, server_base: float, seconds: float) -> tuple[float, float]:
-    """The nbs-claude sidecars (child_sidecars) on a fleet for a window: their CPU with the
-    processes they ran, and the server's extra CPU over ``server_base``."""
-    child = spawn_child("--sidecars-child", socket)
+def measure_nbs_claude(
+    mode: str, socket: str, server_pid: int, server_base: float, seconds: float
+) -> tuple[dict[str, Any], float]:
+    """One nbs-claude way (``--poller-child`` or ``--sidecars-child``) on a fleet for a window:
+    what the child reported (its CPU with the processes it ran, ``cpu_percent``) and the
+    server's extra CPU over ``server_base``."""
+    child = spawn_child(mode, socket)
     assert child.stdout is not None
     child.stdout.readline()
     server = CpuMeter(server_pid)
     time.sleep(seconds)
     extra = server.percent() - server_base
-    result = finish_child(child)
-    return float(result.get("cpu_percent", float("nan"))), extra
+    return finish_child(child), extra
 
 
 def spawn_child(mode: str, socket: str, code: Path | None = None) -> subprocess.Popen[str]:
