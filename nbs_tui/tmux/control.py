@@ -82,6 +82,7 @@ class StartGate:
             if not self._changed.wait_for(lambda: self._closing == 0, GATE_WAIT):
                 log.warning("a control client still closing after %.0f s: starting another anyway", GATE_WAIT)
             self._starting[client] = time.monotonic()
+        self._drop_stale_holds()
         if self._file is not None:
             fd = self._file.hold(shared=True, wait=GATE_WAIT)
             with self._changed:
@@ -98,6 +99,16 @@ class StartGate:
             self._changed.notify_all()
         GateFile.release(fd)
 
+    def _drop_stale_holds(self) -> None:
+        """Release the file for starts older than GATE_WAIT (a hung one: as `_others_starting`
+        no longer counts it here, other processes need not wait for it either)."""
+        since = time.monotonic() - GATE_WAIT
+        with self._changed:
+            stale = [c for c in self._held if self._starting.get(c, since) <= since]
+            fds = [self._held.pop(c) for c in stale]
+        for fd in fds:
+            GateFile.release(fd)
+
     def _others_starting(self, client: object) -> bool:
         since = time.monotonic() - GATE_WAIT
         return any(began > since for other, began in self._starting.items() if other is not client)
@@ -113,6 +124,7 @@ class StartGate:
             if not self._changed.wait_for(lambda: not self._others_starting(client), GATE_WAIT):
                 log.warning("a control client still starting after %.0f s: closing another anyway", GATE_WAIT)
             self._closing += 1
+        self._drop_stale_holds()
         fd = self._file.hold(shared=False, wait=GATE_WAIT) if self._file is not None else None
         try:
             yield

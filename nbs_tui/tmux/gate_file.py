@@ -11,7 +11,10 @@ its client has identified, and a close holds it exclusive (``LOCK_EX``) while it
 
 Every wait is bounded (`nbs_tui.tmux.control.GATE_WAIT`): a process stuck inside the gate makes
 the others wait that long, then go on as before the gate existed (with a warning in the log),
-never hang. Servers over ssh have no file: their other clients are on their host.
+never hang; until a hold succeeds again they wait only `STUCK_WAIT`, so a stopped tmux server or
+process costs each later start or close a moment, not the whole wait. A process drops its own
+starts' holds once they are `GATE_WAIT` old, as its in-process gate stops counting them. Servers
+over ssh have no file: their other clients are on their host.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ log = logging.getLogger(__name__)
 
 POLL = 0.002
 """Seconds between tries of a lock another process holds (a start or close takes a few ms)."""
+STUCK_WAIT = 0.05
+"""Seconds a hold waits at most after one gave up, until one succeeds again."""
 
 
 def gate_folder() -> Path | None:
@@ -66,6 +71,8 @@ class GateFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.stuck = False
+        """The last hold gave up waiting, and none has succeeded since."""
 
     def hold(self, *, shared: bool, wait: float) -> int | None:
         """Lock the file and return the descriptor that holds it (`release` ends the hold);
@@ -76,16 +83,19 @@ class GateFile:
             log.warning("control-client gate %s: %s", self.path, error)
             return None
         mode = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB
-        deadline = time.monotonic() + wait
+        deadline = time.monotonic() + (min(wait, STUCK_WAIT) if self.stuck else wait)
         while True:
             try:
                 fcntl.flock(fd, mode)
+                self.stuck = False
                 return fd
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     os.close(fd)
-                    what = "starting" if not shared else "closing"
-                    log.warning("another process's control client still %s after %.0f s: going on", what, wait)
+                    if not self.stuck:
+                        what = "starting" if not shared else "closing"
+                        log.warning("a control client still %s after %.1f s: going on without the gate", what, wait)
+                    self.stuck = True
                     return None
                 time.sleep(POLL)
             except OSError as error:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
+from nbs_tui.tmux import control
+from nbs_tui.tmux.control import StartGate
 from nbs_tui.tmux.gate_file import GateFile, gate_path
 
 
@@ -41,3 +44,33 @@ def test_a_server_has_one_gate_file_by_its_socket_s_real_path(tmp_path: Path, mo
     assert one is not None and one == same and one != other
     assert one.parent == tmp_path / "run" / "nbs-tui"
     assert os.stat(one.parent).st_mode & 0o777 == 0o700
+
+
+def test_once_a_hold_gave_up_the_next_wait_only_a_moment_until_one_succeeds(gate: GateFile) -> None:
+    starting = gate.hold(shared=True, wait=0.0)  # a start that never ends (a stopped tmux)
+    assert gate.hold(shared=False, wait=0.05) is None
+    assert gate.stuck
+    began = time.monotonic()
+    assert gate.hold(shared=False, wait=30.0) is None
+    assert time.monotonic() - began < 5.0, "a later close waited the whole wait again"
+    GateFile.release(starting)
+    closing = gate.hold(shared=False, wait=30.0)
+    assert closing is not None
+    assert not gate.stuck
+
+
+def test_a_start_older_than_the_gate_wait_no_longer_keeps_other_processes_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(control, "GATE_WAIT", 0.2)
+    path = tmp_path / "start-gate"
+    gate, other_process = StartGate(GateFile(path)), GateFile(path)
+    hung = object()
+    gate.begin_start(hung)  # never identifies
+    assert other_process.hold(shared=False, wait=0.0) is None
+    time.sleep(0.3)
+    later = object()
+    gate.begin_start(later)
+    gate.end_start(later)
+    closing = other_process.hold(shared=False, wait=0.0)
+    assert closing is not None, "the hung start still holds the file"
