@@ -37,6 +37,16 @@ def state_dir(env: Mapping[str, str] | None = None) -> Path:
     return root / "nbs-tui"
 
 
+def runtime_dir(env: Mapping[str, str] | None = None) -> Path | None:
+    """``$XDG_RUNTIME_DIR`` when it is an absolute folder we may write in (the user's own, gone
+    at logout: for sockets and locks); None without one (callers fall back to the temp folder)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_RUNTIME_DIR") or ""
+    if os.path.isabs(base) and os.path.isdir(base) and os.access(base, os.W_OK):
+        return Path(base)
+    return None
+
+
 def log_path(env: Mapping[str, str] | None = None) -> Path:
     return state_dir(env) / "nbs-tui.log"
 

@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from nbs_tui.logs import runtime_dir
+
 log = logging.getLogger(__name__)
 
 POLL = 0.002
@@ -40,11 +42,8 @@ STUCK_WAIT = 0.05
 def gate_folder() -> Path | None:
     """Our private folder for gate files (``$XDG_RUNTIME_DIR/nbs-tui``, else ``/tmp/nbs-tui-UID``),
     made on first use; None when it cannot be made ours (then there is no machine-wide gate)."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR") or ""
-    if runtime and os.path.isabs(runtime) and os.access(runtime, os.W_OK):
-        folder = Path(runtime) / "nbs-tui"
-    else:
-        folder = Path(tempfile.gettempdir()) / f"nbs-tui-{os.getuid()}"
+    runtime = runtime_dir()
+    folder = runtime / "nbs-tui" if runtime is not None else Path(tempfile.gettempdir()) / f"nbs-tui-{os.getuid()}"
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
         info = os.lstat(folder)

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.model import PaneInfo
+from nbs_tui.logs import runtime_dir
 from nbs_tui.tmux.port import TmuxUnavailable
 from nbs_tui.tmux.runner import HostUnreachable, TmuxRunner
 
@@ -242,9 +243,7 @@ class SshTmuxRunner(TmuxRunner):
         """The private folder of the ControlMaster socket (made on first use, mode 0700)."""
         with self._dir_lock:
             if self._control_dir is None:
-                base = os.environ.get("XDG_RUNTIME_DIR") or ""
-                if not base or not os.path.isdir(base) or not os.access(base, os.W_OK):
-                    base = tempfile.gettempdir()
+                base = runtime_dir() or tempfile.gettempdir()
                 self._control_dir = tempfile.mkdtemp(prefix="nbs-tui-ssh-", dir=base)
             return self._control_dir
 
