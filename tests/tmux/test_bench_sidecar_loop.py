@@ -6,23 +6,14 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import libtmux
 
 from tests.conftest import REPO_ROOT
+from tests.tmux.fleet_helpers import wait_for
 
 SCRIPT = REPO_ROOT / "bench" / "nbs_claude_sidecar.sh"
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return predicate()
 
 
 def test_the_sidecar_loop_reads_its_pane_registers_what_it_prints_and_ends_with_it(
@@ -41,7 +32,7 @@ def test_the_sidecar_loop_reads_its_pane_registers_what_it_prints_and_ends_with_
         def registered() -> bool:
             return registry.is_file() and registry.read_text() == "chat:.nbs/chat/a.chat\n"
 
-        assert wait_for(registered), registry.read_text() if registry.is_file() else "no registry"
+        wait_for(registered, 10)
         time.sleep(2.5)  # it keeps reading the pane: still there, nothing registered twice
         assert registry.read_text() == "chat:.nbs/chat/a.chat\n"
         assert sidecar.poll() is None
