@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import libtmux
 from rich.console import Console
 from rich.text import Text
 from textual.pilot import Pilot
@@ -40,3 +41,18 @@ def static_text(widget: Static, width: int = 120) -> str:
     content = widget.content
     console.print(content if not isinstance(content, str) else Text(content))
     return console.export_text()
+
+
+def only_a_quiet_pane(session: libtmux.Session, text: str = "QUIET-PANE") -> tuple[libtmux.Pane, str]:
+    """The session's one pane (and its id) from now on: it prints ``text`` once, then nothing (``cat``).
+
+    For tests that count frames while nothing changes: the shells the session started with
+    print their prompts whenever they get to it (under load, well after a dashboard started),
+    and each such prompt is a real change that runs frames."""
+    window = session.new_window(window_name="quiet", window_shell=f"printf '{text}\\n'; exec cat", attach=False)
+    for other in session.server.windows:
+        if other.window_id != window.window_id:
+            other.kill()
+    pane = window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    return pane, pane.pane_id

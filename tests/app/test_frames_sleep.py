@@ -12,27 +12,21 @@ from nbs_tui.app import create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.widgets.grid import PaneGrid, Thumbnail
-from tests.app.helpers import wait_for, widget_text
+from tests.app.helpers import only_a_quiet_pane, wait_for, widget_text
 
 SIZE = (160, 48)
 
 
 async def test_an_idle_fleet_stops_the_frame_timer_and_a_change_restarts_it(session: libtmux.Session) -> None:
-    window = session.new_window(window_name="quiet", window_shell="printf 'QUIET-PANE\\n'; exec cat", attach=False)
-    pane = window.active_pane
-    assert pane is not None and pane.pane_id is not None
-    # The fleet must really be idle: the session's own shells print their prompts whenever they
-    # get to it, and under load that came after the timer slept, woke it (a real change) and
-    # failed the check below (seen in CI: 9 frames against 7). Only the quiet pane stays.
-    for other in session.server.windows:
-        if other.window_id != window.window_id:
-            other.kill()
+    # The fleet must really be idle: a shell's prompt printed late woke the timer (a real
+    # change) and failed the check below (seen in CI: 9 frames against 7).
+    pane, pane_id = only_a_quiet_pane(session)
     app = create_app(Settings(server=ServerAddress(socket_name=session.server.socket_name)))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("2")
         grid = app.query_one(PaneGrid)
-        await wait_for(pilot, lambda: grid.thumbnail(pane.pane_id or "") is not None, what="the thumbnail")
-        thumb = grid.thumbnail(pane.pane_id)
+        await wait_for(pilot, lambda: grid.thumbnail(pane_id) is not None, what="the thumbnail")
+        thumb = grid.thumbnail(pane_id)
         assert isinstance(thumb, Thumbnail)
         await wait_for(pilot, lambda: "QUIET-PANE" in widget_text(thumb), what="the pane's first text")
         await wait_for(pilot, lambda: app.bridge.frames_asleep, timeout=20, what="the frame timer asleep")
