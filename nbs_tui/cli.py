@@ -183,6 +183,10 @@ def _run_dashboard(settings: Settings, headless: bool) -> int:
     if not all(h.is_local for h in hosts) and shutil.which("ssh") is None:
         raise RuntimeError("ssh is not installed: install OpenSSH's client to watch another host")
     _install_log()
+    if not all(h.is_local for h in hosts):
+        from nbs_tui.tmux.ssh import preconnect
+
+        preconnect(hosts)  # the logins run while the dashboard is imported
     if headless:
         from nbs_tui.headless import run_headless
 

@@ -189,9 +189,9 @@ def _runner(settings: Settings) -> TmuxRunner | None:
     hosts = settings.watched_hosts()
     if len(hosts) != 1 or hosts[0].is_local:
         return None
-    from nbs_tui.tmux.ssh import SshTmuxRunner
+    from nbs_tui.tmux.ssh import runner_for
 
-    return SshTmuxRunner(hosts[0])
+    return runner_for(hosts[0])  # connecting already, when the CLI asked early (`preconnect`)
 
 
 class _Fanout:
