@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -112,15 +113,26 @@ def test_needs_you_announces_newcomers_once_and_cycles(rig: tuple[OperatorContro
     assert controller.next_needs_you(None) is None and view.notes[-1][0] == "Nobody is waiting on you."
 
 
-def test_an_action_that_raises_is_shown(rig: tuple[OperatorController, View, PaneState, Runtime]) -> None:
-    controller, view, _state, _runtime = rig
+def test_an_action_that_raises_is_a_problem(
+    rig: tuple[OperatorController, View, PaneState, Runtime], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The runtime's one problem sink: a log line and the listener's ``problem`` (the app's
+    problems screen and notification, `tests/app/test_problem_route.py`)."""
+    controller, view, _state, runtime = rig
+    listener = runtime.listener
+    assert isinstance(listener, Recorder)
 
     def broken() -> None:
         raise OSError("disk full")
 
-    controller.submit(broken)
-    text, _title, severity = view.wait_for("Operator action failed")
-    assert text == "OSError: disk full" and severity == "error"
+    with caplog.at_level(logging.WARNING, logger="nbs_tui.problems"):
+        controller.submit(broken)
+        deadline = time.monotonic() + 10
+        while not listener.problems and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert listener.problems == [("operator action", "OSError: disk full")]
+    assert "operator action: OSError: disk full" in [r.getMessage() for r in caplog.records if r.name == "nbs_tui.problems"]
+    assert view.notes == [], "not a second route beside the problem"
 
 
 def test_text_goes_to_the_pane_chosen_and_never_to_its_replacement(tmp_path: Path, server: libtmux.Server) -> None:
