@@ -48,7 +48,7 @@ def normalise(path: str) -> str:
 
 class Registry:
     """A registry held in memory, edited by commands, written back with
-    :func:`nbs_tui.files.registry_io.write_atomic`.
+    :func:`nbs_tui.files.atomic.write_atomic`.
 
     Not thread-safe: the control plane owns one per (project, channel) on its own thread.
     """

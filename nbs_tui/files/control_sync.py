@@ -23,6 +23,7 @@ from nbs_tui.core.chat import ChatSummary, ChatTail
 from nbs_tui.core.control import Outcome, ParsedLine, Replay, Result, process_line
 from nbs_tui.core.inbox import InboxLine, InboxNotice
 from nbs_tui.core.registry import Registry, RegistryEntry
+from nbs_tui.files.atomic import stale_temp_files, write_atomic
 from nbs_tui.files.chat_io import summarise_from
 from nbs_tui.files.control_edit import HANDLE, INBOX, PAUSE, REGISTRY, inbox_path, registry_path
 from nbs_tui.files.control_events import (
@@ -40,7 +41,7 @@ from nbs_tui.files.control_events import (
 )
 from nbs_tui.files.control_watch import ProjectWatcher, identity
 from nbs_tui.files.inbox_reader import ForwardReader
-from nbs_tui.files.registry_io import read_text, seed_entries, stale_temp_files, write_atomic
+from nbs_tui.files.registry_io import read_text, seed_entries
 
 _SLICE = 4 * 1024 * 1024
 """Inbox bytes read per step, so a huge backlog is taken in slices."""
