@@ -62,7 +62,7 @@ from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, Pan
 from nbs_tui.core.problems import Problems
 from nbs_tui.core.scrollback import Grown, align, splice_tail
 from nbs_tui.core.text import printable
-from nbs_tui.files.control_plane import ControlPlane
+from nbs_tui.files.control_plane import ControlPlanePort
 from nbs_tui.messages import (
     BackendProblem,
     ClaudeSignalsChanged,
@@ -348,7 +348,7 @@ class NbsApp(App[int]):
         return self.runtime.sidecar
 
     @property
-    def control_plane(self) -> ControlPlane | None:
+    def control_plane(self) -> ControlPlanePort | None:
         return self.runtime.control_plane
 
     @property

@@ -75,6 +75,7 @@ from nbs_tui.files.control_events import (
     SnapshotChanged,
     event_as_json,
 )
+from nbs_tui.files.control_port import ControlPlanePort
 from nbs_tui.files.control_sync import PlaneSync
 from nbs_tui.files.control_watch import WATCH_STEP_MS
 
@@ -87,6 +88,7 @@ __all__ = [
     "ControlEvent",
     "ControlPlane",
     "ControlPlaneError",
+    "ControlPlanePort",
     "EntryStatus",
     "HistoryAppended",
     "HistoryEntry",
@@ -185,7 +187,7 @@ SAVE_WAIT = 5.0
 """Longest an edit waits for the plane thread to apply its line and say whether it was saved."""
 
 
-class ControlPlane:
+class ControlPlane(ControlPlanePort):
     """Watches and steers the control files of every project; see the module docstring.
 
     Lifecycle: ``plane = ControlPlane(settings, listener)``, ``plane.start()``, then
@@ -291,30 +293,8 @@ class ControlPlane:
     def history(self) -> tuple[HistoryEntry, ...]:
         return self._sync.history()
 
-    def project_for_dir(self, path: str | os.PathLike[str]) -> ProjectSnapshot | None:
-        return self._sync.snapshot.project(path)
-
-    def project_for_pane(self, pane_id: str) -> ProjectSnapshot | None:
-        for project in self._sync.snapshot.projects:
-            if pane_id in project.panes:
-                return project
-        return None
-
-    def poll_interval(self, project: str | os.PathLike[str]) -> float | None:
-        """The project's ``set-poll-interval`` (None: none given; use settings.poll_interval)."""
-        found = self._sync.snapshot.project(project)
-        return found.poll_interval if found else None
-
-    def poll_interval_for_pane(self, pane_id: str) -> float | None:
-        found = self.project_for_pane(pane_id)
-        return found.poll_interval if found else None
-
     def is_paused(self, project: str | os.PathLike[str]) -> bool:
         return os.path.exists(pause_path(os.path.realpath(project)))
-
-    def is_pane_paused(self, pane_id: str) -> bool:
-        found = self.project_for_pane(pane_id)
-        return bool(found and self.is_paused(found.root))
 
     # -- edits (caller's thread) ---------------------------------------------------------------
 
