@@ -90,11 +90,11 @@ from nbs_tui.core.sidecar import (
     SubmitPoll,
 )
 from nbs_tui.core.stuck import Ended, Escalate, Nudge, Phase, StuckAction, StuckStatus
-from nbs_tui.tmux.pane_options import PublishedState
+from nbs_tui.sidecar.pane_options import PublishedState
 from nbs_tui.tmux.port import FleetPort, PaneGone, TmuxUnavailable
 
 if TYPE_CHECKING:
-    from nbs_tui.sidecar_lease import SidecarLease
+    from nbs_tui.sidecar.lease import SidecarLease
 
 log = logging.getLogger(__name__)
 
