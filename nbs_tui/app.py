@@ -2,7 +2,7 @@
 
 One app, built by `create_app` for the CLI, the tests, the screenshots and the benchmarks.
 Who does what:
-- `nbs_tui.runtime.Runtime` runs the backends (fleet, control plane, Claude signals, sidecar);
+- `nbs_tui.runtime.runtime.Runtime` runs the backends (fleet, control plane, Claude signals, sidecar);
   its listener, `nbs_tui.bridge.FleetBridge`, turns their news into messages;
 - `nbs_tui.core.pane_state.PaneState` holds every pane's shown state (pure);
 - `nbs_tui.controller.OperatorController` carries out the operator's actions (no Textual);
@@ -82,8 +82,9 @@ from nbs_tui.notify import (
     passthrough_problem,
     passthrough_state,
 )
-from nbs_tui.runtime import FleetFactory, Runtime, RuntimeOptions
-from nbs_tui.sidecar_runner import SidecarRunner, SidecarSnapshot
+from nbs_tui.runtime.contract import FleetFactory, RuntimeOptions
+from nbs_tui.runtime.runtime import Runtime
+from nbs_tui.sidecar.runner import SidecarRunner, SidecarSnapshot
 from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory, TmuxUnavailable
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel

@@ -32,7 +32,8 @@ from nbs_tui.core.needs_you import NeedsYouEntry, NeedsYouQueue
 from nbs_tui.core.notify import Notification, NotifyDecider, parse_kinds
 from nbs_tui.core.pane_state import PaneState
 from nbs_tui.core.sidecar import SidecarStatus
-from nbs_tui.runtime import Runtime, SidecarView
+from nbs_tui.runtime.contract import SidecarView
+from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.tmux.jump import Jumper, JumpResult
 from nbs_tui.tmux.operate import TmuxCommands
 

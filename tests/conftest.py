@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-import nbs_tui.runtime
+import nbs_tui.runtime.runtime
 
 # Property tests run a fixed, derandomized set of examples with no example database, so a run
 # in CI and a run here try the same inputs and a failure reproduces (its example is printed).
@@ -62,5 +62,5 @@ def _no_background_service(request: pytest.FixtureRequest, monkeypatch: pytest.M
     (``service = "auto"``), in this process and in the CLIs tests start; a test of that very
     behaviour is marked ``service_auto``."""
     if request.node.get_closest_marker("service_auto") is None:
-        monkeypatch.setattr(nbs_tui.runtime, "AUTO_SERVICE", False)
+        monkeypatch.setattr(nbs_tui.runtime.runtime, "AUTO_SERVICE", False)
         monkeypatch.setenv("NBS_SERVICE", "off")

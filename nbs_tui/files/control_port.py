@@ -1,8 +1,8 @@
 """What the dashboard asks of a control plane, whoever answers it.
 
 Three kinds answer: `nbs_tui.files.control_plane.ControlPlane` runs a plane over this machine's
-``.nbs/`` files; `nbs_tui.remote_control.RemoteControlPlane` relays one other host's plane over
-ssh; `nbs_tui.remote_control.HostsControl` shows this machine's and the hosts' as one. The
+``.nbs/`` files; `nbs_tui.runtime.remote_plane.RemoteControlPlane` relays one other host's plane over
+ssh; `nbs_tui.runtime.remote_plane.HostsControl` shows this machine's and the hosts' as one. The
 runtime, the app, the Control view and the chat editor hold a `ControlPlanePort` and never ask
 which kind it is. Each kind has its own constructor and state; the queries that only read the
 snapshot are written once, here.

@@ -15,7 +15,7 @@ from nbs_tui.core.hosts import HostSpec
 from nbs_tui.files.control_events import ControlPlaneError, HistoryEntry, PlaneSnapshot
 from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.files.control_port import ControlPlanePort
-from nbs_tui.remote_control import HostsControl, RemoteControlPlane
+from nbs_tui.runtime.remote_plane import HostsControl, RemoteControlPlane
 from tests.helpers import write_chat
 
 

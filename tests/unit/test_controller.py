@@ -16,7 +16,8 @@ from nbs_tui.config import Settings
 from nbs_tui.controller import OperatorController, report_text
 from nbs_tui.core.model import AgentState, ServerAddress
 from nbs_tui.core.pane_state import PaneState, PaneStatus
-from nbs_tui.runtime import Runtime, RuntimeOptions
+from nbs_tui.runtime.contract import RuntimeOptions
+from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.tmux.port import FleetListener
 from tests.app.fakes import FakeFleet, pane_info
 from tests.unit.test_runtime import Recorder

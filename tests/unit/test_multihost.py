@@ -1,4 +1,4 @@
-"""`nbs_tui.multihost.HostsHub`: each host's news qualified and merged for the one listener."""
+"""`nbs_tui.runtime.hosts.HostsHub`: each host's news qualified and merged for the one listener."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from nbs_tui.core.hosts import LOCAL, HostSpec, HostState
 from nbs_tui.core.lease import Lease
 from nbs_tui.core.model import AgentState, Detection, PaneId, PaneInfo
 from nbs_tui.core.sidecar import SidecarStatus
-from nbs_tui.multihost import HostsHub
-from nbs_tui.sidecar_runner import SidecarEvent
+from nbs_tui.runtime.hosts import HostsHub
+from nbs_tui.sidecar.runner import SidecarEvent
 
 
 class _Listener:

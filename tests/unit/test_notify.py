@@ -192,8 +192,8 @@ def test_headless_prints_notify_lines_from_sidecar_events() -> None:
     import json
 
     from nbs_tui.config import Settings
-    from nbs_tui.headless import _Events, _Printer
-    from nbs_tui.sidecar_runner import SidecarEvent
+    from nbs_tui.runtime.headless import _Events, _Printer
+    from nbs_tui.sidecar.runner import SidecarEvent
 
     out = io.StringIO()
     events = _Events(_Printer(out), Settings(notify_mute=("error",)))

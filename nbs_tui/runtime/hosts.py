@@ -17,35 +17,62 @@ one fleet of qualified pane ids (``hosta:%3``; the local host keeps ``%3``:
 
 Claude Code's signals read this machine's files, so they run in the local host's runtime only.
 So does the control plane of this machine's projects; another host's projects are read there by
-its own nbs-tui over ssh (`nbs_tui.remote_control`), and `HostsControl` shows them all as one.
+its own nbs-tui over ssh (`nbs_tui.runtime.remote_plane`), and `HostsControl` shows them all as one.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from nbs_tui.config import Settings
 from nbs_tui.core.hosts import LOCAL, HostSpec, HostState, qualify_pane_id, split_pane_id
 from nbs_tui.core.lease import LeaseValue, describe_holder
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
-from nbs_tui.sidecar_runner import EMPTY_SNAPSHOT, SidecarEvent, SidecarRunner, SidecarSnapshot
+from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions, SidecarRole
+from nbs_tui.sidecar.lease import SidecarLease
+from nbs_tui.sidecar.runner import EMPTY_SNAPSHOT, SidecarEvent, SidecarRunner, SidecarSnapshot
 from nbs_tui.tmux.operate import PaneIdentity, TmuxCommands
 from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory
 
 if TYPE_CHECKING:
-    from nbs_tui.claude.watcher import ClaudeFacts
+    from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
     from nbs_tui.core.detect import CapturedScreen
     from nbs_tui.core.screen import PaneScreen
     from nbs_tui.core.sidecar import SidecarStatus
-    from nbs_tui.files.control_plane import ControlEvent
-    from nbs_tui.remote_control import HostsControl
-    from nbs_tui.runtime import Runtime, RuntimeListener
+    from nbs_tui.files.control_plane import ControlEvent, ControlPlanePort
+    from nbs_tui.runtime.remote_plane import HostsControl
 
 log = logging.getLogger(__name__)
+
+
+class HostRuntime(Protocol):
+    """What `HostsRuntime` needs of one host's runtime (an `nbs_tui.runtime.runtime.Runtime`)."""
+
+    fleet: FleetPort | None
+    control_plane: ControlPlanePort | None
+    claude: ClaudeSignals | None
+    sidecar: SidecarRunner | None
+    lease: SidecarLease | None
+    role: SidecarRole
+
+    def build(self) -> None: ...
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def wait_started(self, timeout: float) -> bool: ...
+
+    def problem(self, source: str, message: str) -> None: ...
+
+
+MakeRuntime = Callable[[Settings, RuntimeListener, RuntimeOptions], HostRuntime]
+"""Builds one host's runtime: the `Runtime` class itself (given, not imported: no cycle)."""
 
 
 class HostsHub:
@@ -202,7 +229,7 @@ class HostsFleet(FleetPort):
 class HostsSidecar:
     """The hosts' sidecars as the app and the operator ask them, by qualified pane id."""
 
-    def __init__(self, runtimes: Mapping[str, tuple[HostSpec, Runtime]]) -> None:
+    def __init__(self, runtimes: Mapping[str, tuple[HostSpec, HostRuntime]]) -> None:
         self.runtimes = dict(runtimes)
         self._parts: tuple[SidecarSnapshot, ...] = ()
         self._snapshot = EMPTY_SNAPSHOT
@@ -292,17 +319,21 @@ class HostsTmux(TmuxCommands):
 class HostsRuntime:
     """The runtimes of every watched host, and the one fleet, sidecar view and tmux over them."""
 
-    def __init__(self, parent: Runtime, hosts: Sequence[HostSpec]) -> None:
-        from nbs_tui.runtime import Runtime
-
-        self.hub = HostsHub(hosts, parent.listener)
-        options = parent.options
-        self.runtimes: dict[str, tuple[HostSpec, Runtime]] = {}
+    def __init__(
+        self,
+        hosts: Sequence[HostSpec],
+        listener: RuntimeListener,
+        settings: Settings,
+        options: RuntimeOptions,
+        make_runtime: MakeRuntime,
+    ) -> None:
+        self.hub = HostsHub(hosts, listener)
+        self.runtimes: dict[str, tuple[HostSpec, HostRuntime]] = {}
         for host in hosts:
-            settings = replace(parent.settings, hosts=(host,), host_choice=(host.name,), server=host.server)
+            narrowed_settings = replace(settings, hosts=(host,), host_choice=(host.name,), server=host.server)
             local = host.is_local  # this machine's files: only its runtime reads them
             narrowed = replace(options, control_plane=options.control_plane and local, claude=options.claude and local)
-            self.runtimes[host.name] = (host, Runtime(settings, self.hub.for_host(host), narrowed))
+            self.runtimes[host.name] = (host, make_runtime(narrowed_settings, self.hub.for_host(host), narrowed))
         for _host, runtime in self.runtimes.values():
             runtime.build()
         self._remote_planes(options.control_plane)
@@ -317,8 +348,8 @@ class HostsRuntime:
 
     def _remote_planes(self, wanted: bool) -> None:
         """Another host's projects: its files stay there, read by its own nbs-tui over ssh
-        (`nbs_tui.remote_control`); set after `build`, so that host's sidecar never gets it."""
-        from nbs_tui.remote_control import HostsControl, RemoteControlPlane
+        (`nbs_tui.runtime.remote_plane`); set after `build`, so that host's sidecar never gets it."""
+        from nbs_tui.runtime.remote_plane import HostsControl, RemoteControlPlane
         from nbs_tui.tmux.ssh import SshTmuxRunner
 
         remotes = []
@@ -335,7 +366,7 @@ class HostsRuntime:
             self.hub.control = HostsControl(local.control_plane if local is not None else None, remotes)
 
     @property
-    def local(self) -> Runtime | None:
+    def local(self) -> HostRuntime | None:
         found = self.runtimes.get(LOCAL)
         return found[1] if found is not None else None
 

@@ -31,44 +31,48 @@ the same server is a viewer. The lease starts before the sidecar and is released
 
 Several hosts (``--host`` twice, or a ``[[hosts]]`` table of more than one): a `Runtime` per host,
 each with its own fleet, lease and sidecar, behind one fleet and one sidecar view of qualified
-pane ids (`nbs_tui.multihost`); `fleet` is then that composite, `sidecar` None (use
+pane ids (`nbs_tui.runtime.hosts`); `fleet` is then that composite, `sidecar` None (use
 `sidecar_view`), `hosts` the per-host runtimes.
 """
 
 from __future__ import annotations
 
-import enum
 import logging
 import shlex
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
-from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
+from nbs_tui.claude.watcher import ClaudeSignals
 from nbs_tui.config import Settings
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.files.control_plane import ControlEvent, ControlPlane, ControlPlanePort
+from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
 from nbs_tui.logs import log_problem, report_failures
 from nbs_tui.memory import MemoryTrimmer
-from nbs_tui.sidecar_lease import SidecarLease
-from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
-from nbs_tui.tmux.port import FleetListener, FleetPort
+from nbs_tui.runtime.contract import (
+    LeaseMode,
+    RuntimeListener,
+    RuntimeOptions,
+    SidecarRole,
+    SidecarView,
+)
+from nbs_tui.runtime.hosts import HostsRuntime
+from nbs_tui.runtime.service_starter import ServiceStarter, sidecar_flags
+from nbs_tui.sidecar.lease import SidecarLease
+from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.tmux.port import FleetPort
 from nbs_tui.tmux.runner import TmuxRunner
-
-if TYPE_CHECKING:
-    from nbs_tui.core.sidecar import SidecarStatus
-    from nbs_tui.multihost import HostsRuntime
-    from nbs_tui.sidecar_runner import SidecarSnapshot
 
 log = logging.getLogger(__name__)
 
-SEED_TIMEOUT = 5.0
-"""The longest the sidecar waits for the fleet's first seed (a slow server only delays it)."""
+AUTO_SERVICE = True
+"""Whether ``service = "auto"`` may start a detached service; the test suite turns it off so that
+no test leaves a background process behind (tests of the service opt back in)."""
+
 
 SERVICE_DELAY = 1.0
 """Seconds after the fleet's first seed before ``service = "auto"`` may start the service: the
@@ -82,106 +86,7 @@ def not_installed(host: str) -> str:
     )
 
 
-AUTO_SERVICE = True
-"""Whether ``service = "auto"`` may start a detached service; the test suite turns it off so that
-no test leaves a background process behind (tests of the service opt back in)."""
-
-FleetFactory = Callable[[FleetListener], FleetPort]
 _T = TypeVar("_T")
-
-
-class RuntimeListener(Protocol):
-    """Everything the backends report, each called on the reporting backend's thread."""
-
-    def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
-        """The whole fleet, after any change (from the fleet's supervisor thread)."""
-
-    def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
-        """These panes' screens changed (from the fleet's feeder thread, up to ~60 Hz)."""
-
-    def connection_changed(self, connected: bool, message: str) -> None:
-        """The tmux server went away (with why) or is back."""
-
-    def claude_facts_changed(self, facts: Mapping[PaneId, ClaudeFacts]) -> None:
-        """Claude Code's own signals changed for these panes."""
-
-    def sidecar_event(self, event: SidecarEvent) -> None:
-        """The sidecar saw or did something (``error`` events included)."""
-
-    def control_event(self, event: ControlEvent) -> None:
-        """The control plane's news (registries, inboxes, pause, errors)."""
-
-    def problem(self, source: str, message: str) -> None:
-        """A backend failed in a way a person should see (``source`` names it)."""
-
-
-class LeaseListener(Protocol):
-    """Optional: a `RuntimeListener` that also has this method hears who holds the lease."""
-
-    def lease_changed(self, holder: LeaseValue, acting: bool) -> None:
-        """The lease holder changed (``holder``: None when free); ``acting``: it is this process.
-        Called on the lease's thread."""
-
-
-class SidecarView(Protocol):
-    """What the app and the operator ask of the sidecar: one `SidecarRunner`, or every host's."""
-
-    @property
-    def snapshot(self) -> SidecarSnapshot: ...
-
-    def force_poll(self, pane_id: PaneId) -> tuple[bool, str]: ...
-
-    def set_poll_enabled(self, pane_id: PaneId, enabled: bool | None) -> None: ...
-
-    def set_plan_auto(self, pane_id: PaneId, enabled: bool) -> None: ...
-
-    def note_operator_input(self, pane_id: PaneId) -> None: ...
-
-    def status(self, pane_id: PaneId) -> SidecarStatus | None: ...
-
-    def escalated(self) -> dict[PaneId, str]: ...
-
-
-class LeaseMode(enum.Enum):
-    CONTEND = "contend"
-    """Take the lease when it is free or expired, and act while holding it."""
-    WATCH = "watch"
-    """Never take it: detect only, and show who acts."""
-    SERVICE = "service"
-    """Watch; when nobody holds it, start ``nbs-tui service`` for the server (a dashboard with
-    ``service = "auto"``); if that service cannot be started, contend after all."""
-    OFF = "off"
-    """No lease at all: act unconditionally (tests with a fake fleet, one-process tools)."""
-
-
-class SidecarRole(enum.Enum):
-    """What this process does with the panes' screens."""
-
-    ACT = "act"
-    """Run the sidecar: detect states, inject polls, answer plan menus."""
-    OFF = "off"
-    """No sidecar at all (switched off, or no fleet to act on)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RuntimeOptions:
-    """Which backends to run and the clocks they share (tests switch backends off)."""
-
-    control_plane: bool = True
-    claude: bool = True
-    sidecar: bool = True
-    clock: Callable[[], float] = time.monotonic
-    """Monotonic clock of the sidecar (countdowns, quiet time)."""
-    wall: Callable[[], float] = time.time
-    """Wall clock of the sidecar's events and Claude Code's signals."""
-    fleet_factory: FleetFactory | None = None
-    """Builds the fleet given the runtime's listener; by default a `TmuxFleet` on the settings' server."""
-    seed_timeout: float = SEED_TIMEOUT
-    lease: LeaseMode | None = None
-    """None: `CONTEND` with the real tmux fleet, `OFF` with an injected ``fleet_factory``."""
-    mirror: bool = True
-    """This process shows pane screens (the dashboard). False (``--headless``, the service):
-    the fleet asks tmux for no pane output at all and the sidecar reads panes by capture."""
 
 
 def _runner(settings: Settings) -> TmuxRunner | None:
@@ -309,7 +214,7 @@ class Runtime:
 
     def _remote_plane(self, host: HostSpec) -> ControlPlanePort:
         """The one watched host's projects, read by its own nbs-tui over ssh (docs/remote.md)."""
-        from nbs_tui.remote_control import RemoteControlPlane
+        from nbs_tui.runtime.remote_plane import RemoteControlPlane
         from nbs_tui.tmux.ssh import SshTmuxRunner
 
         runner = getattr(self.fleet, "runner", None)
@@ -317,9 +222,7 @@ class Runtime:
         return RemoteControlPlane(host, ssh, self.listener.control_event, self.problem)
 
     def _build_hosts(self, hosts: Sequence[HostSpec]) -> None:
-        from nbs_tui.multihost import HostsRuntime
-
-        self.hosts = HostsRuntime(self, hosts)
+        self.hosts = HostsRuntime(hosts, self.listener, self.settings, self.options, make_runtime=Runtime)
         local = self.hosts.local
         if local is not None:  # this machine's files are read by the local host's runtime
             self.control_plane, self.claude = local.control_plane, local.claude
@@ -379,8 +282,6 @@ class Runtime:
     def _service_argv(self) -> list[str] | None:
         """``nbs-tui service start`` for the watched server: here, or on its host through the
         fleet's ssh (its ControlMaster); None when that host has no nbs-tui."""
-        from nbs_tui.service import sidecar_flags  # service imports headless, which imports us
-
         server_args = self.settings.server.tmux_args()
         host = self._remote_host()
         if host is None:
@@ -394,7 +295,7 @@ class Runtime:
         return list(runner.ssh_argv(f"{host.nbs_tui} {shlex.join([*server_args, *flags, 'service', 'start'])}"))
 
     def _build_lease(self) -> SidecarLease | None:
-        from nbs_tui.tmux.lease import LeaseHeartbeat
+        from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
         from nbs_tui.tmux.operate import TmuxCommands
 
         mode = self.lease_mode()
@@ -420,8 +321,6 @@ class Runtime:
             on_lost=lambda _why: self._holding_changed(False),
         )
         if mode is LeaseMode.SERVICE:
-            from nbs_tui.service import ServiceStarter
-
             far = self._remote_host()
 
             def contend_after_all(why: str) -> None:

@@ -25,7 +25,7 @@ each host's connection and lease is one ``host`` line when it changes (``connect
 only whether any host is connected). SIGINT and
 SIGTERM stop it cleanly
 (exit status 0); every thread is joined. The backends are built and run by
-`nbs_tui.runtime.Runtime`, as in the dashboard.
+`nbs_tui.runtime.runtime.Runtime`, as in the dashboard.
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.notify import NotifyDecider, parse_kinds
 from nbs_tui.core.text import json_line_safe
 from nbs_tui.files.control_plane import ControlEvent, event_as_json
-from nbs_tui.runtime import LeaseMode, Runtime, RuntimeOptions
-from nbs_tui.sidecar_runner import SidecarEvent
+from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
+from nbs_tui.runtime.runtime import Runtime
+from nbs_tui.sidecar.runner import SidecarEvent
 
 QUIET_KINDS = frozenset({"status", "control-snapshot", "meters"})
 

@@ -35,9 +35,14 @@ from nbs_tui.core.relay import (
     append_action,
     read_all,
 )
-from nbs_tui.tmux.lease import LeaseHeartbeat
+from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
+from nbs_tui.sidecar.pane_options import (
+    Inband,
+    PaneOptionsPublisher,
+    PublishedState,
+    SidecarSwitches,
+)
 from nbs_tui.tmux.operate import TmuxCommandError, TmuxCommands
-from nbs_tui.tmux.pane_options import Inband, PaneOptionsPublisher, PublishedState, SidecarSwitches
 from nbs_tui.tmux.port import TmuxUnavailable
 
 log = logging.getLogger(__name__)
@@ -47,7 +52,7 @@ REQUEST_WAIT = 5.0
 
 
 class ActionEvent(EventLike, Protocol):
-    """The part of a `nbs_tui.sidecar_runner.SidecarEvent` the relay carries."""
+    """The part of a `nbs_tui.sidecar.runner.SidecarEvent` the relay carries."""
 
     @property
     def pane_id(self) -> PaneId: ...

@@ -31,7 +31,7 @@ from nbs_tui.core.meters import Meters
 from nbs_tui.core.meters_relay import METERS_OPTION, parse_meters
 from nbs_tui.core.model import PaneId
 from nbs_tui.core.relay import ACTIONS_OPTION, RelayedAction, encode_ring, parse_ring
-from nbs_tui.tmux.lease import LeaseClient
+from nbs_tui.sidecar.heartbeat import LeaseClient
 from nbs_tui.tmux.operate import TmuxCommands
 
 MAX_LINE = 8000
