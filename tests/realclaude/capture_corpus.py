@@ -197,6 +197,13 @@ def _drive_exit(agent: ClaudeAgent) -> None:
     agent.exit()
 
 
+def _drive_trust_moved(agent: ClaudeAgent) -> None:
+    agent.wait_for("trust this folder", 30)
+    before = agent.screen()
+    agent.press("Down")
+    agent.wait_for(lambda s: s != before and "trust this folder" in s, 10)
+
+
 PLAN_OPTS: dict[str, Any] = {"permission_mode": "plan"}
 BYPASS_OPTS: dict[str, Any] = {
     "permission_mode": "plan",
@@ -351,6 +358,14 @@ RECIPES: list[Recipe] = [
         "dialog",
         "startup: workspace trust dialog",
         lambda a: a.wait_for(lambda s: "trust" in s.lower() and "1." in s, 30),
+        (),
+        {"trust": False, "wait": False},
+    ),
+    Recipe(
+        "dialog_trust_moved",
+        "dialog",
+        "startup: workspace trust dialog after one Down (the mark on the second option)",
+        _drive_trust_moved,
         (),
         {"trust": False, "wait": False},
     ),
