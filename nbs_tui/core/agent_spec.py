@@ -98,6 +98,11 @@ def _name_problem(what: str, value: str, limit: int = NAME_LIMIT, pattern: re.Pa
     return None
 
 
+def worker_problem(worker: str) -> str | None:
+    """Why ``worker`` cannot name an NBS worker (its task file and its bus events' source), or None."""
+    return _name_problem("--worker", worker, WORKER_LIMIT, _WORKER)
+
+
 def default_name(spec: NewAgent) -> str:
     """The worker's name, else the folder's last part made a valid name (``my.app`` -> ``my-app``)."""
     if spec.worker:
@@ -124,7 +129,7 @@ def problems(spec: NewAgent) -> list[str]:
     if spec.worker is not None:
         if prompts:
             found.append(f"--worker's task file is the prompt: give --worker or {prompts[0]}, not both")
-        bad = _name_problem("--worker", spec.worker, WORKER_LIMIT, _WORKER)
+        bad = worker_problem(spec.worker)
         if bad:
             found.append(bad)
     if spec.prompt is not None and not spec.prompt.strip():
