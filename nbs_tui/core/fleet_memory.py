@@ -18,7 +18,8 @@ one, the status file following 40 ms later). `current_session` picks it from wha
 said last: every hook event and the status file's ``statusUpdatedAt`` say "as of this time the
 session is X"; a transcript says it only as of its first record (when that session began), since
 the old conversation's transcript was still written to 80 ms after the ``/clear``. Newest wins;
-on a tie the hook, then the status file, then the transcript.
+on a tie the hook, then the status file, then the transcript. (2.1.100 does not rewrite its
+status file after ``/clear``: it keeps the old id with its old time, and newest-wins reads past it.)
 
 Pure: the JSON form is here (`memory_to_json`, `memory_from_json`), the file is not.
 """
