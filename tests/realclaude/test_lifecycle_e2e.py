@@ -32,7 +32,14 @@ from nbs_tui.core.fleet_memory import (
     current_session,
 )
 from nbs_tui.core.restore import HostChecks, LiveServer, plan_restore
-from nbs_tui.core.startup import PressKey, Ready, StartupExpectation, StartupGuide, StartupStep, Stop
+from nbs_tui.core.startup import (
+    PressKey,
+    Ready,
+    StartupExpectation,
+    StartupGuide,
+    StartupStep,
+    Stop,
+)
 from tests.realclaude.harness import ClaudeAgent, ClaudeFleet
 
 
