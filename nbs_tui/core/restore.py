@@ -21,11 +21,13 @@ folders and conversations still exist). Its rules:
   A check not made (None) does not stop an agent: what happens then shows at its start.
 
 ``names`` restores only the agents (or windows) named; a name that matches nothing is an error.
-`plan_lines` is ``restore --dry-run``'s text, `plan_as_json` its ``--json``. Pure.
+`plan_lines` is ``restore --dry-run``'s text, `plan_as_json` its ``--json``;
+`sessions_in_agents_json` reads ``claude agents --json`` (one source of the live conversations). Pure.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -259,6 +261,26 @@ def _why_not(
         where = f" in {agent.config_dir}" if agent.config_dir else ""
         return f"its conversation {agent.session_id} is gone (no transcript{where})"
     return None
+
+
+def sessions_in_agents_json(text: str, host: str = LOCAL) -> dict[str, str]:
+    """Session id -> where it runs, from ``claude agents --json`` (2.1.150+: every live session of
+    that config folder, interactive and background: ``sessionId``, ``pid``, ``kind``, ``name``,
+    ``cwd``). Anything else (older versions print no JSON) gives nothing."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    found: dict[str, str] = {}
+    for item in data if isinstance(data, list) else []:
+        if not isinstance(item, dict) or not isinstance(item.get("sessionId"), str):
+            continue
+        kind = item.get("kind") if isinstance(item.get("kind"), str) else "session"
+        name = f" {item['name']!r}" if isinstance(item.get("name"), str) else ""
+        pid = f" pid {item['pid']}" if isinstance(item.get("pid"), int) else ""
+        on = "" if host == LOCAL else f" on {host}"
+        found[item["sessionId"]] = f"{kind} Claude Code session{name}{pid}{on}"
+    return found
 
 
 # -- showing the plan -----------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,7 @@ from nbs_tui.core.restore import (
     plan_as_json,
     plan_lines,
     plan_restore,
+    sessions_in_agents_json,
 )
 
 LAYOUT = "5aed,159x48,0,0{79x48,0,0,1,79x48,80,0,2}"
@@ -155,3 +157,20 @@ def test_the_json_form_has_everything_the_text_has() -> None:
         {"name": "docs", "where": "docs:0.0", "reason": "its conversation s-docs is gone (no transcript in /home/me/.claude)"}
     ]
     assert plan_lines(plan)[0] == "restore 2 agents to the default tmux server on box; 1 not restored:"
+
+
+@pytest.mark.parametrize("version", ["2.1.197", "2.1.332"])
+def test_live_sessions_from_claude_agents_json(version: str) -> None:
+    text = (Path(__file__).resolve().parents[1] / "corpus" / "claude" / version / "agents-json.txt").read_text()
+    text = text.split("\n", 1)[1]
+    session_id = json.loads(text)[0]["sessionId"]
+    found = sessions_in_agents_json(text, host="box")
+    assert list(found) == [session_id]
+    assert found[session_id].startswith("interactive Claude Code session 'myname' pid ") and found[session_id].endswith(" on box")
+    plan = plan_restore([RememberedWindow("w", 0, "x", "", (agent_pane(0, "x", session_id),))], NO_SERVER, found, ALL_WELL)
+    assert "is live already (interactive Claude Code session 'myname'" in plan.not_restored[0].reason
+
+
+def test_agents_json_that_is_not_a_list_of_sessions_gives_nothing() -> None:
+    for text in ("", "error: unknown command 'agents'", "{}", '[{"pid": 3}]', "[1]"):
+        assert sessions_in_agents_json(text) == {}
