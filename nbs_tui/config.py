@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nbs_tui.claude.hooks import default_spool
+from nbs_tui.core.agent_spec import SpecError, command_words
 from nbs_tui.core.hosts import HostsError, HostSpec, choose_hosts, parse_hosts
 from nbs_tui.core.meters import DEFAULT_PRICES, ModelPrice, parse_prices
 from nbs_tui.core.model import ServerAddress
@@ -95,6 +96,12 @@ class Settings:
     prices: Mapping[str, ModelPrice] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     """USD per million tokens by model id, for the meters' cost estimate: the defaults
     (nbs_tui/core/meters.py, README "Meters") with the config file's ``[prices]`` over them."""
+    claude_command: str = "claude"
+    """The command that starts Claude Code for ``nbs-tui new`` and ``restore``: words split as a
+    shell would (``"npx -y @anthropic-ai/claude-code"``, ``"env CLAUDE_CONFIG_DIR=/x claude"``),
+    nbs-tui's own options after them (docs/lifecycle.md)."""
+    restore_stagger: float = 2.0
+    """Seconds between two agents' starts in a restore."""
 
     def watched_hosts(self) -> tuple[HostSpec, ...]:
         """The hosts to watch: ``--host``, else ``[[hosts]]``, else this machine."""
@@ -197,6 +204,10 @@ def load_settings(
         settings = replace(settings, **{attr: value if attr == "server" else _coerce(attr, value, current)})
     if settings.plan_policy not in ("no-prompts", "off"):
         raise ConfigError(f"plan policy must be 'no-prompts' or 'off', not {settings.plan_policy!r}")
+    try:
+        command_words(settings.claude_command)
+    except SpecError as error:
+        raise ConfigError(str(error)) from None
     if settings.service not in ("auto", "off"):
         raise ConfigError(f"service must be 'auto' or 'off', not {settings.service!r}")
     try:
