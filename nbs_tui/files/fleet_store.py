@@ -39,7 +39,7 @@ from nbs_tui.core.fleet_memory import (
     store_key,
 )
 from nbs_tui.core.model import ServerAddress
-from nbs_tui.files.registry_io import write_atomic  # the one atomic writer (issue 28: one of each)
+from nbs_tui.files.atomic import write_atomic  # the one atomic writer
 from nbs_tui.logs import state_dir
 
 MAX_FILE = 16 * 1024 * 1024

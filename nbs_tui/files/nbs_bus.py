@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from nbs_tui.core.nbs_events import BusEvent, event_file_name, event_text
-from nbs_tui.files.registry_io import write_atomic  # the one atomic writer (issue 28: one of each)
+from nbs_tui.files.atomic import write_atomic  # the one atomic writer
 
 _names = threading.Lock()
 
