@@ -121,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
         "serve-stdio", help="a host's control plane as JSON lines on stdin/stdout (a dashboard runs it over ssh)"
     )
 
-    from nbs_tui.service import add_parser as add_service_parser
+    from nbs_tui.runtime.service import add_parser as add_service_parser
 
     add_service_parser(commands)
     return parser
@@ -188,7 +188,7 @@ def _run_dashboard(settings: Settings, headless: bool) -> int:
 
         preconnect(hosts)  # the logins run while the dashboard is imported
     if headless:
-        from nbs_tui.headless import run_headless
+        from nbs_tui.runtime.headless import run_headless
 
         return run_headless(settings)
     return _load_app()(settings)
@@ -307,14 +307,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "hooks":
             return _run_hooks(args, settings)
         if args.command == "service":
-            from nbs_tui.service import service_command
+            from nbs_tui.runtime.service import service_command
 
             _require_tmux()
             if args.action == "run":
                 _install_log()
             return service_command(args.action, settings)
         if args.command == "serve-stdio":
-            from nbs_tui.remote_control import serve_stdio
+            from nbs_tui.runtime.remote_plane import serve_stdio
 
             return serve_stdio(settings)
         if args.command == "completion":
