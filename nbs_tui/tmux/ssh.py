@@ -13,7 +13,7 @@ command line becomes ``ssh [options] -T -e none DEST -- 'tmux -u [-L|-S] ...'``.
   (``ControlMaster=no``: a few ms, never a second login); one asked before the fleet connects
   (the lease's) waits for the connection or makes it. The CLI starts connecting before it
   imports the dashboard (`preconnect`).
-* **A control client dies with its session** (`_TIED_CLIENT`): tmux 3.3a-3.5a keep a control
+* **A control client dies with its session** (`nbs_tui.tmux.host_scripts.TIED_CLIENT`): tmux 3.3a-3.5a keep a control
   client whose session closed while output was queued for it, which holds the host's server
   (and our master's channel) forever.
 * **Never a prompt.** ``BatchMode=yes``: a host that wants a password, a passphrase or an unknown
@@ -57,7 +57,17 @@ from typing import NoReturn
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.model import PaneInfo
 from nbs_tui.logs import runtime_dir
-from nbs_tui.tmux.discovery import FIELDS, FORMAT
+from nbs_tui.tmux.discovery import FORMAT
+from nbs_tui.tmux.host_scripts import (
+    AGENTS,
+    CONNECTED,
+    REAP,
+    TIED_CLIENT,
+    connect_script,
+    parse_agents,
+    reaped,
+    split_connect_output,
+)
 from nbs_tui.tmux.port import TmuxUnavailable
 from nbs_tui.tmux.runner import HostUnreachable, TmuxRunner
 from nbs_tui.tmux.tied import popen_tied
@@ -142,83 +152,6 @@ def explain_failure(host: SshHost, returncode: int, stderr: str) -> str:
     if returncode == SSH_FAILED:
         return f"{name}: ssh to {dest}: {detail}"
     return f"{name}: {detail}"
-
-
-_REAP = r"""
-{list_clients} 2>/dev/null | while read -r pid control; do
-  [ "$control" = 1 ] || continue
-  ppid=$(sed 's/.*) [^ ]* //;s/ .*//' "/proc/$pid/stat" 2>/dev/null || ps -o ppid= -p "$pid" 2>/dev/null)
-  if [ "$(echo $ppid)" = 1 ] && kill -TERM "$pid" 2>/dev/null; then echo "reaped $pid"; fi
-done
-"""
-"""Stop orphaned control clients: a control client whose parent is PID 1 (its ssh session is gone)."""
-
-_TIED_CLIENT = (
-    r"""{ sh -c 'echo $$; exec cat'; [ $? -lt 128 ] && kill -TERM 0; } 2>/dev/null"""
-    r""" | { read -r relay; "$@"; status=$?; kill -TERM "$relay" 2>/dev/null; exit "$status"; }"""
-)
-"""How a control client runs on the host (``sh -c _TIED_CLIENT NAME TMUX ARGS...``): it dies with
-its ssh session. ``cat`` relays our stdin to tmux; when it ends (we closed the session, our ssh
-or the whole connection died) the session's process group gets SIGTERM, the tmux client with it.
-Without this, a client whose session closed while tmux had output queued for it is never let go
-by the server (tmux 3.3a-3.5a, see `nbs_tui.tmux.tied`): it stays attached, keeps its ssh
-channel (and so the master) open, and a ``kill-server`` never finishes. When tmux ends by itself
-(``%exit``) the relay is stopped instead and the session ends with tmux's own exit status. The
-relay says its pid on the first line, read before tmux starts reading the pipe."""
-
-CONNECTED = "nbs-tui-connected"
-"""The connect script's last line: the master is up and everything the script had to say is said."""
-_PANES_BEGIN = "nbs-tui-panes"
-_AGENTS_BEGIN = "nbs-tui-agents"
-
-_AGENTS = r"""
-if command -v ps >/dev/null 2>&1; then ps -e -o pid= -o ppid= -o args=; else
-  for d in /proc/[0-9]*; do
-    ppid=$(sed 's/.*) [^ ]* //;s/ .*//' "$d/stat" 2>/dev/null) || continue
-    printf '%s %s %s\n' "${{d#/proc/}}" "$ppid" "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)"
-  done
-fi | awk -v want={pids} '
-function claude(a,   k, m, i, base, first) {{
-  m = split(a, k, " ")
-  for (i = 1; i <= m && i <= 4; i++) {{
-    base = k[i]; sub(/.*\//, "", base)
-    if (i == 1) first = base
-    if (i == 1 && base == "claude") return 1
-    if (i > 1 && base == "claude" && (first == "node" || first == "bun" || first == "deno")) return 1
-    if (i == 2 && base == "claude" && first ~ /^(python[0-9.]*|sh|bash|env)$/) return 1
-    if (k[i] ~ /claude-code/ && k[i] ~ /\.(js|mjs|cjs)$/) return 1
-    if (k[i] == "nbs_tui.demo.agent") return 1
-  }}
-  return 0
-}}
-{{ pid = $1; pp = $2; $1 = ""; $2 = ""; sub(/^ +/, ""); args[pid] = $0; kids[pp] = kids[pp] " " pid }}
-END {{
-  n = split(want, w, " ")
-  for (j = 1; j <= n; j++) {{
-    queue = w[j]; seen = 0; hit = 0
-    while (queue != "" && seen < 64 && !hit) {{
-      cur = queue; sub(/ .*/, "", cur); sub(/^[^ ]+ */, "", queue); seen++
-      if ((cur in args) && claude(args[cur])) hit = 1
-      queue = queue kids[cur]; sub(/^ +/, "", queue)
-    }}
-    print w[j], ((w[j] in args) ? hit : "gone")
-  }}
-}}'
-"""
-"""Which of the given pane pids has Claude Code (or the demo agent) in its process tree, on the
-host: the remote half of `nbs_tui.tmux.discovery.agent_verdict` (``ps``, else ``/proc``; POSIX awk).
-The local walk also trusts a process named ``claude`` (its comm); here a script named ``claude``
-shows as ``INTERPRETER .../claude``, so that form counts too.
-Prints ``PID 1``, ``PID 0`` or ``PID gone`` per pid."""
-
-
-def parse_agents(out: str) -> dict[int, bool]:
-    found: dict[int, bool] = {}
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0].isdigit() and parts[1] in ("0", "1"):
-            found[int(parts[0])] = parts[1] == "1"
-    return found
 
 
 @dataclass
@@ -348,10 +281,10 @@ class SshTmuxRunner(TmuxRunner):
         return self.ssh_argv(self.remote_tmux(args))
 
     def control_argv(self, session_id: str, flags: str = "ignore-size") -> list[str]:
-        """A control client on the host that dies with its ssh session (`_TIED_CLIENT`). Built
+        """A control client on the host that dies with its ssh session (`TIED_CLIENT`). Built
         without waiting: the fleet attaches once it has listed panes over the connection."""
         tmux = self._tmux_words(["-C", "attach-session", "-f", flags, "-t", session_id])
-        return self.ssh_argv(shlex.join(["exec", "sh", "-c", _TIED_CLIENT, "nbs-tui-control", *tmux]))
+        return self.ssh_argv(shlex.join(["exec", "sh", "-c", TIED_CLIENT, "nbs-tui-control", *tmux]))
 
     def describe(self) -> str:
         return f"{self.host.name}: {self.server.describe()}"
@@ -451,39 +384,11 @@ class SshTmuxRunner(TmuxRunner):
                 log.info("%s: no connection for a command: %s", self.host.name, exc)
 
     def _connect_script(self, *, hold: bool) -> str:
-        """One round trip on (re)connect: is tmux there, its version, orphans reaped, every pane
-        listed, and which of them run an agent. ``hold``: the master's own session, which then
-        waits on its stdin (our pipe) so that the connection lives exactly as long as we do."""
-        tmux = shlex.quote(self.host.tmux)
-        pid_field = FIELDS.index("pane_pid") + 1
-        script = (
-            f'command -v {tmux} >/dev/null 2>&1 || {{ echo "{tmux}: command not found" >&2; exit 127; }}\n'
-            f"{shlex.join([self.host.tmux, '-V'])}\n"
-            + _REAP.format(list_clients=self._list_clients())
-            + f"if panes=$({self.remote_tmux(_LIST_PANES)}); then\n"
-            f"  echo {_PANES_BEGIN}\n"
-            "  printf '%s\\n' \"$panes\"\n"
-            f"  pids=$(printf '%s\\n' \"$panes\" | awk -F '\\037' '{{ print ${pid_field} }}')\n"
-            f"  echo {_AGENTS_BEGIN}\n"
-            + _AGENTS.format(pids='"$pids"')
-            + "fi\n"
-            f"echo {CONNECTED}\n"
-        )
-        return script + ("exec cat >/dev/null\n" if hold else "")
+        return connect_script(self.host.tmux, self._list_clients(), self.remote_tmux(_LIST_PANES), hold=hold)
 
     def _parse_connect(self, out: str) -> _Connected:
-        section = ""
-        listed = False
-        head: list[str] = []
-        listing: list[str] = []
-        agents: list[str] = []
-        for line in out.splitlines():
-            if line in (_PANES_BEGIN, _AGENTS_BEGIN, CONNECTED):
-                section = line
-                listed = listed or line == _PANES_BEGIN
-                continue
-            {"": head, _PANES_BEGIN: listing, _AGENTS_BEGIN: agents}.get(section, head).append(line)
-        result = PrepareResult(reaped=self._reaped("\n".join(head)))
+        head, listing, verdicts = split_connect_output(out)
+        result = PrepareResult(reaped=reaped("\n".join(head)))
         self.reaped.extend(result.reaped)
         for line in head:
             if result.version is None and line.startswith("tmux"):
@@ -505,8 +410,7 @@ class SshTmuxRunner(TmuxRunner):
                 f"{name}: stopped {len(result.reaped)} orphaned tmux control client(s) left by an "
                 "earlier connection (they froze the host's panes)"
             )
-        text = "".join(line + "\n" for line in listing) if listed else None
-        return _Connected(result, text, parse_agents("\n".join(agents)))
+        return _Connected(result, listing, verdicts)
 
     def _start_master(self) -> _Connected:
         """Start this host's master (``_master_lock`` held): an ssh of ours, tied to us
@@ -597,24 +501,15 @@ class SshTmuxRunner(TmuxRunner):
     def _list_clients(self) -> str:
         return self.remote_tmux(["list-clients", "-F", "#{client_pid} #{client_control_mode}"])
 
-    @staticmethod
-    def _reaped(out: str) -> list[int]:
-        pids = []
-        for line in out.splitlines():
-            if line.startswith("reaped "):
-                with contextlib.suppress(ValueError):
-                    pids.append(int(line.split()[1]))
-        return pids
-
     def reap(self) -> list[int]:
         """Stop orphaned control clients now (the fleet calls this when a client of a lost
         connection is still listed after reconnecting: sshd may notice the loss late)."""
-        script = _REAP.format(list_clients=self._list_clients()) + "exit 0\n"
-        reaped = self._reaped(self._ssh(script, self.connect_timeout + 5.0))
-        if reaped:
-            log.warning("%s: reaped orphaned tmux control clients %s", self.host.name, reaped)
-            self.reaped.extend(reaped)
-        return reaped
+        script = REAP.format(list_clients=self._list_clients()) + "exit 0\n"
+        stopped = reaped(self._ssh(script, self.connect_timeout + 5.0))
+        if stopped:
+            log.warning("%s: reaped orphaned tmux control clients %s", self.host.name, stopped)
+            self.reaped.extend(stopped)
+        return stopped
 
     def detect_agents(self, panes: Sequence[PaneInfo]) -> dict[str, bool]:
         """Walk the panes' process trees on the host, in one round trip (only for panes whose
@@ -629,7 +524,7 @@ class SshTmuxRunner(TmuxRunner):
             if all(pid in known for pid in pids):
                 return {p.pane_id: known[p.pid] for p in panes if p.pid in known}
         try:
-            out = self._ssh(_AGENTS.format(pids=shlex.quote(" ".join(map(str, pids)))), self.connect_timeout + 5.0)
+            out = self._ssh(AGENTS.format(pids=shlex.quote(" ".join(map(str, pids)))), self.connect_timeout + 5.0)
         except TmuxUnavailable as exc:
             log.warning("agent detection on %s failed: %s", self.host.name, exc)
             return {}

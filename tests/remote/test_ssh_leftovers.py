@@ -6,7 +6,7 @@ whose terminal closed (SIGHUP), left its ssh ControlMaster running with no paren
 session closes while output is queued for it is kept by tmux 3.3a-3.5a), so the host's server
 answered "server exited unexpectedly" to every command after a ``kill-server``. Now the master is
 a child of the dashboard tied to it, and a control client on the host dies with its ssh session
-(`nbs_tui.tmux.ssh._TIED_CLIENT`).
+(`nbs_tui.tmux.host_scripts.TIED_CLIENT`).
 """
 
 from __future__ import annotations
