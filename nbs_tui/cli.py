@@ -128,13 +128,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    if args.socket_name or args.socket_path:
+    chosen = bool(args.socket_name or args.socket_path)
+    if chosen:
         server = ServerAddress(socket_name=args.socket_name, socket_path=args.socket_path)
     else:
         server = default_server()  # $TMUX's server inside tmux, as a plain `tmux` would
     return load_settings(
         config_path=getattr(args, "config", None),
         server=server,
+        server_from_tmux_env=not chosen and server != ServerAddress(),
         host_choice=tuple(args.hosts) if getattr(args, "hosts", None) else None,
         sessions=tuple(args.sessions) if args.sessions else None,
         projects=tuple(p.resolve() for p in args.projects) if args.projects else None,
