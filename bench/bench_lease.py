@@ -35,13 +35,13 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 
 from nbs_tui.core.model import ServerAddress  # noqa: E402
-from nbs_tui.tmux.lease import LeaseHeartbeat  # noqa: E402
-from nbs_tui.tmux.operate import TmuxCommands  # noqa: E402
-from nbs_tui.tmux.pane_options import (  # noqa: E402
+from nbs_tui.sidecar.heartbeat import LeaseHeartbeat  # noqa: E402
+from nbs_tui.sidecar.pane_options import (  # noqa: E402
     PaneOptionsPublisher,
     PublishedState,
     SidecarSwitches,
 )
+from nbs_tui.tmux.operate import TmuxCommands  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 STATES = ("idle", "working", "plan", "question", "stuck")

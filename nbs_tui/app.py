@@ -2,7 +2,7 @@
 
 One app, built by `create_app` for the CLI, the tests, the screenshots and the benchmarks.
 Who does what:
-- `nbs_tui.runtime.Runtime` runs the backends (fleet, control plane, Claude signals, sidecar);
+- `nbs_tui.runtime.runtime.Runtime` runs the backends (fleet, control plane, Claude signals, sidecar);
   its listener, `nbs_tui.bridge.FleetBridge`, turns their news into messages;
 - `nbs_tui.core.pane_state.PaneState` holds every pane's shown state (pure);
 - `nbs_tui.controller.OperatorController` carries out the operator's actions (no Textual);
@@ -62,7 +62,7 @@ from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, Pan
 from nbs_tui.core.problems import Problems
 from nbs_tui.core.scrollback import Grown, align, splice_tail
 from nbs_tui.core.text import printable
-from nbs_tui.files.control_plane import ControlPlane
+from nbs_tui.files.control_plane import ControlPlanePort
 from nbs_tui.messages import (
     BackendProblem,
     ClaudeSignalsChanged,
@@ -74,6 +74,7 @@ from nbs_tui.messages import (
     RelayedMeters,
 )
 from nbs_tui.notify import (
+    OSC_PROTOCOLS,
     Subject,
     TerminalNotifier,
     client_terminal,
@@ -81,8 +82,9 @@ from nbs_tui.notify import (
     passthrough_problem,
     passthrough_state,
 )
-from nbs_tui.runtime import FleetFactory, Runtime, RuntimeOptions
-from nbs_tui.sidecar_runner import SidecarRunner, SidecarSnapshot
+from nbs_tui.runtime.contract import FleetFactory, RuntimeOptions
+from nbs_tui.runtime.runtime import Runtime
+from nbs_tui.sidecar.runner import SidecarRunner, SidecarSnapshot
 from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory, TmuxUnavailable
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
@@ -326,14 +328,17 @@ class NbsApp(App[int]):
             self.run_worker(self._check_passthrough, name="allow-passthrough", thread=True)
 
     def _check_passthrough(self) -> None:
-        """Thread: once, say how to let notifications out of tmux when they cannot; with
-        ``notify_osc = "auto"``, choose the protocols by the terminal tmux's client runs in."""
-        problem = passthrough_problem(passthrough_state(os.environ))
-        if problem is not None:
-            self.runtime.problem("notify", problem)
+        """Thread: with ``notify_osc = "auto"``, choose the protocols by the terminal tmux's
+        client runs in; then, once, say how to let OSC notifications out of tmux when they
+        cannot (a bell needs no passthrough)."""
+        protocols = self.notifier.protocols
         if self.settings.notify_osc.strip().lower() == "auto" and (term := client_terminal(os.environ)):
             protocols = parse_protocols("auto", {"TERM": term})
             self.call_from_thread(setattr, self.notifier, "protocols", protocols)
+        if any(p in OSC_PROTOCOLS for p in protocols):
+            problem = passthrough_problem(passthrough_state(os.environ))
+            if problem is not None:
+                self.runtime.problem("notify", problem)
 
     @property
     def fleet(self) -> FleetPort | None:
@@ -344,7 +349,7 @@ class NbsApp(App[int]):
         return self.runtime.sidecar
 
     @property
-    def control_plane(self) -> ControlPlane | None:
+    def control_plane(self) -> ControlPlanePort | None:
         return self.runtime.control_plane
 
     @property
@@ -412,11 +417,12 @@ class NbsApp(App[int]):
         self.post_message(ActionRecorded(record))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Every worker failure meets here and is shown, never swallowed."""
+        """Every worker failure meets here and is a problem, never swallowed (the one route:
+        the runtime's sink logs it and posts it back as a `BackendProblem`)."""
         if event.state is WorkerState.ERROR:
             error = event.worker.error
             log.error("worker %s failed", event.worker.name, exc_info=error)
-            self.post_message(BackendProblem("nbs-tui", f"{event.worker.name}: {error}"))
+            self.runtime.problem("nbs-tui", f"{event.worker.name}: {error}")
 
     # -- fleet news --------------------------------------------------------------------------
 
@@ -1185,8 +1191,8 @@ class NbsApp(App[int]):
         entries = self.operator.needs_you_tick()
         self.needs_panel.show_entries(entries, self.clock(), self.operator.label)
         self._answer_when_read()
-        for note in coalesce(self.operator.notify_tick(self._looking_at())):
-            self.notifier.notify(note)
+        notes = coalesce(self.operator.notify_tick(self._looking_at()))
+        self.notifier.notify_all(notes, bell_rang=self.operator.rang_bell)  # one bell per tick
 
     def _looking_at(self) -> PaneId | None:
         """The pane the operator sees now (none while the terminal has lost focus, when it says)."""

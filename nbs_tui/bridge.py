@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from textual.message import Message
 
@@ -34,10 +34,28 @@ from nbs_tui.messages import (
     PaneStatusChanged,
     RelayedMeters,
 )
-from nbs_tui.sidecar_runner import SidecarEvent
+from nbs_tui.sidecar.runner import SidecarEvent
 
 if TYPE_CHECKING:
-    from nbs_tui.app import NbsApp
+    from textual.notifications import SeverityLevel
+
+    from nbs_tui.widgets.control_view import ControlView
+
+
+class BridgedApp(Protocol):
+    """What the bridge asks of the app (`nbs_tui.app.NbsApp`): posting is thread-safe, the rest
+    is read or called as documented on each."""
+
+    def post_message(self, message: Message) -> bool: ...
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None) -> None: ...
+
+    def mirror_due_soon(self) -> bool:
+        """Schedule the mirror's frame on the UI loop; False before the app is mounted."""
+        ...
+
+    @property
+    def control_view(self) -> ControlView | None: ...
 
 class MirrorDue(Message):
     """The mirrored pane's screen changed: run the frame now rather than at the next tick."""
@@ -60,7 +78,7 @@ class FramesWake(Message):
 class FleetBridge:
     """The app's `RuntimeListener`: called on the backends' threads, touches no widget."""
 
-    def __init__(self, app: NbsApp) -> None:
+    def __init__(self, app: BridgedApp) -> None:
         self._app = app
         self._lock = threading.Lock()
         self._dirty: set[PaneId] = set()

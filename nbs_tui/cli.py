@@ -121,20 +121,22 @@ def build_parser() -> argparse.ArgumentParser:
         "serve-stdio", help="a host's control plane as JSON lines on stdin/stdout (a dashboard runs it over ssh)"
     )
 
-    from nbs_tui.service import add_parser as add_service_parser
+    from nbs_tui.runtime.service import add_parser as add_service_parser
 
     add_service_parser(commands)
     return parser
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    if args.socket_name or args.socket_path:
+    chosen = bool(args.socket_name or args.socket_path)
+    if chosen:
         server = ServerAddress(socket_name=args.socket_name, socket_path=args.socket_path)
     else:
         server = default_server()  # $TMUX's server inside tmux, as a plain `tmux` would
     return load_settings(
         config_path=getattr(args, "config", None),
         server=server,
+        server_from_tmux_env=not chosen and server != ServerAddress(),
         host_choice=tuple(args.hosts) if getattr(args, "hosts", None) else None,
         sessions=tuple(args.sessions) if args.sessions else None,
         projects=tuple(p.resolve() for p in args.projects) if args.projects else None,
@@ -183,8 +185,12 @@ def _run_dashboard(settings: Settings, headless: bool) -> int:
     if not all(h.is_local for h in hosts) and shutil.which("ssh") is None:
         raise RuntimeError("ssh is not installed: install OpenSSH's client to watch another host")
     _install_log()
+    if not all(h.is_local for h in hosts):
+        from nbs_tui.tmux.ssh import preconnect
+
+        preconnect(hosts)  # the logins run while the dashboard is imported
     if headless:
-        from nbs_tui.headless import run_headless
+        from nbs_tui.runtime.headless import run_headless
 
         return run_headless(settings)
     return _load_app()(settings)
@@ -303,14 +309,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "hooks":
             return _run_hooks(args, settings)
         if args.command == "service":
-            from nbs_tui.service import service_command
+            from nbs_tui.runtime.service import service_command
 
             _require_tmux()
             if args.action == "run":
                 _install_log()
             return service_command(args.action, settings)
         if args.command == "serve-stdio":
-            from nbs_tui.remote_control import serve_stdio
+            from nbs_tui.runtime.remote_plane import serve_stdio
 
             return serve_stdio(settings)
         if args.command == "completion":

@@ -90,7 +90,7 @@ class LeaseChanged(Message):
 
 @dataclass
 class HostsChanged(Message):
-    """Several hosts watched: each one's connection and lease (`nbs_tui.multihost`)."""
+    """Several hosts watched: each one's connection and lease (`nbs_tui.runtime.hosts`)."""
 
     states: tuple[HostState, ...]
 

@@ -2,7 +2,7 @@
 naming each host's state (one offline, its panes kept), and the details of an offline host's pane.
 
 The snapshot fleet's two sessions stand for two hosts (``alpha`` on hosta, ``beta`` on hostb): the
-panes carry the host and qualified ids exactly as `nbs_tui.multihost` hands them to the app, so
+panes carry the host and qualified ids exactly as `nbs_tui.runtime.hosts` hands them to the app, so
 this pins the look; tests/remote/test_ssh_hosts.py runs the real thing over ssh.
 """
 

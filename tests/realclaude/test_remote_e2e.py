@@ -26,8 +26,9 @@ from nbs_tui.config import Settings
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.lease import Lease
 from nbs_tui.core.sidecar import BACKOFF
-from nbs_tui.runtime import LeaseMode, Runtime
-from nbs_tui.service import EXIT_NOT_RUNNING, _is_service
+from nbs_tui.runtime.contract import LeaseMode
+from nbs_tui.runtime.runtime import Runtime
+from nbs_tui.runtime.service import EXIT_NOT_RUNNING, _is_service
 from tests.realclaude.harness import ClaudeBinary, ClaudeFleet, Plan, Text
 from tests.remote.conftest import SshLab, ssh_lab  # noqa: F401  (the lab fixture, used below)
 from tests.remote.helpers import new_session

@@ -1,5 +1,5 @@
 """Another host's control plane in the dashboard: its files stay there, read by its own nbs-tui
-over ssh (``nbs-tui serve-stdio``, `nbs_tui.remote_control`). The lab's hosts share this
+over ssh (``nbs-tui serve-stdio``, `nbs_tui.runtime.remote_plane`). The lab's hosts share this
 machine's file system, so the test checks the host's files on disk here."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from nbs_tui.app import create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.files.chat_io import create_chat, post_message
-from nbs_tui.remote_control import RemoteControlPlane
+from nbs_tui.runtime.remote_plane import RemoteControlPlane
 from nbs_tui.widgets.chat_editor import ChatEditor
 from tests.app.helpers import wait_for as pilot_wait
 from tests.app.test_actions import SIZE

@@ -20,7 +20,8 @@ from nbs_tui.config import Settings
 from nbs_tui.core.fleet_filter import FleetFilter
 from nbs_tui.core.hosts import HostSpec, HostState
 from nbs_tui.core.lease import LEASE_OPTION
-from nbs_tui.runtime import Runtime, RuntimeOptions
+from nbs_tui.runtime.contract import RuntimeOptions
+from nbs_tui.runtime.runtime import Runtime
 from tests.app.helpers import wait_for as pilot_wait
 from tests.app.test_actions import SIZE, records
 from tests.headless_proc import Headless

@@ -13,8 +13,9 @@ import pytest
 
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.lease import Lease, parse_lease
-from nbs_tui.runtime import LeaseMode, Runtime, not_installed
-from nbs_tui.service import _is_service
+from nbs_tui.runtime.contract import LeaseMode
+from nbs_tui.runtime.runtime import Runtime, not_installed
+from nbs_tui.runtime.service import _is_service
 from tests.remote.conftest import SshLab
 from tests.remote.helpers import new_session
 from tests.remote.test_ssh_headless import _headless

@@ -14,7 +14,8 @@ import pytest
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.meters import DEFAULT_PRICES, Meters, Tokens, describe
 from nbs_tui.core.pane_state import PaneState
-from nbs_tui.runtime import LeaseMode, Runtime
+from nbs_tui.runtime.contract import LeaseMode
+from nbs_tui.runtime.runtime import Runtime
 from tests.remote.conftest import SshLab
 from tests.remote.helpers import new_session
 from tests.remote.test_ssh_lease import NBS_TUI

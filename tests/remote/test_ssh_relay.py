@@ -13,8 +13,9 @@ import pytest
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.lease import Lease
 from nbs_tui.core.pane_state import HistoryEntry
-from nbs_tui.runtime import LeaseMode, Runtime
-from nbs_tui.sidecar_runner import SidecarEvent
+from nbs_tui.runtime.contract import LeaseMode
+from nbs_tui.runtime.runtime import Runtime
+from nbs_tui.sidecar.runner import SidecarEvent
 from tests.remote.conftest import SshLab
 from tests.remote.helpers import new_session
 from tests.remote.test_ssh_lease import NBS_TUI

@@ -12,7 +12,7 @@ import sys
 
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import ServerAddress
-from nbs_tui.tmux.lease import LeaseHeartbeat
+from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
 from nbs_tui.tmux.operate import TmuxCommands
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import libtmux
 import pytest
 
-from nbs_tui.tmux.lease import LeaseClient, LeaseHeartbeat
+from nbs_tui.sidecar.heartbeat import LeaseClient, LeaseHeartbeat
 from nbs_tui.tmux.operate import TmuxCommandError, TmuxCommands
 from nbs_tui.tmux.port import TmuxUnavailable
 from tests.tmux.fleet_helpers import address, new_session, running_fleet, wait_for

@@ -18,7 +18,7 @@ import pytest
 
 from nbs_tui.core.lease import LEASE_OPTION, ForeignLease, Lease, LeaseValue
 from nbs_tui.core.model import ServerAddress
-from nbs_tui.tmux.lease import LeaseClient, LeaseHeartbeat, tmux_too_old
+from nbs_tui.sidecar.heartbeat import LeaseClient, LeaseHeartbeat, tmux_too_old
 from nbs_tui.tmux.operate import TmuxCommands
 
 REPO = Path(__file__).resolve().parents[2]

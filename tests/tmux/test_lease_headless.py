@@ -18,9 +18,9 @@ from libtmux.test.retry import retry_until
 
 from nbs_tui.core.lease import LEASE_OPTION
 from nbs_tui.core.model import ServerAddress
-from nbs_tui.tmux.lease import LeaseHeartbeat
+from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
+from nbs_tui.sidecar.pane_options import SidecarSwitches
 from nbs_tui.tmux.operate import TmuxCommands
-from nbs_tui.tmux.pane_options import SidecarSwitches
 from tests.tmux.test_sidecar_runner import write_fake_claude
 
 REPO = Path(__file__).resolve().parents[2]

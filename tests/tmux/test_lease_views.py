@@ -16,12 +16,12 @@ from nbs_tui.config import Settings
 from nbs_tui.core.detect import detect_text
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.sidecar import SidecarConfig
-from nbs_tui.sidecar_lease import SidecarLease
-from nbs_tui.sidecar_runner import SidecarEvent, SidecarRunner
+from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
+from nbs_tui.sidecar.lease import SidecarLease
+from nbs_tui.sidecar.pane_options import SidecarSwitches
+from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
 from nbs_tui.tmux.fleet import TmuxFleet
-from nbs_tui.tmux.lease import LeaseHeartbeat
 from nbs_tui.tmux.operate import TmuxCommands
-from nbs_tui.tmux.pane_options import SidecarSwitches
 from tests.tmux.test_lease_headless import agent, submits
 
 

@@ -19,7 +19,8 @@ from nbs_tui.core.meters import DEFAULT_PRICES, Meters, Tokens, describe, descri
 from nbs_tui.core.meters_relay import METERS_OPTION, parse_meters
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.pane_state import PaneState
-from nbs_tui.runtime import LeaseMode, Runtime, RuntimeOptions
+from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
+from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.tmux.operate import TmuxCommands
 from tests.tmux.test_lease_headless import agent
 from tests.tmux.test_service import LeaseRecorder, cli, service_env

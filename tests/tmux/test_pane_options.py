@@ -7,9 +7,9 @@ from libtmux.test.retry import retry_until
 
 from nbs_tui.core.lease import InflightMark, answered
 from nbs_tui.core.model import ServerAddress
-from nbs_tui.tmux.lease import LeaseHeartbeat
+from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
+from nbs_tui.sidecar.pane_options import PaneOptionsPublisher, PublishedState, SidecarSwitches
 from nbs_tui.tmux.operate import TmuxCommands
-from nbs_tui.tmux.pane_options import PaneOptionsPublisher, PublishedState, SidecarSwitches
 
 STATUS_RIGHT = (
     "#{?@nbs_needs,#[reverse] #{@nbs_needs} #[default],}"

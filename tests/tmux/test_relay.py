@@ -15,8 +15,9 @@ from nbs_tui.core.lease import Lease
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.pane_state import HistoryEntry
 from nbs_tui.core.relay import ACTIONS_OPTION, encode_ring, parse_ring
-from nbs_tui.runtime import LeaseMode, Runtime, RuntimeOptions
-from nbs_tui.sidecar_runner import SidecarEvent
+from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
+from nbs_tui.runtime.runtime import Runtime
+from nbs_tui.sidecar.runner import SidecarEvent
 from nbs_tui.tmux.operate import TmuxCommands
 from tests.tmux.test_lease_headless import agent, submits
 from tests.tmux.test_service import LeaseRecorder, cli, service_env, service_pid
@@ -102,8 +103,8 @@ def test_a_gap_in_the_numbers_is_reported_and_a_garbled_value_ignored(
 def test_the_holder_numbers_on_from_what_it_wrote_when_a_read_failed(
     session: libtmux.Session, server: libtmux.Server
 ) -> None:
-    from nbs_tui.sidecar_lease import SidecarLease
-    from nbs_tui.tmux.lease import LeaseHeartbeat
+    from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
+    from nbs_tui.sidecar.lease import SidecarLease
 
     pane = session.active_window.active_pane
     assert pane is not None and pane.pane_id is not None

@@ -16,8 +16,10 @@ from libtmux.test.retry import retry_until
 
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import ServerAddress
-from nbs_tui.runtime import LeaseMode, Runtime
-from nbs_tui.service import EXIT_NOT_RUNNING, SERVICE_NICE, ServiceStarter, _is_service
+from nbs_tui.runtime.contract import LeaseMode
+from nbs_tui.runtime.runtime import Runtime
+from nbs_tui.runtime.service import EXIT_NOT_RUNNING, SERVICE_NICE, _is_service
+from nbs_tui.runtime.service_starter import ServiceStarter
 from tests.tmux.test_lease_headless import agent, submits
 from tests.unit.test_runtime import Recorder, settings
 

@@ -23,7 +23,7 @@ from nbs_tui.files.control_wire import (
     encode_snapshot,
     history_seqs,
 )
-from nbs_tui.remote_control import RemoteControlPlane
+from nbs_tui.runtime.remote_plane import RemoteControlPlane
 
 
 def _snapshot(q: str) -> PlaneSnapshot:

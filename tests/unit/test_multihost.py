@@ -1,4 +1,4 @@
-"""`nbs_tui.multihost.HostsHub`: each host's news qualified and merged for the one listener."""
+"""`nbs_tui.runtime.hosts.HostsHub`: each host's news qualified and merged for the one listener."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from nbs_tui.core.hosts import LOCAL, HostSpec, HostState
 from nbs_tui.core.lease import Lease
 from nbs_tui.core.model import AgentState, Detection, PaneId, PaneInfo
 from nbs_tui.core.sidecar import SidecarStatus
-from nbs_tui.multihost import HostsHub
-from nbs_tui.sidecar_runner import SidecarEvent
+from nbs_tui.runtime.hosts import HostsHub
+from nbs_tui.sidecar.runner import SidecarEvent
 
 
 class _Listener:
@@ -56,7 +56,7 @@ HOSTS = (HostSpec(LOCAL), HostSpec("hosta", "hosta"))
 
 def test_fleets_are_qualified_merged_in_host_order_and_an_offline_host_keeps_its_panes() -> None:
     listener = _Listener()
-    hub = HostsHub(HOSTS, listener)
+    hub = HostsHub(HOSTS, listener, listener.problem)
     local, far = hub.for_host(HOSTS[0]), hub.for_host(HOSTS[1])
     far.fleet_changed([_pane("%0")])
     local.fleet_changed([_pane("%0"), _pane("%1")])
@@ -79,7 +79,7 @@ def test_fleets_are_qualified_merged_in_host_order_and_an_offline_host_keeps_its
 
 def test_sidecar_events_problems_and_leases_name_their_host() -> None:
     listener = _Listener()
-    hub = HostsHub(HOSTS, listener)
+    hub = HostsHub(HOSTS, listener, listener.problem)
     far = hub.for_host(HOSTS[1])
     status = SidecarStatus("%3", 1.0, Detection(AgentState.IDLE), None, 0.0, None, True, 300.0, "no-prompts", False, False)
     far.sidecar_event(SidecarEvent("state", "%3", 1.0, status=status))

@@ -1,0 +1,128 @@
+"""What the runtime's callers build it with and give it: `RuntimeOptions` and the listener
+protocols (`RuntimeListener`, `LeaseListener`), and what they may ask of its sidecar
+(`SidecarView`).
+
+Apart from `nbs_tui.runtime.runtime` so that `nbs_tui.runtime.hosts`, which runs a runtime per
+host, needs nothing of the module that builds it: no import cycle.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from nbs_tui.claude.watcher import ClaudeFacts
+from nbs_tui.core.lease import LeaseValue
+from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.problems import ProblemSink
+from nbs_tui.files.control_plane import ControlEvent
+from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.tmux.port import FleetListener, FleetPort
+
+if TYPE_CHECKING:
+    from nbs_tui.core.sidecar import SidecarStatus
+    from nbs_tui.sidecar.runner import SidecarSnapshot
+
+SEED_TIMEOUT = 5.0
+"""The longest the sidecar waits for the fleet's first seed (a slow server only delays it)."""
+
+FleetFactory = Callable[[FleetListener], FleetPort]
+
+class RuntimeListener(Protocol):
+    """Everything the backends report, each called on the reporting backend's thread."""
+
+    def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
+        """The whole fleet, after any change (from the fleet's supervisor thread)."""
+
+    def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
+        """These panes' screens changed (from the fleet's feeder thread, up to ~60 Hz)."""
+
+    def connection_changed(self, connected: bool, message: str) -> None:
+        """The tmux server went away (with why) or is back."""
+
+    def claude_facts_changed(self, facts: Mapping[PaneId, ClaudeFacts]) -> None:
+        """Claude Code's own signals changed for these panes."""
+
+    def sidecar_event(self, event: SidecarEvent) -> None:
+        """The sidecar saw or did something (``error`` events included)."""
+
+    def control_event(self, event: ControlEvent) -> None:
+        """The control plane's news (registries, inboxes, pause, errors)."""
+
+    def problem(self, source: str, message: str) -> None:
+        """A backend failed in a way a person should see (``source`` names it)."""
+
+
+class LeaseListener(Protocol):
+    """Optional: a `RuntimeListener` that also has this method hears who holds the lease."""
+
+    def lease_changed(self, holder: LeaseValue, acting: bool) -> None:
+        """The lease holder changed (``holder``: None when free); ``acting``: it is this process.
+        Called on the lease's thread."""
+
+
+class SidecarView(Protocol):
+    """What the app and the operator ask of the sidecar: one `SidecarRunner`, or every host's."""
+
+    @property
+    def snapshot(self) -> SidecarSnapshot: ...
+
+    def force_poll(self, pane_id: PaneId) -> tuple[bool, str]: ...
+
+    def set_poll_enabled(self, pane_id: PaneId, enabled: bool | None) -> None: ...
+
+    def set_plan_auto(self, pane_id: PaneId, enabled: bool) -> None: ...
+
+    def note_operator_input(self, pane_id: PaneId) -> None: ...
+
+    def status(self, pane_id: PaneId) -> SidecarStatus | None: ...
+
+    def escalated(self) -> dict[PaneId, str]: ...
+
+
+class LeaseMode(enum.Enum):
+    CONTEND = "contend"
+    """Take the lease when it is free or expired, and act while holding it."""
+    WATCH = "watch"
+    """Never take it: detect only, and show who acts."""
+    SERVICE = "service"
+    """Watch; when nobody holds it, start ``nbs-tui service`` for the server (a dashboard with
+    ``service = "auto"``); if that service cannot be started, contend after all."""
+    OFF = "off"
+    """No lease at all: act unconditionally (tests with a fake fleet, one-process tools)."""
+
+
+class SidecarRole(enum.Enum):
+    """What this process does with the panes' screens."""
+
+    ACT = "act"
+    """Run the sidecar: detect states, inject polls, answer plan menus."""
+    OFF = "off"
+    """No sidecar at all (switched off, or no fleet to act on)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeOptions:
+    """Which backends to run and the clocks they share (tests switch backends off)."""
+
+    control_plane: bool = True
+    claude: bool = True
+    sidecar: bool = True
+    clock: Callable[[], float] = time.monotonic
+    """Monotonic clock of the sidecar (countdowns, quiet time)."""
+    wall: Callable[[], float] = time.time
+    """Wall clock of the sidecar's events and Claude Code's signals."""
+    fleet_factory: FleetFactory | None = None
+    """Builds the fleet given the runtime's listener; by default a `TmuxFleet` on the settings' server."""
+    seed_timeout: float = SEED_TIMEOUT
+    lease: LeaseMode | None = None
+    """None: `CONTEND` with the real tmux fleet, `OFF` with an injected ``fleet_factory``."""
+    mirror: bool = True
+    """This process shows pane screens (the dashboard). False (``--headless``, the service):
+    the fleet asks tmux for no pane output at all and the sidecar reads panes by capture."""
+    problems: ProblemSink | None = None
+    """Where this runtime's problems go instead of its own log line and listener: a host's
+    runtime (`nbs_tui.runtime.hosts`) reports through the dashboard's, its host named first."""

@@ -1,0 +1,486 @@
+"""The backends behind the dashboard and ``--headless``, built, started and stopped in one place.
+
+`Runtime` owns four backends, each optional but the fleet:
+
+* the fleet (`FleetPort`, by default `TmuxFleet`): the live mirror of every pane;
+* the control plane (`ControlPlane`): ``.nbs/`` registries, inboxes and chats of every project;
+* Claude Code's own signals (`ClaudeSignals`): hooks, status files, transcripts;
+* the sidecar (`SidecarRunner`): detection, ``/nbs-poll``, plan menus, stuck agents.
+
+Everything they report goes to one `RuntimeListener`, on the backend's own thread; a listener
+must not block (the app posts Textual messages, headless prints a JSON line).
+
+Order. `start` starts the control plane, Claude signals and the fleet (each returns at once),
+then a thread, ``nbs-runtime-start``, waits (bounded) for the fleet's first seed and only then
+starts the lease and the sidecar, so no pane is read "unknown" from a not-yet-seeded blank
+screen, and the lease's first commands do not compete with the first frame. `stop`
+stops them in the reverse order, once; it may be called while that thread still waits, and the
+sidecar is then never started. The fleet's news is fanned out here, not by each entry point:
+Claude signals get every pane, the control plane the working directories of the live panes
+(only when they changed).
+
+Problems. Every backend reports its failures through one sink, `Runtime.problem` (the one route:
+`nbs_tui.core.problems`): the control plane (a remote one too), Claude signals, the fleet, the
+lease and the operator's controller call it directly, the sidecar's ``error`` events and a lost
+tmux server are turned into it here. It writes one line to the log file and tells the listener
+(the app lists and counts them and notifies; headless prints an ``error`` line with the source).
+A host's runtime, with several hosts, hands its problems to the dashboard's runtime instead
+(`RuntimeOptions.problems`), named by host, so the log and the listener get the same words.
+
+Whether this process *acts* on the panes (types polls, answers plan menus) is decided in one
+place, `Runtime.decide_role`; the other backends run either way. With a real tmux fleet the
+sidecar also takes part in the server's lease (docs/lease.md, `RuntimeOptions.lease`): it
+always detects, and acts only while this process holds the lease; every other process watching
+the same server is a viewer. The lease starts before the sidecar and is released after it.
+
+Several hosts (``--host`` twice, or a ``[[hosts]]`` table of more than one): a `Runtime` per host,
+each with its own fleet, lease and sidecar, behind one fleet and one sidecar view of qualified
+pane ids (`nbs_tui.runtime.hosts`); `fleet` is then that composite, `sidecar` None (use
+`sidecar_view`), `hosts` the per-host runtimes.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from nbs_tui.claude.watcher import ClaudeSignals
+from nbs_tui.config import Settings
+from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.lease import Lease, LeaseValue
+from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
+from nbs_tui.logs import log_problem, report_failures
+from nbs_tui.memory import MemoryTrimmer
+from nbs_tui.runtime.contract import (
+    LeaseMode,
+    RuntimeListener,
+    RuntimeOptions,
+    SidecarRole,
+    SidecarView,
+)
+from nbs_tui.runtime.hosts import HostsRuntime
+from nbs_tui.runtime.service_starter import ServiceStarter, sidecar_flags
+from nbs_tui.sidecar.lease import SidecarLease
+from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.tmux.port import FleetPort
+from nbs_tui.tmux.runner import TmuxRunner
+
+log = logging.getLogger(__name__)
+
+AUTO_SERVICE = True
+"""Whether ``service = "auto"`` may start a detached service; the test suite turns it off so that
+no test leaves a background process behind (tests of the service opt back in)."""
+
+
+SERVICE_DELAY = 1.0
+"""Seconds after the fleet's first seed before ``service = "auto"`` may start the service: the
+dashboard draws its first frame in that time, unhindered (docs/lease.md)."""
+
+def not_installed(host: str) -> str:
+    """The one line a dashboard shows when it acts for a host that cannot run the service."""
+    return (
+        f"nbs-tui is not installed on {host}: this dashboard acts as its sidecar while it runs; "
+        f"install with pipx install nbs-tui there and set nbs_tui for the host"
+    )
+
+
+_T = TypeVar("_T")
+
+
+def _runner(settings: Settings) -> TmuxRunner | None:
+    """tmux through ssh when the one watched host is another machine (docs/remote.md)."""
+    hosts = settings.watched_hosts()
+    if len(hosts) != 1 or hosts[0].is_local:
+        return None
+    from nbs_tui.tmux.ssh import runner_for
+
+    return runner_for(hosts[0])  # connecting already, when the CLI asked early (`preconnect`)
+
+
+class _Fanout:
+    """The fleet's listener: feeds the other backends, then tells the runtime's listener."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._dirs: dict[PaneId, str] | None = None
+
+    def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
+        runtime = self._runtime
+        if runtime.claude is not None:
+            runtime.claude.set_panes(panes)
+        if runtime.control_plane is not None:
+            dirs = {p.pane_id: p.current_path for p in panes if p.current_path and not p.dead}
+            if dirs != self._dirs:  # the supervisor thread is the only caller: no lock
+                self._dirs = dirs
+                runtime.control_plane.set_pane_dirs(dirs)
+        runtime.listener.fleet_changed(panes)
+
+    def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
+        self._runtime.listener.screens_changed(pane_ids)
+
+    def connection_changed(self, connected: bool, message: str) -> None:
+        self._runtime.listener.connection_changed(connected, message)
+        if not connected:
+            self._runtime.problem("tmux", message)
+
+    def problem(self, source: str, message: str) -> None:
+        """The fleet's own trouble (a control client that died), from its threads."""
+        self._runtime.problem(source, message)
+
+
+class Runtime:
+    """The fleet, control plane, Claude signals and sidecar of one process (module docstring)."""
+
+    def __init__(self, settings: Settings, listener: RuntimeListener, options: RuntimeOptions | None = None) -> None:
+        self.settings = settings
+        self.listener = listener
+        self.options = options or RuntimeOptions()
+        self.fleet: FleetPort | None = None
+        self.control_plane: ControlPlanePort | None = None
+        self.claude: ClaudeSignals | None = None
+        self.sidecar: SidecarRunner | None = None
+        self.lease: SidecarLease | None = None
+        self.hosts: HostsRuntime | None = None
+        """The per-host runtimes when several hosts are watched (module docstring)."""
+        self.role = SidecarRole.OFF
+        self.trimmer = MemoryTrimmer()
+        self._built = False
+        self._started: list[tuple[str, Callable[[], None]]] = []
+        """(name, stop) of every backend started, in start order; stopped in reverse."""
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._starter: threading.Thread | None = None
+        self._seeded_at: float | None = None
+        """When (monotonic) the starter thread saw the fleet's first seed (or gave up waiting)."""
+
+    # -- build -----------------------------------------------------------------------------
+
+    def build(self) -> None:
+        """Construct every wanted backend (nothing runs yet); `start` calls it if needed.
+
+        The fleet is built even when tmux is away (it reconnects on its own); a backend that
+        cannot be built is reported as a problem and left out, the others still run.
+        """
+        if self._built:
+            return
+        self._built = True
+        options = self.options
+        hosts = self.settings.watched_hosts() if options.fleet_factory is None else ()
+        if len(hosts) > 1:
+            self._build_hosts(hosts)
+            return
+        # One other host: its projects' files and Claude Code's own files are there, not here
+        # (its control plane is read over ssh below; Claude's signals are the screen alone).
+        elsewhere = len(hosts) == 1 and not hosts[0].is_local
+        if options.control_plane and not elsewhere:
+            self.control_plane = self._try(
+                "control plane", lambda: ControlPlane(self.settings, self.listener.control_event, problem=self.problem)
+            )
+        if options.claude and not elsewhere:
+            self.claude = self._try(
+                "Claude Code signals", lambda: ClaudeSignals(self.settings, self.listener, clock=options.wall, problems=self.problem)
+            )
+        fanout = _Fanout(self)
+        if options.fleet_factory is not None:
+            self.fleet = options.fleet_factory(fanout)
+        else:
+            from nbs_tui.tmux.fleet import TmuxFleet  # imported late: tests inject their own fleet
+
+            # Live models only for what is on screen (the app's mirror and visible thumbnails
+            # call set_watched); the sidecar reads every other pane with in-band captures.
+            self.fleet = TmuxFleet(
+                self.settings.server,
+                sessions=self.settings.sessions,
+                listener=fanout,
+                watch_all=False,
+                stream_output=options.mirror,
+                runner=_runner(self.settings),
+            )
+        self.role = self.decide_role()
+        if self.role is SidecarRole.ACT:
+            fleet = self.fleet
+            self.lease = self._try("sidecar lease", self._build_lease)
+            self.sidecar = self._try(
+                "sidecar",
+                lambda: SidecarRunner(
+                    fleet, self.settings, self._sidecar_event, control=self.control_plane,
+                    clock=options.clock, wall=options.wall, signals=self.claude, lease=self.lease,
+                ),
+            )
+        if options.control_plane and elsewhere:  # after the sidecar: the host's service applies it
+            self.control_plane = self._try("control plane", lambda: self._remote_plane(hosts[0]))
+
+    def _remote_plane(self, host: HostSpec) -> ControlPlanePort:
+        """The one watched host's projects, read by its own nbs-tui over ssh (docs/remote.md)."""
+        from nbs_tui.runtime.remote_plane import RemoteControlPlane
+        from nbs_tui.tmux.ssh import SshTmuxRunner
+
+        runner = getattr(self.fleet, "runner", None)
+        ssh = runner if isinstance(runner, SshTmuxRunner) else None
+        return RemoteControlPlane(host, ssh, self.listener.control_event, self.problem)
+
+    def _build_hosts(self, hosts: Sequence[HostSpec]) -> None:
+        self.hosts = HostsRuntime(hosts, self.listener, self.settings, self.options, make_runtime=Runtime, problem=self.problem)
+        local = self.hosts.local
+        if local is not None:  # this machine's files are read by the local host's runtime
+            self.control_plane, self.claude = local.control_plane, local.claude
+        if self.hosts.hub.control is not None:  # other hosts' projects too
+            self.control_plane = self.hosts.hub.control
+        self.fleet = self.hosts.fleet
+        acting = any(rt.role is SidecarRole.ACT for _h, rt in self.hosts.runtimes.values())
+        self.role = SidecarRole.ACT if acting else SidecarRole.OFF
+
+    @property
+    def sidecar_view(self) -> SidecarView | None:
+        """The sidecar as the app and the operator ask it (every host's, with several)."""
+        return self.hosts.sidecar if self.hosts is not None else self.sidecar
+
+    def problem(self, source: str, message: str) -> None:
+        """The one problem sink (module docstring); any thread, never raises."""
+        forward = self.options.problems
+        if forward is not None:  # a host's runtime: the dashboard's runtime logs and tells
+            try:
+                forward(source, message)
+            except Exception:
+                log.exception("the problem sink failed on: %s: %s", source, message)
+            return
+        log_problem(source, message)
+        try:
+            self.listener.problem(source, message)
+        except Exception:  # the log above has the problem itself
+            log.exception("the problem listener failed")
+
+    def _sidecar_event(self, event: SidecarEvent) -> None:
+        """The sidecar's events go to the listener as they are; its errors are problems too."""
+        if event.kind == "error":
+            self.problem("sidecar", f"{event.pane_id} {event.message}".strip())
+        self.listener.sidecar_event(event)
+
+    def leases(self) -> list[SidecarLease]:
+        """The sidecar lease of every tmux server watched (one per host with several hosts)."""
+        if self.hosts is not None:
+            return [rt.lease for _host, rt in self.hosts.runtimes.values() if rt.lease is not None]
+        return [self.lease] if self.lease is not None else []
+
+    def lease_mode(self) -> LeaseMode:
+        mode = self.options.lease
+        if mode is None:
+            if self.options.fleet_factory is not None:
+                mode = LeaseMode.OFF
+            else:
+                # Another host's service is started there, over ssh, with the host's own
+                # nbs-tui; a host without one gets this process as its sidecar while it runs.
+                host = self._remote_host()
+                installed = host is None or bool(host.nbs_tui)
+                auto = self.settings.service == "auto" and AUTO_SERVICE and installed
+                mode = LeaseMode.SERVICE if auto else LeaseMode.CONTEND
+        return mode
+
+    def _remote_host(self) -> HostSpec | None:
+        """The other host whose tmux server this runtime watches (None: this machine's)."""
+        runner = getattr(self.fleet, "runner", None)
+        if not getattr(runner, "remote", False):
+            return None
+        host = getattr(runner, "host", None)
+        return host if isinstance(host, HostSpec) else None
+
+    def _service_argv(self) -> list[str] | None:
+        """``nbs-tui service start`` for the watched server: here, or on its host through the
+        fleet's ssh (its ControlMaster); None when that host has no nbs-tui."""
+        server_args = self.settings.server.tmux_args()
+        host = self._remote_host()
+        if host is None:
+            flags = sidecar_flags(self.settings)
+            return [sys.executable, "-m", "nbs_tui", *server_args, *flags, "service", "start"]
+        runner = getattr(self.fleet, "runner", None)
+        if not host.nbs_tui or runner is None:
+            return None
+        # the host's setting is a command for its shell, as written (``~/.local/bin/nbs-tui``)
+        flags = sidecar_flags(self.settings, local=False)
+        return list(runner.ssh_argv(f"{host.nbs_tui} {shlex.join([*server_args, *flags, 'service', 'start'])}"))
+
+    def _build_lease(self) -> SidecarLease | None:
+        from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
+        from nbs_tui.tmux.operate import TmuxCommands
+
+        mode = self.lease_mode()
+        if mode is LeaseMode.OFF:
+            return None
+        # the fleet's runner: the lease lives in the same tmux server, wherever that runs
+        # ...and its control connections, when ready: no `tmux` process a command (~5 ms each)
+        in_band = self.fleet if callable(getattr(self.fleet, "command_line", None)) else None
+        commands = TmuxCommands(
+            self.settings.server, runner=getattr(self.fleet, "runner", None), in_band=in_band  # type: ignore[arg-type]
+        )
+
+        def problem(message: str) -> None:
+            self.problem("sidecar lease", message)
+
+        heartbeat = LeaseHeartbeat(
+            commands,
+            contend=mode is LeaseMode.CONTEND,
+            ttl=self.settings.lease_ttl,
+            on_problem=problem,
+            on_holder_changed=self._holder_changed,
+            on_acquired=lambda _lease: self._holding_changed(True),
+            on_lost=lambda _why: self._holding_changed(False),
+        )
+        if mode is LeaseMode.SERVICE:
+            far = self._remote_host()
+
+            def contend_after_all(why: str) -> None:
+                if far is not None and ("not found" in why or "No such file" in why):
+                    problem(f"{not_installed(far.name)} ({why})")
+                else:
+                    problem(f"{why}: this dashboard acts itself while it runs")
+                heartbeat.contend = True
+
+            heartbeat.on_vacant = ServiceStarter(
+                self.settings.server, self.settings.lease_ttl, problem, contend_after_all,
+                ready=self._first_frame_done, argv=self._service_argv(),
+            ).vacant
+        host = self._remote_host()
+        wanted = self.options.lease is None and self.settings.service == "auto" and AUTO_SERVICE
+        if mode is LeaseMode.CONTEND and host is not None and wanted:
+            said = threading.Event()
+
+            def acquired(_lease: object) -> None:  # a dashboard (auto) on a host without nbs-tui
+                self._holding_changed(True)
+                if not said.is_set():
+                    said.set()
+                    problem(not_installed(host.name))
+
+            heartbeat.on_acquired = acquired
+        lease = SidecarLease(commands, heartbeat, on_problem=problem)
+        lease.inband = getattr(self.fleet, "command_inband", None)  # remote: no ssh exec a tick
+        return lease
+
+    def _first_frame_done(self) -> bool:
+        """The fleet was seeded `SERVICE_DELAY` ago: the dashboard has drawn it by now."""
+        seeded = self._seeded_at
+        return seeded is not None and time.monotonic() - seeded >= SERVICE_DELAY
+
+    def _holding_changed(self, holding: bool) -> None:
+        if self.control_plane is not None:
+            self.control_plane.set_acting(holding)
+
+    def _holder_changed(self, holder: LeaseValue) -> None:
+        tell = getattr(self.listener, "lease_changed", None)
+        if tell is not None and self.lease is not None:
+            mine = isinstance(holder, Lease) and holder.token == self.lease.token
+            tell(holder, mine)
+
+    def decide_role(self) -> SidecarRole:
+        """Does this process act on the panes? The one place that decides it.
+
+        Today it acts whenever a sidecar is wanted. A process that must only watch (another one
+        already acts for this tmux server) is decided here, before the sidecar is built.
+        """
+        return SidecarRole.ACT if self.options.sidecar and self.fleet is not None else SidecarRole.OFF
+
+    def _try(self, name: str, build: Callable[[], _T]) -> _T | None:
+        try:
+            return build()
+        except Exception as error:  # one backend failing must not take the others down
+            log.exception("%s could not be built", name)
+            self.problem(name, f"{name} did not start: {error}")
+            return None
+
+    # -- start and stop ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start every backend in order; returns at once (the sidecar follows the first seed).
+
+        Raises `TmuxUnavailable` (or whatever the fleet raises) when the fleet cannot start:
+        the other backends it started are stopped again by `stop`, which the caller still calls.
+        """
+        self.build()
+        with self._lock:
+            if self._stopping.is_set():
+                return
+            if self.options.problems is None:  # the runtime that writes the log hears of its failure
+                self._started.append(("log file", report_failures(self.problem)))  # a full disk, say
+            self._start("memory trim", self.trimmer.start, self.trimmer.stop)  # freed pages go back
+            if self.hosts is not None:  # each host starts (and fails) on its own
+                self.hosts.start()
+                self._started.append(("hosts", self.hosts.stop))
+                return
+            if self.control_plane is not None:
+                if self.lease is not None:  # inboxes are applied by the lease holder only
+                    self.control_plane.set_acting(False)
+                self._start("control plane", self.control_plane.start, self.control_plane.stop)
+            if self.claude is not None:
+                self._start("Claude Code signals", self.claude.start, self.claude.stop)
+            fleet = self.fleet
+            if fleet is None:
+                return
+            fleet.start()  # its failure is the caller's to show: nothing works without it
+            self._started.append(("fleet", fleet.stop))
+            if self.lease is not None and self.sidecar is None:
+                self._start("sidecar lease", self.lease.start, self.lease.stop)
+            if self.sidecar is not None:  # with the lease, once the first frame's seeds are in
+                self._starter = threading.Thread(target=self._start_sidecar, name="nbs-runtime-start", daemon=True)
+                self._starter.start()
+
+    def _start(self, name: str, start: Callable[[], None], stop: Callable[[], None]) -> None:
+        try:
+            start()
+        except Exception as error:
+            log.exception("%s did not start", name)
+            self.problem(name, f"{name} did not start: {error}")
+            return
+        self._started.append((name, stop))
+
+    def _start_sidecar(self) -> None:
+        """The starter thread: wait for the first seed (or `stop`), then start the lease and the
+        sidecar. The lease waits too: its first commands then run on the fleet's control
+        connections, not as ``tmux`` (or, for another host, ssh) processes competing with the
+        first frame (three per host over ssh: ~0.08 s of 0.9 at 5 hosts, bench_remote.py)."""
+        fleet, sidecar = self.fleet, self.sidecar
+        if fleet is None or sidecar is None:
+            return
+        wait_seeded: Callable[[float], bool] | None = getattr(fleet, "wait_seeded", None)
+        deadline = time.monotonic() + self.options.seed_timeout
+        while wait_seeded is not None and not self._stopping.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0 or wait_seeded(min(left, 0.1)):
+                break
+        self._seeded_at = time.monotonic()
+        with self._lock:  # `stop` holds it while it decides what runs: never start after that
+            if self._stopping.is_set():
+                return
+            if self.lease is not None:  # stopped after the sidecar: it stops acting, then releases
+                self._start("sidecar lease", self.lease.start, self.lease.stop)
+            self._start("sidecar", sidecar.start, sidecar.stop)
+
+    def wait_started(self, timeout: float) -> bool:
+        """Block until the sidecar was started (or will never be); for tests and benchmarks."""
+        if self.hosts is not None:
+            return self.hosts.wait_started(timeout)
+        starter = self._starter
+        if starter is not None:
+            starter.join(timeout)
+            return not starter.is_alive()
+        return True
+
+    def stop(self) -> None:
+        """Stop what was started, in reverse order; idempotent, and safe while `start` is still
+        waiting for the first seed (the sidecar is then never started)."""
+        with self._lock:
+            self._stopping.set()
+            started, self._started = self._started, []
+        starter = self._starter
+        if starter is not None and starter is not threading.current_thread():
+            starter.join()
+        for name, stop in reversed(started):
+            try:
+                stop()
+            except Exception as error:  # shutting down: say it, keep stopping the rest
+                log.exception("stopping the %s failed", name)
+                self.problem(name, f"stopping the {name} failed: {error}")

@@ -1,0 +1,235 @@
+"""``nbs-tui service start|stop|status [-L NAME|-S PATH]``: the sidecar as a detached process.
+
+One service per tmux server runs the same runtime as ``--headless`` and contends for the
+server's sidecar lease (docs/lease.md), so polls and plan answers go on after the last dashboard
+quits. It exits when it is stopped (SIGTERM, releasing the lease at once) or when its tmux
+server goes away. Its pid file and its event log (``--headless``'s JSON lines) live in the XDG
+state directory, named after the server; ``status`` reads who holds the lease from tmux itself,
+so it also names a holder on another host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from nbs_tui.config import Settings
+from nbs_tui.core.lease import LEASE_OPTION, ForeignLease, Lease, parse_lease
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.logs import state_dir
+from nbs_tui.runtime.service_starter import sidecar_flags
+
+log = logging.getLogger(__name__)
+
+STARTUP_WAIT = 5.0
+"""How long ``start`` waits to see the new service hold the lease before it reports."""
+STOP_WAIT = 15.0
+SERVER_CHECK = 2.0
+"""Seconds between the running service's checks that its tmux server still exists."""
+
+SERVICE_NICE = 5
+"""The service runs below a dashboard's priority: on a small machine its start (a second Python,
+a fleet seeded by captures) would otherwise compete with the dashboard's first frame."""
+
+EXIT_NOT_RUNNING = 3
+"""``status`` when no service runs for the server (as LSB init scripts do)."""
+
+
+def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
+    service = commands.add_parser(
+        "service", help="run the sidecar as a background service for a tmux server (start, stop, status)"
+    )
+    service.add_argument("action", choices=("start", "stop", "status", "run"), help="'run' is what 'start' detaches")
+    picked = service.add_mutually_exclusive_group()
+    # SUPPRESS: given before the subcommand (nbs-tui -L x service start), they are kept
+    picked.add_argument("-L", dest="socket_name", metavar="NAME", default=argparse.SUPPRESS, help="tmux socket name")
+    picked.add_argument("-S", dest="socket_path", metavar="PATH", default=argparse.SUPPRESS, help="tmux socket path")
+
+
+def server_key(server: ServerAddress) -> str:
+    if server.socket_path:
+        raw = "S-" + server.socket_path
+    elif server.socket_name:
+        raw = "L-" + server.socket_name
+    else:
+        raw = "default"
+    return re.sub(r"[^A-Za-z0-9._-]", "_", raw)
+
+
+def pid_path(server: ServerAddress) -> Path:
+    return state_dir() / f"service-{server_key(server)}.pid"
+
+
+def events_path(server: ServerAddress) -> Path:
+    return state_dir() / f"service-{server_key(server)}.log"
+
+
+def service_command(action: str, settings: Settings) -> int:
+    if action == "start":
+        return start(settings)
+    if action == "stop":
+        return stop(settings)
+    if action == "status":
+        return status(settings)
+    return run(settings)
+
+
+# -- the pid file ---------------------------------------------------------------------------
+
+
+def _is_service(pid: int) -> bool:
+    """``pid`` is alive and is an nbs-tui service (a recycled pid is not)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True  # no /proc: trust the pid file
+    return b"service" in cmdline and b"run" in cmdline and any(b"nbs_tui" in a or b"nbs-tui" in a for a in cmdline)
+
+
+def running_pid(server: ServerAddress) -> int | None:
+    try:
+        pid = int(pid_path(server).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid if _is_service(pid) else None
+
+
+def _tmux(server: ServerAddress, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    return subprocess.run(
+        ["tmux", *server.tmux_args(), *args], capture_output=True, text=True, timeout=10, env=env, check=False
+    )
+
+
+def _lease_line(server: ServerAddress, service_pid: int | None) -> str:
+    done = _tmux(server, "display-message", "-p", f"#{{{LEASE_OPTION}}}")
+    if done.returncode != 0:
+        return f"lease: cannot ask tmux ({done.stderr.strip() or 'no answer'})"
+    value = parse_lease(done.stdout.rstrip("\n"))
+    if value is None:
+        return "lease: free (no sidecar acts)"
+    if isinstance(value, ForeignLease):
+        return f"lease: {value.describe()} ({value.why})"
+    assert isinstance(value, Lease)
+    since = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(value.since))
+    who = " (this service)" if service_pid is not None and value.pid == service_pid else ""
+    return f"lease: held by {value.host} pid {value.pid} since {since}{who}"
+
+
+def _holder_pid(server: ServerAddress) -> int | None:
+    done = _tmux(server, "display-message", "-p", f"#{{{LEASE_OPTION}}}")
+    value = parse_lease(done.stdout.rstrip("\n")) if done.returncode == 0 else None
+    return value.pid if isinstance(value, Lease) else None
+
+
+# -- start, stop, status ----------------------------------------------------------------------
+
+
+def start(settings: Settings) -> int:
+    server = settings.server
+    probe = _tmux(server, "display-message", "-p", "#{pid}")
+    if probe.returncode != 0:
+        print(f"nbs-tui service: cannot reach {server.describe()}: {probe.stderr.strip()}", file=sys.stderr)
+        return 1
+    pid = running_pid(server)
+    if pid is not None:
+        print(f"service already running for {server.describe()}: pid {pid}")
+        print(_lease_line(server, pid))
+        return 0
+    state_dir().mkdir(parents=True, exist_ok=True)
+    log = events_path(server)
+    argv = [sys.executable, "-m", "nbs_tui", *server.tmux_args(), *sidecar_flags(settings), "service", "run"]
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    with open(log, "a", encoding="utf-8") as out:
+        child = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
+            start_new_session=True, close_fds=True,
+        )
+    pid_path(server).write_text(f"{child.pid}\n")
+    deadline = time.monotonic() + STARTUP_WAIT
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            print(f"nbs-tui service: exited at once (status {child.returncode}); see {log}", file=sys.stderr)
+            with contextlib.suppress(OSError):
+                pid_path(server).unlink()
+            return 1
+        if _holder_pid(server) == child.pid:
+            break
+        time.sleep(0.1)
+    print(f"service started for {server.describe()}: pid {child.pid}, log {log}")
+    print(_lease_line(server, child.pid))
+    return 0
+
+
+def stop(settings: Settings) -> int:
+    server = settings.server
+    pid = running_pid(server)
+    if pid is None:
+        print(f"no service running for {server.describe()}")
+        with contextlib.suppress(OSError):
+            pid_path(server).unlink()
+        return 0
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_WAIT
+    while _is_service(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _is_service(pid):
+        print(f"nbs-tui service: pid {pid} did not stop within {STOP_WAIT:g} s", file=sys.stderr)
+        return 1
+    with contextlib.suppress(OSError):
+        pid_path(server).unlink()
+    print(f"service stopped for {server.describe()} (pid {pid})")
+    return 0
+
+
+def status(settings: Settings) -> int:
+    server = settings.server
+    pid = running_pid(server)
+    state = f"running, pid {pid}" if pid is not None else "not running"
+    print(f"service for {server.describe()}: {state}")
+    print(_lease_line(server, pid))
+    print(f"log: {events_path(server)}")
+    return 0 if pid is not None else EXIT_NOT_RUNNING
+
+
+# -- the detached process -------------------------------------------------------------------
+
+
+def run(settings: Settings) -> int:
+    """The service itself: ``--headless`` until SIGTERM or until the tmux server is gone."""
+    from nbs_tui.runtime.headless import run_headless  # here: ``nbs-tui --help`` skips the runtime
+
+    server = settings.server
+    stop_event = threading.Event()
+    with contextlib.suppress(OSError):
+        os.nice(SERVICE_NICE)
+
+    def watch_server() -> None:
+        while not stop_event.wait(SERVER_CHECK):
+            done = _tmux(server, "display-message", "-p", "#{pid}")
+            if done.returncode != 0:
+                log.warning("%s is gone: the service stops", server.describe())
+                stop_event.set()
+
+    threading.Thread(target=watch_server, name="nbs-service-server", daemon=True).start()
+    try:
+        return run_headless(settings, stop=stop_event)
+    finally:
+        stop_event.set()
+        with contextlib.suppress(OSError, ValueError):
+            if int(pid_path(server).read_text().split()[0]) == os.getpid():
+                pid_path(server).unlink()

@@ -1,0 +1,265 @@
+"""Sidecar state and the viewers' wishes, carried in tmux user options (docs/lease.md).
+
+The holder publishes ``@nbs_state``, ``@nbs_needs`` and ``@nbs_since`` on each agent pane
+(`PaneOptionsPublisher`): only what changed, as one tmux command line for many panes, so
+``tmux list-panes -F '#{pane_id} #{@nbs_state}'``, a status line or a script can read them.
+The holder also keeps each pane's last actions in ``@nbs_actions`` (`nbs_tui.core.relay`),
+read by every view in the same ``list-panes``. Every view (holder or not) writes the per-pane switches, poll requests and the pause into
+options too (`SidecarSwitches`), and the holder reads them all with one ``list-panes`` a tick:
+no port, no file, and the same over ssh. All calls block for one tmux round trip.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from nbs_tui.core.lease import (
+    INFLIGHT_OPTION,
+    PAUSE_OPTION,
+    PLAN_SWITCH_OPTION,
+    POLL_ANSWER_OPTION,
+    POLL_REQUEST_OPTION,
+    POLL_SWITCH_OPTION,
+    PUBLISHED_OPTIONS,
+    PaneSwitches,
+    parse_inflight,
+    parse_switch,
+)
+from nbs_tui.core.meters import Meters
+from nbs_tui.core.meters_relay import METERS_OPTION, parse_meters
+from nbs_tui.core.model import PaneId
+from nbs_tui.core.relay import ACTIONS_OPTION, RelayedAction, encode_ring, parse_ring
+from nbs_tui.sidecar.heartbeat import LeaseClient
+from nbs_tui.tmux.operate import TmuxCommands
+
+MAX_LINE = 8000
+"""Bytes of arguments per tmux command line: a client's whole command must fit one 16 KiB
+message to the server, so a big fleet's update is split into several lines."""
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedState:
+    """What the holder says about one agent pane."""
+
+    state: str
+    needs: str = ""
+    """Why the pane needs a person (``plan``, ``question``, ``error``, ``stuck``...) or empty."""
+    since: int = 0
+    """Wall time (the holder's clock) the state began, in seconds."""
+    meters: str = ""
+    """The agent's meters, encoded (`nbs_tui.core.meters_relay.encode_meters`)."""
+
+    def options(self) -> tuple[str, ...]:
+        """Values in the order of `PUBLISHED_OPTIONS`."""
+        return (self.state, self.needs, str(self.since) if self.since else "", self.meters)
+
+
+def option_command(pane_id: PaneId, name: str, value: str) -> tuple[str, ...]:
+    """Set (or, for an empty value, unset) one pane option; ``-q``: a pane that died meanwhile
+    is not an error, so the rest of the line still runs."""
+    if value == "":
+        return ("set-option", "-pqu", "-t", pane_id, name)
+    return ("set-option", "-pq", "-t", pane_id, name, value)
+
+
+def run_batched(commands: TmuxCommands, lines: Sequence[Sequence[str]]) -> int:
+    """Run ``lines`` as few tmux command lines as fit `MAX_LINE`; the number of tmux runs."""
+    runs = 0
+    batch: list[Sequence[str]] = []
+    size = 0
+    for command in lines:
+        length = sum(len(arg.encode()) + 1 for arg in command) + 2
+        if batch and size + length > MAX_LINE:
+            commands.run_many(batch)
+            runs += 1
+            batch, size = [], 0
+        batch.append(command)
+        size += length
+    if batch:
+        commands.run_many(batch)
+        runs += 1
+    return runs
+
+
+class PaneOptionsPublisher:
+    """The holder's published pane state: sends only changes, remembers what it set."""
+
+    def __init__(self, commands: TmuxCommands) -> None:
+        self.commands = commands
+        self._last: dict[PaneId, tuple[str, ...]] = {}
+        self.runs = 0
+        """tmux processes run so far (for the benchmark)."""
+
+    def publish(self, states: Mapping[PaneId, PublishedState]) -> int:
+        """Bring the panes' options to ``states``; panes no longer listed are cleared.
+
+        Returns the number of options changed (0: no tmux command was run).
+        """
+        lines: list[tuple[str, ...]] = []
+        for pane_id, state in states.items():
+            new = state.options()
+            old = self._last.get(pane_id, ("",) * len(PUBLISHED_OPTIONS))
+            for name, before, after in zip(PUBLISHED_OPTIONS, old, new, strict=True):
+                if before != after:
+                    lines.append(option_command(pane_id, name, after))
+        for pane_id in set(self._last) - set(states):
+            for name, before in zip(PUBLISHED_OPTIONS, self._last[pane_id], strict=True):
+                if before:
+                    lines.append(option_command(pane_id, name, ""))
+        if lines:
+            self.runs += run_batched(self.commands, lines)
+        self._last = {pane_id: state.options() for pane_id, state in states.items()}
+        return len(lines)
+
+    def clear_stale(self) -> int:
+        """Unset every published option on every pane (left by an earlier holder); the next
+        `publish` then sets everything afresh. Returns the number of options cleared."""
+        fmt = "\t".join(["#{pane_id}", *(f"#{{{name}}}" for name in PUBLISHED_OPTIONS)])
+        out = self.commands.run("list-panes", "-a", "-F", fmt)
+        self.runs += 1
+        lines: list[tuple[str, ...]] = []
+        for row in out.splitlines():
+            pane_id, *values = row.split("\t")
+            for name, value in zip(PUBLISHED_OPTIONS, values, strict=False):
+                if value:
+                    lines.append(option_command(pane_id, name, ""))
+        if lines:
+            self.runs += run_batched(self.commands, lines)
+        self._last = {}
+        return len(lines)
+
+    def clear_mine(self) -> None:
+        """Unset what this publisher set (a holder that lets go cleanly)."""
+        self.publish({})
+
+    def forget(self) -> None:
+        """Drop the memory of what was set, touching nothing (the lease was lost: the next
+        holder clears them)."""
+        self._last = {}
+
+
+Inband = Callable[[Sequence[str]], "str | None"]
+"""Runs one tmux command on a control connection: its output, or None (use the runner)."""
+
+_SWITCH_FIELDS = (
+    "#{pane_id}",
+    f"#{{{POLL_SWITCH_OPTION}}}",
+    f"#{{{PLAN_SWITCH_OPTION}}}",
+    f"#{{{POLL_REQUEST_OPTION}}}",
+    f"#{{{POLL_ANSWER_OPTION}}}",
+    f"#{{{ACTIONS_OPTION}}}",  # ASCII JSON: never a tab
+    f"#{{{METERS_OPTION}}}",  # ASCII JSON too
+    f"#{{{INFLIGHT_OPTION}}}",  # last: the only field whose text is not ours to choose
+)
+
+
+class SidecarSwitches:
+    """What any view writes and the holder reads: per-pane switches, poll requests, pause."""
+
+    def __init__(self, commands: TmuxCommands) -> None:
+        self.commands = commands
+        self.lease = LeaseClient(commands)
+        self._parsed: dict[PaneId, tuple[str, Meters | None]] = {}
+        """Each pane's meters value read last and its parse: most do not change between reads."""
+
+    # -- any view --------------------------------------------------------------------------------
+
+    def set_switch(self, pane_id: PaneId, which: str, enabled: bool | None) -> None:
+        """``which`` is ``poll`` or ``plan``; None drops the override (back to the default)."""
+        name = {"poll": POLL_SWITCH_OPTION, "plan": PLAN_SWITCH_OPTION}[which]
+        value = "" if enabled is None else "on" if enabled else "off"
+        self.commands.run_many([option_command(pane_id, name, value)])
+
+    def request_poll(self, pane_id: PaneId) -> str:
+        """Ask the holder for a poll in this pane now; the request id to look for in the answer."""
+        request = secrets.token_hex(4)
+        self.commands.run_many([option_command(pane_id, POLL_REQUEST_OPTION, request)])
+        return request
+
+    def set_paused(self, paused: bool) -> None:
+        if paused:
+            self.commands.run("set-option", "-s", PAUSE_OPTION, "on")
+        else:
+            self.commands.run("set-option", "-su", PAUSE_OPTION)
+
+    # -- the holder (and any view, to show them) -----------------------------------------------
+
+    def read(self, inband: Inband | None = None) -> tuple[bool, dict[PaneId, PaneSwitches]]:
+        """The pause and every pane's switches, in one tmux command (``inband``: two commands
+        on the fleet's control connection to a remote host instead of an ssh exec)."""
+        pause = ("display-message", "-p", f"#{{{PAUSE_OPTION}}}")
+        listing = ("list-panes", "-a", "-F", "\t".join(_SWITCH_FIELDS))
+        out: str | None = None
+        if inband is not None:
+            first_line = inband(pause)
+            rest_lines = inband(listing) if first_line is not None else None
+            if first_line is not None and rest_lines is not None:
+                out = first_line + rest_lines
+        if out is None:
+            out = self.commands.run_many([pause, listing])
+        first, _, rest = out.partition("\n")
+        panes: dict[PaneId, PaneSwitches] = {}
+        for row in rest.splitlines():
+            fields = row.split("\t", len(_SWITCH_FIELDS) - 1)
+            if len(fields) != len(_SWITCH_FIELDS):
+                continue
+            pane_id, poll, plan, request, answer, actions, meters, inflight = fields
+            panes[pane_id] = PaneSwitches(
+                poll=parse_switch(poll),
+                plan=parse_switch(plan),
+                poll_request=request,
+                poll_answer=answer,
+                inflight=parse_inflight(inflight),
+                actions=parse_ring(actions),
+                meters=self._meters(pane_id, meters),
+            )
+        for gone in self._parsed.keys() - panes.keys():
+            del self._parsed[gone]
+        return parse_switch(first) is True, panes
+
+    def _meters(self, pane_id: PaneId, raw: str) -> Meters | None:
+        """Parsed again only when the pane's value changed: one entry a pane, not one a value."""
+        last = self._parsed.get(pane_id)
+        if last is None or last[0] != raw:
+            last = self._parsed[pane_id] = (raw, parse_meters(raw))
+        return last[1]
+
+    def answer_poll(self, pane_id: PaneId, request: str, ok: bool, why: str = "") -> None:
+        answer = f"{request} {'ok' if ok else 'no'}" + (f" {why}" if why else "")
+        self.commands.run_many([option_command(pane_id, POLL_ANSWER_OPTION, answer)])
+
+    def write_actions(self, rings: Mapping[PaneId, Sequence[RelayedAction]]) -> int:
+        """The holder's relayed actions (`nbs_tui.core.relay`), all panes in as few tmux runs as
+        fit; the number of runs."""
+        lines = [option_command(p, ACTIONS_OPTION, encode_ring(ring)) for p, ring in rings.items()]
+        return run_batched(self.commands, lines) if lines else 0
+
+    # -- the in-flight mark, fenced on the holder's token ---------------------------------------
+
+    def type_marked(self, token: str, pane_id: PaneId, text: str) -> bool:
+        """Mark the pane in flight, then type ``text``, as one step and only while ``token``
+        holds the lease. False: not typed (the lease is someone else's)."""
+        commands: list[tuple[str, ...]] = [
+            option_command(pane_id, INFLIGHT_OPTION, f"{token} {text}")
+        ]
+        for i, line in enumerate(text.split("\n")):
+            if i:
+                commands.append(("send-keys", "-t", pane_id, "C-j"))
+            if line:
+                commands.append(("send-keys", "-t", pane_id, "-l", line))
+        return self.lease.fenced(token, commands)
+
+    def clear_inflight(self, pane_id: PaneId) -> None:
+        self.commands.run_many([option_command(pane_id, INFLIGHT_OPTION, "")])
+
+    def erase_inflight(self, token: str, pane_id: PaneId, count: int) -> bool:
+        """Erase ``count`` characters a dead holder typed (`inflight_erase_count`) and drop its
+        mark, only while ``token`` holds the lease."""
+        commands: list[tuple[str, ...]] = []
+        if count > 0:
+            commands.append(("send-keys", "-t", pane_id, "-N", str(count), "BSpace"))
+        commands.append(option_command(pane_id, INFLIGHT_OPTION, ""))
+        return self.lease.fenced(token, commands)
+
