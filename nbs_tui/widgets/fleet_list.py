@@ -517,6 +517,11 @@ class FleetList(ScrollView, can_focus=True):
         over the whole left column (with nothing else changing, the dashboard's largest cost).
         The same cells look the same in any row, so a tick draws each distinct one once. When
         the painter says no, the rows go to Textual."""
+        if not self.app.is_running:
+            # Shutting down: Textual prunes the widgets while queued messages may still be
+            # handled (a FleetChanged during run_test's shutdown raised KeyError: this widget's
+            # component styles were gone). Nothing is drawn any more anyway.
+            return
         palette = self._check_palette()  # the cursor's look moves with focus: part of each key
         top, height = int(self.scroll_y), self.scrollable_content_region.height
         starts, x = {}, 0
