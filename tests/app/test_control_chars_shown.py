@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 import libtmux
+from libtmux.test.retry import retry_until
 from rich.console import Console
 
 from nbs_tui.app import NbsApp, create_app
@@ -54,10 +55,14 @@ def test_a_real_folder_with_escapes_comes_through_discovery_raw(server: libtmux.
     folder = tmp_path / ("proj" + EVIL.replace("\x9b", ""))  # a file name is bytes: keep it UTF-8-clean
     folder.mkdir()
     server.new_session("evil", start_directory=str(folder))
-    panes = list_panes(ServerAddress(socket_name=server.socket_name))
-    paths = [p.info.current_path for p in panes]
+
+    def paths() -> list[str]:
+        return [p.info.current_path for p in list_panes(ServerAddress(socket_name=server.socket_name))]
+
+    # tmux reads a pane's folder from its process: "" until that runs (seen under load)
+    retry_until(lambda: all(paths()), 10, raises=False)
     # tmux hands the folder over as it is: only the display may make it printable
-    assert str(folder) in paths, paths
+    assert str(folder) in paths(), paths()
 
 
 async def test_titles_paths_and_names_are_shown_without_their_escape_sequences(tmp_path: Path) -> None:
