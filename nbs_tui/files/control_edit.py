@@ -14,6 +14,7 @@ import re
 import stat
 import threading
 import time
+from collections.abc import Callable
 
 from nbs_tui.core.control import MAX_ARGUMENT, Verb
 from nbs_tui.core.registry import Registry, normalise
@@ -90,9 +91,17 @@ def is_registered(snapshot: PlaneSnapshot, root: str, channel: str, kind: str, p
     return False
 
 
-def append_command(root: str, channel: str, verb: Verb, path: str, lock: threading.Lock) -> tuple[str, int]:
+def append_command(
+    root: str,
+    channel: str,
+    verb: Verb,
+    path: str,
+    lock: threading.Lock,
+    on_written: Callable[[int], None] | None = None,
+) -> tuple[str, int]:
     """Append ``<verb> <path>`` to the channel's inbox without disturbing an agent's unfinished
-    line; the line written and its byte offset in the inbox. ``lock`` serialises our writers."""
+    line; the line written and its byte offset in the inbox. ``lock`` serialises our writers;
+    ``on_written(offset)`` is called with it still held, right after the write."""
     if channel and not HANDLE.match(channel):
         raise ControlPlaneError(f"bad agent handle {channel!r}")
     line = f"{verb.value} {path}"
@@ -117,7 +126,10 @@ def append_command(root: str, channel: str, verb: Verb, path: str, lock: threadi
             raise ControlPlaneError(f"cannot write {inbox}: {error.strerror}") from None
         finally:
             os.close(fd)
-    return line, end - len(line) - 1
+        offset = end - len(line) - 1
+        if on_written is not None:
+            on_written(offset)
+    return line, offset
 
 
 def ends_with_newline(path: str) -> bool:

@@ -151,14 +151,6 @@ class _Scanned:
 
 
 @dataclass(frozen=True, slots=True)
-class _OwnLine:
-    root: str
-    channel: str
-    offset: int
-    by: str
-
-
-@dataclass(frozen=True, slots=True)
 class _Saved:
     """Was the registry holding our inbox line at ``offset`` saved? Answered on the plane thread
     after the refresh that applied it (queued before this)."""
@@ -180,7 +172,7 @@ class _WatchFailed:
     message: str
 
 
-_Command = _Rescan | _Stop | _Flush | _Refresh | _PaneDirs | _Scanned | _OwnLine | _Saved | _WatchFailed | _Acting
+_Command = _Rescan | _Stop | _Flush | _Refresh | _PaneDirs | _Scanned | _Saved | _WatchFailed | _Acting
 
 NOT_SAVED = "not saved yet"
 """In what an edit returns when its line is in the inbox but the registry does not hold it: this
@@ -240,6 +232,7 @@ class ControlPlane(ControlPlanePort):
             watch=watch,
             debounce_ms=debounce_ms,
             step_ms=step_ms,
+            write_lock=self._write_lock,
         )
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -380,8 +373,10 @@ class ControlPlane(ControlPlanePort):
     def _append_command(self, root: str, channel: str, verb: Verb, path: str) -> str:
         """Append the edit's line, then say whether the registry holds it: the operator must not
         read "done" while the line is only in the inbox."""
-        line, offset = append_command(root, channel, verb, path, self._write_lock)
-        self._queue.put(_OwnLine(root, channel, offset, "nbs-tui"))
+        line, offset = append_command(
+            root, channel, verb, path, self._write_lock,
+            on_written=lambda at: self._sync.note_own_line(root, channel, at, "nbs-tui"),
+        )  # fmt: skip
         self._request_refresh(root)
         if self._thread is None or not self._thread.is_alive():
             return line  # nobody to apply it yet: the first pass will
@@ -479,8 +474,6 @@ class ControlPlane(ControlPlanePort):
                 sync.set_pane_dirs(dict(dirs))
             case _Scanned(pane_id, project_dir, line, handle):
                 sync.apply_scanned(pane_id, project_dir, line, handle)
-            case _OwnLine(root, channel, offset, by):
-                sync.note_own_line(root, channel, offset, by)
             case _Saved(root, channel, offset, answer):
                 answer.set_result(sync.unsaved_after(root, channel, offset))
             case _WatchFailed(root, message):

@@ -63,8 +63,6 @@ class _Channel:
     """The registry as it should be, while writing it fails (a full disk, a read-only folder):
     later lines build on it, and it is written again every cycle until it is saved."""
     replayed: bool = False
-    ours: dict[int, str] = field(default_factory=dict)
-    """Inbox offsets of lines nbs-tui appended itself, with who asked (for the history)."""
 
 
 @dataclass(slots=True)
@@ -115,8 +113,14 @@ class PlaneSync:
         watch: bool,
         debounce_ms: int,
         step_ms: int,
+        write_lock: threading.Lock | None = None,
     ) -> None:
         self._emit = emit
+        self._write_lock = write_lock or threading.Lock()
+        """The plane's writers' lock: `note_own_line` is called with it held, right after the
+        write, so a line read here once it is in the inbox finds its note under it."""
+        self._ours: dict[tuple[str, str, int], str] = {}
+        """Inbox lines nbs-tui appended itself, by (project, channel, offset): who asked."""
         self._report = report
         self._on_change = on_change
         self._on_watch_error = on_watch_error
@@ -178,12 +182,12 @@ class PlaneSync:
         self._apply_scanned(pane_id, project_dir, line, handle)
 
     def note_own_line(self, root: str, channel: str, offset: int, by: str) -> None:
-        """nbs-tui appended the inbox line at ``offset`` for ``by``: say so in the history."""
-        project = self._projects.get(root)
-        if project is not None:
-            found = project.channels.get(channel)
-            if found is not None:
-                found.ours[offset] = by
+        """nbs-tui appended the inbox line at ``offset`` for ``by``: say so in the history.
+
+        Called on the writing thread with the writers' lock held, right after the write (not
+        queued to the plane thread: its watcher could read the line first, and the line then
+        went into the history as nobody's, seen under load)."""
+        self._ours[(root, channel, offset)] = by
 
     def unsaved_after(self, root: str, channel: str, offset: int) -> str | None:
         """Why the registry holding the inbox line at ``offset`` is not saved yet ("" if it is
@@ -471,7 +475,12 @@ class PlaneSync:
     ) -> list[HistoryEntry]:
         now = time.time()
         name = os.path.basename(channel.inbox)
-        root, handle, ours = project.root, channel.handle, channel.ours
+        root, handle = project.root, channel.handle
+        # The items were read before this: the note of any line of ours among them was made
+        # before its writer let go of the lock, so taking the lock here finds it.
+        with self._write_lock:
+            mine = [key for key in self._ours if key[0] == root and key[1] == handle] if self._ours else []
+            ours = {key[2]: self._ours.pop(key) for key in mine}
         entries: list[HistoryEntry] = []
         append = entries.append
         seq = self._seq
@@ -496,6 +505,10 @@ class PlaneSync:
                 intervals.append(result.poll_interval)
             append(HistoryEntry(now, root, source, handle, shown, result.outcome, result.why, seq))
         self._seq = seq
+        if ours:  # lines of ours written since these were read: for the next read
+            with self._write_lock:
+                for offset, by in ours.items():
+                    self._ours.setdefault((root, handle, offset), by)
         return entries
 
     def _set_interval(self, project: _Project, channel: _Channel, intervals: list[float]) -> None:

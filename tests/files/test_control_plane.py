@@ -8,11 +8,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from nbs_tui.config import Settings
 from nbs_tui.core.control import Outcome
+from nbs_tui.files import control_plane as control_plane_module
 from nbs_tui.files import control_sync as sync_module
 from nbs_tui.files.chat_io import read_chat
 from nbs_tui.files.control_plane import (
@@ -331,6 +333,27 @@ def test_editor_edits_go_through_the_inbox(started, project: Path) -> None:  # t
         "register-chat .nbs/chat/side chat.chat",
         "unregister-chat .nbs/chat/side chat.chat",
     ]
+
+
+def test_an_edit_the_plane_reads_before_its_writer_goes_on_is_still_said_ours(  # type: ignore[no-untyped-def]
+    started, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plane may read an edit's line as soon as it is in the inbox (its watcher saw the
+    file change), before the writing thread goes on: the history must still say nbs-tui wrote
+    it. (It said so only when the writer's note came first: seen lost under load.)"""
+    plane, _ = started(project)
+    write_chat(project / ".nbs" / "chat" / "side chat.chat")
+    original = control_plane_module.append_command
+
+    def append_then_wait_for_the_read(*args: Any, **kwargs: Any) -> tuple[str, int]:
+        written: tuple[str, int] = original(*args, **kwargs)
+        wait_for(lambda: any(entry.line == written[0] for entry in plane.history()), what="the plane read the line")
+        return written
+
+    monkeypatch.setattr(control_plane_module, "append_command", append_then_wait_for_the_read)
+    plane.register_chat(project, ".nbs/chat/side chat.chat")
+    [entry] = [e for e in plane.history() if e.line == "register-chat .nbs/chat/side chat.chat"]
+    assert entry.source == "control-inbox:1 (nbs-tui)"
 
 
 def test_a_viewers_edit_is_done_only_once_the_lease_holders_registry_shows_it(
