@@ -7,8 +7,9 @@ watches it) is read through ``fleet.captured``, an in-band capture taken only wh
 printed since the last one and has gone quiet, or every 3 s while it keeps printing (ticks run
 `TICK_PHASE` past a wall-clock second, so a pane that stopped is seen quiet on the next one).
 It runs detection on those, and carries out the actions the sidecars return through the fleet
-(``send_text``/``send_keys``), each after re-reading the live screen with ``fleet.capture_text``
-and checking that the pane is still the same agent.
+(``send_text``/``send_keys``, guarded by the lease when there is one: one path either way),
+each after re-reading the live screen with ``fleet.capture_text`` and checking that the pane is
+still the same agent.
 
 ``on_event`` is called on that thread with frozen `SidecarEvent` values; it must not block
 (the app forwards them with ``post_message``; headless prints them).
@@ -91,6 +92,7 @@ from nbs_tui.core.sidecar import (
 )
 from nbs_tui.core.stuck import Ended, Escalate, Nudge, Phase, StuckAction, StuckStatus
 from nbs_tui.sidecar.pane_options import PublishedState
+from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.port import FleetPort, PaneGone, TmuxUnavailable
 
 if TYPE_CHECKING:
@@ -967,9 +969,7 @@ class SidecarRunner:
                 self._emit(self._kind(action), pane_id, why, result="refused")
                 return
             if isinstance(action, InjectPoll):
-                if self.lease is None:
-                    self.fleet.send_text(pane_id, action.text)
-                elif not self.lease.switches.type_marked(self.lease.token, pane_id, action.text):
+                if not self.fleet.send_text(pane_id, action.text, guard=self._guard(pane_id, action.text)):
                     self._lease_refused(sidecar, action, now, pane_id)
                     return
                 self._emit(
@@ -1110,11 +1110,13 @@ class SidecarRunner:
         return last[1]
 
     def _press(self, pane_id: PaneId, key: str) -> bool:
-        """Press a key for the sidecar; with a lease, only while tmux still has our token."""
-        if self.lease is None:
-            self.fleet.send_keys(pane_id, key)
-            return True
-        return self.lease.switches.lease.fenced(self.lease.token, [("send-keys", "-t", pane_id, key)])
+        """Press a key for the sidecar (False: not pressed, the lease is someone else's)."""
+        return self.fleet.send_keys(pane_id, key, guard=self._guard(pane_id))
+
+    def _guard(self, pane_id: PaneId, typing: str | None = None) -> Guard | None:
+        """What the sidecar's keys go through: with a lease, only while tmux still has our
+        token, and typed text marked in flight in the same step; without one, nothing."""
+        return self.lease.guard(pane_id, typing) if self.lease is not None else None
 
     def _lease_refused(self, sidecar: PaneSidecar, action: Action, now: float, pane_id: PaneId) -> None:
         why = "not sent: this process no longer holds the sidecar lease"

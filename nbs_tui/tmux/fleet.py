@@ -96,16 +96,12 @@ from dataclasses import dataclass, field
 from nbs_tui.core.detect import CapturedScreen
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
 from nbs_tui.core.screen import PaneScreen
-from nbs_tui.tmux.control import CommandLost, ControlClient, ControlError, Reply, quote
-from nbs_tui.tmux.discovery import (
-    FORMAT,
-    DiscoveredPane,
-    filter_sessions,
-    list_panes,
-    panes_from_listing,
-)
-from nbs_tui.tmux.port import FleetListener, FleetPort, PaneGone, PaneHistory, TmuxUnavailable
-from nbs_tui.tmux.runner import HostUnreachable, TmuxRunner
+from nbs_tui.tmux.commands import Guard, TmuxServerCommands
+from nbs_tui.tmux.control import ControlClient, ControlError, Reply
+from nbs_tui.tmux.discovery import DiscoveredPane, discover, filter_sessions
+from nbs_tui.tmux.errors import HostUnreachable, PaneGone, TmuxError, TmuxTimeout
+from nbs_tui.tmux.port import FleetListener, FleetPort, PaneHistory
+from nbs_tui.tmux.runner import TmuxRunner
 
 log = logging.getLogger(__name__)
 
@@ -250,6 +246,7 @@ class TmuxFleet(FleetPort):
         self.server = server
         self.runner = runner or TmuxRunner(server, tmux)
         """Where tmux runs: this machine, or a host through ssh (`nbs_tui.tmux.ssh`)."""
+        self._commands = TmuxServerCommands(self.runner, self._ready_clients)
         self.sessions = tuple(sessions)
         self.listener = listener
         self.tmux = tmux
@@ -604,102 +601,68 @@ class TmuxFleet(FleetPort):
         return self._activity.get(pane.info.pane_id)
 
     def _list_activity(self) -> dict[PaneId, int]:
-        client = next((c for sid, c in list(self._clients.items()) if c.alive and sid in self._ready), None)
-        if client is None:
-            return {}
+        if not self._ready_clients():
+            return {}  # in-band only: not a process a second
         try:
-            reply = client.command("list-panes -a -F '#{pane_id} #{window_activity}'")
-        except ControlError:
+            reply = self._commands.run("list-panes", "-a", "-F", "#{pane_id} #{window_activity}", timeout=5.0)
+        except TmuxError:
             return {}
         self.activity_reads += 1
         found: dict[PaneId, int] = {}
-        for line in reply.text():
+        for line in reply.lines:
             pane_id, _, when = line.partition(" ")
             if when.isdigit():
                 found[pane_id] = int(when)
         return found
 
-    def command_line(self, line: str, timeout: float = 5.0) -> Reply | None:
-        """Run a tmux command line on any ready control connection of this server (one round
-        trip, no ``tmux`` process): the reply of every block it produced, as one. None when no
-        connection is ready or the line could not be sent (run it as a process then); raises
-        `CommandLost` when it was sent and no answer came (it may have run: do not repeat a
-        command that types)."""
+    @property
+    def commands(self) -> TmuxServerCommands:
+        """Every tmux command on this server: in-band on a ready control client of the fleet,
+        else as a process (`nbs_tui.tmux.commands`)."""
+        return self._commands
+
+    def _ready_clients(self) -> list[ControlClient]:
+        """The sessions' own control clients that are attached and ready (commands go there)."""
         with self._state_lock:
-            ready = [c for sid, c in self._clients.items() if c.alive and sid in self._ready]
-        for client in ready:
-            try:
-                return client.command_line(line, timeout)
-            except CommandLost:
-                raise
-            except ControlError:
-                continue  # closed under us before it was sent: the next one, or a process
-        return None
+            return [c for sid, c in self._clients.items() if c.alive and sid in self._ready]
 
     def capture_text(self, pane_id: PaneId) -> str:
-        pane = self._require(pane_id)
-        client = self._clients.get(pane.session_id)
-        if client is not None and client.alive:
-            # In-band: ~1 ms on the open connection instead of a tmux (or ssh) process.
-            try:
-                return "".join(line + "\n" for line in client.command(f"capture-pane -p -t {pane_id}").text())
-            except ControlError as exc:
-                if client.alive:
-                    raise PaneGone(f"{pane_id}: {exc}") from exc
+        self._require(pane_id)
         try:
-            return self.runner.run("capture-pane", "-p", "-t", pane_id)
-        except TmuxUnavailable as exc:
-            raise PaneGone(f"{pane_id}: {exc}") from exc
+            return self._commands.run("capture-pane", "-p", "-t", pane_id, timeout=5.0).text
+        except TmuxError as exc:
+            raise _gone(pane_id, exc) from exc
 
     def capture_history(self, pane_id: PaneId, lines: int) -> PaneHistory:
         """The pane's mode, then ``capture-pane -e -S -N -E -`` (history and screen, coloured),
-        in-band on the session's connection, else through the runner (so over ssh too). In the
-        alternate screen tmux would return the normal screen's old history above the full-screen
-        program's: only the screen is read then."""
-        pane = self._require(pane_id)
-        client = self._clients.get(pane.session_id)
-        live = client is not None and client.alive
-        fmt = "#{alternate_on} #{history_size}"
+        on the server's own host. In the alternate screen tmux would return the normal screen's
+        old history above the full-screen program's: only the screen is read then."""
+        self._require(pane_id)
         try:
-            if client is not None and live:
-                head = " ".join(client.command(f"display-message -p -t {pane_id} {quote(fmt)}").text()).split()
-            else:
-                head = self.runner.run("display-message", "-p", "-t", pane_id, fmt).split()
+            head = self._commands.display(pane_id, "#{alternate_on} #{history_size}").split()
             alternate = bool(head) and head[0] == "1"
             span = [] if alternate else ["-S", f"-{max(1, int(lines))}", "-E", "-"]
-            args = ["capture-pane", "-p", "-e", *span, "-t", pane_id]
-            if client is not None and live:
-                body = list(client.command(" ".join(args)).text())
-            else:
-                body = self.runner.run(*args).splitlines()
-        except (ControlError, TmuxUnavailable) as exc:
-            raise PaneGone(f"{pane_id}: {exc}") from exc
+            body = self._commands.run("capture-pane", "-p", "-e", *span, "-t", pane_id).lines
+        except TmuxError as exc:
+            raise _gone(pane_id, exc) from exc
         size = int(head[1]) if len(head) > 1 and head[1].isdigit() else 0
-        return PaneHistory(tuple(body), alternate, 0 if alternate else size)
+        return PaneHistory(body, alternate, 0 if alternate else size)
 
-    def send_text(self, pane_id: PaneId, text: str) -> None:
-        """Type ``text`` literally (byte-exact: quotes, ``;``, ``$``, leading ``-``, unicode,
-        newlines). Blocks until tmux has taken it (a few ms)."""
-        if not text:
-            self._require(pane_id)
-            return
-        for start in range(0, len(text), 1000):
-            part = text[start : start + 1000]
-            self._command(
-                pane_id,
-                f"send-keys -l -t {pane_id} -- {quote(part)}",
-                ["send-keys", "-l", "-t", pane_id, "--", _argv_literal(part)],
-            )
+    def send_text(self, pane_id: PaneId, text: str, *, guard: Guard | None = None) -> bool:
+        """Type ``text`` literally (`TmuxServerCommands.type_text`). Blocks until tmux has
+        taken it (a few ms)."""
+        self._require(pane_id)
+        try:
+            return self._commands.type_text(pane_id, text, guard=guard)
+        except TmuxError as exc:
+            raise _gone(pane_id, exc) from exc
 
-    def send_keys(self, pane_id: PaneId, *keys: str) -> None:
-        if not keys:
-            self._require(pane_id)
-            return
-        self._command(
-            pane_id,
-            f"send-keys -t {pane_id} -- " + " ".join(quote(k) for k in keys),
-            ["send-keys", "-t", pane_id, "--", *(_argv_literal(k) for k in keys)],
-        )
+    def send_keys(self, pane_id: PaneId, *keys: str, guard: Guard | None = None) -> bool:
+        self._require(pane_id)
+        try:
+            return self._commands.press(pane_id, *keys, guard=guard)
+        except TmuxError as exc:
+            raise _gone(pane_id, exc) from exc
 
     # -- extras --------------------------------------------------------------------------
 
@@ -749,27 +712,6 @@ class TmuxFleet(FleetPort):
         if pane is None:
             raise PaneGone(f"{pane_id} is not a pane of the fleet")
         return pane
-
-    def _command(self, pane_id: PaneId, command: str, argv: Sequence[str]) -> None:
-        """Run ``command`` over the pane's control connection, or ``argv`` as a subprocess
-        when there is none (both mean the same; argv skips control-mode quoting)."""
-        pane = self._require(pane_id)
-        client = self._clients.get(pane.session_id)
-        if client is not None and client.alive:
-            try:
-                client.command(command)
-                return
-            except ControlError as exc:
-                msg = str(exc)
-                if "can't find" in msg or "not found" in msg:
-                    raise PaneGone(f"{pane_id}: {msg}") from exc
-                if client.alive:
-                    raise PaneGone(f"{pane_id}: {msg}") from exc
-                log.warning("control connection lost, retrying by subprocess: %s", msg)
-        try:
-            self.runner.run(*argv)
-        except TmuxUnavailable as exc:
-            raise PaneGone(f"{pane_id}: {exc}") from exc
 
     # -- reader-thread callbacks (must not block) ----------------------------------------
 
@@ -862,15 +804,15 @@ class TmuxFleet(FleetPort):
         if not self._suspects:
             return
         try:
-            listed = {int(line.split()[0]) for line in self.runner.run("list-clients", "-F", "#{client_pid}").split()}
-        except (TmuxUnavailable, ValueError, IndexError):
+            listed = {int(pid) for pid in self._commands.run("list-clients", "-F", "#{client_pid}").lines if pid}
+        except (TmuxError, ValueError):
             return
         self._suspects = {pid: t for pid, t in self._suspects.items() if pid in listed}
         if not self._suspects:
             return
         try:
             reaped = self.runner.reap()
-        except TmuxUnavailable as exc:
+        except TmuxError as exc:
             log.warning("reaping failed: %s", exc)
             return
         for pid in reaped:
@@ -912,10 +854,13 @@ class TmuxFleet(FleetPort):
                     for note in self.runner.prepare():  # remote: connect, check tmux, reap
                         self._report("ssh", note)
                 found = self._discover()
-            except TmuxUnavailable as exc:
-                self._disconnected(str(exc), unreachable=isinstance(exc, HostUnreachable))
+            except TmuxError as exc:
+                # A host that does not answer in time is unreachable too; a local tmux is
+                # polled as usual, as is "no server".
+                unreachable = isinstance(exc, HostUnreachable) or (self.runner.remote and isinstance(exc, TmuxTimeout))
+                self._disconnected(str(exc), unreachable=unreachable)
                 # Back off only while the host cannot be reached; "no server" is polled as usual.
-                failures = failures + 1 if isinstance(exc, HostUnreachable) else 0
+                failures = failures + 1 if unreachable else 0
                 self._rescan.wait(self._retry_delay(failures))
                 self._rescan.clear()
                 continue
@@ -948,42 +893,14 @@ class TmuxFleet(FleetPort):
             return self.reconnect_interval
         return min(cap, self.reconnect_interval * 2 ** min(failures - 1, 16))
 
-    def command_inband(self, args: Sequence[str]) -> str | None:
-        """One tmux command on an attached control connection of a remote host (~1 ms, no ssh
-        exec: the sidecar lease's per-tick option read); None when there is none or it failed
-        (the caller then runs it through the runner)."""
-        if not self.runner.remote:
-            return None
-        with self._state_lock:
-            ready = [c for sid, c in self._clients.items() if c.alive and sid in self._ready]
-        for client in ready[:1]:
-            try:
-                reply = client.command(" ".join(quote(arg) for arg in args))
-            except ControlError:
-                return None
-            return "".join(line + "\n" for line in reply.text())
-        return None
-
     def _discover(self) -> list[DiscoveredPane]:
         """List every pane: in-band on an attached control connection (~1 ms instead of a
         ``tmux`` process, or an ssh exec when tmux is remote), else one ``tmux list-panes``
-        command (before the first connection, and while none is ready)."""
-        with self._state_lock:
-            ready = [c for sid, c in self._clients.items() if c.alive and sid in self._ready]
-        for client in ready[:1]:
-            try:
-                reply = client.command(f"list-panes -a -F {quote(FORMAT)}")
-            except ControlError:
-                break  # the connection is going: ask by a command of its own
+        process (before the first connection, and while none is ready)."""
+        found = discover(self._commands, self._agent_cache)
+        if found.in_band:
             self.discoveries_in_band += 1
-            remote = self.runner.remote
-            return panes_from_listing(
-                "".join(line + "\n" for line in reply.text()),
-                self._agent_cache,
-                walk=not remote,
-                detect=self.runner.detect_agents if remote else None,
-            )
-        return list_panes(self.server, tmux=self.tmux, agent_cache=self._agent_cache, runner=self.runner)
+        return found.panes
 
     def _disconnected(self, message: str, unreachable: bool = False) -> None:
         changed = message != self.last_error
@@ -1512,6 +1429,6 @@ class TmuxFleet(FleetPort):
         return changed
 
 
-def _argv_literal(arg: str) -> str:
-    """tmux reads an argv word ending in ``;`` as a command separator; ``\\;`` keeps it."""
-    return arg[:-1] + "\\;" if arg.endswith(";") else arg
+def _gone(pane_id: PaneId, error: TmuxError) -> PaneGone:
+    """The port's one error for a pane command (`FleetPort`): whatever failed, as `PaneGone`."""
+    return PaneGone(f"{pane_id}: {error}")

@@ -70,7 +70,7 @@ def test_a_viewer_closing_while_the_next_attaches_leaves_tmux_up(server: libtmux
             current = started[0]
             time.sleep(0.02)
             assert process_alive(tmux_pid), f"tmux crashed at switch {switch + 1}"
-        reply = current.command("display-message -p '#{session_id}'")
+        reply = current.command_line("display-message -p '#{session_id}'")
         assert reply.ok and reply.text() == [sessions[SWITCHES % len(sessions)]]
     finally:
         current.close()
