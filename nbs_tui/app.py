@@ -62,7 +62,7 @@ from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, Pan
 from nbs_tui.core.problems import Problems
 from nbs_tui.core.scrollback import Grown, align, splice_tail
 from nbs_tui.core.text import printable
-from nbs_tui.files.control_plane import ControlPlane
+from nbs_tui.files.control_plane import ControlPlanePort
 from nbs_tui.messages import (
     BackendProblem,
     ClaudeSignalsChanged,
@@ -74,6 +74,7 @@ from nbs_tui.messages import (
     RelayedMeters,
 )
 from nbs_tui.notify import (
+    OSC_PROTOCOLS,
     Subject,
     TerminalNotifier,
     parse_protocols,
@@ -326,14 +327,17 @@ class NbsApp(App[int]):
             self.run_worker(self._check_passthrough, name="allow-passthrough", thread=True)
 
     def _check_passthrough(self) -> None:
-        """Thread: once, say how to let notifications out of tmux when they cannot; with
-        ``notify_osc = "auto"``, choose the protocols by the terminal tmux's client runs in."""
-        problem = passthrough_problem(passthrough_state(os.environ))
-        if problem is not None:
-            self.runtime.problem("notify", problem)
+        """Thread: with ``notify_osc = "auto"``, choose the protocols by the terminal tmux's
+        client runs in; then, once, say how to let OSC notifications out of tmux when they
+        cannot (a bell needs no passthrough)."""
+        protocols = self.notifier.protocols
         if self.settings.notify_osc.strip().lower() == "auto" and (term := client_terminal(os.environ)):
             protocols = parse_protocols("auto", {"TERM": term})
             self.call_from_thread(setattr, self.notifier, "protocols", protocols)
+        if any(p in OSC_PROTOCOLS for p in protocols):
+            problem = passthrough_problem(passthrough_state(os.environ))
+            if problem is not None:
+                self.runtime.problem("notify", problem)
 
     @property
     def fleet(self) -> FleetPort | None:
@@ -344,7 +348,7 @@ class NbsApp(App[int]):
         return self.runtime.sidecar
 
     @property
-    def control_plane(self) -> ControlPlane | None:
+    def control_plane(self) -> ControlPlanePort | None:
         return self.runtime.control_plane
 
     @property
@@ -1185,8 +1189,8 @@ class NbsApp(App[int]):
         entries = self.operator.needs_you_tick()
         self.needs_panel.show_entries(entries, self.clock(), self.operator.label)
         self._answer_when_read()
-        for note in coalesce(self.operator.notify_tick(self._looking_at())):
-            self.notifier.notify(note)
+        notes = coalesce(self.operator.notify_tick(self._looking_at()))
+        self.notifier.notify_all(notes, bell_rang=self.operator.rang_bell)  # one bell per tick
 
     def _looking_at(self) -> PaneId | None:
         """The pane the operator sees now (none while the terminal has lost focus, when it says)."""

@@ -66,7 +66,7 @@ class Settings:
     """Also raise a desktop notification (``notify-send``) when one joins."""
     notify_osc: str = "auto"
     """Terminal notifications written to the dashboard's own terminal (they travel back through
-    ssh): ``auto``, ``off`` or protocols ``9,777,99`` (nbs_tui/notify.py)."""
+    ssh): ``auto`` (the terminal's one, else a bell), ``off`` or protocols ``9,777,99,bell`` (nbs_tui/notify.py)."""
     notify_command: str = ""
     """A command run per notification, without a shell: ``{pane} {host} {project} {state} {reason} {event}``."""
     notify_mute: tuple[str, ...] = ()

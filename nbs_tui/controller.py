@@ -128,6 +128,8 @@ class OperatorController:
         """Panes whose plan menus wait for a person."""
         self._operator: Operator | None = None
         self._last_needs: PaneId | None = None
+        self.rang_bell = False
+        """Whether the last `needs_you_tick` rang the bell (the notifications then ring none)."""
         self._pass_pending: list[tuple[bool, str]] = []
         self._pass_lock = threading.Lock()
         self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
@@ -373,6 +375,7 @@ class OperatorController:
 
     def needs_you_tick(self) -> list[NeedsYouEntry]:
         """Bring the needs-you queue up to date (UI thread); announce newcomers; return the queue."""
+        self.rang_bell = False
         state = self.state
         states = state.agent_states()
         manual = set(self.plan_manual)
@@ -432,6 +435,7 @@ class OperatorController:
         self.view.notify_operator(text, "Needs you", "warning", 6)
         if self.settings.bell:
             self.view.bell()
+            self.rang_bell = True
         if self.settings.desktop_notify and shutil.which("notify-send"):
             self.submit(lambda: _desktop_notify("nbs-tui: needs you", text))
 

@@ -53,8 +53,10 @@ from nbs_tui.files.control_edit import (
     REGISTRY,
     append_command,
     check_path,
+    inbox_path,
     is_registered,
     pause_path,
+    registry_path,
     write_pause,
 )
 from nbs_tui.files.control_events import (
@@ -75,6 +77,7 @@ from nbs_tui.files.control_events import (
     SnapshotChanged,
     event_as_json,
 )
+from nbs_tui.files.control_port import ControlPlanePort
 from nbs_tui.files.control_sync import PlaneSync
 from nbs_tui.files.control_watch import WATCH_STEP_MS
 
@@ -87,6 +90,7 @@ __all__ = [
     "ControlEvent",
     "ControlPlane",
     "ControlPlaneError",
+    "ControlPlanePort",
     "EntryStatus",
     "HistoryAppended",
     "HistoryEntry",
@@ -178,14 +182,15 @@ class _WatchFailed:
 _Command = _Rescan | _Stop | _Flush | _Refresh | _PaneDirs | _Scanned | _OwnLine | _Saved | _WatchFailed | _Acting
 
 NOT_SAVED = "not saved yet"
-"""In what an edit returns when its line is in the inbox but the registry could not be written
-(a read-only .nbs/, a full disk): the plane keeps the change and writes it again every cycle."""
+"""In what an edit returns when its line is in the inbox but the registry does not hold it: this
+plane could not write it (a read-only .nbs/, a full disk: it writes it again every cycle), the
+process that applies the inbox did not save it in time, or this plane is too busy to say."""
 
 SAVE_WAIT = 5.0
-"""Longest an edit waits for the plane thread to apply its line and say whether it was saved."""
+"""Longest an edit waits to know its line was applied and the registry saved."""
 
 
-class ControlPlane:
+class ControlPlane(ControlPlanePort):
     """Watches and steers the control files of every project; see the module docstring.
 
     Lifecycle: ``plane = ControlPlane(settings, listener)``, ``plane.start()``, then
@@ -220,6 +225,8 @@ class ControlPlane:
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._write_lock = threading.Lock()
+        self._snapshot_changed = threading.Condition()
+        """Notified on the plane thread at every new snapshot (an edit waits on it)."""
         self._sync = PlaneSync(
             settings.projects,
             self._emit,
@@ -291,30 +298,8 @@ class ControlPlane:
     def history(self) -> tuple[HistoryEntry, ...]:
         return self._sync.history()
 
-    def project_for_dir(self, path: str | os.PathLike[str]) -> ProjectSnapshot | None:
-        return self._sync.snapshot.project(path)
-
-    def project_for_pane(self, pane_id: str) -> ProjectSnapshot | None:
-        for project in self._sync.snapshot.projects:
-            if pane_id in project.panes:
-                return project
-        return None
-
-    def poll_interval(self, project: str | os.PathLike[str]) -> float | None:
-        """The project's ``set-poll-interval`` (None: none given; use settings.poll_interval)."""
-        found = self._sync.snapshot.project(project)
-        return found.poll_interval if found else None
-
-    def poll_interval_for_pane(self, pane_id: str) -> float | None:
-        found = self.project_for_pane(pane_id)
-        return found.poll_interval if found else None
-
     def is_paused(self, project: str | os.PathLike[str]) -> bool:
         return os.path.exists(pause_path(os.path.realpath(project)))
-
-    def is_pane_paused(self, pane_id: str) -> bool:
-        found = self.project_for_pane(pane_id)
-        return bool(found and self.is_paused(found.root))
 
     # -- edits (caller's thread) ---------------------------------------------------------------
 
@@ -322,10 +307,11 @@ class ControlPlane:
         """Register a chat by appending ``register-chat <path>`` to the project's inbox.
 
         The path (relative to the project, or absolute) must name an existing nbs-chat file not
-        yet registered in that channel. Returns the line written; when this process applies it
-        and the registry cannot be written, the line followed by `NOT_SAVED`, why, and that it is
-        retried. Waits (up to `SAVE_WAIT`) for the plane: call from a thread worker. Raises
-        ControlPlaneError."""
+        yet registered in that channel. Returns the line written once the registry holds the
+        change; otherwise the line followed by `NOT_SAVED` and why (this process could not write
+        the registry and retries; the process holding the sidecar lease, which applies the inbox
+        then, did not save it within `SAVE_WAIT`; this plane was too busy to say). Waits up to
+        `SAVE_WAIT`: call from a thread worker. Raises ControlPlaneError."""
         root, written = check_path(project, path)
         target = os.path.join(root, written)
         if not os.path.isfile(target):
@@ -390,21 +376,40 @@ class ControlPlane:
         return paused
 
     def _append_command(self, root: str, channel: str, verb: Verb, path: str) -> str:
+        """Append the edit's line, then say whether the registry holds it: the operator must not
+        read "done" while the line is only in the inbox."""
         line, offset = append_command(root, channel, verb, path, self._write_lock)
         self._queue.put(_OwnLine(root, channel, offset, "nbs-tui"))
         self._request_refresh(root)
         if self._thread is None or not self._thread.is_alive():
             return line  # nobody to apply it yet: the first pass will
+        deadline = time.monotonic() + SAVE_WAIT
         answer: Future[str | None] = Future()
         self._queue.put(_Saved(root, channel, offset, answer))
         try:
             why = answer.result(SAVE_WAIT)
         except TimeoutError:  # concurrent.futures' own since 3.11
-            return line  # a long replay: the history says how it went
+            return f"{line} ({NOT_SAVED}: the control plane is busy (a long replay?); its history says when it is)"
+        if why is None:
+            # Another process applies the inbox (it holds the sidecar lease): its registry file,
+            # as this plane reads it again, says whether the change was saved.
+            if self._registry_shows(root, channel, path, verb is Verb.REGISTER_CHAT, deadline):
+                return line
+            registry, inbox = os.path.basename(registry_path(root, channel)), os.path.basename(inbox_path(root, channel))
+            why = f"{registry} does not show it after {SAVE_WAIT:.0f} s; the nbs-tui holding the sidecar lease applies {inbox}"
+            return f"{line} ({NOT_SAVED}: {why})"
         if why:
-            # the operator must not read "done": the line is in the inbox, the registry is not
             return f"{line} ({NOT_SAVED}: {why}; retried every few seconds until it is)"
         return line
+
+    def _registry_shows(self, root: str, channel: str, path: str, registered: bool, deadline: float) -> bool:
+        """Wait until the channel's registry lists ``path`` (or no longer does), as this plane
+        reads it; False at ``deadline``."""
+        with self._snapshot_changed:
+            return self._snapshot_changed.wait_for(
+                lambda: is_registered(self._sync.snapshot, root, channel, "chat", path) == registered,
+                max(0.0, deadline - time.monotonic()),
+            )
 
     def _request_refresh(self, root: str | None) -> None:
         key = root or "*"
@@ -417,6 +422,9 @@ class ControlPlane:
     # -- the plane thread ----------------------------------------------------------------------
 
     def _emit(self, event: ControlEvent) -> None:
+        if isinstance(event, SnapshotChanged):
+            with self._snapshot_changed:
+                self._snapshot_changed.notify_all()
         if self._listener is None:
             return
         try:

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from nbs_tui.core.detect import CapturedScreen
     from nbs_tui.core.screen import PaneScreen
     from nbs_tui.core.sidecar import SidecarStatus
-    from nbs_tui.files.control_plane import ControlEvent, ControlPlane
+    from nbs_tui.files.control_plane import ControlEvent, ControlPlanePort
     from nbs_tui.runtime.remote_plane import HostsControl
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ class HostRuntime(Protocol):
     """What `HostsRuntime` needs of one host's runtime (an `nbs_tui.runtime.runtime.Runtime`)."""
 
     fleet: FleetPort | None
-    control_plane: ControlPlane | None
+    control_plane: ControlPlanePort | None
     claude: ClaudeSignals | None
     sidecar: SidecarRunner | None
     lease: SidecarLease | None

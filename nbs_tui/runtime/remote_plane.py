@@ -10,8 +10,8 @@
   channel is opened again whenever ssh drops.
 * `HostsControl` puts this machine's plane and the hosts' proxies into one for the Control view.
 
-The proxies subclass `ControlPlane` only to be accepted where one is typed; they override every
-method the app and the widgets call and never start a plane of their own.
+The proxies are `ControlPlanePort`s beside `ControlPlane`, not kinds of it: each has its own
+constructor and state, and neither starts a plane of its own.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from nbs_tui.files.control_events import (
     SnapshotChanged,
 )
 from nbs_tui.files.control_plane import ControlPlane
+from nbs_tui.files.control_port import ControlPlanePort
 from nbs_tui.files.control_wire import (
     decode_entries,
     decode_snapshot,
@@ -165,30 +166,9 @@ def _history_key(entry: HistoryEntry, seq: int | None) -> HistoryKey:
 # -- this machine's proxy for one host ------------------------------------------------------------
 
 
-class _Facade(ControlPlane):
-    """Queries over `snapshot` alone (the base reads its own plane's state, which a facade lacks)."""
-
-    def project_for_dir(self, path: str | os.PathLike[str]) -> ProjectSnapshot | None:
-        return self.snapshot().project(path)
-
-    def project_for_pane(self, pane_id: str) -> ProjectSnapshot | None:
-        return next((p for p in self.snapshot().projects if pane_id in p.panes), None)
-
-    def poll_interval(self, project: str | os.PathLike[str]) -> float | None:
-        found = self.snapshot().project(project)
-        return found.poll_interval if found else None
-
-    def poll_interval_for_pane(self, pane_id: str) -> float | None:
-        found = self.project_for_pane(pane_id)
-        return found.poll_interval if found else None
-
-    def is_pane_paused(self, pane_id: str) -> bool:
-        found = self.project_for_pane(pane_id)
-        return bool(found and self.is_paused(found.root))
-
-
-class RemoteControlPlane(_Facade):
-    """One host's control plane over ``ssh HOST nbs-tui serve-stdio`` (module docstring)."""
+class RemoteControlPlane(ControlPlanePort):
+    """One host's control plane over ``ssh HOST nbs-tui serve-stdio`` (module docstring): its
+    snapshot and history as the host last sent them, its edits sent there to be done."""
 
     def __init__(
         self,
@@ -198,7 +178,7 @@ class RemoteControlPlane(_Facade):
         problem: Callable[[str, str], None],
         *,
         operator_handle: str = "operator",
-    ) -> None:  # no super().__init__(): no plane runs here
+    ) -> None:
         self.host = host
         self.name = host.name
         self.runner = runner
@@ -489,19 +469,19 @@ def _not_installed(host: str) -> str:
 # -- this machine's plane and the hosts' proxies as one -------------------------------------------
 
 
-class HostsControl(_Facade):
+class HostsControl(ControlPlanePort):
     """The Control view's one plane over every host's (module docstring); routes edits by path."""
 
-    def __init__(self, local: ControlPlane | None, remotes: Sequence[RemoteControlPlane]) -> None:  # no plane here
+    def __init__(self, local: ControlPlanePort | None, remotes: Sequence[RemoteControlPlane]) -> None:
         self.local = local
         self.remotes = tuple(remotes)
         self.operator_handle = local.operator_handle if local is not None else (
             remotes[0].operator_handle if remotes else "operator")  # fmt: skip
 
-    def _parts(self) -> list[ControlPlane]:
+    def _parts(self) -> list[ControlPlanePort]:
         return ([self.local] if self.local is not None else []) + list(self.remotes)
 
-    def _route(self, path: str | os.PathLike[str]) -> ControlPlane:
+    def _route(self, path: str | os.PathLike[str]) -> ControlPlanePort:
         for remote in self.remotes:
             if remote.owns(path):
                 return remote

@@ -50,7 +50,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.files.control_plane import ControlPlane
+from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
 from nbs_tui.logs import log_problem, report_failures
 from nbs_tui.memory import MemoryTrimmer
 from nbs_tui.runtime.contract import (
@@ -138,7 +138,7 @@ class Runtime:
         self.listener = listener
         self.options = options or RuntimeOptions()
         self.fleet: FleetPort | None = None
-        self.control_plane: ControlPlane | None = None
+        self.control_plane: ControlPlanePort | None = None
         self.claude: ClaudeSignals | None = None
         self.sidecar: SidecarRunner | None = None
         self.lease: SidecarLease | None = None
@@ -212,7 +212,7 @@ class Runtime:
         if options.control_plane and elsewhere:  # after the sidecar: the host's service applies it
             self.control_plane = self._try("control plane", lambda: self._remote_plane(hosts[0]))
 
-    def _remote_plane(self, host: HostSpec) -> ControlPlane:
+    def _remote_plane(self, host: HostSpec) -> ControlPlanePort:
         """The one watched host's projects, read by its own nbs-tui over ssh (docs/remote.md)."""
         from nbs_tui.runtime.remote_plane import RemoteControlPlane
 

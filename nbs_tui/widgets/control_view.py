@@ -25,8 +25,8 @@ from textual.message import Message
 
 from nbs_tui.files.control_plane import (
     ControlEvent,
-    ControlPlane,
     ControlPlaneError,
+    ControlPlanePort,
     HistoryAppended,
     PlaneError,
     SnapshotChanged,
@@ -69,7 +69,7 @@ class ControlView(Horizontal):
                 and isinstance(self.event, SnapshotChanged)
             )
 
-    def __init__(self, plane: ControlPlane | None = None, *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, plane: ControlPlanePort | None = None, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.plane = plane
         self.registry_panel = RegistryPanel(id="control-registry")
@@ -82,11 +82,9 @@ class ControlView(Horizontal):
             yield self.chat_view
             yield self.inbox_panel
 
-    def attach(self, plane: ControlPlane) -> None:
+    def attach(self, plane: ControlPlanePort) -> None:
         self.plane = plane
-        # other hosts' chats are read on their host, over the plane's channel
-        # (only a plane that spans hosts has ``read_chat``; widgets do not import the ssh side)
-        self.chat_view.reader = getattr(plane, "read_chat", None)
+        self.chat_view.reader = plane.read_chat  # other hosts' chats are read on their host
         if self.is_mounted:
             self._catch_up()
 

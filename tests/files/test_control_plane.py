@@ -320,6 +320,65 @@ def test_editor_edits_go_through_the_inbox(started, project: Path) -> None:  # t
     ]
 
 
+def test_a_viewers_edit_is_done_only_once_the_lease_holders_registry_shows_it(
+    started: Callable[..., tuple[ControlPlane, Recorder]], project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dashboard is a viewer whenever its server's service holds the lease (service = auto):
+    another process applies the inbox. Its edit says done when the registry file shows the change
+    (read again by the viewer's own plane), and not saved yet when it does not (the holder could
+    not save it, or is gone), instead of a bare line in green either way."""
+    from nbs_tui.files import control_plane as plane_module
+
+    monkeypatch.setattr(plane_module, "SAVE_WAIT", 2.0)
+    holder, _ = started(project)
+    viewer, _ = started(project)
+    viewer.set_acting(False)
+    assert viewer.flush()
+    write_chat(project / ".nbs" / "chat" / "one.chat")
+    assert viewer.register_chat(project, ".nbs/chat/one.chat") == "register-chat .nbs/chat/one.chat"
+    assert "chat:.nbs/chat/one.chat" in registry_lines(project)  # saved before it said so
+    assert viewer.unregister_chat(project, ".nbs/chat/one.chat") == "unregister-chat .nbs/chat/one.chat"
+    assert "chat:.nbs/chat/one.chat" not in registry_lines(project)
+    holder.stop()  # nobody applies the inbox now
+    write_chat(project / ".nbs" / "chat" / "two.chat")
+    said = viewer.register_chat(project, ".nbs/chat/two.chat")
+    assert said == (
+        "register-chat .nbs/chat/two.chat (not saved yet: control-registry does not show it after 2 s; "
+        "the nbs-tui holding the sidecar lease applies control-inbox)"
+    ), said
+    assert "chat:.nbs/chat/two.chat" not in registry_lines(project)
+
+
+def test_an_edit_the_busy_plane_cannot_answer_in_time_is_not_said_done(
+    started: Callable[..., tuple[ControlPlane, Recorder]], project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plane held up (here: its listener blocks the plane thread, as a long replay would) cannot
+    say within SAVE_WAIT whether the registry took the line: the answer says so."""
+    from nbs_tui.files import control_plane as plane_module
+
+    monkeypatch.setattr(plane_module, "SAVE_WAIT", 0.5)
+    gate, blocking = threading.Event(), threading.Event()
+
+    def listener(event: ControlEvent) -> None:
+        if blocking.is_set():
+            gate.wait(30)
+
+    plane = ControlPlane(Settings(projects=(project,)), listener, rescan_interval=0.5)
+    plane.start()
+    try:
+        assert plane.flush()
+        write_chat(project / ".nbs" / "chat" / "late.chat")
+        blocking.set()
+        said = plane.register_chat(project, ".nbs/chat/late.chat")
+        assert said.startswith("register-chat .nbs/chat/late.chat (not saved yet: the control plane is busy"), said
+        blocking.clear()
+        gate.set()
+        wait_for(lambda: "chat:.nbs/chat/late.chat" in registry_lines(project), what="applied once free")
+    finally:
+        gate.set()
+        plane.stop()
+
+
 def test_editor_waits_for_an_agents_unfinished_line(started, project: Path) -> None:  # type: ignore[no-untyped-def]
     plane, _ = started(project)
     inbox = project / ".nbs" / "control-inbox"
