@@ -77,14 +77,13 @@ from nbs_tui.notify import (
     OSC_PROTOCOLS,
     Subject,
     TerminalNotifier,
-    client_terminal,
     parse_protocols,
     passthrough_problem,
-    passthrough_state,
 )
 from nbs_tui.runtime.contract import FleetFactory, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.runner import SidecarRunner, SidecarSnapshot
+from nbs_tui.tmux.own import client_terminal, passthrough_state
 from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory, TmuxUnavailable
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel

@@ -41,10 +41,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from nbs_tui.core.hosts import HostSpec
-from nbs_tui.core.model import PaneInfo
+from nbs_tui.core.model import PaneInfo, ServerAddress
 from nbs_tui.logs import runtime_dir
-from nbs_tui.tmux.port import TmuxUnavailable
-from nbs_tui.tmux.runner import HostUnreachable, TmuxRunner
+from nbs_tui.tmux.errors import HostUnreachable, TmuxError
+from nbs_tui.tmux.runner import TmuxRunner
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +75,10 @@ def local_tmux_version(tmux: str = "tmux") -> tuple[int, int] | None:
     with _local_version_lock:
         if _local_version is None:
             try:
-                out = subprocess.run([tmux, "-V"], capture_output=True, timeout=5, check=False).stdout
-            except (OSError, subprocess.TimeoutExpired):
+                out = TmuxRunner(ServerAddress(), tmux).execute([tmux, "-V"], timeout=5)
+            except TmuxError:
                 return None
-            _local_version = parse_version(out.decode("utf-8", "replace"))
+            _local_version = parse_version(out)
         return _local_version
 
 
@@ -208,6 +208,7 @@ class SshTmuxRunner(TmuxRunner):
 
     remote = True
     capture_stderr = True
+    host: SshHost
 
     def __init__(
         self,
@@ -296,27 +297,19 @@ class SshTmuxRunner(TmuxRunner):
         return self._ssh(self.remote_tmux(args), max(timeout, self.connect_timeout + 5.0), stdin)
 
     def _ssh(self, remote_command: str, timeout: float, stdin: bytes | None = None) -> str:
-        try:
-            done = subprocess.run(
-                self.ssh_argv(remote_command),
-                input=stdin,
-                # Never the dashboard's terminal: ssh would read keys meant for the UI.
-                stdin=subprocess.DEVNULL if stdin is None else None,
-                capture_output=True,
-                timeout=timeout,
-                env=self.env(),
-                check=False,
-            )
-        except FileNotFoundError as exc:
-            raise HostUnreachable(f"{self.host.name}: ssh is not installed ({self.ssh!r} not found)") from exc
-        except subprocess.TimeoutExpired as exc:
-            raise HostUnreachable(f"{self.host.name}: {self.host.destination} did not answer within {timeout:.0f}s") from exc
-        if done.returncode != 0:
-            message = self.explain(done.returncode, done.stderr.decode("utf-8", "replace"))
-            if self.lost_connection(done.returncode) or done.returncode == 127:
-                raise HostUnreachable(message)
-            raise TmuxUnavailable(message)
-        return done.stdout.decode("utf-8", "replace")
+        """Run a command line (tmux, or a script) on the host: its stdout (`TmuxRunner.execute`)."""
+        return self.execute(self.ssh_argv(remote_command), timeout=timeout, stdin=stdin)
+
+    def missing(self, program: str) -> TmuxError:
+        return HostUnreachable(f"{self.host.name}: ssh is not installed ({program!r} not found)")
+
+    def no_answer(self, timeout: float) -> str:
+        return f"{self.host.name}: {self.host.destination} did not answer within {timeout:.0f}s"
+
+    def failure(self, returncode: int, stderr: str) -> TmuxError:
+        if returncode == 127:  # the host has no tmux (on the PATH of a non-interactive shell)
+            return HostUnreachable(self.explain(returncode, stderr))
+        return super().failure(returncode, stderr)
 
     max_backoff: float | None = 30.0
 
@@ -382,7 +375,7 @@ class SshTmuxRunner(TmuxRunner):
             return {}
         try:
             out = self._ssh(_AGENTS.format(pids=shlex.quote(" ".join(map(str, pids)))), self.connect_timeout + 5.0)
-        except TmuxUnavailable as exc:
+        except TmuxError as exc:
             log.warning("agent detection on %s failed: %s", self.host.name, exc)
             return {}
         verdicts = parse_agents(out)
