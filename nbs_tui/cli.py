@@ -18,6 +18,7 @@ from typing import NoReturn
 
 from nbs_tui import __version__
 from nbs_tui.config import ConfigError, Settings, load_settings
+from nbs_tui.core.agent_spec import SpecError
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.text import json_line_safe
 from nbs_tui.logs import log_path
@@ -123,9 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
         "serve-stdio", help="a host's control plane as JSON lines on stdin/stdout (a dashboard runs it over ssh)"
     )
 
+    from nbs_tui.lifecycle_cli import add_lifecycle_parsers
     from nbs_tui.runtime.service import add_parser as add_service_parser
 
     add_service_parser(commands)
+    add_lifecycle_parsers(commands)
     return parser
 
 
@@ -290,6 +293,56 @@ def _run_hooks(args: argparse.Namespace, settings: Settings) -> int:
     return hooks_command(args.action, target, args.spool or settings.hook_spool)
 
 
+def _run_new(args: argparse.Namespace, settings: Settings) -> int:
+    """``nbs-tui new``: every check first (nothing made on a bad input), then the start
+    (`nbs_tui.runtime.agent_start`)."""
+    import json
+
+    from nbs_tui.core.agent_spec import SpecError
+    from nbs_tui.files.agent_input import PreparedAgent
+    from nbs_tui.lifecycle_cli import prepare_new
+    from nbs_tui.runtime.agent_start import AgentStarter, StartStopped
+
+    _require_tmux()
+    prepared = prepare_new(args, claude_command=settings.claude_command)
+    if not isinstance(prepared, PreparedAgent):
+        raise SpecError([f"new --host {prepared.host}: starting agents on another host is not wired yet"])
+    starter = AgentStarter(
+        TmuxServerCommands.for_server(settings.server), settings.claude_command, claude_home=settings.claude_home
+    )
+    try:
+        started = starter.start(prepared)
+    except TmuxError as error:
+        raise RuntimeError(f"{prepared.spec.name}: tmux on {settings.server.describe()}: {error}") from None
+    except StartStopped as stop:
+        where = f" in {stop.started.target} ({stop.started.pane_id})" if stop.started else ""
+        print(f"nbs-tui: {prepared.spec.name}{where}: {stop.line}", file=sys.stderr)
+        if args.json and stop.started:
+            print(json.dumps({**stop.started.as_json(), "stopped": stop.line}, ensure_ascii=False))
+        return EXIT_ERROR
+    if prepared.events is not None and prepared.spec.worker and started.prompt_submitted:
+        from nbs_tui.core.nbs_events import worker_spawned
+        from nbs_tui.files.nbs_bus import publish
+
+        try:
+            publish(
+                prepared.events,
+                worker_spawned(
+                    prepared.spec.worker, target=started.target, pane_id=started.pane_id, session_id=started.session_id
+                ),
+            )
+        except (OSError, ValueError) as error:
+            print(f"nbs-tui: worker-spawned not published in {prepared.events}: {error}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(started.as_json(), ensure_ascii=False))
+    else:
+        said = f", answered the {' and the '.join(started.answered)}" if started.answered else ""
+        typed = ", prompt submitted" if started.prompt_submitted else ""
+        session = f" (Claude Code session {started.session_id})" if started.session_id else ""
+        print(f"{started.name}: started in {started.target} ({started.pane_id}){said}{typed}{session}")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -308,6 +361,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.action == "run":
                 _install_log()
             return service_command(args.action, settings)
+        if args.command == "new":
+            return _run_new(args, settings)
         if args.command == "serve-stdio":
             from nbs_tui.runtime.remote_plane import serve_stdio
 
@@ -323,6 +378,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except ConfigError as error:
         print(f"nbs-tui: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except SpecError as error:
+        for problem in error.problems:
+            print(f"nbs-tui: {problem}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_OK

@@ -23,8 +23,10 @@ from nbs_tui.core.lease import (
     POLL_REQUEST_OPTION,
     POLL_SWITCH_OPTION,
     PUBLISHED_OPTIONS,
+    START_CLAIM_OPTION,
     PaneSwitches,
     parse_inflight,
+    parse_start_claim,
     parse_switch,
 )
 from nbs_tui.core.meters import Meters
@@ -124,6 +126,7 @@ _SWITCH_FIELDS = (
     f"#{{{POLL_ANSWER_OPTION}}}",
     f"#{{{ACTIONS_OPTION}}}",  # ASCII JSON: never a tab
     f"#{{{METERS_OPTION}}}",  # ASCII JSON too
+    f"#{{{START_CLAIM_OPTION}}}",  # TOKEN DEADLINE
     f"#{{{INFLIGHT_OPTION}}}",  # last: the only field whose text is not ours to choose
 )
 
@@ -171,7 +174,7 @@ class SidecarSwitches:
             fields = row.split("\t", len(_SWITCH_FIELDS) - 1)
             if len(fields) != len(_SWITCH_FIELDS):
                 continue
-            pane_id, poll, plan, request, answer, actions, meters, inflight = fields
+            pane_id, poll, plan, request, answer, actions, meters, claim, inflight = fields
             panes[pane_id] = PaneSwitches(
                 poll=parse_switch(poll),
                 plan=parse_switch(plan),
@@ -180,6 +183,7 @@ class SidecarSwitches:
                 inflight=parse_inflight(inflight),
                 actions=parse_ring(actions),
                 meters=self._meters(pane_id, meters),
+                start_claim=parse_start_claim(claim),
             )
         for gone in self._parsed.keys() - panes.keys():
             del self._parsed[gone]
@@ -204,6 +208,14 @@ class SidecarSwitches:
 
     # -- the in-flight mark, fenced on the holder's token ---------------------------------------
 
+    def drop_start_claim(self, token: str, pane_id: PaneId, claim: str) -> bool:
+        """Unset a start claim whose deadline passed (its ``nbs-tui new`` died or gave up), only
+        while ``token`` holds the lease and the claim is still that one."""
+        guard = Guard(
+            f"#{{&&:{fence(token).condition},#{{==:#{{{START_CLAIM_OPTION}}},{claim}}}}}", target=pane_id
+        )
+        return self.commands.run_guarded(guard, [option_command(pane_id, START_CLAIM_OPTION, "")])
+
     def clear_inflight(self, pane_id: PaneId) -> None:
         self.commands.run_many([option_command(pane_id, INFLIGHT_OPTION, "")])
 
@@ -220,5 +232,10 @@ class SidecarSwitches:
 def typing_guard(token: str, pane_id: PaneId, text: str) -> Guard:
     """The sidecar's keys go into a pane only while ``token`` holds the lease, and text it types
     is marked in flight in the same step (``@nbs_inflight``: a holder that dies before it
-    submits leaves the mark, and the next one erases what it typed)."""
-    return Guard(fence(token).condition, (option_command(pane_id, INFLIGHT_OPTION, f"{token} {text}"),))
+    submits leaves the mark, and the next one erases what it typed). Never while ``nbs-tui new``
+    claims the pane (``@nbs_starting``): its first prompt and the sidecar's poll cannot mix."""
+    return Guard(
+        f"#{{&&:{fence(token).condition},#{{==:#{{{START_CLAIM_OPTION}}},}}}}",
+        (option_command(pane_id, INFLIGHT_OPTION, f"{token} {text}"),),
+        target=pane_id,
+    )

@@ -147,6 +147,8 @@ class Guard:
     """A tmux format: the commands run when it expands to something other than "" or "0"."""
     before: tuple[tuple[str, ...], ...] = ()
     """Commands run first, inside the guard (the sidecar's in-flight mark)."""
+    target: str = ""
+    """The pane whose options ``condition`` reads (``if-shell -t``); "": the server's only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +262,8 @@ class TmuxServerCommands:
         """Run ``guard.before`` and ``commands`` only while ``guard.condition`` holds, as one
         step inside tmux; True if they ran."""
         inner = command_line([*guard.before, *commands, ("display-message", "-p", _RAN)])
-        out = self.run_many([("if-shell", "-F", guard.condition, inner)])
+        where = ("-t", guard.target) if guard.target else ()
+        out = self.run_many([("if-shell", "-F", *where, guard.condition, inner)])
         return out.lines[-1:] == (_RAN,)
 
     def _in_band(self, commands: Sequence[Command], timeout: float) -> CommandOutput | None:

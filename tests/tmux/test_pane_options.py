@@ -5,7 +5,7 @@ from __future__ import annotations
 import libtmux
 from libtmux.test.retry import retry_until
 
-from nbs_tui.core.lease import InflightMark, answered
+from nbs_tui.core.lease import START_CLAIM_OPTION, InflightMark, StartClaim, answered
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
 from nbs_tui.sidecar.pane_options import (
@@ -181,3 +181,29 @@ def test_typing_is_marked_fenced_and_a_left_over_poll_is_erased(
 
 def capture(commands: TmuxServerCommands, pane: str) -> str:
     return commands.run("capture-pane", "-p", "-t", pane).text
+
+
+def test_a_pane_claimed_by_a_start_is_never_typed_into_by_the_holder_and_an_expired_claim_is_dropped(
+    session: libtmux.Session, server: libtmux.Server
+) -> None:
+    commands = commands_for(server)
+    (pane,) = make_panes(session, 1)
+    holder = LeaseHeartbeat(commands)
+    holder.tick()
+    switches = SidecarSwitches(commands)
+    claim = StartClaim("ab12cd34ef56ab78", 2_000_000_000)
+    commands.run("set-option", "-p", "-t", pane, START_CLAIM_OPTION, claim.render())
+    _, panes = switches.read()
+    assert panes[pane].start_claim == claim and claim.holds(1_900_000_000)
+    # the holder's fence and the claim are one step inside tmux: nothing typed, no in-flight mark
+    assert not commands.type_text(pane, "/nbs-poll", guard=typing_guard(holder.token, pane, "/nbs-poll"))
+    _, panes = switches.read()
+    assert panes[pane].inflight is None and "/nbs-poll" not in capture(commands, pane)
+    # only the claim read is dropped (a new start's claim is another value), and only by the holder
+    assert not switches.drop_start_claim(holder.token, pane, "ab12cd34ef56ab78 1")
+    assert not switches.drop_start_claim("ffffffffffffffff", pane, claim.render())
+    assert switches.drop_start_claim(holder.token, pane, claim.render())
+    _, panes = switches.read()
+    assert panes[pane].start_claim is None
+    assert commands.type_text(pane, "/nbs-poll", guard=typing_guard(holder.token, pane, "/nbs-poll"))
+    holder.stop()

@@ -1,0 +1,184 @@
+"""``nbs-tui new`` end to end on the real Claude Code CLI and its scripted API (issue 29, item 1).
+
+Each test runs the real ``nbs-tui new`` command line (a process, as an operator types it) on the
+test's private tmux server; the configured ``claude_command`` is a small wrapper that gives
+Claude Code the test's HOME and scripted API (`NewAgentWorld`). What is checked is what the
+operator relies on: the window named NAME in SESSION and DIR, a fresh folder's trust dialog
+answered (the folder was named), the prompt reaching the API once and whole, ``--json``'s line,
+a server that was not running started, and a worker's ``worker-spawned`` on the NBS bus.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import libtmux
+import pytest
+
+from tests.realclaude.harness import (
+    _SCRUB_PREFIXES,
+    OFFLINE_ENV,
+    ClaudeBinary,
+    ClaudeFleet,
+    FakeAPI,
+    Scenario,
+    Text,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class NewAgentWorld:
+    """A HOME, a work folder and a scripted API for one agent ``nbs-tui new`` will start."""
+
+    home: Path
+    workdir: Path
+    api: FakeAPI
+    wrapper: Path
+    config: Path
+    state: Path
+
+    def run(self, server: str, *args: str, timeout: float = 150.0) -> subprocess.CompletedProcess[str]:
+        """``nbs-tui --config CONFIG -L SERVER new ARGS``, as a process."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "CLAUDE", "NBS_"))}
+        env.update(XDG_STATE_HOME=str(self.state), XDG_CONFIG_HOME=str(self.state / "config"), NBS_SERVICE="off")
+        return subprocess.run(
+            [sys.executable, "-m", "nbs_tui", "--config", str(self.config), "-L", server, "new", *args],
+            capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO, check=False,
+        )  # fmt: skip
+
+
+def make_world(fleet: ClaudeFleet, tmp: Path, name: str, scenario: Scenario, *, trust: bool = False) -> NewAgentWorld:
+    api = FakeAPI(scenario, name=name).start()
+    fleet._apis.append(api)  # stopped with the fleet
+    root = tmp / name
+    home, workdir = root / "home", root / "work"
+    home.mkdir(parents=True)
+    workdir.mkdir(parents=True)
+    home, workdir = home.resolve(), workdir.resolve()
+    key = f"sk-ant-api03-nbs-tui-test-{name}-" + "x" * 24
+    fleet._write_config(home, workdir, key, trust, True, True, {"permissions": {"defaultMode": "default"}}, None)
+    env = {
+        "HOME": str(home),
+        "ANTHROPIC_BASE_URL": api.base_url,
+        "ANTHROPIC_API_KEY": key,
+        "TERM": "tmux-256color",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        **OFFLINE_ENV,
+    }
+    lines = [
+        "#!/bin/bash",
+        "# the test's claude_command: its HOME and scripted API, then the real Claude Code",
+        "for v in $(compgen -e); do",
+        "  case $v in " + "|".join(p + "*" for p in _SCRUB_PREFIXES) + ") unset \"$v\";; esac",
+        "done",
+        *(f"export {k}={shlex.quote(v)}" for k, v in env.items()),
+        f'exec {shlex.quote(str(home / "bin" / "claude"))} "$@"',
+    ]
+    wrapper = root / "claude-here"
+    wrapper.write_text("\n".join(lines) + "\n")
+    wrapper.chmod(0o755)
+    config = root / "config.toml"
+    config.write_text(f"claude_command = {json.dumps(str(wrapper))}\nclaude_home = {json.dumps(str(home / '.claude'))}\n")
+    return NewAgentWorld(home, workdir, api, wrapper, config, root / "state")
+
+
+def windows(server: libtmux.Server) -> list[str]:
+    out = server.cmd("list-windows", "-a", "-F", "#{session_name}:#{window_name}:#{pane_current_path}")
+    return list(out.stdout)
+
+
+def trusted(world: NewAgentWorld) -> bool:
+    projects = json.loads((world.home / ".claude.json").read_text()).get("projects", {})
+    return bool(projects.get(str(world.workdir), {}).get("hasTrustDialogAccepted"))
+
+
+@pytest.fixture
+def socket_name(server: libtmux.Server) -> str:
+    assert server.socket_name
+    return server.socket_name
+
+
+def test_new_starts_trusts_the_folder_named_and_submits_the_prompt_once(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, socket_name: str, tmp_path: Path
+) -> None:
+    server.new_session(session_name="work")  # the server runs; the session "agents" does not exist yet
+    world = make_world(claude_fleet, tmp_path, "alpha", [Text("Parser built.")])
+    assert not trusted(world)
+    done = world.run(socket_name, str(world.workdir), "--name", "alpha", "--prompt", "build the parser", "--json")
+    assert done.returncode == 0, done.stderr
+    line = json.loads(done.stdout.strip())
+    assert line["name"] == "alpha" and line["pane_id"].startswith("%") and line["target"].startswith("agents:")
+    assert line["session_id"] and uuid.UUID(line["session_id"])
+    assert f"agents:alpha:{world.workdir}" in windows(server)
+    assert trusted(world)  # the trust dialog, answered for the folder named
+    pane = line["pane_id"]
+    claim = server.cmd("show-options", "-pqv", "-t", pane, "@nbs_starting").stdout
+    remain = server.cmd("show-options", "-wqv", "-t", pane, "remain-on-exit").stdout
+    assert claim == [] and remain in ([], ["off"])  # nothing of the start left on the pane
+    claude_fleet_wait(world, lambda: world.api.prompts() == ["build the parser"])
+
+
+def claude_fleet_wait(world: NewAgentWorld, done: object, timeout: float = 20.0) -> None:
+    import time
+
+    assert callable(done)
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, world.api.prompts()
+        time.sleep(0.1)
+
+
+def test_new_starts_a_server_that_is_not_running_and_pastes_a_multiline_prompt_whole(
+    claude_fleet: ClaudeFleet, tmp_path: Path, claude_binary: ClaudeBinary
+) -> None:
+    socket = f"nbs-new-{uuid.uuid4().hex[:8]}"
+    world = make_world(claude_fleet, tmp_path, "beta", [Text("Done.")], trust=True)
+    prompt_file = tmp_path / "task.md"
+    task = "# Task\n\nRead the notes; then:\n- write the parser\n- test it with `$HOME` and #{x} ; left alone"
+    prompt_file.write_text(task + "\n\n")
+    try:
+        done = world.run(socket, str(world.workdir), "--prompt-file", str(prompt_file), "--session", "crew")
+        assert done.returncode == 0, done.stderr
+        assert "work: started in crew:" in done.stdout  # the folder's name is the default NAME
+        # Claude Code sends a multi-line paste wrapped in its own <pasted_content> tags: whole, once
+        claude_fleet_wait(world, lambda: len(world.api.prompts()) == 1)
+        assert task in world.api.prompts()[0]
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
+def test_a_worker_gets_its_task_file_and_is_announced_on_the_bus(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, socket_name: str, tmp_path: Path
+) -> None:
+    server.new_session(session_name="work")
+    world = make_world(claude_fleet, tmp_path, "gamma", [Text("On it.")], trust=True)
+    nbs = world.workdir / ".nbs"
+    (nbs / "workers").mkdir(parents=True)
+    (nbs / "events").mkdir()
+    task = "Worker task: count the files.\nReport in the chat."
+    (nbs / "workers" / "counter.md").write_text(task + "\n")
+    done = world.run(socket_name, str(world.workdir), "--worker", "counter", "--json")
+    assert done.returncode == 0, done.stderr
+    line = json.loads(done.stdout)
+    assert line["name"] == "counter"
+    claude_fleet_wait(world, lambda: len(world.api.prompts()) == 1)
+    assert task in world.api.prompts()[0]
+    (event,) = (nbs / "events").glob("*.event")
+    text = event.read_text()
+    assert "type: worker-spawned" in text and "source: counter" in text and line["pane_id"] in text
+
+
+@pytest.fixture
+def _unused() -> Iterator[None]:
+    yield
