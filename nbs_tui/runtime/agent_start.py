@@ -64,6 +64,7 @@ from nbs_tui.core.startup import (
     Stop,
 )
 from nbs_tui.files.agent_input import PreparedAgent
+from nbs_tui.runtime.fleet_keeper import WORKER_OPTION
 from nbs_tui.tmux.commands import Guard, TmuxServerCommands
 from nbs_tui.tmux.errors import PaneGone, ServerGone, TmuxCommandError, TmuxError
 
@@ -190,7 +191,7 @@ class AgentStarter:
         session = spec.session or DEFAULT_SESSION
         token = secrets.token_hex(8)
         claim = StartClaim(token, int(self.wall() + self.start_timeout + CLAIM_SPARE))
-        pane_id, target = self._make_window(session, spec.name, spec.directory, command, windows is None, claim)
+        pane_id, target = self._make_window(session, spec.name, spec.directory, command, windows is None, claim, spec.worker)
         started = Started(pane_id, target, spec.name)
         if on_pane is not None:
             on_pane(started)
@@ -207,7 +208,7 @@ class AgentStarter:
         return Started(pane_id, target, spec.name, self._session_id(pane_id), submitted, tuple(answered))
 
     def _make_window(
-        self, session: str, name: str, folder: str, command: str, no_server: bool, claim: StartClaim
+        self, session: str, name: str, folder: str, command: str, no_server: bool, claim: StartClaim, worker: str | None
     ) -> tuple[PaneId, str]:
         fmt = "#{pane_id}\t#{session_name}:#{window_index}.#{pane_index}"
         has_session = False
@@ -230,6 +231,8 @@ class AgentStarter:
             # the window stays when Claude Code exits during the start: its last words are read
             ("set-option", "-w", "-t", pane_id, "remain-on-exit", "on"),
         ]
+        if worker:  # remembered with the agent (`nbs_tui.runtime.fleet_keeper`)
+            setup.append(("set-option", "-p", "-t", pane_id, WORKER_OPTION, worker))
         if no_server:  # a server this started must not hand a nested-session mark to later panes
             setup.append(("set-environment", "-g", "-u", "CLAUDECODE"))
         self.commands.run_many(setup)

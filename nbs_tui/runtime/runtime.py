@@ -45,15 +45,16 @@ import shlex
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
-from nbs_tui.claude.watcher import ClaudeSignals
+from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
 from nbs_tui.config import Settings
-from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.hosts import LOCAL, HostSpec
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
+from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.logs import log_problem, report_failures
 from nbs_tui.memory import MemoryTrimmer
 from nbs_tui.runtime.contract import (
@@ -63,6 +64,7 @@ from nbs_tui.runtime.contract import (
     SidecarRole,
     SidecarView,
 )
+from nbs_tui.runtime.fleet_keeper import PROBLEM_SOURCE, FleetKeeper
 from nbs_tui.runtime.hosts import HostsRuntime
 from nbs_tui.runtime.service_starter import ServiceStarter, sidecar_flags
 from nbs_tui.sidecar.lease import SidecarLease
@@ -119,6 +121,8 @@ class _Fanout:
                 self._dirs = dirs
                 runtime.control_plane.set_pane_dirs(dirs)
         runtime.listener.fleet_changed(panes)
+        if runtime.keeper is not None:
+            runtime.keeper.changed()
 
     def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
         self._runtime.listener.screens_changed(pane_ids)
@@ -131,6 +135,19 @@ class _Fanout:
     def problem(self, source: str, message: str) -> None:
         """The fleet's own trouble (a control client that died), from its threads."""
         self._runtime.problem(source, message)
+
+
+class _FactsTap:
+    """Claude signals' listener: the runtime's listener, and the fleet keeper for session ids."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    def claude_facts_changed(self, facts: Mapping[PaneId, ClaudeFacts]) -> None:
+        self._runtime.listener.claude_facts_changed(facts)
+        keeper = self._runtime.keeper
+        if keeper is not None:
+            keeper.facts_changed(facts)
 
 
 class Runtime:
@@ -147,6 +164,8 @@ class Runtime:
         self.lease: SidecarLease | None = None
         self.hosts: HostsRuntime | None = None
         """The per-host runtimes when several hosts are watched (module docstring)."""
+        self.keeper: FleetKeeper | None = None
+        """Keeps this server's fleet memory while this process acts (`nbs_tui.runtime.fleet_keeper`)."""
         self.role = SidecarRole.OFF
         self.trimmer = MemoryTrimmer()
         self._built = False
@@ -183,7 +202,7 @@ class Runtime:
             )
         if options.claude and not elsewhere:
             self.claude = self._try(
-                "Claude Code signals", lambda: ClaudeSignals(self.settings, self.listener, clock=options.wall, problems=self.problem)
+                "Claude Code signals", lambda: ClaudeSignals(self.settings, _FactsTap(self), clock=options.wall, problems=self.problem)
             )
         fanout = _Fanout(self)
         if options.fleet_factory is not None:
@@ -212,8 +231,23 @@ class Runtime:
                     clock=options.clock, wall=options.wall, signals=self.claude, lease=self.lease,
                 ),
             )
+            if self.claude is not None and options.fleet_factory is None and self.fleet.commands is not None:
+                self.keeper = self._try("fleet memory", self._build_keeper)
         if options.control_plane and elsewhere:  # after the sidecar: the host's service applies it
             self.control_plane = self._try("control plane", lambda: self._remote_plane(hosts[0]))
+
+    def _build_keeper(self) -> FleetKeeper | None:
+        """The fleet memory of this machine's server, kept while this process acts."""
+        commands, claude = self._commands(), self.claude
+        if commands is None or claude is None or commands.runner.remote:
+            return None
+        store = FleetStore.for_server(LOCAL, self.settings.server, report=lambda m: self.problem(PROBLEM_SOURCE, m))
+        lease = self.lease
+        return FleetKeeper(
+            commands, store, LOCAL, self.settings.server,
+            acting=(lambda: lease.acting()) if lease is not None else (lambda: True),
+            facts=claude.all_facts, problem=self.problem,
+        )  # fmt: skip
 
     def _remote_plane(self, host: HostSpec) -> ControlPlanePort:
         """The one watched host's projects, read by its own nbs-tui over ssh (docs/remote.md)."""
@@ -363,6 +397,8 @@ class Runtime:
     def _holding_changed(self, holding: bool) -> None:
         if self.control_plane is not None:
             self.control_plane.set_acting(holding)
+        if holding and self.keeper is not None:
+            self.keeper.changed()
 
     def _holder_changed(self, holder: LeaseValue) -> None:
         tell = getattr(self.listener, "lease_changed", None)
@@ -418,6 +454,9 @@ class Runtime:
             self._started.append(("fleet", fleet.stop))
             if self.lease is not None:  # stopped after the sidecar: it stops acting, then releases
                 self._start("sidecar lease", self.lease.start, self.lease.stop)
+            if self.keeper is not None:
+                self._start("fleet memory", self.keeper.start, self.keeper.stop)
+                self.keeper.changed()  # what runs now, once this process acts
             if self.sidecar is not None:
                 self._starter = threading.Thread(target=self._start_sidecar, name="nbs-runtime-start", daemon=True)
                 self._starter.start()

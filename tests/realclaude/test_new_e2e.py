@@ -11,96 +11,15 @@ a server that was not running started, and a worker's ``worker-spawned`` on the 
 from __future__ import annotations
 
 import json
-import os
-import shlex
 import subprocess
-import sys
 import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import libtmux
 import pytest
 
-from tests.realclaude.harness import (
-    _SCRUB_PREFIXES,
-    OFFLINE_ENV,
-    ClaudeBinary,
-    ClaudeFleet,
-    FakeAPI,
-    Scenario,
-    Text,
-)
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@dataclass
-class NewAgentWorld:
-    """A HOME, a work folder and a scripted API for one agent ``nbs-tui new`` will start."""
-
-    home: Path
-    workdir: Path
-    api: FakeAPI
-    wrapper: Path
-    config: Path
-    state: Path
-
-    def run(self, server: str, *args: str, timeout: float = 150.0) -> subprocess.CompletedProcess[str]:
-        """``nbs-tui --config CONFIG -L SERVER new ARGS``, as a process."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "CLAUDE", "NBS_"))}
-        env.update(XDG_STATE_HOME=str(self.state), XDG_CONFIG_HOME=str(self.state / "config"), NBS_SERVICE="off")
-        return subprocess.run(
-            [sys.executable, "-m", "nbs_tui", "--config", str(self.config), "-L", server, "new", *args],
-            capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO, check=False,
-        )  # fmt: skip
-
-
-def make_world(fleet: ClaudeFleet, tmp: Path, name: str, scenario: Scenario, *, trust: bool = False) -> NewAgentWorld:
-    api = FakeAPI(scenario, name=name).start()
-    fleet._apis.append(api)  # stopped with the fleet
-    root = tmp / name
-    home, workdir = root / "home", root / "work"
-    home.mkdir(parents=True)
-    workdir.mkdir(parents=True)
-    home, workdir = home.resolve(), workdir.resolve()
-    key = f"sk-ant-api03-nbs-tui-test-{name}-" + "x" * 24
-    fleet._write_config(home, workdir, key, trust, True, True, {"permissions": {"defaultMode": "default"}}, None)
-    env = {
-        "HOME": str(home),
-        "ANTHROPIC_BASE_URL": api.base_url,
-        "ANTHROPIC_API_KEY": key,
-        "TERM": "tmux-256color",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        **OFFLINE_ENV,
-    }
-    lines = [
-        "#!/bin/bash",
-        "# the test's claude_command: its HOME and scripted API, then the real Claude Code",
-        "for v in $(compgen -e); do",
-        "  case $v in " + "|".join(p + "*" for p in _SCRUB_PREFIXES) + ") unset \"$v\";; esac",
-        "done",
-        *(f"export {k}={shlex.quote(v)}" for k, v in env.items()),
-        f'exec {shlex.quote(str(home / "bin" / "claude"))} "$@"',
-    ]
-    wrapper = root / "claude-here"
-    wrapper.write_text("\n".join(lines) + "\n")
-    wrapper.chmod(0o755)
-    config = root / "config.toml"
-    config.write_text(f"claude_command = {json.dumps(str(wrapper))}\nclaude_home = {json.dumps(str(home / '.claude'))}\n")
-    return NewAgentWorld(home, workdir, api, wrapper, config, root / "state")
-
-
-def windows(server: libtmux.Server) -> list[str]:
-    out = server.cmd("list-windows", "-a", "-F", "#{session_name}:#{window_name}:#{pane_current_path}")
-    return list(out.stdout)
-
-
-def trusted(world: NewAgentWorld) -> bool:
-    projects = json.loads((world.home / ".claude.json").read_text()).get("projects", {})
-    return bool(projects.get(str(world.workdir), {}).get("hasTrustDialogAccepted"))
+from tests.realclaude.harness import ClaudeBinary, ClaudeFleet, Text
+from tests.realclaude.new_world import NewAgentWorld, make_world, trusted, wait_until, windows
 
 
 @pytest.fixture
@@ -130,13 +49,8 @@ def test_new_starts_trusts_the_folder_named_and_submits_the_prompt_once(
 
 
 def claude_fleet_wait(world: NewAgentWorld, done: object, timeout: float = 20.0) -> None:
-    import time
-
     assert callable(done)
-    deadline = time.monotonic() + timeout
-    while not done():
-        assert time.monotonic() < deadline, world.api.prompts()
-        time.sleep(0.1)
+    wait_until(done, timeout, f"the API's prompts (so far {world.api.prompts()})")
 
 
 def test_new_starts_a_server_that_is_not_running_and_pastes_a_multiline_prompt_whole(
@@ -177,8 +91,3 @@ def test_a_worker_gets_its_task_file_and_is_announced_on_the_bus(
     (event,) = (nbs / "events").glob("*.event")
     text = event.read_text()
     assert "type: worker-spawned" in text and "source: counter" in text and line["pane_id"] in text
-
-
-@pytest.fixture
-def _unused() -> Iterator[None]:
-    yield
