@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -54,10 +55,13 @@ TYPE_CHUNK = 1000
 _TYPING = ("send-keys", "paste-buffer")
 """A line holding these types into a pane: never repeated when its answer was lost."""
 
-_LATER = ("run-shell", "wait-for", "confirm-before", "command-prompt", "display-popup", "display-menu", "popup", "menu")
+_LATER = ("run-shell", "wait-for", "confirm-before", "command-prompt", "display-popup", "display-menu")
 """Commands tmux may finish after the next line (a shell, a wait, a prompt): their output would
-come after `ControlClient.command_line`'s marker, so a line naming one (anywhere, even inside a
-quoted argument) runs as a process."""
+come after `ControlClient.command_line`'s marker, so a line that runs one (itself, or inside an
+``if-shell``) runs as a process. Their aliases count too (`_LATER_ALIASES`); a shortened name
+(tmux takes any unique prefix) does not: nbs-tui writes commands by their names."""
+
+_LATER_ALIASES = ("run", "wait", "confirm", "popup", "menu")
 
 _RAN = "nbs-ran"
 """Printed last inside a `Guard`: its commands ran."""
@@ -269,8 +273,6 @@ class TmuxServerCommands:
     def _in_band(self, commands: Sequence[Command], timeout: float) -> CommandOutput | None:
         """The line's output from a ready control connection; None: run it as a process."""
         line = command_line(commands)
-        if any(word in line for word in _LATER):
-            return None
         for client in self._connections():
             try:
                 reply = client.command_line(line, timeout)
@@ -368,10 +370,75 @@ class TmuxServerCommands:
 
 
 def _may_run_in_band(commands: Sequence[Command]) -> bool:
-    """Whether these commands can run on a control connection at all (module docstring)."""
+    """Whether tmux finishes these commands before it reads the next line of a control client
+    (module docstring): not an option of tmux itself (``-V``), not a command of `_LATER`, not
+    ``if-shell`` without ``-F`` (a shell runs it, later), nor one whose own commands are any of
+    these. A nested command line that cannot be read for sure runs as a process."""
     for command in commands:
-        if not command or command[0].startswith("-"):
-            return False  # an option of tmux itself (-V)
-        if command[0] in ("if-shell", "if", "run") and "-F" not in command[1:]:
-            return False  # a shell runs it, later
+        if not command:
+            continue
+        name = command[0]
+        if not name or name.startswith("-") or _finishes_later(name):
+            return False
+        if name in ("if-shell", "if"):
+            flags, positional = _if_shell_arguments(command[1:])
+            if "F" not in flags:
+                return False
+            for nested in positional[1:]:
+                parsed = _parse_line(nested)
+                if parsed is None or not _may_run_in_band(parsed):
+                    return False
     return True
+
+
+def _finishes_later(name: str) -> bool:
+    return name in _LATER or name in _LATER_ALIASES
+
+
+def _if_shell_arguments(args: Sequence[str]) -> tuple[set[str], list[str]]:
+    """``if-shell [-bF] [-t target] condition command [command]``: its flags and positional
+    arguments (the condition, then the commands it runs)."""
+    flags: set[str] = set()
+    positional: list[str] = []
+    words = list(args)
+    while words:
+        word = words.pop(0)
+        if positional or word == "-" or not word.startswith("-"):
+            positional.append(word)
+        elif word == "--":
+            positional.extend(words)
+            break
+        else:
+            letters = word[1:]
+            for at, letter in enumerate(letters):
+                flags.add(letter)
+                if letter == "t":  # takes a value: the rest of this word, or the next
+                    if at == len(letters) - 1 and words:
+                        words.pop(0)
+                    break
+    return flags, positional
+
+
+def _parse_line(line: str) -> list[list[str]] | None:
+    """A tmux command line as commands of words (quotes and escapes read as a shell would,
+    enough to find command names; an escaped ``;`` is read as a separator, which errs on the
+    side of a process); None when it holds a ``{ }`` block or a line break (tmux ends a command
+    there too) or cannot be read."""
+    if "\n" in line:
+        return None
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=";")
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        words = list(lexer)
+    except ValueError:
+        return None
+    if "{" in words or "}" in words:
+        return None
+    commands: list[list[str]] = [[]]
+    for word in words:
+        if word and set(word) == {";"}:
+            commands.append([])
+        else:
+            commands[-1].append(word)
+    return [command for command in commands if command]

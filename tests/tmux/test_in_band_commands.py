@@ -9,7 +9,7 @@ import libtmux
 import pytest
 
 from nbs_tui.sidecar.heartbeat import LeaseClient, LeaseHeartbeat
-from nbs_tui.tmux.commands import TmuxServerCommands
+from nbs_tui.tmux.commands import TmuxServerCommands, command_line
 from nbs_tui.tmux.errors import (
     PaneGone,
     PaneNotFound,
@@ -52,11 +52,18 @@ def test_command_lines_run_in_band_with_a_process_s_answers(server: libtmux.Serv
             assert ran.pane_identity("%999") is None
         # the line after a failed one is answered as usual
         assert commands.run("display-message", "-p", "#{session_name}").lines == ("inband",)
-        # what tmux may finish after the next line (a shell) runs as a process
+        # what tmux may finish after the next line (a shell, a wait) runs as a process, also
+        # inside an if-shell -F; a mere argument that names one does not
         runs, processes = commands.in_band_runs, commands.process_runs
         commands.run("run-shell", "true")
         assert commands.run_many([("if-shell", "true", "display-message -p yes")]).lines == ("yes",)
-        assert commands.in_band_runs == runs and commands.process_runs == processes + 2
+        assert not commands.run("if-shell", "-F", "1", command_line([("run-shell", "true")])).in_band
+        assert commands.in_band_runs == runs and commands.process_runs == processes + 3
+        assert process.run("run-shell", "true").lines == ()
+        noted = "plan option 1 landed (menu gone); run-shell said"
+        assert commands.run("set-option", "-p", "-t", pane_id, "@probe", noted).in_band
+        assert commands.run("if-shell", "-F", "1", command_line([("display-message", "-p", "wait-for")])).in_band
+        assert process.display(pane_id, "#{@probe}") == noted
         beat.stop()
         assert LeaseClient(commands).read() == ""
 
