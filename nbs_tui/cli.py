@@ -343,6 +343,50 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
+def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
+    """``nbs-tui restore``: the plan from the remembered fleet (`nbs_tui.core.restore`), printed
+    (``--dry-run``) or carried out (`nbs_tui.runtime.restore_run`)."""
+    import json
+
+    from nbs_tui.core.hosts import LOCAL
+    from nbs_tui.core.restore import plan_as_json, plan_lines
+    from nbs_tui.files.fleet_store import FleetStore
+    from nbs_tui.lifecycle_cli import restore_request_from_args
+    from nbs_tui.runtime.agent_start import AgentStarter
+    from nbs_tui.runtime.restore_run import RestoreRun, after_restore, gather, live_server, plan_for
+
+    _require_tmux()
+    request = restore_request_from_args(args)
+    if request.host not in (None, LOCAL):
+        raise SpecError([f"restore --host {request.host}: restoring on another host is not wired yet"])
+    commands = TmuxServerCommands.for_server(settings.server)
+    problems: list[str] = []
+    store = FleetStore.for_server(LOCAL, settings.server, report=problems.append)
+    try:
+        gathered = gather(commands, store, settings.claude_command)
+        plan = plan_for(gathered, settings.server, settings.claude_command, settings.restore_stagger, request.names)
+    except TmuxError as error:
+        raise RuntimeError(f"tmux on {settings.server.describe()}: {error}") from None
+    finally:
+        for problem in problems:
+            print(f"nbs-tui: {problem}", file=sys.stderr)
+    if request.dry_run:
+        print(json.dumps(plan_as_json(plan), ensure_ascii=False) if request.json else "\n".join(plan_lines(plan)))
+        return EXIT_OK
+    starter = AgentStarter(commands, settings.claude_command, claude_home=settings.claude_home, flags=gathered.flags)
+    try:
+        report = RestoreRun(commands, starter).execute(plan)
+    except TmuxError as error:
+        raise RuntimeError(f"tmux on {settings.server.describe()}: {error}") from None
+    instance, _live = live_server(commands)
+    after_restore(store, gathered.memory, instance)
+    if request.json:
+        print(json.dumps(report.as_json(), ensure_ascii=False))
+    else:
+        print("\n".join(report.lines()) or "nothing to restore")
+    return EXIT_OK if not report.not_restored and not any(a.stopped for a in report.restored) else EXIT_ERROR
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -363,6 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return service_command(args.action, settings)
         if args.command == "new":
             return _run_new(args, settings)
+        if args.command == "restore":
+            return _run_restore(args, settings)
         if args.command == "serve-stdio":
             from nbs_tui.runtime.remote_plane import serve_stdio
 

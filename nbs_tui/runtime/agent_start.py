@@ -189,8 +189,7 @@ class AgentStarter:
             raise
         command = shell_command(["env", "-u", "CLAUDECODE", *argv])
         session = spec.session or DEFAULT_SESSION
-        token = secrets.token_hex(8)
-        claim = StartClaim(token, int(self.wall() + self.start_timeout + CLAIM_SPARE))
+        claim = self.new_claim()
         pane_id, target = self._make_window(session, spec.name, spec.directory, command, windows is None, claim, spec.worker)
         started = Started(pane_id, target, spec.name)
         if on_pane is not None:
@@ -204,7 +203,7 @@ class AgentStarter:
         except StartStopped as stop:
             raise StartStopped(stop.line, started) from None
         finally:
-            self._release(pane_id, claim)
+            self.release(pane_id, claim)
         return Started(pane_id, target, spec.name, self._session_id(pane_id), submitted, tuple(answered))
 
     def _make_window(
@@ -226,11 +225,7 @@ class AgentStarter:
         pane_id, _, target = out.first.partition("\t")
         if not pane_id.startswith("%"):
             raise TmuxCommandError(f"tmux made no pane for {name!r} ({out.first!r})")
-        setup: list[tuple[str, ...]] = [
-            ("set-option", "-p", "-t", pane_id, START_CLAIM_OPTION, claim.render()),
-            # the window stays when Claude Code exits during the start: its last words are read
-            ("set-option", "-w", "-t", pane_id, "remain-on-exit", "on"),
-        ]
+        setup = self.claim_commands(pane_id, claim)
         if worker:  # remembered with the agent (`nbs_tui.runtime.fleet_keeper`)
             setup.append(("set-option", "-p", "-t", pane_id, WORKER_OPTION, worker))
         if no_server:  # a server this started must not hand a nested-session mark to later panes
@@ -261,6 +256,11 @@ class AgentStarter:
         expect = StartupExpectation(
             spec.directory, aliases, os.environ.get("HOME"), bypass=spec.permission_mode == BYPASS
         )
+        return self.guide(pane_id, expect, claim)
+
+    def guide(self, pane_id: PaneId, expect: StartupExpectation, claim: StartClaim) -> list[str]:
+        """Take a claimed pane's Claude Code through its startup screens (`StartupGuide`); the
+        dialogs answered, or `StartStopped`."""
         guide = StartupGuide(expect, self.clock(), timeout=self.start_timeout)
         while True:
             lines, dead = self._screen(pane_id)
@@ -277,6 +277,17 @@ class AgentStarter:
             elif isinstance(step, Stop):
                 raise StartStopped(step.line)
             self.sleep(LOOK_EVERY)
+
+    def new_claim(self) -> StartClaim:
+        return StartClaim(secrets.token_hex(8), int(self.wall() + self.start_timeout + CLAIM_SPARE))
+
+    def claim_commands(self, pane_id: PaneId, claim: StartClaim) -> list[tuple[str, ...]]:
+        """The start claim on a new pane, and ``remain-on-exit`` while it starts."""
+        return [
+            ("set-option", "-p", "-t", pane_id, START_CLAIM_OPTION, claim.render()),
+            # the pane stays when Claude Code exits during the start: its last words are read
+            ("set-option", "-p", "-t", pane_id, "remain-on-exit", "on"),
+        ]
 
     def _box(self, pane_id: PaneId) -> tuple[str | None, AgentState]:
         lines, dead = self._screen(pane_id)
@@ -314,7 +325,7 @@ class AgentStarter:
         if not self._wait_box(pane_id, lambda box, state: box == "" or state is AgentState.WORKING):
             raise StartStopped("Enter was pressed once but the prompt did not leave the input box: look at the pane")
 
-    def _release(self, pane_id: PaneId, claim: StartClaim) -> None:
+    def release(self, pane_id: PaneId, claim: StartClaim) -> None:
         """Drop this start's claim (only if still its own) and ``remain-on-exit``."""
         guard = Guard(f"#{{==:#{{{START_CLAIM_OPTION}}},{claim.render()}}}", target=pane_id)
         with contextlib.suppress(TmuxError, PaneGone):
@@ -322,7 +333,7 @@ class AgentStarter:
                 guard,
                 [
                     ("set-option", "-pqu", "-t", pane_id, START_CLAIM_OPTION),
-                    ("set-option", "-wqu", "-t", pane_id, "remain-on-exit"),
+                    ("set-option", "-pqu", "-t", pane_id, "remain-on-exit"),
                 ],
             )
 

@@ -43,7 +43,7 @@ def test_new_starts_trusts_the_folder_named_and_submits_the_prompt_once(
     assert trusted(world)  # the trust dialog, answered for the folder named
     pane = line["pane_id"]
     claim = server.cmd("show-options", "-pqv", "-t", pane, "@nbs_starting").stdout
-    remain = server.cmd("show-options", "-wqv", "-t", pane, "remain-on-exit").stdout
+    remain = server.cmd("show-options", "-pqv", "-t", pane, "remain-on-exit").stdout
     assert claim == [] and remain in ([], ["off"])  # nothing of the start left on the pane
     claude_fleet_wait(world, lambda: world.api.prompts() == ["build the parser"])
 
