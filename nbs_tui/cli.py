@@ -305,21 +305,39 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
 
     _require_tmux()
     prepared = prepare_new(args, claude_command=settings.claude_command)
-    if not isinstance(prepared, PreparedAgent):
-        raise SpecError([f"new --host {prepared.host}: starting agents on another host is not wired yet"])
-    starter = AgentStarter(
-        TmuxServerCommands.for_server(settings.server), settings.claude_command, claude_home=settings.claude_home
-    )
+    runner = None
+    if isinstance(prepared, PreparedAgent):
+        commands = TmuxServerCommands.for_server(settings.server)
+        starter = AgentStarter(commands, settings.claude_command, claude_home=settings.claude_home)
+    else:  # another host: its checks are made there, through its ssh connection
+        from nbs_tui.runtime.remote_agent import prepare_remote
+        from nbs_tui.tmux.ssh import SshTmuxRunner
+
+        (host,) = settings.watched_hosts()
+        if host.is_local:
+            raise SpecError([f"--host {prepared.host}: not another host"])
+        runner = SshTmuxRunner(host)
+        commands = TmuxServerCommands(runner)
+        try:
+            remote = prepare_remote(prepared, runner, settings.claude_command)
+        except SpecError:
+            runner.close()
+            raise
+        prepared = remote.prepared
+        starter = AgentStarter(commands, settings.claude_command, flags=remote.flags, home=remote.home)
     try:
         started = starter.start(prepared)
     except TmuxError as error:
-        raise RuntimeError(f"{prepared.spec.name}: tmux on {settings.server.describe()}: {error}") from None
+        raise RuntimeError(f"{prepared.spec.name}: tmux on {commands.describe()}: {error}") from None
     except StartStopped as stop:
         where = f" in {stop.started.target} ({stop.started.pane_id})" if stop.started else ""
         print(f"nbs-tui: {prepared.spec.name}{where}: {stop.line}", file=sys.stderr)
         if args.json and stop.started:
             print(json.dumps({**stop.started.as_json(), "stopped": stop.line}, ensure_ascii=False))
         return EXIT_ERROR
+    finally:
+        if runner is not None:
+            runner.close()
     if prepared.events is not None and prepared.spec.worker and started.prompt_submitted:
         from nbs_tui.core.nbs_events import worker_spawned
         from nbs_tui.files.nbs_bus import publish

@@ -138,6 +138,7 @@ class AgentStarter:
         *,
         claude_home: Path | None = None,
         flags: ClaudeFlags | None = None,
+        home: str | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
@@ -147,6 +148,8 @@ class AgentStarter:
         self.claude_command = claude_command
         self.claude_home = claude_home
         self._flags = flags
+        self.home = home if home is not None else os.environ.get("HOME")
+        """HOME where the agent runs: the trust dialog may show a folder as ``~/...``."""
         self.clock = clock
         self.wall = wall
         self.sleep = sleep
@@ -254,7 +257,7 @@ class AgentStarter:
         spec = agent.spec
         aliases = (agent.typed_folder,) if agent.typed_folder != spec.directory else ()
         expect = StartupExpectation(
-            spec.directory, aliases, os.environ.get("HOME"), bypass=spec.permission_mode == BYPASS
+            spec.directory, aliases, self.home, bypass=spec.permission_mode == BYPASS
         )
         return self.guide(pane_id, expect, claim)
 

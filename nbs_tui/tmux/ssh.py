@@ -300,6 +300,11 @@ class SshTmuxRunner(TmuxRunner):
         """Run a command line (tmux, or a script) on the host: its stdout (`TmuxRunner.execute`)."""
         return self.execute(self.ssh_argv(remote_command), timeout=timeout, stdin=stdin)
 
+    def run_script(self, script: str, timeout: float = 30.0, stdin: bytes | None = None) -> str:
+        """A shell script on the host, over the same ControlMaster connection: its stdout
+        (``nbs-tui new --host``'s checks of the folder and Claude Code there)."""
+        return self._ssh(script, max(timeout, self.connect_timeout + 5.0), stdin)
+
     def missing(self, program: str) -> TmuxError:
         return HostUnreachable(f"{self.host.name}: ssh is not installed ({program!r} not found)")
 
