@@ -64,7 +64,7 @@ from nbs_tui.core.startup import (
     Stop,
 )
 from nbs_tui.files.agent_input import PreparedAgent
-from nbs_tui.runtime.fleet_keeper import WORKER_OPTION
+from nbs_tui.runtime.fleet_keeper import WORKER_BUS_OPTION, WORKER_OPTION
 from nbs_tui.tmux.commands import Guard, TmuxServerCommands
 from nbs_tui.tmux.errors import PaneGone, ServerGone, TmuxCommandError, TmuxError
 
@@ -194,6 +194,8 @@ class AgentStarter:
         session = spec.session or DEFAULT_SESSION
         claim = self.new_claim()
         pane_id, target = self._make_window(session, spec.name, spec.directory, command, windows is None, claim, spec.worker)
+        if spec.worker and agent.events is not None:  # the holder announces its end (fleet_keeper)
+            self.commands.run_many([("set-option", "-p", "-t", pane_id, WORKER_BUS_OPTION, str(agent.events))])
         started = Started(pane_id, target, spec.name)
         if on_pane is not None:
             on_pane(started)

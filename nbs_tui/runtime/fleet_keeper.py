@@ -19,6 +19,12 @@ command line (``/proc/PID/cmdline``, `launch_from_args`), its session id, its co
 `FleetStore.remember` writes only when that changed the memory. Failures go to the runtime's
 problem sink, named ``fleet memory``.
 
+It also announces an NBS worker's end: a pane ``nbs-tui new --worker`` started carries
+``@nbs_worker NAME`` and, when its project has ``.nbs/events``, ``@nbs_worker_bus FOLDER``; when
+such a pane is gone at a pass, or its Claude Code is seen exited (facts), the keeper publishes
+``worker-died`` there once (`nbs_tui.files.nbs_bus`). Only while acting, as for the memory: a
+worker that ends while no process holds the lease is not announced.
+
 This machine's servers only: on another host the agents' processes and Claude's files are
 there, and that host's own service remembers its fleet.
 """
@@ -40,8 +46,10 @@ from nbs_tui.core.fleet_memory import (
     ServerInstance,
 )
 from nbs_tui.core.model import PaneId, ServerAddress
+from nbs_tui.core.nbs_events import worker_died
 from nbs_tui.core.stuck import Liveness
 from nbs_tui.files.fleet_store import FleetStore
+from nbs_tui.files.nbs_bus import publish
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.errors import ServerGone, TmuxError
 
@@ -49,6 +57,8 @@ log = logging.getLogger(__name__)
 
 WORKER_OPTION = "@nbs_worker"
 """Pane option ``nbs-tui new --worker NAME`` sets: the NBS worker the agent runs."""
+WORKER_BUS_OPTION = "@nbs_worker_bus"
+"""Pane option: the worker's project's ``.nbs/events`` folder (set only when it exists)."""
 SETTLE = 0.3
 """Seconds a burst of news is let settle before one pass reads the server."""
 PROBLEM_SOURCE = "fleet memory"
@@ -56,8 +66,11 @@ PROBLEM_SOURCE = "fleet memory"
 _SEP = "\x1f"
 _WINDOWS = _SEP.join(("#{session_name}", "#{window_index}", "#{window_name}", "#{window_layout}"))
 _PANES = _SEP.join(
-    ("#{session_name}", "#{window_index}", "#{pane_index}", "#{pane_id}", "#{pane_current_path}", f"#{{{WORKER_OPTION}}}")
-)
+    (
+        "#{session_name}", "#{window_index}", "#{pane_index}", "#{pane_id}", "#{pane_current_path}",
+        f"#{{{WORKER_OPTION}}}", f"#{{{WORKER_BUS_OPTION}}}",
+    )
+)  # fmt: skip
 
 
 def _cmdline(pid: int) -> tuple[str, ...]:
@@ -107,6 +120,10 @@ class FleetKeeper:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._sessions: dict[PaneId, str | None] = {}
+        self._workers: dict[PaneId, tuple[str, str, str]] = {}
+        """Worker panes seen at the last pass: (worker, bus folder, target)."""
+        self._announced: set[PaneId] = set()
+        self._seen_panes: set[PaneId] = set()
         self.writes = 0
         """Times the memory file was written (tests, benches)."""
 
@@ -120,6 +137,8 @@ class FleetKeeper:
         """Claude signals' news: a look only when some agent's session id changed."""
         news = False
         for pane_id, fact in facts.items():
+            if pane_id in self._workers and fact.liveness is Liveness.EXITED:
+                news = True
             if self._sessions.get(pane_id) != fact.session_id:
                 self._sessions[pane_id] = fact.session_id
                 news = True
@@ -156,15 +175,35 @@ class FleetKeeper:
             return False
         try:
             instance, windows = self.read_server()
-        except ServerGone:
-            return False  # no server: nothing learnt, nothing forgotten
+        except ServerGone:  # no server: nothing learnt, nothing forgotten; its workers ended
+            self._seen_panes = set()
+            self._announce_ended_workers()
+            return False
         except TmuxError as error:
             self._problem(PROBLEM_SOURCE, f"cannot read the fleet of {self.commands.describe()}: {error}")
             return False
         wrote = self.store.remember(self.host, self.server, instance, windows)
         if wrote:
             self.writes += 1
+        self._announce_ended_workers()
         return wrote
+
+    def _announce_ended_workers(self) -> None:
+        facts = self._facts()
+        for pane_id, (worker, bus, target) in list(self._workers.items()):
+            gone = pane_id not in self._seen_panes
+            fact = facts.get(pane_id)
+            exited = fact is not None and fact.liveness is Liveness.EXITED
+            if not (gone or exited) or pane_id in self._announced:
+                continue
+            self._announced.add(pane_id)
+            why = "its tmux pane closed" if gone else f"its Claude Code exited ({fact.liveness_why if fact else ''})"
+            try:
+                publish(bus, worker_died(worker, target=target, pane_id=pane_id, why=why))
+            except (OSError, ValueError) as error:
+                self._problem(PROBLEM_SOURCE, f"worker-died of {worker} not published in {bus}: {error}")
+            if gone:
+                del self._workers[pane_id]
 
     def read_server(self) -> tuple[ServerInstance | None, list[RememberedWindow]]:
         out = self.commands.run_many(
@@ -179,12 +218,16 @@ class FleetKeeper:
         layouts: dict[tuple[str, str], tuple[str, str]] = {}
         panes: dict[tuple[str, str], list[RememberedPane]] = {}
         facts = self._facts()
+        self._seen_panes = set()
         for row in out.lines[1:]:
             fields = row.split(_SEP)
             if len(fields) == 4:
                 layouts[(fields[0], fields[1])] = (fields[2], fields[3])
-            elif len(fields) == 6:
-                session, window, index, pane_id, folder, worker = fields
+            elif len(fields) == 7:
+                session, window, index, pane_id, folder, worker, bus = fields
+                self._seen_panes.add(pane_id)
+                if worker and bus:
+                    self._workers[pane_id] = (worker, bus, f"{session}:{window}.{index}")
                 agent = self._agent(facts.get(pane_id), layouts.get((session, window), ("", ""))[0], worker)
                 fact = facts.get(pane_id)
                 if agent is not None and fact is not None and fact.project:

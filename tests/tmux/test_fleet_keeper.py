@@ -15,7 +15,7 @@ from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.stuck import Liveness
 from nbs_tui.files.fleet_store import FleetStore
-from nbs_tui.runtime.fleet_keeper import WORKER_OPTION, FleetKeeper
+from nbs_tui.runtime.fleet_keeper import WORKER_BUS_OPTION, WORKER_OPTION, FleetKeeper
 from nbs_tui.tmux.commands import TmuxServerCommands
 
 
@@ -79,3 +79,26 @@ def test_a_memory_that_cannot_be_written_is_a_problem_and_a_server_gone_changes_
     server.kill()
     problems.clear()
     assert not keeper.remember_now() and problems == []
+
+
+def test_a_workers_end_is_announced_once_on_its_projects_bus(server: libtmux.Server, tmp_path: Path) -> None:
+    events = tmp_path / ".nbs" / "events"
+    events.mkdir(parents=True)
+    session = server.new_session(session_name="crew", window_name="keep")
+    window = session.new_window(window_name="parser", window_shell="cat")
+    pane = window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    server.cmd("set-option", "-p", "-t", pane.pane_id, WORKER_OPTION, "parser")
+    server.cmd("set-option", "-p", "-t", pane.pane_id, WORKER_BUS_OPTION, str(events))
+    problems: list[str] = []
+    keeper = keeper_for(server, tmp_path / "fleet.json", {}, problems, [True])
+    keeper.remember_now()
+    assert list(events.glob("*.event")) == []  # alive: nothing said
+    window.kill()
+    keeper.remember_now()
+    keeper.remember_now()
+    (event,) = events.glob("*.event")
+    text = event.read_text()
+    assert "type: worker-died" in text and "source: parser" in text and "its tmux pane closed" in text
+    assert "priority: high" in text and f"tmux pane {pane.pane_id}" in text
+    assert problems == []
