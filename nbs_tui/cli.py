@@ -405,6 +405,66 @@ def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK if not report.not_restored and not any(a.stopped for a in report.restored) else EXIT_ERROR
 
 
+def _log_action(settings: Settings, action: str, pane_id: str, target: str, sent: str, ok: bool, reason: str) -> None:
+    """One line in the action log for a lifecycle command (the dashboard's viewer shows it)."""
+    import time
+
+    from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
+
+    def problem(_source: str, message: str) -> None:
+        print(f"nbs-tui: {message}", file=sys.stderr)
+
+    record = ActionRecord(
+        time.time(), action, pane_id, target, sent, f"operator (nbs-tui {action})",
+        Outcome.SENT if ok else Outcome.FAILED, reason,
+    )  # fmt: skip
+    ActionLog(settings.action_log, problem).append(record)
+
+
+def _run_stop(args: argparse.Namespace, settings: Settings) -> int:
+    """``nbs-tui stop PANE`` / ``nbs-tui restart PANE`` (`nbs_tui.runtime.agent_stop`)."""
+    import json
+
+    from nbs_tui.runtime.agent_start import AgentStarter
+    from nbs_tui.runtime.agent_stop import AgentControl, StopError
+
+    _require_tmux()
+    if getattr(args, "hosts", None):
+        raise SpecError([f"{args.command} --host: stopping agents on another host is not wired yet"])
+    commands = TmuxServerCommands.for_server(settings.server)
+    control = AgentControl(commands, AgentStarter(commands, settings.claude_command))
+    try:
+        pane_id, _pid, target, _folder = control.resolve(args.pane)
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise SpecError([f"{args.command} {args.pane}: confirm with --yes (no terminal to ask on)"])
+            answer = input(f"{args.command} the agent in {target} ({pane_id})? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                return EXIT_ERROR
+        if args.command == "stop":
+            stopped = control.stop(pane_id)
+            _log_action(settings, "stop", pane_id, target, stopped.how, True, "")
+            out: dict[str, object] = {"pane_id": pane_id, "target": target, "stopped_by": stopped.how}
+            said = f"stopped {target} ({pane_id}) with {stopped.how}"
+        else:
+            restarted = control.restart(pane_id)
+            _log_action(
+                settings, "restart", pane_id, target, f"claude --resume {restarted.session_id}",
+                not restarted.stopped, restarted.stopped or f"stopped with {restarted.how}",
+            )  # fmt: skip
+            out = {"pane_id": pane_id, "target": target, "session_id": restarted.session_id, "stopped": restarted.stopped or None}
+            said = f"restarted {target} ({pane_id}) in conversation {restarted.session_id}"
+            if restarted.stopped:
+                print(f"nbs-tui: {target}: {restarted.stopped}", file=sys.stderr)
+    except StopError as error:
+        _log_action(settings, args.command, args.pane, args.pane, "", False, str(error))
+        raise RuntimeError(str(error)) from None
+    except TmuxError as error:
+        raise RuntimeError(f"tmux on {settings.server.describe()}: {error}") from None
+    print(json.dumps(out, ensure_ascii=False) if args.json else said)
+    return EXIT_OK if args.command == "stop" or not out.get("stopped") else EXIT_ERROR
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -427,6 +487,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_new(args, settings)
         if args.command == "restore":
             return _run_restore(args, settings)
+        if args.command in ("stop", "restart"):
+            return _run_stop(args, settings)
         if args.command == "serve-stdio":
             from nbs_tui.runtime.remote_plane import serve_stdio
 

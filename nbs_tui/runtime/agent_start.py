@@ -238,7 +238,7 @@ class AgentStarter:
         self.commands.run_many(setup)
         return pane_id, target
 
-    def _guard(self, pane_id: PaneId, claim: StartClaim) -> Guard:
+    def guard(self, pane_id: PaneId, claim: StartClaim) -> Guard:
         """Keys go in only while the pane is still this start's and no poll is in flight there."""
         condition = (
             f"#{{&&:#{{==:#{{{START_CLAIM_OPTION}}},{claim.render()}}},#{{==:#{{{INFLIGHT_OPTION}}},}}}}"
@@ -275,7 +275,7 @@ class AgentStarter:
                 raise StartStopped(f"Claude Code exited while starting: {words}")
             step = guide.step(lines, detect_text("\n".join(lines)), self.clock())
             if isinstance(step, PressKey):
-                if not self.commands.press(pane_id, step.key, guard=self._guard(pane_id, claim)):
+                if not self.commands.press(pane_id, step.key, guard=self.guard(pane_id, claim)):
                     raise StartStopped("the pane is no longer this start's (its claim is gone): look at the pane")
             elif isinstance(step, Ready):
                 return list(guide.answered)
@@ -315,7 +315,7 @@ class AgentStarter:
         """Paste the prompt whole (bracketed: a newline in it does not submit), see it in the
         box, press Enter once, see the box empty or the agent working. Enter is never pressed a
         second time: a prompt not seen leaving the box is reported instead."""
-        guard = self._guard(pane_id, claim)
+        guard = self.guard(pane_id, claim)
         buffer = f"nbs-tui-new-{claim.token}"
         self.commands.run("load-buffer", "-b", buffer, "-", stdin=prompt.encode("utf-8"))
         pasted = self.commands.run_guarded(guard, [("paste-buffer", "-p", "-d", "-b", buffer, "-t", pane_id)])
