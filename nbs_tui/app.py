@@ -416,11 +416,12 @@ class NbsApp(App[int]):
         self.post_message(ActionRecorded(record))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Every worker failure meets here and is shown, never swallowed."""
+        """Every worker failure meets here and is a problem, never swallowed (the one route:
+        the runtime's sink logs it and posts it back as a `BackendProblem`)."""
         if event.state is WorkerState.ERROR:
             error = event.worker.error
             log.error("worker %s failed", event.worker.name, exc_info=error)
-            self.post_message(BackendProblem("nbs-tui", f"{event.worker.name}: {error}"))
+            self.runtime.problem("nbs-tui", f"{event.worker.name}: {error}")
 
     # -- fleet news --------------------------------------------------------------------------
 

@@ -42,6 +42,8 @@ FLAG_AUTO_MODE = "auto-mode"
 FLAG_GHOST_INPUT = "suggestion"
 """The input box shows Claude Code's greyed suggestion, which typing replaces."""
 FLAG_UNNUMBERED = "unnumbered-menu"
+FLAG_EXITED = "exited"
+"""Claude Code has exited to its shell: what is on screen is its last frame and the shell's prompt."""
 """The menu's options carry no digits (``❯ No, exit``): a digit key does not choose one."""
 
 # --- escape sequences -------------------------------------------------------------------------
@@ -556,7 +558,7 @@ def detect_lines(lines: Sequence[str], *, faint_rows: Collection[int] = ()) -> D
     # 0. Claude Code has exited: its last frame, then the shell (nothing may be typed there)
     exited = _exited(rows, box, footer_text)
     if exited:
-        return Detection(AgentState.UNKNOWN, reason=exited, flags=frozen_flags)
+        return Detection(AgentState.UNKNOWN, reason=exited, flags=frozen_flags | {FLAG_EXITED})
 
     # 1. an open menu at the bottom
     menu = _numbered_menu(rows, box.prompt_row if box is not None else None)

@@ -16,9 +16,10 @@ pokes the plane thread; a slow rescan (every ``rescan_interval`` seconds) catche
 watcher misses (a ``.nbs/`` that appears later, chats outside ``.nbs/``, a watcher that died).
 
 The plane thread takes typed commands (frozen dataclasses) from one queue. The listener is
-called **on the plane thread** with frozen-dataclass events; if it raises, the failure is
-logged and reported to the ``problem(source, message)`` sink when one is given, else as a
-:class:`PlaneError` (``control-error``) to the listener; never printed under the UI. In a Textual
+called **on the plane thread** with frozen-dataclass events. Every failure (a project's files
+that cannot be read or written, a pass that raised, a listener that raised) is reported to the
+``problem(source, message)`` sink, source ``control plane``, and to nothing else (the one route:
+`nbs_tui.core.problems`); without a sink it goes to the log. Never printed under the UI. In a Textual
 app, forward them to the UI thread: ``ControlPlane(settings, lambda e: app.post_message(
 ControlPlaneEvent(e)))`` (Textual's ``post_message`` is thread-safe) or use
 ``app.call_from_thread``. Never block in the listener. Query methods (:meth:`snapshot`,
@@ -36,7 +37,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 
@@ -44,6 +45,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.chat import ChatError, ChatMessage
 from nbs_tui.core.control import Verb
 from nbs_tui.core.inbox import DEFAULT_MAX_LINE
+from nbs_tui.core.problems import ProblemSink
 from nbs_tui.files.chat_io import create_chat as io_create_chat
 from nbs_tui.files.chat_io import is_chat_file
 from nbs_tui.files.chat_io import post_message as io_post_message
@@ -69,7 +71,6 @@ from nbs_tui.files.control_events import (
     HistoryEntry,
     Listener,
     PauseChanged,
-    PlaneError,
     PlaneSnapshot,
     PollIntervalChanged,
     ProjectSnapshot,
@@ -80,6 +81,7 @@ from nbs_tui.files.control_events import (
 from nbs_tui.files.control_port import ControlPlanePort
 from nbs_tui.files.control_sync import PlaneSync
 from nbs_tui.files.control_watch import WATCH_STEP_MS
+from nbs_tui.logs import log_problem
 
 __all__ = [
     "INBOX",
@@ -96,7 +98,6 @@ __all__ = [
     "HistoryEntry",
     "Listener",
     "PauseChanged",
-    "PlaneError",
     "PlaneSnapshot",
     "PollIntervalChanged",
     "ProjectSnapshot",
@@ -107,8 +108,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-ProblemSink = Callable[[str, str], None]
-"""``problem(source, message)``: where a backend reports an error for the operator to see."""
+SOURCE = "control plane"
+"""The source of every problem the control plane reports."""
 
 
 # -- commands to the plane thread (frozen: they cross threads) ---------------------------------
@@ -216,8 +217,8 @@ class ControlPlane(ControlPlanePort):
         self.settings = settings
         self.operator_handle = operator_handle
         self._listener = listener
-        self._problem = problem
-        self._reporting = False
+        self._problem: ProblemSink = problem or log_problem
+        """Where every failure goes (`nbs_tui.core.problems`); the log when nobody is given."""
         self._rescan_interval = rescan_interval
         self._queue: queue.Queue[_Command] = queue.Queue()
         self._pending: set[str] = set()
@@ -230,6 +231,7 @@ class ControlPlane(ControlPlanePort):
         self._sync = PlaneSync(
             settings.projects,
             self._emit,
+            self._report_problem,
             self._request_refresh,
             lambda root, message: self._queue.put(_WatchFailed(root, message)),
             max_line=max_line,
@@ -433,26 +435,17 @@ class ControlPlane(ControlPlanePort):
             self._listener_failed(event, error)
 
     def _listener_failed(self, event: ControlEvent, error: Exception) -> None:
-        """Log a listener's failure (with its traceback) and report it where the operator looks:
-        to the problem sink when there is one, else as a PlaneError to the listener (once: if
-        that fails too, the log has it)."""
+        """Log a listener's failure (with its traceback) and report it where the operator looks."""
         message = f"the listener failed on {type(event).__name__}: {type(error).__name__}: {error}"
         log.error("control plane: %s", message, exc_info=error)
-        if self._problem is not None:
-            try:
-                self._problem("control plane", message)
-            except Exception:
-                log.exception("control plane: the problem sink failed")
-            return
-        if self._reporting or self._listener is None:
-            return
-        self._reporting = True
+        self._report_problem(message)
+
+    def _report_problem(self, message: str) -> None:
+        """A failure, to the problem sink (any thread)."""
         try:
-            self._listener(PlaneError(None, f"control plane: {message}"))
-        except Exception:
-            log.exception("control plane: the listener failed on the report of its own failure")
-        finally:
-            self._reporting = False
+            self._problem(SOURCE, message)
+        except Exception:  # a sink must not raise; if it does, the log still has the problem
+            log.exception("control plane: the problem sink failed on: %s", message)
 
     def _run(self) -> None:
         next_rescan = time.monotonic() + self._rescan_interval
@@ -468,7 +461,7 @@ class ControlPlane(ControlPlanePort):
                 self._handle(command)
             except Exception as error:  # never let one bad file stop the plane
                 log.exception("control plane: %s failed", type(command).__name__)
-                self._emit(PlaneError(None, f"control plane: {type(error).__name__}: {error}"))
+                self._report_problem(f"{type(error).__name__}: {error}")
             if isinstance(command, _Rescan):
                 next_rescan = time.monotonic() + self._rescan_interval
         self._sync.stop_watchers()

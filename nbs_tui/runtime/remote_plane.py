@@ -3,7 +3,8 @@
 * `serve_stdio` is the host's end (``nbs-tui serve-stdio``, run over the host's ssh
   ControlMaster): a *viewer* `ControlPlane` for the project folders of that host's panes (only the
   lease holder, the host's own service, applies inboxes: docs/lease.md). Out, one JSON object a
-  line: ``snapshot``, ``history``, ``error``, ``reply``. In: ``pane-dirs`` and ``call`` (an edit:
+  line: ``snapshot``, ``history``, ``error`` (a problem of its plane: ``source``, ``message``),
+  ``reply``. In: ``pane-dirs`` and ``call`` (an edit:
   register/unregister/create a chat, post to one, pause); edits append to the host's files there.
 * `RemoteControlPlane` is this machine's proxy for one host: what the Control view asks of a
   `ControlPlane`, fed by that channel; paths and panes named ``host:/path``, ``host:%3``; the
@@ -28,11 +29,12 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from nbs_tui.config import Settings
 from nbs_tui.core.chat import ChatFile, ChatMessage, parse_chat, parse_cursors
+from nbs_tui.core.problems import ProblemSink
 from nbs_tui.core.text import loads_json
 from nbs_tui.files.chat_io import read_settled
 from nbs_tui.files.control_events import (
@@ -42,7 +44,6 @@ from nbs_tui.files.control_events import (
     HistoryAppended,
     HistoryEntry,
     Listener,
-    PlaneError,
     PlaneSnapshot,
     ProjectSnapshot,
     SnapshotChanged,
@@ -96,11 +97,10 @@ def serve_stdio(settings: Settings, stdin: IO[str] | None = None, stdout: IO[str
             send({"t": "snapshot", "snapshot": encode_snapshot(event.snapshot)})
         elif isinstance(event, HistoryAppended):
             send(encode_history(event.entries))
-        elif isinstance(event, PlaneError):
-            send({"t": "error", "project": event.project, "message": event.message})
 
+    # every failure of the host's plane goes to its problem sink: here, the channel's error lines
     plane = ControlPlane(settings, listener, problem=lambda source, message: send(
-        {"t": "error", "project": None, "message": f"{source}: {message}"}))  # fmt: skip
+        {"t": "error", "source": source, "message": message}))  # fmt: skip
     plane.set_acting(False)  # a viewer: the host's own service applies the inboxes
     plane.start()
     send({"t": "hello", "pid": os.getpid()})
@@ -175,7 +175,7 @@ class RemoteControlPlane(ControlPlanePort):
         host: HostSpec,
         runner: SshTmuxRunner | None,
         listener: Listener,
-        problem: Callable[[str, str], None],
+        problem: ProblemSink,
         *,
         operator_handle: str = "operator",
     ) -> None:
@@ -375,9 +375,8 @@ class RemoteControlPlane(ControlPlanePort):
                     # A replay holds at most the host's newest HISTORY_KEEP, all among ours.
                     self._seen = set(self._history_keys)
                 self._emit(HistoryAppended(tuple(fresh)))
-        elif kind == "error":
-            project = record.get("project")
-            self._emit(PlaneError(self.qualify(project) if project else None, f"{self.name}: {record.get('message', '')}"))
+        elif kind == "error":  # the host's problem, to this dashboard's problem sink, named
+            self._report(str(record.get("source") or "control plane"), f"{self.name}: {record.get('message', '')}")
         elif kind == "reply":
             waiting = self._calls.pop(int(record.get("id", -1)), None)
             if waiting is not None:

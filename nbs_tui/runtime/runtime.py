@@ -18,10 +18,13 @@ sidecar is then never started. The fleet's news is fanned out here, not by each 
 Claude signals get every pane, the control plane the working directories of the live panes
 (only when they changed).
 
-Problems. Every backend reports its failures through one sink, `Runtime.problem`: the control
-plane, Claude signals and the fleet call it directly, the sidecar's ``error`` events and a lost
+Problems. Every backend reports its failures through one sink, `Runtime.problem` (the one route:
+`nbs_tui.core.problems`): the control plane (a remote one too), Claude signals, the fleet, the
+lease and the operator's controller call it directly, the sidecar's ``error`` events and a lost
 tmux server are turned into it here. It writes one line to the log file and tells the listener
 (the app lists and counts them and notifies; headless prints an ``error`` line with the source).
+A host's runtime, with several hosts, hands its problems to the dashboard's runtime instead
+(`RuntimeOptions.problems`), named by host, so the log and the listener get the same words.
 
 Whether this process *acts* on the panes (types polls, answers plan menus) is decided in one
 place, `Runtime.decide_role`; the other backends run either way. With a real tmux fleet the
@@ -221,7 +224,7 @@ class Runtime:
         return RemoteControlPlane(host, ssh, self.listener.control_event, self.problem)
 
     def _build_hosts(self, hosts: Sequence[HostSpec]) -> None:
-        self.hosts = HostsRuntime(hosts, self.listener, self.settings, self.options, make_runtime=Runtime)
+        self.hosts = HostsRuntime(hosts, self.listener, self.settings, self.options, make_runtime=Runtime, problem=self.problem)
         local = self.hosts.local
         if local is not None:  # this machine's files are read by the local host's runtime
             self.control_plane, self.claude = local.control_plane, local.claude
@@ -238,6 +241,13 @@ class Runtime:
 
     def problem(self, source: str, message: str) -> None:
         """The one problem sink (module docstring); any thread, never raises."""
+        forward = self.options.problems
+        if forward is not None:  # a host's runtime: the dashboard's runtime logs and tells
+            try:
+                forward(source, message)
+            except Exception:
+                log.exception("the problem sink failed on: %s: %s", source, message)
+            return
         log_problem(source, message)
         try:
             self.listener.problem(source, message)
@@ -388,7 +398,8 @@ class Runtime:
         with self._lock:
             if self._stopping.is_set():
                 return
-            self._started.append(("log file", report_failures(self.problem)))  # a full disk, say
+            if self.options.problems is None:  # the runtime that writes the log hears of its failure
+                self._started.append(("log file", report_failures(self.problem)))  # a full disk, say
             self._start("memory trim", self.trimmer.start, self.trimmer.stop)  # freed pages go back
             if self.hosts is not None:  # each host starts (and fails) on its own
                 self.hosts.start()

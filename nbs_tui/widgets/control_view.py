@@ -28,7 +28,6 @@ from nbs_tui.files.control_plane import (
     ControlPlaneError,
     ControlPlanePort,
     HistoryAppended,
-    PlaneError,
     SnapshotChanged,
 )
 from nbs_tui.widgets.chat_view import ChatView
@@ -62,7 +61,7 @@ class ControlView(Horizontal):
         event: ControlEvent
 
         def can_replace(self, message: Message) -> bool:
-            # only the newest snapshot matters; history and errors are never dropped
+            # only the newest snapshot matters; history is never dropped
             return (
                 isinstance(message, ControlView.PlaneEvent)
                 and isinstance(message.event, SnapshotChanged)
@@ -122,8 +121,6 @@ class ControlView(Horizontal):
                             self.chat_view.update_from(summary)
         elif isinstance(event, HistoryAppended):
             self.inbox_panel.add_entries(event.entries)
-        elif isinstance(event, PlaneError):
-            self.notify(event.message, title="control plane", severity="error", timeout=8)
 
     def on_registry_panel_chat_highlighted(self, message: RegistryPanel.ChatHighlighted) -> None:
         self.chat_view.show_chat(message.path)

@@ -249,6 +249,13 @@ BASH_PS1 = {"extra_env": {"PS1": r"\s-\v\$ ", **NO_RETRY}}
 """bash's built-in prompt (``bash-5.2#``), as ``bash --norc`` shows it."""
 
 
+def _drive_trust_moved(agent: ClaudeAgent) -> None:
+    agent.wait_for("trust this folder", 30)
+    before = agent.screen()
+    agent.press("Down")
+    agent.wait_for(lambda s: s != before and "trust this folder" in s, 10)
+
+
 PLAN_OPTS: dict[str, Any] = {"permission_mode": "plan"}
 BYPASS_OPTS: dict[str, Any] = {
     "permission_mode": "plan",
@@ -256,6 +263,10 @@ BYPASS_OPTS: dict[str, Any] = {
     "extra_env": {"IS_SANDBOX": "1"},  # root may use bypass mode only in a sandbox
     "config": {"bypassPermissionsModeAccepted": True},
 }
+
+LONG_FOLDER = "projects/" + "a-project-folder-whose-name-is-long-enough-that-the-trust-dialog-wraps-its-path" + "/work"
+"""The work folder of ``dialog_trust_long``, inside the agent's HOME: the dialog shows the whole
+path (never ``~``), wrapped onto a second row."""
 
 RECIPES: list[Recipe] = [
     Recipe("idle_empty", "idle", "fresh start, empty prompt", lambda a: a.wait_idle()),
@@ -401,6 +412,34 @@ RECIPES: list[Recipe] = [
         lambda a: a.wait_for(lambda s: "trust" in s.lower() and "1." in s, 30),
         (),
         {"trust": False, "wait": False},
+    ),
+    Recipe(
+        "dialog_trust_moved",
+        "dialog",
+        "startup: workspace trust dialog after one Down (the mark on the second option)",
+        _drive_trust_moved,
+        (),
+        {"trust": False, "wait": False},
+    ),
+    Recipe(
+        "dialog_trust_long",
+        "dialog",
+        "startup: workspace trust dialog for a folder inside HOME whose path wraps in 120 columns",
+        lambda a: a.wait_for("trust this folder", 30),
+        (),
+        {"trust": False, "wait": False, "workdir_in_home": LONG_FOLDER},
+    ),
+    Recipe(
+        "dialog_bypass",
+        "dialog",
+        "startup with --permission-mode bypassPermissions: the confirmation (No, exit selected)",
+        lambda a: a.wait_for("Yes, I accept", 30),
+        (),
+        {
+            "args": ["--permission-mode", "bypassPermissions"],
+            "extra_env": {"IS_SANDBOX": "1"},  # root may use bypass mode only in a sandbox
+            "wait": False,
+        },
     ),
     Recipe(
         "dialog_api_key",
