@@ -253,8 +253,8 @@ class Runtime:
         """The one watched host's projects, read by its own nbs-tui over ssh (docs/remote.md)."""
         from nbs_tui.runtime.remote_plane import RemoteControlPlane
 
-        runner = self.fleet.commands.runner if self.fleet is not None and self.fleet.commands is not None else None
-        ssh = runner if isinstance(runner, SshTmuxRunner) else None
+        commands = self._commands()
+        ssh = commands.runner if commands is not None and isinstance(commands.runner, SshTmuxRunner) else None
         return RemoteControlPlane(host, ssh, self.listener.control_event, self.problem)
 
     def _build_hosts(self, hosts: Sequence[HostSpec]) -> None:
