@@ -85,7 +85,7 @@ def test_bash_completes_subcommands_options_choices_and_files(tmp_path: Path) ->
     assert answers == [
         "demo|detect",
         "demo",
-        "demo|detect|hooks|completion|serve-stdio|service|new|stop|restart|restore",
+        "demo|detect|hooks|completion|serve-stdio|service|new|restore|stop|restart",
         "install|uninstall|status",
         "install|uninstall|status",
         "no-prompts|off",
@@ -110,7 +110,7 @@ def test_scripts_follow_the_parser() -> None:
     assert "--brand-new" in bash and "_nbs_reply -W 'left right'" in bash
     assert "'(--brand-new)--brand-new[a flag added later]:left|right:(left right)'" in zsh
     names = [command.name for command in describe(build_parser()).subcommands]
-    assert names == ["demo", "detect", "hooks", "completion", "serve-stdio", "service", "new", "stop", "restart", "restore"]
+    assert names == ["demo", "detect", "hooks", "completion", "serve-stdio", "service", "new", "restore", "stop", "restart"]
 
 
 @pytest.fixture
