@@ -53,6 +53,7 @@ from nbs_tui.claude.watcher import ClaudeSignals
 from nbs_tui.commands import COMMANDS, bindings, help_rows
 from nbs_tui.config import ConfigError, Settings, save_setting
 from nbs_tui.controller import OperatorController
+from nbs_tui.core.agent_spec import NewAgent
 from nbs_tui.core.answer import AnswerCard
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.meters import describe_total, format_cost
@@ -1328,6 +1329,18 @@ class NbsApp(App[int]):
 
     def on_filter_bar_filter_done(self, _message: FilterBar.FilterDone) -> None:
         self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
+
+    def action_new_agent(self) -> None:
+        from nbs_tui.widgets.new_agent_form import NewAgentScreen
+
+        folders = [p.current_path for p in self.state.panes if p.current_path]
+        folders += [str(project) for project in self.settings.projects]
+
+        def chosen(spec: NewAgent | None) -> None:
+            if spec is not None:
+                self.operator.start_agent(spec)
+
+        self.push_screen(NewAgentScreen(folders, self.settings.server.describe()), chosen)
 
     def action_action_log(self) -> None:
         from nbs_tui.widgets.action_log_view import ActionLogScreen

@@ -169,6 +169,11 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("answer.skip", "tab", "skip", "Next", "Next waiting agent, this one unanswered", scope="answer", in_palette=False),
     Command("answer.close", "q", "close", "Close", "Close the card", scope="answer", in_palette=False),
+    Command(
+        "agent.new", "c", "new_agent", "New agent",
+        "Start a Claude Code agent in a new tmux window: folder, name, prompt, model, mode (as nbs-tui new)",
+        show=False, palette="Start a new agent",
+    ),
     Command("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
     # keys a widget handles itself (help only)
     Command("list.move", "up,down", "", "", "List: move the cursor (the mirror follows)", key_display="↑ / ↓", bound=False, in_palette=False),

@@ -25,6 +25,7 @@ from typing import Protocol
 from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.actions import ActionResult, Operator, summarize
 from nbs_tui.config import Settings
+from nbs_tui.core.agent_spec import NewAgent
 from nbs_tui.core.answer import AnswerCard, card_for
 from nbs_tui.core.hosts import split_pane_id
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
@@ -194,6 +195,52 @@ class OperatorController:
         if op is None:
             self.view.notify_operator("Not connected to tmux.", "", "warning", 5)
         return op
+
+    # -- a new agent (the form) ------------------------------------------------------------
+
+    def start_agent(self, spec: NewAgent) -> None:
+        """Start ``spec`` as ``nbs-tui new`` does, on its own thread (``nbs-new-agent``: a start
+        takes up to a minute and must not hold up the other actions); say how it went."""
+        threading.Thread(target=self._start_agent, args=(spec,), name="nbs-new-agent", daemon=True).start()
+
+    def _start_agent(self, spec: NewAgent) -> None:
+        from nbs_tui.core.agent_spec import SpecError
+        from nbs_tui.files.agent_input import prepare_local
+        from nbs_tui.runtime.agent_start import AgentStarter, StartStopped
+        from nbs_tui.tmux.commands import TmuxServerCommands
+        from nbs_tui.tmux.errors import TmuxError
+
+        fleet = self.runtime.fleet
+        commands = fleet.commands if fleet is not None and self.runtime.hosts is None else None
+        if commands is None or commands.runner.remote:
+            commands = TmuxServerCommands.for_server(self.settings.server)
+        title = f"new agent {spec.name or spec.directory}"
+        target, pane_id, ok, reason = "", "", False, ""
+        try:
+            prepared = prepare_local(spec, claude_command=self.settings.claude_command)
+            starter = AgentStarter(commands, self.settings.claude_command, claude_home=self.settings.claude_home)
+            started = starter.start(prepared)
+        except SpecError as error:
+            reason = "; ".join(error.problems)
+            self.view.notify_operator("\n".join(error.problems), title, "error", 10)
+        except StartStopped as stop:
+            reason = stop.line
+            if stop.started is not None:
+                target, pane_id = stop.started.target, stop.started.pane_id
+            self.view.notify_operator(f"{target}: {stop.line}", title, "warning", 10)
+        except TmuxError as error:
+            reason = str(error)
+            self.runtime.problem("new agent", f"{title}: {error}")
+        else:
+            ok, target, pane_id = True, started.target, started.pane_id
+            typed = ", prompt submitted" if started.prompt_submitted else ""
+            self.view.notify_operator(f"{started.name} started in {target}{typed}", title, "information", 6)
+        self.action_log.append(
+            ActionRecord(
+                self.clock(), "new", pane_id, target, spec.directory, "operator (new agent form)",
+                Outcome.SENT if ok else Outcome.FAILED, reason,
+            )
+        )  # fmt: skip
 
     # -- jump ----------------------------------------------------------------------------------
 

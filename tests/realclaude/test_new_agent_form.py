@@ -1,0 +1,61 @@
+"""The dashboard's "new agent" form (Pilot) on real tmux and the real Claude Code CLI: ``c`` opens
+it, a bad name is shown under the fields and nothing starts, a filled form starts the agent in a
+new window in the folder named, its trust dialog answered and its prompt reaching the API once;
+the start is a line of the action log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import libtmux
+import pytest
+from textual.widgets import Input, Static, TextArea
+
+from nbs_tui.app import create_app
+from nbs_tui.config import Settings
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.widgets.new_agent_form import NewAgentScreen
+from tests.app.helpers import static_text, wait_for
+from tests.realclaude.harness import ClaudeFleet, Text
+from tests.realclaude.new_world import make_world, trusted
+
+
+@pytest.mark.timeout(180)
+async def test_the_form_starts_an_agent_and_its_prompt_reaches_the_api_once(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    server.new_session(session_name="work", start_directory=str(tmp_path))
+    world = make_world(claude_fleet, tmp_path, "formed", [Text("Formed.")])
+    log = tmp_path / "actions.log"
+    settings = Settings(
+        server=ServerAddress(socket_name=server.socket_name), claude_command=str(world.wrapper),
+        claude_home=world.home / ".claude", action_log=log, hook_spool=tmp_path / "hooks.jsonl", service="off",
+    )  # fmt: skip
+    app = create_app(settings)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: len(app.panes) >= 1, what="the fleet")
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, NewAgentScreen), what="the form")
+        form = app.screen
+        assert isinstance(form, NewAgentScreen)
+        assert str(tmp_path) in form.folders  # the fleet's folders complete the folder field
+        form.query_one("#new-folder", Input).value = str(world.workdir)
+        form.query_one("#new-name", Input).focus()
+        await pilot.press(*"bad:name")
+        await pilot.press("ctrl+s")
+        problems = static_text(form.query_one("#new-problems", Static))
+        assert "--name 'bad:name' may hold only" in problems and app.screen is form  # stays open
+        form.query_one("#new-name", Input).value = ""
+        await pilot.press(*"formed")
+        form.query_one("#new-prompt", TextArea).focus()
+        await pilot.press(*"write the form test")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, NewAgentScreen), what="the form closed")
+        await wait_for(pilot, lambda: world.api.prompts() == ["write the form test"], 60, what="the prompt once")
+        await wait_for(pilot, lambda: log.exists() and '"action":"new"' in log.read_text(), 20, what="the log line")
+    windows = server.cmd("list-windows", "-a", "-F", "#{session_name}:#{window_name} #{pane_current_path}").stdout
+    assert f"agents:formed {world.workdir}" in windows
+    assert trusted(world)
+    record = json.loads(log.read_text().splitlines()[-1])
+    assert (record["action"], record["outcome"], record["sent"]) == ("new", "sent", str(world.workdir))
