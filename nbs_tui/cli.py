@@ -242,6 +242,7 @@ def _run_demo(args: argparse.Namespace, settings: Settings) -> int:
         plan_policy=settings.plan_policy,
         hook_spool=spool_dir / "hooks.jsonl",
         claude_home=fleet.claude_config,
+        remember_fleet=False,  # a throw-away server: nothing to restore
     )
     try:
         return _run_dashboard(settings, headless=args.headless or args.demo_headless)

@@ -53,7 +53,8 @@ async def shoot(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
         try:
             # service "off": the app holds the lease itself, so the status bar reads "sidecar: here"
             settings = Settings(
-                server=demo.server, projects=tuple(demo.projects), hook_spool=spool, service="off"
+                server=demo.server, projects=tuple(demo.projects), hook_spool=spool, service="off",
+                remember_fleet=False,
             )
             app: NbsApp = create_app(settings)  # what the nbs-tui command runs
             async with app.run_test(size=size) as pilot:
@@ -245,7 +246,7 @@ async def shoot_new_agent(out: Path, size: tuple[int, int], agents: int) -> list
         spool = Path(tmp) / "hooks.jsonl"
         demo = DemoFleet.start(agents=agents, hook_spool=spool)
         try:
-            settings = Settings(server=demo.server, projects=tuple(demo.projects), hook_spool=spool, service="off")
+            settings = Settings(server=demo.server, projects=tuple(demo.projects), hook_spool=spool, service="off", remember_fleet=False)
             app: NbsApp = create_app(settings)
             async with app.run_test(size=size) as pilot:
                 await _wait(pilot, lambda: len(app.panes) > agents, 20, "the fleet")

@@ -239,7 +239,7 @@ class Runtime:
     def _build_keeper(self) -> FleetKeeper | None:
         """The fleet memory of this machine's server, kept while this process acts."""
         commands, claude = self._commands(), self.claude
-        if commands is None or claude is None or commands.runner.remote:
+        if commands is None or claude is None or commands.runner.remote or not self.settings.remember_fleet:
             return None
         store = FleetStore.for_server(LOCAL, self.settings.server, report=lambda m: self.problem(PROBLEM_SOURCE, m))
         lease = self.lease
