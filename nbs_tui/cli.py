@@ -362,6 +362,39 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
+def _restore_there(args: argparse.Namespace, settings: Settings) -> int:
+    """``restore --host DEST``: the host's own nbs-tui restores there (its fleet is remembered
+    there, by its service; its folders, transcripts and Claude Code are there), run over the
+    host's ssh connection as its service is; its output and exit status are this command's."""
+    import shlex
+    import subprocess
+
+    from nbs_tui.tmux.ssh import SshTmuxRunner
+
+    (host,) = settings.watched_hosts()
+    if not host.nbs_tui:
+        raise SpecError(
+            [f"restore --host {host.name}: nbs-tui restores on the host itself; set nbs_tui for it in [[hosts]] "
+             "(the command that runs nbs-tui there)"]
+        )  # fmt: skip
+    words = [*host.server.tmux_args(), "restore", *(["--dry-run"] if args.dry_run else []), *(["--json"] if args.json else []), *args.names]
+    runner = SshTmuxRunner(host)
+    try:
+        done = subprocess.run(
+            runner.ssh_argv(f"{host.nbs_tui} {shlex.join(words)}"), stdin=subprocess.DEVNULL, capture_output=True,
+            text=True, timeout=600, env=runner.env(), check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise RuntimeError(f"restore --host {host.name}: {error}") from None
+    finally:
+        runner.close()
+    sys.stdout.write(done.stdout)
+    if done.returncode == 255:  # ssh's own failure: say it as a host problem
+        raise SpecError([f"--host {host.name}: {runner.explain(done.returncode, done.stderr)}"])
+    sys.stderr.write(done.stderr)
+    return done.returncode
+
+
 def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
     """``nbs-tui restore``: the plan from the remembered fleet (`nbs_tui.core.restore`), printed
     (``--dry-run``) or carried out (`nbs_tui.runtime.restore_run`)."""
@@ -377,7 +410,7 @@ def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
     _require_tmux()
     request = restore_request_from_args(args)
     if request.host not in (None, LOCAL):
-        raise SpecError([f"restore --host {request.host}: restoring on another host is not wired yet"])
+        return _restore_there(args, settings)
     commands = TmuxServerCommands.for_server(settings.server)
     problems: list[str] = []
     store = FleetStore.for_server(LOCAL, settings.server, report=problems.append)
