@@ -70,8 +70,8 @@ from nbs_tui.tmux.errors import PaneGone, ServerGone, TmuxCommandError, TmuxErro
 
 DEFAULT_SESSION = "agents"
 """The session a new agent's window goes into when ``--session`` is not given."""
-LOOK_EVERY = 0.2
-"""Seconds between two looks at the starting pane's screen."""
+LOOK_EVERY = 0.1
+"""Seconds between two looks at the starting pane's screen (one in-band or process capture)."""
 TYPE_TIMEOUT = 10.0
 """Seconds for a pasted prompt to show in the box, and then to leave it once Enter is pressed."""
 SESSION_ID_WAIT = 10.0
@@ -106,21 +106,32 @@ class Started:
 
 
 def read_flags(argv0: Sequence[str], timeout: float = 30.0) -> ClaudeFlags:
-    """What the installed Claude Code accepts, from ``claude_command --help`` (and ``agents
-    --help``); `ASSUMED_FLAGS` when its help cannot be read."""
-
-    def help_of(*extra: str) -> str:
-        try:
-            done = subprocess.run(
-                [*argv0, *extra, "--help"], capture_output=True, text=True, timeout=timeout, check=False,
+    """What the installed Claude Code accepts, from ``claude_command --help`` and ``agents
+    --help`` (run side by side: each is a Claude Code start); `ASSUMED_FLAGS` when its help
+    cannot be read."""
+    helps: list[subprocess.Popen[str]] = []
+    try:
+        for extra in ((), ("agents",)):
+            proc = subprocess.Popen(
+                [*argv0, *extra, "--help"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                 stdin=subprocess.DEVNULL, env=_scrubbed_env(),
             )  # fmt: skip
-        except (OSError, subprocess.TimeoutExpired):
-            return ""
-        return done.stdout if done.returncode == 0 else ""
-
-    text = help_of()
-    return ClaudeFlags.from_help(text, help_of("agents")) if text else ASSUMED_FLAGS
+            helps.append(proc)
+    except OSError:
+        for proc in helps:
+            proc.kill()
+            proc.wait()
+        return ASSUMED_FLAGS
+    texts = []
+    for proc in helps:
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+            out = ""
+        texts.append(out if proc.returncode == 0 else "")
+    return ClaudeFlags.from_help(texts[0], texts[1]) if texts[0] else ASSUMED_FLAGS
 
 
 def _scrubbed_env() -> dict[str, str]:
