@@ -1342,6 +1342,31 @@ class NbsApp(App[int]):
 
         self.push_screen(NewAgentScreen(folders, self.settings.server.describe()), chosen)
 
+    def action_stop_agent(self) -> None:
+        self._confirm_lifecycle(restart=False)
+
+    def action_restart_agent(self) -> None:
+        self._confirm_lifecycle(restart=True)
+
+    def _confirm_lifecycle(self, *, restart: bool) -> None:
+        pane = self.selected_pane()
+        if self.operator.ready(pane) is None or pane is None:
+            return
+        from nbs_tui.widgets.confirm_screen import ConfirmScreen
+
+        what = (
+            "Stop it and resume its conversation in the same pane (claude --resume)?"
+            if restart
+            else "Stop it: /exit when its box is idle and empty, else Ctrl-C, else kill its pane?"
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.operator.stop_agent(pane, restart=restart)
+
+        title = "Restart the agent" if restart else "Stop the agent"
+        self.push_screen(ConfirmScreen(title, [f"{pane.target}  {pane.title}".rstrip()], what), answered)
+
     def action_action_log(self) -> None:
         from nbs_tui.widgets.action_log_view import ActionLogScreen
 

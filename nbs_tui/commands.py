@@ -174,6 +174,16 @@ COMMANDS: tuple[Command, ...] = (
         "Start a Claude Code agent in a new tmux window: folder, name, prompt, model, mode (as nbs-tui new)",
         show=False, palette="Start a new agent",
     ),
+    Command(
+        "agent.stop", "X", "stop_agent", "Stop agent",
+        "Stop the selected agent after a confirmation: /exit when its box is idle and empty, else Ctrl-C, "
+        "else kill its pane", show=False, palette="Stop the agent",
+    ),
+    Command(
+        "agent.restart", "S", "restart_agent", "Restart agent",
+        "Restart the selected agent in place after a confirmation: stop it, then claude --resume its "
+        "conversation in the same pane", show=False, palette="Restart the agent in place",
+    ),
     Command("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
     # keys a widget handles itself (help only)
     Command("list.move", "up,down", "", "", "List: move the cursor (the mirror follows)", key_display="↑ / ↓", bound=False, in_palette=False),

@@ -242,6 +242,47 @@ class OperatorController:
             )
         )  # fmt: skip
 
+    def stop_agent(self, pane: PaneInfo, *, restart: bool) -> None:
+        """Stop (or restart in place) the agent in ``pane`` on its own thread (``nbs-stop-agent``:
+        it may wait seconds for each step); say how it went and log it."""
+        threading.Thread(
+            target=self._stop_agent, args=(pane, restart), name="nbs-stop-agent", daemon=True
+        ).start()
+
+    def _stop_agent(self, pane: PaneInfo, restart: bool) -> None:
+        from nbs_tui.core.hosts import LOCAL
+        from nbs_tui.runtime.agent_start import AgentStarter
+        from nbs_tui.runtime.agent_stop import AgentControl, StopError
+        from nbs_tui.tmux.errors import TmuxError
+
+        action = "restart" if restart else "stop"
+        title = f"{action} {pane.target}"
+        host, pane_id = split_pane_id(pane.pane_id)
+        fleet = self.runtime.fleet
+        commands = fleet.commands if fleet is not None and self.runtime.hosts is None else None
+        if host != LOCAL or commands is None or commands.runner.remote:
+            self.view.notify_operator(f"{action} works on this machine's panes only (for now)", title, "warning", 6)
+            return
+        control = AgentControl(commands, AgentStarter(commands, self.settings.claude_command))
+        sent, ok, reason = "", False, ""
+        try:
+            if restart:
+                restarted = control.restart(pane_id)
+                sent, ok, reason = f"claude --resume {restarted.session_id}", not restarted.stopped, restarted.stopped
+                said = f"restarted in conversation {restarted.session_id}" + (f", but: {restarted.stopped}" if restarted.stopped else "")
+            else:
+                stopped = control.stop(pane_id)
+                sent, ok, said = stopped.how, True, f"stopped with {stopped.how}"
+        except (StopError, TmuxError) as error:
+            reason = said = str(error)
+        self.view.notify_operator(said, title, "information" if ok else "warning", 8)
+        self.action_log.append(
+            ActionRecord(
+                self.clock(), action, pane_id, pane.target, sent, "operator (confirmed)",
+                Outcome.SENT if ok else Outcome.FAILED, reason,
+            )
+        )  # fmt: skip
+
     # -- jump ----------------------------------------------------------------------------------
 
     def jump(self, pane: PaneInfo, attach: Callable[[PaneInfo], None]) -> None:

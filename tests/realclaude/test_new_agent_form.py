@@ -15,6 +15,7 @@ from textual.widgets import Input, Static, TextArea
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.model import ServerAddress
+from nbs_tui.widgets.confirm_screen import ConfirmScreen
 from nbs_tui.widgets.new_agent_form import NewAgentScreen
 from tests.app.helpers import static_text, wait_for
 from tests.realclaude.harness import ClaudeFleet, Text
@@ -59,3 +60,43 @@ async def test_the_form_starts_an_agent_and_its_prompt_reaches_the_api_once(
     assert trusted(world)
     record = json.loads(log.read_text().splitlines()[-1])
     assert (record["action"], record["outcome"], record["sent"]) == ("new", "sent", str(world.workdir))
+
+
+@pytest.mark.timeout(180)
+async def test_restart_and_stop_from_the_dashboard_after_a_confirmation(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    server.new_session(session_name="work", start_directory=str(tmp_path))
+    world = make_world(claude_fleet, tmp_path, "kept", [], trust=True)
+    started = world.run(str(server.socket_name), str(world.workdir), "--name", "kept", "--prompt", "remember the word rowan", "--json")
+    assert started.returncode == 0, started.stderr
+    pane_id = json.loads(started.stdout)["pane_id"]
+    session_id = json.loads(started.stdout)["session_id"]
+    log = tmp_path / "actions.log"
+    settings = Settings(
+        server=ServerAddress(socket_name=server.socket_name), claude_command=str(world.wrapper),
+        claude_home=world.home / ".claude", action_log=log, hook_spool=tmp_path / "hooks.jsonl", service="off",
+        poll_disabled=True,
+    )  # fmt: skip
+    app = create_app(settings)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: pane_id in app.pane_by_id, what="the agent listed")
+        app.select_pane(pane_id)
+        await pilot.press("S")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
+        await pilot.press("n")  # no: nothing happens
+        await pilot.pause(0.5)
+        assert not log.exists()
+        await pilot.press("S")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: log.exists() and '"action":"restart"' in log.read_text(), 60, what="restarted")
+        record = json.loads(log.read_text().splitlines()[-1])
+        assert (record["outcome"], record["sent"], record["pane_id"]) == ("sent", f"claude --resume {session_id}", pane_id)
+        await pilot.press("X")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: '"action":"stop"' in log.read_text(), 60, what="stopped")
+    record = json.loads(log.read_text().splitlines()[-1])
+    assert (record["outcome"], record["sent"]) == ("sent", "/exit")
+    assert pane_id not in server.cmd("list-panes", "-a", "-F", "#{pane_id}").stdout
