@@ -139,6 +139,11 @@ class ActionRecorded(Message):
         self.record = record
 
 
+REMEMBERED_CHECK_SECONDS = 3.0
+"""After the start, when this server's remembered fleet is checked for agents that are gone (off
+the first frame's path: the check may run ``claude --help``)."""
+
+
 class NbsApp(App[int]):
     """The nbs-tui dashboard: the fleet, its mirror, and the operator's actions on it."""
 
@@ -326,6 +331,7 @@ class NbsApp(App[int]):
         self._update_empty_state()
         if self.notifier.in_tmux and self.notifier.protocols:
             self.run_worker(self._check_passthrough, name="allow-passthrough", thread=True)
+        self.set_timer(REMEMBERED_CHECK_SECONDS, lambda: self.operator.check_remembered(self._offer_restore), name="remembered")
 
     def _check_passthrough(self) -> None:
         """Thread: with ``notify_osc = "auto"``, choose the protocols by the terminal tmux's
@@ -1341,6 +1347,28 @@ class NbsApp(App[int]):
                 self.operator.start_agent(spec)
 
         self.push_screen(NewAgentScreen(folders, self.settings.server.describe()), chosen)
+
+    def _offer_restore(self, lines: list[str]) -> None:
+        """The remembered fleet has agents that are gone: say so once, and how to bring them back."""
+        self.notify(
+            f"{lines[0]}\nCtrl+O (palette: Restore the remembered fleet) shows the plan and asks first.",
+            title="Remembered agents are gone", timeout=20,
+        )
+
+    def action_restore_fleet(self) -> None:
+        from nbs_tui.widgets.confirm_screen import ConfirmScreen
+
+        def offer(lines: list[str]) -> None:
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.operator.restore_remembered()
+
+            self.push_screen(ConfirmScreen("Restore the remembered fleet", lines[1:], lines[0]), answered)
+
+        def nothing() -> None:
+            self.notify("No remembered agents of this server are gone.", timeout=4)
+
+        self.operator.check_remembered(offer, nothing)
 
     def action_stop_agent(self) -> None:
         self._confirm_lifecycle(restart=False)

@@ -184,6 +184,11 @@ COMMANDS: tuple[Command, ...] = (
         "Restart the selected agent in place after a confirmation: stop it, then claude --resume its "
         "conversation in the same pane", show=False, palette="Restart the agent in place",
     ),
+    Command(
+        "fleet.restore", "ctrl+o", "restore_fleet", "Restore fleet",
+        "Bring back this server's remembered agents that are gone (after a reboot or a lost server): "
+        "shows the plan and asks first, as nbs-tui restore", show=False, palette="Restore the remembered fleet",
+    ),
     Command("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
     # keys a widget handles itself (help only)
     Command("list.move", "up,down", "", "", "List: move the cursor (the mirror follows)", key_display="↑ / ↓", bound=False, in_palette=False),

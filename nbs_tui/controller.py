@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.actions import ActionResult, Operator, summarize
@@ -37,6 +37,11 @@ from nbs_tui.core.sidecar import SidecarStatus
 from nbs_tui.runtime.contract import SidecarView
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.tmux.jump import Jumper, JumpResult
+
+if TYPE_CHECKING:  # the lifecycle's modules are imported when first used
+    from nbs_tui.core.restore import RestorePlan
+    from nbs_tui.files.fleet_store import FleetStore
+    from nbs_tui.runtime.restore_run import Gathered
 
 log = logging.getLogger(__name__)
 
@@ -280,6 +285,82 @@ class OperatorController:
             ActionRecord(
                 self.clock(), action, pane_id, pane.target, sent, "operator (confirmed)",
                 Outcome.SENT if ok else Outcome.FAILED, reason,
+            )
+        )  # fmt: skip
+
+    # -- the remembered fleet (restore) -------------------------------------------------------
+
+    def check_remembered(self, offer: Callable[[list[str]], None], nothing: Callable[[], None] | None = None) -> None:
+        """On its own thread: when this server's remembered fleet has agents that are gone (a
+        reboot, a lost server), call ``offer`` (on the UI thread) with the restore plan's lines;
+        else ``nothing``."""
+        threading.Thread(target=self._check_remembered, args=(offer, nothing), name="nbs-remembered", daemon=True).start()
+
+    def _restore_parts(self) -> tuple[FleetStore, Gathered, RestorePlan] | None:
+        """This server's fleet memory, what a restore needs, and its plan; None: nothing remembered
+        (or not one local server)."""
+        from nbs_tui.core.hosts import LOCAL
+        from nbs_tui.files.fleet_store import FleetStore
+        from nbs_tui.runtime.restore_run import gather, plan_for
+        from nbs_tui.tmux.commands import TmuxServerCommands
+
+        hosts = self.settings.watched_hosts()
+        if len(hosts) != 1 or not hosts[0].is_local or not self.settings.remember_fleet:
+            return None
+        store = FleetStore.for_server(LOCAL, self.settings.server, report=lambda m: self.runtime.problem("fleet memory", m))
+        if not store.path.exists():
+            return None
+        commands = TmuxServerCommands.for_server(self.settings.server)
+        gathered = gather(commands, store, self.settings.claude_command)
+        plan = plan_for(gathered, self.settings.server, self.settings.claude_command, self.settings.restore_stagger, ())
+        return store, gathered, plan
+
+    def _check_remembered(self, offer: Callable[[list[str]], None], nothing: Callable[[], None] | None) -> None:
+        from nbs_tui.core.restore import plan_lines
+
+        try:
+            parts = self._restore_parts()
+        except Exception as error:  # a check that could not be made offers nothing; say why
+            self.runtime.problem("fleet memory", f"the remembered fleet could not be checked: {error}")
+            return
+        plan = parts[2] if parts is not None else None
+        if plan is not None and plan.agents:
+            lines = plan_lines(plan)
+            self.view.on_ui(lambda: offer(lines))
+        elif nothing is not None:
+            self.view.on_ui(nothing)
+
+    def restore_remembered(self) -> None:
+        """Restore this server's remembered fleet (the operator confirmed), on its own thread."""
+        threading.Thread(target=self._restore_remembered, name="nbs-restore", daemon=True).start()
+
+    def _restore_remembered(self) -> None:
+        from nbs_tui.runtime.agent_start import AgentStarter
+        from nbs_tui.runtime.restore_run import RestoreRun, after_restore, live_server
+        from nbs_tui.tmux.commands import TmuxServerCommands
+
+        title = "restore"
+        try:
+            parts = self._restore_parts()
+            if parts is None:
+                self.view.notify_operator("Nothing remembered to restore.", title, "information", 5)
+                return
+            store, gathered, plan = parts
+            commands = TmuxServerCommands.for_server(self.settings.server)
+            starter = AgentStarter(commands, self.settings.claude_command, flags=gathered.flags)
+            report = RestoreRun(commands, starter).execute(plan)
+            instance, _live = live_server(commands)
+            after_restore(store, gathered.memory, instance)
+        except Exception as error:
+            self.runtime.problem("restore", f"the remembered fleet was not restored: {error}")
+            return
+        ok = not report.not_restored and not any(a.stopped for a in report.restored)
+        self.view.notify_operator("\n".join(report.lines()) or "nothing to restore", title, "information" if ok else "warning", 12)
+        self.action_log.append(
+            ActionRecord(
+                self.clock(), "restore", "", self.settings.server.describe(),
+                f"{len(report.restored)} agent{'s' if len(report.restored) != 1 else ''}", "operator (confirmed)",
+                Outcome.SENT if ok else Outcome.FAILED, "; ".join(f"{n}: {r}" for n, _w, r in report.not_restored),
             )
         )  # fmt: skip
 

@@ -19,7 +19,7 @@ from nbs_tui.widgets.confirm_screen import ConfirmScreen
 from nbs_tui.widgets.new_agent_form import NewAgentScreen
 from tests.app.helpers import static_text, wait_for
 from tests.realclaude.harness import ClaudeFleet, Text
-from tests.realclaude.new_world import make_world, trusted
+from tests.realclaude.new_world import make_world, trusted, wait_until
 
 
 @pytest.mark.timeout(180)
@@ -100,3 +100,56 @@ async def test_restart_and_stop_from_the_dashboard_after_a_confirmation(
     record = json.loads(log.read_text().splitlines()[-1])
     assert (record["outcome"], record["sent"]) == ("sent", "/exit")
     assert pane_id not in server.cmd("list-panes", "-a", "-F", "#{pane_id}").stdout
+
+
+@pytest.mark.timeout(240)
+async def test_the_dashboard_offers_a_remembered_fleet_whose_agents_are_gone_and_restores_it(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    server.new_session(session_name="work", start_directory=str(tmp_path))
+    world = make_world(claude_fleet, tmp_path, "gone", [], trust=True)
+    started = world.run(str(server.socket_name), str(world.workdir), "--name", "gone", "--prompt", "remember the word sorb", "--json")
+    assert started.returncode == 0, started.stderr
+    session_id = json.loads(started.stdout)["session_id"]
+    log = tmp_path / "actions.log"
+    settings = Settings(
+        server=ServerAddress(socket_name=server.socket_name), claude_command=str(world.wrapper),
+        claude_home=world.home / ".claude", action_log=log, hook_spool=tmp_path / "hooks.jsonl", service="off",
+        poll_disabled=True,
+    )  # fmt: skip
+    memory = memory_path(str(server.socket_name))
+    app = create_app(settings)
+    async with app.run_test(size=(160, 48)) as pilot:  # this dashboard acts: it remembers the fleet
+        await wait_for(pilot, lambda: memory.exists() and session_id in memory.read_text(), 30, what="remembered")
+        await pilot.pause(1.0)
+        assert not offered(app)  # nothing is gone
+    server.kill()  # the server is lost with its agent; a new one is started by hand
+    server.new_session(session_name="work", start_directory=str(tmp_path))
+    app = create_app(settings)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: offered(app), 30, what="the offer")
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), 30, what="the plan")
+        plan = static_text(app.screen.query_one("#confirm-list", Static), 200)
+        assert f"--resume {session_id}" in " ".join(plan.split())  # (the list wraps long lines)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: log.exists() and '"action":"restore"' in log.read_text(), 60, what="restored")
+    record = json.loads(log.read_text().splitlines()[-1])
+    assert (record["outcome"], record["sent"]) == ("sent", "1 agent")
+    (pane,) = [line.split()[0] for line in server.cmd("list-panes", "-a", "-F", "#{pane_id} #{window_name}").stdout if line.endswith(" gone")]
+    server.cmd("send-keys", "-t", pane, "-l", "which word?")
+    wait_until(lambda: "which word?" in "\n".join(server.cmd("capture-pane", "-p", "-t", pane).stdout), 10)
+    server.cmd("send-keys", "-t", pane, "Enter")
+    wait_until(lambda: world.api.count_prompts("which word?") == 1, 30)
+    asked = next(r.all_text() for r in world.api.main_requests() if r.last_user_text() == "which word?")
+    assert "sorb" in asked
+
+
+def memory_path(socket: str) -> Path:
+    import os
+
+    return Path(os.environ["XDG_STATE_HOME"]) / "nbs-tui" / f"fleet-L-{socket}.json"
+
+
+def offered(app: object) -> bool:
+    return any("Remembered agents are gone" in (n.title or "") for n in app._notifications)  # type: ignore[attr-defined]
