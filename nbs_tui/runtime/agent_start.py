@@ -45,7 +45,6 @@ from nbs_tui.core.agent_spec import (
     ASSUMED_FLAGS,
     BYPASS,
     ClaudeFlags,
-    LaunchError,
     SpecError,
     claude_argv,
     command_words,
@@ -197,10 +196,7 @@ class AgentStarter:
         problem = self.name_problem(spec.name, windows)
         if problem:
             raise SpecError([problem])
-        try:
-            argv = claude_argv(self.claude_command, launch_for(spec), self.flags())
-        except LaunchError:
-            raise
+        argv = claude_argv(self.claude_command, launch_for(spec), self.flags())  # LaunchError: a SpecError
         command = shell_command(["env", "-u", "CLAUDECODE", *argv])
         session = spec.session or DEFAULT_SESSION
         claim = self.new_claim()

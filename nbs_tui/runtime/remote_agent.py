@@ -36,10 +36,19 @@ class RemoteAgent:
     flags: ClaudeFlags
 
 
+def _folder_word(directory: str) -> str:
+    """The folder as a word of the host's shell: quoted, with a leading ``~`` as the host's HOME."""
+    if directory == "~":
+        return '"$HOME"'
+    if directory.startswith("~/"):
+        return '"$HOME"/' + shlex.quote(directory[2:])
+    return shlex.quote(directory)
+
+
 def _script(spec: NewAgent, program: str, claude_command: str) -> str:
     q = shlex.quote
     lines = [
-        f"if d=$(cd -P -- {q(spec.directory)} 2>/dev/null && pwd -P); then echo \"DIR=$d\"; else echo DIR=; fi",
+        f"if d=$(cd -P -- {_folder_word(spec.directory)} 2>/dev/null && pwd -P); then echo \"DIR=$d\"; else echo DIR=; fi",
         'echo "HOME=$HOME"',
         f"if command -v {q(program)} >/dev/null 2>&1; then echo CLAUDE=1; else echo CLAUDE=0; fi",
         'if [ -n "$d" ] && (cd "$d" && git rev-parse --git-dir >/dev/null 2>&1); then echo GIT=1; else echo GIT=0; fi',

@@ -97,3 +97,16 @@ def test_every_problem_at_once_and_no_server_started(tmp_path: Path) -> None:
     assert len(done.stderr.strip().splitlines()) >= 2
     alive = subprocess.run(["tmux", "-L", socket, "list-sessions"], capture_output=True, check=False)
     assert alive.returncode != 0  # no server was started
+
+
+def test_the_hosts_check_script_reads_a_folder_under_the_hosts_home(tmp_path: Path) -> None:
+    """``new --host``'s checks run as a shell script there; a ``~/`` folder is the host's HOME's
+    (run here by sh with another HOME, as ssh would run it there)."""
+    from nbs_tui.core.agent_spec import NewAgent
+    from nbs_tui.runtime.remote_agent import _script
+
+    (tmp_path / "my proj").mkdir()
+    script = _script(NewAgent("~/my proj", name="x"), "sh", "true")
+    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env={"HOME": str(tmp_path), "PATH": os.environ["PATH"]}, check=True)
+    facts = dict(line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)
+    assert facts["DIR"] == str((tmp_path / "my proj").resolve()) and facts["HOME"] == str(tmp_path) and facts["CLAUDE"] == "1"
