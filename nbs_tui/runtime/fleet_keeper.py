@@ -32,6 +32,7 @@ there, and that host's own service remembers its fleet.
 from __future__ import annotations
 
 import logging
+import shlex
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -68,7 +69,7 @@ _WINDOWS = _SEP.join(("#{session_name}", "#{window_index}", "#{window_name}", "#
 _PANES = _SEP.join(
     (
         "#{session_name}", "#{window_index}", "#{pane_index}", "#{pane_id}", "#{pane_current_path}",
-        f"#{{{WORKER_OPTION}}}", f"#{{{WORKER_BUS_OPTION}}}",
+        f"#{{{WORKER_OPTION}}}", f"#{{{WORKER_BUS_OPTION}}}", "#{pane_start_command}",
     )
 )  # fmt: skip
 
@@ -79,6 +80,18 @@ def _cmdline(pid: int) -> tuple[str, ...]:
     except OSError:
         return ()
     return tuple(word.decode("utf-8", "replace") for word in raw.split(b"\0") if word)
+
+
+def _start_words(start_command: str) -> tuple[str, ...]:
+    """The pane's start command as words (``env -u CLAUDECODE claude -n api ...``; what precedes
+    Claude Code's own options is passed over by `launch_from_args` as any unknown word)."""
+    try:
+        words = shlex.split(start_command)
+        if len(words) == 1 and " " in words[0]:  # tmux shows a command given as one string quoted
+            words = shlex.split(words[0])
+    except ValueError:
+        return ()
+    return tuple(words)
 
 
 def _config_dir(facts: ClaudeFacts) -> str | None:
@@ -223,12 +236,12 @@ class FleetKeeper:
             fields = row.split(_SEP)
             if len(fields) == 4:
                 layouts[(fields[0], fields[1])] = (fields[2], fields[3])
-            elif len(fields) == 7:
-                session, window, index, pane_id, folder, worker, bus = fields
+            elif len(fields) == 8:
+                session, window, index, pane_id, folder, worker, bus, start_command = fields
                 self._seen_panes.add(pane_id)
                 if worker and bus:
                     self._workers[pane_id] = (worker, bus, f"{session}:{window}.{index}")
-                agent = self._agent(facts.get(pane_id), layouts.get((session, window), ("", ""))[0], worker)
+                agent = self._agent(facts.get(pane_id), layouts.get((session, window), ("", ""))[0], worker, start_command)
                 fact = facts.get(pane_id)
                 if agent is not None and fact is not None and fact.project:
                     folder = fact.project  # the agent's own folder (a worktree's for -w)
@@ -240,11 +253,15 @@ class FleetKeeper:
         ]
         return instance, windows
 
-    def _agent(self, facts: ClaudeFacts | None, window_name: str, worker: str) -> RememberedAgent | None:
+    def _agent(self, facts: ClaudeFacts | None, window_name: str, worker: str, start_command: str = "") -> RememberedAgent | None:
         if facts is None or facts.liveness is not Liveness.RUNNING or facts.pid is None:
             return None
         command = self._cmdline(facts.pid)
-        launch = launch_from_args(command[1:])
+        if len(command) <= 1:
+            # Claude Code on node (2.1.1xx) sets its process title: /proc keeps only "claude". The
+            # pane's start command (what `new` or `restore` ran) still says how it was started.
+            command = _start_words(start_command) or command
+        launch = launch_from_args(command[1:])  # (an option's value is never the first word)
         return RememberedAgent(
             name=launch.name or window_name,
             session_id=facts.session_id,

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import libtmux
 
+from nbs_tui.claude.hooks import install
+from nbs_tui.claude.spool import parse_line
 from tests.realclaude.harness import _SCRUB_PREFIXES, OFFLINE_ENV, ClaudeFleet, FakeAPI, Scenario
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,7 +43,12 @@ class NewAgentWorld:
         )  # fmt: skip
 
 
-def make_world(fleet: ClaudeFleet, tmp: Path, name: str, scenario: Scenario, *, trust: bool = False) -> NewAgentWorld:
+def make_world(
+    fleet: ClaudeFleet, tmp: Path, name: str, scenario: Scenario, *, trust: bool = False, hooks: bool = False
+) -> NewAgentWorld:
+    """``hooks``: nbs-tui's Claude Code hooks installed in the agent's settings, their spool named
+    in the config (the watcher then hears SessionStart: 2.1.100 does not rewrite its status file
+    after ``/clear``)."""
     api = FakeAPI(scenario, name=name).start()
     fleet._apis.append(api)  # stopped with the fleet
     root = tmp / name
@@ -74,6 +81,10 @@ def make_world(fleet: ClaudeFleet, tmp: Path, name: str, scenario: Scenario, *, 
     wrapper.chmod(0o755)
     config = root / "config.toml"
     config.write_text(f"claude_command = {json.dumps(str(wrapper))}\nclaude_home = {json.dumps(str(home / '.claude'))}\n")
+    if hooks:
+        spool = root / "hooks.jsonl"
+        install(home / ".claude" / "settings.json", spool)
+        config.write_text(config.read_text() + f"hook_spool = {json.dumps(str(spool))}\n")
     return NewAgentWorld(home, workdir, api, wrapper, config, root / "state")
 
 
@@ -87,6 +98,20 @@ def trusted(world: NewAgentWorld) -> bool:
     return bool(projects.get(str(world.workdir), {}).get("hasTrustDialogAccepted"))
 
 
+
+
+def started_sessions(world: NewAgentWorld) -> list[str]:
+    """The session ids of the SessionStart hook events in the world's spool, in order (``hooks``)."""
+    spool = world.config.parent / "hooks.jsonl"
+    found = []
+    for raw in spool.read_bytes().splitlines() if spool.exists() else []:
+        try:
+            event = parse_line(raw, time.time())
+        except ValueError:
+            continue
+        if event.event == "SessionStart" and event.session_id:
+            found.append(event.session_id)
+    return found
 
 
 def wait_until(done: Callable[[], object], timeout: float = 30.0, what: str = "") -> None:

@@ -17,7 +17,7 @@ import pytest
 from nbs_tui.core.detect import detect_text
 from tests.headless_proc import Headless
 from tests.realclaude.harness import ClaudeFleet
-from tests.realclaude.new_world import REPO, NewAgentWorld, make_world, wait_until
+from tests.realclaude.new_world import REPO, NewAgentWorld, make_world, started_sessions, wait_until
 from tests.realclaude.test_fleet_memory_e2e import agents, headless_env, memory_file
 
 
@@ -61,7 +61,7 @@ def test_three_agents_restored_after_the_server_is_killed_with_their_conversatio
 ) -> None:
     socket = str(server.socket_name)
     server.new_session(session_name="work")
-    world = make_world(claude_fleet, tmp_path, "crew", [], trust=True)  # one HOME and API for all three
+    world = make_world(claude_fleet, tmp_path, "crew", [], trust=True, hooks=True)  # one HOME and API for all
     folders = {"fig": world.workdir, "kiwi": world.workdir.parent / "kiwi", "lime": world.workdir.parent / "lime"}
     for folder in folders.values():
         folder.mkdir(exist_ok=True)
@@ -84,7 +84,7 @@ def test_three_agents_restored_after_the_server_is_killed_with_their_conversatio
         submit(server, lime, "remember the word damson")
         wait_until(lambda: world.api.count_prompts("damson") == 1, 30)
     newest = agents(path)["lime"]["session_id"]
-    assert newest in live_ids(world)
+    assert newest == started_sessions(world)[-1]  # the SessionStart of the /clear
 
     server.kill()  # the server is lost, with every agent in it
     dry = restore(world, socket, "--dry-run")
