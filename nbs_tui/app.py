@@ -23,6 +23,7 @@ hidden until an action opens one.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import logging
@@ -96,6 +97,7 @@ from nbs_tui.widgets.pane_view import PaneView, ScreenSource
 from nbs_tui.widgets.scrollback import Scrollback, ansi_text
 from nbs_tui.widgets.send_bar import KeyPicker, PassThrough, SendBar
 from nbs_tui.widgets.status_bar import StatusBar
+from nbs_tui.widgets.textual_internals import report_exception, terminal_driver
 
 if TYPE_CHECKING:  # the screens opened on demand are imported when first opened: not for the first frame
     from nbs_tui.widgets.action_log_view import ActionLogScreen
@@ -190,6 +192,8 @@ class NbsApp(App[int]):
         """How many frames ran (the tests read it)."""
         self._ui_context: contextvars.Context | None = None
         """The UI task's context (Textual's active app in it), for `mirror_due_soon`."""
+        self._ui_loop: asyncio.AbstractEventLoop | None = None
+        """The UI task's event loop, for `mirror_due_soon`."""
         self._counts_due = False
         """The status bar's counts are to be redrawn (`_update_counts`)."""
         self._empty_text: str | None = None
@@ -305,6 +309,7 @@ class NbsApp(App[int]):
 
     def on_mount(self) -> None:
         self._ui_context = contextvars.copy_context()
+        self._ui_loop = asyncio.get_running_loop()
         self.fleet_list.focus()
         self._update_empty_state()
         self._frame_timer = self.set_interval(FRAME_SECONDS, self._frame, name="frame")
@@ -668,8 +673,8 @@ class NbsApp(App[int]):
         A callback on the loop, not a message: Textual's message pump (a queue the task
         awaits, then the handler looked up along the class's MRO and invoked) cost ~90 µs of
         a ~0.7 ms frame, ~20 times a second for a busy mirrored agent."""
-        loop, context = self._loop, self._ui_context
-        if loop is None or context is None or self._closing or self._closed:
+        loop, context = self._ui_loop, self._ui_context
+        if loop is None or context is None or not self.is_running:
             return False
         try:
             loop.call_soon_threadsafe(self._mirror_due_now, context=context)
@@ -681,7 +686,7 @@ class NbsApp(App[int]):
         try:  # a frame after shutdown began only marks the change handled (`_frame` returns)
             self.on_mirror_due()
         except Exception as error:  # as a message handler's would: the app reports it and exits
-            self._handle_exception(error)
+            report_exception(self, error)
 
     def on_frames_wake(self, _message: FramesWake) -> None:
         if self._frame_timer is not None:
@@ -1195,8 +1200,9 @@ class NbsApp(App[int]):
 
     def _write_terminal(self, data: str) -> None:
         """Into the dashboard's own output stream, in order with its frames."""
-        if not self.is_headless and self._driver is not None:
-            self._driver.write(data)
+        driver = terminal_driver(self)
+        if not self.is_headless and driver is not None:
+            driver.write(data)
 
     def _notify_subject(self, note: Notification) -> Subject:
         pane = self.pane_by_id.get(note.pane_id)

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import libtmux
 import pytest
-from textual import events
 
 import nbs_tui.app
 from nbs_tui.app import create_app
 from nbs_tui.widgets.scrollback import CURRENT_STYLE, MATCH_STYLE
 from tests.app.helpers import wait_for, widget_text
 from tests.app.test_actions import SIZE, select, settings
+from tests.app.textual_probes import wheel_up
 
 LOG = (
     "for i in $(seq 1 200); do "
@@ -95,7 +95,7 @@ async def test_alternate_screen_says_so_and_the_wheel_opens_it(session: libtmux.
         await select(app, pilot, full)
         await wait_for(pilot, lambda: "FULL SCREEN APP" in widget_text(app.mirror.rows), what="the program mirrored")
         mirror = app.mirror
-        await pilot._post_mouse_events([events.MouseScrollUp], widget=mirror, offset=(5, 5))  # the wheel, up
+        await wheel_up(pilot, mirror, (5, 5))  # the wheel, up
         view = app.scrollback
         await wait_for(pilot, lambda: view.display and view.lines.texts, what="the screen shown")
         assert "alternate screen" in str(view.border_title) and "no scrollback" in str(view.border_title)
@@ -174,7 +174,7 @@ async def test_following_survives_the_history_limit_and_a_cleared_history(
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, log)
         await wait_for(pilot, lambda: "step 200" in widget_text(app.mirror.rows), what="the log mirrored")
-        await pilot._post_mouse_events([events.MouseScrollUp], widget=app.mirror, offset=(5, 5))  # at the bottom
+        await wheel_up(pilot, app.mirror, (5, 5))  # at the bottom
         view, lines = app.scrollback, app.scrollback.lines
         await wait_for(pilot, lambda: view.display and lines.texts, what="the history shown")
         first = lines.plain[0]
