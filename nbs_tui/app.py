@@ -13,8 +13,9 @@ also writes it to the log file): it is kept in a `Problems` record (the ``E`` sc
 status bar counts it) and notified, unless tmux is away (the banner says so: the count waits
 for tmux to be back, the screen lists everything) or it repeats.
 
-Timers: a ~30 Hz frame drains the bridge's changed panes and repaints the changed rows of the
-visible widgets showing them (a change of the mirrored pane runs the frame at once); a 1 Hz
+Frames and timers: the frame repaints the changed rows of the visible widgets showing the panes
+that changed; `nbs_tui.dashboard.frames.FrameScheduler` decides when it runs (the mirrored
+pane's change at once, others at most 30 times a second, nothing while nothing changes). A 1 Hz
 clock moves the quiet times and countdowns; a 2 Hz tick updates the needs-you queue.
 
 The ``#input-bar`` container docked above the footer holds the send bar and pass-through,
@@ -30,7 +31,7 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Set
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -49,7 +50,7 @@ from textual.worker import Worker, WorkerState
 from nbs_tui import heap, logs
 from nbs_tui.action_log import ActionRecord
 from nbs_tui.actions import ActionResult
-from nbs_tui.bridge import FleetBridge, FramesWake, MirrorDue
+from nbs_tui.bridge import FleetBridge
 from nbs_tui.claude.watcher import ClaudeSignals
 from nbs_tui.commands import COMMANDS, bindings, help_rows
 from nbs_tui.config import ConfigError, Settings, save_setting
@@ -63,6 +64,7 @@ from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, Pan
 from nbs_tui.core.problems import Problems
 from nbs_tui.core.scrollback import Grown, align, splice_tail
 from nbs_tui.core.text import printable
+from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.messages import (
     BackendProblem,
@@ -106,7 +108,6 @@ if TYPE_CHECKING:  # the screens opened on demand are imported when first opened
 
 log = logging.getLogger(__name__)
 
-FRAME_SECONDS = 1 / 30
 CLOCK_SECONDS = 1.0
 NEEDS_YOU_SECONDS = 0.5
 ANSWER_WAIT_SECONDS = 3.0
@@ -162,7 +163,9 @@ class NbsApp(App[int]):
         self.state = PaneState(HISTORY_LENGTH)
         """Every pane's shown state, history and quiet time (pure; fed from messages)."""
         self.settings = settings
-        self.bridge = FleetBridge(self)
+        self.frames = FrameScheduler(self._frame)
+        """When the frame runs: fed by the bridge, started at mount."""
+        self.bridge = FleetBridge(self, self.frames)
         self.clock = clock
         """The clock of every duration shown (quiet time, countdowns); the sidecar shares it."""
         self.wall = wall
@@ -185,15 +188,6 @@ class NbsApp(App[int]):
         self._grid_behind = False
         """The fleet changed while the grid was hidden: its thumbnails wait until it is shown."""
         self._seen_fleet = False
-        self._stale = True
-        self._frame_timer: Timer | None = None
-        """Runs `_frame` FRAME_SECONDS apart while anything changes; paused while nothing does."""
-        self.frames_run = 0
-        """How many frames ran (the tests read it)."""
-        self._ui_context: contextvars.Context | None = None
-        """The UI task's context (Textual's active app in it), for `mirror_due_soon`."""
-        self._ui_loop: asyncio.AbstractEventLoop | None = None
-        """The UI task's event loop, for `mirror_due_soon`."""
         self._counts_due = False
         """The status bar's counts are to be redrawn (`_update_counts`)."""
         self._empty_text: str | None = None
@@ -204,6 +198,7 @@ class NbsApp(App[int]):
         self._follow_due = False
         self._follow_busy = False
         self._follow_at = 0.0
+        self._follow_timer: Timer | None = None
         self._grid_watched: frozenset[PaneId] = frozenset()
         self._problems_shown: dict[tuple[str, str], float] = {}
         self._changed: dict[PaneId, None] = {}
@@ -308,11 +303,10 @@ class NbsApp(App[int]):
     # -- lifecycle -------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self._ui_context = contextvars.copy_context()
-        self._ui_loop = asyncio.get_running_loop()
         self.fleet_list.focus()
         self._update_empty_state()
-        self._frame_timer = self.set_interval(FRAME_SECONDS, self._frame, name="frame")
+        self.frames.start(asyncio.get_running_loop(), contextvars.copy_context(), partial(report_exception, self))
+        self.frames.request()  # the first frame draws whatever is shown
         self.set_interval(CLOCK_SECONDS, self._clock, name="clock")
         self.set_interval(NEEDS_YOU_SECONDS, self._needs_you_tick, name="needs-you")
         self.set_timer(heap.SETTLE_SECONDS, heap.freeze_long_lived, name="heap")
@@ -389,6 +383,8 @@ class NbsApp(App[int]):
         self._show_changed(self.state.set_sidecar_statuses(statuses, self.clock(), self.wall()))
 
     def on_unmount(self) -> None:
+        self.frames.stop()
+        log.info("%d frames", self.frames.frames_run)
         painter = self.mirror.rows.painter
         log.info(
             "mirror: %d frames (%d rows) written straight to the terminal, %d left to Textual",
@@ -645,7 +641,7 @@ class NbsApp(App[int]):
 
     def _watch_mirrored(self) -> None:
         pane = self.mirror.pane
-        self.bridge.watched = pane.pane_id if pane is not None and self.view == "dashboard" else None
+        self.frames.mirrored = pane.pane_id if pane is not None and self.view == "dashboard" else None
 
     def _show_details(self) -> None:
         pane = self.selected_pane()
@@ -662,77 +658,37 @@ class NbsApp(App[int]):
 
     # -- the frame and the clock -----------------------------------------------------------------
 
-    def on_mirror_due(self, message: MirrorDue | None = None) -> None:
-        self.bridge.due_handled()
-        self._frame()
-
-    def mirror_due_soon(self) -> bool:
-        """From another thread: run the mirror's frame on the UI loop as soon as it is free;
-        False if it cannot be scheduled (not mounted yet, or closing: post `MirrorDue`).
-
-        A callback on the loop, not a message: Textual's message pump (a queue the task
-        awaits, then the handler looked up along the class's MRO and invoked) cost ~90 µs of
-        a ~0.7 ms frame, ~20 times a second for a busy mirrored agent."""
-        loop, context = self._ui_loop, self._ui_context
-        if loop is None or context is None or not self.is_running:
-            return False
-        try:
-            loop.call_soon_threadsafe(self._mirror_due_now, context=context)
-        except RuntimeError:  # the loop closed meanwhile
-            return False
-        return True
-
-    def _mirror_due_now(self) -> None:
-        try:  # a frame after shutdown began only marks the change handled (`_frame` returns)
-            self.on_mirror_due()
-        except Exception as error:  # as a message handler's would: the app reports it and exits
-            report_exception(self, error)
-
-    def on_frames_wake(self, _message: FramesWake) -> None:
-        if self._frame_timer is not None:
-            self._frame_timer.resume()
+    @property
+    def frames_run(self) -> int:
+        """How many frames ran (the tests read it)."""
+        return self.frames.frames_run
 
     def _mark_stale(self) -> None:
-        """Every visible pane's rows are to be drawn again at the next frame (woken if asleep)."""
-        self._stale = True
-        if self._frame_timer is not None:
-            self.bridge.frames_awake()
-            self._frame_timer.resume()
+        """Every visible pane's rows are to be drawn again by the next frame."""
+        self.frames.request()
 
-    def _frame(self) -> None:
-        """Once per frame: repaint changed rows of visible widgets whose panes changed."""
+    def _frame(self, dirty: Set[PaneId], whole: bool) -> None:
+        """Repaint the changed rows of the visible widgets showing ``dirty`` panes (every row
+        with ``whole``). Run by `FrameScheduler` only, never for nothing."""
         if not self.is_running:  # shutting down: see `_clock`
             return
-        self.frames_run += 1
-        dirty = self.bridge.drain()
         if dirty:
             self.state.screens_changed(dirty, self.clock())
         shown = self._history_pane
         if shown is not None and shown.pane_id in dirty and self.view == "dashboard":
             self._follow_due = True
-        if self._follow_due:
             self._follow_history()
-            if self._follow_due and self._frame_timer is not None and self.bridge.frames_asleep:
-                # run from `MirrorDue` while the timer sleeps: a later frame must read it
-                self.bridge.frames_awake()
-                self._frame_timer.resume()
-        stale, self._stale = self._stale, False
-        if not dirty and not stale:
-            # Nothing changed: sleep until something does (an idle fleet costs no 30 Hz tick).
-            if not self._follow_due and self._frame_timer is not None and self.bridge.sleep_frames():
-                self._frame_timer.pause()
-            return
         if self.view == "dashboard":
             mirror = self.mirror
             if mirror.pane is not None:
                 source = self._screen_of(mirror.pane.pane_id)
                 if source is not mirror.lines.source:  # a model made (or dropped) since
                     mirror.show(mirror.pane, source)
-                if stale or mirror.pane.pane_id in dirty:
+                if whole or mirror.pane.pane_id in dirty:
                     mirror.screen_changed()
         elif self.view == "grid":
-            self._watch_grid(force=stale)
-            self.grid.tick(None if stale else dirty, self._screen_of)
+            self._watch_grid(force=whole)
+            self.grid.tick(None if whole else dirty, self._screen_of)
 
     def _watch_grid(self, force: bool = False) -> None:
         """Tell the fleet which thumbnails are on screen (it parses only those): when the grid
@@ -922,8 +878,12 @@ class NbsApp(App[int]):
         if pane is None or fleet is None or not view.display:
             self._follow_due = False
             return
-        if self._follow_busy or now - self._follow_at < FOLLOW_SECONDS:
-            return  # the flag stays up: a later frame reads
+        if self._follow_busy:
+            return  # the flag stays up: the read under way ends by reading again
+        if now - self._follow_at < FOLLOW_SECONDS:
+            if self._follow_timer is None:  # the flag stays up: read when the gap is over
+                self._follow_timer = self.set_timer(self._follow_at + FOLLOW_SECONDS - now, self._follow_later)
+            return
         self._follow_due, self._follow_busy, self._follow_at = False, True, now
         generation, raw, fixed, size = view.generation, view.raw, view.fixed, view.history_size
 
@@ -942,15 +902,22 @@ class NbsApp(App[int]):
 
         self.run_worker(read, name="scrollback-follow", thread=True, group="scrollback-follow")
 
+    def _follow_later(self) -> None:
+        self._follow_timer = None
+        if self._follow_due:
+            self._follow_history()
+
     def _history_grown(self, generation: int, history: PaneHistory | None, grown: Grown | None, texts: list[Text]) -> None:
         self._follow_busy = False
         view = self.scrollback
-        if history is None or grown is None or generation != view.generation or not view.display:
-            return  # the pane went, or the view was closed or reopened while it was read
-        view.grow(
-            grown, texts, history.lines, _history_rows(history),
-            alternate=history.alternate, history_size=history.history_size,
-        )  # fmt: skip
+        if history is not None and grown is not None and generation == view.generation and view.display:
+            view.grow(
+                grown, texts, history.lines, _history_rows(history),
+                alternate=history.alternate, history_size=history.history_size,
+            )  # fmt: skip
+        # else the pane went, or the view was closed or reopened while it was read
+        if self._follow_due:  # it changed again while this was read
+            self._follow_history()
 
     def on_pane_view_history_wanted(self, _message: PaneView.HistoryWanted) -> None:
         self.action_scrollback(page_up=False)

@@ -8,6 +8,7 @@ view is brought up to date when it scrolls back in (its version check finds it s
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -233,7 +234,7 @@ class PaneGrid(VerticalScroll):
         )
 
     def tick(
-        self, dirty: set[PaneId] | None, screen_of: Callable[[PaneId], ScreenSource | None]
+        self, dirty: AbstractSet[PaneId] | None, screen_of: Callable[[PaneId], ScreenSource | None]
     ) -> int:
         """Bring on-screen thumbnails of ``dirty`` panes (None: all) up to date; returns how many.
 

@@ -273,19 +273,15 @@ async def test_the_app_timers_paint_nothing_once_the_app_is_shutting_down(monkey
         monkeypatch.setattr(app.fleet_list, "refresh_cells", lambda *_a, **_k: touched.append("fleet list"))
         monkeypatch.setattr(app.needs_panel, "show_entries", lambda *_a, **_k: touched.append("needs you"))
 
-        def drain() -> frozenset[str]:
-            touched.append("frame")
-            return frozenset()
-
-        monkeypatch.setattr(app.bridge, "drain", drain)
+        monkeypatch.setattr(app.mirror, "screen_changed", lambda: touched.append("frame"))
         app._clock()
         app._needs_you_tick()
-        app._frame()
+        app._frame({"%1"}, True)
         assert touched == ["fleet list", "needs you", "frame"]  # running: each does its work
         touched.clear()
         monkeypatch.setattr(NbsApp, "is_running", property(lambda _app: False))  # as in Textual's shutdown, before pruning
         app._clock()
         app._needs_you_tick()
-        app._frame()
+        app._frame({"%1"}, True)
         monkeypatch.undo()
         assert touched == []
