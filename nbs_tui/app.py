@@ -43,7 +43,6 @@ from textual.binding import BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
@@ -62,9 +61,9 @@ from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
 from nbs_tui.core.problems import Problems
-from nbs_tui.core.scrollback import Grown, align, splice_tail
 from nbs_tui.core.text import printable
 from nbs_tui.dashboard.frames import FrameScheduler
+from nbs_tui.dashboard.history import ScrollbackReader
 from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.messages import (
     BackendProblem,
@@ -87,7 +86,7 @@ from nbs_tui.notify import (
 from nbs_tui.runtime.contract import FleetFactory, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.runner import SidecarRunner, SidecarSnapshot
-from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory, TmuxUnavailable
+from nbs_tui.tmux.port import FleetPort, TmuxUnavailable
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.filter_bar import FilterBar, OperatorFleetList
@@ -96,7 +95,7 @@ from nbs_tui.widgets.footer import Footer
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.needs_you import NeedsYouPanel
 from nbs_tui.widgets.pane_view import PaneView, ScreenSource
-from nbs_tui.widgets.scrollback import Scrollback, ansi_text
+from nbs_tui.widgets.scrollback import Scrollback
 from nbs_tui.widgets.send_bar import KeyPicker, PassThrough, SendBar
 from nbs_tui.widgets.status_bar import StatusBar
 from nbs_tui.widgets.textual_internals import report_exception, terminal_driver
@@ -113,14 +112,6 @@ NEEDS_YOU_SECONDS = 0.5
 ANSWER_WAIT_SECONDS = 3.0
 """How long A waits for a queued agent's menu to be read off its screen."""
 PROBLEM_REPEAT_SECONDS = 30.0
-SCROLLBACK_LINES = 10_000
-"""How far back the scrollback view reads (tmux's own ``history-limit`` is 2000 by default)."""
-FOLLOW_SECONDS = 0.3
-"""The shortest gap between two re-reads of the open scrollback's pane."""
-TAIL_ROWS = 200
-"""A re-read asks tmux for this many history rows and the screen, not all of them (10,000 rows
-cost tmux ~80 ms and the app more); only when they do not continue the rows on show (more
-scrolled, or tmux dropped or cleared some) does it read the whole history again."""
 VIEWS = ("dashboard", "grid", "control")
 
 
@@ -193,12 +184,6 @@ class NbsApp(App[int]):
         self._empty_text: str | None = None
         """What the empty-state message shows ("" while there are panes), to update it only on a change."""
         self._grid_key: tuple[object, ...] = ()
-        self._history_pane: PaneInfo | None = None
-        """The pane the scrollback shows, while it is open."""
-        self._follow_due = False
-        self._follow_busy = False
-        self._follow_at = 0.0
-        self._follow_timer: Timer | None = None
         self._grid_watched: frozenset[PaneId] = frozenset()
         self._problems_shown: dict[tuple[str, str], float] = {}
         self._changed: dict[PaneId, None] = {}
@@ -242,6 +227,7 @@ class NbsApp(App[int]):
         self.mirror = PaneView(id="mirror")
         self.scrollback = Scrollback(id="scrollback")
         """The selected pane's history in place of the mirror, read from tmux when opened."""
+        self.history_reader = ScrollbackReader(self, self.scrollback, self.mirror, lambda: self.selected_id, lambda: self.fleet)
         self.grid = PaneGrid(id="grid")
         self.input_bar = Container(id="input-bar")
         """Docked above the footer, hidden until the send bar or pass-through opens."""
@@ -674,11 +660,8 @@ class NbsApp(App[int]):
             return
         if dirty:
             self.state.screens_changed(dirty, self.clock())
-        shown = self._history_pane
-        if shown is not None and shown.pane_id in dirty and self.view == "dashboard":
-            self._follow_due = True
-            self._follow_history()
         if self.view == "dashboard":
+            self.history_reader.panes_changed(dirty)
             mirror = self.mirror
             if mirror.pane is not None:
                 source = self._screen_of(mirror.pane.pane_id)
@@ -836,7 +819,7 @@ class NbsApp(App[int]):
             self.control_view.registry_panel.focus()
         self._mark_stale()
 
-    # -- scrollback ---------------------------------------------------------------------------
+    # -- scrollback (nbs_tui/dashboard/history.py) ---------------------------------------------
 
     def action_scrollback(self, page_up: bool = True) -> None:
         """Read the selected pane's history from tmux (a worker thread) and show it."""
@@ -847,84 +830,13 @@ class NbsApp(App[int]):
             return
         if self.view != "dashboard":
             self.action_show_view("dashboard")
-
-        def read() -> None:
-            try:
-                history = fleet.capture_history(pane.pane_id, SCROLLBACK_LINES)
-            except PaneGone as error:
-                self.call_from_thread(self.notify, f"no history: {error}", title="Scrollback", severity="warning")
-                return
-            texts = [ansi_text(line) for line in history.lines]  # here: half a second for 10,000 lines
-            self.call_from_thread(self._show_history, pane, history, texts, page_up)
-
-        self.run_worker(read, name="scrollback", thread=True, exclusive=True, group="scrollback")
-
-    def _show_history(self, pane: PaneInfo, history: PaneHistory, texts: list[Text], page_up: bool) -> None:
-        if pane.pane_id != self.selected_id:
-            return  # the operator moved on while it was read
-        self.mirror.display = False
-        self._history_pane, self._follow_due = pane, False
-        self.scrollback.show(
-            pane.target, texts, alternate=history.alternate, history_size=history.history_size, page_up=page_up,
-            raw=history.lines, fixed=_history_rows(history),
-        )  # fmt: skip
-
-    def _follow_history(self) -> None:
-        """Re-read the open scrollback's pane (it changed) on a worker thread, at most every
-        `FOLLOW_SECONDS` (wall time: the app's clock may be frozen), one read at a time; the
-        worker lines the read up with the rows on show and parses only the new ones."""
-        pane, fleet, view = self._history_pane, self.fleet, self.scrollback
-        now = time.monotonic()
-        if pane is None or fleet is None or not view.display:
-            self._follow_due = False
-            return
-        if self._follow_busy:
-            return  # the flag stays up: the read under way ends by reading again
-        if now - self._follow_at < FOLLOW_SECONDS:
-            if self._follow_timer is None:  # the flag stays up: read when the gap is over
-                self._follow_timer = self.set_timer(self._follow_at + FOLLOW_SECONDS - now, self._follow_later)
-            return
-        self._follow_due, self._follow_busy, self._follow_at = False, True, now
-        generation, raw, fixed, size = view.generation, view.raw, view.fixed, view.history_size
-
-        def read() -> None:
-            history: PaneHistory | None = None
-            grown: Grown | None = None
-            texts: list[Text] = []
-            try:
-                history = _read_on(fleet, pane.pane_id, raw, fixed, size)
-                grown = align(raw, fixed, history.lines)
-                texts = [ansi_text(line) for line in grown.fresh]
-            except PaneGone as error:
-                log.info("scrollback not followed: %s", error)  # the pane's end shows in the list
-            finally:  # always: the next read waits for this one
-                self.call_from_thread(self._history_grown, generation, history, grown, texts)
-
-        self.run_worker(read, name="scrollback-follow", thread=True, group="scrollback-follow")
-
-    def _follow_later(self) -> None:
-        self._follow_timer = None
-        if self._follow_due:
-            self._follow_history()
-
-    def _history_grown(self, generation: int, history: PaneHistory | None, grown: Grown | None, texts: list[Text]) -> None:
-        self._follow_busy = False
-        view = self.scrollback
-        if history is not None and grown is not None and generation == view.generation and view.display:
-            view.grow(
-                grown, texts, history.lines, _history_rows(history),
-                alternate=history.alternate, history_size=history.history_size,
-            )  # fmt: skip
-        # else the pane went, or the view was closed or reopened while it was read
-        if self._follow_due:  # it changed again while this was read
-            self._follow_history()
+        self.history_reader.open(pane, fleet, page_up)
 
     def on_pane_view_history_wanted(self, _message: PaneView.HistoryWanted) -> None:
         self.action_scrollback(page_up=False)
 
     def on_scrollback_closed(self, _message: Scrollback.Closed) -> None:
-        self._history_pane, self._follow_due = None, False
-        self.mirror.display = True
+        self.history_reader.closed()
         self._mark_stale()
         self.screen.set_focus(self.mirror if self.screen.has_class("zoomed") else self.fleet_list)
 
@@ -1360,21 +1272,3 @@ def run_app(settings: Settings) -> int:
     app = create_app(settings)
     result = app.run()
     return int(result or 0) if app.return_code is None else app.return_code
-
-
-def _history_rows(history: PaneHistory, asked: int = SCROLLBACK_LINES) -> int:
-    """How many of a read's rows are history (tmux changes them no more), the screen below them."""
-    return 0 if history.alternate else min(history.history_size, asked, len(history.lines))
-
-
-def _read_on(fleet: FleetPort, pane_id: PaneId, raw: tuple[str, ...], fixed: int, size: int) -> PaneHistory:
-    """The pane's history as a whole read would give it, read (blocking) from its last
-    `TAIL_ROWS` rows when they continue ``raw`` (``fixed`` rows of history, of ``size`` held)."""
-    tail = fleet.capture_history(pane_id, TAIL_ROWS)
-    if tail.alternate or tail.history_size <= TAIL_ROWS:
-        return tail  # all of it
-    rows = _history_rows(tail, TAIL_ROWS)
-    whole = splice_tail(raw, fixed, size, tail.lines, rows, tail.history_size, SCROLLBACK_LINES)
-    if whole is None:
-        return fleet.capture_history(pane_id, SCROLLBACK_LINES)
-    return PaneHistory(tuple(whole), False, tail.history_size)

@@ -15,7 +15,7 @@ from pathlib import Path
 import libtmux
 import pytest
 
-import nbs_tui.app
+import nbs_tui.dashboard.history
 from nbs_tui.app import create_app
 from nbs_tui.widgets.scrollback import CURRENT_STYLE, MATCH_STYLE
 from tests.app.helpers import wait_for, widget_text
@@ -109,7 +109,7 @@ FOLLOWED = "for i in $(seq 1 200); do printf 'step %03d ok\\n' $i; done; exec ta
 async def test_the_view_follows_new_output_at_the_bottom_and_holds_still_above_it(
     session: libtmux.Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(nbs_tui.app, "TAIL_ROWS", 20)  # re-reads of the last rows, spliced on
+    monkeypatch.setattr(nbs_tui.dashboard.history, "TAIL_ROWS", 20)  # re-reads of the last rows, spliced on
     feed = tmp_path / "feed.log"
     feed.write_text("")
 
@@ -159,7 +159,7 @@ async def test_the_view_follows_new_output_at_the_bottom_and_holds_still_above_i
 async def test_following_survives_the_history_limit_and_a_cleared_history(
     server: libtmux.Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(nbs_tui.app, "TAIL_ROWS", 20)  # a tail read must notice the drops and the clear
+    monkeypatch.setattr(nbs_tui.dashboard.history, "TAIL_ROWS", 20)  # a tail read must notice the drops and the clear
     feed = tmp_path / "feed.log"
     feed.write_text("")
     session = server.new_session(session_name="limits", x=100, y=20)
