@@ -37,7 +37,6 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.text import Text
 from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Container, Horizontal, Vertical
@@ -48,20 +47,19 @@ from textual.worker import Worker, WorkerState
 
 from nbs_tui import heap, logs
 from nbs_tui.action_log import ActionRecord
-from nbs_tui.actions import ActionResult
 from nbs_tui.bridge import FleetBridge
 from nbs_tui.claude.watcher import ClaudeSignals
 from nbs_tui.commands import COMMANDS, bindings, help_rows
 from nbs_tui.config import ConfigError, Settings, save_setting
 from nbs_tui.controller import OperatorController
-from nbs_tui.core.answer import AnswerCard
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.meters import describe_total, format_cost
-from nbs_tui.core.model import AgentState, PaneId, PaneInfo
+from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
 from nbs_tui.core.problems import Problems
 from nbs_tui.core.text import printable
+from nbs_tui.dashboard.answering import AnswerFlow
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.dashboard.history import ScrollbackReader
 from nbs_tui.files.control_plane import ControlPlane
@@ -109,8 +107,6 @@ log = logging.getLogger(__name__)
 
 CLOCK_SECONDS = 1.0
 NEEDS_YOU_SECONDS = 0.5
-ANSWER_WAIT_SECONDS = 3.0
-"""How long A waits for a queued agent's menu to be read off its screen."""
 PROBLEM_REPEAT_SECONDS = 30.0
 VIEWS = ("dashboard", "grid", "control")
 
@@ -188,8 +184,6 @@ class NbsApp(App[int]):
         self._problems_shown: dict[tuple[str, str], float] = {}
         self._changed: dict[PaneId, None] = {}
         """Panes whose shown state changed, repainted together by `_show_pending` (ordered set)."""
-        self._answer_wanted_until: float | None = None
-        """A asked for a card before any menu was read: open it when one is, until then."""
         self.problems = Problems()
         """Every backend problem of this session (the ``E`` screen, the status bar's count)."""
         self._problems_screen: ProblemsScreen | None = None
@@ -207,6 +201,7 @@ class NbsApp(App[int]):
         self.views = ContentSwitcher(initial="dashboard", id="views")
         self.operator = OperatorController(settings, self.state, self.runtime, self, clock=clock)
         """The operator's actions (send, broadcast, poll, marks, needs-you, jump): no Textual."""
+        self.answering = AnswerFlow(self, self.operator, lambda: self.selected_id)
         self.fleet_list = OperatorFleetList(id="fleet")
         self.fleet_list.marked = self.operator.marked
         self.fleet_list.poll_off = self.operator.poll_off
@@ -503,7 +498,7 @@ class NbsApp(App[int]):
         self._changed.clear()
         if not pane_ids:
             return
-        self._answer_when_read()
+        self.answering.when_read()
         for pane_id in pane_ids:
             self.grid.set_status(by_id[pane_id], statuses.get(pane_id))
         self.fleet_list.refresh_cells(statuses, self.last_change, self.clock(), pane_ids)
@@ -1069,7 +1064,7 @@ class NbsApp(App[int]):
             return
         entries = self.operator.needs_you_tick()
         self.needs_panel.show_entries(entries, self.clock(), self.operator.label)
-        self._answer_when_read()
+        self.answering.when_read()
         for note in coalesce(self.operator.notify_tick(self._looking_at())):
             self.notifier.notify(note)
 
@@ -1102,97 +1097,16 @@ class NbsApp(App[int]):
         if self.selected_id != entry.pane_id:  # filtered out of the list: select it anyway
             self._select(entry.pane_id)
 
-    # -- answering from the needs-you queue (nbs_tui/widgets/answer_card.py) ----------------------
+    # -- answering from the needs-you queue (nbs_tui/dashboard/answering.py) ---------------------
 
     def action_answer(self) -> None:
-        """Open the answer card: the selected agent's menu if it waits on one, else the oldest.
-
-        Claude Code's own signals can queue an agent a moment before the sidecar has read its
-        menu off the screen: then the card opens as soon as the menu is read (`_answer_when_read`,
-        for up to `ANSWER_WAIT_SECONDS`), rather than telling the operator to press again."""
-        card = self._answer_card_now()
-        if card is not None:
-            self._open_card(card)
-            return
-        menus = (AgentState.PERMISSION, AgentState.QUESTION, AgentState.PLAN, AgentState.DIALOG)
-        if any(entry.state in menus for entry in self.operator.needs_you.entries()):
-            self._answer_wanted_until = time.monotonic() + ANSWER_WAIT_SECONDS
-            self.notify("Reading the waiting agent's prompt…", title="Answer", timeout=ANSWER_WAIT_SECONDS)
-            return
-        self.notify("No waiting agent shows a prompt to answer.", title="Answer", severity="information")
-
-    def _answer_card_now(self) -> AnswerCard | None:
-        selected = self.selected_id
-        card = self.operator.answer_card(selected) if selected is not None and selected in self.operator.needs_you else None
-        return card or self.operator.next_answer_card()
-
-    def _open_card(self, card: AnswerCard) -> None:
-        from nbs_tui.widgets.answer_card import AnswerScreen
-
-        self.push_screen(AnswerScreen(card, *self._card_facts(card)))
-
-    def _answer_when_read(self) -> None:
-        """Open the card A asked for once a menu is read; give up when the wait is over, or when
-        the operator has moved on to another screen meanwhile."""
-        if self._answer_wanted_until is None:
-            return
-        if len(self.screen_stack) > 1:
-            self._answer_wanted_until = None
-            return
-        card = self._answer_card_now()
-        if card is not None:
-            self._answer_wanted_until = None
-            self._open_card(card)
-        elif time.monotonic() > self._answer_wanted_until:
-            self._answer_wanted_until = None
-            self.notify("No waiting agent shows a prompt to answer.", title="Answer", severity="information")
-
-    def _card_facts(self, card: AnswerCard) -> tuple[str, float, int]:
-        """(label, seconds waited, agents waiting) for a card."""
-        entries = self.operator.needs_you.entries()
-        entry = next((e for e in entries if e.pane_id == card.pane_id), None)
-        waited = entry.waited(self.operator.clock()) if entry is not None else 0.0
-        return self.operator.label(card.pane_id), waited, len(entries)
+        self.answering.answer()
 
     def on_answer_screen_chosen(self, message: AnswerScreen.Chosen) -> None:
-        from nbs_tui.widgets.answer_card import AnswerScreen
-
-        if not isinstance(self.screen, AnswerScreen):
-            return
-        screen: AnswerScreen = self.screen
-
-        def done(result: ActionResult) -> None:
-            if self.screen is not screen:
-                return  # the card was closed meanwhile; the notification says what happened
-            if not result.ok:
-                fresh = self.operator.answer_card(message.card.pane_id)
-                said = Text(f"not sent: {result.reason}", style="bold red")
-                if fresh is not None and fresh != message.card:
-                    screen.show(fresh, *self._card_facts(fresh), said=said)
-                else:
-                    screen.tell(said)
-                return
-            said = Text(f"{result.target}: sent {result.reason or result.sent}", style="green")
-            after = self.operator.next_answer_card(message.card.pane_id, skip=frozenset({message.card.pane_id}))
-            if after is None:
-                screen.dismiss(None)
-                self.notify(f"{said.plain}. Nobody else is waiting on a prompt.", title="Answer")
-                return
-            screen.show(after, *self._card_facts(after), said=said)
-
-        self.operator.answer(message.card, message.key, done)
+        self.answering.chosen(message)
 
     def on_answer_screen_skipped(self, message: AnswerScreen.Skipped) -> None:
-        from nbs_tui.widgets.answer_card import AnswerScreen
-
-        screen = self.screen
-        if not isinstance(screen, AnswerScreen):
-            return
-        after = self.operator.next_answer_card(message.card.pane_id)
-        if after is None or after == message.card:
-            screen.tell(Text("nobody else is waiting on a prompt", style="dim"))
-            return
-        screen.show(after, *self._card_facts(after))
+        self.answering.skipped(message)
 
     def on_needs_you_panel_pane_chosen(self, message: NeedsYouPanel.PaneChosen) -> None:
         self.operator.needs_chosen(message.pane_id)
