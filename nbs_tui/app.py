@@ -62,6 +62,7 @@ from nbs_tui.core.text import printable
 from nbs_tui.dashboard.answering import AnswerFlow
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.dashboard.history import ScrollbackReader
+from nbs_tui.dashboard.operator_input import OperatorInput
 from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.messages import (
     BackendProblem,
@@ -94,7 +95,7 @@ from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.needs_you import NeedsYouPanel
 from nbs_tui.widgets.pane_view import PaneView, ScreenSource
 from nbs_tui.widgets.scrollback import Scrollback
-from nbs_tui.widgets.send_bar import KeyPicker, PassThrough, SendBar
+from nbs_tui.widgets.send_bar import PassThrough, SendBar
 from nbs_tui.widgets.status_bar import StatusBar
 from nbs_tui.widgets.textual_internals import report_exception, terminal_driver
 
@@ -214,8 +215,6 @@ class NbsApp(App[int]):
         self.pass_through = PassThrough(id="pass-through")
         self.send_bar.display = False
         self.pass_through.display = False
-        self._send_targets: list[PaneInfo] = []
-        self._pass_pane: PaneInfo | None = None
         self._log_screen: ActionLogScreen | None = None
         self._unsubscribe_log: Callable[[], None] = self.operator.subscribe_log(self._recorded)
         self.detail = DetailPanel(id="detail", prices=settings.prices)
@@ -226,6 +225,11 @@ class NbsApp(App[int]):
         self.grid = PaneGrid(id="grid")
         self.input_bar = Container(id="input-bar")
         """Docked above the footer, hidden until the send bar or pass-through opens."""
+        self.input = OperatorInput(
+            self, self.operator, input_bar=self.input_bar, send_bar=self.send_bar, pass_through=self.pass_through,
+            mirror=self.mirror, fleet_list=self.fleet_list, selected=self.selected_pane,
+        )  # fmt: skip
+        """What the operator types into panes: the send bar, a key, broadcasts, pass-through."""
         if settings.keymap:
             self.set_keymap(dict(settings.keymap))
         self._apply_theme()
@@ -885,141 +889,45 @@ class NbsApp(App[int]):
         self.refresh(layout=True)
         self.notify(result.message, title="Back from the pane", severity="information" if result.ok else "error")
 
-    def _show_input_bar(self) -> None:
-        self.input_bar.add_class("open")
-        self.input_bar.display = True  # now, not at the next style update, so focus can move in
-
-    def _hide_input_bar(self) -> None:
-        self.input_bar.remove_class("open")
-        self.input_bar.display = False
-
-    def _open_send_bar(self, targets: list[PaneInfo], broadcast: bool) -> None:
-        self._send_targets = targets
-        label = targets[0].target if not broadcast else f"{len(targets)} marked pane{'s' if len(targets) != 1 else ''}"
-        self._show_input_bar()
-        self.pass_through.display = False
-        self.send_bar.open(label, broadcast=broadcast)
+    # -- typing into panes (nbs_tui/dashboard/operator_input.py) -------------------------------
 
     def action_send_text(self) -> None:
-        pane = self.selected_pane()
-        if self.operator.ready(pane) is not None and pane is not None:
-            self._open_send_bar([pane], broadcast=False)
+        self.input.send_text()
 
     def on_send_bar_submitted(self, message: SendBar.Submitted) -> None:
-        targets = list(self._send_targets)
-        if not targets:
-            return
-        if self.operator.operator is None:
-            self.notify("Not connected to tmux.", severity="warning")
-            return
-        if message.broadcast:
-            self._confirm_broadcast(targets, text=message.text, enter=message.enter)
-            return
-        self.operator.send_text(targets[0], message.text, enter=message.enter)
+        self.input.submitted(message)
 
     def on_send_bar_closed(self, _message: SendBar.Closed) -> None:
-        self.send_bar.display = False
-        self._hide_input_bar()
-        self._send_targets = []
-        self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
+        self.input.send_bar_closed()
 
     def action_send_key(self) -> None:
-        pane = self.selected_pane()
-        if self.operator.ready(pane) is None or pane is None:
-            return
-
-        def picked(key: str | None) -> None:
-            if key:
-                self.operator.send_key(pane, key)
-
-        self.push_screen(KeyPicker(pane.target), picked)
+        self.input.send_key()
 
     def action_toggle_mark(self) -> None:
-        pane = self.selected_pane()
-        if pane is None:
-            return
-        count = self.operator.toggle_mark(pane)
-        self.fleet_list.redraw()
-        self.notify(f"{count} pane(s) marked for broadcast", timeout=2)
+        self.input.toggle_mark()
 
     def action_clear_marks(self) -> None:
-        self.operator.clear_marks()
-        self.fleet_list.redraw()
+        self.input.clear_marks()
 
     def action_broadcast_text(self) -> None:
-        targets = self.operator.marked_panes()
-        if not targets:
-            self.notify("Mark panes first (m), then broadcast (b).", severity="warning")
-            return
-        self._open_send_bar(targets, broadcast=True)
+        self.input.broadcast_text()
 
     def action_broadcast_key(self) -> None:
-        targets = self.operator.marked_panes()
-        if not targets:
-            self.notify("Mark panes first (m), then broadcast a key (B).", severity="warning")
-            return
-
-        def picked(key: str | None) -> None:
-            if key:
-                self._confirm_broadcast(targets, key=key)
-
-        self.push_screen(KeyPicker(f"{len(targets)} marked panes"), picked)
-
-    def _confirm_broadcast(
-        self, targets: list[PaneInfo], *, text: str | None = None, key: str | None = None, enter: bool = False
-    ) -> None:
-        if self.operator.operator is None:
-            return
-        if key is not None:
-            what = f"Press {key} in {len(targets)} panes?"
-        else:
-            shown = (text or "").replace("\n", "⏎\n    ")
-            what = f"Send this text{' and press Enter' if enter else ''} to {len(targets)} panes?\n    {shown}"
-        items = [f"{p.target}  {p.title}".rstrip() for p in targets]
-        from nbs_tui.widgets.confirm_screen import ConfirmScreen
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.operator.broadcast(targets, text=text, key=key, enter=enter)
-            else:
-                if text is not None and self.send_bar.display and not self.send_bar.text.text:
-                    self.send_bar.text.load_text(text)  # give the words back for another try
-                self.notify("Broadcast cancelled: nothing sent.", timeout=3)
-
-        self.push_screen(ConfirmScreen("Broadcast", items, what), answered)
+        self.input.broadcast_key()
 
     def action_pass_through(self) -> None:
-        pane = self.selected_pane()
-        if self.operator.ready(pane) is None or pane is None:
-            return
-        self._pass_pane = pane
-        self.pass_through.target = pane.target
-        self.send_bar.display = False
-        self._show_input_bar()
-        self.pass_through.display = True
-        self.mirror.add_class("passthrough")
-        self.pass_through.refresh()
-        self.screen.set_focus(self.pass_through)  # at once: the very next key is the pane's
+        self.input.pass_through()
 
     def on_pass_through_keys(self, message: PassThrough.Keys) -> None:
-        if self._pass_pane is not None:
-            self.operator.type_keys(self._pass_pane, list(message.keys), self._leave_pass_through)
+        self.input.keys(message)
 
     def on_pass_through_pasted(self, message: PassThrough.Pasted) -> None:
-        if self._pass_pane is not None:
-            self.operator.paste(self._pass_pane, message.text, self._leave_pass_through)
+        self.input.pasted(message)
 
     def on_pass_through_leave(self, _message: PassThrough.Leave) -> None:
-        self._leave_pass_through()
+        self.input.leave_pass_through()
 
-    def _leave_pass_through(self) -> None:
-        if not self.pass_through.display:
-            return
-        self._pass_pane = None
-        self.pass_through.display = False
-        self._hide_input_bar()
-        self.mirror.remove_class("passthrough")
-        self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
+    # -- the sidecar's switches ---------------------------------------------------------------------
 
     def action_force_poll(self) -> None:
         pane = self.selected_pane()
