@@ -58,11 +58,11 @@ from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
 from nbs_tui.core.problems import Problems
-from nbs_tui.core.text import printable
 from nbs_tui.dashboard.answering import AnswerFlow
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.dashboard.history import ScrollbackReader
 from nbs_tui.dashboard.operator_input import OperatorInput
+from nbs_tui.dashboard.problems import ProblemsShown
 from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.messages import (
     BackendProblem,
@@ -102,13 +102,11 @@ from nbs_tui.widgets.textual_internals import report_exception, terminal_driver
 if TYPE_CHECKING:  # the screens opened on demand are imported when first opened: not for the first frame
     from nbs_tui.widgets.action_log_view import ActionLogScreen
     from nbs_tui.widgets.answer_card import AnswerScreen
-    from nbs_tui.widgets.problems_screen import ProblemsScreen
 
 log = logging.getLogger(__name__)
 
 CLOCK_SECONDS = 1.0
 NEEDS_YOU_SECONDS = 0.5
-PROBLEM_REPEAT_SECONDS = 30.0
 VIEWS = ("dashboard", "grid", "control")
 
 
@@ -182,12 +180,10 @@ class NbsApp(App[int]):
         """What the empty-state message shows ("" while there are panes), to update it only on a change."""
         self._grid_key: tuple[object, ...] = ()
         self._grid_watched: frozenset[PaneId] = frozenset()
-        self._problems_shown: dict[tuple[str, str], float] = {}
         self._changed: dict[PaneId, None] = {}
         """Panes whose shown state changed, repainted together by `_show_pending` (ordered set)."""
         self.problems = Problems()
         """Every backend problem of this session (the ``E`` screen, the status bar's count)."""
-        self._problems_screen: ProblemsScreen | None = None
         self._snapshot: SidecarSnapshot | None = None
         """The sidecar snapshot last shown (a new one is published each tick)."""
         self.control_view = ControlView(id="control-view")
@@ -197,6 +193,10 @@ class NbsApp(App[int]):
         if len(hosts) == 1 and not hosts[0].is_local:
             where += f" on {hosts[0].name}"
         self.status_bar = StatusBar(where, id="status")
+        self.problems_shown = ProblemsShown(
+            self, self.problems, self.status_bar, connected=lambda: self.connected, clock=clock, wall=wall
+        )
+        """Each problem notified, counted in the status bar, listed on the ``E`` screen."""
         self.banner = Static("", id="banner")
         self.empty = Static("", id="empty")
         self.views = ContentSwitcher(initial="dashboard", id="views")
@@ -446,7 +446,7 @@ class NbsApp(App[int]):
         self.connected = message.connected
         self.connection_message = message.message
         self.status_bar.set_connection(message.connected)
-        self._problems_changed()
+        self.problems_shown.changed()
         banner = self.banner
         if message.connected:
             self.start_error = None
@@ -521,47 +521,13 @@ class NbsApp(App[int]):
             self.fleet_list.redraw()
         self._show_details()
 
-    def on_backend_problem(self, message: BackendProblem) -> None:
-        """Keep a backend's problem (problems screen, status-bar count) and show it; while tmux
-        is away the banner says it all, and one repeated within `PROBLEM_REPEAT_SECONDS` is
-        notified once."""
-        self.problems.record(message.source, message.message, self.wall())
-        self._problems_changed()
-        if self.connected is False:
-            self.log.warning(f"{message.source}: {message.message}")
-            return
-        now = self.clock()
-        key = (message.source, message.message)
-        if now - self._problems_shown.get(key, float("-inf")) < PROBLEM_REPEAT_SECONDS:
-            return
-        self._problems_shown[key] = now
-        # a message may quote a folder or a line from a pane: shown printable, never as markup
-        self.notify(printable(message.message, multiline=True), title=printable(message.source), severity="error", timeout=8, markup=False)
+    # -- problems (nbs_tui/dashboard/problems.py) -------------------------------------------------
 
-    def _problems_changed(self) -> None:
-        # while tmux is away the banner speaks for it (what fails meanwhile follows from it);
-        # the count, with whatever piled up, is back as soon as tmux is
-        self.status_bar.set_problems(0 if self.connected is False else len(self.problems))
-        if self._problems_screen is not None:
-            self._problems_screen.show(self.problems.entries())
+    def on_backend_problem(self, message: BackendProblem) -> None:
+        self.problems_shown.reported(message)
 
     def action_problems(self) -> None:
-        """List every problem seen (``c`` on the screen clears the record)."""
-        if self._problems_screen is not None:
-            return
-        from nbs_tui.widgets.problems_screen import ProblemsScreen
-
-        log_path = logs.installed_path()
-        screen = ProblemsScreen(self.problems.entries(), str(log_path) if log_path else None)
-        self._problems_screen = screen
-
-        def closed(clear: bool | None) -> None:
-            self._problems_screen = None
-            if clear:
-                self.problems.clear()
-                self._problems_changed()
-
-        self.push_screen(screen, closed)
+        self.problems_shown.open()
 
     # -- selection -----------------------------------------------------------------------------
 
