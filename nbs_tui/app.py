@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import contextvars
 import logging
-import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Set
@@ -55,12 +54,13 @@ from nbs_tui.controller import OperatorController
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.meters import describe_total, format_cost
 from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
+from nbs_tui.core.notify import KIND_LABELS, NotifyKind
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
 from nbs_tui.core.problems import Problems
 from nbs_tui.dashboard.answering import AnswerFlow
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.dashboard.history import ScrollbackReader
+from nbs_tui.dashboard.notifications import OperatorNotifications
 from nbs_tui.dashboard.operator_input import OperatorInput
 from nbs_tui.dashboard.problems import ProblemsShown
 from nbs_tui.files.control_plane import ControlPlane
@@ -74,14 +74,6 @@ from nbs_tui.messages import (
     PaneStatusChanged,
     RelayedMeters,
 )
-from nbs_tui.notify import (
-    Subject,
-    TerminalNotifier,
-    client_terminal,
-    parse_protocols,
-    passthrough_problem,
-    passthrough_state,
-)
 from nbs_tui.runtime.contract import FleetFactory, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.runner import SidecarRunner, SidecarSnapshot
@@ -89,7 +81,7 @@ from nbs_tui.tmux.port import FleetPort, TmuxUnavailable
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.filter_bar import FilterBar, OperatorFleetList
-from nbs_tui.widgets.fleet_list import FleetList, format_duration, project_name, quiet_start
+from nbs_tui.widgets.fleet_list import FleetList, format_duration, quiet_start
 from nbs_tui.widgets.footer import Footer
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.needs_you import NeedsYouPanel
@@ -97,7 +89,7 @@ from nbs_tui.widgets.pane_view import PaneView, ScreenSource
 from nbs_tui.widgets.scrollback import Scrollback
 from nbs_tui.widgets.send_bar import PassThrough, SendBar
 from nbs_tui.widgets.status_bar import StatusBar
-from nbs_tui.widgets.textual_internals import report_exception, terminal_driver
+from nbs_tui.widgets.textual_internals import report_exception
 
 if TYPE_CHECKING:  # the screens opened on demand are imported when first opened: not for the first frame
     from nbs_tui.widgets.action_log_view import ActionLogScreen
@@ -233,12 +225,11 @@ class NbsApp(App[int]):
         if settings.keymap:
             self.set_keymap(dict(settings.keymap))
         self._apply_theme()
-        self.notifier = TerminalNotifier(
-            self._write_terminal, parse_protocols(settings.notify_osc, os.environ),
-            in_tmux=bool(os.environ.get("TMUX")), command=settings.notify_command,
-            problem=self.runtime.problem, subject=self._notify_subject,
-        )  # fmt: skip
+        self.notifications = OperatorNotifications(
+            self, settings, self.operator, problem=self.runtime.problem, panes=lambda: self.pane_by_id
+        )
         """Notifications to the operator's own terminal (through ssh and tmux) and ``notify_command``."""
+        self.notifier = self.notifications.notifier
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -307,18 +298,7 @@ class NbsApp(App[int]):
             self.connected = False
         self.status_bar.set_connection(self.connected)
         self._update_empty_state()
-        if self.notifier.in_tmux and self.notifier.protocols:
-            self.run_worker(self._check_passthrough, name="allow-passthrough", thread=True)
-
-    def _check_passthrough(self) -> None:
-        """Thread: once, say how to let notifications out of tmux when they cannot; with
-        ``notify_osc = "auto"``, choose the protocols by the terminal tmux's client runs in."""
-        problem = passthrough_problem(passthrough_state(os.environ))
-        if problem is not None:
-            self.runtime.problem("notify", problem)
-        if self.settings.notify_osc.strip().lower() == "auto" and (term := client_terminal(os.environ)):
-            protocols = parse_protocols("auto", {"TERM": term})
-            self.call_from_thread(setattr, self.notifier, "protocols", protocols)
+        self.notifications.start()
 
     @property
     def fleet(self) -> FleetPort | None:
@@ -939,29 +919,11 @@ class NbsApp(App[int]):
         entries = self.operator.needs_you_tick()
         self.needs_panel.show_entries(entries, self.clock(), self.operator.label)
         self.answering.when_read()
-        for note in coalesce(self.operator.notify_tick(self._looking_at())):
-            self.notifier.notify(note)
+        self.notifications.tick(self._looking_at())
 
     def _looking_at(self) -> PaneId | None:
         """The pane the operator sees now (none while the terminal has lost focus, when it says)."""
         return self.selected_id if self.view != "control" and self.app_focus else None
-
-    def _write_terminal(self, data: str) -> None:
-        """Into the dashboard's own output stream, in order with its frames."""
-        driver = terminal_driver(self)
-        if not self.is_headless and driver is not None:
-            driver.write(data)
-
-    def _notify_subject(self, note: Notification) -> Subject:
-        pane = self.pane_by_id.get(note.pane_id)
-        hosts = self.settings.watched_hosts()
-        host = (pane.host if pane is not None else "") or hosts[0].name
-        project = project_name(pane) if pane is not None else ""  # printable: it goes into OSC sequences
-        return Subject(pane.target if pane is not None else note.pane_id, host, project)
-
-    def toggle_notify_mute(self, kind: NotifyKind) -> None:
-        muted = self.operator.notifications.toggle_mute(kind)
-        self.notify(f"{KIND_LABELS[kind]} notifications {'muted' if muted else 'on'}", title="Notifications", timeout=3)
 
     def action_next_needs_you(self) -> None:
         entry = self.operator.next_needs_you(self.selected_id)
@@ -1026,7 +988,7 @@ class NbsApp(App[int]):
             yield SystemCommand(
                 f"{'Unmute' if muted else 'Mute'} {KIND_LABELS[kind]} notifications",
                 f"{'Send' if muted else 'Stop'} terminal notifications and notify_command for '{kind.value}'",
-                partial(self.toggle_notify_mute, kind),
+                partial(self.notifications.toggle_mute, kind),
             )
         for pane in self.panes:
             label = f"Show pane {pane.target}"
