@@ -52,7 +52,6 @@ from nbs_tui.commands import COMMANDS, bindings, help_rows
 from nbs_tui.config import ConfigError, Settings, save_setting
 from nbs_tui.controller import OperatorController
 from nbs_tui.core.hosts import HostState
-from nbs_tui.core.meters import describe_total, format_cost
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.notify import KIND_LABELS, NotifyKind
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
@@ -60,6 +59,7 @@ from nbs_tui.core.problems import Problems
 from nbs_tui.dashboard.answering import AnswerFlow
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.dashboard.history import ScrollbackReader
+from nbs_tui.dashboard.news import FleetNews
 from nbs_tui.dashboard.notifications import OperatorNotifications
 from nbs_tui.dashboard.operator_input import OperatorInput
 from nbs_tui.dashboard.problems import ProblemsShown
@@ -76,7 +76,7 @@ from nbs_tui.messages import (
 )
 from nbs_tui.runtime.contract import FleetFactory, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
-from nbs_tui.sidecar.runner import SidecarRunner, SidecarSnapshot
+from nbs_tui.sidecar.runner import SidecarRunner
 from nbs_tui.tmux.port import FleetPort, TmuxUnavailable
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
@@ -138,15 +138,15 @@ class NbsApp(App[int]):
         wall: Callable[[], float] = time.time,
     ) -> None:
         super().__init__()
-        self.state = PaneState(HISTORY_LENGTH)
-        """Every pane's shown state, history and quiet time (pure; fed from messages)."""
         self.settings = settings
-        self.frames = FrameScheduler(self._frame)
-        """When the frame runs: fed by the bridge, started at mount."""
-        self.bridge = FleetBridge(self, self.frames)
         self.clock = clock
         """The clock of every duration shown (quiet time, countdowns); the sidecar shares it."""
         self.wall = wall
+        self.state = PaneState(HISTORY_LENGTH)
+        """Every pane's shown state, history and quiet time (pure; fed from messages)."""
+        self.frames = FrameScheduler(self._frame)
+        """When the frame runs: fed by the bridge, started at mount."""
+        self.bridge = FleetBridge(self, self.frames)
         self.runtime = Runtime(
             settings,
             self.bridge,
@@ -156,45 +156,26 @@ class NbsApp(App[int]):
             ),
         )
         """Fleet, control plane, Claude signals and sidecar: built at mount, stopped at unmount."""
-        self.selected_id: PaneId | None = None
-        self.connected: bool | None = None
-        self.connection_message = ""
-        self.hosts: dict[str, HostState] = {}
-        """Each watched host's state, when several are (`on_hosts_changed`)."""
-        self.start_error: str | None = None
-        self.view = "dashboard"
-        self._grid_behind = False
-        """The fleet changed while the grid was hidden: its thumbnails wait until it is shown."""
-        self._seen_fleet = False
-        self._counts_due = False
-        """The status bar's counts are to be redrawn (`_update_counts`)."""
-        self._empty_text: str | None = None
-        """What the empty-state message shows ("" while there are panes), to update it only on a change."""
-        self._grid_key: tuple[object, ...] = ()
-        self._grid_watched: frozenset[PaneId] = frozenset()
-        self._changed: dict[PaneId, None] = {}
-        """Panes whose shown state changed, repainted together by `_show_pending` (ordered set)."""
+        self.operator = OperatorController(settings, self.state, self.runtime, self, clock=clock)
+        """The operator's actions (send, broadcast, poll, marks, needs-you, jump): no Textual."""
         self.problems = Problems()
         """Every backend problem of this session (the ``E`` screen, the status bar's count)."""
-        self._snapshot: SidecarSnapshot | None = None
-        """The sidecar snapshot last shown (a new one is published each tick)."""
-        self.control_view = ControlView(id="control-view")
-        """Registry, chat and inbox of the control plane (the third view)."""
+        self.selected_id: PaneId | None = None
+        self.view = "dashboard"
+        self._grid_key: tuple[object, ...] = ()
+        self._grid_watched: frozenset[PaneId] = frozenset()
+        self._log_screen: ActionLogScreen | None = None
+        self._unsubscribe_log: Callable[[], None] = self.operator.subscribe_log(self._recorded)
+
+        # the widgets
         hosts = settings.watched_hosts()
         where = settings.server.describe() if len(hosts) == 1 else f"{len(hosts)} hosts"
         if len(hosts) == 1 and not hosts[0].is_local:
             where += f" on {hosts[0].name}"
         self.status_bar = StatusBar(where, id="status")
-        self.problems_shown = ProblemsShown(
-            self, self.problems, self.status_bar, connected=lambda: self.connected, clock=clock, wall=wall
-        )
-        """Each problem notified, counted in the status bar, listed on the ``E`` screen."""
         self.banner = Static("", id="banner")
         self.empty = Static("", id="empty")
         self.views = ContentSwitcher(initial="dashboard", id="views")
-        self.operator = OperatorController(settings, self.state, self.runtime, self, clock=clock)
-        """The operator's actions (send, broadcast, poll, marks, needs-you, jump): no Textual."""
-        self.answering = AnswerFlow(self, self.operator, lambda: self.selected_id)
         self.fleet_list = OperatorFleetList(id="fleet")
         self.fleet_list.marked = self.operator.marked
         self.fleet_list.poll_off = self.operator.poll_off
@@ -203,33 +184,49 @@ class NbsApp(App[int]):
         self.fleet_list.fleet_plan_off = settings.plan_policy == "off"
         self.needs_panel = NeedsYouPanel(id="needs-you")
         self.filter_bar = FilterBar(id="filter")
-        self.send_bar = SendBar(id="send-bar")
-        self.pass_through = PassThrough(id="pass-through")
-        self.send_bar.display = False
-        self.pass_through.display = False
-        self._log_screen: ActionLogScreen | None = None
-        self._unsubscribe_log: Callable[[], None] = self.operator.subscribe_log(self._recorded)
         self.detail = DetailPanel(id="detail", prices=settings.prices)
         self.mirror = PaneView(id="mirror")
         self.scrollback = Scrollback(id="scrollback")
         """The selected pane's history in place of the mirror, read from tmux when opened."""
-        self.history_reader = ScrollbackReader(self, self.scrollback, self.mirror, lambda: self.selected_id, lambda: self.fleet)
         self.grid = PaneGrid(id="grid")
+        self.control_view = ControlView(id="control-view")
+        """Registry, chat and inbox of the control plane (the third view)."""
         self.input_bar = Container(id="input-bar")
         """Docked above the footer, hidden until the send bar or pass-through opens."""
+        self.send_bar = SendBar(id="send-bar")
+        self.pass_through = PassThrough(id="pass-through")
+        self.send_bar.display = False
+        self.pass_through.display = False
+
+        # the parts the app hands work to (nbs_tui/dashboard/)
+        self.problems_shown = ProblemsShown(
+            self, self.problems, self.status_bar, connected=lambda: self.connected, clock=clock, wall=wall
+        )
+        """Each problem notified, counted in the status bar, listed on the ``E`` screen."""
+        self.answering = AnswerFlow(self, self.operator, lambda: self.selected_id)
+        """The answer card (``A``) and the choices made on it."""
+        self.news = FleetNews(
+            self, self.state, self.runtime, settings, fleet_list=self.fleet_list, grid=self.grid,
+            status_bar=self.status_bar, banner=self.banner, empty=self.empty, views=self.views, clock=clock,
+            wall=wall, mark_stale=self._mark_stale, statuses_shown=self.answering.when_read,
+            connection_shown=self.problems_shown.changed,
+        )  # fmt: skip
+        """The backends' news applied to the pane state and shown."""
+        self.history_reader = ScrollbackReader(self, self.scrollback, self.mirror, lambda: self.selected_id, lambda: self.fleet)
+        """The selected pane's scrollback, read and followed."""
         self.input = OperatorInput(
             self, self.operator, input_bar=self.input_bar, send_bar=self.send_bar, pass_through=self.pass_through,
             mirror=self.mirror, fleet_list=self.fleet_list, selected=self.selected_pane,
         )  # fmt: skip
         """What the operator types into panes: the send bar, a key, broadcasts, pass-through."""
-        if settings.keymap:
-            self.set_keymap(dict(settings.keymap))
-        self._apply_theme()
         self.notifications = OperatorNotifications(
             self, settings, self.operator, problem=self.runtime.problem, panes=lambda: self.pane_by_id
         )
         """Notifications to the operator's own terminal (through ssh and tmux) and ``notify_command``."""
         self.notifier = self.notifications.notifier
+        if settings.keymap:
+            self.set_keymap(dict(settings.keymap))
+        self._apply_theme()
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -280,7 +277,7 @@ class NbsApp(App[int]):
 
     def on_mount(self) -> None:
         self.fleet_list.focus()
-        self._update_empty_state()
+        self.news.update_empty_state()
         self.frames.start(asyncio.get_running_loop(), contextvars.copy_context(), partial(report_exception, self))
         self.frames.request()  # the first frame draws whatever is shown
         self.set_interval(CLOCK_SECONDS, self._clock, name="clock")
@@ -294,10 +291,9 @@ class NbsApp(App[int]):
         try:
             runtime.start()
         except TmuxUnavailable as error:
-            self.start_error = str(error)
-            self.connected = False
+            self.news.start_failed(str(error))
         self.status_bar.set_connection(self.connected)
-        self._update_empty_state()
+        self.news.update_empty_state()
         self.notifications.start()
 
     @property
@@ -337,16 +333,6 @@ class NbsApp(App[int]):
     def last_change(self) -> dict[PaneId, float]:
         return self.state.last_change
 
-    def _refresh_statuses(self) -> None:
-        """Every pane's sidecar status from the runner's latest snapshot: one attribute read,
-        no lock, so the UI thread reads it itself (a tick busy in tmux never holds it up)."""
-        runner = self.runtime.sidecar_view
-        if runner is None or runner.snapshot is self._snapshot:
-            return
-        self._snapshot = snapshot = runner.snapshot
-        statuses = tuple(PaneStatus.from_sidecar(s) for s in snapshot.statuses.values())
-        self._show_changed(self.state.set_sidecar_statuses(statuses, self.clock(), self.wall()))
-
     def on_unmount(self) -> None:
         self.frames.stop()
         log.info("%d frames", self.frames.frames_run)
@@ -385,121 +371,38 @@ class NbsApp(App[int]):
             log.error("worker %s failed", event.worker.name, exc_info=error)
             self.post_message(BackendProblem("nbs-tui", f"{event.worker.name}: {error}"))
 
-    # -- fleet news --------------------------------------------------------------------------
+    # -- the backends' news (nbs_tui/dashboard/news.py) -------------------------------------------
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
-        self._seen_fleet = True
-        if self.connected is None:
-            self.connected = True
-            self.status_bar.set_connection(True)
-        self.state.set_fleet(message.panes)
-        fleet_list = self.fleet_list
-        fleet_list.update_fleet(self.panes, self.statuses, self.last_change, self.clock())
-        if self.selected_id not in self.pane_by_id:
-            self._select(fleet_list.selected_pane_id)
-        else:
-            self._show_selected()
-        self._grid_behind = True
-        if self.view == "grid":
-            self._catch_up_grid()
-        self._update_counts()
-        self._update_empty_state()
-        self._mark_stale()
-
-    def _catch_up_grid(self) -> None:
-        """Give the grid a thumbnail per pane. Only while it is shown: mounting 50 thumbnails
-        and styling them took 0.4-0.8 s of the first frame at 50 agents (py-spy of the start),
-        for a view the dashboard does not open with."""
-        if self._grid_behind:
-            self._grid_behind = False
-            self.grid.update_fleet(self.panes, self.statuses, self._screen_of, self.selected_id)
+        self.news.fleet_changed(message)
 
     def on_connection_changed(self, message: ConnectionChanged) -> None:
-        if message.connected and self.connected is False:
-            # a server that went away took its panes with it; pane ids restart on the new one
-            self.state.forget_states()
-            self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock())
-            for pane in self.panes:
-                self.grid.set_status(pane, None)
-            self._update_counts()
-            self._show_details()
-        self.connected = message.connected
-        self.connection_message = message.message
-        self.status_bar.set_connection(message.connected)
-        self.problems_shown.changed()
-        banner = self.banner
-        if message.connected:
-            self.start_error = None
-            banner.display = False
-            self._mark_stale()
-        elif self._seen_fleet and self.panes:
-            why = f" ({message.message})" if message.message else ""
-            banner.update(
-                f"⚠ {self.status_bar.server} is gone{why} — keeping the last view, reconnecting…"
-            )
-            banner.display = True
-        self._update_empty_state()
+        self.news.connection_changed(message)
 
     def on_pane_status_changed(self, message: PaneStatusChanged) -> None:
-        pane = self.pane_by_id.get(message.pane_id)
-        if pane is None:
-            return
-        if message.history is not None:
-            self.state.add_history(pane.pane_id, message.history)
-        if message.status is not None:
-            self._show_changed(self.state.set_sidecar_statuses([message.status], self.clock(), self.wall()))
-        elif pane.pane_id == self.selected_id:
-            self._show_details()
+        self.news.pane_status_changed(message)
 
     def on_relayed_meters(self, message: RelayedMeters) -> None:
-        if self.state.set_relayed_meters(message.pane_id, message.meters):
-            self._update_counts()
-            if message.pane_id == self.selected_id:
-                self._show_details()
+        self.news.relayed_meters(message)
 
     def on_claude_signals_changed(self, message: ClaudeSignalsChanged) -> None:
-        shown = self.state.set_claude(message.facts, self.clock(), self.wall())
-        self._show_changed(shown)
-        if not shown:  # the meters may move while the state stays
-            self._update_counts()
-            if any(pane_id == self.selected_id for pane_id, _raw in message.facts):
-                self._show_details()
-
-    def _show_changed(self, pane_ids: list[PaneId]) -> None:
-        """Repaint what shows these panes' state, once for a whole batch of news: the sidecar's
-        first tick posts one `PaneStatusChanged` per pane, and redrawing the status bar and the
-        list's rows for each of them cost 0.1-0.17 s of the first frame at 50 agents (py-spy)."""
-        if not pane_ids:
-            return
-        if not self._changed:  # runs after the messages already queued: the rest of the batch
-            self.call_later(self._show_pending)
-        self._changed.update(dict.fromkeys(pane_ids))
-
-    def _show_pending(self) -> None:
-        """Repaint the panes changed since the last call: only their rows; the details if selected."""
-        by_id, statuses = self.pane_by_id, self.statuses
-        pane_ids = [pane_id for pane_id in self._changed if pane_id in by_id]  # one may have gone
-        self._changed.clear()
-        if not pane_ids:
-            return
-        self.answering.when_read()
-        for pane_id in pane_ids:
-            self.grid.set_status(by_id[pane_id], statuses.get(pane_id))
-        self.fleet_list.refresh_cells(statuses, self.last_change, self.clock(), pane_ids)
-        self._update_counts()
-        if self.selected_id in pane_ids:
-            self._show_details()
+        self.news.claude_signals_changed(message)
 
     def on_lease_changed(self, message: LeaseChanged) -> None:
-        self.status_bar.set_lease(message.text, message.acting)
+        self.news.lease_changed(message)
 
     def on_hosts_changed(self, message: HostsChanged) -> None:
-        """Several hosts: the bar names each one's state; a host away keeps its panes listed."""
-        self.hosts = {state.name: state for state in message.states}
-        self.status_bar.set_hosts(message.states)
-        if self.fleet_list.set_hosts(message.states):  # offline marks and the host headers
-            self.fleet_list.redraw()
-        self._show_details()
+        self.news.hosts_changed(message)
+
+    @property
+    def connected(self) -> bool | None:
+        """tmux's server: None until the first word from it."""
+        return self.news.connected
+
+    @property
+    def hosts(self) -> dict[str, HostState]:
+        """Each watched host's state, when several are."""
+        return self.news.hosts
 
     # -- problems (nbs_tui/dashboard/problems.py) -------------------------------------------------
 
@@ -553,7 +456,15 @@ class NbsApp(App[int]):
                 thumb.set_class(thumb.pane_id == pane_id, "selected")
         self._show_selected()
 
-    def _screen_of(self, pane_id: PaneId) -> ScreenSource | None:
+    def follow_selection(self) -> None:
+        """After the fleet was listed again: the list's pane if the selected one is gone, else
+        the same pane shown again (its title may have changed)."""
+        if self.selected_id not in self.pane_by_id:
+            self._select(self.fleet_list.selected_pane_id)
+        else:
+            self._show_selected()
+
+    def screen_of(self, pane_id: PaneId) -> ScreenSource | None:
         if self.fleet is None:
             return None
         screen: ScreenSource | None = self.fleet.screen(pane_id)
@@ -566,15 +477,16 @@ class NbsApp(App[int]):
             # The fleet keeps a live model of the selected pane only (and of the visible
             # thumbnails): ask for it before reading it.
             self.fleet.set_watched("mirror", [pane.pane_id] if pane else [])
-        mirror.show(pane, self._screen_of(pane.pane_id) if pane else None)
+        mirror.show(pane, self.screen_of(pane.pane_id) if pane else None)
         self._watch_mirrored()
-        self._show_details()
+        self.show_details()
 
     def _watch_mirrored(self) -> None:
         pane = self.mirror.pane
         self.frames.mirrored = pane.pane_id if pane is not None and self.view == "dashboard" else None
 
-    def _show_details(self) -> None:
+    def show_details(self) -> None:
+        """The selected pane's details, as they are now."""
         pane = self.selected_pane()
         pane_id = pane.pane_id if pane else ""
         self.detail.show(
@@ -609,14 +521,14 @@ class NbsApp(App[int]):
             self.history_reader.panes_changed(dirty)
             mirror = self.mirror
             if mirror.pane is not None:
-                source = self._screen_of(mirror.pane.pane_id)
+                source = self.screen_of(mirror.pane.pane_id)
                 if source is not mirror.lines.source:  # a model made (or dropped) since
                     mirror.show(mirror.pane, source)
                 if whole or mirror.pane.pane_id in dirty:
                     mirror.screen_changed()
         elif self.view == "grid":
             self._watch_grid(force=whole)
-            self.grid.tick(None if whole else dirty, self._screen_of)
+            self.grid.tick(None if whole else dirty, self.screen_of)
 
     def _watch_grid(self, force: bool = False) -> None:
         """Tell the fleet which thumbnails are on screen (it parses only those): when the grid
@@ -636,15 +548,9 @@ class NbsApp(App[int]):
         # no component styles left: the fleet list's paint raised KeyError on a quit in a test).
         if not self.is_running:
             return
-        self.status_bar.set_paused(any(lease.paused for lease in self.runtime.leases()))
-        if not self.panes:
-            return
-        self._refresh_statuses()
-        if self.state.raw_claude:
-            self._show_changed(self.state.refuse(list(self.state.raw_claude), self.clock(), self.wall()))
-        self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock())
-        self._refresh_grid_clocks()
-        self._show_details()
+        if self.news.tick():
+            self._refresh_grid_clocks()
+            self.show_details()
 
     def _refresh_grid_clocks(self) -> None:
         self._watch_grid(force=True)
@@ -657,56 +563,6 @@ class NbsApp(App[int]):
             if since is not None:
                 quiet[pane.pane_id] = format_duration(now - since)
         self.grid.refresh_clocks(quiet)
-
-    def _update_counts(self) -> None:
-        """Redraw the status bar's counts and meters once, after the messages already queued:
-        summing every pane's meters for each pane's news was O(panes²) a tick (0.8 % of a core
-        at 200 agents, py-spy), since the holder relays each agent's meters as their own event."""
-        if not self._counts_due:
-            self._counts_due = True
-            self.call_later(self._redraw_counts)
-
-    def _redraw_counts(self) -> None:
-        self._counts_due = False
-        self.status_bar.set_counts(*self.state.counts())
-        meters = self.state.fleet_meters()
-        if meters is None or not meters.responses:  # no usage read yet: nothing to sum
-            self.status_bar.set_meters("")
-        else:
-            prices = self.settings.prices
-            self.status_bar.set_meters(describe_total(meters, prices), format_cost(meters.cost(prices)))
-
-    def _update_empty_state(self) -> None:
-        empty = self.empty
-        views = self.views
-        server = self.status_bar.server
-        demo = "Run 'nbs-tui demo' to try nbs-tui on a demo fleet of imitation agents."
-        text = ""
-        if self.panes:
-            text = ""
-        elif self.start_error:
-            text = f"Cannot watch {server}: {self.start_error}\n\n{demo}"
-        elif self.connected is False:
-            why = f"\n({self.connection_message})" if self.connection_message else ""
-            text = (
-                f"No tmux server is running at {server}.{why}\n\n"
-                "Start your agents in tmux (e.g. 'tmux new -s agents claude'), and nbs-tui will find "
-                f"them as soon as the server is up; or quit with q.\n\n{demo}"
-            )
-        elif self.connected is None or not self._seen_fleet:
-            text = f"Connecting to {server}…"
-        else:
-            only = f" in sessions {', '.join(self.settings.sessions)}" if self.settings.sessions else ""
-            text = (
-                f"{server} has no panes to watch{only}.\n\n"
-                "Start Claude Code in a tmux pane and it appears here.\n\n" + demo
-            )
-        if text == self._empty_text:
-            return  # the fleet is re-listed every time a title changes: no layout for nothing
-        self._empty_text = text
-        empty.update(text)
-        empty.display = bool(text)
-        views.display = not text
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -755,7 +611,7 @@ class NbsApp(App[int]):
         if name != "dashboard":
             self.screen.remove_class("zoomed")
         if name == "grid":
-            self._catch_up_grid()
+            self.news.catch_up_grid()
             self.grid.focus_pane(self.selected_id)
             self.call_after_refresh(self._refresh_grid_clocks)  # thumbnails are laid out by then
         elif name == "dashboard":
