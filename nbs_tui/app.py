@@ -63,6 +63,7 @@ from nbs_tui.dashboard.news import FleetNews
 from nbs_tui.dashboard.notifications import OperatorNotifications
 from nbs_tui.dashboard.operator_input import OperatorInput
 from nbs_tui.dashboard.problems import ProblemsShown
+from nbs_tui.dashboard.views import Views
 from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.messages import (
     BackendProblem,
@@ -81,11 +82,11 @@ from nbs_tui.tmux.port import FleetPort, TmuxUnavailable
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.filter_bar import FilterBar, OperatorFleetList
-from nbs_tui.widgets.fleet_list import FleetList, format_duration, quiet_start
+from nbs_tui.widgets.fleet_list import FleetList
 from nbs_tui.widgets.footer import Footer
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.needs_you import NeedsYouPanel
-from nbs_tui.widgets.pane_view import PaneView, ScreenSource
+from nbs_tui.widgets.pane_view import PaneView
 from nbs_tui.widgets.scrollback import Scrollback
 from nbs_tui.widgets.send_bar import PassThrough, SendBar
 from nbs_tui.widgets.status_bar import StatusBar
@@ -99,7 +100,6 @@ log = logging.getLogger(__name__)
 
 CLOCK_SECONDS = 1.0
 NEEDS_YOU_SECONDS = 0.5
-VIEWS = ("dashboard", "grid", "control")
 
 
 def css_path() -> Path:
@@ -160,10 +160,6 @@ class NbsApp(App[int]):
         """The operator's actions (send, broadcast, poll, marks, needs-you, jump): no Textual."""
         self.problems = Problems()
         """Every backend problem of this session (the ``E`` screen, the status bar's count)."""
-        self.selected_id: PaneId | None = None
-        self.view = "dashboard"
-        self._grid_key: tuple[object, ...] = ()
-        self._grid_watched: frozenset[PaneId] = frozenset()
         self._log_screen: ActionLogScreen | None = None
         self._unsubscribe_log: Callable[[], None] = self.operator.subscribe_log(self._recorded)
 
@@ -175,7 +171,7 @@ class NbsApp(App[int]):
         self.status_bar = StatusBar(where, id="status")
         self.banner = Static("", id="banner")
         self.empty = Static("", id="empty")
-        self.views = ContentSwitcher(initial="dashboard", id="views")
+        self.switcher = ContentSwitcher(initial="dashboard", id="views")
         self.fleet_list = OperatorFleetList(id="fleet")
         self.fleet_list.marked = self.operator.marked
         self.fleet_list.poll_off = self.operator.poll_off
@@ -205,15 +201,22 @@ class NbsApp(App[int]):
         """Each problem notified, counted in the status bar, listed on the ``E`` screen."""
         self.answering = AnswerFlow(self, self.operator, lambda: self.selected_id)
         """The answer card (``A``) and the choices made on it."""
-        self.news = FleetNews(
-            self, self.state, self.runtime, settings, fleet_list=self.fleet_list, grid=self.grid,
-            status_bar=self.status_bar, banner=self.banner, empty=self.empty, views=self.views, clock=clock,
+        self.history_reader = ScrollbackReader(self, self.scrollback, self.mirror, lambda: self.selected_id, lambda: self.fleet)
+        """The selected pane's scrollback, read and followed."""
+        self.views = Views(
+            self, self.state, self.frames, fleet=lambda: self.fleet, switcher=self.switcher, status_bar=self.status_bar,
+            fleet_list=self.fleet_list, grid=self.grid, mirror=self.mirror, scrollback=self.scrollback,
+            detail=self.detail, control_view=self.control_view, history=self.history_reader,
+            host_state=lambda name: self.news.hosts.get(name), clock=clock,
+        )  # fmt: skip
+        """Which view is up, which pane is selected, and the frame that repaints them."""
+        self.news: FleetNews = FleetNews(
+            self, self.views, self.state, self.runtime, settings, fleet_list=self.fleet_list, grid=self.grid,
+            status_bar=self.status_bar, banner=self.banner, empty=self.empty, switcher=self.switcher, clock=clock,
             wall=wall, mark_stale=self._mark_stale, statuses_shown=self.answering.when_read,
             connection_shown=self.problems_shown.changed,
         )  # fmt: skip
         """The backends' news applied to the pane state and shown."""
-        self.history_reader = ScrollbackReader(self, self.scrollback, self.mirror, lambda: self.selected_id, lambda: self.fleet)
-        """The selected pane's scrollback, read and followed."""
         self.input = OperatorInput(
             self, self.operator, input_bar=self.input_bar, send_bar=self.send_bar, pass_through=self.pass_through,
             mirror=self.mirror, fleet_list=self.fleet_list, selected=self.selected_pane,
@@ -234,7 +237,7 @@ class NbsApp(App[int]):
         yield self.status_bar
         yield self.banner
         yield self.empty
-        with self.views:
+        with self.switcher:
             with Horizontal(id="dashboard"):
                 with Vertical(id="side"):
                     yield self.needs_panel
@@ -412,94 +415,41 @@ class NbsApp(App[int]):
     def action_problems(self) -> None:
         self.problems_shown.open()
 
-    # -- selection -----------------------------------------------------------------------------
+    # -- what is shown (nbs_tui/dashboard/views.py) ---------------------------------------------
+
+    @property
+    def view(self) -> str:
+        """The view shown: "dashboard", "grid" or "control"."""
+        return self.views.current
+
+    @property
+    def selected_id(self) -> PaneId | None:
+        """The pane the operator selected (list cursor, grid focus)."""
+        return self.views.selected_id
 
     def selected_pane(self) -> PaneInfo | None:
-        """The pane the operator has selected (list cursor, grid focus), if it still exists."""
-        return self.pane_by_id.get(self.selected_id) if self.selected_id else None
+        """The pane the operator has selected, if it still exists."""
+        return self.views.selected_pane()
+
+    def select_pane(self, pane_id: PaneId) -> None:
+        """Select a pane by id wherever the operator is (list, grid, palette)."""
+        self.views.select_pane(pane_id)
 
     def on_fleet_list_pane_highlighted(self, message: FleetList.PaneHighlighted) -> None:
         if message.pane_id != self.fleet_list.selected_pane_id:
             return  # stale: the operator (or a select) moved on before it arrived
-        self._select(message.pane_id)
+        self.views.select(message.pane_id)
 
     def on_fleet_list_pane_chosen(self, message: FleetList.PaneChosen) -> None:
-        self._select(message.pane_id)
-        self.action_toggle_zoom()
+        self.views.select(message.pane_id)
+        self.views.toggle_zoom()
 
     def on_pane_grid_pane_highlighted(self, message: PaneGrid.PaneHighlighted) -> None:
-        self._select(message.pane_id, from_grid=True)
+        self.views.select(message.pane_id, from_grid=True)
 
     def on_pane_grid_pane_chosen(self, message: PaneGrid.PaneChosen) -> None:
-        self._select(message.pane_id)
-        self.action_show_view("dashboard")
-
-    def select_pane(self, pane_id: PaneId) -> None:
-        """Select a pane by id wherever the operator is (list, grid, palette)."""
-        if pane_id in self.pane_by_id:
-            self.fleet_list.select_pane(pane_id)
-            self._select(pane_id)
-
-    def _select(self, pane_id: PaneId | None, from_grid: bool = False) -> None:
-        if pane_id is not None and pane_id not in self.pane_by_id:
-            pane_id = None
-        changed = pane_id != self.selected_id
-        self.selected_id = pane_id
-        if changed and self.scrollback.display:
-            self.scrollback.action_close()  # it showed the pane no longer selected
-        if changed and pane_id is not None:
-            fleet_list = self.fleet_list
-            if fleet_list.selected_pane_id != pane_id:
-                fleet_list.select_pane(pane_id)
-            grid = self.grid
-            for thumb in grid.thumbnails:
-                thumb.set_class(thumb.pane_id == pane_id, "selected")
-        self._show_selected()
-
-    def follow_selection(self) -> None:
-        """After the fleet was listed again: the list's pane if the selected one is gone, else
-        the same pane shown again (its title may have changed)."""
-        if self.selected_id not in self.pane_by_id:
-            self._select(self.fleet_list.selected_pane_id)
-        else:
-            self._show_selected()
-
-    def screen_of(self, pane_id: PaneId) -> ScreenSource | None:
-        if self.fleet is None:
-            return None
-        screen: ScreenSource | None = self.fleet.screen(pane_id)
-        return screen
-
-    def _show_selected(self) -> None:
-        pane = self.selected_pane()
-        mirror = self.mirror
-        if self.fleet is not None:
-            # The fleet keeps a live model of the selected pane only (and of the visible
-            # thumbnails): ask for it before reading it.
-            self.fleet.set_watched("mirror", [pane.pane_id] if pane else [])
-        mirror.show(pane, self.screen_of(pane.pane_id) if pane else None)
-        self._watch_mirrored()
-        self.show_details()
-
-    def _watch_mirrored(self) -> None:
-        pane = self.mirror.pane
-        self.frames.mirrored = pane.pane_id if pane is not None and self.view == "dashboard" else None
-
-    def show_details(self) -> None:
-        """The selected pane's details, as they are now."""
-        pane = self.selected_pane()
-        pane_id = pane.pane_id if pane else ""
-        self.detail.show(
-            pane,
-            self.statuses.get(pane_id),
-            self.state.facts_shown(pane_id),
-            list(self.history.get(pane_id, ())),
-            self.last_change.get(pane_id),
-            self.clock(),
-            self.hosts.get(pane.host) if pane is not None and pane.host else None,
-        )
-
-    # -- the frame and the clock -----------------------------------------------------------------
+        self.views.select(message.pane_id)
+        self.views.show("dashboard")
 
     @property
     def frames_run(self) -> int:
@@ -511,37 +461,7 @@ class NbsApp(App[int]):
         self.frames.request()
 
     def _frame(self, dirty: Set[PaneId], whole: bool) -> None:
-        """Repaint the changed rows of the visible widgets showing ``dirty`` panes (every row
-        with ``whole``). Run by `FrameScheduler` only, never for nothing."""
-        if not self.is_running:  # shutting down: see `_clock`
-            return
-        if dirty:
-            self.state.screens_changed(dirty, self.clock())
-        if self.view == "dashboard":
-            self.history_reader.panes_changed(dirty)
-            mirror = self.mirror
-            if mirror.pane is not None:
-                source = self.screen_of(mirror.pane.pane_id)
-                if source is not mirror.lines.source:  # a model made (or dropped) since
-                    mirror.show(mirror.pane, source)
-                if whole or mirror.pane.pane_id in dirty:
-                    mirror.screen_changed()
-        elif self.view == "grid":
-            self._watch_grid(force=whole)
-            self.grid.tick(None if whole else dirty, self.screen_of)
-
-    def _watch_grid(self, force: bool = False) -> None:
-        """Tell the fleet which thumbnails are on screen (it parses only those): when the grid
-        scrolled, resized or the fleet changed, and once a second (`force`)."""
-        grid = self.grid
-        key = (self.view, grid.scroll_offset, grid.size, len(self.panes))
-        if not force and key == self._grid_key:
-            return
-        self._grid_key = key
-        visible = grid.visible_panes() if self.view == "grid" else frozenset()
-        if visible != self._grid_watched and self.fleet is not None:
-            self._grid_watched = visible
-            self.fleet.set_watched("grid", visible)
+        self.views.draw(dirty, whole)
 
     def _clock(self) -> None:
         # The app's timers tick on while Textual prunes its widgets at exit (a pruned widget has
@@ -549,20 +469,7 @@ class NbsApp(App[int]):
         if not self.is_running:
             return
         if self.news.tick():
-            self._refresh_grid_clocks()
-            self.show_details()
-
-    def _refresh_grid_clocks(self) -> None:
-        self._watch_grid(force=True)
-        if self.view != "grid":
-            return
-        now = self.clock()
-        quiet = {}
-        for pane in self.panes:
-            since = quiet_start(self.statuses.get(pane.pane_id), self.last_change.get(pane.pane_id))
-            if since is not None:
-                quiet[pane.pane_id] = format_duration(now - since)
-        self.grid.refresh_clocks(quiet)
+            self.views.tick()
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -577,48 +484,17 @@ class NbsApp(App[int]):
         return not (action == "move" and self.view == "control")
 
     def action_move(self, delta: int) -> None:
-        if self.view == "control":
-            return
-        if self.view == "grid":
-            self.grid.action_move(delta, 0)
-        else:
-            self.fleet_list.move_selection(delta)
+        self.views.move(delta)
 
     def action_toggle_zoom(self) -> None:
-        if self.view != "dashboard":
-            self.action_show_view("dashboard")
-            self.screen.add_class("zoomed")
-        else:
-            self.screen.toggle_class("zoomed")
-        if self.screen.has_class("zoomed"):
-            self.mirror.focus()
-        else:
-            self.fleet_list.focus()
-        self._mark_stale()
+        self.views.toggle_zoom()
 
     def action_unzoom(self) -> None:
         if self.screen.has_class("zoomed"):
-            self.action_toggle_zoom()
+            self.views.toggle_zoom()
 
     def action_show_view(self, name: str) -> None:
-        if name not in VIEWS:
-            return
-        self.view = name
-        self._watch_mirrored()
-        self.views.current = name
-        self.status_bar.set_view(name)
-        self.refresh_bindings()
-        if name != "dashboard":
-            self.screen.remove_class("zoomed")
-        if name == "grid":
-            self.news.catch_up_grid()
-            self.grid.focus_pane(self.selected_id)
-            self.call_after_refresh(self._refresh_grid_clocks)  # thumbnails are laid out by then
-        elif name == "dashboard":
-            self.fleet_list.focus()
-        elif name == "control" and self.control_view is not None:
-            self.control_view.registry_panel.focus()
-        self._mark_stale()
+        self.views.show(name)
 
     # -- scrollback (nbs_tui/dashboard/history.py) ---------------------------------------------
 
@@ -630,7 +506,7 @@ class NbsApp(App[int]):
             self.operator.ready(pane)  # says why nothing happens
             return
         if self.view != "dashboard":
-            self.action_show_view("dashboard")
+            self.views.show("dashboard")
         self.history_reader.open(pane, fleet, page_up)
 
     def on_pane_view_history_wanted(self, _message: PaneView.HistoryWanted) -> None:
@@ -787,7 +663,7 @@ class NbsApp(App[int]):
             return
         self.select_pane(entry.pane_id)
         if self.selected_id != entry.pane_id:  # filtered out of the list: select it anyway
-            self._select(entry.pane_id)
+            self.views.select(entry.pane_id)
 
     # -- answering from the needs-you queue (nbs_tui/dashboard/answering.py) ---------------------
 
@@ -811,7 +687,7 @@ class NbsApp(App[int]):
     def on_filter_bar_filter_changed(self, message: FilterBar.FilterChanged) -> None:
         self.fleet_list.set_filter(message.filter)
         if self.fleet_list.selected_pane_id is not None:
-            self._select(self.fleet_list.selected_pane_id)
+            self.views.select(self.fleet_list.selected_pane_id)
 
     def on_filter_bar_filter_done(self, _message: FilterBar.FilterDone) -> None:
         self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's

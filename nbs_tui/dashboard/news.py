@@ -7,8 +7,8 @@ the grid's borders, the status bar (connection, counts, meters, lease, hosts), t
 while tmux is away, and the message shown in place of the views while there is no pane.
 Bursts are drawn once: the sidecar's first tick posts one status per pane, and the status bar
 and the list are redrawn after the messages already queued, not for each (`show_changed`,
-`update_counts`). What follows for the selected pane (its details, the mirror) is the app's:
-`NewsView` is what this asks of it.
+`update_counts`). What follows for the selected pane (its details, the mirror) and for the
+views is `nbs_tui.dashboard.views`'s: `NewsView` is what this asks of it.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from textual.app import App
 from textual.widgets import ContentSwitcher, Static
 
 from nbs_tui.config import Settings
@@ -36,43 +37,33 @@ from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.runner import SidecarSnapshot
 from nbs_tui.widgets.filter_bar import OperatorFleetList
 from nbs_tui.widgets.grid import PaneGrid
-from nbs_tui.widgets.pane_view import ScreenSource
 from nbs_tui.widgets.status_bar import StatusBar
 
 
 class NewsView(Protocol):
-    """What the news asks of the app (`nbs_tui.app.NbsApp`), on the UI thread."""
+    """What the news asks of what is shown (`nbs_tui.dashboard.views.Views`), on the UI thread."""
 
     @property
     def selected_id(self) -> PaneId | None: ...
 
-    @property
-    def view(self) -> str:
-        """The view shown: "dashboard", "grid" or "control"."""
-        ...
-
-    def follow_selection(self) -> None:
-        """The fleet was listed again: select another pane if the selected one is gone, else
-        show the same one again (its title may have changed)."""
+    def fleet_listed(self) -> None:
+        """The fleet was listed again: the selection and the views follow."""
 
     def show_details(self) -> None:
         """Show the selected pane's details again (its state, meters or host changed)."""
-
-    def screen_of(self, pane_id: PaneId) -> ScreenSource | None: ...
-
-    def call_later(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
 
 
 class FleetNews:
     """Applies the backends' news to the pane state and repaints what shows it (UI thread)."""
 
     def __init__(
-        self, app: NewsView, state: PaneState, runtime: Runtime, settings: Settings, *,
+        self, app: App[Any], views: NewsView, state: PaneState, runtime: Runtime, settings: Settings, *,
         fleet_list: OperatorFleetList, grid: PaneGrid, status_bar: StatusBar, banner: Static, empty: Static,
-        views: ContentSwitcher, clock: Callable[[], float], wall: Callable[[], float],
+        switcher: ContentSwitcher, clock: Callable[[], float], wall: Callable[[], float],
         mark_stale: Callable[[], None], statuses_shown: Callable[[], None], connection_shown: Callable[[], None],
     ) -> None:  # fmt: skip
         self._app = app
+        self._views = views
         self._state = state
         self._runtime = runtime
         self._settings = settings
@@ -81,7 +72,7 @@ class FleetNews:
         self._status_bar = status_bar
         self._banner = banner
         self._empty = empty
-        self._views = views
+        self._switcher = switcher
         self._clock = clock
         self._wall = wall
         self._mark_stale = mark_stale
@@ -98,8 +89,6 @@ class FleetNews:
         self.hosts: dict[str, HostState] = {}
         """Each watched host's state, when several are (`hosts_changed`)."""
         self._seen_fleet = False
-        self._grid_behind = False
-        """The fleet changed while the grid was hidden: its thumbnails wait until it is shown."""
         self._changed: dict[PaneId, None] = {}
         """Panes whose shown state changed, repainted together by `_show_pending` (ordered set)."""
         self._counts_due = False
@@ -124,21 +113,10 @@ class FleetNews:
         state = self._state
         state.set_fleet(message.panes)
         self._fleet_list.update_fleet(state.panes, state.statuses, state.last_change, self._clock())
-        self._app.follow_selection()
-        self._grid_behind = True
-        if self._app.view == "grid":
-            self.catch_up_grid()
+        self._views.fleet_listed()
         self.update_counts()
         self.update_empty_state()
         self._mark_stale()
-
-    def catch_up_grid(self) -> None:
-        """Give the grid a thumbnail per pane. Only while it is shown: mounting 50 thumbnails
-        and styling them took 0.4-0.8 s of the first frame at 50 agents (py-spy of the start),
-        for a view the dashboard does not open with."""
-        if self._grid_behind:
-            self._grid_behind = False
-            self._grid.update_fleet(self._state.panes, self._state.statuses, self._app.screen_of, self._app.selected_id)
 
     def connection_changed(self, message: ConnectionChanged) -> None:
         state = self._state
@@ -149,7 +127,7 @@ class FleetNews:
             for pane in state.panes:
                 self._grid.set_status(pane, None)
             self.update_counts()
-            self._app.show_details()
+            self._views.show_details()
         self.connected = message.connected
         self.connection_message = message.message
         self._status_bar.set_connection(message.connected)
@@ -173,7 +151,7 @@ class FleetNews:
         self._status_bar.set_hosts(message.states)
         if self._fleet_list.set_hosts(message.states):  # offline marks and the host headers
             self._fleet_list.redraw()
-        self._app.show_details()
+        self._views.show_details()
 
     def lease_changed(self, message: LeaseChanged) -> None:
         self._status_bar.set_lease(message.text, message.acting)
@@ -189,22 +167,22 @@ class FleetNews:
             state.add_history(pane.pane_id, message.history)
         if message.status is not None:
             self.show_changed(state.set_sidecar_statuses([message.status], self._clock(), self._wall()))
-        elif pane.pane_id == self._app.selected_id:
-            self._app.show_details()
+        elif pane.pane_id == self._views.selected_id:
+            self._views.show_details()
 
     def relayed_meters(self, message: RelayedMeters) -> None:
         if self._state.set_relayed_meters(message.pane_id, message.meters):
             self.update_counts()
-            if message.pane_id == self._app.selected_id:
-                self._app.show_details()
+            if message.pane_id == self._views.selected_id:
+                self._views.show_details()
 
     def claude_signals_changed(self, message: ClaudeSignalsChanged) -> None:
         shown = self._state.set_claude(message.facts, self._clock(), self._wall())
         self.show_changed(shown)
         if not shown:  # the meters may move while the state stays
             self.update_counts()
-            if any(pane_id == self._app.selected_id for pane_id, _raw in message.facts):
-                self._app.show_details()
+            if any(pane_id == self._views.selected_id for pane_id, _raw in message.facts):
+                self._views.show_details()
 
     def tick(self) -> bool:
         """Once a second: the lease's pause, the sidecar's latest statuses, Claude Code's signals
@@ -252,8 +230,8 @@ class FleetNews:
             self._grid.set_status(by_id[pane_id], statuses.get(pane_id))
         self._fleet_list.refresh_cells(statuses, state.last_change, self._clock(), pane_ids)
         self.update_counts()
-        if self._app.selected_id in pane_ids:
-            self._app.show_details()
+        if self._views.selected_id in pane_ids:
+            self._views.show_details()
 
     # -- the status bar's counts and the empty state ---------------------------------------------
 
@@ -305,4 +283,4 @@ class FleetNews:
         self._empty_text = text
         self._empty.update(text)
         self._empty.display = bool(text)
-        self._views.display = not text
+        self._switcher.display = not text
