@@ -1,25 +1,24 @@
-"""The Textual app: wiring only. Widgets live in `nbs_tui.widgets`, messages in `nbs_tui.messages`.
+"""The Textual app: it builds the dashboard and routes Textual's messages and keys; nothing more.
 
 One app, built by `create_app` for the CLI, the tests, the screenshots and the benchmarks.
-Who does what:
-- `nbs_tui.runtime.runtime.Runtime` runs the backends (fleet, control plane, Claude signals, sidecar);
-  its listener, `nbs_tui.bridge.FleetBridge`, turns their news into messages;
-- `nbs_tui.core.pane_state.PaneState` holds every pane's shown state (pure);
+`NbsApp` owns the widgets (`nbs_tui.widgets`, laid out in `compose`) and the parts it hands
+each message and key to, one concern each (`nbs_tui.dashboard`):
+- `nbs_tui.runtime.runtime.Runtime` runs the backends (fleet, control plane, Claude signals,
+  sidecar); its listener, `nbs_tui.bridge.FleetBridge`, turns their news into messages
+  (`nbs_tui.messages`), and their screen changes into work for the frame scheduler;
+- `dashboard.news.FleetNews` applies that news to `nbs_tui.core.pane_state.PaneState` (pure)
+  and to the widgets that show it; `dashboard.problems.ProblemsShown` shows the problems;
+- `dashboard.views.Views`: the view up, the selected pane, and the frame that repaints them,
+  run by `dashboard.frames.FrameScheduler` (the mirrored pane's change at once, others at
+  most 30 times a second, nothing while nothing changes);
 - `nbs_tui.controller.OperatorController` carries out the operator's actions (no Textual);
-- `nbs_tui.commands.COMMANDS` is every key: bindings, footer, palette and help come from it.
+  `dashboard.operator_actions`, `dashboard.answering` and `dashboard.history` are the
+  dashboard's side of them (which pane, what to ask, what to show);
+- `nbs_tui.commands.COMMANDS` is every key: bindings, footer, palette and help
+  (`dashboard.keys`) come from it; `dashboard.notifications` writes to the operator's terminal.
 
-Problems: every backend problem reaches `on_backend_problem` (through `Runtime.problem`, which
-also writes it to the log file): it is kept in a `Problems` record (the ``E`` screen lists it, the
-status bar counts it) and notified, unless tmux is away (the banner says so: the count waits
-for tmux to be back, the screen lists everything) or it repeats.
-
-Frames and timers: the frame repaints the changed rows of the visible widgets showing the panes
-that changed; `nbs_tui.dashboard.frames.FrameScheduler` decides when it runs (the mirrored
-pane's change at once, others at most 30 times a second, nothing while nothing changes). A 1 Hz
-clock moves the quiet times and countdowns; a 2 Hz tick updates the needs-you queue.
-
-The ``#input-bar`` container docked above the footer holds the send bar and pass-through,
-hidden until an action opens one.
+Timers: a 1 Hz clock moves the quiet times and countdowns; a 2 Hz tick updates the needs-you
+queue. Neither paints a widget once the app is shutting down (Textual prunes them first).
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.message import Message
@@ -44,24 +43,24 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
-from nbs_tui import heap, logs
+from nbs_tui import heap
 from nbs_tui.action_log import ActionRecord
 from nbs_tui.bridge import FleetBridge
 from nbs_tui.claude.watcher import ClaudeSignals
-from nbs_tui.commands import COMMANDS, bindings, help_rows
+from nbs_tui.commands import bindings
 from nbs_tui.config import ConfigError, Settings, save_setting
 from nbs_tui.controller import OperatorController
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.notify import KIND_LABELS, NotifyKind
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
 from nbs_tui.core.problems import Problems
 from nbs_tui.dashboard.answering import AnswerFlow
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.dashboard.history import ScrollbackReader
+from nbs_tui.dashboard.keys import open_help, palette_commands
 from nbs_tui.dashboard.news import FleetNews
 from nbs_tui.dashboard.notifications import OperatorNotifications
-from nbs_tui.dashboard.operator_input import OperatorInput
+from nbs_tui.dashboard.operator_actions import OperatorActions
 from nbs_tui.dashboard.problems import ProblemsShown
 from nbs_tui.dashboard.views import Views
 from nbs_tui.files.control_plane import ControlPlane
@@ -217,11 +216,12 @@ class NbsApp(App[int]):
             connection_shown=self.problems_shown.changed,
         )  # fmt: skip
         """The backends' news applied to the pane state and shown."""
-        self.input = OperatorInput(
-            self, self.operator, input_bar=self.input_bar, send_bar=self.send_bar, pass_through=self.pass_through,
-            mirror=self.mirror, fleet_list=self.fleet_list, selected=self.selected_pane,
+        self.actions = OperatorActions(
+            self, self.operator, self.runtime, input_bar=self.input_bar, send_bar=self.send_bar,
+            pass_through=self.pass_through, mirror=self.mirror, fleet_list=self.fleet_list, status_bar=self.status_bar,
+            selected=self.selected_pane,
         )  # fmt: skip
-        """What the operator types into panes: the send bar, a key, broadcasts, pass-through."""
+        """The operator's actions on panes: what to ask first, what to show after."""
         self.notifications = OperatorNotifications(
             self, settings, self.operator, problem=self.runtime.problem, panes=lambda: self.pane_by_id
         )
@@ -522,128 +522,65 @@ class NbsApp(App[int]):
         detail.display = not detail.display
 
     def action_help(self) -> None:
-        from nbs_tui.widgets.help_screen import HelpScreen
+        open_help(self, self.control_view, self.status_bar.server)
 
-        log_path = logs.installed_path()
-        self.push_screen(
-            HelpScreen(
-                self.key_rows(), intro=f"Watching {self.status_bar.server}.",
-                log_path=str(log_path) if log_path else None,
-            )
-        )
-
-    def key_rows(self) -> list[tuple[str, str, str]]:
-        """(keys, what, binding id) for the help screen, from `COMMANDS` and the bindings in
-        force now (a keymap may have rebound them), then the grid's and Control view's keys."""
-        active = [a.binding for a in self.screen.active_bindings.values() if a.node is self]
-        control = self.control_view
-        widget_keys = [
-            ("Grid", PaneGrid.BINDINGS),
-            ("Scrollback", Scrollback.BINDINGS),
-            *(("Control", panel.BINDINGS) for panel in (control, control.registry_panel, control.inbox_panel)),
-        ]
-        return help_rows(self.get_key_display, active, widget_keys)
-
-    # -- operator actions (the controller acts; the app asks and shows) -----------------------------
-
-    def action_jump(self) -> None:
-        pane = self.selected_pane()
-        if pane is None:
-            self.operator.ready(None)  # says why nothing happens
-        else:
-            self.operator.jump(pane, self._attach_to_pane)
-
-    def _attach_to_pane(self, pane: PaneInfo) -> None:
-        """Suspend the dashboard, attach to the pane until the operator detaches, resume."""
-        try:
-            with self.suspend():
-                result = self.operator.attach(pane)
-        except SuspendNotSupported:
-            message = f"cannot suspend here; attach yourself with: {' '.join(self.operator.attach_argv(pane))}"
-            self.operator.attached(pane, None, message)
-            self.notify(message, title="Jump", severity="warning", timeout=10)
-            return
-        self.operator.attached(pane, result)
-        self.refresh(layout=True)
-        self.notify(result.message, title="Back from the pane", severity="information" if result.ok else "error")
-
-    # -- typing into panes (nbs_tui/dashboard/operator_input.py) -------------------------------
+    # -- the operator's actions on panes (nbs_tui/dashboard/operator_actions.py) -----------------
 
     def action_send_text(self) -> None:
-        self.input.send_text()
+        self.actions.send_text()
 
     def on_send_bar_submitted(self, message: SendBar.Submitted) -> None:
-        self.input.submitted(message)
+        self.actions.submitted(message)
 
     def on_send_bar_closed(self, _message: SendBar.Closed) -> None:
-        self.input.send_bar_closed()
+        self.actions.send_bar_closed()
 
     def action_send_key(self) -> None:
-        self.input.send_key()
+        self.actions.send_key()
 
     def action_toggle_mark(self) -> None:
-        self.input.toggle_mark()
+        self.actions.toggle_mark()
 
     def action_clear_marks(self) -> None:
-        self.input.clear_marks()
+        self.actions.clear_marks()
 
     def action_broadcast_text(self) -> None:
-        self.input.broadcast_text()
+        self.actions.broadcast_text()
 
     def action_broadcast_key(self) -> None:
-        self.input.broadcast_key()
+        self.actions.broadcast_key()
 
     def action_pass_through(self) -> None:
-        self.input.pass_through()
+        self.actions.pass_through()
 
     def on_pass_through_keys(self, message: PassThrough.Keys) -> None:
-        self.input.keys(message)
+        self.actions.keys(message)
 
     def on_pass_through_pasted(self, message: PassThrough.Pasted) -> None:
-        self.input.pasted(message)
+        self.actions.pasted(message)
 
     def on_pass_through_leave(self, _message: PassThrough.Leave) -> None:
-        self.input.leave_pass_through()
-
-    # -- the sidecar's switches ---------------------------------------------------------------------
+        self.actions.leave_pass_through()
 
     def action_force_poll(self) -> None:
-        pane = self.selected_pane()
-        if pane is None:
-            self.operator.ready(None)
-        else:
-            self.operator.force_poll(pane)
+        self.actions.force_poll()
 
     def action_force_poll_all(self) -> None:
-        self.operator.force_poll_idle()
+        self.actions.force_poll_all()
 
     def action_toggle_poll(self) -> None:
-        pane = self.selected_pane()
-        if pane is None:
-            self.operator.ready(None)
-        else:
-            self.operator.toggle_poll(pane, self.fleet_list.redraw)
-
-    def action_toggle_sidecar_pause(self) -> None:
-        """The server-wide pause, through tmux (``@nbs_pause``): it holds for every view and for
-        whichever process holds the lease, on any host."""
-        leases = self.runtime.leases()  # several hosts: each one's server
-        if not leases:
-            self.notify("no sidecar lease in use here: nothing to pause server-wide", severity="warning")
-            return
-        paused = not any(lease.paused for lease in leases)
-        for lease in leases:
-            lease.set_paused(paused)
-        self.status_bar.set_paused(paused)
-        said = "paused: no polls or plan answers anywhere on this server" if paused else "resumed"
-        self.notify(f"sidecar {said}", title="Sidecar")
+        self.actions.toggle_poll()
 
     def action_toggle_plan(self) -> None:
-        pane = self.selected_pane()
-        if pane is None:
-            self.operator.ready(None)
-        else:
-            self.operator.toggle_plan(pane, self.fleet_list.redraw)
+        self.actions.toggle_plan()
+
+    def action_toggle_sidecar_pause(self) -> None:
+        self.actions.toggle_sidecar_pause()
+
+    def action_jump(self) -> None:
+        self.actions.jump()
+
+    # -- the needs-you queue ------------------------------------------------------------------------
 
     def _needs_you_tick(self) -> None:
         if not self.is_running:  # shutting down: see `_clock`
@@ -665,6 +602,11 @@ class NbsApp(App[int]):
         if self.selected_id != entry.pane_id:  # filtered out of the list: select it anyway
             self.views.select(entry.pane_id)
 
+    def on_needs_you_panel_pane_chosen(self, message: NeedsYouPanel.PaneChosen) -> None:
+        self.operator.needs_chosen(message.pane_id)
+        self.select_pane(message.pane_id)
+        self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
+
     # -- answering from the needs-you queue (nbs_tui/dashboard/answering.py) ---------------------
 
     def action_answer(self) -> None:
@@ -676,10 +618,7 @@ class NbsApp(App[int]):
     def on_answer_screen_skipped(self, message: AnswerScreen.Skipped) -> None:
         self.answering.skipped(message)
 
-    def on_needs_you_panel_pane_chosen(self, message: NeedsYouPanel.PaneChosen) -> None:
-        self.operator.needs_chosen(message.pane_id)
-        self.select_pane(message.pane_id)
-        self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
+    # -- the list's filter and the action log ------------------------------------------------------
 
     def action_filter(self) -> None:
         self.filter_bar.open()
@@ -708,24 +647,13 @@ class NbsApp(App[int]):
         if self._log_screen is not None and self._log_screen.is_attached:
             self._log_screen.add(message.record)
 
-    # -- command palette -----------------------------------------------------------------------
+    # -- command palette ------------------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        for command in COMMANDS:
-            if command.in_palette:
-                yield SystemCommand(command.palette or command.label, command.help, partial(self.run_action, command.action))
-        for kind in NotifyKind:
-            muted = kind in self.operator.notifications.muted
-            yield SystemCommand(
-                f"{'Unmute' if muted else 'Mute'} {KIND_LABELS[kind]} notifications",
-                f"{'Send' if muted else 'Stop'} terminal notifications and notify_command for '{kind.value}'",
-                partial(self.notifications.toggle_mute, kind),
-            )
-        for pane in self.panes:
-            label = f"Show pane {pane.target}"
-            detail = " · ".join(x for x in (pane.title, pane.current_command) if x)
-            yield SystemCommand(label, detail or pane.pane_id, partial(self.select_pane, pane.pane_id), discover=False)
+        yield from palette_commands(
+            self, self.operator.notifications.muted, self.notifications.toggle_mute, self.panes, self.select_pane
+        )
 
 
 def create_app(

@@ -1,10 +1,14 @@
-"""What the operator types into panes from the dashboard: text, a key, a broadcast, pass-through.
+"""The dashboard's side of the operator's actions on panes: which pane, what to ask, what to show.
 
-The send bar and pass-through (`nbs_tui.widgets.send_bar`) live in the ``#input-bar``
-container docked above the footer, hidden until one of them opens. A broadcast goes to the
-panes marked with ``m`` and is always confirmed first (`ConfirmScreen`). The controller
-(`nbs_tui.controller.OperatorController`) carries every send out, off the UI thread, and
-says whether the pane is ready for it; this module only asks and shows.
+The controller (`nbs_tui.controller.OperatorController`, no Textual) carries every action
+out, off the UI thread, and says whether a pane is ready for it; this module picks the pane
+(the selected one, or the marked ones), asks what is needed first, and shows the outcome:
+- text, a key, pass-through: the send bar and pass-through (`nbs_tui.widgets.send_bar`) live
+  in the ``#input-bar`` container docked above the footer, hidden until one of them opens;
+- broadcasts go to the panes marked with ``m`` and are always confirmed first (`ConfirmScreen`);
+- the sidecar's switches: a poll now, polls or plan auto-answers off for a pane, the
+  server-wide pause;
+- jump: the dashboard suspends while the operator works in the pane itself.
 """
 
 from __future__ import annotations
@@ -12,25 +16,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from textual.app import App
+from textual.app import App, SuspendNotSupported
 from textual.containers import Container
 
 from nbs_tui.controller import OperatorController
 from nbs_tui.core.model import PaneInfo
+from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.widgets.filter_bar import OperatorFleetList
 from nbs_tui.widgets.pane_view import PaneView
 from nbs_tui.widgets.send_bar import KeyPicker, PassThrough, SendBar
+from nbs_tui.widgets.status_bar import StatusBar
 
 
-class OperatorInput:
-    """The send bar, the key picker, broadcasts and pass-through (UI thread)."""
+class OperatorActions:
+    """The operator's actions on panes, from the dashboard's keys (UI thread)."""
 
     def __init__(
-        self, app: App[Any], operator: OperatorController, *, input_bar: Container, send_bar: SendBar,
-        pass_through: PassThrough, mirror: PaneView, fleet_list: OperatorFleetList, selected: Callable[[], PaneInfo | None],
+        self, app: App[Any], operator: OperatorController, runtime: Runtime, *, input_bar: Container,
+        send_bar: SendBar, pass_through: PassThrough, mirror: PaneView, fleet_list: OperatorFleetList,
+        status_bar: StatusBar, selected: Callable[[], PaneInfo | None],
     ) -> None:  # fmt: skip
         self._app = app
         self._operator = operator
+        self._runtime = runtime
+        self._status_bar = status_bar
         self._input_bar = input_bar
         self._send_bar = send_bar
         self._pass_through = pass_through
@@ -168,6 +177,71 @@ class OperatorInput:
         self._hide_input_bar()
         self._mirror.remove_class("passthrough")
         self._app.screen.set_focus(self._fleet_list)  # at once: the next key is the list's
+
+    # -- the sidecar's switches --------------------------------------------------------------------
+
+    def force_poll(self) -> None:
+        pane = self._selected()
+        if pane is None:
+            self._operator.ready(None)
+        else:
+            self._operator.force_poll(pane)
+
+    def force_poll_all(self) -> None:
+        self._operator.force_poll_idle()
+
+    def toggle_poll(self) -> None:
+        pane = self._selected()
+        if pane is None:
+            self._operator.ready(None)
+        else:
+            self._operator.toggle_poll(pane, self._fleet_list.redraw)
+
+    def toggle_plan(self) -> None:
+        pane = self._selected()
+        if pane is None:
+            self._operator.ready(None)
+        else:
+            self._operator.toggle_plan(pane, self._fleet_list.redraw)
+
+    def toggle_sidecar_pause(self) -> None:
+        """The server-wide pause, through tmux (``@nbs_pause``): it holds for every view and for
+        whichever process holds the lease, on any host."""
+        leases = self._runtime.leases()  # several hosts: each one's server
+        if not leases:
+            self._app.notify("no sidecar lease in use here: nothing to pause server-wide", severity="warning")
+            return
+        paused = not any(lease.paused for lease in leases)
+        for lease in leases:
+            lease.set_paused(paused)
+        self._status_bar.set_paused(paused)
+        said = "paused: no polls or plan answers anywhere on this server" if paused else "resumed"
+        self._app.notify(f"sidecar {said}", title="Sidecar")
+
+    # -- jump --------------------------------------------------------------------------------------
+
+    def jump(self) -> None:
+        """Work in the selected pane itself: the dashboard suspends until the operator detaches."""
+        pane = self._selected()
+        if pane is None:
+            self._operator.ready(None)  # says why nothing happens
+        else:
+            self._operator.jump(pane, self._attach_to_pane)
+
+    def _attach_to_pane(self, pane: PaneInfo) -> None:
+        """Suspend the dashboard, attach to the pane until the operator detaches, resume."""
+        app, operator = self._app, self._operator
+        try:
+            with app.suspend():
+                result = operator.attach(pane)
+        except SuspendNotSupported:
+            message = f"cannot suspend here; attach yourself with: {' '.join(operator.attach_argv(pane))}"
+            operator.attached(pane, None, message)
+            app.notify(message, title="Jump", severity="warning", timeout=10)
+            return
+        operator.attached(pane, result)
+        app.refresh(layout=True)
+        app.notify(result.message, title="Back from the pane", severity="information" if result.ok else "error")
 
     # -- the bar they share ------------------------------------------------------------------------
 
