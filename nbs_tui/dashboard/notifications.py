@@ -29,7 +29,7 @@ from nbs_tui.notify import (
     passthrough_problem,
     passthrough_state,
 )
-from nbs_tui.widgets.fleet_list import project_name
+from nbs_tui.widgets.pane_text import project_name
 from nbs_tui.widgets.textual_internals import terminal_driver
 
 

@@ -29,8 +29,8 @@ from nbs_tui.tmux.port import FleetPort
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.filter_bar import OperatorFleetList
-from nbs_tui.widgets.fleet_list import format_duration, quiet_start
 from nbs_tui.widgets.grid import PaneGrid
+from nbs_tui.widgets.pane_text import format_duration, quiet_start
 from nbs_tui.widgets.pane_view import PaneView, ScreenSource
 from nbs_tui.widgets.scrollback import Scrollback
 from nbs_tui.widgets.status_bar import StatusBar

@@ -21,7 +21,7 @@ from textual.message import Message
 
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.messages import PaneStatus
-from nbs_tui.widgets.fleet_list import STATE_STYLES, project_name
+from nbs_tui.widgets.pane_text import STATE_STYLES, project_name
 from nbs_tui.widgets.pane_view import ScreenSource, ScreenWidget
 
 DENSITIES: tuple[tuple[int, int], ...] = ((36, 8), (48, 12), (64, 16), (84, 22))
