@@ -39,6 +39,7 @@ from nbs_tui.widgets.textual_internals import (
     direct_paint_supported,
     forget_rendered_lines,
     in_batch_update,
+    output_look,
     synchronized_output,
     terminal_driver,
     update_pending,
@@ -146,9 +147,7 @@ class DirectPainter:
             region.width,
             widget.rich_style,
             widget.background_colors,
-            tuple(app.get_line_filters()),
-            app.ansi_theme,
-            app.native_ansi_color,
+            output_look(app),
             widget.opacity,
         )
         if look != self._look:

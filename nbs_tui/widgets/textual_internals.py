@@ -15,7 +15,8 @@ What is used, and for what:
   loop, not as a message handler, and a failure in it must end the app as a handler's does;
 - the compositor's map and the screen's pending updates, the app's batch and sync state, the
   widget's line cache (`visible_widgets`, `update_pending`, `in_batch_update`,
-  `synchronized_output`, `forget_rendered_lines`): `nbs_tui.widgets.direct_paint`;
+  `synchronized_output`, `forget_rendered_lines`): `nbs_tui.widgets.direct_paint`; and what the
+  output's colours depend on (`output_look`), whose one public attribute is new in 8.2;
 - the footer's key widget and its "bindings ready" flag (`FooterKey`, `footer_bindings_ready`):
   `nbs_tui.widgets.footer`;
 - `rich_style` and `background_colors` answered from one read per paint (`LookReadOncePerPaint`):
@@ -48,6 +49,7 @@ __all__ = [
     "footer_bindings_ready",
     "forget_rendered_lines",
     "in_batch_update",
+    "output_look",
     "report_exception",
     "synchronized_output",
     "terminal_driver",
@@ -108,6 +110,14 @@ def forget_rendered_lines(widget: Widget, region: Region) -> None:
     (its cache of them is stale once they were written past it). Relies on
     ``Widget._styles_cache.set_dirty(region)``: the cache `Widget.render_lines` draws from."""
     widget._styles_cache.set_dirty(region)
+
+
+def output_look(app: App[Any]) -> tuple[object, ...]:
+    """What the escape sequences of every row depend on app-wide, besides the widget's own look:
+    the line filters (e.g. no colour), the ANSI theme and whether ANSI colours are left to the
+    terminal. The last is ``App.native_ansi_color``, public but new in Textual 8.2: on 8.0 and
+    8.1 there is no such choice, and it reads None (an attribute read there ended the app)."""
+    return (tuple(app.get_line_filters()), app.ansi_theme, getattr(app, "native_ansi_color", None))
 
 
 def direct_paint_supported(app: App[Any], widget: Widget) -> bool:

@@ -41,6 +41,7 @@ from nbs_tui.widgets.textual_internals import (
     footer_bindings_ready,
     forget_rendered_lines,
     in_batch_update,
+    output_look,
     report_exception,
     synchronized_output,
     terminal_driver,
@@ -186,6 +187,21 @@ async def test_forgotten_lines_are_rendered_afresh_and_only_they() -> None:
         forget_rendered_lines(rows, Region(0, 3, rows.size.width, 2))
         rows.render_lines(whole)
         assert sorted(rows.rendered) == [3, 4]
+
+
+async def test_the_output_look_changes_with_the_theme_and_reads_on_this_release() -> None:
+    app = Probe()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        filters, ansi_theme, native = output_look(app)
+        assert isinstance(filters, tuple) and ansi_theme is app.ansi_theme
+        assert native is None or isinstance(native, bool)
+        if hasattr(App, "native_ansi_color"):  # Textual 8.2 on
+            assert native is app.native_ansi_color
+        before = output_look(app)
+        app.theme = "textual-light" if app.current_theme.dark else "textual-dark"
+        await pilot.pause()
+        assert output_look(app) != before, "a theme of the other kind has another ANSI theme"
 
 
 async def test_the_direct_painter_finds_what_it_reads() -> None:
