@@ -299,6 +299,25 @@ class NbsApp(App[int]):
         self.news.update_empty_state()
         self.notifications.start()
 
+    def on_unmount(self) -> None:
+        self.frames.stop()
+        log.info("%d frames", self.frames.frames_run)
+        painter = self.mirror.rows.painter
+        log.info(
+            "mirror: %d frames (%d rows) written straight to the terminal, %d left to Textual",
+            painter.frames_painted, painter.rows_painted, painter.frames_declined,
+        )
+        painter = self.fleet_list.painter
+        log.info(
+            "fleet list: %d ticks (%d rows) written straight to the terminal, %d left to Textual",
+            painter.frames_painted, painter.rows_painted, painter.frames_declined,
+        )
+        self.operator.stop()
+        self._unsubscribe_log()
+        self.runtime.stop()
+
+    # -- the backends and the pane state, as the parts and the tests read them --------------------
+
     @property
     def fleet(self) -> FleetPort | None:
         return self.runtime.fleet
@@ -335,23 +354,6 @@ class NbsApp(App[int]):
     @property
     def last_change(self) -> dict[PaneId, float]:
         return self.state.last_change
-
-    def on_unmount(self) -> None:
-        self.frames.stop()
-        log.info("%d frames", self.frames.frames_run)
-        painter = self.mirror.rows.painter
-        log.info(
-            "mirror: %d frames (%d rows) written straight to the terminal, %d left to Textual",
-            painter.frames_painted, painter.rows_painted, painter.frames_declined,
-        )
-        painter = self.fleet_list.painter
-        log.info(
-            "fleet list: %d ticks (%d rows) written straight to the terminal, %d left to Textual",
-            painter.frames_painted, painter.rows_painted, painter.frames_declined,
-        )
-        self.operator.stop()
-        self._unsubscribe_log()
-        self.runtime.stop()
 
     # -- the controller's view (`OperatorView`) ----------------------------------------------------
 
