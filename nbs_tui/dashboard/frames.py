@@ -6,8 +6,11 @@ from the fleet's threads, each pane's at most ~60 times a second, as "these pane
 (`FrameScheduler.changed`, thread-safe); the UI asks for every visible row to be drawn again
 when what is shown changes (`FrameScheduler.request`). The scheduler
 
-- **sleeps while nothing changes**: it has no timer of its own; while nothing is pending,
-  nothing of it is scheduled on the loop, and a frame with nothing to draw never runs;
+- **sleeps while nothing changes**: it has no timer of its own. After a frame it looks once
+  more, one `FrameScheduler.gap` later (the beat: while the fleet is busy, the changes that came
+  meanwhile are drawn then, with no wake-up of the loop from the fleet's threads); if nothing
+  came, it sleeps: nothing of it is scheduled on the loop, and a frame with nothing to draw
+  never runs;
 - **runs the mirrored pane's frame at once**: a change of `FrameScheduler.mirrored` starts a
   frame as soon as the loop is free, however soon after the previous one. The fleet already
   paces its reports (at most ``max_rate`` a second); a second limit in series held a busy
@@ -17,11 +20,11 @@ when what is shown changes (`FrameScheduler.request`). The scheduler
   draws whatever else changed meanwhile.
 
 A frame always starts the same way, `FrameScheduler._run` on the UI loop, and always takes
-every pending change at once. From the fleet's threads, only the first change after a frame
-wakes the loop (one ``call_soon_threadsafe``: a Textual message instead cost ~90 µs of a
-~0.7 ms frame, ~20 times a second for a busy mirrored agent); later ones only join the set
-the coming frame takes. An error in a frame ends the app as one in a message handler does
-(``on_error``).
+every pending change at once. From the fleet's threads, a change wakes the loop (one
+``call_soon_threadsafe``: a Textual message instead cost ~90 µs of a ~0.7 ms frame, ~20 times a
+second for a busy mirrored agent) only when it is the mirrored pane's, or when nothing is
+scheduled (asleep); otherwise it only joins the set the coming frame takes. An error in a
+frame ends the app as one in a message handler does (``on_error``).
 
 Imports no Textual: the app hands it its loop and context at mount (`FrameScheduler.start`).
 """
@@ -162,19 +165,25 @@ class FrameScheduler:
             self._armed = True
 
     def _run(self) -> None:
-        """The one way a frame starts: take everything pending and draw it."""
+        """The one way a frame starts: take everything pending and draw it; then keep the beat
+        (look again one gap later), or sleep if nothing was pending."""
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
+        loop = self._loop
         with self._lock:
-            self._armed = False
             dirty, self._dirty = self._dirty, set()
             whole, self._whole = self._whole, False
             self._urgent = False
-        if (not dirty and not whole) or self._loop is None:
-            return  # drawn by an earlier frame: nothing runs for nothing
-        self._last = self._loop.time()
+            pending = bool(dirty or whole)
+            self._armed = pending and loop is not None and not self._stopped
+        if not pending or loop is None:
+            return  # nothing came since the last frame (or it was drawn by one): asleep
+        self._last = loop.time()
         self.frames_run += 1
+        if self._armed:  # before drawing: what comes meanwhile waits for the beat, no wake-up
+            self._due = self._last + self.gap
+            self._handle = loop.call_at(self._due, self._fire, context=self._context)
         self._draw(dirty, whole)
 
 
