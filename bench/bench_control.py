@@ -27,9 +27,9 @@ from nbs_tui.config import Settings
 from nbs_tui.core.control import Replay, process_line
 from nbs_tui.core.inbox import InboxLine
 from nbs_tui.core.registry import Registry
+from nbs_tui.files.atomic import write_atomic
 from nbs_tui.files.control_plane import ControlPlane, RegistryChanged
 from nbs_tui.files.inbox_reader import ForwardReader
-from nbs_tui.files.registry_io import write_atomic
 
 
 def make_inbox(root: Path, lines: int) -> Path:

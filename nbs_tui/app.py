@@ -63,7 +63,7 @@ from nbs_tui.dashboard.notifications import OperatorNotifications
 from nbs_tui.dashboard.operator_actions import OperatorActions
 from nbs_tui.dashboard.problems import ProblemsShown
 from nbs_tui.dashboard.views import Views
-from nbs_tui.files.control_plane import ControlPlane
+from nbs_tui.files.control_plane import ControlPlanePort
 from nbs_tui.messages import (
     BackendProblem,
     ClaudeSignalsChanged,
@@ -327,7 +327,7 @@ class NbsApp(App[int]):
         return self.runtime.sidecar
 
     @property
-    def control_plane(self) -> ControlPlane | None:
+    def control_plane(self) -> ControlPlanePort | None:
         return self.runtime.control_plane
 
     @property
@@ -370,11 +370,12 @@ class NbsApp(App[int]):
         self.post_message(ActionRecorded(record))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Every worker failure meets here and is shown, never swallowed."""
+        """Every worker failure meets here and is a problem, never swallowed (the one route:
+        the runtime's sink logs it and posts it back as a `BackendProblem`)."""
         if event.state is WorkerState.ERROR:
             error = event.worker.error
             log.error("worker %s failed", event.worker.name, exc_info=error)
-            self.post_message(BackendProblem("nbs-tui", f"{event.worker.name}: {error}"))
+            self.runtime.problem("nbs-tui", f"{event.worker.name}: {error}")
 
     # -- the backends' news (nbs_tui/dashboard/news.py) -------------------------------------------
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
-import tempfile
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -17,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from nbs_tui.claude.hooks import default_spool
+from nbs_tui.core.agent_spec import SpecError, command_words
 from nbs_tui.core.hosts import HostsError, HostSpec, choose_hosts, parse_hosts
 from nbs_tui.core.meters import DEFAULT_PRICES, ModelPrice, parse_prices
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.notify import NotifySettingsError, parse_kinds
+from nbs_tui.files.atomic import write_atomic
 from nbs_tui.logs import state_dir
 from nbs_tui.notify import NotifyConfigError, check_command, parse_protocols
 
@@ -34,6 +34,9 @@ class ConfigError(ValueError):
 @dataclass(frozen=True, slots=True)
 class Settings:
     server: ServerAddress = field(default_factory=ServerAddress)
+    server_from_tmux_env: bool = False
+    """``server`` was not chosen (``-L``/``-S``) but is the one ``$TMUX`` names: a socket on this
+    machine, so another host watched with ``--host`` gets its own default server, not this."""
     sessions: tuple[str, ...] = ()
     """Only watch these sessions; empty means every session of the server."""
     projects: tuple[Path, ...] = ()
@@ -66,7 +69,7 @@ class Settings:
     """Also raise a desktop notification (``notify-send``) when one joins."""
     notify_osc: str = "auto"
     """Terminal notifications written to the dashboard's own terminal (they travel back through
-    ssh): ``auto``, ``off`` or protocols ``9,777,99`` (nbs_tui/notify.py)."""
+    ssh): ``auto`` (the terminal's one, else a bell), ``off`` or protocols ``9,777,99,bell`` (nbs_tui/notify.py)."""
     notify_command: str = ""
     """A command run per notification, without a shell: ``{pane} {host} {project} {state} {reason} {event}``."""
     notify_mute: tuple[str, ...] = ()
@@ -96,13 +99,19 @@ class Settings:
     prices: Mapping[str, ModelPrice] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     """USD per million tokens by model id, for the meters' cost estimate: the defaults
     (nbs_tui/core/meters.py, README "Meters") with the config file's ``[prices]`` over them."""
+    claude_command: str = "claude"
+    """The command that starts Claude Code for ``nbs-tui new`` and ``restore``: words split as a
+    shell would (``"npx -y @anthropic-ai/claude-code"``, ``"env CLAUDE_CONFIG_DIR=/x claude"``),
+    nbs-tui's own options after them (docs/lifecycle.md)."""
+    restore_stagger: float = 2.0
+    """Seconds between two agents' starts in a restore."""
 
     def watched_hosts(self) -> tuple[HostSpec, ...]:
         """The hosts to watch: ``--host``, else ``[[hosts]]``, else this machine."""
-        return choose_hosts(self.hosts, self.host_choice, self.server)
+        return choose_hosts(self.hosts, self.host_choice, self.server, server_is_local=self.server_from_tmux_env)
 
 
-_NOT_IN_FILE = frozenset({"server", "config_file", "host_choice"})
+_NOT_IN_FILE = frozenset({"server", "server_from_tmux_env", "config_file", "host_choice"})
 
 _ENV_KEYS: Mapping[str, str] = {
     "NBS_POLL_INTERVAL": "poll_interval",
@@ -198,6 +207,10 @@ def load_settings(
         settings = replace(settings, **{attr: value if attr == "server" else _coerce(attr, value, current)})
     if settings.plan_policy not in ("no-prompts", "off"):
         raise ConfigError(f"plan policy must be 'no-prompts' or 'off', not {settings.plan_policy!r}")
+    try:
+        command_words(settings.claude_command)
+    except SpecError as error:
+        raise ConfigError(str(error)) from None
     if settings.service not in ("auto", "off"):
         raise ConfigError(f"service must be 'auto' or 'off', not {settings.service!r}")
     try:
@@ -250,7 +263,10 @@ def save_setting(path: Path, key: str, value: TomlScalar) -> None:
         after = None
     if after != expected:
         raise ConfigError(f"config file {path}: cannot set {key} by editing one line; set it by hand")
-    _write_atomically(target, new_text)
+    try:
+        write_atomic(target, new_text.encode("utf-8"), make_parents=True)
+    except OSError as error:
+        raise ConfigError(f"config file {target}: cannot write ({error.strerror or error})") from None
 
 
 def _existing_spelling(data: Mapping[str, Any], key: str) -> str:
@@ -338,25 +354,3 @@ def _trailing_comment(line: str) -> str:
         left = body[:position]
         return body[len(left.rstrip()) :]
     return ""
-
-
-def _write_atomically(target: Path, text: str) -> None:
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            mode = stat.S_IMODE(target.stat().st_mode)
-        except FileNotFoundError:
-            mode = 0o644
-        handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-                stream.write(text)
-                stream.flush()
-                os.fsync(stream.fileno())
-            os.chmod(temp, mode)
-            os.replace(temp, target)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
-    except OSError as error:
-        raise ConfigError(f"config file {target}: cannot write ({error.strerror or error})") from None

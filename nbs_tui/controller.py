@@ -6,14 +6,14 @@ the answers here. It talks to tmux only through `nbs_tui.actions.Operator` and
 
 Threads: every action blocks on tmux, so actions run in order on one named thread
 (``nbs-operator``, started by `start`, ended by `stop`); every failure there meets in one place
-and is shown. A pane is chosen (a `PaneInfo` snapshot) on the UI thread when the operator acts;
+and is reported as a problem (``operator action``: the runtime's sink, `nbs_tui.core.problems`:
+the log, the problems screen, a notification). A pane is chosen (a `PaneInfo` snapshot) on the UI thread when the operator acts;
 the action thread checks it is still that pane before sending. The marks, per-pane switches and
 needs-you queue are touched on the UI thread only.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import queue
 import shutil
@@ -31,6 +31,7 @@ from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.needs_you import NeedsYouEntry, NeedsYouQueue
 from nbs_tui.core.notify import Notification, NotifyDecider, parse_kinds
 from nbs_tui.core.pane_state import PaneState
+from nbs_tui.core.problems import ProblemSink
 from nbs_tui.core.sidecar import SidecarStatus
 from nbs_tui.runtime.contract import SidecarView
 from nbs_tui.runtime.runtime import Runtime
@@ -129,6 +130,8 @@ class OperatorController:
         """Panes whose plan menus wait for a person."""
         self._operator: Operator | None = None
         self._last_needs: PaneId | None = None
+        self.rang_bell = False
+        """Whether the last `needs_you_tick` rang the bell (the notifications then ring none)."""
         self._pass_pending: list[tuple[bool, str]] = []
         self._pass_lock = threading.Lock()
         self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
@@ -158,9 +161,9 @@ class OperatorController:
                 return
             try:
                 job()
-            except Exception as error:  # every failure meets here, and the operator sees it
+            except Exception as error:  # every failure meets here, and goes the problems' one way
                 log.exception("operator action failed")
-                self.view.notify_operator(f"{type(error).__name__}: {error}", "Operator action failed", "error", 10)
+                self.runtime.problem("operator action", f"{type(error).__name__}: {error}")
 
     def submit(self, job: Callable[[], None]) -> None:
         """Run ``job`` on the action thread, after those already queued."""
@@ -376,6 +379,7 @@ class OperatorController:
 
     def needs_you_tick(self) -> list[NeedsYouEntry]:
         """Bring the needs-you queue up to date (UI thread); announce newcomers; return the queue."""
+        self.rang_bell = False
         state = self.state
         states = state.agent_states()
         manual = set(self.plan_manual)
@@ -435,8 +439,9 @@ class OperatorController:
         self.view.notify_operator(text, "Needs you", "warning", 6)
         if self.settings.bell:
             self.view.bell()
+            self.rang_bell = True
         if self.settings.desktop_notify and shutil.which("notify-send"):
-            self.submit(lambda: _desktop_notify("nbs-tui: needs you", text))
+            self.submit(lambda: _desktop_notify("nbs-tui: needs you", text, self.runtime.problem))
 
     def next_needs_you(self, selected: PaneId | None) -> NeedsYouEntry | None:
         """The next agent waiting on the operator after the last one shown (None: nobody)."""
@@ -495,6 +500,16 @@ class OperatorController:
         self.submit(job)
 
 
-def _desktop_notify(title: str, text: str) -> None:
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        subprocess.run(["notify-send", title, text], check=False, timeout=5, capture_output=True)
+def _desktop_notify(title: str, text: str, problem: ProblemSink) -> None:
+    """``notify-send``; a failure (no desktop session to send to, say) is a ``notify`` problem."""
+    try:
+        done = subprocess.run(["notify-send", title, text], check=False, timeout=5, capture_output=True, text=True)
+    except subprocess.TimeoutExpired:
+        problem("notify", "notify-send still running after 5 s; killed")
+        return
+    except OSError as error:
+        problem("notify", f"notify-send: {error.strerror or error}")
+        return
+    if done.returncode != 0:
+        said = (done.stderr or done.stdout).strip().splitlines()
+        problem("notify", f"notify-send exited {done.returncode}" + (f": {said[-1]}" if said else ""))

@@ -6,6 +6,9 @@ operator sits. Terminal notifications (OSC 9, OSC 777, kitty's OSC 99) travel ba
 to the operator's terminal, which turns them into desktop notifications. Inside tmux they are
 wrapped for passthrough (``ESC P tmux; ... ESC \\`` with every ESC doubled), which tmux forwards
 only when its ``allow-passthrough`` option is on: `passthrough_problem` finds out and says how.
+Where the terminal cannot be told (`guess_protocols`), a plain bell (BEL) is written instead:
+every terminal understands it, most turn it into an urgency hint, a badge or a sound, and tmux
+passes it on to its client by itself (``bell-action``), passthrough or not.
 
 What is notified is decided in `nbs_tui.core.notify` (pure); this module only writes. The user
 command (``notify_command``) runs without a shell, its placeholders filled in per argument (a
@@ -20,7 +23,7 @@ import os
 import shlex
 import subprocess
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from nbs_tui.core.notify import Notification, NotifyKind, message
@@ -28,6 +31,8 @@ from nbs_tui.core.notify import Notification, NotifyKind, message
 log = logging.getLogger(__name__)
 
 OSC_PROTOCOLS = ("9", "777", "99")
+BELL = "bell"
+"""Not an OSC: the plain bell, `guess_protocols`' answer when it cannot tell the terminal."""
 COMMAND_TIMEOUT = 30.0
 PLACEHOLDERS = ("pane", "pane_id", "host", "project", "state", "reason", "event", "title", "body")
 
@@ -59,7 +64,8 @@ def tmux_wrap(sequence: str) -> str:
 
 
 def parse_protocols(value: str, environ: Mapping[str, str]) -> tuple[str, ...]:
-    """``notify_osc``: ``auto`` (guess from the terminal's name), ``off``, or a list like ``9,99``."""
+    """``notify_osc``: ``auto`` (guess from the terminal's name), ``off``, or a list like ``9,99``
+    (``bell`` among them writes a plain bell)."""
     text = value.strip().lower()
     if text in ("off", "none", ""):
         return ()
@@ -67,15 +73,19 @@ def parse_protocols(value: str, environ: Mapping[str, str]) -> tuple[str, ...]:
         return guess_protocols(environ)
     chosen = tuple(part.strip().removeprefix("osc") for part in text.split(",") if part.strip())
     for protocol in chosen:
-        if protocol not in OSC_PROTOCOLS:
-            raise NotifyConfigError(f"notify_osc: unknown protocol {protocol!r} (use 9, 777, 99, auto or off)")
+        if protocol not in (*OSC_PROTOCOLS, BELL):
+            raise NotifyConfigError(f"notify_osc: unknown protocol {protocol!r} (use 9, 777, 99, bell, auto or off)")
     return chosen
 
 
 def guess_protocols(environ: Mapping[str, str]) -> tuple[str, ...]:
-    """The one protocol the operator's terminal is known to show (two would show twice in a
-    terminal that speaks both); every one when it cannot tell. ``TERM`` and ``LC_TERMINAL``
-    survive ssh; ``TERM_PROGRAM`` and ``KITTY_WINDOW_ID`` only locally."""
+    """The one protocol the operator's terminal is known to show, else the plain bell.
+
+    One, because a terminal that speaks two (Ghostty and WezTerm take both 9 and 777) shows each
+    event twice. The bell when the terminal cannot be told: all three would show duplicates
+    wherever two are spoken and nothing where none is, while every terminal handles a bell. ``TERM`` and
+    ``LC_TERMINAL`` survive ssh; ``TERM_PROGRAM``, ``KITTY_WINDOW_ID`` and ``VTE_VERSION`` only
+    locally."""
     term = environ.get("TERM", "")
     program = (environ.get("TERM_PROGRAM") or environ.get("LC_TERMINAL") or "").lower()
     if "kitty" in term or environ.get("KITTY_WINDOW_ID"):
@@ -84,7 +94,9 @@ def guess_protocols(environ: Mapping[str, str]) -> tuple[str, ...]:
         return ("9",)
     if "ghostty" in term or program in ("ghostty", "wezterm") or "foot" in term or "rxvt" in term:
         return ("777",)
-    return OSC_PROTOCOLS
+    if environ.get("VTE_VERSION"):  # GNOME Terminal & co: shown where the distribution patched VTE
+        return ("777",)
+    return (BELL,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,16 +196,25 @@ class TerminalNotifier:
         self._ident = 0
 
     def sequences(self, note: Notification) -> str:
+        """The OSC sequences for one notification (wrapped inside tmux); never the bell."""
         subject = self.subject(note)
         title, body = message(note, subject.pane)
         self._ident += 1
-        out = "".join(osc_sequence(protocol, title, body, self._ident) for protocol in self.protocols)
+        out = "".join(osc_sequence(p, title, body, self._ident) for p in self.protocols if p != BELL)
         return tmux_wrap(out) if out and self.in_tmux else out
+
+    def notify_all(self, notes: Sequence[Notification], *, bell_rang: bool = False) -> None:
+        """UI thread: the notifications due in one tick, and at most one bell for all of them
+        (none when the tick already rang one, e.g. the needs-you bell for the same event)."""
+        for note in notes:
+            self.notify(note)
+        if notes and BELL in self.protocols and self.write is not None and not bell_rang:
+            self.write("\a")  # unwrapped: tmux rings its client's terminal itself
 
     def notify(self, note: Notification) -> None:
         """UI thread: write the sequences now; start the command on its own thread."""
-        if self.write is not None and self.protocols:
-            self.write(self.sequences(note))
+        if self.write is not None and (out := self.sequences(note)):
+            self.write(out)
         if self.command:
             try:
                 argv = fill(self.command, note, self.subject(note))

@@ -22,7 +22,7 @@ settings.register_profile("explore", database=None, deadline=None, max_examples=
 settings.load_profile("explore" if os.environ.get("NBS_HYPOTHESIS") == "explore" else "nbs")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-PEER_CORPUS = next(
+PEER_CORPUS = Path(os.environ["NBS_PEER_CORPUS"]) if os.environ.get("NBS_PEER_CORPUS") else next(
     (
         up / "shared" / "corpus" / "peer-screens"
         for up in REPO_ROOT.parents
@@ -30,15 +30,30 @@ PEER_CORPUS = next(
     ),
     REPO_ROOT.parent / "shared" / "corpus" / "peer-screens",
 )
-"""Next to the checkout, or next to a folder above it (a worktree under ``wt/`` finds it too)."""
+"""``$NBS_PEER_CORPUS``, else next to the checkout or next to a folder above it (a worktree under
+``wt/`` finds it too)."""
+
+
+def in_ci() -> bool:
+    """Under CI (``CI=true``, as CI services set it), where a test that cannot run must fail."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def require_peer_corpus() -> Path:
+    """The peer corpus; without it a skip here, a failure under CI (as the real Claude Code
+    CLI's tests fail under ``NBS_REQUIRE_CLAUDE``): CI must not pass having read none of it."""
+    if not (PEER_CORPUS / "labels.tsv").is_file():
+        why = f"peer corpus not found at {PEER_CORPUS} (set NBS_PEER_CORPUS to its folder)"
+        if in_ci():
+            pytest.fail(f"CI is set but the {why}", pytrace=False)
+        pytest.skip(why)
+    return PEER_CORPUS
 
 
 @pytest.fixture
 def peer_corpus() -> Path:
     """Claude Code screens recorded by other tools' test suites (read in place, never copied)."""
-    if not (PEER_CORPUS / "labels.tsv").is_file():
-        pytest.skip(f"peer corpus not found at {PEER_CORPUS}")
-    return PEER_CORPUS
+    return require_peer_corpus()
 
 
 @pytest.fixture(autouse=True)

@@ -21,13 +21,13 @@ import os
 import re
 import shlex
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from nbs_tui.files.atomic import write_atomic
 from nbs_tui.logs import state_dir
 
 HOOK_EVENTS: tuple[str, ...] = (
@@ -247,24 +247,6 @@ def _serialise(data: dict[str, Any], raw: bytes | None) -> bytes:
     return text.encode("utf-8")
 
 
-def _write_atomic(path: Path, content: bytes) -> None:
-    if path.is_symlink():
-        path = path.resolve()  # a settings file kept in a dotfiles repo stays a symlink
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _backups(path: Path) -> list[Path]:
     """This settings file's backups, newest first (the timestamp sorts as text)."""
     return sorted(path.parent.glob(f"{path.name}{BACKUP_INFIX}*"), reverse=True)
@@ -296,7 +278,7 @@ def write_script(spool: Path) -> Path:
     spool.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     script = script_path(spool)
     if not script.exists() or script.read_text(encoding="utf-8") != HOOK_SCRIPT:
-        _write_atomic(script, HOOK_SCRIPT.encode("utf-8"))
+        write_atomic(script, HOOK_SCRIPT.encode("utf-8"), make_parents=True)
     script.chmod(0o755)
     return script
 
@@ -317,7 +299,7 @@ def install(settings_path: Path, spool: Path, now: Callable[[], float] = time.ti
     else:
         backup.write_bytes(raw)
         os.chmod(backup, settings_path.stat().st_mode & 0o7777)
-    _write_atomic(settings_path, _serialise(wanted, raw))
+    write_atomic(settings_path, _serialise(wanted, raw), make_parents=True)
     events = ", ".join(HOOK_EVENTS)
     return Outcome(
         True,
@@ -346,9 +328,9 @@ def uninstall(settings_path: Path) -> Outcome:
         except HooksError:
             continue
         if original_raw is not None and not installed_events(original) and _canonical(original) == _canonical(remaining):
-            _write_atomic(settings_path, original_raw)
+            write_atomic(settings_path, original_raw, make_parents=True)
             return Outcome(True, f"removed nbs-tui hooks from {settings_path} (restored the exact bytes of {backup.name})")
-    _write_atomic(settings_path, _serialise(remaining, raw))
+    write_atomic(settings_path, _serialise(remaining, raw), make_parents=True)
     return Outcome(True, f"removed nbs-tui hooks from {settings_path} (the file had changed since install, so it was rewritten)")
 
 

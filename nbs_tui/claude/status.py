@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nbs_tui.core.process_tree import descendants
 from nbs_tui.core.text import loads_json
-
-PROC = Path("/proc")
+from nbs_tui.files.proc import PROC, has_children_files, tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,71 +124,18 @@ def process_table(proc: Path = PROC) -> dict[int, ProcInfo]:
 
 
 def subtree_table(root: int, proc: Path = PROC, limit: int = 256) -> dict[int, ProcInfo] | None:
-    """``root`` and the processes below it (at most ``limit``), from each task's ``children``
-    file: a few reads for a pane's tree instead of every process of the machine. None when this
-    kernel has no ``children`` files (use `process_table`); empty when ``root`` is gone."""
-    if not _children_files(proc):
+    """``root`` and the processes below it (at most ``limit``), walked through each task's
+    ``children`` file (`nbs_tui.files.proc.tree`): a few reads for a pane's tree instead of
+    every process of the machine. None when this kernel has no ``children`` files (use
+    `process_table`); empty when ``root`` is gone."""
+    if not has_children_files(proc):
         return None
     table: dict[int, ProcInfo] = {}
-    todo = [root]
-    while todo and len(table) < limit:
-        pid = todo.pop()
-        if pid in table:
-            continue
+    for pid in tree(root, proc, limit):
         info = proc_info(pid, proc)
-        if info is None:
-            continue
-        table[pid] = info
-        try:
-            tasks = os.listdir(proc / str(pid) / "task")
-        except OSError:
-            continue
-        for tid in tasks:
-            try:
-                text = (proc / str(pid) / "task" / tid / "children").read_text()
-            except OSError:  # the task ended meanwhile
-                continue
-            todo.extend(int(kid) for kid in text.split())
+        if info is not None:  # ended meanwhile: its children (if any) are walked all the same
+            table[pid] = info
     return table
-
-
-_HAS_CHILDREN: dict[Path, bool] = {}
-
-
-def _children_files(proc: Path) -> bool:
-    """Whether ``<proc>/<pid>/task/<tid>/children`` exists (Linux's CONFIG_PROC_CHILDREN),
-    asked once of a process that is surely there: this one."""
-    known = _HAS_CHILDREN.get(proc)
-    if known is None:
-        me = str(os.getpid())
-        known = _HAS_CHILDREN[proc] = (proc / me / "task" / me / "children").exists()
-    return known
-
-
-def children_map(table: Mapping[int, ProcInfo]) -> dict[int, list[int]]:
-    """Parent pid -> child pids, built once per scan of ``/proc``."""
-    children: dict[int, list[int]] = {}
-    for info in table.values():
-        children.setdefault(info.ppid, []).append(info.pid)
-    return children
-
-
-def descendants(root: int, table: Mapping[int, ProcInfo], children: Mapping[int, list[int]] | None = None) -> list[int]:
-    """``root`` and every process below it, parents before children."""
-    if children is None:
-        children = children_map(table)
-    found: list[int] = []
-    queue = [root]
-    seen: set[int] = set()
-    while queue:
-        pid = queue.pop(0)
-        if pid in seen:
-            continue
-        seen.add(pid)
-        if pid in table:
-            found.append(pid)
-        queue.extend(sorted(children.get(pid, ())))
-    return found
 
 
 def config_dirs_of(pid: int, proc: Path = PROC) -> list[Path]:

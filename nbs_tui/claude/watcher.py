@@ -42,7 +42,6 @@ from nbs_tui.claude.status import (
     ClaudeProcess,
     ExitWatch,
     SessionStatus,
-    children_map,
     find_claude_process,
     process_table,
     read_status_file,
@@ -54,6 +53,7 @@ from nbs_tui.core.fusion import MENU_STATES, Reading, Source
 from nbs_tui.core.meters import Meters
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo, ServerAddress
 from nbs_tui.core.problems import ProblemSink
+from nbs_tui.core.process_tree import children_map
 from nbs_tui.core.stuck import Liveness
 from nbs_tui.tmux.address import socket_path_of
 

@@ -42,6 +42,8 @@ FLAG_AUTO_MODE = "auto-mode"
 FLAG_GHOST_INPUT = "suggestion"
 """The input box shows Claude Code's greyed suggestion, which typing replaces."""
 FLAG_UNNUMBERED = "unnumbered-menu"
+FLAG_EXITED = "exited"
+"""Claude Code has exited to its shell: what is on screen is its last frame and the shell's prompt."""
 """The menu's options carry no digits (``❯ No, exit``): a digit key does not choose one."""
 
 # --- escape sequences -------------------------------------------------------------------------
@@ -150,7 +152,18 @@ _FOOTER_MARKERS = re.compile(
     re.IGNORECASE,
 )
 _FOOTER_BUSY = re.compile(r"\b(?:esc|ctrl\+c) to interrupt\b", re.IGNORECASE)
-_SHELL_PROMPT = re.compile(r"^(?:\S*@\S+[^\n]*|[~/][^\s]*\s*)?[$#%]\s*$|^\$ .*$")
+_SHELL_PROMPT = re.compile(
+    r"^(?:(?:\S*@\S+?(?:\s[~/]\S*)?|[~/]\S*|[\w.+-]{1,32})\s?[$#%>]|[$#%])(?:\s.*)?$"
+    r"|^➜\s"
+)
+"""A shell's prompt: ``user@host:~/x$``, ``user@host ~>``, ``/tmp#``, ``bash-5.2#``, ``$``, oh-my-zsh's
+``➜``; a command being typed, or what is left of the frame it was printed over, may follow."""
+_RESUME_LINE = re.compile(
+    r"^claude (?:--resume|-r) [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
+)
+"""What Claude Code prints as it leaves a session (under "Resume this session with:")."""
+_EXIT_HINT = re.compile(r"Press Ctrl-[CD] again to exit", re.IGNORECASE)
+_EXIT_COMMAND = re.compile(r"^/(?:exit|quit)(?=\S)")
 _PLACEHOLDER = re.compile(
     r'^Try "[^"]*"$|^Resend your message to try again$|^Once fixed, resend your message$'
 )
@@ -455,6 +468,40 @@ def _find_box(
     return None, False
 
 
+def _exited(rows: Sequence[tuple[int, str]], box: _Box | None, footer_text: str) -> str | None:
+    """Why the screen is a shell's under the residue of Claude Code's last frame, or None.
+
+    Inline versions (2.1.1xx) leave their last frame on screen when they exit, input box
+    included, and the shell prints below it, or inside the box where they left the cursor.
+    A live Claude Code always draws its input box (or a menu) last, with only its indented
+    footer below: shell-looking lines in its conversation sit above the box and never count.
+    """
+    # its goodbye ("claude --resume <session>") with no later frame (rules) below it
+    for _, line in reversed(rows):
+        if _RESUME_LINE.match(line):
+            return "Claude Code exited: its resume line is below its last frame"
+        if _is_rule(line) or _BOX_EDGE.match(line):
+            break
+    # a shell prompt as the last row, below the input box
+    last_row, last = rows[-1]
+    if (
+        (box is None or last_row > box.bottom_row)
+        and not last.startswith(" ")
+        and _SHELL_PROMPT.match(last)
+        and not _OPTION.match(last)
+    ):
+        return "shell prompt below Claude Code's last frame"
+    # the prompt printed inside the box, where the exiting version left its cursor: after the
+    # /exit it ran, or under its "Press Ctrl-C again to exit"
+    if box is not None and box.input_text:
+        command = _EXIT_COMMAND.match(box.input_text)
+        if command or _EXIT_HINT.search(footer_text):
+            rest = box.input_text[command.end() :] if command else box.input_text
+            if _SHELL_PROMPT.match(rest):
+                return "shell prompt inside Claude Code's last input box"
+    return None
+
+
 def detect_lines(lines: Sequence[str], *, faint_rows: Collection[int] = ()) -> Detection:
     """Detect the agent state from plain-text screen rows (no escape sequences).
 
@@ -508,25 +555,10 @@ def detect_lines(lines: Sequence[str], *, faint_rows: Collection[int] = ()) -> D
     frozen_flags = frozenset(flags)
     input_text = box.input_text if box is not None else None
 
-    # 0. Claude Code has exited: its last frame, then the shell (a prompt, "Resume this session")
-    last = rows[-1][1]
-    below = [line for i, line in rows if box is None or i > box.bottom_row]
-    if (
-        _SHELL_PROMPT.match(last)
-        and not last.startswith(" ")
-        and (
-            box is None
-            or any(
-                "Resume this session with" in line or line.startswith("claude --resume")
-                for line in below
-            )
-        )
-    ):
-        return Detection(
-            AgentState.UNKNOWN,
-            reason="shell prompt below Claude Code's last frame",
-            flags=frozen_flags,
-        )
+    # 0. Claude Code has exited: its last frame, then the shell (nothing may be typed there)
+    exited = _exited(rows, box, footer_text)
+    if exited:
+        return Detection(AgentState.UNKNOWN, reason=exited, flags=frozen_flags | {FLAG_EXITED})
 
     # 1. an open menu at the bottom
     menu = _numbered_menu(rows, box.prompt_row if box is not None else None)

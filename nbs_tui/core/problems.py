@@ -7,6 +7,17 @@ cannot push the others out; past ``limit`` entries the one seen longest ago is d
 
 Pure: no clock of its own (the caller passes ``now``), no I/O, no threads. The app keeps one
 on its UI thread; the log file and ``--headless`` see every report as it happens.
+
+The one route. Every backend is given a `ProblemSink` and reports nothing any other way (no
+error event of its own, no toast): the tmux fleet, each host, the sidecar (its ``error``
+events, turned into reports by the runtime), the sidecar lease, the control plane (a
+project's unreadable files, a failed pass, a listener that raised; another host's over its
+ssh channel), Claude Code's signals, the action log, notifications and the operator's
+actions. The sink they are given is `nbs_tui.runtime.runtime.Runtime.problem`: it writes the
+log line (``source: message``) and tells the runtime's listener, whose ``problem`` is the
+dashboard's `BackendProblem` (this record, the ``E`` screen, the status bar's count, a
+notification) or ``--headless``'s ``error`` line. A host's runtime names its host in the
+message first, so all three say the same words.
 """
 
 from __future__ import annotations
@@ -15,7 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 ProblemSink = Callable[[str, str], None]
-"""Where a backend reports a problem: ``sink(source, message)``, from any thread."""
+"""Where a backend reports a problem: ``sink(source, message)``, from any thread; it never
+raises (see "The one route" above)."""
 
 LIMIT = 200
 

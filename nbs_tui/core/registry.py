@@ -9,7 +9,7 @@ Paths are compared by their absolute normal form against the project folder, so 
 and ``/project/x`` are one entry; the text written is the path as given, normalised
 (``./.nbs//chat/x.chat`` becomes ``.nbs/chat/x.chat``). Symlinks are not resolved.
 
-Reading, seeding from the folder and the atomic write are :mod:`nbs_tui.files.registry_io`;
+Reading and seeding from the folder are :mod:`nbs_tui.files.registry_io`, the write :mod:`nbs_tui.files.atomic`;
 this module only edits the lines, so it stays pure.
 """
 
@@ -48,7 +48,7 @@ def normalise(path: str) -> str:
 
 class Registry:
     """A registry held in memory, edited by commands, written back with
-    :func:`nbs_tui.files.registry_io.write_atomic`.
+    :func:`nbs_tui.files.atomic.write_atomic`.
 
     Not thread-safe: the control plane owns one per (project, channel) on its own thread.
     """

@@ -4,9 +4,9 @@ The controller decides what is worth a notification (`OperatorController.notify_
 that started waiting on the operator, one that finished, ...); `nbs_tui.notify.TerminalNotifier`
 turns each into OSC sequences written into the dashboard's own output stream, in order with its
 frames (so they travel through ssh and tmux as the frames do), and runs ``notify_command``.
-Inside tmux the sequences need tmux's ``allow-passthrough``: at start, once, a thread checks it
-and says how to allow it when it is off, and with ``notify_osc = "auto"`` picks the protocols
-by the terminal tmux's client runs in.
+Inside tmux the sequences need tmux's ``allow-passthrough``: at start, once, a thread picks the
+protocols by the terminal tmux's client runs in (``notify_osc = "auto"``), then, if OSC
+sequences are among them, checks it and says how to allow it when it is off.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from nbs_tui.controller import OperatorController
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
 from nbs_tui.notify import (
+    OSC_PROTOCOLS,
     Subject,
     TerminalNotifier,
     client_terminal,
@@ -60,22 +61,25 @@ class OperatorNotifications:
     def tick(self, looking_at: PaneId | None) -> None:
         """Send what the controller says is due (twice a second, with the needs-you queue);
         nothing about the pane the operator is ``looking_at``."""
-        for note in coalesce(self._operator.notify_tick(looking_at)):
-            self.notifier.notify(note)
+        notes = coalesce(self._operator.notify_tick(looking_at))
+        self.notifier.notify_all(notes, bell_rang=self._operator.rang_bell)  # one bell per tick
 
     def toggle_mute(self, kind: NotifyKind) -> None:
         muted = self._operator.notifications.toggle_mute(kind)
         self._app.notify(f"{KIND_LABELS[kind]} notifications {'muted' if muted else 'on'}", title="Notifications", timeout=3)
 
     def _check_passthrough(self) -> None:
-        """Thread: once, say how to let notifications out of tmux when they cannot; with
-        ``notify_osc = "auto"``, choose the protocols by the terminal tmux's client runs in."""
-        problem = passthrough_problem(passthrough_state(os.environ))
-        if problem is not None:
-            self._problem("notify", problem)
+        """Thread: with ``notify_osc = "auto"``, choose the protocols by the terminal tmux's
+        client runs in; then, once, say how to let OSC notifications out of tmux when they
+        cannot (a bell needs no passthrough)."""
+        protocols = self.notifier.protocols
         if self._settings.notify_osc.strip().lower() == "auto" and (term := client_terminal(os.environ)):
             protocols = parse_protocols("auto", {"TERM": term})
             self._app.call_from_thread(setattr, self.notifier, "protocols", protocols)
+        if any(p in OSC_PROTOCOLS for p in protocols):
+            problem = passthrough_problem(passthrough_state(os.environ))
+            if problem is not None:
+                self._problem("notify", problem)
 
     def _write(self, data: str) -> None:
         """Into the dashboard's own output stream, in order with its frames."""

@@ -38,6 +38,7 @@ from nbs_tui.core.chat import (
     tail_chat,
     validate_handle,
 )
+from nbs_tui.files.atomic import write_atomic
 from nbs_tui.files.registry_io import open_regular, read_at_most
 
 
@@ -206,22 +207,14 @@ def chat_lock(path: str | os.PathLike[str], timeout: float = 10.0, poll: float =
 
 
 def _write_checked(path: str, content: bytes, before_replace: Callable[[str], None] | None = None) -> None:
-    temp = path + ".tmp"
+    """NBS's write (the module docstring): ``<chat>.tmp``, its size checked, renamed over the chat
+    (`nbs_tui.files.atomic.write_atomic`, which keeps the chat's mode; a new chat is 0600).
+    Call it holding the chat's lock."""
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        size = os.stat(temp).st_size
-        if size != len(content):
-            raise ChatError(f"{temp} is {size} bytes, expected {len(content)}")
-        if before_replace is not None:
-            before_replace(temp)
-        os.replace(temp, path)
+        write_atomic(
+            path, content, new_mode=0o600, temp_name=os.path.basename(path) + ".tmp", before_replace=before_replace
+        )
     except OSError as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
         raise ChatError(f"cannot write {path}: {error.strerror or error}") from None
 
 

@@ -137,13 +137,9 @@ class PollIntervalChanged:
     seconds: float
 
 
-@dataclass(frozen=True, slots=True)
-class PlaneError:
-    project: str | None
-    message: str
-
-
-ControlEvent = SnapshotChanged | HistoryAppended | RegistryChanged | PauseChanged | PollIntervalChanged | PlaneError
+ControlEvent = SnapshotChanged | HistoryAppended | RegistryChanged | PauseChanged | PollIntervalChanged
+"""What the control plane tells its listener. Its failures are not events: they go to its problem
+sink (`nbs_tui.core.problems`), as every backend's do."""
 Listener = Callable[[ControlEvent], None]
 
 
@@ -184,7 +180,5 @@ def event_as_json(event: ControlEvent) -> dict[str, Any]:
         }
     if isinstance(event, PauseChanged):
         return {"event": "pause-changed", "project": event.project, "paused": event.paused}
-    if isinstance(event, PollIntervalChanged):
-        return {"event": "poll-interval", "project": event.project, "channel": event.channel, "seconds": event.seconds}
-    return {"event": "control-error", "project": event.project, "message": event.message}
+    return {"event": "poll-interval", "project": event.project, "channel": event.channel, "seconds": event.seconds}
 

@@ -16,9 +16,10 @@ pokes the plane thread; a slow rescan (every ``rescan_interval`` seconds) catche
 watcher misses (a ``.nbs/`` that appears later, chats outside ``.nbs/``, a watcher that died).
 
 The plane thread takes typed commands (frozen dataclasses) from one queue. The listener is
-called **on the plane thread** with frozen-dataclass events; if it raises, the failure is
-logged and reported to the ``problem(source, message)`` sink when one is given, else as a
-:class:`PlaneError` (``control-error``) to the listener; never printed under the UI. In a Textual
+called **on the plane thread** with frozen-dataclass events. Every failure (a project's files
+that cannot be read or written, a pass that raised, a listener that raised) is reported to the
+``problem(source, message)`` sink, source ``control plane``, and to nothing else (the one route:
+`nbs_tui.core.problems`); without a sink it goes to the log. Never printed under the UI. In a Textual
 app, forward them to the UI thread: ``ControlPlane(settings, lambda e: app.post_message(
 ControlPlaneEvent(e)))`` (Textual's ``post_message`` is thread-safe) or use
 ``app.call_from_thread``. Never block in the listener. Query methods (:meth:`snapshot`,
@@ -36,7 +37,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 
@@ -44,6 +45,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.chat import ChatError, ChatMessage
 from nbs_tui.core.control import Verb
 from nbs_tui.core.inbox import DEFAULT_MAX_LINE
+from nbs_tui.core.problems import ProblemSink
 from nbs_tui.files.chat_io import create_chat as io_create_chat
 from nbs_tui.files.chat_io import is_chat_file
 from nbs_tui.files.chat_io import post_message as io_post_message
@@ -53,8 +55,10 @@ from nbs_tui.files.control_edit import (
     REGISTRY,
     append_command,
     check_path,
+    inbox_path,
     is_registered,
     pause_path,
+    registry_path,
     write_pause,
 )
 from nbs_tui.files.control_events import (
@@ -67,7 +71,6 @@ from nbs_tui.files.control_events import (
     HistoryEntry,
     Listener,
     PauseChanged,
-    PlaneError,
     PlaneSnapshot,
     PollIntervalChanged,
     ProjectSnapshot,
@@ -75,8 +78,10 @@ from nbs_tui.files.control_events import (
     SnapshotChanged,
     event_as_json,
 )
+from nbs_tui.files.control_port import ControlPlanePort
 from nbs_tui.files.control_sync import PlaneSync
 from nbs_tui.files.control_watch import WATCH_STEP_MS
+from nbs_tui.logs import log_problem
 
 __all__ = [
     "INBOX",
@@ -87,12 +92,12 @@ __all__ = [
     "ControlEvent",
     "ControlPlane",
     "ControlPlaneError",
+    "ControlPlanePort",
     "EntryStatus",
     "HistoryAppended",
     "HistoryEntry",
     "Listener",
     "PauseChanged",
-    "PlaneError",
     "PlaneSnapshot",
     "PollIntervalChanged",
     "ProjectSnapshot",
@@ -103,8 +108,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-ProblemSink = Callable[[str, str], None]
-"""``problem(source, message)``: where a backend reports an error for the operator to see."""
+SOURCE = "control plane"
+"""The source of every problem the control plane reports."""
 
 
 # -- commands to the plane thread (frozen: they cross threads) ---------------------------------
@@ -178,14 +183,15 @@ class _WatchFailed:
 _Command = _Rescan | _Stop | _Flush | _Refresh | _PaneDirs | _Scanned | _OwnLine | _Saved | _WatchFailed | _Acting
 
 NOT_SAVED = "not saved yet"
-"""In what an edit returns when its line is in the inbox but the registry could not be written
-(a read-only .nbs/, a full disk): the plane keeps the change and writes it again every cycle."""
+"""In what an edit returns when its line is in the inbox but the registry does not hold it: this
+plane could not write it (a read-only .nbs/, a full disk: it writes it again every cycle), the
+process that applies the inbox did not save it in time, or this plane is too busy to say."""
 
 SAVE_WAIT = 5.0
-"""Longest an edit waits for the plane thread to apply its line and say whether it was saved."""
+"""Longest an edit waits to know its line was applied and the registry saved."""
 
 
-class ControlPlane:
+class ControlPlane(ControlPlanePort):
     """Watches and steers the control files of every project; see the module docstring.
 
     Lifecycle: ``plane = ControlPlane(settings, listener)``, ``plane.start()``, then
@@ -211,8 +217,8 @@ class ControlPlane:
         self.settings = settings
         self.operator_handle = operator_handle
         self._listener = listener
-        self._problem = problem
-        self._reporting = False
+        self._problem: ProblemSink = problem or log_problem
+        """Where every failure goes (`nbs_tui.core.problems`); the log when nobody is given."""
         self._rescan_interval = rescan_interval
         self._queue: queue.Queue[_Command] = queue.Queue()
         self._pending: set[str] = set()
@@ -220,9 +226,12 @@ class ControlPlane:
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._write_lock = threading.Lock()
+        self._snapshot_changed = threading.Condition()
+        """Notified on the plane thread at every new snapshot (an edit waits on it)."""
         self._sync = PlaneSync(
             settings.projects,
             self._emit,
+            self._report_problem,
             self._request_refresh,
             lambda root, message: self._queue.put(_WatchFailed(root, message)),
             max_line=max_line,
@@ -291,30 +300,8 @@ class ControlPlane:
     def history(self) -> tuple[HistoryEntry, ...]:
         return self._sync.history()
 
-    def project_for_dir(self, path: str | os.PathLike[str]) -> ProjectSnapshot | None:
-        return self._sync.snapshot.project(path)
-
-    def project_for_pane(self, pane_id: str) -> ProjectSnapshot | None:
-        for project in self._sync.snapshot.projects:
-            if pane_id in project.panes:
-                return project
-        return None
-
-    def poll_interval(self, project: str | os.PathLike[str]) -> float | None:
-        """The project's ``set-poll-interval`` (None: none given; use settings.poll_interval)."""
-        found = self._sync.snapshot.project(project)
-        return found.poll_interval if found else None
-
-    def poll_interval_for_pane(self, pane_id: str) -> float | None:
-        found = self.project_for_pane(pane_id)
-        return found.poll_interval if found else None
-
     def is_paused(self, project: str | os.PathLike[str]) -> bool:
         return os.path.exists(pause_path(os.path.realpath(project)))
-
-    def is_pane_paused(self, pane_id: str) -> bool:
-        found = self.project_for_pane(pane_id)
-        return bool(found and self.is_paused(found.root))
 
     # -- edits (caller's thread) ---------------------------------------------------------------
 
@@ -322,10 +309,11 @@ class ControlPlane:
         """Register a chat by appending ``register-chat <path>`` to the project's inbox.
 
         The path (relative to the project, or absolute) must name an existing nbs-chat file not
-        yet registered in that channel. Returns the line written; when this process applies it
-        and the registry cannot be written, the line followed by `NOT_SAVED`, why, and that it is
-        retried. Waits (up to `SAVE_WAIT`) for the plane: call from a thread worker. Raises
-        ControlPlaneError."""
+        yet registered in that channel. Returns the line written once the registry holds the
+        change; otherwise the line followed by `NOT_SAVED` and why (this process could not write
+        the registry and retries; the process holding the sidecar lease, which applies the inbox
+        then, did not save it within `SAVE_WAIT`; this plane was too busy to say). Waits up to
+        `SAVE_WAIT`: call from a thread worker. Raises ControlPlaneError."""
         root, written = check_path(project, path)
         target = os.path.join(root, written)
         if not os.path.isfile(target):
@@ -390,21 +378,40 @@ class ControlPlane:
         return paused
 
     def _append_command(self, root: str, channel: str, verb: Verb, path: str) -> str:
+        """Append the edit's line, then say whether the registry holds it: the operator must not
+        read "done" while the line is only in the inbox."""
         line, offset = append_command(root, channel, verb, path, self._write_lock)
         self._queue.put(_OwnLine(root, channel, offset, "nbs-tui"))
         self._request_refresh(root)
         if self._thread is None or not self._thread.is_alive():
             return line  # nobody to apply it yet: the first pass will
+        deadline = time.monotonic() + SAVE_WAIT
         answer: Future[str | None] = Future()
         self._queue.put(_Saved(root, channel, offset, answer))
         try:
             why = answer.result(SAVE_WAIT)
         except TimeoutError:  # concurrent.futures' own since 3.11
-            return line  # a long replay: the history says how it went
+            return f"{line} ({NOT_SAVED}: the control plane is busy (a long replay?); its history says when it is)"
+        if why is None:
+            # Another process applies the inbox (it holds the sidecar lease): its registry file,
+            # as this plane reads it again, says whether the change was saved.
+            if self._registry_shows(root, channel, path, verb is Verb.REGISTER_CHAT, deadline):
+                return line
+            registry, inbox = os.path.basename(registry_path(root, channel)), os.path.basename(inbox_path(root, channel))
+            why = f"{registry} does not show it after {SAVE_WAIT:.0f} s; the nbs-tui holding the sidecar lease applies {inbox}"
+            return f"{line} ({NOT_SAVED}: {why})"
         if why:
-            # the operator must not read "done": the line is in the inbox, the registry is not
             return f"{line} ({NOT_SAVED}: {why}; retried every few seconds until it is)"
         return line
+
+    def _registry_shows(self, root: str, channel: str, path: str, registered: bool, deadline: float) -> bool:
+        """Wait until the channel's registry lists ``path`` (or no longer does), as this plane
+        reads it; False at ``deadline``."""
+        with self._snapshot_changed:
+            return self._snapshot_changed.wait_for(
+                lambda: is_registered(self._sync.snapshot, root, channel, "chat", path) == registered,
+                max(0.0, deadline - time.monotonic()),
+            )
 
     def _request_refresh(self, root: str | None) -> None:
         key = root or "*"
@@ -417,6 +424,9 @@ class ControlPlane:
     # -- the plane thread ----------------------------------------------------------------------
 
     def _emit(self, event: ControlEvent) -> None:
+        if isinstance(event, SnapshotChanged):
+            with self._snapshot_changed:
+                self._snapshot_changed.notify_all()
         if self._listener is None:
             return
         try:
@@ -425,26 +435,17 @@ class ControlPlane:
             self._listener_failed(event, error)
 
     def _listener_failed(self, event: ControlEvent, error: Exception) -> None:
-        """Log a listener's failure (with its traceback) and report it where the operator looks:
-        to the problem sink when there is one, else as a PlaneError to the listener (once: if
-        that fails too, the log has it)."""
+        """Log a listener's failure (with its traceback) and report it where the operator looks."""
         message = f"the listener failed on {type(event).__name__}: {type(error).__name__}: {error}"
         log.error("control plane: %s", message, exc_info=error)
-        if self._problem is not None:
-            try:
-                self._problem("control plane", message)
-            except Exception:
-                log.exception("control plane: the problem sink failed")
-            return
-        if self._reporting or self._listener is None:
-            return
-        self._reporting = True
+        self._report_problem(message)
+
+    def _report_problem(self, message: str) -> None:
+        """A failure, to the problem sink (any thread)."""
         try:
-            self._listener(PlaneError(None, f"control plane: {message}"))
-        except Exception:
-            log.exception("control plane: the listener failed on the report of its own failure")
-        finally:
-            self._reporting = False
+            self._problem(SOURCE, message)
+        except Exception:  # a sink must not raise; if it does, the log still has the problem
+            log.exception("control plane: the problem sink failed on: %s", message)
 
     def _run(self) -> None:
         next_rescan = time.monotonic() + self._rescan_interval
@@ -460,7 +461,7 @@ class ControlPlane:
                 self._handle(command)
             except Exception as error:  # never let one bad file stop the plane
                 log.exception("control plane: %s failed", type(command).__name__)
-                self._emit(PlaneError(None, f"control plane: {type(error).__name__}: {error}"))
+                self._report_problem(f"{type(error).__name__}: {error}")
             if isinstance(command, _Rescan):
                 next_rescan = time.monotonic() + self._rescan_interval
         self._sync.stop_watchers()

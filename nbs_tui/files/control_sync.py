@@ -4,7 +4,8 @@ chat summaries, publish snapshots.
 Everything here runs on the one plane thread (:mod:`nbs_tui.files.control_plane` owns it and
 feeds it typed commands), so nothing here takes a lock except around the history, which other
 threads read. Events go out through ``emit``; a problem with one project's files is set on that
-project and emitted as a :class:`PlaneError`, never raised to the loop.
+project (its snapshot shows it) and reported through ``report`` (the control plane's problem
+sink), once until it changes, never raised to the loop.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from nbs_tui.core.chat import ChatSummary, ChatTail
 from nbs_tui.core.control import Outcome, ParsedLine, Replay, Result, process_line
 from nbs_tui.core.inbox import InboxLine, InboxNotice
 from nbs_tui.core.registry import Registry, RegistryEntry
+from nbs_tui.files.atomic import stale_temp_files, write_atomic
 from nbs_tui.files.chat_io import summarise_from
 from nbs_tui.files.control_edit import HANDLE, INBOX, PAUSE, REGISTRY, inbox_path, registry_path
 from nbs_tui.files.control_events import (
@@ -31,7 +33,6 @@ from nbs_tui.files.control_events import (
     HistoryAppended,
     HistoryEntry,
     PauseChanged,
-    PlaneError,
     PlaneSnapshot,
     PollIntervalChanged,
     ProjectSnapshot,
@@ -40,7 +41,7 @@ from nbs_tui.files.control_events import (
 )
 from nbs_tui.files.control_watch import ProjectWatcher, identity
 from nbs_tui.files.inbox_reader import ForwardReader
-from nbs_tui.files.registry_io import read_text, seed_entries, stale_temp_files, write_atomic
+from nbs_tui.files.registry_io import read_text, seed_entries
 
 _SLICE = 4 * 1024 * 1024
 """Inbox bytes read per step, so a huge backlog is taken in slices."""
@@ -104,6 +105,7 @@ class PlaneSync:
         self,
         projects: Iterable[str | os.PathLike[str]],
         emit: Callable[[ControlEvent], None],
+        report: Callable[[str], None],
         on_change: Callable[[str], None],
         on_watch_error: Callable[[str, str], None],
         *,
@@ -115,6 +117,7 @@ class PlaneSync:
         step_ms: int,
     ) -> None:
         self._emit = emit
+        self._report = report
         self._on_change = on_change
         self._on_watch_error = on_watch_error
         self._max_line = max_line
@@ -253,7 +256,7 @@ class PlaneSync:
         try:
             return self._refresh_project(project)
         except Exception as error:
-            self._set_error(project, f"control plane: {type(error).__name__}: {error}")
+            self._set_error(project, f"{project.root}: {type(error).__name__}: {error}")
             return True
 
     def _refresh_project(self, project: _Project) -> bool:
@@ -396,7 +399,7 @@ class PlaneSync:
             if project.error == message:
                 return
             project.error = message
-        self._emit(PlaneError(project.root if project else None, message))
+        self._report(message)
 
     def _reload_registry(self, project: _Project, channel: _Channel) -> bool:
         """Pick up a hand edit of the registry file."""

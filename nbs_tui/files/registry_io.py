@@ -1,25 +1,17 @@
-"""The registry's files: read a control file safely, list what to seed, replace atomically.
-
-Every write replaces the whole file atomically (temporary file in the same folder, fsync,
-``os.replace``, fsync of the folder), so a crash at any moment leaves the old or the new
-registry on disk, never a torn one. A FIFO or a device where a control file belongs is refused
+"""The registry's files: read a control file safely, list what to seed. Writes replace the whole
+file with `nbs_tui.files.atomic.write_atomic` (a crash at any moment leaves the old or the new
+registry on disk, never a torn one). A FIFO or a device where a control file belongs is refused
 rather than read (a plain ``open`` of a FIFO blocks forever). The registry's lines themselves
 are :mod:`nbs_tui.core.registry`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
-
-_TEMP_PREFIX = "."
-_TEMP_SUFFIX = ".tmp"
 
 
 def seed_entries(project: str | os.PathLike[str]) -> list[tuple[str, str]]:
@@ -107,57 +99,3 @@ def read_text(path: str | os.PathLike[str]) -> str | None:
     if len(data) > MAX_CONTROL_FILE:
         raise OSError(errno.EFBIG, f"larger than {MAX_CONTROL_FILE >> 20} MiB", os.fspath(path))
     return data.decode("utf-8", errors="surrogateescape")
-
-
-def write_atomic(
-    path: str | os.PathLike[str],
-    text: str,
-    *,
-    before_replace: Callable[[str], None] | None = None,
-) -> None:
-    """Replace ``path`` with ``text`` so that readers see the old or the new file, never a mix.
-
-    ``before_replace`` is a test hook called with the temporary file's name after it is
-    written and synced, just before the rename (a test can crash the process there).
-    Raises OSError (e.g. PermissionError on a read-only ``.nbs/``); the old file is untouched.
-    """
-    target = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(target))
-    try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        mode = 0o644
-    fd, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX + os.path.basename(target) + ".", suffix=_TEMP_SUFFIX, dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8", errors="surrogateescape"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        if before_replace is not None:
-            before_replace(temp)
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-
-
-def stale_temp_files(path: str | os.PathLike[str]) -> list[Path]:
-    """Temporary files :func:`write_atomic` left behind for ``path`` (after a crash)."""
-    target = Path(path)
-    prefix = _TEMP_PREFIX + target.name + "."
-    try:
-        return sorted(
-            target.parent / name
-            for name in os.listdir(target.parent)
-            if name.startswith(prefix) and name.endswith(_TEMP_SUFFIX)
-        )
-    except OSError:
-        return []

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.core.lease import LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.problems import ProblemSink
 from nbs_tui.files.control_plane import ControlEvent
 from nbs_tui.sidecar.runner import SidecarEvent
 from nbs_tui.tmux.port import FleetListener, FleetPort
@@ -122,3 +123,6 @@ class RuntimeOptions:
     mirror: bool = True
     """This process shows pane screens (the dashboard). False (``--headless``, the service):
     the fleet asks tmux for no pane output at all and the sidecar reads panes by capture."""
+    problems: ProblemSink | None = None
+    """Where this runtime's problems go instead of its own log line and listener: a host's
+    runtime (`nbs_tui.runtime.hosts`) reports through the dashboard's, its host named first."""

@@ -16,9 +16,10 @@ object on stdout::
     {"event": "error", "pane": "", "source": "sidecar", "message": "%5 poll: ..."}
 
 plus ``start`` (with the watched ``hosts``)/``stop``, ``connection`` (tmux lost or back), one ``error`` line for every problem
-a backend reports (with its ``source``: ``tmux``, ``sidecar``, ``control plane``, ``Claude Code
-signals``; the same goes to the log file), and the control plane's events (``registry-changed``,
-``pause-changed``, ``poll-interval``, ``control-history``, ``control-error``), and ``lease`` when the
+a backend reports (with its ``source``: ``tmux``, ``sidecar``, ``sidecar lease``, ``control
+plane``, ``Claude Code signals``, ``action log``, ``log file``...; the same line goes to the log
+file: `nbs_tui.core.problems`), and the control plane's events (``registry-changed``,
+``pause-changed``, ``poll-interval``, ``control-history``), and ``lease`` when the
 server's sidecar lease changes hands (``acting``: this process now acts; docs/lease.md). With
 several hosts, pane ids of a host other than this one are qualified (``"pane": "hosta:%3"``) and
 each host's connection and lease is one ``host`` line when it changes (``connection`` then says

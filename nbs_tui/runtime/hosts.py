@@ -11,6 +11,8 @@ one fleet of qualified pane ids (``hosta:%3``; the local host keeps ``%3``:
   host's last pane list (an offline host keeps its last view) and hands the runtime's listener
   the whole fleet in host order, the connection as a whole (connected while any host is) and,
   to a listener that has ``hosts_changed``, every host's connection and lease (`HostState`);
+  each host's problems go, named by host, to the dashboard runtime's problem sink (which logs
+  them and tells the listener: `nbs_tui.core.problems`);
 * `HostsFleet` is the `FleetPort` over the hosts' fleets: it routes a qualified id to its host;
 * `HostsSidecar` is what the app and the operator ask of the sidecars, routed the same way;
 * `HostsTmux` routes the operator's own tmux commands (pane checks, pastes) to the pane's host.
@@ -33,6 +35,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.hosts import LOCAL, HostSpec, HostState, qualify_pane_id, split_pane_id
 from nbs_tui.core.lease import LeaseValue, describe_holder
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
+from nbs_tui.core.problems import ProblemSink
 from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions, SidecarRole
 from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.sidecar.runner import EMPTY_SNAPSHOT, SidecarEvent, SidecarRunner, SidecarSnapshot
@@ -44,7 +47,7 @@ if TYPE_CHECKING:
     from nbs_tui.core.detect import CapturedScreen
     from nbs_tui.core.screen import PaneScreen
     from nbs_tui.core.sidecar import SidecarStatus
-    from nbs_tui.files.control_plane import ControlEvent, ControlPlane
+    from nbs_tui.files.control_plane import ControlEvent, ControlPlanePort
     from nbs_tui.runtime.remote_plane import HostsControl
 
 log = logging.getLogger(__name__)
@@ -54,7 +57,7 @@ class HostRuntime(Protocol):
     """What `HostsRuntime` needs of one host's runtime (an `nbs_tui.runtime.runtime.Runtime`)."""
 
     fleet: FleetPort | None
-    control_plane: ControlPlane | None
+    control_plane: ControlPlanePort | None
     claude: ClaudeSignals | None
     sidecar: SidecarRunner | None
     lease: SidecarLease | None
@@ -78,9 +81,11 @@ MakeRuntime = Callable[[Settings, RuntimeListener, RuntimeOptions], HostRuntime]
 class HostsHub:
     """Every host's news, qualified and merged, for the runtime's one listener (module docstring)."""
 
-    def __init__(self, hosts: Sequence[HostSpec], listener: RuntimeListener) -> None:
+    def __init__(self, hosts: Sequence[HostSpec], listener: RuntimeListener, problem: ProblemSink) -> None:
         self.hosts = tuple(hosts)
         self.listener = listener
+        self.problem = problem
+        """The dashboard runtime's problem sink: every host's problems, named, go there."""
         self._lock = threading.Lock()
         self._panes: dict[str, tuple[PaneInfo, ...]] = {h.name: () for h in hosts}
         self._states: dict[str, HostState] = {h.name: HostState(h.name) for h in hosts}
@@ -153,8 +158,9 @@ class HostListener:
         self.hub.listener.control_event(control.merge(event) if control is not None else event)
 
     def problem(self, source: str, message: str) -> None:
+        """This host's runtime's problem sink (`RuntimeOptions.problems`): named, then on."""
         named = message if message.startswith(f"{self.name}:") else f"{self.name}: {message}"
-        self.hub.listener.problem(source, named)
+        self.hub.problem(source, named)
 
     def lease_changed(self, holder: LeaseValue, acting: bool) -> None:
         self.hub.state_changed(self.name, lease=describe_holder(holder, acting), acting=acting)
@@ -326,14 +332,19 @@ class HostsRuntime:
         settings: Settings,
         options: RuntimeOptions,
         make_runtime: MakeRuntime,
+        problem: ProblemSink,
     ) -> None:
-        self.hub = HostsHub(hosts, listener)
+        self.hub = HostsHub(hosts, listener, problem)
         self.runtimes: dict[str, tuple[HostSpec, HostRuntime]] = {}
         for host in hosts:
             narrowed_settings = replace(settings, hosts=(host,), host_choice=(host.name,), server=host.server)
             local = host.is_local  # this machine's files: only its runtime reads them
-            narrowed = replace(options, control_plane=options.control_plane and local, claude=options.claude and local)
-            self.runtimes[host.name] = (host, make_runtime(narrowed_settings, self.hub.for_host(host), narrowed))
+            listens = self.hub.for_host(host)
+            narrowed = replace(
+                options, control_plane=options.control_plane and local, claude=options.claude and local,
+                problems=listens.problem,
+            )  # fmt: skip
+            self.runtimes[host.name] = (host, make_runtime(narrowed_settings, listens, narrowed))
         for _host, runtime in self.runtimes.values():
             runtime.build()
         self._remote_planes(options.control_plane)
@@ -380,7 +391,7 @@ class HostsRuntime:
                 runtime.start()
             except Exception as error:  # e.g. no tmux here: that host is out, the others go on
                 log.exception("host %s did not start", name)
-                self.hub.for_host(_host).problem("tmux", f"did not start: {error}")
+                runtime.problem("tmux", f"did not start: {error}")
                 self.hub.state_changed(name, connected=False, message=f"{name}: {error}")
 
     def wait_started(self, timeout: float) -> bool:

@@ -3,15 +3,16 @@
 * `serve_stdio` is the host's end (``nbs-tui serve-stdio``, run over the host's ssh
   ControlMaster): a *viewer* `ControlPlane` for the project folders of that host's panes (only the
   lease holder, the host's own service, applies inboxes: docs/lease.md). Out, one JSON object a
-  line: ``snapshot``, ``history``, ``error``, ``reply``. In: ``pane-dirs`` and ``call`` (an edit:
+  line: ``snapshot``, ``history``, ``error`` (a problem of its plane: ``source``, ``message``),
+  ``reply``. In: ``pane-dirs`` and ``call`` (an edit:
   register/unregister/create a chat, post to one, pause); edits append to the host's files there.
 * `RemoteControlPlane` is this machine's proxy for one host: what the Control view asks of a
   `ControlPlane`, fed by that channel; paths and panes named ``host:/path``, ``host:%3``; the
   channel is opened again whenever ssh drops.
 * `HostsControl` puts this machine's plane and the hosts' proxies into one for the Control view.
 
-The proxies subclass `ControlPlane` only to be accepted where one is typed; they override every
-method the app and the widgets call and never start a plane of their own.
+The proxies are `ControlPlanePort`s beside `ControlPlane`, not kinds of it: each has its own
+constructor and state, and neither starts a plane of its own.
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from nbs_tui.config import Settings
 from nbs_tui.core.chat import ChatFile, ChatMessage, parse_chat, parse_cursors
+from nbs_tui.core.problems import ProblemSink
 from nbs_tui.core.text import loads_json
 from nbs_tui.files.chat_io import read_settled
 from nbs_tui.files.control_events import (
@@ -42,12 +44,12 @@ from nbs_tui.files.control_events import (
     HistoryAppended,
     HistoryEntry,
     Listener,
-    PlaneError,
     PlaneSnapshot,
     ProjectSnapshot,
     SnapshotChanged,
 )
 from nbs_tui.files.control_plane import ControlPlane
+from nbs_tui.files.control_port import ControlPlanePort
 from nbs_tui.files.control_wire import (
     decode_entries,
     decode_snapshot,
@@ -95,11 +97,10 @@ def serve_stdio(settings: Settings, stdin: IO[str] | None = None, stdout: IO[str
             send({"t": "snapshot", "snapshot": encode_snapshot(event.snapshot)})
         elif isinstance(event, HistoryAppended):
             send(encode_history(event.entries))
-        elif isinstance(event, PlaneError):
-            send({"t": "error", "project": event.project, "message": event.message})
 
+    # every failure of the host's plane goes to its problem sink: here, the channel's error lines
     plane = ControlPlane(settings, listener, problem=lambda source, message: send(
-        {"t": "error", "project": None, "message": f"{source}: {message}"}))  # fmt: skip
+        {"t": "error", "source": source, "message": message}))  # fmt: skip
     plane.set_acting(False)  # a viewer: the host's own service applies the inboxes
     plane.start()
     send({"t": "hello", "pid": os.getpid()})
@@ -165,40 +166,19 @@ def _history_key(entry: HistoryEntry, seq: int | None) -> HistoryKey:
 # -- this machine's proxy for one host ------------------------------------------------------------
 
 
-class _Facade(ControlPlane):
-    """Queries over `snapshot` alone (the base reads its own plane's state, which a facade lacks)."""
-
-    def project_for_dir(self, path: str | os.PathLike[str]) -> ProjectSnapshot | None:
-        return self.snapshot().project(path)
-
-    def project_for_pane(self, pane_id: str) -> ProjectSnapshot | None:
-        return next((p for p in self.snapshot().projects if pane_id in p.panes), None)
-
-    def poll_interval(self, project: str | os.PathLike[str]) -> float | None:
-        found = self.snapshot().project(project)
-        return found.poll_interval if found else None
-
-    def poll_interval_for_pane(self, pane_id: str) -> float | None:
-        found = self.project_for_pane(pane_id)
-        return found.poll_interval if found else None
-
-    def is_pane_paused(self, pane_id: str) -> bool:
-        found = self.project_for_pane(pane_id)
-        return bool(found and self.is_paused(found.root))
-
-
-class RemoteControlPlane(_Facade):
-    """One host's control plane over ``ssh HOST nbs-tui serve-stdio`` (module docstring)."""
+class RemoteControlPlane(ControlPlanePort):
+    """One host's control plane over ``ssh HOST nbs-tui serve-stdio`` (module docstring): its
+    snapshot and history as the host last sent them, its edits sent there to be done."""
 
     def __init__(
         self,
         host: HostSpec,
         runner: SshTmuxRunner | None,
         listener: Listener,
-        problem: Callable[[str, str], None],
+        problem: ProblemSink,
         *,
         operator_handle: str = "operator",
-    ) -> None:  # no super().__init__(): no plane runs here
+    ) -> None:
         self.host = host
         self.name = host.name
         self.runner = runner
@@ -395,9 +375,8 @@ class RemoteControlPlane(_Facade):
                     # A replay holds at most the host's newest HISTORY_KEEP, all among ours.
                     self._seen = set(self._history_keys)
                 self._emit(HistoryAppended(tuple(fresh)))
-        elif kind == "error":
-            project = record.get("project")
-            self._emit(PlaneError(self.qualify(project) if project else None, f"{self.name}: {record.get('message', '')}"))
+        elif kind == "error":  # the host's problem, to this dashboard's problem sink, named
+            self._report(str(record.get("source") or "control plane"), f"{self.name}: {record.get('message', '')}")
         elif kind == "reply":
             waiting = self._calls.pop(int(record.get("id", -1)), None)
             if waiting is not None:
@@ -489,19 +468,19 @@ def _not_installed(host: str) -> str:
 # -- this machine's plane and the hosts' proxies as one -------------------------------------------
 
 
-class HostsControl(_Facade):
+class HostsControl(ControlPlanePort):
     """The Control view's one plane over every host's (module docstring); routes edits by path."""
 
-    def __init__(self, local: ControlPlane | None, remotes: Sequence[RemoteControlPlane]) -> None:  # no plane here
+    def __init__(self, local: ControlPlanePort | None, remotes: Sequence[RemoteControlPlane]) -> None:
         self.local = local
         self.remotes = tuple(remotes)
         self.operator_handle = local.operator_handle if local is not None else (
             remotes[0].operator_handle if remotes else "operator")  # fmt: skip
 
-    def _parts(self) -> list[ControlPlane]:
+    def _parts(self) -> list[ControlPlanePort]:
         return ([self.local] if self.local is not None else []) + list(self.remotes)
 
-    def _route(self, path: str | os.PathLike[str]) -> ControlPlane:
+    def _route(self, path: str | os.PathLike[str]) -> ControlPlanePort:
         for remote in self.remotes:
             if remote.owns(path):
                 return remote

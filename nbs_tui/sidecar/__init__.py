@@ -2,8 +2,10 @@
 
 Owns: `runner.SidecarRunner` (the once-a-second tick over every agent pane: detection,
 ``/nbs-poll``, plan menus, ``\\nbs-`` lines, stuck agents, usage limits, the operator's queued
-requests), `lease` (`SidecarLease`: the runner's link to the server's lease and to what viewers
-write into tmux), `heartbeat` (`LeaseHeartbeat`: holding, renewing and watching the lease in a
+requests), joined from one module per concern: `state` (what they share), `events`
+(`SidecarEvent`, `SidecarSnapshot`), `operator_queue`, `live`, `actions`, `limits`, `stuck`
+and `lease_sync`; `lease` (`SidecarLease`: the runner's link to the server's lease and to
+what viewers write into tmux), `heartbeat` (`LeaseHeartbeat`: holding, renewing and watching the lease in a
 tmux option), and `pane_options` (the switches every view writes and the state the holder
 publishes, as tmux options).
 

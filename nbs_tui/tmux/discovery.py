@@ -6,20 +6,18 @@ agent detection walks ``/proc`` below each pane's shell.
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 from nbs_tui.core.model import PaneInfo, ServerAddress
+from nbs_tui.core.process_tree import walk
 from nbs_tui.core.text import printable
+from nbs_tui.files.proc import PROC, ProcShortage, children, read_or_none
 from nbs_tui.tmux.port import TmuxUnavailable
 from nbs_tui.tmux.runner import TmuxRunner
-
-_T = TypeVar("_T")
 
 SEP = "\x1f"
 """Field separator in our formats: a control character tmux never lets into names or titles."""
@@ -192,7 +190,7 @@ def filter_sessions(panes: Iterable[DiscoveredPane], sessions: Sequence[str]) ->
 # -- agent detection --------------------------------------------------------------------------
 
 
-def agent_verdict(info: PaneInfo, proc: Path = Path("/proc"), *, walk: bool = True) -> tuple[bool, bool]:
+def agent_verdict(info: PaneInfo, proc: Path = PROC, *, walk: bool = True) -> tuple[bool, bool]:
     """Whether Claude Code runs in the pane, and whether that is sure.
 
     The process tree decides when it can be read: a ``claude`` executable (or a command line
@@ -206,7 +204,7 @@ def agent_verdict(info: PaneInfo, proc: Path = Path("/proc"), *, walk: bool = Tr
         return False, True
     try:
         found = agent_in_process_tree(info.pid, proc) if walk else None
-    except _Unsure:
+    except ProcShortage:
         found, certain = None, False
     else:
         certain = True
@@ -217,60 +215,35 @@ def agent_verdict(info: PaneInfo, proc: Path = Path("/proc"), *, walk: bool = Tr
     return bool(info.title) and info.title[0] in TITLE_MARKS and "claude" in info.title.lower(), certain
 
 
-class _Unsure(Exception):
-    """/proc could not be read for want of resources: the walk's answer would be a guess."""
-
-
-_SHORT_OF = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EAGAIN})
-"""Errors that say nothing about the process, only about us (a gone process: ENOENT, ESRCH)."""
-
-
-def _read(read: Callable[[], _T]) -> _T | None:
-    """``read()``, None when the process is gone or hidden, `_Unsure` when we are short of
-    resources."""
-    try:
-        return read()
-    except OSError as error:
-        if error.errno in _SHORT_OF:
-            raise _Unsure from error
-        return None
-
-
-def agent_in_process_tree(pid: int, proc: Path = Path("/proc"), limit: int = 64) -> bool | None:
+def agent_in_process_tree(pid: int, proc: Path = PROC, limit: int = 64) -> bool | None:
     """True/False from a walk of ``pid`` and its descendants; None if ``pid`` is unreadable.
-    Raises `_Unsure` when /proc could not be read for want of resources and no agent was seen."""
+    Raises `ProcShortage` when /proc could not be read for want of resources and no agent was
+    seen (an agent found further on is still sure, so the walk goes on past such a read)."""
     if pid <= 0 or not (proc / str(pid)).exists():
         return None
-    seen = 0
-    todo = [pid]
-    unsure: _Unsure | None = None
-    while todo and seen < limit:
-        current = todo.pop()
-        seen += 1
+    short: list[ProcShortage] = []
+
+    def below(current: int) -> list[int]:
+        try:
+            return children(current, proc)
+        except ProcShortage as error:
+            short.append(error)
+            return []
+
+    for current in walk(pid, below, limit):
         try:
             if _is_claude_process(proc / str(current)):
                 return True
-            todo.extend(_children(proc, current))
-        except _Unsure as error:
-            unsure = error  # keep walking: an agent found further on is still sure
-    if unsure is not None:
-        raise unsure
+        except ProcShortage as error:
+            short.append(error)
+    if short:
+        raise short[0]
     return False
 
 
-def _children(proc: Path, pid: int) -> list[int]:
-    kids: list[int] = []
-    tasks = _read(lambda: os.listdir(proc / str(pid) / "task"))
-    for tid in tasks or ():
-        text = _read(lambda tid=tid: (proc / str(pid) / "task" / tid / "children").read_text())  # type: ignore[misc]
-        if text is not None:
-            kids.extend(int(k) for k in text.split())
-    return kids
-
-
 def _is_claude_process(path: Path) -> bool:
-    comm = _read(lambda: (path / "comm").read_text().strip())
-    raw = _read(lambda: (path / "cmdline").read_bytes()) if comm is not None else None
+    comm = read_or_none(lambda: (path / "comm").read_text().strip())
+    raw = read_or_none(lambda: (path / "cmdline").read_bytes()) if comm is not None else None
     if comm is None or raw is None:
         return False
     if comm == "claude":

@@ -28,10 +28,10 @@ from textual.widgets.option_list import Option
 
 from nbs_tui.core.registry import normalise
 from nbs_tui.files.chat_io import is_chat_file
-from nbs_tui.files.control_plane import NOT_SAVED, ControlPlane, ControlPlaneError
+from nbs_tui.files.control_plane import NOT_SAVED, ControlPlaneError, ControlPlanePort
 
 
-def check_chat_path(plane: ControlPlane, project: str, path: str, channel: str = "") -> tuple[bool, str]:
+def check_chat_path(plane: ControlPlanePort, project: str, path: str, channel: str = "") -> tuple[bool, str]:
     """What registering ``path`` in ``project`` would do, for the live hint under the input."""
     if not path.strip():
         return False, "type a path, e.g. .nbs/chat/team.chat"
@@ -108,7 +108,7 @@ class ChatEditor(ModalScreen[None]):
         path: str
 
     def __init__(
-        self, plane: ControlPlane, project: str | None = None, chat: str | None = None, channel: str | None = None
+        self, plane: ControlPlanePort, project: str | None = None, chat: str | None = None, channel: str | None = None
     ) -> None:
         """``channel``: the agent handle of a per-agent inbox/registry pair, ``""`` for the
         shared ``control-inbox``; None picks the shared one if the project has it."""

@@ -25,10 +25,9 @@ from textual.message import Message
 
 from nbs_tui.files.control_plane import (
     ControlEvent,
-    ControlPlane,
     ControlPlaneError,
+    ControlPlanePort,
     HistoryAppended,
-    PlaneError,
     SnapshotChanged,
 )
 from nbs_tui.widgets.chat_view import ChatView
@@ -62,14 +61,14 @@ class ControlView(Horizontal):
         event: ControlEvent
 
         def can_replace(self, message: Message) -> bool:
-            # only the newest snapshot matters; history and errors are never dropped
+            # only the newest snapshot matters; history is never dropped
             return (
                 isinstance(message, ControlView.PlaneEvent)
                 and isinstance(message.event, SnapshotChanged)
                 and isinstance(self.event, SnapshotChanged)
             )
 
-    def __init__(self, plane: ControlPlane | None = None, *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, plane: ControlPlanePort | None = None, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.plane = plane
         self.registry_panel = RegistryPanel(id="control-registry")
@@ -82,11 +81,9 @@ class ControlView(Horizontal):
             yield self.chat_view
             yield self.inbox_panel
 
-    def attach(self, plane: ControlPlane) -> None:
+    def attach(self, plane: ControlPlanePort) -> None:
         self.plane = plane
-        # other hosts' chats are read on their host, over the plane's channel
-        # (only a plane that spans hosts has ``read_chat``; widgets do not import the ssh side)
-        self.chat_view.reader = getattr(plane, "read_chat", None)
+        self.chat_view.reader = plane.read_chat  # other hosts' chats are read on their host
         if self.is_mounted:
             self._catch_up()
 
@@ -124,8 +121,6 @@ class ControlView(Horizontal):
                             self.chat_view.update_from(summary)
         elif isinstance(event, HistoryAppended):
             self.inbox_panel.add_entries(event.entries)
-        elif isinstance(event, PlaneError):
-            self.notify(event.message, title="control plane", severity="error", timeout=8)
 
     def on_registry_panel_chat_highlighted(self, message: RegistryPanel.ChatHighlighted) -> None:
         self.chat_view.show_chat(message.path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 import time
@@ -87,6 +88,54 @@ def test_the_dashboard_writes_terminal_notifications_through_tmux(
     # the shown agent: no notification (its name on the redrawn screen is not one)
     assert f"nbs-tui: {session.name}:1.0".encode() not in out
     assert commands.read_text().splitlines() == [f"finished|{session.name}:2.0|other|done: idle at the prompt"]
+
+
+OSC = re.compile(rb"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+def bare_bells(out: bytes) -> int:
+    """BEL characters that ring, not the ones ending an OSC sequence (a title, a colour query)."""
+    return OSC.sub(b"", out).count(b"\x07")
+
+
+@pytest.mark.slow
+def test_with_a_terminal_it_cannot_tell_auto_rings_one_bell_and_writes_no_osc(
+    session: libtmux.Session, operator_server: libtmux.Server, tmp_path: Path
+) -> None:
+    """``notify_osc = "auto"`` in a tmux pane whose client's terminal cannot be told (nobody
+    attached, TERM is tmux's own): a finished turn rings the operator's terminal with one plain
+    bell, unwrapped (tmux passes it on by itself), writes none of the three OSC sequences, and
+    asks for no ``allow-passthrough``, which a bell does not need."""
+    shown = demo_agent(session, tmp_path, "idle", "shown")
+    other = demo_agent(session, tmp_path, "idle", "other")
+    session.server.cmd("kill-window", "-t", f"{session.session_id}:0")  # the agent on show comes first
+    config = tmp_path / "config.toml"
+    config.write_text(
+        'notify_osc = "auto"\nservice = "off"\npoll_disabled = true\nbell = false\n'
+        f'hook_spool = "{tmp_path / "hooks.jsonl"}"\naction_log = "{tmp_path / "actions.log"}"\n',
+        encoding="utf-8",
+    )
+    captured = tmp_path / "dashboard.out"
+    env = f"env HOME={shlex.quote(str(tmp_path))} XDG_STATE_HOME={shlex.quote(str(tmp_path / 'state'))}"
+    argv = f"{env} {shlex.quote(sys.executable)} -m nbs_tui -L {session.server.socket_name} --config {config}"
+    outer = operator_server.new_session("operator", x=160, y=48, window_command="sleep 600")
+    pane = outer.active_pane
+    assert pane is not None
+    operator_server.cmd("pipe-pane", "-t", pane.pane_id, f"cat >> {shlex.quote(str(captured))}")
+    operator_server.cmd("respawn-pane", "-k", "-t", pane.pane_id, argv)
+    wait_until(lambda: "shown" in "\n".join(pane.capture_pane()), 30, "the dashboard shows the fleet")
+
+    finish_a_turn(session, shown)  # the pane on show: no notification, so no bell
+    wait_until(lambda: "✻ " in screen_text(session, shown).split("Say hello", 1)[-1], 30, "its turn over")
+    assert bare_bells(captured.read_bytes()) == 0
+    finish_a_turn(session, other)
+    wait_until(lambda: bare_bells(captured.read_bytes()) >= 1, 60, "the bell")
+    out = captured.read_bytes()
+    assert bare_bells(out) == 1
+    assert not re.search(rb"\x1b\]+(?:9|777|99);", out), "an OSC notification was written"
+    assert b"\x1bPtmux;" not in out  # nothing to pass through
+    log = tmp_path / "state" / "nbs-tui" / "nbs-tui.log"
+    assert "allow-passthrough" not in (log.read_text() if log.exists() else "")
 
 
 def _sh_recorder(out: Path) -> str:

@@ -34,8 +34,8 @@ import libtmux
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.registry import Registry
 from nbs_tui.demo.launcher import DemoFleet
+from nbs_tui.files.atomic import stale_temp_files
 from nbs_tui.files.chat_io import create_chat, read_chat
-from nbs_tui.files.registry_io import stale_temp_files
 from tests.faults.helpers import REPO, cli_env, wait_for
 
 SOAK = float(os.environ.get("NBS_FAULT_SOAK", "16"))

@@ -21,7 +21,6 @@ from nbs_tui.files.control_plane import (
     ControlPlaneError,
     HistoryAppended,
     PauseChanged,
-    PlaneError,
     PollIntervalChanged,
     RegistryChanged,
     SnapshotChanged,
@@ -41,13 +40,26 @@ def wait_for(condition: Callable[[], object], timeout: float = 10.0, what: str =
 
 
 class Recorder:
+    """The plane's listener and its problem sink: every event and every problem it reported."""
+
     def __init__(self) -> None:
         self.events: list[ControlEvent] = []
+        self.problems: list[tuple[str, str]] = []
         self.lock = threading.Lock()
 
     def __call__(self, event: ControlEvent) -> None:
         with self.lock:
             self.events.append(event)
+
+    def problem(self, source: str, message: str) -> None:
+        with self.lock:
+            self.problems.append((source, message))
+
+    def errors(self) -> list[str]:
+        """The messages of the problems reported (every one from the control plane)."""
+        with self.lock:
+            assert all(source == "control plane" for source, _ in self.problems), self.problems
+            return [message for _, message in self.problems]
 
     def of(self, kind: type) -> list:
         with self.lock:
@@ -73,6 +85,7 @@ def started() -> Iterator[Callable[..., tuple[ControlPlane, Recorder]]]:
     def start(*projects: Path, **kwargs: object) -> tuple[ControlPlane, Recorder]:
         recorder = Recorder()
         kwargs.setdefault("rescan_interval", 0.5)
+        kwargs.setdefault("problem", recorder.problem)
         plane = ControlPlane(Settings(projects=tuple(projects)), recorder, **kwargs)  # type: ignore[arg-type]
         plane.start()
         planes.append(plane)
@@ -247,8 +260,8 @@ def test_read_only_nbs_is_reported_not_fatal(started, project: Path, monkeypatch
     monkeypatch.setattr(sync_module, "write_atomic", read_only)
     (project / ".nbs" / "control-inbox").write_text("register-hub h\n")
     plane, recorder = started(project)
-    errors = recorder.of(PlaneError)
-    assert errors and "Read-only file system" in errors[0].message
+    errors = recorder.errors()
+    assert errors and "Read-only file system" in errors[0]
     replayed, failed = plane.history()
     assert replayed.outcome is Outcome.APPLIED
     assert failed.outcome is Outcome.ERROR and "not saved" in failed.why
@@ -318,6 +331,65 @@ def test_editor_edits_go_through_the_inbox(started, project: Path) -> None:  # t
         "register-chat .nbs/chat/side chat.chat",
         "unregister-chat .nbs/chat/side chat.chat",
     ]
+
+
+def test_a_viewers_edit_is_done_only_once_the_lease_holders_registry_shows_it(
+    started: Callable[..., tuple[ControlPlane, Recorder]], project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dashboard is a viewer whenever its server's service holds the lease (service = auto):
+    another process applies the inbox. Its edit says done when the registry file shows the change
+    (read again by the viewer's own plane), and not saved yet when it does not (the holder could
+    not save it, or is gone), instead of a bare line in green either way."""
+    from nbs_tui.files import control_plane as plane_module
+
+    monkeypatch.setattr(plane_module, "SAVE_WAIT", 2.0)
+    holder, _ = started(project)
+    viewer, _ = started(project)
+    viewer.set_acting(False)
+    assert viewer.flush()
+    write_chat(project / ".nbs" / "chat" / "one.chat")
+    assert viewer.register_chat(project, ".nbs/chat/one.chat") == "register-chat .nbs/chat/one.chat"
+    assert "chat:.nbs/chat/one.chat" in registry_lines(project)  # saved before it said so
+    assert viewer.unregister_chat(project, ".nbs/chat/one.chat") == "unregister-chat .nbs/chat/one.chat"
+    assert "chat:.nbs/chat/one.chat" not in registry_lines(project)
+    holder.stop()  # nobody applies the inbox now
+    write_chat(project / ".nbs" / "chat" / "two.chat")
+    said = viewer.register_chat(project, ".nbs/chat/two.chat")
+    assert said == (
+        "register-chat .nbs/chat/two.chat (not saved yet: control-registry does not show it after 2 s; "
+        "the nbs-tui holding the sidecar lease applies control-inbox)"
+    ), said
+    assert "chat:.nbs/chat/two.chat" not in registry_lines(project)
+
+
+def test_an_edit_the_busy_plane_cannot_answer_in_time_is_not_said_done(
+    started: Callable[..., tuple[ControlPlane, Recorder]], project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plane held up (here: its listener blocks the plane thread, as a long replay would) cannot
+    say within SAVE_WAIT whether the registry took the line: the answer says so."""
+    from nbs_tui.files import control_plane as plane_module
+
+    monkeypatch.setattr(plane_module, "SAVE_WAIT", 0.5)
+    gate, blocking = threading.Event(), threading.Event()
+
+    def listener(event: ControlEvent) -> None:
+        if blocking.is_set():
+            gate.wait(30)
+
+    plane = ControlPlane(Settings(projects=(project,)), listener, rescan_interval=0.5)
+    plane.start()
+    try:
+        assert plane.flush()
+        write_chat(project / ".nbs" / "chat" / "late.chat")
+        blocking.set()
+        said = plane.register_chat(project, ".nbs/chat/late.chat")
+        assert said.startswith("register-chat .nbs/chat/late.chat (not saved yet: the control plane is busy"), said
+        blocking.clear()
+        gate.set()
+        wait_for(lambda: "chat:.nbs/chat/late.chat" in registry_lines(project), what="applied once free")
+    finally:
+        gate.set()
+        plane.stop()
 
 
 def test_editor_waits_for_an_agents_unfinished_line(started, project: Path) -> None:  # type: ignore[no-untyped-def]
@@ -432,7 +504,7 @@ import sys
 from pathlib import Path
 from nbs_tui.config import Settings
 from nbs_tui.core.control import Outcome
-from nbs_tui.files.control_plane import ControlPlane, ControlPlaneError, PlaneError
+from nbs_tui.files.control_plane import ControlPlane, ControlPlaneError
 import watchfiles  # imported late by the plane's watcher: import it while the checkout is readable
 """
 
@@ -448,13 +520,14 @@ assert not os.access(nbs, os.W_OK) and not os.access(inbox, os.W_OK)
 errors = []
 plane = ControlPlane(
     Settings(projects=(root,)),
-    lambda e: errors.append(e) if isinstance(e, PlaneError) else None,
+    None,
     rescan_interval=0.5,
+    problem=lambda source, message: errors.append(message),
 )
 plane.start()
 try:
     assert plane.flush()
-    assert errors, "no PlaneError for the registry that could not be written"
+    assert errors, "no problem reported for the registry that could not be written"
     assert not (nbs / "control-registry").exists()
     assert plane.history()[-1].outcome is Outcome.ERROR, plane.history()
     for action in (lambda: plane.register_chat(root, ".nbs/chat/team.chat"), lambda: plane.toggle_pause(root)):
@@ -550,16 +623,16 @@ READ_ONLY_PROBE = """
 import os, sys
 from pathlib import Path
 from nbs_tui.config import Settings
-from nbs_tui.files.control_plane import ControlPlane, ControlPlaneError, PlaneError
+from nbs_tui.files.control_plane import ControlPlane, ControlPlaneError
 root = Path(sys.argv[1])
 nbs = root / ".nbs"
 if os.system(f"mount --bind '{nbs}' '{nbs}' && mount -o remount,bind,ro '{nbs}'") != 0:
     sys.exit(77)
 errors = []
-plane = ControlPlane(Settings(projects=(root,)), lambda e: errors.append(e) if isinstance(e, PlaneError) else None)
+plane = ControlPlane(Settings(projects=(root,)), None, problem=lambda source, message: errors.append(message))
 plane.start()
 assert plane.flush()
-assert errors and "Read-only file system" in errors[0].message, errors
+assert errors and "Read-only file system" in errors[0], errors
 history = plane.history()
 assert history[-1].outcome.value == "error" and "not saved" in history[-1].why, history
 refused = 0
@@ -607,7 +680,7 @@ def test_fifos_and_folders_where_files_belong_do_not_hang_the_plane(started, pro
     (project / ".nbs" / "control-inbox-carol").mkdir()
     os.mkfifo(project / ".nbs" / "chat" / "pipe.chat")
     plane, recorder = started(project)  # flush() returns: nothing blocked
-    messages = [e.message for e in recorder.of(PlaneError)] + [e.why for e in plane.history()]
+    messages = recorder.errors() + [e.why for e in plane.history()]
     assert any("not a regular file" in m for m in messages), messages
     with pytest.raises(ControlPlaneError):
         plane.register_chat(project, ".nbs/chat/pipe.chat")
@@ -662,7 +735,7 @@ def test_binary_junk_in_the_registry(started, project: Path) -> None:  # type: i
     registry.write_bytes(junk)
     plane, recorder = started(project)
     snap = plane.snapshot().project(project)
-    assert snap is not None and snap.error == "", [e.message for e in recorder.of(PlaneError)]
+    assert snap is not None and snap.error == "", recorder.errors()
     paths = [e.path for e in snap.channels[0].entries]
     assert "bad\x00name.chat" in paths
     append(project / ".nbs" / "control-inbox", "register-hub h\n")
@@ -684,7 +757,7 @@ def test_registry_changes_not_saved_are_saved_once_the_disk_takes_them(  # type:
     monkeypatch.setattr(sync_module, "write_atomic", disk)
     plane, recorder = started(project, rescan_interval=0.2)
     append(project / ".nbs" / "control-inbox", "register-hub one\n")
-    wait_for(lambda: any("No space" in e.message for e in recorder.of(PlaneError)), what="the error")
+    wait_for(lambda: any("No space" in message for message in recorder.errors()), what="the error")
     append(project / ".nbs" / "control-inbox", "register-hub two\nunregister-hub one\n")
     wait_for(lambda: len(plane.history()) >= 3, what="both lines seen")
     saved = project / ".nbs" / "control-registry"

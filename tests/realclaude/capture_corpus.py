@@ -16,6 +16,7 @@ Versions not yet installed are installed with install-claude-code.sh.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import subprocess
@@ -45,7 +46,6 @@ from tests.realclaude.harness import (
     Slow,
     ToolUse,
     find_claude,
-    input_text,
     looks_idle,
     looks_working,
     usage_limit,
@@ -197,6 +197,65 @@ def _drive_exit(agent: ClaudeAgent) -> None:
     agent.exit()
 
 
+def _shell_back(agent: ClaudeAgent, timeout: float = 20) -> None:
+    """Wait until the pane's shell is in front again (the screen alone cannot say)."""
+    deadline = time.monotonic() + timeout
+    while agent.current_command() != "bash":
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{agent.name}: Claude Code did not exit; screen was:\n{agent.screen()}")
+        time.sleep(0.1)
+
+
+def _drive_ctrl_c_exit(agent: ClaudeAgent) -> None:
+    """Ctrl-C twice at a fresh start: nothing to resume, so no "claude --resume" line."""
+    agent.wait_idle()
+    agent.press("C-c")
+    with contextlib.suppress(TimeoutError):  # 2.1.3xx may not say it before the second press
+        agent.wait_for("again to exit", 5)
+    agent.press("C-c")
+    _shell_back(agent)
+
+
+def _drive_error_exit(agent: ClaudeAgent) -> None:
+    """An API error ends the only turn, then /exit: the error stays above the shell prompt."""
+    agent.submit("hello")
+    agent.wait_for(lambda s: "Overloaded" in s and looks_idle(s), 30)
+    agent.exit()
+
+
+def _drive_fresh_exit(agent: ClaudeAgent) -> None:
+    agent.wait_idle()
+    agent.exit()
+
+
+SHELL_LINES_REPLY = "\n".join(
+    [
+        "Here is what the session looked like:",
+        "",
+        "$ npm test",
+        "root@build:~/work# make",
+        "bash-5.2$",
+        "Resume this session with:",
+        "claude --resume 0f8e4c2a-1b3d-4e5f-8a9b-0c1d2e3f4a5b",
+        "$",
+    ]
+)
+"""A reply that shows a shell session and an exit message: text inside the conversation,
+above a live input box, never a sign that Claude Code exited."""
+
+DEBIAN_PS1 = {"extra_env": {"PS1": r"\u@\h:\w\$ "}}
+"""Debian's default prompt (``root@host:/path#``) instead of the harness's ``$ ``."""
+BASH_PS1 = {"extra_env": {"PS1": r"\s-\v\$ ", **NO_RETRY}}
+"""bash's built-in prompt (``bash-5.2#``), as ``bash --norc`` shows it."""
+
+
+def _drive_trust_moved(agent: ClaudeAgent) -> None:
+    agent.wait_for("trust this folder", 30)
+    before = agent.screen()
+    agent.press("Down")
+    agent.wait_for(lambda s: s != before and "trust this folder" in s, 10)
+
+
 PLAN_OPTS: dict[str, Any] = {"permission_mode": "plan"}
 BYPASS_OPTS: dict[str, Any] = {
     "permission_mode": "plan",
@@ -204,6 +263,10 @@ BYPASS_OPTS: dict[str, Any] = {
     "extra_env": {"IS_SANDBOX": "1"},  # root may use bypass mode only in a sandbox
     "config": {"bypassPermissionsModeAccepted": True},
 }
+
+LONG_FOLDER = "projects/" + "a-project-folder-whose-name-is-long-enough-that-the-trust-dialog-wraps-its-path" + "/work"
+"""The work folder of ``dialog_trust_long``, inside the agent's HOME: the dialog shows the whole
+path (never ``~``), wrapped onto a second row."""
 
 RECIPES: list[Recipe] = [
     Recipe("idle_empty", "idle", "fresh start, empty prompt", lambda a: a.wait_idle()),
@@ -351,6 +414,34 @@ RECIPES: list[Recipe] = [
         {"trust": False, "wait": False},
     ),
     Recipe(
+        "dialog_trust_moved",
+        "dialog",
+        "startup: workspace trust dialog after one Down (the mark on the second option)",
+        _drive_trust_moved,
+        (),
+        {"trust": False, "wait": False},
+    ),
+    Recipe(
+        "dialog_trust_long",
+        "dialog",
+        "startup: workspace trust dialog for a folder inside HOME whose path wraps in 120 columns",
+        lambda a: a.wait_for("trust this folder", 30),
+        (),
+        {"trust": False, "wait": False, "workdir_in_home": LONG_FOLDER},
+    ),
+    Recipe(
+        "dialog_bypass",
+        "dialog",
+        "startup with --permission-mode bypassPermissions: the confirmation (No, exit selected)",
+        lambda a: a.wait_for("Yes, I accept", 30),
+        (),
+        {
+            "args": ["--permission-mode", "bypassPermissions"],
+            "extra_env": {"IS_SANDBOX": "1"},  # root may use bypass mode only in a sandbox
+            "wait": False,
+        },
+    ),
+    Recipe(
         "dialog_api_key",
         "dialog",
         "startup: custom API key approval",
@@ -442,6 +533,35 @@ RECIPES: list[Recipe] = [
         _drive_exit,
         ["Hello from the scripted API."],
     ),
+    Recipe(
+        "shell_after_ctrl_c",
+        "unknown",
+        "Claude Code left with Ctrl-C twice at a fresh start (nothing to resume); a Debian shell prompt",
+        _drive_ctrl_c_exit,
+        (),
+        DEBIAN_PS1,
+    ),
+    Recipe(
+        "shell_after_error_exit",
+        "unknown",
+        "an API error (529) ended the only turn, then /exit; bash's own prompt",
+        _drive_error_exit,
+        [Error(529, times=None)],
+        BASH_PS1,
+    ),
+    Recipe(
+        "shell_after_fresh_exit",
+        "unknown",
+        "/exit at a fresh start (nothing to resume); a shell prompt is left",
+        _drive_fresh_exit,
+    ),
+    Recipe(
+        "idle_shell_lines_in_reply",
+        "idle",
+        "a finished reply that shows shell prompts and Claude Code's exit message, above the live input box",
+        _prompt_then("show me the session", lambda s: "claude --resume 0f8e4c2a" in s and looks_idle(s)),
+        [SHELL_LINES_REPLY],
+    ),
 ]
 
 
@@ -498,10 +618,6 @@ def run_recipe(
     ansi = capture(fleet.server, agent.pane_id, escapes=True)
     notes = recipe.notes
     states = recipe.states
-    if recipe.name == "shell_after_exit" and input_text(plain) is not None:
-        # Inline (main-screen) versions leave their last frame, "❯ /exit" included, above the
-        # shell prompt: from the screen alone that can pass for an idle box with typed text.
-        states, notes = "unknown,idle", "residue of the last frame above the shell prompt"
     if states.startswith("plan"):
         choice = plan_choice(plain)
         notes = f"choice={choice}" + (f" {notes}" if notes else "")

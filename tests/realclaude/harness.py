@@ -418,6 +418,7 @@ class ClaudeFleet:
         args: Sequence[str] = (),
         wait: bool = True,
         oauth: bool = False,
+        workdir_in_home: str | None = None,
     ) -> ClaudeAgent:
         """Start one agent with its own scenario, API server, HOME and work folder.
 
@@ -431,7 +432,8 @@ class ClaudeFleet:
         command line (e.g. ``["--permission-mode", "plan"]``). ``wait``: return once the idle
         prompt shows (only when no dialog is expected; otherwise return at once). ``oauth``:
         authenticate as a subscription (``CLAUDE_CODE_OAUTH_TOKEN``, no API key), as the
-        usage-limit screens need.
+        usage-limit screens need. ``workdir_in_home``: the work folder is this path inside the
+        agent's HOME instead of ``<tmp>/<name>/work`` (Claude Code then shows it as ``~/...``).
         """
         name = name or f"agent{len(self.agents) + 1}"
         if any(a.name == name for a in self.agents):
@@ -439,7 +441,8 @@ class ClaudeFleet:
         api = FakeAPI(scenario, name=name).start()
         self._apis.append(api)
         root = self.base / name
-        home, workdir = root / "home", root / "work"
+        home = root / "home"
+        workdir = home / workdir_in_home if workdir_in_home else root / "work"
         home.mkdir(parents=True)
         workdir.mkdir(parents=True)
         home, workdir = home.resolve(), workdir.resolve()

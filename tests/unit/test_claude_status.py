@@ -13,7 +13,6 @@ import pytest
 
 from nbs_tui.claude.spool import parse_line
 from nbs_tui.claude.status import (
-    descendants,
     find_claude_process,
     is_alive,
     proc_info,
@@ -24,6 +23,7 @@ from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals, hook_reading
 from nbs_tui.config import Settings
 from nbs_tui.core.fusion import Source
 from nbs_tui.core.model import AgentState, PaneInfo
+from nbs_tui.core.process_tree import descendants
 from nbs_tui.core.stuck import Liveness
 
 SOCKET = "/tmp/nbs-test-tmux-socket"

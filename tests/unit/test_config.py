@@ -50,6 +50,9 @@ def test_keys_table_rebinds_by_id(tmp_path: Path) -> None:
         ('plan_policy = "always"\n', "plan policy"),
         ("[keymap]\n\"pane.jump\" = 3\n", "binding id"),
         ("poll_interval = \n", "config file"),
+        ('claude_command = ""\n', "claude_command is empty"),
+        ("claude_command = \"claude 'x\"\n", "claude_command .* cannot be split"),
+        ("restore_stagger = 0\n", "restore_stagger must be a positive number"),
     ],
 )
 def test_bad_values_are_reported_with_the_setting(tmp_path: Path, text: str, message: str) -> None:
@@ -184,3 +187,9 @@ def test_state_files_follow_xdg_state_home(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.delenv("XDG_STATE_HOME")
     settings = load_settings(write(tmp_path, ""), environ={})
     assert settings.action_log == tmp_path / "home" / ".local" / "state" / "nbs-tui" / "actions.log"
+
+
+def test_the_claude_command_and_the_restore_stagger(tmp_path: Path) -> None:
+    assert (load_settings(write(tmp_path, ""), environ={}).claude_command) == "claude"
+    settings = load_settings(write(tmp_path, 'claude_command = "npx -y @anthropic-ai/claude-code"\nrestore_stagger = 0.5\n'), environ={})
+    assert settings.claude_command == "npx -y @anthropic-ai/claude-code" and settings.restore_stagger == 0.5

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -112,15 +114,60 @@ def test_needs_you_announces_newcomers_once_and_cycles(rig: tuple[OperatorContro
     assert controller.next_needs_you(None) is None and view.notes[-1][0] == "Nobody is waiting on you."
 
 
-def test_an_action_that_raises_is_shown(rig: tuple[OperatorController, View, PaneState, Runtime]) -> None:
-    controller, view, _state, _runtime = rig
+def test_an_action_that_raises_is_a_problem(
+    rig: tuple[OperatorController, View, PaneState, Runtime], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The runtime's one problem sink: a log line and the listener's ``problem`` (the app's
+    problems screen and notification, `tests/app/test_problem_route.py`)."""
+    controller, view, _state, runtime = rig
+    listener = runtime.listener
+    assert isinstance(listener, Recorder)
 
     def broken() -> None:
         raise OSError("disk full")
 
-    controller.submit(broken)
-    text, _title, severity = view.wait_for("Operator action failed")
-    assert text == "OSError: disk full" and severity == "error"
+    with caplog.at_level(logging.WARNING, logger="nbs_tui.problems"):
+        controller.submit(broken)
+        deadline = time.monotonic() + 10
+        while not listener.problems and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert listener.problems == [("operator action", "OSError: disk full")]
+    assert "operator action: OSError: disk full" in [r.getMessage() for r in caplog.records if r.name == "nbs_tui.problems"]
+    assert view.notes == [], "not a second route beside the problem"
+
+
+def test_a_desktop_notification_that_fails_is_a_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A real ``notify-send`` (a script first on PATH) that cannot reach a desktop session: its
+    last words are a ``notify`` problem (the log line and the listener), not swallowed."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "notify-send"
+    fake.write_text("#!/bin/sh\necho 'Cannot autolaunch D-Bus without X11 $DISPLAY' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    settings = Settings(action_log=tmp_path / "actions.log", bell=False, desktop_notify=True)
+    listener = Recorder()
+    runtime = Runtime(settings, listener, RuntimeOptions(fleet_factory=lambda lst: FakeFleet(lst, PANES),
+                                                         control_plane=False, claude=False, sidecar=False))  # fmt: skip
+    state = PaneState()
+    state.set_fleet(PANES)
+    controller = OperatorController(settings, state, runtime, View(), clock=lambda: 100.0)
+    controller.start()
+    try:
+        with caplog.at_level(logging.WARNING, logger="nbs_tui.problems"):
+            state.set_sidecar_statuses([PaneStatus("%1", AgentState.PERMISSION)], 100.0, 1000.0)
+            controller.needs_you_tick()
+            deadline = time.monotonic() + 10
+            while not listener.problems and time.monotonic() < deadline:
+                time.sleep(0.02)
+    finally:
+        controller.stop()
+        runtime.stop()
+    said = "notify-send exited 1: Cannot autolaunch D-Bus without X11 $DISPLAY"
+    assert listener.problems == [("notify", said)]
+    assert f"notify: {said}" in [r.getMessage() for r in caplog.records if r.name == "nbs_tui.problems"]
 
 
 def test_text_goes_to_the_pane_chosen_and_never_to_its_replacement(tmp_path: Path, server: libtmux.Server) -> None:

@@ -9,6 +9,7 @@ intact is never read as ``safe_to_inject`` (the one predicate the sidecar checks
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -216,3 +217,11 @@ def test_the_guarded_corpus_is_there() -> None:
     """The property above is only as good as its starting screens."""
     states = {detect_text(body).state for _, body in GUARDED_SCREENS}
     assert len(GUARDED_SCREENS) >= 40 and {AgentState.PERMISSION, AgentState.PLAN, AgentState.WORKING} <= states
+
+
+def test_the_property_tests_start_from_the_peer_corpus_too(peer_corpus: Path) -> None:
+    """Other tools' recordings are half the starting screens: without them the properties above
+    still pass on ours alone, so their absence skips here, and fails under CI."""
+    peers = [name for name, _, _ in recorded_screens() if name.startswith("peer/")]
+    labelled = [line for line in (peer_corpus / "labels.tsv").read_text(encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")]
+    assert len(peers) == len(labelled) == 72

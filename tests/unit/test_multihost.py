@@ -56,7 +56,7 @@ HOSTS = (HostSpec(LOCAL), HostSpec("hosta", "hosta"))
 
 def test_fleets_are_qualified_merged_in_host_order_and_an_offline_host_keeps_its_panes() -> None:
     listener = _Listener()
-    hub = HostsHub(HOSTS, listener)
+    hub = HostsHub(HOSTS, listener, listener.problem)
     local, far = hub.for_host(HOSTS[0]), hub.for_host(HOSTS[1])
     far.fleet_changed([_pane("%0")])
     local.fleet_changed([_pane("%0"), _pane("%1")])
@@ -79,7 +79,7 @@ def test_fleets_are_qualified_merged_in_host_order_and_an_offline_host_keeps_its
 
 def test_sidecar_events_problems_and_leases_name_their_host() -> None:
     listener = _Listener()
-    hub = HostsHub(HOSTS, listener)
+    hub = HostsHub(HOSTS, listener, listener.problem)
     far = hub.for_host(HOSTS[1])
     status = SidecarStatus("%3", 1.0, Detection(AgentState.IDLE), None, 0.0, None, True, 300.0, "no-prompts", False, False)
     far.sidecar_event(SidecarEvent("state", "%3", 1.0, status=status))

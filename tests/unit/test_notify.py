@@ -15,6 +15,7 @@ from nbs_tui.core.notify import (
 from nbs_tui.notify import (
     NotifyConfigError,
     Subject,
+    TerminalNotifier,
     fill,
     guess_protocols,
     osc_sequence,
@@ -111,6 +112,7 @@ def test_mute_names_are_checked() -> None:
 
 
 NOTE = Notification(NotifyKind.NEEDS_INPUT, "%4", "permission", "Bash: rm -rf 'x'; echo $HOME", 0.0)
+DONE = Notification(NotifyKind.FINISHED, "%5", "idle", "done: idle at the prompt", 0.0)
 
 
 def test_sequences_of_each_protocol() -> None:
@@ -136,8 +138,36 @@ def test_protocol_choice() -> None:
     assert guess_protocols({"TERM": "xterm-kitty"}) == ("99",)
     assert guess_protocols({"LC_TERMINAL": "iTerm2"}) == ("9",)
     assert guess_protocols({"TERM": "xterm-ghostty"}) == ("777",)
-    assert guess_protocols({"TERM": "xterm-256color"}) == ("9", "777", "99")  # cannot tell: all
+    assert guess_protocols({"TERM": "xterm-256color", "VTE_VERSION": "7600"}) == ("777",)
     assert parse_protocols("auto", {"TERM": "foot"}) == ("777",)
+    assert parse_protocols("777, bell", {}) == ("777", "bell")
+
+
+def test_a_terminal_that_cannot_be_told_gets_one_plain_bell_not_three_notifications() -> None:
+    """Unknown terminals (xterm, tmux's own TERM, Alacritty...): no OSC at all (a terminal that
+    speaks two would show two), one bell per tick however many notifications it carries, none
+    when the needs-you bell already rang in it, and never wrapped for tmux."""
+    for unknown in ({"TERM": "xterm-256color"}, {"TERM": "tmux-256color", "TMUX": "/tmp/x,1,0"}, {}):
+        assert guess_protocols(unknown) == ("bell",)
+    for in_tmux in (False, True):
+        written: list[str] = []
+        notifier = TerminalNotifier(
+            written.append, parse_protocols("auto", {"TERM": "xterm"}), in_tmux=in_tmux,
+            problem=lambda *_: None, subject=lambda n: Subject(n.pane_id, "h", "p"),
+        )  # fmt: skip
+        notifier.notify_all([NOTE, DONE])
+        assert written == ["\a"]
+        notifier.notify_all([NOTE], bell_rang=True)
+        notifier.notify_all([])
+        assert written == ["\a"]
+    # a named protocol and the bell: the OSC wrapped for tmux, the bell beside it, plain
+    written = []
+    both = TerminalNotifier(
+        written.append, ("777", "bell"), in_tmux=True,
+        problem=lambda *_: None, subject=lambda n: Subject(n.pane_id, "h", "p"),
+    )  # fmt: skip
+    both.notify_all([NOTE])
+    assert len(written) == 2 and written[0].startswith("\x1bPtmux;\x1b\x1b]777;notify;") and written[1] == "\a"
 
 
 def test_command_placeholders_stay_one_argument_each() -> None:

@@ -318,3 +318,20 @@ def test_status_and_history() -> None:
     assert st.idle_seconds == 4 and st.next_poll_in == 6
     assert st.poll_enabled and st.plan_policy == "no-prompts"
     assert any("state idle" in h.text for h in st.history)
+
+
+def test_nothing_is_typed_into_the_shell_claude_code_exited_to() -> None:
+    """The real screens of Claude Code 2.1.1xx..3xx after it exited (its last frame, an empty
+    input box among it, above the shell's prompt), from the screen alone, as when the process
+    check is unavailable: well past the poll interval, no poll is typed and no state is idle."""
+    from pathlib import Path
+
+    corpus = Path(__file__).resolve().parents[1] / "corpus" / "claude"
+    captures = sorted(corpus.glob("*/shell_after_*.txt"))
+    assert len(captures) == 5 * 4  # five versions; /exit, Ctrl-C, /exit after an error, fresh /exit
+    for capture in captures:
+        lines = capture.read_text(encoding="utf-8").split("\n")[2:]  # two header lines
+        sc = PaneSidecar("%1", SidecarConfig(poll_interval=30))
+        acts = run(sc, 0, 120, lines)
+        assert not kinds(acts, InjectPoll), capture
+        assert sc.detection.state is AgentState.UNKNOWN, (capture, sc.detection.reason)

@@ -1,0 +1,79 @@
+"""The process tree as Linux's ``/proc`` shows it: a process's children, read from each of its
+tasks' ``children`` file (a few reads for a pane's tree, not a pass over every process of the
+machine). The walk itself is `nbs_tui.core.process_tree.walk`; `tree` is that walk over here.
+
+A process that ended meanwhile simply has no children. A read that failed for want of
+resources (file descriptors, memory) says nothing about the process, only about us: it raises
+`ProcShortage`, so a caller can tell "no agent here" from "could not look".
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from nbs_tui.core.process_tree import walk
+
+PROC = Path("/proc")
+
+_T = TypeVar("_T")
+
+SHORT_OF = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EAGAIN})
+"""Errors that say nothing about the process, only about us (a gone process: ENOENT, ESRCH)."""
+
+
+class ProcShortage(Exception):
+    """/proc could not be read for want of resources: an answer from it would be a guess."""
+
+
+def read_or_none(read: Callable[[], _T]) -> _T | None:
+    """``read()``; None when the process is gone or hidden; `ProcShortage` when we are short of
+    resources."""
+    try:
+        return read()
+    except OSError as error:
+        if error.errno in SHORT_OF:
+            raise ProcShortage(str(error)) from error
+        return None
+
+
+def children(pid: int, proc: Path = PROC) -> list[int]:
+    """The processes whose parent is ``pid`` ([] when it ended); raises `ProcShortage`."""
+    kids: list[int] = []
+    base = proc / str(pid) / "task"
+    for tid in read_or_none(lambda: os.listdir(base)) or ():
+        text = read_or_none(lambda tid=tid: (base / tid / "children").read_text())  # type: ignore[misc]
+        if text is not None:
+            kids.extend(int(kid) for kid in text.split())
+    return kids
+
+
+def tree(root: int, proc: Path = PROC, limit: int | None = None) -> Iterator[int]:
+    """``root`` and the processes below it, nearest first, at most ``limit`` (lazy: stop when
+    you have what you look for). A read short of resources is skipped (that process's children
+    are not walked); a caller that must know uses `walk` with `children` itself."""
+
+    def tolerant(pid: int) -> list[int]:
+        try:
+            return children(pid, proc)
+        except ProcShortage:
+            return []
+
+    return walk(root, tolerant, limit)
+
+
+_HAS_CHILDREN: dict[Path, bool] = {}
+
+
+def has_children_files(proc: Path = PROC) -> bool:
+    """Whether ``<proc>/<pid>/task/<tid>/children`` exists (Linux's CONFIG_PROC_CHILDREN), asked
+    once of a process that is surely there: this one. Without them, read every process's parent
+    (`nbs_tui.claude.status.process_table`) and walk that."""
+    known = _HAS_CHILDREN.get(proc)
+    if known is None:
+        me = str(os.getpid())
+        known = _HAS_CHILDREN[proc] = (proc / me / "task" / me / "children").exists()
+    return known

@@ -1,0 +1,168 @@
+"""What the runner exchanges with the server's lease each tick (docs/lease.md): the views'
+switches and poll requests read from tmux, polls a stopped holder typed and never submitted
+(recovered by the next holder, or withdrawn at a clean stop), the holder's actions and meters
+relayed to every view as events, and the pane state the holder publishes.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from nbs_tui.core.lease import inflight_erase_count
+from nbs_tui.core.meters import Meters
+from nbs_tui.core.meters_relay import encode_meters
+from nbs_tui.core.model import AgentState, PaneId
+from nbs_tui.core.stuck import Phase
+from nbs_tui.sidecar.events import SidecarEvent
+from nbs_tui.sidecar.lease import SidecarLease
+from nbs_tui.sidecar.live import LivePane
+from nbs_tui.sidecar.pane_options import PublishedState
+from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
+
+log = logging.getLogger(__name__)
+
+
+class LeaseSync(LivePane):
+    """The runner's side of the lease: switches, requests, in-flight marks, relay, meters."""
+
+    _encoded: dict[PaneId, tuple[Meters | None, str]]
+    _relayed_meters: dict[PaneId, Meters | None]
+
+    def _withdraw_inflight(self) -> None:
+        """A clean stop in the middle of a handshake: erase what this holder typed and did not
+        submit (the in-flight rule, applied to its own marks), so no one has to recover it."""
+        lease = self.lease
+        if lease is None or not lease.sync() or not self._tick_lock.acquire(timeout=5.0):
+            return
+        try:
+            for pane_id, switches in lease.panes.items():
+                mark = switches.inflight
+                tracked = self._tracked.get(pane_id)
+                if mark is None or mark.token != lease.token or tracked is None or tracked.info is None:
+                    continue
+                try:
+                    box = self._live(tracked.info).input_text
+                except (PaneGone, TmuxUnavailable):
+                    continue
+                if box is None:
+                    continue  # no box on screen: the next holder looks again
+                count = len(box) if box and mark.text.startswith(box) else 0
+                lease.switches.erase_inflight(lease.token, pane_id, count)
+        except Exception:  # stopping: a mark left over is the next holder's to recover
+            log.exception("in-flight polls not withdrawn at stop")
+        finally:
+            self._tick_lock.release()
+
+    # -- the lease: switches and requests from tmux, in-flight marks, published state ----------
+
+    def _sync_lease(self) -> None:
+        """With the tick lock held: take the views' switches from tmux; as the holder, also
+        answer poll requests and recover polls a dead holder typed but never submitted."""
+        lease = self.lease
+        if lease is None or not lease.sync():
+            return
+        self._relayed(lease)
+        self._relay_meters(lease)
+        for pane_id, switches in lease.panes.items():
+            tracked = self._tracked.get(pane_id)
+            if tracked is None:
+                continue
+            sidecar = tracked.sidecar
+            if not lease.pending(pane_id, "poll") and switches.poll != sidecar.poll_enabled_override:
+                sidecar.set_poll_enabled(switches.poll)
+            plan = None if switches.plan is None else "no-prompts" if switches.plan else "off"
+            if not lease.pending(pane_id, "plan") and plan != sidecar.plan_policy_override:
+                sidecar.set_plan_policy(plan)
+        if not lease.acting():
+            return
+        for pane_id, request in lease.new_requests():
+            tracked = self._tracked.get(pane_id)
+            ok, why = (
+                tracked.sidecar.request_poll()
+                if tracked is not None
+                else (False, "not an agent pane the sidecar watches")
+            )
+            lease.answer(pane_id, request, ok, why)
+        for pane_id, switches in lease.panes.items():
+            mark = switches.inflight
+            tracked = self._tracked.get(pane_id)
+            if mark is None or mark.token == lease.token or tracked is None or tracked.info is None:
+                continue
+            try:
+                box = self._live(tracked.info).input_text
+            except (PaneGone, TmuxUnavailable):
+                continue
+            count = inflight_erase_count(mark, lease.token, box)
+            if count is None:
+                continue
+            if lease.switches.erase_inflight(lease.token, pane_id, count) and count:
+                self._emit(
+                    "poll",
+                    pane_id,
+                    f"erased {box!r}, typed by a sidecar that stopped before submitting it",
+                    result="recovered",
+                    text=mark.text,
+                )
+
+    def _relayed(self, lease: SidecarLease) -> None:
+        """The holder's actions (another process) become this runner's events, marked ``by``."""
+        for pane_id, news in lease.take_relayed().items():
+            if news.missed:
+                n = news.missed
+                self._emit("relay", pane_id, f"{n} action{'s' if n > 1 else ''} of the sidecar not seen")
+            for action in news.actions:
+                data = (*action.data, ("by", action.by))
+                self._deliver(SidecarEvent(action.kind, pane_id, action.at, action.message, None, data))
+
+    def _relay_meters(self, lease: SidecarLease) -> None:
+        """The holder's meters of each agent (read from tmux, any host) become ``meters`` events
+        when they change; the dashboard shows them for panes it reads no transcript of."""
+        seen = self._relayed_meters
+        for pane_id in [p for p in seen if p not in lease.panes]:
+            del seen[pane_id]
+        for pane_id, switches in lease.panes.items():
+            if switches.meters != seen.get(pane_id):
+                seen[pane_id] = switches.meters
+                self._deliver(SidecarEvent("meters", pane_id, self.wall(), "", None, (("meters", switches.meters),)))
+
+    def _meters_option(self, pane_id: PaneId) -> str:
+        """The pane's meters from Claude Code's transcript, encoded for `PublishedState`."""
+        signals = self.monitor.signals
+        facts = signals.facts(pane_id) if signals is not None else None
+        meters = facts.meters if facts is not None else None
+        last = self._encoded.get(pane_id)
+        if last is None or last[0] is not meters:
+            last = self._encoded[pane_id] = (meters, encode_meters(meters))
+        return last[1]
+
+    def _clear_inflight(self, pane_id: PaneId) -> None:
+        if self.lease is None:
+            return
+        try:
+            self.lease.switches.clear_inflight(pane_id)
+        except Exception as error:  # a mark left over is recovered by the next holder
+            log.info("in-flight mark of %s not cleared: %s", pane_id, error)
+
+    def _publish_options(self) -> None:
+        lease = self.lease
+        if lease is None:
+            return
+        escalated = {
+            pane_id for pane_id, verdict in self.monitor.verdicts().items()
+            if verdict.stuck.phase is Phase.ESCALATED
+        }
+        states: dict[PaneId, PublishedState] = {}
+        for pane_id, tracked in self._tracked.items():
+            state = tracked.sidecar.detection.state
+            if pane_id in escalated:
+                needs = "stuck"
+            elif state.needs_person or state is AgentState.PLAN:
+                needs = state.value
+            else:
+                needs = ""
+            states[pane_id] = PublishedState(
+                state.value, needs, int(tracked.state_wall), self._meters_option(pane_id)
+            )
+        for pane_id in [p for p in self._encoded if p not in states]:
+            del self._encoded[pane_id]
+        lease.publish(states)

@@ -1,0 +1,184 @@
+"""The lifecycle's pure parts on the real Claude Code CLI (issue 29), before the tmux path wires them.
+
+The test stands in for the wiring: it shows each screen to the `StartupGuide` and presses what it
+says; it reads the session id's sources (nbs-tui's hook spool, the status file, the transcripts)
+and asks `current_session`; it builds the restore plan and types the planned command into the
+pane's shell. What is checked is what the product will rely on: the trust dialog of a fresh
+folder answered for the folder named and for no other, bypass mode confirmed only when asked,
+the newest session id after ``/clear``, and that resuming it brings that conversation back.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nbs_tui.claude.hooks import install
+from nbs_tui.claude.spool import parse_line
+from nbs_tui.claude.status import read_status_file
+from nbs_tui.core.agent_spec import shell_command
+from nbs_tui.core.detect import detect_text
+from nbs_tui.core.fleet_memory import (
+    RememberedAgent,
+    RememberedPane,
+    RememberedWindow,
+    SessionSighting,
+    SessionSource,
+    current_session,
+)
+from nbs_tui.core.restore import HostChecks, LiveServer, plan_restore
+from nbs_tui.core.startup import (
+    PressKey,
+    Ready,
+    StartupExpectation,
+    StartupGuide,
+    StartupStep,
+    Stop,
+)
+from tests.realclaude.harness import ClaudeAgent, ClaudeFleet
+
+
+def walk(agent: ClaudeAgent, expect: StartupExpectation, timeout: float = 30.0) -> tuple[StartupStep, list[str]]:
+    """Show the guide each new screen (and the same one again every 0.2 s) until it is done;
+    press what it says. Returns its last step and the keys pressed."""
+    guide = StartupGuide(expect, time.time(), timeout=timeout)
+    keys: list[str] = []
+    while True:
+        text = agent.screen()
+        step = guide.step(text.split("\n"), detect_text(text), time.time())
+        if isinstance(step, PressKey):
+            agent.server.cmd("send-keys", "-t", agent.pane_id, step.key)
+            keys.append(step.key)
+        elif isinstance(step, (Ready, Stop)):
+            return step, keys
+        time.sleep(0.2)
+
+
+def trusted(agent: ClaudeAgent) -> bool:
+    projects = json.loads((agent.home / ".claude.json").read_text()).get("projects", {})
+    return bool(projects.get(str(agent.workdir), {}).get("hasTrustDialogAccepted"))
+
+
+def test_a_fresh_folder_is_trusted_when_named_and_the_prompt_reaches_the_api_once(claude_fleet: ClaudeFleet) -> None:
+    agent = claude_fleet.start(["Started."], trust=False, wait=False)
+    assert not trusted(agent)
+    step, keys = walk(agent, StartupExpectation(str(agent.workdir)))
+    assert isinstance(step, Ready), step
+    assert keys[-1] == "Enter" and keys.count("Enter") == 1  # Down first on 2.1.265+, then Enter
+    assert trusted(agent)
+    agent.submit("build the parser")
+    agent.wait_for("Started.")
+    assert agent.api.prompts() == ["build the parser"]
+
+
+def test_a_folder_not_named_is_never_trusted(claude_fleet: ClaudeFleet) -> None:
+    agent = claude_fleet.start((), trust=False, wait=False)
+    step, keys = walk(agent, StartupExpectation(str(agent.workdir.parent)))
+    assert isinstance(step, Stop) and f"asks to trust {agent.workdir}, not {agent.workdir.parent}" in step.line
+    assert keys == []
+    time.sleep(1.0)  # (not an assertion: time for a wrongly sent key to have shown)
+    assert not trusted(agent) and "trust this folder" in agent.screen()
+    assert agent.current_command() == "claude"
+
+
+BYPASS: dict[str, Any] = {"args": ["--permission-mode", "bypassPermissions"], "extra_env": {"IS_SANDBOX": "1"}}
+
+
+def test_bypass_is_confirmed_only_when_asked(claude_fleet: ClaudeFleet) -> None:
+    asked = claude_fleet.start((), trust=False, wait=False, **BYPASS)
+    step, keys = walk(asked, StartupExpectation(str(asked.workdir), bypass=True))
+    assert isinstance(step, Ready), step
+    assert keys.count("Enter") == 2  # the trust dialog, then the confirmation
+    assert "bypass permissions on" in asked.screen().lower()
+
+    not_asked = claude_fleet.start((), wait=False, **BYPASS)
+    step, keys = walk(not_asked, StartupExpectation(str(not_asked.workdir)))
+    assert isinstance(step, Stop) and "bypass-permissions mode, which was not asked" in step.line
+    assert keys == [] and not_asked.current_command() == "claude"
+
+
+# -- the newest session id, and resuming it -----------------------------------------------------
+
+
+def sightings(agent: ClaudeAgent, spool: Path) -> list[SessionSighting]:
+    """Every source's word on the pane's session, as the wiring will gather it."""
+    found: list[SessionSighting] = []
+    for line in spool.read_bytes().splitlines():
+        event = parse_line(line, time.time())
+        if event.pane_id == agent.pane_id and event.session_id:
+            found.append(SessionSighting(event.session_id, SessionSource.HOOK, event.time))
+    status = agent.session_status()
+    if status is not None:
+        read = read_status_file(agent.home / ".claude" / "sessions" / f"{status['pid']}.json")
+        if read is not None and read.session_id:
+            found.append(SessionSighting(read.session_id, SessionSource.STATUS, read.updated_at))
+    for transcript in (agent.home / ".claude" / "projects").glob("*/*.jsonl"):
+        stamps = []
+        for raw in transcript.read_text().splitlines()[:20]:
+            stamp = json.loads(raw).get("timestamp")
+            if isinstance(stamp, str):
+                stamps.append(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp())
+        if stamps:
+            found.append(SessionSighting(transcript.stem, SessionSource.TRANSCRIPT, min(stamps)))
+    return found
+
+
+@pytest.mark.timeout(180)
+def test_after_clear_the_newest_session_is_remembered_and_resumes_that_conversation(
+    claude_fleet: ClaudeFleet, tmp_path: Path
+) -> None:
+    spool = tmp_path / "state" / "hooks.jsonl"
+    settings_file = tmp_path / "hook-settings.json"
+    install(settings_file, spool)
+    agent = claude_fleet.start(
+        ["First answer.", "Second answer.", "Third answer."], settings=json.loads(settings_file.read_text())
+    )
+    agent.submit("remember the word apricot")
+    agent.wait_for("First answer.")
+    agent.wait_idle()
+    first = current_session(sightings(agent, spool))
+    assert first is not None
+    agent.submit("/clear")
+    agent.wait_idle()
+    agent.submit("remember the word bramble")
+    agent.wait_for("Second answer.")
+    agent.wait_idle()
+    status = agent.session_status()
+    assert status is not None
+    seen = sightings(agent, spool)
+    newest = current_session(seen)
+    assert newest is not None and newest.session_id != first.session_id
+    last_hook = max((s for s in seen if s.source is SessionSource.HOOK), key=lambda s: s.at)
+    assert newest.session_id == last_hook.session_id
+    assert {SessionSource.HOOK, SessionSource.TRANSCRIPT} <= {s.source for s in seen if s.session_id == newest.session_id}
+    # 2.1.150+ rewrite the status file with the new id; 2.1.100 leaves the old id there, with
+    # its old time: the newest-wins rule reads past it
+    stale = [s for s in seen if s.source is SessionSource.STATUS and s.session_id != newest.session_id]
+    assert all(s.at < newest.at for s in stale)
+    assert status["sessionId"] == newest.session_id or agent.version == "2.1.100"
+
+    # the agent is gone (as after a reboot); the plan resumes the newest conversation
+    agent.exit()
+    window = RememberedWindow(
+        f"claude-{agent.name}", 0, agent.name, "",
+        (RememberedPane(0, str(agent.workdir), agent.pane_id, RememberedAgent(agent.name, newest.session_id, config_dir=str(agent.home / ".claude"))),),
+    )  # fmt: skip
+    plan = plan_restore([window], LiveServer(running=False), {}, HostChecks())
+    (pane,) = plan.agents
+    assert pane.argv is not None and pane.argv[:3] == ("claude", "--resume", newest.session_id)
+    # The pane's shell has the agent's environment; the wiring starts a fresh pane instead, so
+    # the old frame and the shell prompt are cleared first (the guide would read them as an exit).
+    agent.type("clear; " + shell_command(pane.argv))
+    agent.press("Enter")
+    agent.wait_for(lambda s: agent.current_command() == "claude" and "$ clear" not in s and "Resume this" not in s)
+    step, keys = walk(agent, StartupExpectation(pane.folder))
+    assert isinstance(step, Ready) and keys == [], step
+    agent.submit("which word?")
+    agent.wait_for("Third answer.")
+    last = agent.api.main_requests()[-1].all_text()
+    assert "bramble" in last and "apricot" not in last
