@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from nbs_tui.core.detect import CapturedScreen
     from nbs_tui.core.model import PaneId, PaneInfo
     from nbs_tui.core.screen import PaneScreen
+    from nbs_tui.core.screen_rows import CapturedScreen
 
 
 @dataclass(frozen=True, slots=True)
