@@ -22,6 +22,8 @@ from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.text import json_line_safe
 from nbs_tui.logs import log_path
 from nbs_tui.tmux.address import default_server
+from nbs_tui.tmux.commands import TmuxServerCommands
+from nbs_tui.tmux.errors import TmuxError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -153,17 +155,14 @@ def _require_tmux() -> None:
 
 def _require_server(settings: Settings) -> None:
     """Refuse to start on a server that is not running; once running, losing it is survivable."""
-    import subprocess
-
-    probe = subprocess.run(
-        ["tmux", *settings.server.tmux_args(), "list-sessions"], capture_output=True, text=True, timeout=10
-    )
-    if probe.returncode != 0:
-        why = (probe.stderr.strip().splitlines() or ["no answer"])[0]
+    try:
+        TmuxServerCommands.for_server(settings.server).run("list-sessions")
+    except TmuxError as error:
+        why = (str(error).splitlines() or ["no answer"])[0]
         raise RuntimeError(
             f"cannot reach {settings.server.describe()} ({why}): start one with 'tmux new -s work', "
             "pick another with -L/-S, or try 'nbs-tui demo'"
-        )
+        ) from None
 
 
 def _install_log() -> None:

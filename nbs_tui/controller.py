@@ -36,7 +36,6 @@ from nbs_tui.core.sidecar import SidecarStatus
 from nbs_tui.runtime.contract import SidecarView
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.tmux.jump import Jumper, JumpResult
-from nbs_tui.tmux.operate import TmuxCommands
 
 log = logging.getLogger(__name__)
 
@@ -179,10 +178,8 @@ class OperatorController:
         fleet = self.runtime.fleet
         if self._operator is None and fleet is not None:
             proxy = _SidecarProxy(self.runtime)
-            runner = getattr(fleet, "runner", None)  # tmux on another host: its commands go there too
-            tmux = TmuxCommands(self.settings.server, runner=runner) if getattr(runner, "remote", False) else None
-            if self.runtime.hosts is not None:  # several hosts: each pane's on its own
-                tmux = self.runtime.hosts.tmux
+            # the fleet's own server commands (here or on its host), or each pane's host's
+            tmux = self.runtime.hosts.tmux if self.runtime.hosts is not None else None
             self._operator = Operator(
                 fleet, self.action_log, server=self.settings.server, tmux=tmux, poller=proxy, controls=proxy
             )

@@ -25,11 +25,10 @@ from nbs_tui.notify import (
     OSC_PROTOCOLS,
     Subject,
     TerminalNotifier,
-    client_terminal,
     parse_protocols,
     passthrough_problem,
-    passthrough_state,
 )
+from nbs_tui.tmux.own import client_terminal, passthrough_state
 from nbs_tui.widgets.pane_text import project_name
 from nbs_tui.widgets.textual_internals import terminal_driver
 

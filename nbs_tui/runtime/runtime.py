@@ -68,8 +68,10 @@ from nbs_tui.runtime.hosts import HostsRuntime
 from nbs_tui.runtime.service_starter import ServiceStarter, sidecar_flags
 from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.port import FleetPort
 from nbs_tui.tmux.runner import TmuxRunner
+from nbs_tui.tmux.ssh import SshTmuxRunner, runner_for
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +100,6 @@ def _runner(settings: Settings) -> TmuxRunner | None:
     hosts = settings.watched_hosts()
     if len(hosts) != 1 or hosts[0].is_local:
         return None
-    from nbs_tui.tmux.ssh import runner_for
-
     return runner_for(hosts[0])  # connecting already, when the CLI asked early (`preconnect`)
 
 
@@ -219,10 +219,9 @@ class Runtime:
     def _remote_plane(self, host: HostSpec) -> ControlPlanePort:
         """The one watched host's projects, read by its own nbs-tui over ssh (docs/remote.md)."""
         from nbs_tui.runtime.remote_plane import RemoteControlPlane
-        from nbs_tui.tmux.ssh import SshTmuxRunner
 
-        runner = getattr(self.fleet, "runner", None)
-        ssh = runner if isinstance(runner, SshTmuxRunner) else None
+        commands = self._commands()
+        ssh = commands.runner if commands is not None and isinstance(commands.runner, SshTmuxRunner) else None
         return RemoteControlPlane(host, ssh, self.listener.control_event, self.problem)
 
     def _build_hosts(self, hosts: Sequence[HostSpec]) -> None:
@@ -282,13 +281,14 @@ class Runtime:
                 mode = LeaseMode.SERVICE if auto else LeaseMode.CONTEND
         return mode
 
+    def _commands(self) -> TmuxServerCommands | None:
+        """The watched server's tmux commands (the fleet's: in-band when it is connected)."""
+        return self.fleet.commands if self.fleet is not None else None
+
     def _remote_host(self) -> HostSpec | None:
         """The other host whose tmux server this runtime watches (None: this machine's)."""
-        runner = getattr(self.fleet, "runner", None)
-        if not getattr(runner, "remote", False):
-            return None
-        host = getattr(runner, "host", None)
-        return host if isinstance(host, HostSpec) else None
+        commands = self._commands()
+        return commands.runner.host if commands is not None else None
 
     def _service_argv(self) -> list[str] | None:
         """``nbs-tui service start`` for the watched server: here, or on its host through the
@@ -298,8 +298,9 @@ class Runtime:
         if host is None:
             flags = sidecar_flags(self.settings)
             return [sys.executable, "-m", "nbs_tui", *server_args, *flags, "service", "start"]
-        runner = getattr(self.fleet, "runner", None)
-        if not host.nbs_tui or runner is None:
+        commands = self._commands()
+        runner = commands.runner if commands is not None else None
+        if not host.nbs_tui or not isinstance(runner, SshTmuxRunner):
             return None
         # the host's setting is a command for its shell, as written (``~/.local/bin/nbs-tui``)
         flags = sidecar_flags(self.settings, local=False)
@@ -307,17 +308,13 @@ class Runtime:
 
     def _build_lease(self) -> SidecarLease | None:
         from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
-        from nbs_tui.tmux.operate import TmuxCommands
 
         mode = self.lease_mode()
-        if mode is LeaseMode.OFF:
+        commands = self._commands()
+        if mode is LeaseMode.OFF or commands is None:
             return None
-        # the fleet's runner: the lease lives in the same tmux server, wherever that runs
-        # ...and its control connections, when ready: no `tmux` process a command (~5 ms each)
-        in_band = self.fleet if callable(getattr(self.fleet, "command_line", None)) else None
-        commands = TmuxCommands(
-            self.settings.server, runner=getattr(self.fleet, "runner", None), in_band=in_band  # type: ignore[arg-type]
-        )
+        # the fleet's commands: the lease lives in the same tmux server, wherever that runs,
+        # and goes in-band on its control connections when ready (no process a command, ~5 ms)
 
         def problem(message: str) -> None:
             self.problem("sidecar lease", message)
@@ -357,9 +354,7 @@ class Runtime:
                     problem(not_installed(host.name))
 
             heartbeat.on_acquired = acquired
-        lease = SidecarLease(commands, heartbeat, on_problem=problem)
-        lease.inband = getattr(self.fleet, "command_inband", None)  # remote: no ssh exec a tick
-        return lease
+        return SidecarLease(commands, heartbeat, on_problem=problem)
 
     def _first_frame_done(self) -> bool:
         """The fleet was seeded `SERVICE_DELAY` ago: the dashboard has drawn it by now."""
@@ -445,11 +440,10 @@ class Runtime:
         fleet, sidecar = self.fleet, self.sidecar
         if fleet is None or sidecar is None:
             return
-        wait_seeded: Callable[[float], bool] | None = getattr(fleet, "wait_seeded", None)
         deadline = time.monotonic() + self.options.seed_timeout
-        while wait_seeded is not None and not self._stopping.is_set():
+        while not self._stopping.is_set():
             left = deadline - time.monotonic()
-            if left <= 0 or wait_seeded(min(left, 0.1)):
+            if left <= 0 or fleet.wait_seeded(min(left, 0.1)):
                 break
         self._seeded_at = time.monotonic()
         with self._lock:  # `stop` holds it while it decides what runs: never start after that

@@ -8,8 +8,13 @@ from libtmux.test.retry import retry_until
 from nbs_tui.core.lease import InflightMark, answered
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
-from nbs_tui.sidecar.pane_options import PaneOptionsPublisher, PublishedState, SidecarSwitches
-from nbs_tui.tmux.operate import TmuxCommands
+from nbs_tui.sidecar.pane_options import (
+    PaneOptionsPublisher,
+    PublishedState,
+    SidecarSwitches,
+    typing_guard,
+)
+from nbs_tui.tmux.commands import TmuxServerCommands
 
 STATUS_RIGHT = (
     "#{?@nbs_needs,#[reverse] #{@nbs_needs} #[default],}"
@@ -19,8 +24,8 @@ STATUS_RIGHT = (
 """The README's status-line snippet (kept identical there)."""
 
 
-def commands_for(server: libtmux.Server) -> TmuxCommands:
-    return TmuxCommands(ServerAddress(socket_name=str(server.socket_name)))
+def commands_for(server: libtmux.Server) -> TmuxServerCommands:
+    return TmuxServerCommands.for_server(ServerAddress(socket_name=str(server.socket_name)))
 
 
 def make_panes(session: libtmux.Session, n: int, shell: str = "cat") -> list[str]:
@@ -32,10 +37,10 @@ def make_panes(session: libtmux.Session, n: int, shell: str = "cat") -> list[str
     return ids
 
 
-def listed(commands: TmuxCommands) -> dict[str, tuple[str, str, str]]:
+def listed(commands: TmuxServerCommands) -> dict[str, tuple[str, str, str]]:
     out = commands.run("list-panes", "-a", "-F", "#{pane_id} #{@nbs_state}|#{@nbs_needs}|#{@nbs_since}")
     rows = {}
-    for line in out.splitlines():
+    for line in out.lines:
         pane_id, rest = line.split(" ", 1)
         state, needs, since = rest.split("|")
         rows[pane_id] = (state, needs, since)
@@ -97,7 +102,7 @@ def test_next_holder_clears_what_an_expired_holder_left(
     fresh = PaneOptionsPublisher(commands)
     assert fresh.clear_stale() == 5
     assert listed(commands)[a] == ("", "", "") and listed(commands)[b] == ("", "", "")
-    assert commands.run("display-message", "-p", "-t", a, "#{@nbs_poll}") == "off\n"
+    assert commands.run("display-message", "-p", "-t", a, "#{@nbs_poll}").text == "off\n"
     # after clearing, a publish sets everything again even if it matches what was there
     assert fresh.publish({a: PublishedState("idle", "", 1)}) == 2
 
@@ -108,7 +113,7 @@ def test_status_line_snippet(session: libtmux.Session, server: libtmux.Server) -
     commands.run("set-option", "-g", "status-right", STATUS_RIGHT)
 
     def status(pane: str) -> str:
-        return commands.run("display-message", "-p", "-t", pane, "#{E:status-right}").rstrip("\n")
+        return commands.run("display-message", "-p", "-t", pane, "#{E:status-right}").text.rstrip("\n")
 
     assert status(a) == " no sidecar"
     beat = LeaseHeartbeat(commands)
@@ -156,7 +161,7 @@ def test_typing_is_marked_fenced_and_a_left_over_poll_is_erased(
     old = LeaseHeartbeat(commands)
     old.tick()
     switches = SidecarSwitches(commands)
-    assert switches.type_marked(old.token, pane, "/nbs-poll")
+    assert commands.type_text(pane, "/nbs-poll", guard=typing_guard(old.token, pane, "/nbs-poll"))
     assert retry_until(lambda: "/nbs-poll" in capture(commands, pane), 5, raises=False)
     _, panes = switches.read()
     assert panes[pane].inflight == InflightMark(old.token, "/nbs-poll")
@@ -165,7 +170,7 @@ def test_typing_is_marked_fenced_and_a_left_over_poll_is_erased(
     old.stop(release=True)
     new = LeaseHeartbeat(commands)
     new.tick()
-    assert not switches.type_marked(old.token, pane, "again")  # the dead token types nothing
+    assert not commands.type_text(pane, "again", guard=typing_guard(old.token, pane, "again"))  # the dead token types nothing
     assert not switches.erase_inflight(old.token, pane, 9)
     assert switches.erase_inflight(new.token, pane, len("/nbs-poll"))
     assert retry_until(lambda: "/nbs-poll" not in capture(commands, pane), 5, raises=False)
@@ -174,5 +179,5 @@ def test_typing_is_marked_fenced_and_a_left_over_poll_is_erased(
     new.stop()
 
 
-def capture(commands: TmuxCommands, pane: str) -> str:
-    return commands.run("capture-pane", "-p", "-t", pane)
+def capture(commands: TmuxServerCommands, pane: str) -> str:
+    return commands.run("capture-pane", "-p", "-t", pane).text
