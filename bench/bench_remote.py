@@ -34,6 +34,7 @@ clients, the sshd sessions' for the remote side. The tmux servers' own CPU is th
     .venv/bin/python bench/bench_remote.py                 # 1, 3, 5 hosts x 20 panes, 10 s windows
     .venv/bin/python bench/bench_remote.py --hosts 1 --seconds 5
     .venv/bin/python bench/bench_remote.py --hosts 3 --modes dash-local dash-ssh
+    .venv/bin/python bench/bench_remote.py --hosts 5 --modes dash-local dash-ssh --seconds 2 --repeat 8
 """
 
 from __future__ import annotations
@@ -507,6 +508,11 @@ def main() -> int:
         "--modes", nargs="+", default=list(MODES), choices=MODES,
         help="which watchers to run, in this order (default: all)",
     )
+    parser.add_argument(
+        "--repeat", type=int, default=1,
+        help="run the modes this many times in turn on each lab (the first full frame moves with the load: "
+        "compare medians of runs side by side)",
+    )
     args = parser.parse_args()
     script = Path(os.environ.get("TMPDIR", "/tmp")) / f"nbs-bench-remote-writer-{os.getpid()}.py"
     script.write_text(WRITER)
@@ -516,7 +522,7 @@ def main() -> int:
             aliases = tuple(f"host{i}" for i in range(hosts))
             with running_lab(aliases) as lab:
                 prepare(lab, args.panes, script)
-                for mode in args.modes:
+                for mode in [mode for _ in range(args.repeat) for mode in args.modes]:
                     if mode.startswith("dash-"):
                         result = run_dashboard(lab, mode, args.panes, args.seconds)
                     else:
@@ -534,6 +540,20 @@ def main() -> int:
             f"| {r['n']:.0f} | {r['cpu_self']:.1f} % | {r['cpu_ssh']:.1f} % ({r['ssh_processes']:.0f}) "
             f"| {r['cpu_remote']:.1f} % ({r['remote_processes']:.0f}) |"
         )
+    if args.repeat > 1:
+        print()
+        for hosts in args.hosts:
+            medians = {
+                mode: statistics.median(r["connect_s"] for h, m, r in rows if h == hosts and m == mode)
+                for mode in args.modes
+            }
+            said = ", ".join(f"{mode} {value:.2f} s" for mode, value in medians.items())
+            ratio = (
+                f"; dash-ssh / dash-local {medians['dash-ssh'] / medians['dash-local']:.2f}x"
+                if "dash-ssh" in medians and "dash-local" in medians
+                else ""
+            )
+            print(f"{hosts} host(s), connect+seed, median of {args.repeat}: {said}{ratio}")
     return 0
 
 

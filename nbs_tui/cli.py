@@ -133,13 +133,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    if args.socket_name or args.socket_path:
+    chosen = bool(args.socket_name or args.socket_path)
+    if chosen:
         server = ServerAddress(socket_name=args.socket_name, socket_path=args.socket_path)
     else:
         server = default_server()  # $TMUX's server inside tmux, as a plain `tmux` would
     return load_settings(
         config_path=getattr(args, "config", None),
         server=server,
+        server_from_tmux_env=not chosen and server != ServerAddress(),
         host_choice=tuple(args.hosts) if getattr(args, "hosts", None) else None,
         sessions=tuple(args.sessions) if args.sessions else None,
         projects=tuple(p.resolve() for p in args.projects) if args.projects else None,
@@ -185,6 +187,10 @@ def _run_dashboard(settings: Settings, headless: bool) -> int:
     if not all(h.is_local for h in hosts) and shutil.which("ssh") is None:
         raise RuntimeError("ssh is not installed: install OpenSSH's client to watch another host")
     _install_log()
+    if not all(h.is_local for h in hosts):
+        from nbs_tui.tmux.ssh import preconnect
+
+        preconnect(hosts)  # the logins run while the dashboard is imported
     if headless:
         from nbs_tui.runtime.headless import run_headless
 

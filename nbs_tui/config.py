@@ -34,6 +34,9 @@ class ConfigError(ValueError):
 @dataclass(frozen=True, slots=True)
 class Settings:
     server: ServerAddress = field(default_factory=ServerAddress)
+    server_from_tmux_env: bool = False
+    """``server`` was not chosen (``-L``/``-S``) but is the one ``$TMUX`` names: a socket on this
+    machine, so another host watched with ``--host`` gets its own default server, not this."""
     sessions: tuple[str, ...] = ()
     """Only watch these sessions; empty means every session of the server."""
     projects: tuple[Path, ...] = ()
@@ -108,10 +111,10 @@ class Settings:
 
     def watched_hosts(self) -> tuple[HostSpec, ...]:
         """The hosts to watch: ``--host``, else ``[[hosts]]``, else this machine."""
-        return choose_hosts(self.hosts, self.host_choice, self.server)
+        return choose_hosts(self.hosts, self.host_choice, self.server, server_is_local=self.server_from_tmux_env)
 
 
-_NOT_IN_FILE = frozenset({"server", "config_file", "host_choice"})
+_NOT_IN_FILE = frozenset({"server", "server_from_tmux_env", "config_file", "host_choice"})
 
 _ENV_KEYS: Mapping[str, str] = {
     "NBS_POLL_INTERVAL": "poll_interval",

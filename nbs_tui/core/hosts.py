@@ -124,9 +124,12 @@ def parse_hosts(entries: Any) -> tuple[HostSpec, ...]:
 
 
 def choose_hosts(
-    defined: Sequence[HostSpec], chosen: Sequence[str], server: ServerAddress
+    defined: Sequence[HostSpec], chosen: Sequence[str], server: ServerAddress, *, server_is_local: bool = False
 ) -> tuple[HostSpec, ...]:
-    """The hosts to watch (see the module docstring); ``server`` is the ``-L``/``-S`` choice."""
+    """The hosts to watch (see the module docstring); ``server`` is the ``-L``/``-S`` choice, given
+    to every host without a socket of its own. ``server_is_local``: it was not chosen but read
+    from this machine's ``$TMUX`` (a socket here), so it goes to this machine only and another
+    host gets its own default server."""
     by_name = {h.name: h for h in defined}
     if chosen:
         picked: list[HostSpec] = []
@@ -147,7 +150,9 @@ def choose_hosts(
     if twice:
         raise HostsError(f"--host: {twice[0]!r} is chosen twice")
     return tuple(
-        h if h.socket_name or h.socket_path else replace(h, socket_name=server.socket_name, socket_path=server.socket_path)
+        h
+        if h.socket_name or h.socket_path or (server_is_local and not h.is_local)
+        else replace(h, socket_name=server.socket_name, socket_path=server.socket_path)
         for h in picked
     )
 

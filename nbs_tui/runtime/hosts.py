@@ -44,8 +44,8 @@ from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory
 
 if TYPE_CHECKING:
     from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
-    from nbs_tui.core.detect import CapturedScreen
     from nbs_tui.core.screen import PaneScreen
+    from nbs_tui.core.screen_rows import CapturedScreen
     from nbs_tui.core.sidecar import SidecarStatus
     from nbs_tui.files.control_plane import ControlEvent, ControlPlanePort
     from nbs_tui.runtime.remote_plane import HostsControl

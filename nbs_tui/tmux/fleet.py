@@ -104,9 +104,9 @@ import threading
 import time
 from collections.abc import Collection, Iterable, Sequence
 
-from nbs_tui.core.detect import CapturedScreen
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
 from nbs_tui.core.screen import PaneScreen
+from nbs_tui.core.screen_rows import CapturedScreen
 from nbs_tui.tmux.commands import Guard, TmuxServerCommands
 from nbs_tui.tmux.errors import PaneGone, TmuxError
 from nbs_tui.tmux.fleet_captures import CAPTURE_MAX_AGE, CAPTURE_QUIET, CAPTURE_SLACK, Captures

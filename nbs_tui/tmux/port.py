@@ -59,9 +59,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from nbs_tui.core.detect import CapturedScreen
     from nbs_tui.core.model import PaneId, PaneInfo
     from nbs_tui.core.screen import PaneScreen
+    from nbs_tui.core.screen_rows import CapturedScreen
     from nbs_tui.tmux.commands import Guard, TmuxServerCommands
 
 

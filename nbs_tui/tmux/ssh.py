@@ -4,11 +4,18 @@ A `SshHost` (a `nbs_tui.core.hosts.HostSpec`) names a host the way OpenSSH does 
 its keys, agent and ProxyJump). `SshTmuxRunner` is the `TmuxRunner` of that host: every tmux
 command line becomes ``ssh [options] -T -e none DEST -- 'tmux -u [-L|-S] ...'``.
 
-* **One connection per host.** All ssh processes of a host share one multiplexed connection
-  (``ControlMaster=auto``, ``ControlPath`` in a private 0700 folder of ours under
-  ``$XDG_RUNTIME_DIR`` or the temp folder, ``ControlPersist`` so the master outlives the first
-  command and ends by itself a minute after nbs-tui if nbs-tui dies). A control client over it
-  attaches in ~0.3 s on a new connection and a few ms on an open one.
+* **One connection per host, ours alone, and it dies with us.** The master (``ControlMaster``,
+  its socket in a private 0700 folder under ``$XDG_RUNTIME_DIR`` or the temp folder) is a child
+  of nbs-tui tied to it (`nbs_tui.tmux.tied`: SIGKILLed if nbs-tui dies, however it dies; no
+  ``ControlPersist`` daemon left behind). Its own session runs the connect script (tmux there?
+  its version, orphans reaped, every pane listed with its agent verdict: one round trip, the
+  login included) and then waits on its stdin. Every other ssh of the host is a session on it
+  (``ControlMaster=no``: a few ms, never a second login); one asked before the fleet connects
+  (the lease's) waits for the connection or makes it. The CLI starts connecting before it
+  imports the dashboard (`preconnect`).
+* **A control client dies with its session** (`nbs_tui.tmux.host_scripts.TIED_CLIENT`): tmux 3.3a-3.5a keep a control
+  client whose session closed while output was queued for it, which holds the host's server
+  (and our master's channel) forever.
 * **Never a prompt.** ``BatchMode=yes``: a host that wants a password, a passphrase or an unknown
   host key fails at once, and `explain` turns ssh's stderr into one line for that host.
 * **A dead link is seen.** ``ServerAliveInterval``/``ServerAliveCountMax`` (5 s x 2) end a
@@ -19,32 +26,51 @@ command line becomes ``ssh [options] -T -e none DEST -- 'tmux -u [-L|-S] ...'``.
 * **Reaping** (`prepare`, on every connect): a connection that dies while tmux still has output
   queued can leave the remote ``tmux -C`` client orphaned (parent PID 1) yet attached, and while
   it is the only client every pane on that host freezes. ``detach-client`` does not remove it;
-  SIGTERM does. tmux releases up to 3.7c have this bug.
+  SIGTERM does. tmux releases up to 3.7c have this bug. (Our own clients now die with their
+  sessions; this stops those of an older nbs-tui, or of a relay killed outright.)
 
 Options the user gives (``ssh_options``) come after the ones nbs-tui must hold (``BatchMode``,
-the ``ControlPath``) and before its defaults: ssh takes the first value of an option, so a user
-can change the keep-alive or timeouts but never get a password prompt under the dashboard.
+the ``ControlPath``, ``ControlMaster``, ``ControlPersist``) and before its defaults: ssh takes the
+first value of an option, so a user can change the keep-alive or timeouts but never get a
+password prompt under the dashboard, nor a master that outlives it.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
 import re
+import select
 import shlex
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.model import PaneInfo, ServerAddress
 from nbs_tui.logs import runtime_dir
+from nbs_tui.tmux.discovery import FORMAT
 from nbs_tui.tmux.errors import HostUnreachable, TmuxError
+from nbs_tui.tmux.host_scripts import (
+    AGENTS,
+    CONNECTED,
+    REAP,
+    TIED_CLIENT,
+    connect_script,
+    parse_agents,
+    reaped,
+    split_connect_output,
+)
 from nbs_tui.tmux.runner import TmuxRunner
+from nbs_tui.tmux.tied import popen_tied
 
 log = logging.getLogger(__name__)
 
@@ -128,79 +154,36 @@ def explain_failure(host: SshHost, returncode: int, stderr: str) -> str:
     return f"{name}: {detail}"
 
 
-_REAP = r"""
-{list_clients} 2>/dev/null | while read -r pid control; do
-  [ "$control" = 1 ] || continue
-  ppid=$(sed 's/.*) [^ ]* //;s/ .*//' "/proc/$pid/stat" 2>/dev/null || ps -o ppid= -p "$pid" 2>/dev/null)
-  if [ "$(echo $ppid)" = 1 ] && kill -TERM "$pid" 2>/dev/null; then echo "reaped $pid"; fi
-done
-exit 0
-"""
-"""Stop orphaned control clients: a control client whose parent is PID 1 (its ssh session is gone)."""
-
-_PREPARE = r"""
-command -v {tmux} >/dev/null 2>&1 || {{ echo "{tmux}: command not found" >&2; exit 127; }}
-{tmux} -V
-""" + _REAP
-"""One round trip on (re)connect: is tmux there, which version, and reap orphans."""
-
-
-_AGENTS = r"""
-if command -v ps >/dev/null 2>&1; then ps -e -o pid= -o ppid= -o args=; else
-  for d in /proc/[0-9]*; do
-    ppid=$(sed 's/.*) [^ ]* //;s/ .*//' "$d/stat" 2>/dev/null) || continue
-    printf '%s %s %s\n' "${{d#/proc/}}" "$ppid" "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)"
-  done
-fi | awk -v want={pids} '
-function claude(a,   k, m, i, base, first) {{
-  m = split(a, k, " ")
-  for (i = 1; i <= m && i <= 4; i++) {{
-    base = k[i]; sub(/.*\//, "", base)
-    if (i == 1) first = base
-    if (i == 1 && base == "claude") return 1
-    if (i > 1 && base == "claude" && (first == "node" || first == "bun" || first == "deno")) return 1
-    if (i == 2 && base == "claude" && first ~ /^(python[0-9.]*|sh|bash|env)$/) return 1
-    if (k[i] ~ /claude-code/ && k[i] ~ /\.(js|mjs|cjs)$/) return 1
-    if (k[i] == "nbs_tui.demo.agent") return 1
-  }}
-  return 0
-}}
-{{ pid = $1; pp = $2; $1 = ""; $2 = ""; sub(/^ +/, ""); args[pid] = $0; kids[pp] = kids[pp] " " pid }}
-END {{
-  n = split(want, w, " ")
-  for (j = 1; j <= n; j++) {{
-    queue = w[j]; seen = 0; hit = 0
-    while (queue != "" && seen < 64 && !hit) {{
-      cur = queue; sub(/ .*/, "", cur); sub(/^[^ ]+ */, "", queue); seen++
-      if ((cur in args) && claude(args[cur])) hit = 1
-      queue = queue kids[cur]; sub(/^ +/, "", queue)
-    }}
-    print w[j], ((w[j] in args) ? hit : "gone")
-  }}
-}}'
-"""
-"""Which of the given pane pids has Claude Code (or the demo agent) in its process tree, on the
-host: the remote half of `nbs_tui.tmux.discovery.agent_verdict` (``ps``, else ``/proc``; POSIX awk).
-The local walk also trusts a process named ``claude`` (its comm); here a script named ``claude``
-shows as ``INTERPRETER .../claude``, so that form counts too.
-Prints ``PID 1``, ``PID 0`` or ``PID gone`` per pid."""
-
-
-def parse_agents(out: str) -> dict[int, bool]:
-    found: dict[int, bool] = {}
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0].isdigit() and parts[1] in ("0", "1"):
-            found[int(parts[0])] = parts[1] == "1"
-    return found
-
-
 @dataclass
 class PrepareResult:
     version: tuple[int, int] | None = None
     reaped: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """Things the operator should know that do not stop the host (e.g. an older tmux)."""
+
+
+@dataclass
+class _Connected:
+    """What one run of the connect script said (`SshTmuxRunner._connect_script`)."""
+
+    result: PrepareResult
+    listing: str | None
+    """``list-panes -a -F FORMAT``'s output (None: it failed, e.g. no server: asked again)."""
+    verdicts: dict[int, bool]
+    """Agent verdicts of the listed panes' pids (`parse_agents`)."""
+    at: float = field(default_factory=time.monotonic)
+
+
+PREFETCH_FRESH = 2.0
+"""Seconds a connect script's pane listing and agent verdicts answer the fleet's first
+``list-panes`` and agent detection (taken once each): the supervisor asks right after `prepare`."""
+
+RECONNECT_QUIET = 1.0
+"""After a failed connect, a command that finds no master runs on its own connection for this
+long instead of trying to make the master again (the fleet's supervisor backs off by itself)."""
+
+_LIST_PANES = ("list-panes", "-a", "-F", FORMAT)
+"""What `nbs_tui.tmux.discovery.list_panes` runs: the connect script runs it too."""
 
 
 class SshTmuxRunner(TmuxRunner):
@@ -218,7 +201,6 @@ class SshTmuxRunner(TmuxRunner):
         connect_timeout: int = 10,
         server_alive_interval: int = 5,
         server_alive_count: int = 2,
-        persist: int = 60,
         control_dir: str | None = None,
     ) -> None:
         if host.is_local:
@@ -229,10 +211,20 @@ class SshTmuxRunner(TmuxRunner):
         self.connect_timeout = connect_timeout
         self.server_alive_interval = server_alive_interval
         self.server_alive_count = server_alive_count
-        self.persist = persist
         self._control_dir = control_dir
         self._own_dir = control_dir is None
         self._dir_lock = threading.Lock()
+        self._master: subprocess.Popen[bytes] | None = None
+        """The ssh that holds this host's connection (ControlMaster): our child, tied to us."""
+        self._master_lock = threading.Lock()
+        """Held while the master is made or ended: other threads wait for it, never make a second."""
+        self._starting: subprocess.Popen[bytes] | None = None
+        """A master still connecting (`close` ends it rather than wait for a host that hangs)."""
+        self._failed_at: float | None = None
+        self._closed = False
+        self._fresh: _Connected | None = None
+        """A connection made on behalf of some command, its news not yet taken by `prepare`."""
+        self._prefetched: _Connected | None = None
         self.last_prepare: PrepareResult | None = None
         self.reaped: list[int] = []
         """Every orphaned control client this runner stopped (remote pids), for tests and logs."""
@@ -249,18 +241,23 @@ class SshTmuxRunner(TmuxRunner):
             return self._control_dir
 
     def control_path(self) -> str:
+        if self._closed and self._control_dir is None:
+            return "none"  # closed: a late command connects on its own, making no folder again
         # %C: a hash of the connection (host, port, user): short enough for a socket path.
         return os.path.join(self.control_dir, "%C")
 
-    def ssh_argv(self, remote_command: str, *extra: str) -> list[str]:
-        """``ssh ... DEST -- remote_command`` with the options every ssh of this host shares."""
+    def ssh_argv(self, remote_command: str, *extra: str, master: bool = False) -> list[str]:
+        """``ssh ... DEST -- remote_command`` with the options every ssh of this host shares:
+        a session on this host's master (``master``: the master itself)."""
         return [
             self.ssh,
             "-o", "BatchMode=yes",
             "-o", f"ControlPath={self.control_path()}",
+            # Only our master (a child of ours, tied to us) holds the connection; a session
+            # never becomes a master, and no master outlives us in the background.
+            "-o", f"ControlMaster={'yes' if master else 'no'}",
+            "-o", "ControlPersist=no",
             *self.host.ssh_options,
-            "-o", "ControlMaster=auto",
-            "-o", f"ControlPersist={self.persist}",
             "-o", f"ConnectTimeout={self.connect_timeout}",
             "-o", f"ServerAliveInterval={self.server_alive_interval}",
             "-o", f"ServerAliveCountMax={self.server_alive_count}",
@@ -271,12 +268,24 @@ class SshTmuxRunner(TmuxRunner):
             remote_command,
         ]  # fmt: skip
 
+    def _tmux_words(self, args: Sequence[str]) -> list[str]:
+        return [self.host.tmux, "-u", *self.server.tmux_args(), *args]
+
     def remote_tmux(self, args: Sequence[str]) -> str:
         """The remote shell command that runs tmux with ``args`` (each word quoted for sh)."""
-        return shlex.join([self.host.tmux, "-u", *self.server.tmux_args(), *args])
+        return shlex.join(self._tmux_words(args))
 
     def argv(self, args: Sequence[str]) -> list[str]:
+        """A one-off tmux command's ssh; waits for (or makes) this host's connection first, so
+        that it rides on the master instead of logging in on its own."""
+        self._ensure_connection()
         return self.ssh_argv(self.remote_tmux(args))
+
+    def control_argv(self, session_id: str, flags: str = "ignore-size") -> list[str]:
+        """A control client on the host that dies with its ssh session (`TIED_CLIENT`). Built
+        without waiting: the fleet attaches once it has listed panes over the connection."""
+        tmux = self._tmux_words(["-C", "attach-session", "-f", flags, "-t", session_id])
+        return self.ssh_argv(shlex.join(["exec", "sh", "-c", TIED_CLIENT, "nbs-tui-control", *tmux]))
 
     def describe(self) -> str:
         return f"{self.host.name}: {self.server.describe()}"
@@ -294,10 +303,19 @@ class SshTmuxRunner(TmuxRunner):
     # -- commands ------------------------------------------------------------------------
 
     def run(self, *args: str, timeout: float = 5.0, stdin: bytes | None = None) -> str:
+        if args == _LIST_PANES and stdin is None:
+            listing = self._take_prefetched_listing()
+            if listing is not None:
+                return listing
         return self._ssh(self.remote_tmux(args), max(timeout, self.connect_timeout + 5.0), stdin)
 
     def _ssh(self, remote_command: str, timeout: float, stdin: bytes | None = None) -> str:
-        """Run a command line (tmux, or a script) on the host: its stdout (`TmuxRunner.execute`)."""
+        self._ensure_connection()
+        return self._exec(remote_command, timeout, stdin)
+
+    def _exec(self, remote_command: str, timeout: float, stdin: bytes | None = None) -> str:
+        """One ssh session running ``remote_command`` (tmux, or a script): its stdout, or the
+        failure as one typed error (`TmuxRunner.execute`, the one place a command runs)."""
         return self.execute(self.ssh_argv(remote_command), timeout=timeout, stdin=stdin)
 
     def run_script(self, script: str, timeout: float = 30.0, stdin: bytes | None = None) -> str:
@@ -306,7 +324,7 @@ class SshTmuxRunner(TmuxRunner):
         return self._ssh(script, max(timeout, self.connect_timeout + 5.0), stdin)
 
     def missing(self, program: str) -> TmuxError:
-        return HostUnreachable(f"{self.host.name}: ssh is not installed ({program!r} not found)")
+        return self._no_ssh()
 
     def no_answer(self, timeout: float) -> str:
         return f"{self.host.name}: {self.host.destination} did not answer within {timeout:.0f}s"
@@ -316,41 +334,61 @@ class SshTmuxRunner(TmuxRunner):
             return HostUnreachable(self.explain(returncode, stderr))
         return super().failure(returncode, stderr)
 
+    def _fail(self, returncode: int, stderr: str) -> NoReturn:
+        raise self.failure(returncode, stderr)
+
+    def _no_ssh(self) -> HostUnreachable:
+        return HostUnreachable(f"{self.host.name}: ssh is not installed ({self.ssh!r} not found)")
+
     max_backoff: float | None = 30.0
 
+    # -- the connection ------------------------------------------------------------------
+
     def prepare(self) -> list[str]:
-        """Connect (or reuse the connection), check tmux, reap orphaned control clients."""
-        self.last_prepare = self.connect()
-        return list(self.last_prepare.notes)
+        """Connect (or reuse the connection), check tmux, reap orphaned control clients, and
+        list the panes with their agent verdicts, all in one round trip (the fleet's first
+        discovery after this takes that listing, `PREFETCH_FRESH`)."""
+        with self._master_lock:
+            self._closed = False
+            fresh, self._fresh = self._fresh, None
+            if fresh is not None and self._master_alive() and time.monotonic() - fresh.at < PREFETCH_FRESH:
+                connected = fresh  # made a moment ago for another command: nothing new to ask
+            elif self._master_alive():
+                connected = self._parse_connect(self._exec(self._connect_script(hold=False), self.connect_timeout + 5.0))
+            else:
+                connected = self._start_master()
+            self._prefetched = connected
+        self.last_prepare = connected.result
+        return list(connected.result.notes)
 
-    def _list_clients(self) -> str:
-        return self.remote_tmux(["list-clients", "-F", "#{client_pid} #{client_control_mode}"])
+    def _master_alive(self) -> bool:
+        master = self._master
+        return master is not None and master.poll() is None
 
-    @staticmethod
-    def _reaped(out: str) -> list[int]:
-        pids = []
-        for line in out.splitlines():
-            if line.startswith("reaped "):
-                with contextlib.suppress(ValueError):
-                    pids.append(int(line.split()[1]))
-        return pids
+    def _ensure_connection(self) -> None:
+        """Make sure a command about to run finds the master: wait while another thread makes
+        it, or make it (a command asked before the fleet's first `prepare`: the lease's, say).
+        On failure the command runs on its own and fails with its own message."""
+        if self._closed or self._master_alive():
+            return
+        with self._master_lock:
+            if self._closed or self._master_alive():
+                return
+            if self._failed_at is not None and time.monotonic() - self._failed_at < RECONNECT_QUIET:
+                return
+            try:
+                self._fresh = self._start_master()
+            except TmuxError as exc:
+                log.info("%s: no connection for a command: %s", self.host.name, exc)
 
-    def reap(self) -> list[int]:
-        """Stop orphaned control clients now (the fleet calls this when a client of a lost
-        connection is still listed after reconnecting: sshd may notice the loss late)."""
-        reaped = self._reaped(self._ssh(_REAP.format(list_clients=self._list_clients()), self.connect_timeout + 5.0))
-        if reaped:
-            log.warning("%s: reaped orphaned tmux control clients %s", self.host.name, reaped)
-            self.reaped.extend(reaped)
-        return reaped
+    def _connect_script(self, *, hold: bool) -> str:
+        return connect_script(self.host.tmux, self._list_clients(), self.remote_tmux(_LIST_PANES), hold=hold)
 
-    def connect(self) -> PrepareResult:
-        tmux = shlex.quote(self.host.tmux)
-        script = _PREPARE.format(tmux=tmux, list_clients=self._list_clients())
-        out = self._ssh(script, self.connect_timeout + 5.0)
-        result = PrepareResult(reaped=self._reaped(out))
+    def _parse_connect(self, out: str) -> _Connected:
+        head, listing, verdicts = split_connect_output(out)
+        result = PrepareResult(reaped=reaped("\n".join(head)))
         self.reaped.extend(result.reaped)
-        for line in out.splitlines():
+        for line in head:
             if result.version is None and line.startswith("tmux"):
                 result.version = parse_version(line)
         name, dest = self.host.name, self.host.destination
@@ -370,16 +408,121 @@ class SshTmuxRunner(TmuxRunner):
                 f"{name}: stopped {len(result.reaped)} orphaned tmux control client(s) left by an "
                 "earlier connection (they froze the host's panes)"
             )
-        return result
+        return _Connected(result, listing, verdicts)
+
+    def _start_master(self) -> _Connected:
+        """Start this host's master (``_master_lock`` held): an ssh of ours, tied to us
+        (`popen_tied`), whose own session runs the connect script and then holds the
+        connection open. Every other ssh of the host is a session on it."""
+        self._stop_master()
+        self._remove_sockets()
+        log_path = os.path.join(self.control_dir, "master.log")
+        try:
+            with open(log_path, "wb") as errors:
+                master = popen_tied(
+                    self.ssh_argv(self._connect_script(hold=True), master=True),
+                    stdin=subprocess.PIPE,  # never written: its end is the connection's end
+                    stdout=subprocess.PIPE,
+                    stderr=errors,
+                    env=self.env(),
+                    start_new_session=True,
+                )
+        except FileNotFoundError as exc:
+            self._failed_at = time.monotonic()
+            raise self._no_ssh() from exc
+        timeout = self.connect_timeout + 5.0
+        began = time.monotonic()
+        self._starting = master
+        try:
+            out, said = _read_through(master, CONNECTED.encode(), timeout)
+        finally:
+            self._starting = None
+        try:
+            if self._closed:
+                raise HostUnreachable(f"{self.host.name}: closed while connecting")
+            if not said:
+                try:
+                    returncode = master.wait(5.0 if master.poll() is not None or not out else 0.5)
+                except subprocess.TimeoutExpired:
+                    master.kill()
+                    master.wait()
+                    raise HostUnreachable(
+                        f"{self.host.name}: {self.host.destination} did not answer within {timeout:.0f}s"
+                    ) from None
+                with open(log_path, "rb") as errors:
+                    self._fail(returncode, errors.read().decode("utf-8", "replace"))
+            self._master = master
+            connected = self._parse_connect(out.decode("utf-8", "replace"))
+        except TmuxError:
+            self._failed_at = time.monotonic()
+            self._stop_master()
+            if master.poll() is None:
+                master.kill()
+                master.wait()
+            raise
+        self._failed_at = None
+        log.info("%s: connected in %.0f ms (master pid %d)", self.host.name, (time.monotonic() - began) * 1000, master.pid)
+        return connected
+
+    def _stop_master(self) -> None:
+        master, self._master = self._master, None
+        if master is None:
+            return
+        with contextlib.suppress(OSError):
+            if master.stdin is not None:
+                master.stdin.close()
+        if master.poll() is None:
+            master.terminate()  # ssh ends its sessions and removes the socket
+        try:
+            master.wait(5.0)
+        except subprocess.TimeoutExpired:
+            master.kill()
+            master.wait()
+        if master.stdout is not None:
+            master.stdout.close()
+
+    def _remove_sockets(self) -> None:
+        """A master killed outright leaves its socket: a new one could not listen there."""
+        with contextlib.suppress(OSError), os.scandir(self.control_dir) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    if stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode):
+                        os.unlink(entry.path)
+
+    def _take_prefetched_listing(self) -> str | None:
+        connected = self._prefetched
+        if connected is None or connected.listing is None or time.monotonic() - connected.at > PREFETCH_FRESH:
+            return None
+        listing, connected.listing = connected.listing, None
+        return listing
+
+    def _list_clients(self) -> str:
+        return self.remote_tmux(["list-clients", "-F", "#{client_pid} #{client_control_mode}"])
+
+    def reap(self) -> list[int]:
+        """Stop orphaned control clients now (the fleet calls this when a client of a lost
+        connection is still listed after reconnecting: sshd may notice the loss late)."""
+        script = REAP.format(list_clients=self._list_clients()) + "exit 0\n"
+        stopped = reaped(self._ssh(script, self.connect_timeout + 5.0))
+        if stopped:
+            log.warning("%s: reaped orphaned tmux control clients %s", self.host.name, stopped)
+            self.reaped.extend(stopped)
+        return stopped
 
     def detect_agents(self, panes: Sequence[PaneInfo]) -> dict[str, bool]:
         """Walk the panes' process trees on the host, in one round trip (only for panes whose
-        first process or command changed: discovery caches the verdicts)."""
+        first process or command changed: discovery caches the verdicts). Right after a connect
+        the connect script's verdicts answer, once."""
         pids = sorted({p.pid for p in panes if p.pid > 0 and not p.dead})
         if not pids:
             return {}
+        connected = self._prefetched
+        if connected is not None and connected.verdicts and time.monotonic() - connected.at <= PREFETCH_FRESH:
+            known, connected.verdicts = connected.verdicts, {}
+            if all(pid in known for pid in pids):
+                return {p.pane_id: known[p.pid] for p in panes if p.pid in known}
         try:
-            out = self._ssh(_AGENTS.format(pids=shlex.quote(" ".join(map(str, pids)))), self.connect_timeout + 5.0)
+            out = self._ssh(AGENTS.format(pids=shlex.quote(" ".join(map(str, pids)))), self.connect_timeout + 5.0)
         except TmuxError as exc:
             log.warning("agent detection on %s failed: %s", self.host.name, exc)
             return {}
@@ -388,26 +531,78 @@ class SshTmuxRunner(TmuxRunner):
 
     def master_pid(self) -> int | None:
         """The pid of this host's ControlMaster ssh, or None when there is none."""
-        if self._control_dir is None:
-            return None  # never connected: no master (and no folder to make for asking)
-        done = subprocess.run(
-            [self.ssh, "-o", f"ControlPath={self.control_path()}", *self.host.ssh_options,
-             "-O", "check", self.host.destination],
-            stdin=subprocess.DEVNULL, capture_output=True, timeout=5, check=False,
-        )  # fmt: skip
-        found = re.search(rb"pid=(\d+)", done.stderr + done.stdout)
-        return int(found.group(1)) if done.returncode == 0 and found else None
+        master = self._master
+        return master.pid if master is not None and master.poll() is None else None
 
     def close(self) -> None:
-        """End the shared connection (its master) and remove the private folder."""
-        if self._control_dir is None:
-            return
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            subprocess.run(
-                [self.ssh, "-o", f"ControlPath={self.control_path()}", *self.host.ssh_options,
-                 "-O", "exit", self.host.destination],
-                stdin=subprocess.DEVNULL, capture_output=True, timeout=5, check=False,
-            )  # fmt: skip
-        if self._own_dir:
-            shutil.rmtree(self._control_dir, ignore_errors=True)
-            self._control_dir = None
+        """End the shared connection (its master, and with it every session on it) and remove
+        the private folder. A later `prepare` connects again."""
+        self._closed = True
+        starting = self._starting
+        if starting is not None and starting.poll() is None:
+            starting.kill()  # a connect that hangs (a host that accepts and says nothing) ends now
+        with self._master_lock:
+            self._fresh = self._prefetched = None
+            self._stop_master()
+            if self._own_dir and self._control_dir is not None:
+                shutil.rmtree(self._control_dir, ignore_errors=True)
+                self._control_dir = None
+
+
+def _read_through(proc: subprocess.Popen[bytes], marker: bytes, timeout: float) -> tuple[bytes, bool]:
+    """Read ``proc``'s stdout up to a line that is ``marker``: (what came before it, True), or
+    (all that came, False) at its end or after ``timeout`` seconds."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    deadline = time.monotonic() + timeout
+    data = b""
+    while True:
+        found = (b"\n" + data).find(b"\n" + marker + b"\n")
+        if found >= 0:
+            return data[:found], True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return data, False
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return data, False
+        data += chunk
+
+
+_early: dict[SshHost, SshTmuxRunner] = {}
+_early_lock = threading.Lock()
+
+
+def preconnect(hosts: Sequence[SshHost]) -> None:
+    """Start connecting to every remote host now, each on a thread of its own: the CLI calls this
+    before it imports the dashboard, so the logins overlap those imports (~0.4 s) instead of
+    following them. `runner_for` hands the runner (connected, or still connecting) to the runtime;
+    one never claimed is closed at exit."""
+    for host in hosts:
+        if host.is_local:
+            continue
+        with _early_lock:
+            if host in _early:
+                continue
+            if not _early:
+                atexit.register(_close_unclaimed)
+            runner = _early[host] = SshTmuxRunner(host)
+        threading.Thread(target=runner._ensure_connection, name=f"nbs-ssh-connect-{host.name}", daemon=True).start()
+
+
+def runner_for(host: SshHost) -> SshTmuxRunner:
+    """The runner of ``host``: the one `preconnect` started for it, else a new one."""
+    with _early_lock:
+        runner = _early.pop(host, None)
+    return runner if runner is not None else SshTmuxRunner(host)
+
+
+def _close_unclaimed() -> None:
+    with _early_lock:
+        runners = list(_early.values())
+        _early.clear()
+    for runner in runners:
+        runner.close()

@@ -133,7 +133,7 @@ async def test_the_list_groups_panes_under_a_header_per_host_and_the_cursor_step
     hosts_app: NbsApp,
 ) -> None:
     from nbs_tui.core.fleet_filter import FleetFilter
-    from nbs_tui.widgets.fleet_list import HEADER
+    from nbs_tui.widgets.fleet_rows import HEADER
 
     app = hosts_app
     async with app.run_test(size=SIZE) as pilot:

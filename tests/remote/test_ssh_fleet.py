@@ -321,7 +321,7 @@ def test_agent_detection_script_works_without_ps(tmp_path: Path) -> None:
     import shutil
     import subprocess
 
-    from nbs_tui.tmux.ssh import _AGENTS, parse_agents
+    from nbs_tui.tmux.host_scripts import AGENTS, parse_agents
 
     bindir = tmp_path / "bin"
     bindir.mkdir()
@@ -335,7 +335,7 @@ def test_agent_detection_script_works_without_ps(tmp_path: Path) -> None:
     try:
         children = Path(f"/proc/{agent.pid}/task/{agent.pid}/children")
         wait_for(lambda: any(Path(f"/proc/{k}/comm").read_text().strip() == "claude" for k in children.read_text().split()))
-        script = _AGENTS.format(pids=shlex.quote(f"{agent.pid} {other.pid} 999999999"))
+        script = AGENTS.format(pids=shlex.quote(f"{agent.pid} {other.pid} 999999999"))
         done = subprocess.run([str(bindir / "sh"), "-c", script], env={"PATH": str(bindir)},
                               capture_output=True, text=True, timeout=30, check=True)  # fmt: skip
         assert parse_agents(done.stdout) == {agent.pid: True, other.pid: False}, done.stdout

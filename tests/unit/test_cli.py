@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from nbs_tui import __version__
 
 
@@ -90,3 +92,21 @@ def test_missing_config_file_exits_4_with_one_line(tmp_path: Path) -> None:
         result = nbs_tui(*args)
         assert result.returncode == 4, args
         assert result.stderr == f"nbs-tui: config file {missing} does not exist\n"
+
+
+def test_a_host_watched_from_inside_tmux_gets_its_own_default_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """$TMUX names a socket on this machine: it picks this machine's server, never another host's."""
+    from nbs_tui.cli import build_parser, settings_from_args
+    from nbs_tui.core.model import ServerAddress
+
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))
+    monkeypatch.setenv("TMUX", f"{tmp_path}/tmux-{os.getuid()}/work,4242,0")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    settings = settings_from_args(build_parser().parse_args(["--host", "me@box", "--host", "local"]))
+    box, local = settings.watched_hosts()
+    assert box.server == ServerAddress()
+    assert local.server == ServerAddress(socket_name="work")
+    chosen = settings_from_args(build_parser().parse_args(["-L", "work", "--host", "me@box"]))
+    assert chosen.watched_hosts()[0].server == ServerAddress(socket_name="work")  # -L: every host

@@ -62,6 +62,17 @@ def test_choice_flags_then_table_then_this_machine() -> None:
         choose_hosts(defined, ["gpu", "gpu"], server)
 
 
+def test_the_server_tmux_names_is_this_machines_only() -> None:
+    """Inside a tmux pane with no -L/-S, $TMUX's socket is a path on this machine: another host
+    watched with it gets its own default server, and this machine keeps $TMUX's."""
+    here = ServerAddress(socket_path="/tmp/tmux-0/work")
+    box, local = choose_hosts((), ["me@box", "local"], here, server_is_local=True)
+    assert box == HostSpec("me@box", "me@box")
+    assert local == HostSpec("local", socket_path="/tmp/tmux-0/work")
+    chosen, _ = choose_hosts((), ["me@box", "local"], here)  # -S given: every host uses it
+    assert chosen.socket_path == "/tmp/tmux-0/work"
+
+
 def test_the_config_file_holds_hosts_and_flags_choose(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text('poll_interval = 10\n\n[[hosts]]\nname = "gpu"\nssh = "me@gpu"\n\n[[hosts]]\nname = "local"\n')
