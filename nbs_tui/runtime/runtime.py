@@ -7,6 +7,10 @@
 * Claude Code's own signals (`ClaudeSignals`): hooks, status files, transcripts;
 * the sidecar (`SidecarRunner`): detection, ``/nbs-poll``, plan menus, stuck agents.
 
+While this process acts for a server of this machine, `keeper` (`FleetKeeper`) also keeps the
+server's fleet memory for ``nbs-tui restore``, told by the fleet's fanout, by Claude signals
+(`_FactsTap`) and on acquiring the lease (docs/lifecycle.md).
+
 Everything they report goes to one `RuntimeListener`, on the backend's own thread; a listener
 must not block (the app posts Textual messages, headless prints a JSON line).
 
