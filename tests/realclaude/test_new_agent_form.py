@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import libtmux
 import pytest
 from textual.widgets import Input, Static, TextArea
 
-from nbs_tui.app import create_app
+from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.widgets.confirm_screen import ConfirmScreen
@@ -118,14 +119,14 @@ async def test_the_dashboard_offers_a_remembered_fleet_whose_agents_are_gone_and
         poll_disabled=True,
     )  # fmt: skip
     memory = memory_path(str(server.socket_name))
-    app = create_app(settings)
+    app = watch_notifications(create_app(settings))
     async with app.run_test(size=(160, 48)) as pilot:  # this dashboard acts: it remembers the fleet
         await wait_for(pilot, lambda: memory.exists() and session_id in memory.read_text(), 30, what="remembered")
         await pilot.pause(1.0)
         assert not offered(app)  # nothing is gone
     server.kill()  # the server is lost with its agent; a new one is started by hand
     server.new_session(session_name="work", start_directory=str(tmp_path))
-    app = create_app(settings)
+    app = watch_notifications(create_app(settings))
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: offered(app), 30, what="the offer")
         await pilot.press("ctrl+o")
@@ -151,5 +152,19 @@ def memory_path(socket: str) -> Path:
     return Path(os.environ["XDG_STATE_HOME"]) / "nbs-tui" / f"fleet-L-{socket}.json"
 
 
-def offered(app: object) -> bool:
-    return any("Remembered agents are gone" in (n.title or "") for n in app._notifications)  # type: ignore[attr-defined]
+def offered(app: NbsApp) -> bool:
+    return "Remembered agents are gone" in getattr(app, "titles_notified", [])
+
+
+def watch_notifications(app: NbsApp) -> NbsApp:
+    """Keep the title of every notification the app shows (``titles_notified``)."""
+    shown: list[str] = []
+    notify = app.notify
+
+    def noting(message: str, *, title: str = "", **options: Any) -> None:
+        shown.append(title)
+        notify(message, title=title, **options)
+
+    app.notify = noting  # type: ignore[method-assign]
+    app.titles_notified = shown  # type: ignore[attr-defined]
+    return app
