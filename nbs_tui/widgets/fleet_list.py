@@ -431,7 +431,7 @@ class FleetList(ScrollView, can_focus=True):
                 changed_rows[self._index[pane_id]] = moved
         if widen and self._measure(widen):
             return  # every row was redrawn
-        if changed_rows:
+        if changed_rows and self.is_attached:  # removed at exit: its looks are gone, news may still come
             self._paint_cells(changed_rows)
 
     def _paint_cells(self, changed: Mapping[int, Sequence[str]]) -> None:
