@@ -72,3 +72,14 @@ def _no_background_service(request: pytest.FixtureRequest, monkeypatch: pytest.M
     if request.node.get_closest_marker("service_auto") is None:
         monkeypatch.setattr(nbs_tui.runtime.runtime, "AUTO_SERVICE", False)
         monkeypatch.setenv("NBS_SERVICE", "off")
+
+
+@pytest.fixture(autouse=True)
+def _no_inherited_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``COLUMNS``/``LINES`` for the processes a test starts: a dashboard in a 160x48 pty
+    must take its size from the pty, as in a real terminal. GNU readline, once imported in the
+    pytest process, exports 80x24 into its C environment (not into ``os.environ``); pytest-xdist's
+    workers start with them in ``os.environ``, so every env built from it passed 80x24 on, and
+    Textual (like `shutil.get_terminal_size`) takes those variables first."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)

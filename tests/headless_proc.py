@@ -6,6 +6,10 @@ default, then SIGKILL if it does not end), and ``returncode``/``stderr`` say how
     with Headless(["-L", socket], env=env) as run:
         wait_for(lambda: run.has("poll", pane=pane_id, result="submitted"))
     assert run.returncode == 0, run.stderr
+
+stdout and stderr are both read as they come (a pipe nobody reads blocks the process once ~64 KB
+wait in it). Every stdout line must be JSON: leaving the block fails the test on any other line
+(``bad``), unless the block already failed.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ class Headless:
         """Lines that were not JSON (there should be none)."""
         self.returncode: int | None = None
         self.stderr = ""
+        """All the process wrote to stderr (once it ended: `stop`)."""
+        self._stderr_lines: list[str] = []
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "nbs_tui", *args, "--headless"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=REPO,
@@ -45,6 +51,8 @@ class Headless:
         )  # fmt: skip
         self._reader = threading.Thread(target=self._read, name="headless-events", daemon=True)
         self._reader.start()
+        self._stderr_reader = threading.Thread(target=self._drain_stderr, name="headless-stderr", daemon=True)
+        self._stderr_reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -53,6 +61,11 @@ class Headless:
                 self.events.append(json.loads(line))
             except ValueError:
                 self.bad.append(line)
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self._stderr_lines.append(line)
 
     def has(self, event: str, **fields: Any) -> bool:
         """Whether an event of this kind with these field values was printed."""
@@ -77,7 +90,8 @@ class Headless:
                 self.proc.kill()
                 self.proc.wait()
             self._reader.join(5)
-            self.stderr = self.proc.stderr.read() if self.proc.stderr else ""
+            self._stderr_reader.join(5)
+            self.stderr = "".join(self._stderr_lines)
             self.returncode = self.proc.returncode
         return self.returncode
 
@@ -88,3 +102,8 @@ class Headless:
         self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+        if kind is None and self.bad:
+            raise AssertionError(
+                f"--headless printed {len(self.bad)} line(s) that are not JSON: {self.bad[:5]!r}"
+                f"\nstderr: {self.stderr[-2000:]}"
+            )

@@ -9,9 +9,9 @@ repaints the mirror whole.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import sys
-import time
 from pathlib import Path
 
 import libtmux
@@ -56,18 +56,23 @@ def test_a_scrolling_mirror_shows_what_textual_would_draw(server: libtmux.Server
     script = tmp_path / "printer.py"
     script.write_text(PRINTER)
     go = tmp_path / "go"
-    command = f"while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done; exec {shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+    command = (
+        f"printf 'printer waits\\n'; while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done; "
+        f"exec {shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+    )
     server.new_session("a-printer", window_command=command, x=80, y=24)
     server.new_session("b-spare", window_command="sleep 3600", x=80, y=24)
     home = tmp_path / "home"
+    last = f"line {LINES - 1:04d}"
     with dashboard(server, home, "--no-poll", terminal=True) as app:
-        wait_for(lambda: any("a-printer" in line for line in app.terminal_text()), 30, "the printer's pane listed")
-        time.sleep(1.0)  # the mirror shows the printer's pane, seeded and live
+        # The mirror shows the printer's pane (its first line is in no other widget): seeded,
+        # and what the pane prints from now on streams to it.
+        wait_for(lambda: any("printer waits" in line for line in app.terminal_text()), 30, "the printer's pane mirrored")
         go.touch()
-        wait_for(lambda: any("printer done" in line for line in app.terminal_text()), 30, "the printer to finish")
-        time.sleep(0.5)
-        last = f"line {LINES - 1:04d}"
-        assert _printed_lines(app, LINES - 12, LINES - 1), "\n".join(app.terminal_text())
+        wait_for(
+            lambda: any("printer done" in line for line in app.terminal_text()) and _printed_lines(app, LINES - 12, LINES - 1),
+            30, "the printer's last lines shown",
+        )
         where, scrolled = _mirror_rows(app, last)
 
         # Another pane and back: Textual repaints the mirror whole, through its compositor.
@@ -75,14 +80,23 @@ def test_a_scrolling_mirror_shows_what_textual_would_draw(server: libtmux.Server
         wait_for(lambda: not any(last in line for line in app.terminal_text()), 10, "the other pane shown")
         app.type(b"\x1b[A")
         wait_for(lambda: any(last in line for line in app.terminal_text()), 10, "the printer's pane shown again")
-        time.sleep(0.5)
+
+        def repainted_as_drawn() -> bool:  # Textual's repaint may still be on its way
+            try:
+                return _mirror_rows(app, last) == (where, scrolled)
+            except AssertionError:  # the last line on no row, or two, for now
+                return False
+
+        with contextlib.suppress(AssertionError):  # then the comparison below says where it differs
+            wait_for(repainted_as_drawn, 10, "Textual's repaint to match the rows drawn directly")
         where_repainted, repainted = _mirror_rows(app, last)
+        shown = "\n".join(app.terminal_text())
     assert where == where_repainted, f"the last line was at {where}, Textual draws it at {where_repainted}"
     for y, (ours, textuals) in enumerate(zip(scrolled, repainted, strict=True)):
         assert ours == textuals, f"row {y} differs:\n{ours}\n{textuals}"
-    assert any(cell[1] != "default" for row in scrolled for cell in row), "no coloured cell was compared"
-    assert any(cell[3] for row in scrolled for cell in row), "no bold cell was compared"
-    assert any(cell[4] for row in scrolled for cell in row), "no reverse cell was compared"
+    assert any(cell[1] != "default" for row in scrolled for cell in row), "no coloured cell was compared\n" + shown
+    assert any(cell[3] for row in scrolled for cell in row), "no bold cell was compared\n" + shown
+    assert any(cell[4] for row in scrolled for cell in row), "no reverse cell was compared\n" + shown
 
     said = [line for line in log_path(cli_env(home)).read_text().splitlines() if "mirror:" in line]
     assert said, "the dashboard did not say how it painted the mirror"

@@ -95,6 +95,10 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+ENTER_SCREEN = b"\x1b[?1049h"
+"""What Textual writes when it enters its application mode (the alternate screen)."""
+
+
 class PtyProcess:
     """The nbs-tui CLI in a pty of 160x48, its output drained by a thread as a terminal would."""
 
@@ -107,6 +111,9 @@ class PtyProcess:
         self.terminal: pyte.Screen | None = pyte.Screen(160, 48) if terminal else None
         """With ``terminal``: what a 160x48 terminal shows after everything the app wrote."""
         self._stream = pyte.ByteStream(self.terminal) if self.terminal is not None else None
+        self.screens_entered = 0
+        """How often the app entered its alternate screen (Textual's application mode)."""
+        self._carry = b""
         self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=REPO,
                                      start_new_session=True, close_fds=True)
         os.close(slave)
@@ -126,6 +133,9 @@ class PtyProcess:
             if not data:
                 return
             self.tail.append(data)
+            seen = self._carry + data
+            self.screens_entered += seen.count(ENTER_SCREEN)
+            self._carry = seen[-(len(ENTER_SCREEN) - 1) :]
             if self._stream is not None:
                 with self._terminal_lock:
                     self._stream.feed(data)
@@ -150,8 +160,17 @@ class PtyProcess:
         os.write(self.master, keys)
 
     def close(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.proc.pid, signal.SIGCONT)
+        if self.proc.poll() is None and process_stopped(self.proc.pid):
+            # Textual takes any SIGCONT for a return from Ctrl+Z and enters its application
+            # mode again (new input and writer threads): a quit typed before that was done
+            # left threads running, and the process never exited (1 close in 4 under load,
+            # when this sent SIGCONT to a dashboard that was not stopped). So only a stopped
+            # one gets it, and "q" waits until it is back.
+            entered = self.screens_entered
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.proc.pid, signal.SIGCONT)
+            with contextlib.suppress(AssertionError):  # one that does not come back is killed below
+                wait_for(lambda: self.screens_entered > entered or self.proc.poll() is not None, 10, "back")
         if self.proc.poll() is None:
             with contextlib.suppress(OSError):
                 self.type(b"q")
@@ -176,6 +195,15 @@ def dashboard(
         yield app
     finally:
         app.close()
+
+
+def process_stopped(pid: int) -> bool:
+    """Whether the process is stopped (SIGSTOP, SIGTSTP); False when it is gone."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state in ("T", "t")
 
 
 def descendants(pid: int) -> list[int]:

@@ -220,12 +220,15 @@ def test_random_sigkills_lose_nothing(server: libtmux.Server, tmp_path: Path) ->
         assert {f"post-{n}" for n in done} <= set(posted), "a finished post lost"
         assert set(posted) <= {f"post-{n}" for n in tried}
         # the logs: whole lines
+        # (each check must have lines to look at: a spool or a log never written passes none)
         actions = _whole_lines(action_log, json.loads)
-        spooled = _whole_lines(spool, json.loads) if spool.exists() else 0
-        for log in (home / ".local" / "state" / "nbs-tui").glob("*.log"):
-            _whole_lines(log)
+        assert spool.exists(), "the demo agents spooled no hook record"
+        spooled = _whole_lines(spool, json.loads)
+        logs = sorted((home / ".local" / "state" / "nbs-tui").glob("nbs-tui.log*"))  # and rotated ones
+        assert "nbs-tui.log" in [log.name for log in logs], f"no log file written: {logs}"
+        logged = sum(_whole_lines(log) for log in logs)
         print(f"seed {seed}: kills {kills}; {len(appended.splitlines())} inbox lines, {len(done)} posts finished "
-              f"({len(tried - done)} cut), {actions} actions logged, {spooled} hook records")
-        assert sum(kills.values()) >= 8 and actions > 0
+              f"({len(tried - done)} cut), {actions} actions logged, {spooled} hook records, {logged} log lines")
+        assert sum(kills.values()) >= 8 and actions > 0 and spooled > 0 and logged > 0
     finally:
         fleet.stop()

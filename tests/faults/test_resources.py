@@ -3,7 +3,8 @@
 Real faults, not mocks: the disk is a small tmpfs mounted for the test (a filler file takes its
 last page), the read-only folder a read-only bind mount, the open files a low ``RLIMIT_NOFILE``
 set in the child before it runs (and raised again from outside with ``prlimit``). Mounting needs
-root (CI and this machine run as root); elsewhere those tests skip and say so. Each time
+root (CI and this machine run as root): there, and wherever ``CI`` is set, a mount that fails
+fails the test; elsewhere those tests skip and say so. Each time
 ``--headless`` says what failed in one JSON line, the rest keeps working, and it recovers once
 the resource is back.
 """
@@ -14,6 +15,7 @@ import contextlib
 import json
 import os
 import resource
+import shlex
 import shutil
 import signal
 import subprocess
@@ -33,12 +35,18 @@ from tests.faults.helpers import REPO, cli_env, descendants, wait_for
 
 @contextlib.contextmanager
 def mounted(target: Path, *options: str, source: str = "tmpfs", kind: str | None = "tmpfs") -> Iterator[None]:
-    """``mount`` for the block, unmounted after (lazily: a killed child may still hold a file)."""
+    """``mount`` for the block, unmounted after (lazily: a killed child may still hold a file).
+
+    A failed mount fails the test as root and under CI (``CI`` set, as CI services do), where
+    it must work; only someone else's run skips (as ``test_control_plane``'s read-only mount)."""
     target.mkdir(parents=True, exist_ok=True)
     argv = ["mount", *(["-t", kind] if kind else []), *options, source, str(target)]
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        pytest.skip(f"cannot mount here ({done.stderr.strip() or done.returncode}): run as root")
+        why = f"cannot mount here ({done.stderr.strip() or done.returncode})"
+        if os.geteuid() == 0 or os.environ.get("CI"):
+            pytest.fail(f"{why}, though root and CI must: {shlex.join(argv)}")
+        pytest.skip(f"{why}: run as root")
     try:
         yield
     finally:

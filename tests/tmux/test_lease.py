@@ -207,12 +207,25 @@ def test_foreign_value_is_held_until_it_expires_and_reported(
 def test_changing_foreign_value_is_never_taken(session: libtmux.Session, server: libtmux.Server) -> None:
     commands = commands_for(server)
     clock = FakeClock()
-    beat = LeaseHeartbeat(commands, ttl=4.0, clock=clock)
-    for i in range(6):
-        commands.run("set-option", "-s", LEASE_OPTION, f"someone else {i}")
+    holders: list[LeaseValue] = []
+    beat = LeaseHeartbeat(commands, ttl=4.0, clock=clock, on_holder_changed=holders.append)
+    for i in range(6):  # a new value every 3 s: 18 s in all, each value younger than the ttl
+        value = f"someone else {i}"
+        commands.run("set-option", "-s", LEASE_OPTION, value)
         beat.tick()
+        # At every step, not only at the end: a value taken and then lost again to the next
+        # write would leave the end state as it should be.
+        assert not beat.holding, f"taken at step {i}"
+        assert LeaseClient(commands).read() == value, f"written over at step {i}"
         clock.now += 3.0
-    assert not beat.holding
+    assert not any(isinstance(holder, Lease) for holder in holders), holders
+    # The same steps take the value once it stops changing: they were long enough to show a take.
+    beat.tick()
+    assert not beat.holding  # 3 s unchanged
+    clock.now += 3.0
+    beat.tick()
+    assert beat.holding  # 6 s unchanged, more than the ttl
+    beat.stop()
 
 
 def test_holder_renews_and_notices_when_taken(session: libtmux.Session, server: libtmux.Server) -> None:

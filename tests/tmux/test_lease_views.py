@@ -5,7 +5,7 @@ view shows the same switch."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import libtmux
@@ -15,7 +15,7 @@ from libtmux.test.retry import retry_until
 from nbs_tui.config import Settings
 from nbs_tui.core.detect import detect_text
 from nbs_tui.core.model import ServerAddress
-from nbs_tui.core.sidecar import SidecarConfig
+from nbs_tui.core.sidecar import SidecarConfig, SidecarStatus
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
 from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.sidecar.pane_options import SidecarSwitches
@@ -106,16 +106,52 @@ def test_a_viewers_switch_and_pause_reach_the_holder_and_every_view(
     assert retry_until(holder_sees_off, 10, raises=False)
     # every view shows it: the viewer's own sidecar reads the same option
     assert retry_until(lambda: viewer.runner.status(pane_id).poll_enabled is False, 5, raises=False)  # type: ignore[union-attr]
-    viewer.runner.set_poll_enabled(pane_id, None)
-    assert retry_until(lambda: holder.runner.status(pane_id).poll_enabled is True, 10, raises=False)  # type: ignore[union-attr]
+
+    # The holder's own interval for this idle pane goes down to 1 s: from here on each of its
+    # ticks would type a poll, but for the switch (and then the pause).
+    holder.runner.set_poll_interval(pane_id, 1.0)
+    due_and_off = ticks_with(holder, pane_id, lambda s: s.poll_interval == 1.0 and s.idle_seconds >= 1.0 and not s.poll_enabled)
+    assert typed_polls(holder) == [] and submits(log) == [], (due_and_off, log.read_text())
 
     viewer.lease.set_paused(True)
     assert retry_until(lambda: holder.runner.status(pane_id).paused, 10, raises=False)  # type: ignore[union-attr]
+    viewer.runner.set_poll_enabled(pane_id, None)
+    assert retry_until(lambda: holder.runner.status(pane_id).poll_enabled is True, 10, raises=False)  # type: ignore[union-attr]
+    due_and_paused = ticks_with(holder, pane_id, lambda s: s.idle_seconds >= 1.0 and s.poll_enabled and s.paused)
+    assert typed_polls(holder) == [] and submits(log) == [], (due_and_paused, log.read_text())
     ok, why = viewer.runner.force_poll(pane_id)
     assert not ok and "pause" in why
     viewer.lease.set_paused(False)
     assert retry_until(lambda: not holder.runner.status(pane_id).paused, 10, raises=False)  # type: ignore[union-attr]
-    assert submits(log) == []
+    # Nothing holds it back now: the poll comes (so neither check above passed for want of one).
+    assert retry_until(lambda: submits(log) == ["SUBMIT /nbs-poll"], 20, raises=False), log.read_text()
+
+
+def typed_polls(view: View) -> list[SidecarEvent]:
+    with view.lock:
+        return [e for e in view.events if e.kind == "poll" and dict(e.data).get("result") == "typed"]
+
+
+def ticks_with(
+    view: View, pane_id: str, condition: Callable[[SidecarStatus], bool], span: float = 2.5
+) -> SidecarStatus:
+    """Wait until the view's sidecar has ticked for ``span`` seconds (its own clock) with
+    ``condition`` true of the pane's status all along; returns the last status."""
+    since: list[float] = []
+
+    def held() -> bool:
+        status = view.runner.status(pane_id)
+        if status is None or not condition(status):
+            since.clear()
+            return False
+        if not since:
+            since.append(status.at)
+        return status.at - since[0] >= span
+
+    assert retry_until(held, 20, raises=False), view.runner.status(pane_id)
+    status = view.runner.status(pane_id)
+    assert status is not None
+    return status
 
 
 def test_only_the_holder_answers_a_plan_menu_once(

@@ -1,6 +1,6 @@
 """``--headless`` prints the dashboard's notification decisions as ``notify`` lines: a demo agent
 that finishes a turn is one ``finished`` line (and one only); the config file's notify keys are
-taken (a bad one would stop it with exit status 4)."""
+taken (a bad one would stop it with exit status 4): a muted kind prints nothing."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tests.app.test_actions import demo_agent, screen_text
 from tests.headless_proc import Headless
 
 
-def test_headless_prints_a_notify_line_when_an_agent_finishes(
+def test_headless_prints_a_notify_line_when_an_agent_finishes_and_none_of_a_muted_kind(
     session: libtmux.Session, server: libtmux.Server, tmp_path: Path
 ) -> None:
     pane = demo_agent(session, tmp_path, "idle", "worker")
@@ -23,14 +23,26 @@ def test_headless_prints_a_notify_line_when_an_agent_finishes(
     (home / ".config" / "nbs-tui" / "config.toml").write_text('notify_mute = ["needs-input"]\n', encoding="utf-8")
     env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
            "XDG_STATE_HOME": str(home / ".state"), "NBS_POLL_DISABLE": "1"}  # fmt: skip
+
+    def states_and_notes() -> list[dict[str, object]]:
+        return [e for e in run.events if e["event"] in ("state", "notify")]
+
     with Headless(["-L", str(server.socket_name)], env=env) as run:
         assert retry_until(lambda: run.has("state", pane=pane, state="idle"), seconds=30, raises=False), run.events
-        server.cmd("send-keys", "-t", pane, "-l", "Say hello")
+        # A turn through a permission menu: a needs-input notification, were it not muted.
+        server.cmd("send-keys", "-t", pane, "-l", "run the tests")
         server.cmd("send-keys", "-t", pane, "Enter")
-        assert retry_until(lambda: run.has("notify", pane=pane, kind="finished"), seconds=40, raises=False), [
-            e for e in run.events if e["event"] in ("state", "notify")
-        ]
-        assert "✻ " in screen_text(session, pane).split("Say hello", 1)[-1]  # the turn really ended
+        assert retry_until(lambda: run.has("state", pane=pane, state="permission"), seconds=30, raises=False), (
+            states_and_notes()
+        )
+        server.cmd("send-keys", "-t", pane, "Enter")  # "Yes": the turn runs on and ends
+        assert retry_until(lambda: run.has("notify", pane=pane, kind="finished"), seconds=40, raises=False), (
+            states_and_notes()
+        )
+        assert "✻ " in screen_text(session, pane).split("run the tests", 1)[-1]  # the turn really ended
     assert run.returncode == 0, run.stderr
-    [note] = run.find("notify", pane=pane)
+    # The finished line came after the menu: a needs-input line, unmuted, would be before it.
+    notes = run.find("notify", pane=pane)
+    assert [note["kind"] for note in notes] == ["finished"], notes
+    [note] = notes
     assert note["state"] == "idle" and note["reason"] == "done: idle at the prompt"

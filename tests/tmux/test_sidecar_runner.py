@@ -97,7 +97,8 @@ while True:
                     transcript.append("  \\nbs-register-chat .nbs/chat/new.chat")
                 else:
                     transcript.append(f"⏺ Answer {turns}.")
-                busy_until = time.time() + turn_seconds
+                # "stay busy": a turn that works on and on (the screen changes, the title never)
+                busy_until = float("inf") if buf == "stay busy" else time.time() + turn_seconds
             buf = ""
         elif ch == "\x7f":
             buf = buf[:-1]
