@@ -33,7 +33,9 @@ from textual.widgets import DataTable
 
 from nbs_tui.core.model import AgentState, PaneInfo
 from nbs_tui.messages import PaneStatus
-from nbs_tui.widgets.fleet_list import COLUMNS, FleetList, format_duration, state_text
+from nbs_tui.widgets.fleet_list import FleetList
+from nbs_tui.widgets.fleet_rows import COLUMNS
+from nbs_tui.widgets.pane_text import format_duration, state_text
 
 
 def fleet(n: int) -> list[PaneInfo]:

@@ -26,7 +26,6 @@ import os
 import random
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -41,7 +40,7 @@ from nbs_tui.sidecar.pane_options import (  # noqa: E402
     PublishedState,
     SidecarSwitches,
 )
-from nbs_tui.tmux.operate import TmuxCommands  # noqa: E402
+from nbs_tui.tmux.commands import TmuxServerCommands  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 STATES = ("idle", "working", "plan", "question", "stuck")
@@ -54,20 +53,8 @@ def cpu_seconds(pid: int, children: bool = True) -> float:
     return total / TICKS
 
 
-class CountingCommands(TmuxCommands):
-    """Counts every ``tmux`` process run."""
-
-    runs = 0
-    lock = threading.Lock()
-
-    def _exec(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        with CountingCommands.lock:
-            CountingCommands.runs += 1
-        return super()._exec(*args, **kwargs)
-
-
 def child(mode: str, socket_name: str, seconds: float, change: float) -> None:
-    commands = CountingCommands(ServerAddress(socket_name=socket_name))
+    commands = TmuxServerCommands.for_server(ServerAddress(socket_name=socket_name))  # counts its processes
     beat = LeaseHeartbeat(commands, contend=True)
     beat.start()
     if mode == "holder":
@@ -78,14 +65,14 @@ def child(mode: str, socket_name: str, seconds: float, change: float) -> None:
             time.sleep(0.05)
     print("ready", flush=True)
     sys.stdin.readline()  # the window starts
-    start_runs, start_cpu, start = CountingCommands.runs, cpu_seconds(os.getpid()), time.monotonic()
+    start_runs, start_cpu, start = commands.process_runs, cpu_seconds(os.getpid()), time.monotonic()
     changed = 0
     if mode == "holder":
         publisher = PaneOptionsPublisher(commands)
         switches = SidecarSwitches(commands)
         publisher.clear_stale()
         panes = [
-            line for line in commands.run("list-panes", "-a", "-F", "#{pane_id}").split() if line
+            line for line in commands.run("list-panes", "-a", "-F", "#{pane_id}").lines if line
         ]
         states = {p: PublishedState(random.choice(STATES), "", int(time.time())) for p in panes}
         rng = random.Random(1)
@@ -106,7 +93,7 @@ def child(mode: str, socket_name: str, seconds: float, change: float) -> None:
         json.dumps(
             {
                 "mode": mode,
-                "runs": CountingCommands.runs - start_runs,
+                "runs": commands.process_runs - start_runs,
                 "cpu": cpu_seconds(os.getpid()) - start_cpu,
                 "elapsed": elapsed,
                 "holding": beat.holding,

@@ -11,7 +11,7 @@ Every action, sent or not, becomes one line in the `ActionLog`.
 
 Text delivery:
 - one line: ``send-keys -l`` (through `FleetPort.send_text`): literal, no key-name parsing;
-- several lines: ``load-buffer`` + ``paste-buffer -p -d`` (`TmuxCommands.paste`): a bracketed
+- several lines: ``load-buffer`` + ``paste-buffer -p -d`` (`TmuxServerCommands.paste`): a bracketed
   paste, so Claude Code keeps the newlines in its input box instead of submitting at the first
   one. ``\\r\\n`` and lone ``\\r`` are normalised to ``\\n`` first, since tmux turns every LF
   into CR as a terminal paste does and a CR would otherwise arrive doubled.
@@ -34,8 +34,8 @@ from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.core.answer import AnswerCard, choose, recheck
 from nbs_tui.core.detect import detect_text
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
-from nbs_tui.tmux.operate import PaneIdentity, TmuxCommandError, TmuxCommands
-from nbs_tui.tmux.port import FleetPort, PaneGone, TmuxUnavailable
+from nbs_tui.tmux.commands import PaneIdentity, TmuxServerCommands
+from nbs_tui.tmux.port import FleetPort, PaneGone, TmuxCommandError, TmuxUnavailable
 
 NAMED_KEYS: dict[str, str] = {
     "Enter": "Enter",
@@ -134,6 +134,15 @@ def summarize(results: Sequence[ActionResult]) -> str:
 Probe = Callable[[PaneId], "PaneIdentity | None"]
 
 
+class PaneCommands(Protocol):
+    """The tmux commands the actions need besides the fleet's typing: the server's own
+    (`TmuxServerCommands`), or each pane's host's (`nbs_tui.runtime.hosts.HostsTmux`)."""
+
+    def pane_identity(self, pane_id: PaneId) -> PaneIdentity | None: ...
+
+    def paste(self, pane_id: PaneId, text: str, *, bracketed: bool = True) -> None: ...
+
+
 class Operator:
     """Steer panes on behalf of the one person at the dashboard, logging every action."""
 
@@ -143,7 +152,7 @@ class Operator:
         log: ActionLog,
         *,
         server: ServerAddress | None = None,
-        tmux: TmuxCommands | None = None,
+        tmux: PaneCommands | None = None,
         poller: PollInjector | None = None,
         controls: PaneControls | None = None,
         enter_delay: float = 0.5,
@@ -152,7 +161,7 @@ class Operator:
     ) -> None:
         self.fleet = fleet
         self.log = log
-        self.tmux = tmux or TmuxCommands(server or ServerAddress())
+        self.tmux: PaneCommands = tmux or fleet.commands or TmuxServerCommands.for_server(server or ServerAddress())
         self.poller = poller
         self.controls = controls
         self.enter_delay = enter_delay

@@ -1,67 +1,69 @@
-"""The Textual app: wiring only. Widgets live in `nbs_tui.widgets`, messages in `nbs_tui.messages`.
+"""The Textual app: it builds the dashboard and routes Textual's messages and keys; nothing more.
 
 One app, built by `create_app` for the CLI, the tests, the screenshots and the benchmarks.
-Who does what:
-- `nbs_tui.runtime.runtime.Runtime` runs the backends (fleet, control plane, Claude signals, sidecar);
-  its listener, `nbs_tui.bridge.FleetBridge`, turns their news into messages;
-- `nbs_tui.core.pane_state.PaneState` holds every pane's shown state (pure);
+`NbsApp` owns the widgets (`nbs_tui.widgets`, laid out in `compose`) and the parts it hands
+each message and key to, one concern each (`nbs_tui.dashboard`):
+- `nbs_tui.runtime.runtime.Runtime` runs the backends (fleet, control plane, Claude signals,
+  sidecar); its listener, `nbs_tui.bridge.FleetBridge`, turns their news into messages
+  (`nbs_tui.messages`), and their screen changes into work for the frame scheduler;
+- `dashboard.news.FleetNews` applies that news to `nbs_tui.core.pane_state.PaneState` (pure)
+  and to the widgets that show it; `dashboard.problems.ProblemsShown` shows the problems;
+- `dashboard.views.Views`: the view up, the selected pane, and the frame that repaints them,
+  run by `dashboard.frames.FrameScheduler` (the mirrored pane's change at once, others at
+  most 30 times a second, nothing while nothing changes);
 - `nbs_tui.controller.OperatorController` carries out the operator's actions (no Textual);
-- `nbs_tui.commands.COMMANDS` is every key: bindings, footer, palette and help come from it.
+  `dashboard.operator_actions`, `dashboard.answering` and `dashboard.history` are the
+  dashboard's side of them (which pane, what to ask, what to show);
+- `nbs_tui.commands.COMMANDS` is every key: bindings, footer, palette and help
+  (`dashboard.keys`) come from it; `dashboard.notifications` writes to the operator's terminal.
 
-Problems: every backend problem reaches `on_backend_problem` (through `Runtime.problem`, which
-also writes it to the log file): it is kept in a `Problems` record (the ``E`` screen lists it, the
-status bar counts it) and notified, unless tmux is away (the banner says so: the count waits
-for tmux to be back, the screen lists everything) or it repeats.
-
-Timers: a ~30 Hz frame drains the bridge's changed panes and repaints the changed rows of the
-visible widgets showing them (a change of the mirrored pane runs the frame at once); a 1 Hz
-clock moves the quiet times and countdowns; a 2 Hz tick updates the needs-you queue.
-
-The ``#input-bar`` container docked above the footer holds the send bar and pass-through,
-hidden until an action opens one.
+Timers: a 1 Hz clock moves the quiet times and countdowns; a 2 Hz tick updates the needs-you
+queue. Neither paints a widget once the app is shutting down (Textual prunes them first).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import logging
-import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Set
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.text import Text
-from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Container, Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
-from nbs_tui import heap, logs
+from nbs_tui import heap
 from nbs_tui.action_log import ActionRecord
-from nbs_tui.actions import ActionResult
-from nbs_tui.bridge import FleetBridge, FramesWake, MirrorDue
+from nbs_tui.bridge import FleetBridge
 from nbs_tui.claude.watcher import ClaudeSignals
-from nbs_tui.commands import COMMANDS, bindings, help_rows
+from nbs_tui.commands import bindings
 from nbs_tui.config import ConfigError, Settings, save_setting
 from nbs_tui.controller import OperatorController
-from nbs_tui.core.answer import AnswerCard
 from nbs_tui.core.hosts import HostState
-from nbs_tui.core.meters import describe_total, format_cost
-from nbs_tui.core.model import AgentState, PaneId, PaneInfo
-from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
+from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
 from nbs_tui.core.problems import Problems
-from nbs_tui.core.scrollback import Grown, align, splice_tail
-from nbs_tui.core.text import printable
+from nbs_tui.dashboard.answering import AnswerFlow
+from nbs_tui.dashboard.frames import FrameScheduler
+from nbs_tui.dashboard.history import ScrollbackReader
+from nbs_tui.dashboard.keys import open_help, palette_commands
+from nbs_tui.dashboard.lifecycle import LifecycleActions
+from nbs_tui.dashboard.news import FleetNews
+from nbs_tui.dashboard.notifications import OperatorNotifications
+from nbs_tui.dashboard.operator_actions import OperatorActions
+from nbs_tui.dashboard.problems import ProblemsShown
+from nbs_tui.dashboard.views import Views
 from nbs_tui.files.control_plane import ControlPlanePort
 from nbs_tui.messages import (
     BackendProblem,
@@ -73,53 +75,31 @@ from nbs_tui.messages import (
     PaneStatusChanged,
     RelayedMeters,
 )
-from nbs_tui.notify import (
-    OSC_PROTOCOLS,
-    Subject,
-    TerminalNotifier,
-    client_terminal,
-    parse_protocols,
-    passthrough_problem,
-    passthrough_state,
-)
 from nbs_tui.runtime.contract import FleetFactory, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
-from nbs_tui.sidecar.runner import SidecarRunner, SidecarSnapshot
-from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory, TmuxUnavailable
+from nbs_tui.sidecar.runner import SidecarRunner
+from nbs_tui.tmux.port import FleetPort, TmuxUnavailable
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.filter_bar import FilterBar, OperatorFleetList
-from nbs_tui.widgets.fleet_list import FleetList, format_duration, project_name, quiet_start
+from nbs_tui.widgets.fleet_list import FleetList
 from nbs_tui.widgets.footer import Footer
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.needs_you import NeedsYouPanel
-from nbs_tui.widgets.pane_view import PaneView, ScreenSource
-from nbs_tui.widgets.scrollback import Scrollback, ansi_text
-from nbs_tui.widgets.send_bar import KeyPicker, PassThrough, SendBar
+from nbs_tui.widgets.pane_view import PaneView
+from nbs_tui.widgets.scrollback import Scrollback
+from nbs_tui.widgets.send_bar import PassThrough, SendBar
 from nbs_tui.widgets.status_bar import StatusBar
+from nbs_tui.widgets.textual_internals import report_exception
 
 if TYPE_CHECKING:  # the screens opened on demand are imported when first opened: not for the first frame
     from nbs_tui.widgets.action_log_view import ActionLogScreen
     from nbs_tui.widgets.answer_card import AnswerScreen
-    from nbs_tui.widgets.problems_screen import ProblemsScreen
 
 log = logging.getLogger(__name__)
 
-FRAME_SECONDS = 1 / 30
 CLOCK_SECONDS = 1.0
 NEEDS_YOU_SECONDS = 0.5
-ANSWER_WAIT_SECONDS = 3.0
-"""How long A waits for a queued agent's menu to be read off its screen."""
-PROBLEM_REPEAT_SECONDS = 30.0
-SCROLLBACK_LINES = 10_000
-"""How far back the scrollback view reads (tmux's own ``history-limit`` is 2000 by default)."""
-FOLLOW_SECONDS = 0.3
-"""The shortest gap between two re-reads of the open scrollback's pane."""
-TAIL_ROWS = 200
-"""A re-read asks tmux for this many history rows and the screen, not all of them (10,000 rows
-cost tmux ~80 ms and the app more); only when they do not continue the rows on show (more
-scrolled, or tmux dropped or cleared some) does it read the whole history again."""
-VIEWS = ("dashboard", "grid", "control")
 
 
 def css_path() -> Path:
@@ -158,13 +138,15 @@ class NbsApp(App[int]):
         wall: Callable[[], float] = time.time,
     ) -> None:
         super().__init__()
-        self.state = PaneState(HISTORY_LENGTH)
-        """Every pane's shown state, history and quiet time (pure; fed from messages)."""
         self.settings = settings
-        self.bridge = FleetBridge(self)
         self.clock = clock
         """The clock of every duration shown (quiet time, countdowns); the sidecar shares it."""
         self.wall = wall
+        self.state = PaneState(HISTORY_LENGTH)
+        """Every pane's shown state, history and quiet time (pure; fed from messages)."""
+        self.frames = FrameScheduler(self._frame)
+        """When the frame runs: fed by the bridge, started at mount."""
+        self.bridge = FleetBridge(self, self.frames)
         self.runtime = Runtime(
             settings,
             self.bridge,
@@ -174,46 +156,14 @@ class NbsApp(App[int]):
             ),
         )
         """Fleet, control plane, Claude signals and sidecar: built at mount, stopped at unmount."""
-        self.selected_id: PaneId | None = None
-        self.connected: bool | None = None
-        self.connection_message = ""
-        self.hosts: dict[str, HostState] = {}
-        """Each watched host's state, when several are (`on_hosts_changed`)."""
-        self.start_error: str | None = None
-        self.view = "dashboard"
-        self._grid_behind = False
-        """The fleet changed while the grid was hidden: its thumbnails wait until it is shown."""
-        self._seen_fleet = False
-        self._stale = True
-        self._frame_timer: Timer | None = None
-        """Runs `_frame` FRAME_SECONDS apart while anything changes; paused while nothing does."""
-        self.frames_run = 0
-        """How many frames ran (the tests read it)."""
-        self._ui_context: contextvars.Context | None = None
-        """The UI task's context (Textual's active app in it), for `mirror_due_soon`."""
-        self._counts_due = False
-        """The status bar's counts are to be redrawn (`_update_counts`)."""
-        self._empty_text: str | None = None
-        """What the empty-state message shows ("" while there are panes), to update it only on a change."""
-        self._grid_key: tuple[object, ...] = ()
-        self._history_pane: PaneInfo | None = None
-        """The pane the scrollback shows, while it is open."""
-        self._follow_due = False
-        self._follow_busy = False
-        self._follow_at = 0.0
-        self._grid_watched: frozenset[PaneId] = frozenset()
-        self._problems_shown: dict[tuple[str, str], float] = {}
-        self._changed: dict[PaneId, None] = {}
-        """Panes whose shown state changed, repainted together by `_show_pending` (ordered set)."""
-        self._answer_wanted_until: float | None = None
-        """A asked for a card before any menu was read: open it when one is, until then."""
+        self.operator = OperatorController(settings, self.state, self.runtime, self, clock=clock)
+        """The operator's actions (send, broadcast, poll, marks, needs-you, jump): no Textual."""
         self.problems = Problems()
         """Every backend problem of this session (the ``E`` screen, the status bar's count)."""
-        self._problems_screen: ProblemsScreen | None = None
-        self._snapshot: SidecarSnapshot | None = None
-        """The sidecar snapshot last shown (a new one is published each tick)."""
-        self.control_view = ControlView(id="control-view")
-        """Registry, chat and inbox of the control plane (the third view)."""
+        self._log_screen: ActionLogScreen | None = None
+        self._unsubscribe_log: Callable[[], None] = self.operator.subscribe_log(self._recorded)
+
+        # the widgets
         hosts = settings.watched_hosts()
         where = settings.server.describe() if len(hosts) == 1 else f"{len(hosts)} hosts"
         if len(hosts) == 1 and not hosts[0].is_local:
@@ -221,9 +171,7 @@ class NbsApp(App[int]):
         self.status_bar = StatusBar(where, id="status")
         self.banner = Static("", id="banner")
         self.empty = Static("", id="empty")
-        self.views = ContentSwitcher(initial="dashboard", id="views")
-        self.operator = OperatorController(settings, self.state, self.runtime, self, clock=clock)
-        """The operator's actions (send, broadcast, poll, marks, needs-you, jump): no Textual."""
+        self.switcher = ContentSwitcher(initial="dashboard", id="views")
         self.fleet_list = OperatorFleetList(id="fleet")
         self.fleet_list.marked = self.operator.marked
         self.fleet_list.poll_off = self.operator.poll_off
@@ -232,30 +180,61 @@ class NbsApp(App[int]):
         self.fleet_list.fleet_plan_off = settings.plan_policy == "off"
         self.needs_panel = NeedsYouPanel(id="needs-you")
         self.filter_bar = FilterBar(id="filter")
-        self.send_bar = SendBar(id="send-bar")
-        self.pass_through = PassThrough(id="pass-through")
-        self.send_bar.display = False
-        self.pass_through.display = False
-        self._send_targets: list[PaneInfo] = []
-        self._pass_pane: PaneInfo | None = None
-        self._log_screen: ActionLogScreen | None = None
-        self._unsubscribe_log: Callable[[], None] = self.operator.subscribe_log(self._recorded)
         self.detail = DetailPanel(id="detail", prices=settings.prices)
         self.mirror = PaneView(id="mirror")
         self.scrollback = Scrollback(id="scrollback")
         """The selected pane's history in place of the mirror, read from tmux when opened."""
         self.grid = PaneGrid(id="grid")
+        self.control_view = ControlView(id="control-view")
+        """Registry, chat and inbox of the control plane (the third view)."""
         self.input_bar = Container(id="input-bar")
         """Docked above the footer, hidden until the send bar or pass-through opens."""
+        self.send_bar = SendBar(id="send-bar")
+        self.pass_through = PassThrough(id="pass-through")
+        self.send_bar.display = False
+        self.pass_through.display = False
+
+        # the parts the app hands work to (nbs_tui/dashboard/)
+        self.problems_shown = ProblemsShown(
+            self, self.problems, self.status_bar, connected=lambda: self.connected, clock=clock, wall=wall
+        )
+        """Each problem notified, counted in the status bar, listed on the ``E`` screen."""
+        self.answering = AnswerFlow(self, self.operator, lambda: self.selected_id)
+        """The answer card (``A``) and the choices made on it."""
+        self.history_reader = ScrollbackReader(self, self.scrollback, self.mirror, lambda: self.selected_id, lambda: self.fleet)
+        """The selected pane's scrollback, read and followed."""
+        self.views = Views(
+            self, self.state, self.frames, fleet=lambda: self.fleet, switcher=self.switcher, status_bar=self.status_bar,
+            fleet_list=self.fleet_list, grid=self.grid, mirror=self.mirror, scrollback=self.scrollback,
+            detail=self.detail, control_view=self.control_view, history=self.history_reader,
+            host_state=lambda name: self.news.hosts.get(name), clock=clock,
+        )  # fmt: skip
+        """Which view is up, which pane is selected, and the frame that repaints them."""
+        self.news: FleetNews = FleetNews(
+            self, self.views, self.state, self.runtime, settings, fleet_list=self.fleet_list, grid=self.grid,
+            status_bar=self.status_bar, banner=self.banner, empty=self.empty, switcher=self.switcher, clock=clock,
+            wall=wall, mark_stale=self._mark_stale, statuses_shown=self.answering.when_read,
+            connection_shown=self.problems_shown.changed,
+        )  # fmt: skip
+        """The backends' news applied to the pane state and shown."""
+        self.actions = OperatorActions(
+            self, self.operator, self.runtime, input_bar=self.input_bar, send_bar=self.send_bar,
+            pass_through=self.pass_through, mirror=self.mirror, fleet_list=self.fleet_list, status_bar=self.status_bar,
+            selected=self.selected_pane,
+        )  # fmt: skip
+        """The operator's actions on panes: what to ask first, what to show after."""
+        self.lifecycle = LifecycleActions(
+            self, self.operator, settings, panes=lambda: self.state.panes, selected=self.selected_pane
+        )
+        """Start, stop, restart and restore agents (``c``, ``X``, ``S``, ``Ctrl+O``)."""
+        self.notifications = OperatorNotifications(
+            self, settings, self.operator, problem=self.runtime.problem, panes=lambda: self.pane_by_id
+        )
+        """Notifications to the operator's own terminal (through ssh and tmux) and ``notify_command``."""
+        self.notifier = self.notifications.notifier
         if settings.keymap:
             self.set_keymap(dict(settings.keymap))
         self._apply_theme()
-        self.notifier = TerminalNotifier(
-            self._write_terminal, parse_protocols(settings.notify_osc, os.environ),
-            in_tmux=bool(os.environ.get("TMUX")), command=settings.notify_command,
-            problem=self.runtime.problem, subject=self._notify_subject,
-        )  # fmt: skip
-        """Notifications to the operator's own terminal (through ssh and tmux) and ``notify_command``."""
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -263,7 +242,7 @@ class NbsApp(App[int]):
         yield self.status_bar
         yield self.banner
         yield self.empty
-        with self.views:
+        with self.switcher:
             with Horizontal(id="dashboard"):
                 with Vertical(id="side"):
                     yield self.needs_panel
@@ -305,10 +284,10 @@ class NbsApp(App[int]):
     # -- lifecycle -------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self._ui_context = contextvars.copy_context()
         self.fleet_list.focus()
-        self._update_empty_state()
-        self._frame_timer = self.set_interval(FRAME_SECONDS, self._frame, name="frame")
+        self.news.update_empty_state()
+        self.frames.start(asyncio.get_running_loop(), contextvars.copy_context(), partial(report_exception, self))
+        self.frames.request()  # the first frame draws whatever is shown
         self.set_interval(CLOCK_SECONDS, self._clock, name="clock")
         self.set_interval(NEEDS_YOU_SECONDS, self._needs_you_tick, name="needs-you")
         self.set_timer(heap.SETTLE_SECONDS, heap.freeze_long_lived, name="heap")
@@ -320,25 +299,30 @@ class NbsApp(App[int]):
         try:
             runtime.start()
         except TmuxUnavailable as error:
-            self.start_error = str(error)
-            self.connected = False
+            self.news.start_failed(str(error))
         self.status_bar.set_connection(self.connected)
-        self._update_empty_state()
-        if self.notifier.in_tmux and self.notifier.protocols:
-            self.run_worker(self._check_passthrough, name="allow-passthrough", thread=True)
+        self.news.update_empty_state()
+        self.notifications.start()
+        self.lifecycle.start()
 
-    def _check_passthrough(self) -> None:
-        """Thread: with ``notify_osc = "auto"``, choose the protocols by the terminal tmux's
-        client runs in; then, once, say how to let OSC notifications out of tmux when they
-        cannot (a bell needs no passthrough)."""
-        protocols = self.notifier.protocols
-        if self.settings.notify_osc.strip().lower() == "auto" and (term := client_terminal(os.environ)):
-            protocols = parse_protocols("auto", {"TERM": term})
-            self.call_from_thread(setattr, self.notifier, "protocols", protocols)
-        if any(p in OSC_PROTOCOLS for p in protocols):
-            problem = passthrough_problem(passthrough_state(os.environ))
-            if problem is not None:
-                self.runtime.problem("notify", problem)
+    def on_unmount(self) -> None:
+        self.frames.stop()
+        log.info("%d frames", self.frames.frames_run)
+        painter = self.mirror.rows.painter
+        log.info(
+            "mirror: %d frames (%d rows) written straight to the terminal, %d left to Textual",
+            painter.frames_painted, painter.rows_painted, painter.frames_declined,
+        )
+        painter = self.fleet_list.painter
+        log.info(
+            "fleet list: %d ticks (%d rows) written straight to the terminal, %d left to Textual",
+            painter.frames_painted, painter.rows_painted, painter.frames_declined,
+        )
+        self.operator.stop()
+        self._unsubscribe_log()
+        self.runtime.stop()
+
+    # -- the backends and the pane state, as the parts and the tests read them --------------------
 
     @property
     def fleet(self) -> FleetPort | None:
@@ -377,31 +361,6 @@ class NbsApp(App[int]):
     def last_change(self) -> dict[PaneId, float]:
         return self.state.last_change
 
-    def _refresh_statuses(self) -> None:
-        """Every pane's sidecar status from the runner's latest snapshot: one attribute read,
-        no lock, so the UI thread reads it itself (a tick busy in tmux never holds it up)."""
-        runner = self.runtime.sidecar_view
-        if runner is None or runner.snapshot is self._snapshot:
-            return
-        self._snapshot = snapshot = runner.snapshot
-        statuses = tuple(PaneStatus.from_sidecar(s) for s in snapshot.statuses.values())
-        self._show_changed(self.state.set_sidecar_statuses(statuses, self.clock(), self.wall()))
-
-    def on_unmount(self) -> None:
-        painter = self.mirror.rows.painter
-        log.info(
-            "mirror: %d frames (%d rows) written straight to the terminal, %d left to Textual",
-            painter.frames_painted, painter.rows_painted, painter.frames_declined,
-        )
-        painter = self.fleet_list.painter
-        log.info(
-            "fleet list: %d ticks (%d rows) written straight to the terminal, %d left to Textual",
-            painter.frames_painted, painter.rows_painted, painter.frames_declined,
-        )
-        self.operator.stop()
-        self._unsubscribe_log()
-        self.runtime.stop()
-
     # -- the controller's view (`OperatorView`) ----------------------------------------------------
 
     def notify_operator(self, text: str, title: str, severity: str, timeout: float) -> None:
@@ -424,405 +383,102 @@ class NbsApp(App[int]):
             log.error("worker %s failed", event.worker.name, exc_info=error)
             self.runtime.problem("nbs-tui", f"{event.worker.name}: {error}")
 
-    # -- fleet news --------------------------------------------------------------------------
+    # -- the backends' news (nbs_tui/dashboard/news.py) -------------------------------------------
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
-        self._seen_fleet = True
-        if self.connected is None:
-            self.connected = True
-            self.status_bar.set_connection(True)
-        self.state.set_fleet(message.panes)
-        fleet_list = self.fleet_list
-        fleet_list.update_fleet(self.panes, self.statuses, self.last_change, self.clock())
-        if self.selected_id not in self.pane_by_id:
-            self._select(fleet_list.selected_pane_id)
-        else:
-            self._show_selected()
-        self._grid_behind = True
-        if self.view == "grid":
-            self._catch_up_grid()
-        self._update_counts()
-        self._update_empty_state()
-        self._mark_stale()
-
-    def _catch_up_grid(self) -> None:
-        """Give the grid a thumbnail per pane. Only while it is shown: mounting 50 thumbnails
-        and styling them took 0.4-0.8 s of the first frame at 50 agents (py-spy of the start),
-        for a view the dashboard does not open with."""
-        if self._grid_behind:
-            self._grid_behind = False
-            self.grid.update_fleet(self.panes, self.statuses, self._screen_of, self.selected_id)
+        self.news.fleet_changed(message)
 
     def on_connection_changed(self, message: ConnectionChanged) -> None:
-        if message.connected and self.connected is False:
-            # a server that went away took its panes with it; pane ids restart on the new one
-            self.state.forget_states()
-            self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock())
-            for pane in self.panes:
-                self.grid.set_status(pane, None)
-            self._update_counts()
-            self._show_details()
-        self.connected = message.connected
-        self.connection_message = message.message
-        self.status_bar.set_connection(message.connected)
-        self._problems_changed()
-        banner = self.banner
-        if message.connected:
-            self.start_error = None
-            banner.display = False
-            self._mark_stale()
-        elif self._seen_fleet and self.panes:
-            why = f" ({message.message})" if message.message else ""
-            banner.update(
-                f"⚠ {self.status_bar.server} is gone{why} — keeping the last view, reconnecting…"
-            )
-            banner.display = True
-        self._update_empty_state()
+        self.news.connection_changed(message)
 
     def on_pane_status_changed(self, message: PaneStatusChanged) -> None:
-        pane = self.pane_by_id.get(message.pane_id)
-        if pane is None:
-            return
-        if message.history is not None:
-            self.state.add_history(pane.pane_id, message.history)
-        if message.status is not None:
-            self._show_changed(self.state.set_sidecar_statuses([message.status], self.clock(), self.wall()))
-        elif pane.pane_id == self.selected_id:
-            self._show_details()
+        self.news.pane_status_changed(message)
 
     def on_relayed_meters(self, message: RelayedMeters) -> None:
-        if self.state.set_relayed_meters(message.pane_id, message.meters):
-            self._update_counts()
-            if message.pane_id == self.selected_id:
-                self._show_details()
+        self.news.relayed_meters(message)
 
     def on_claude_signals_changed(self, message: ClaudeSignalsChanged) -> None:
-        shown = self.state.set_claude(message.facts, self.clock(), self.wall())
-        self._show_changed(shown)
-        if not shown:  # the meters may move while the state stays
-            self._update_counts()
-            if any(pane_id == self.selected_id for pane_id, _raw in message.facts):
-                self._show_details()
-
-    def _show_changed(self, pane_ids: list[PaneId]) -> None:
-        """Repaint what shows these panes' state, once for a whole batch of news: the sidecar's
-        first tick posts one `PaneStatusChanged` per pane, and redrawing the status bar and the
-        list's rows for each of them cost 0.1-0.17 s of the first frame at 50 agents (py-spy)."""
-        if not pane_ids:
-            return
-        if not self._changed:  # runs after the messages already queued: the rest of the batch
-            self.call_later(self._show_pending)
-        self._changed.update(dict.fromkeys(pane_ids))
-
-    def _show_pending(self) -> None:
-        """Repaint the panes changed since the last call: only their rows; the details if selected."""
-        by_id, statuses = self.pane_by_id, self.statuses
-        pane_ids = [pane_id for pane_id in self._changed if pane_id in by_id]  # one may have gone
-        self._changed.clear()
-        if not pane_ids:
-            return
-        self._answer_when_read()
-        for pane_id in pane_ids:
-            self.grid.set_status(by_id[pane_id], statuses.get(pane_id))
-        self.fleet_list.refresh_cells(statuses, self.last_change, self.clock(), pane_ids)
-        self._update_counts()
-        if self.selected_id in pane_ids:
-            self._show_details()
+        self.news.claude_signals_changed(message)
 
     def on_lease_changed(self, message: LeaseChanged) -> None:
-        self.status_bar.set_lease(message.text, message.acting)
+        self.news.lease_changed(message)
 
     def on_hosts_changed(self, message: HostsChanged) -> None:
-        """Several hosts: the bar names each one's state; a host away keeps its panes listed."""
-        self.hosts = {state.name: state for state in message.states}
-        self.status_bar.set_hosts(message.states)
-        if self.fleet_list.set_hosts(message.states):  # offline marks and the host headers
-            self.fleet_list.redraw()
-        self._show_details()
+        self.news.hosts_changed(message)
+
+    @property
+    def connected(self) -> bool | None:
+        """tmux's server: None until the first word from it."""
+        return self.news.connected
+
+    @property
+    def hosts(self) -> dict[str, HostState]:
+        """Each watched host's state, when several are."""
+        return self.news.hosts
+
+    # -- problems (nbs_tui/dashboard/problems.py) -------------------------------------------------
 
     def on_backend_problem(self, message: BackendProblem) -> None:
-        """Keep a backend's problem (problems screen, status-bar count) and show it; while tmux
-        is away the banner says it all, and one repeated within `PROBLEM_REPEAT_SECONDS` is
-        notified once."""
-        self.problems.record(message.source, message.message, self.wall())
-        self._problems_changed()
-        if self.connected is False:
-            self.log.warning(f"{message.source}: {message.message}")
-            return
-        now = self.clock()
-        key = (message.source, message.message)
-        if now - self._problems_shown.get(key, float("-inf")) < PROBLEM_REPEAT_SECONDS:
-            return
-        self._problems_shown[key] = now
-        # a message may quote a folder or a line from a pane: shown printable, never as markup
-        self.notify(printable(message.message, multiline=True), title=printable(message.source), severity="error", timeout=8, markup=False)
-
-    def _problems_changed(self) -> None:
-        # while tmux is away the banner speaks for it (what fails meanwhile follows from it);
-        # the count, with whatever piled up, is back as soon as tmux is
-        self.status_bar.set_problems(0 if self.connected is False else len(self.problems))
-        if self._problems_screen is not None:
-            self._problems_screen.show(self.problems.entries())
+        self.problems_shown.reported(message)
 
     def action_problems(self) -> None:
-        """List every problem seen (``c`` on the screen clears the record)."""
-        if self._problems_screen is not None:
-            return
-        from nbs_tui.widgets.problems_screen import ProblemsScreen
+        self.problems_shown.open()
 
-        log_path = logs.installed_path()
-        screen = ProblemsScreen(self.problems.entries(), str(log_path) if log_path else None)
-        self._problems_screen = screen
+    # -- what is shown (nbs_tui/dashboard/views.py) ---------------------------------------------
 
-        def closed(clear: bool | None) -> None:
-            self._problems_screen = None
-            if clear:
-                self.problems.clear()
-                self._problems_changed()
+    @property
+    def view(self) -> str:
+        """The view shown: "dashboard", "grid" or "control"."""
+        return self.views.current
 
-        self.push_screen(screen, closed)
-
-    # -- selection -----------------------------------------------------------------------------
+    @property
+    def selected_id(self) -> PaneId | None:
+        """The pane the operator selected (list cursor, grid focus)."""
+        return self.views.selected_id
 
     def selected_pane(self) -> PaneInfo | None:
-        """The pane the operator has selected (list cursor, grid focus), if it still exists."""
-        return self.pane_by_id.get(self.selected_id) if self.selected_id else None
+        """The pane the operator has selected, if it still exists."""
+        return self.views.selected_pane()
+
+    def select_pane(self, pane_id: PaneId) -> None:
+        """Select a pane by id wherever the operator is (list, grid, palette)."""
+        self.views.select_pane(pane_id)
 
     def on_fleet_list_pane_highlighted(self, message: FleetList.PaneHighlighted) -> None:
         if message.pane_id != self.fleet_list.selected_pane_id:
             return  # stale: the operator (or a select) moved on before it arrived
-        self._select(message.pane_id)
+        self.views.select(message.pane_id)
 
     def on_fleet_list_pane_chosen(self, message: FleetList.PaneChosen) -> None:
-        self._select(message.pane_id)
-        self.action_toggle_zoom()
+        self.views.select(message.pane_id)
+        self.views.toggle_zoom()
 
     def on_pane_grid_pane_highlighted(self, message: PaneGrid.PaneHighlighted) -> None:
-        self._select(message.pane_id, from_grid=True)
+        self.views.select(message.pane_id, from_grid=True)
 
     def on_pane_grid_pane_chosen(self, message: PaneGrid.PaneChosen) -> None:
-        self._select(message.pane_id)
-        self.action_show_view("dashboard")
+        self.views.select(message.pane_id)
+        self.views.show("dashboard")
 
-    def select_pane(self, pane_id: PaneId) -> None:
-        """Select a pane by id wherever the operator is (list, grid, palette)."""
-        if pane_id in self.pane_by_id:
-            self.fleet_list.select_pane(pane_id)
-            self._select(pane_id)
-
-    def _select(self, pane_id: PaneId | None, from_grid: bool = False) -> None:
-        if pane_id is not None and pane_id not in self.pane_by_id:
-            pane_id = None
-        changed = pane_id != self.selected_id
-        self.selected_id = pane_id
-        if changed and self.scrollback.display:
-            self.scrollback.action_close()  # it showed the pane no longer selected
-        if changed and pane_id is not None:
-            fleet_list = self.fleet_list
-            if fleet_list.selected_pane_id != pane_id:
-                fleet_list.select_pane(pane_id)
-            grid = self.grid
-            for thumb in grid.thumbnails:
-                thumb.set_class(thumb.pane_id == pane_id, "selected")
-        self._show_selected()
-
-    def _screen_of(self, pane_id: PaneId) -> ScreenSource | None:
-        if self.fleet is None:
-            return None
-        screen: ScreenSource | None = self.fleet.screen(pane_id)
-        return screen
-
-    def _show_selected(self) -> None:
-        pane = self.selected_pane()
-        mirror = self.mirror
-        if self.fleet is not None:
-            # The fleet keeps a live model of the selected pane only (and of the visible
-            # thumbnails): ask for it before reading it.
-            self.fleet.set_watched("mirror", [pane.pane_id] if pane else [])
-        mirror.show(pane, self._screen_of(pane.pane_id) if pane else None)
-        self._watch_mirrored()
-        self._show_details()
-
-    def _watch_mirrored(self) -> None:
-        pane = self.mirror.pane
-        self.bridge.watched = pane.pane_id if pane is not None and self.view == "dashboard" else None
-
-    def _show_details(self) -> None:
-        pane = self.selected_pane()
-        pane_id = pane.pane_id if pane else ""
-        self.detail.show(
-            pane,
-            self.statuses.get(pane_id),
-            self.state.facts_shown(pane_id),
-            list(self.history.get(pane_id, ())),
-            self.last_change.get(pane_id),
-            self.clock(),
-            self.hosts.get(pane.host) if pane is not None and pane.host else None,
-        )
-
-    # -- the frame and the clock -----------------------------------------------------------------
-
-    def on_mirror_due(self, message: MirrorDue | None = None) -> None:
-        self.bridge.due_handled()
-        self._frame()
-
-    def mirror_due_soon(self) -> bool:
-        """From another thread: run the mirror's frame on the UI loop as soon as it is free;
-        False if it cannot be scheduled (not mounted yet, or closing: post `MirrorDue`).
-
-        A callback on the loop, not a message: Textual's message pump (a queue the task
-        awaits, then the handler looked up along the class's MRO and invoked) cost ~90 µs of
-        a ~0.7 ms frame, ~20 times a second for a busy mirrored agent."""
-        loop, context = self._loop, self._ui_context
-        if loop is None or context is None or self._closing or self._closed:
-            return False
-        try:
-            loop.call_soon_threadsafe(self._mirror_due_now, context=context)
-        except RuntimeError:  # the loop closed meanwhile
-            return False
-        return True
-
-    def _mirror_due_now(self) -> None:
-        try:  # a frame after shutdown began only marks the change handled (`_frame` returns)
-            self.on_mirror_due()
-        except Exception as error:  # as a message handler's would: the app reports it and exits
-            self._handle_exception(error)
-
-    def on_frames_wake(self, _message: FramesWake) -> None:
-        if self._frame_timer is not None:
-            self._frame_timer.resume()
+    @property
+    def frames_run(self) -> int:
+        """How many frames ran (the tests read it)."""
+        return self.frames.frames_run
 
     def _mark_stale(self) -> None:
-        """Every visible pane's rows are to be drawn again at the next frame (woken if asleep)."""
-        self._stale = True
-        if self._frame_timer is not None:
-            self.bridge.frames_awake()
-            self._frame_timer.resume()
+        """Every visible pane's rows are to be drawn again by the next frame."""
+        self.frames.request()
 
-    def _frame(self) -> None:
-        """Once per frame: repaint changed rows of visible widgets whose panes changed."""
-        if not self.is_running:  # shutting down: see `_clock`
-            return
-        self.frames_run += 1
-        dirty = self.bridge.drain()
-        if dirty:
-            self.state.screens_changed(dirty, self.clock())
-        shown = self._history_pane
-        if shown is not None and shown.pane_id in dirty and self.view == "dashboard":
-            self._follow_due = True
-        if self._follow_due:
-            self._follow_history()
-            if self._follow_due and self._frame_timer is not None and self.bridge.frames_asleep:
-                # run from `MirrorDue` while the timer sleeps: a later frame must read it
-                self.bridge.frames_awake()
-                self._frame_timer.resume()
-        stale, self._stale = self._stale, False
-        if not dirty and not stale:
-            # Nothing changed: sleep until something does (an idle fleet costs no 30 Hz tick).
-            if not self._follow_due and self._frame_timer is not None and self.bridge.sleep_frames():
-                self._frame_timer.pause()
-            return
-        if self.view == "dashboard":
-            mirror = self.mirror
-            if mirror.pane is not None:
-                source = self._screen_of(mirror.pane.pane_id)
-                if source is not mirror.lines.source:  # a model made (or dropped) since
-                    mirror.show(mirror.pane, source)
-                if stale or mirror.pane.pane_id in dirty:
-                    mirror.screen_changed()
-        elif self.view == "grid":
-            self._watch_grid(force=stale)
-            self.grid.tick(None if stale else dirty, self._screen_of)
-
-    def _watch_grid(self, force: bool = False) -> None:
-        """Tell the fleet which thumbnails are on screen (it parses only those): when the grid
-        scrolled, resized or the fleet changed, and once a second (`force`)."""
-        grid = self.grid
-        key = (self.view, grid.scroll_offset, grid.size, len(self.panes))
-        if not force and key == self._grid_key:
-            return
-        self._grid_key = key
-        visible = grid.visible_panes() if self.view == "grid" else frozenset()
-        if visible != self._grid_watched and self.fleet is not None:
-            self._grid_watched = visible
-            self.fleet.set_watched("grid", visible)
+    def _frame(self, dirty: Set[PaneId], whole: bool) -> None:
+        self.views.draw(dirty, whole)
 
     def _clock(self) -> None:
         # The app's timers tick on while Textual prunes its widgets at exit (a pruned widget has
         # no component styles left: the fleet list's paint raised KeyError on a quit in a test).
         if not self.is_running:
             return
-        self.status_bar.set_paused(any(lease.paused for lease in self.runtime.leases()))
-        if not self.panes:
-            return
-        self._refresh_statuses()
-        if self.state.raw_claude:
-            self._show_changed(self.state.refuse(list(self.state.raw_claude), self.clock(), self.wall()))
-        self.fleet_list.refresh_cells(self.statuses, self.last_change, self.clock())
-        self._refresh_grid_clocks()
-        self._show_details()
-
-    def _refresh_grid_clocks(self) -> None:
-        self._watch_grid(force=True)
-        if self.view != "grid":
-            return
-        now = self.clock()
-        quiet = {}
-        for pane in self.panes:
-            since = quiet_start(self.statuses.get(pane.pane_id), self.last_change.get(pane.pane_id))
-            if since is not None:
-                quiet[pane.pane_id] = format_duration(now - since)
-        self.grid.refresh_clocks(quiet)
-
-    def _update_counts(self) -> None:
-        """Redraw the status bar's counts and meters once, after the messages already queued:
-        summing every pane's meters for each pane's news was O(panes²) a tick (0.8 % of a core
-        at 200 agents, py-spy), since the holder relays each agent's meters as their own event."""
-        if not self._counts_due:
-            self._counts_due = True
-            self.call_later(self._redraw_counts)
-
-    def _redraw_counts(self) -> None:
-        self._counts_due = False
-        self.status_bar.set_counts(*self.state.counts())
-        meters = self.state.fleet_meters()
-        if meters is None or not meters.responses:  # no usage read yet: nothing to sum
-            self.status_bar.set_meters("")
-        else:
-            prices = self.settings.prices
-            self.status_bar.set_meters(describe_total(meters, prices), format_cost(meters.cost(prices)))
-
-    def _update_empty_state(self) -> None:
-        empty = self.empty
-        views = self.views
-        server = self.status_bar.server
-        demo = "Run 'nbs-tui demo' to try nbs-tui on a demo fleet of imitation agents."
-        text = ""
-        if self.panes:
-            text = ""
-        elif self.start_error:
-            text = f"Cannot watch {server}: {self.start_error}\n\n{demo}"
-        elif self.connected is False:
-            why = f"\n({self.connection_message})" if self.connection_message else ""
-            text = (
-                f"No tmux server is running at {server}.{why}\n\n"
-                "Start your agents in tmux (e.g. 'tmux new -s agents claude'), and nbs-tui will find "
-                f"them as soon as the server is up; or quit with q.\n\n{demo}"
-            )
-        elif self.connected is None or not self._seen_fleet:
-            text = f"Connecting to {server}…"
-        else:
-            only = f" in sessions {', '.join(self.settings.sessions)}" if self.settings.sessions else ""
-            text = (
-                f"{server} has no panes to watch{only}.\n\n"
-                "Start Claude Code in a tmux pane and it appears here.\n\n" + demo
-            )
-        if text == self._empty_text:
-            return  # the fleet is re-listed every time a title changes: no layout for nothing
-        self._empty_text = text
-        empty.update(text)
-        empty.display = bool(text)
-        views.display = not text
+        if self.news.tick():
+            self.views.tick()
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -837,50 +493,19 @@ class NbsApp(App[int]):
         return not (action == "move" and self.view == "control")
 
     def action_move(self, delta: int) -> None:
-        if self.view == "control":
-            return
-        if self.view == "grid":
-            self.grid.action_move(delta, 0)
-        else:
-            self.fleet_list.move_selection(delta)
+        self.views.move(delta)
 
     def action_toggle_zoom(self) -> None:
-        if self.view != "dashboard":
-            self.action_show_view("dashboard")
-            self.screen.add_class("zoomed")
-        else:
-            self.screen.toggle_class("zoomed")
-        if self.screen.has_class("zoomed"):
-            self.mirror.focus()
-        else:
-            self.fleet_list.focus()
-        self._mark_stale()
+        self.views.toggle_zoom()
 
     def action_unzoom(self) -> None:
         if self.screen.has_class("zoomed"):
-            self.action_toggle_zoom()
+            self.views.toggle_zoom()
 
     def action_show_view(self, name: str) -> None:
-        if name not in VIEWS:
-            return
-        self.view = name
-        self._watch_mirrored()
-        self.views.current = name
-        self.status_bar.set_view(name)
-        self.refresh_bindings()
-        if name != "dashboard":
-            self.screen.remove_class("zoomed")
-        if name == "grid":
-            self._catch_up_grid()
-            self.grid.focus_pane(self.selected_id)
-            self.call_after_refresh(self._refresh_grid_clocks)  # thumbnails are laid out by then
-        elif name == "dashboard":
-            self.fleet_list.focus()
-        elif name == "control" and self.control_view is not None:
-            self.control_view.registry_panel.focus()
-        self._mark_stale()
+        self.views.show(name)
 
-    # -- scrollback ---------------------------------------------------------------------------
+    # -- scrollback (nbs_tui/dashboard/history.py) ---------------------------------------------
 
     def action_scrollback(self, page_up: bool = True) -> None:
         """Read the selected pane's history from tmux (a worker thread) and show it."""
@@ -890,74 +515,14 @@ class NbsApp(App[int]):
             self.operator.ready(pane)  # says why nothing happens
             return
         if self.view != "dashboard":
-            self.action_show_view("dashboard")
-
-        def read() -> None:
-            try:
-                history = fleet.capture_history(pane.pane_id, SCROLLBACK_LINES)
-            except PaneGone as error:
-                self.call_from_thread(self.notify, f"no history: {error}", title="Scrollback", severity="warning")
-                return
-            texts = [ansi_text(line) for line in history.lines]  # here: half a second for 10,000 lines
-            self.call_from_thread(self._show_history, pane, history, texts, page_up)
-
-        self.run_worker(read, name="scrollback", thread=True, exclusive=True, group="scrollback")
-
-    def _show_history(self, pane: PaneInfo, history: PaneHistory, texts: list[Text], page_up: bool) -> None:
-        if pane.pane_id != self.selected_id:
-            return  # the operator moved on while it was read
-        self.mirror.display = False
-        self._history_pane, self._follow_due = pane, False
-        self.scrollback.show(
-            pane.target, texts, alternate=history.alternate, history_size=history.history_size, page_up=page_up,
-            raw=history.lines, fixed=_history_rows(history),
-        )  # fmt: skip
-
-    def _follow_history(self) -> None:
-        """Re-read the open scrollback's pane (it changed) on a worker thread, at most every
-        `FOLLOW_SECONDS` (wall time: the app's clock may be frozen), one read at a time; the
-        worker lines the read up with the rows on show and parses only the new ones."""
-        pane, fleet, view = self._history_pane, self.fleet, self.scrollback
-        now = time.monotonic()
-        if pane is None or fleet is None or not view.display:
-            self._follow_due = False
-            return
-        if self._follow_busy or now - self._follow_at < FOLLOW_SECONDS:
-            return  # the flag stays up: a later frame reads
-        self._follow_due, self._follow_busy, self._follow_at = False, True, now
-        generation, raw, fixed, size = view.generation, view.raw, view.fixed, view.history_size
-
-        def read() -> None:
-            history: PaneHistory | None = None
-            grown: Grown | None = None
-            texts: list[Text] = []
-            try:
-                history = _read_on(fleet, pane.pane_id, raw, fixed, size)
-                grown = align(raw, fixed, history.lines)
-                texts = [ansi_text(line) for line in grown.fresh]
-            except PaneGone as error:
-                log.info("scrollback not followed: %s", error)  # the pane's end shows in the list
-            finally:  # always: the next read waits for this one
-                self.call_from_thread(self._history_grown, generation, history, grown, texts)
-
-        self.run_worker(read, name="scrollback-follow", thread=True, group="scrollback-follow")
-
-    def _history_grown(self, generation: int, history: PaneHistory | None, grown: Grown | None, texts: list[Text]) -> None:
-        self._follow_busy = False
-        view = self.scrollback
-        if history is None or grown is None or generation != view.generation or not view.display:
-            return  # the pane went, or the view was closed or reopened while it was read
-        view.grow(
-            grown, texts, history.lines, _history_rows(history),
-            alternate=history.alternate, history_size=history.history_size,
-        )  # fmt: skip
+            self.views.show("dashboard")
+        self.history_reader.open(pane, fleet, page_up)
 
     def on_pane_view_history_wanted(self, _message: PaneView.HistoryWanted) -> None:
         self.action_scrollback(page_up=False)
 
     def on_scrollback_closed(self, _message: Scrollback.Closed) -> None:
-        self._history_pane, self._follow_due = None, False
-        self.mirror.display = True
+        self.history_reader.closed()
         self._mark_stale()
         self.screen.set_focus(self.mirror if self.screen.has_class("zoomed") else self.fleet_list)
 
@@ -966,253 +531,77 @@ class NbsApp(App[int]):
         detail.display = not detail.display
 
     def action_help(self) -> None:
-        from nbs_tui.widgets.help_screen import HelpScreen
+        open_help(self, self.control_view, self.status_bar.server)
 
-        log_path = logs.installed_path()
-        self.push_screen(
-            HelpScreen(
-                self.key_rows(), intro=f"Watching {self.status_bar.server}.",
-                log_path=str(log_path) if log_path else None,
-            )
-        )
-
-    def key_rows(self) -> list[tuple[str, str, str]]:
-        """(keys, what, binding id) for the help screen, from `COMMANDS` and the bindings in
-        force now (a keymap may have rebound them), then the grid's and Control view's keys."""
-        active = [a.binding for a in self.screen.active_bindings.values() if a.node is self]
-        control = self.control_view
-        widget_keys = [
-            ("Grid", PaneGrid.BINDINGS),
-            ("Scrollback", Scrollback.BINDINGS),
-            *(("Control", panel.BINDINGS) for panel in (control, control.registry_panel, control.inbox_panel)),
-        ]
-        return help_rows(self.get_key_display, active, widget_keys)
-
-    # -- operator actions (the controller acts; the app asks and shows) -----------------------------
-
-    def action_jump(self) -> None:
-        pane = self.selected_pane()
-        if pane is None:
-            self.operator.ready(None)  # says why nothing happens
-        else:
-            self.operator.jump(pane, self._attach_to_pane)
-
-    def _attach_to_pane(self, pane: PaneInfo) -> None:
-        """Suspend the dashboard, attach to the pane until the operator detaches, resume."""
-        try:
-            with self.suspend():
-                result = self.operator.attach(pane)
-        except SuspendNotSupported:
-            message = f"cannot suspend here; attach yourself with: {' '.join(self.operator.attach_argv(pane))}"
-            self.operator.attached(pane, None, message)
-            self.notify(message, title="Jump", severity="warning", timeout=10)
-            return
-        self.operator.attached(pane, result)
-        self.refresh(layout=True)
-        self.notify(result.message, title="Back from the pane", severity="information" if result.ok else "error")
-
-    def _show_input_bar(self) -> None:
-        self.input_bar.add_class("open")
-        self.input_bar.display = True  # now, not at the next style update, so focus can move in
-
-    def _hide_input_bar(self) -> None:
-        self.input_bar.remove_class("open")
-        self.input_bar.display = False
-
-    def _open_send_bar(self, targets: list[PaneInfo], broadcast: bool) -> None:
-        self._send_targets = targets
-        label = targets[0].target if not broadcast else f"{len(targets)} marked pane{'s' if len(targets) != 1 else ''}"
-        self._show_input_bar()
-        self.pass_through.display = False
-        self.send_bar.open(label, broadcast=broadcast)
+    # -- the operator's actions on panes (nbs_tui/dashboard/operator_actions.py) -----------------
 
     def action_send_text(self) -> None:
-        pane = self.selected_pane()
-        if self.operator.ready(pane) is not None and pane is not None:
-            self._open_send_bar([pane], broadcast=False)
+        self.actions.send_text()
 
     def on_send_bar_submitted(self, message: SendBar.Submitted) -> None:
-        targets = list(self._send_targets)
-        if not targets:
-            return
-        if self.operator.operator is None:
-            self.notify("Not connected to tmux.", severity="warning")
-            return
-        if message.broadcast:
-            self._confirm_broadcast(targets, text=message.text, enter=message.enter)
-            return
-        self.operator.send_text(targets[0], message.text, enter=message.enter)
+        self.actions.submitted(message)
 
     def on_send_bar_closed(self, _message: SendBar.Closed) -> None:
-        self.send_bar.display = False
-        self._hide_input_bar()
-        self._send_targets = []
-        self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
+        self.actions.send_bar_closed()
 
     def action_send_key(self) -> None:
-        pane = self.selected_pane()
-        if self.operator.ready(pane) is None or pane is None:
-            return
-
-        def picked(key: str | None) -> None:
-            if key:
-                self.operator.send_key(pane, key)
-
-        self.push_screen(KeyPicker(pane.target), picked)
+        self.actions.send_key()
 
     def action_toggle_mark(self) -> None:
-        pane = self.selected_pane()
-        if pane is None:
-            return
-        count = self.operator.toggle_mark(pane)
-        self.fleet_list.redraw()
-        self.notify(f"{count} pane(s) marked for broadcast", timeout=2)
+        self.actions.toggle_mark()
 
     def action_clear_marks(self) -> None:
-        self.operator.clear_marks()
-        self.fleet_list.redraw()
+        self.actions.clear_marks()
 
     def action_broadcast_text(self) -> None:
-        targets = self.operator.marked_panes()
-        if not targets:
-            self.notify("Mark panes first (m), then broadcast (b).", severity="warning")
-            return
-        self._open_send_bar(targets, broadcast=True)
+        self.actions.broadcast_text()
 
     def action_broadcast_key(self) -> None:
-        targets = self.operator.marked_panes()
-        if not targets:
-            self.notify("Mark panes first (m), then broadcast a key (B).", severity="warning")
-            return
-
-        def picked(key: str | None) -> None:
-            if key:
-                self._confirm_broadcast(targets, key=key)
-
-        self.push_screen(KeyPicker(f"{len(targets)} marked panes"), picked)
-
-    def _confirm_broadcast(
-        self, targets: list[PaneInfo], *, text: str | None = None, key: str | None = None, enter: bool = False
-    ) -> None:
-        if self.operator.operator is None:
-            return
-        if key is not None:
-            what = f"Press {key} in {len(targets)} panes?"
-        else:
-            shown = (text or "").replace("\n", "⏎\n    ")
-            what = f"Send this text{' and press Enter' if enter else ''} to {len(targets)} panes?\n    {shown}"
-        items = [f"{p.target}  {p.title}".rstrip() for p in targets]
-        from nbs_tui.widgets.confirm_screen import ConfirmScreen
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.operator.broadcast(targets, text=text, key=key, enter=enter)
-            else:
-                if text is not None and self.send_bar.display and not self.send_bar.text.text:
-                    self.send_bar.text.load_text(text)  # give the words back for another try
-                self.notify("Broadcast cancelled: nothing sent.", timeout=3)
-
-        self.push_screen(ConfirmScreen("Broadcast", items, what), answered)
+        self.actions.broadcast_key()
 
     def action_pass_through(self) -> None:
-        pane = self.selected_pane()
-        if self.operator.ready(pane) is None or pane is None:
-            return
-        self._pass_pane = pane
-        self.pass_through.target = pane.target
-        self.send_bar.display = False
-        self._show_input_bar()
-        self.pass_through.display = True
-        self.mirror.add_class("passthrough")
-        self.pass_through.refresh()
-        self.screen.set_focus(self.pass_through)  # at once: the very next key is the pane's
+        self.actions.pass_through()
 
     def on_pass_through_keys(self, message: PassThrough.Keys) -> None:
-        if self._pass_pane is not None:
-            self.operator.type_keys(self._pass_pane, list(message.keys), self._leave_pass_through)
+        self.actions.keys(message)
 
     def on_pass_through_pasted(self, message: PassThrough.Pasted) -> None:
-        if self._pass_pane is not None:
-            self.operator.paste(self._pass_pane, message.text, self._leave_pass_through)
+        self.actions.pasted(message)
 
     def on_pass_through_leave(self, _message: PassThrough.Leave) -> None:
-        self._leave_pass_through()
-
-    def _leave_pass_through(self) -> None:
-        if not self.pass_through.display:
-            return
-        self._pass_pane = None
-        self.pass_through.display = False
-        self._hide_input_bar()
-        self.mirror.remove_class("passthrough")
-        self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
+        self.actions.leave_pass_through()
 
     def action_force_poll(self) -> None:
-        pane = self.selected_pane()
-        if pane is None:
-            self.operator.ready(None)
-        else:
-            self.operator.force_poll(pane)
+        self.actions.force_poll()
 
     def action_force_poll_all(self) -> None:
-        self.operator.force_poll_idle()
+        self.actions.force_poll_all()
 
     def action_toggle_poll(self) -> None:
-        pane = self.selected_pane()
-        if pane is None:
-            self.operator.ready(None)
-        else:
-            self.operator.toggle_poll(pane, self.fleet_list.redraw)
-
-    def action_toggle_sidecar_pause(self) -> None:
-        """The server-wide pause, through tmux (``@nbs_pause``): it holds for every view and for
-        whichever process holds the lease, on any host."""
-        leases = self.runtime.leases()  # several hosts: each one's server
-        if not leases:
-            self.notify("no sidecar lease in use here: nothing to pause server-wide", severity="warning")
-            return
-        paused = not any(lease.paused for lease in leases)
-        for lease in leases:
-            lease.set_paused(paused)
-        self.status_bar.set_paused(paused)
-        said = "paused: no polls or plan answers anywhere on this server" if paused else "resumed"
-        self.notify(f"sidecar {said}", title="Sidecar")
+        self.actions.toggle_poll()
 
     def action_toggle_plan(self) -> None:
-        pane = self.selected_pane()
-        if pane is None:
-            self.operator.ready(None)
-        else:
-            self.operator.toggle_plan(pane, self.fleet_list.redraw)
+        self.actions.toggle_plan()
+
+    def action_toggle_sidecar_pause(self) -> None:
+        self.actions.toggle_sidecar_pause()
+
+    def action_jump(self) -> None:
+        self.actions.jump()
+
+    # -- the needs-you queue ------------------------------------------------------------------------
 
     def _needs_you_tick(self) -> None:
         if not self.is_running:  # shutting down: see `_clock`
             return
         entries = self.operator.needs_you_tick()
         self.needs_panel.show_entries(entries, self.clock(), self.operator.label)
-        self._answer_when_read()
-        notes = coalesce(self.operator.notify_tick(self._looking_at()))
-        self.notifier.notify_all(notes, bell_rang=self.operator.rang_bell)  # one bell per tick
+        self.answering.when_read()
+        self.notifications.tick(self._looking_at())
 
     def _looking_at(self) -> PaneId | None:
         """The pane the operator sees now (none while the terminal has lost focus, when it says)."""
         return self.selected_id if self.view != "control" and self.app_focus else None
-
-    def _write_terminal(self, data: str) -> None:
-        """Into the dashboard's own output stream, in order with its frames."""
-        if not self.is_headless and self._driver is not None:
-            self._driver.write(data)
-
-    def _notify_subject(self, note: Notification) -> Subject:
-        pane = self.pane_by_id.get(note.pane_id)
-        hosts = self.settings.watched_hosts()
-        host = (pane.host if pane is not None else "") or hosts[0].name
-        project = project_name(pane) if pane is not None else ""  # printable: it goes into OSC sequences
-        return Subject(pane.target if pane is not None else note.pane_id, host, project)
-
-    def toggle_notify_mute(self, kind: NotifyKind) -> None:
-        muted = self.operator.notifications.toggle_mute(kind)
-        self.notify(f"{KIND_LABELS[kind]} notifications {'muted' if muted else 'on'}", title="Notifications", timeout=3)
 
     def action_next_needs_you(self) -> None:
         entry = self.operator.next_needs_you(self.selected_id)
@@ -1220,104 +609,25 @@ class NbsApp(App[int]):
             return
         self.select_pane(entry.pane_id)
         if self.selected_id != entry.pane_id:  # filtered out of the list: select it anyway
-            self._select(entry.pane_id)
-
-    # -- answering from the needs-you queue (nbs_tui/widgets/answer_card.py) ----------------------
-
-    def action_answer(self) -> None:
-        """Open the answer card: the selected agent's menu if it waits on one, else the oldest.
-
-        Claude Code's own signals can queue an agent a moment before the sidecar has read its
-        menu off the screen: then the card opens as soon as the menu is read (`_answer_when_read`,
-        for up to `ANSWER_WAIT_SECONDS`), rather than telling the operator to press again."""
-        card = self._answer_card_now()
-        if card is not None:
-            self._open_card(card)
-            return
-        menus = (AgentState.PERMISSION, AgentState.QUESTION, AgentState.PLAN, AgentState.DIALOG)
-        if any(entry.state in menus for entry in self.operator.needs_you.entries()):
-            self._answer_wanted_until = time.monotonic() + ANSWER_WAIT_SECONDS
-            self.notify("Reading the waiting agent's prompt…", title="Answer", timeout=ANSWER_WAIT_SECONDS)
-            return
-        self.notify("No waiting agent shows a prompt to answer.", title="Answer", severity="information")
-
-    def _answer_card_now(self) -> AnswerCard | None:
-        selected = self.selected_id
-        card = self.operator.answer_card(selected) if selected is not None and selected in self.operator.needs_you else None
-        return card or self.operator.next_answer_card()
-
-    def _open_card(self, card: AnswerCard) -> None:
-        from nbs_tui.widgets.answer_card import AnswerScreen
-
-        self.push_screen(AnswerScreen(card, *self._card_facts(card)))
-
-    def _answer_when_read(self) -> None:
-        """Open the card A asked for once a menu is read; give up when the wait is over, or when
-        the operator has moved on to another screen meanwhile."""
-        if self._answer_wanted_until is None:
-            return
-        if len(self.screen_stack) > 1:
-            self._answer_wanted_until = None
-            return
-        card = self._answer_card_now()
-        if card is not None:
-            self._answer_wanted_until = None
-            self._open_card(card)
-        elif time.monotonic() > self._answer_wanted_until:
-            self._answer_wanted_until = None
-            self.notify("No waiting agent shows a prompt to answer.", title="Answer", severity="information")
-
-    def _card_facts(self, card: AnswerCard) -> tuple[str, float, int]:
-        """(label, seconds waited, agents waiting) for a card."""
-        entries = self.operator.needs_you.entries()
-        entry = next((e for e in entries if e.pane_id == card.pane_id), None)
-        waited = entry.waited(self.operator.clock()) if entry is not None else 0.0
-        return self.operator.label(card.pane_id), waited, len(entries)
-
-    def on_answer_screen_chosen(self, message: AnswerScreen.Chosen) -> None:
-        from nbs_tui.widgets.answer_card import AnswerScreen
-
-        if not isinstance(self.screen, AnswerScreen):
-            return
-        screen: AnswerScreen = self.screen
-
-        def done(result: ActionResult) -> None:
-            if self.screen is not screen:
-                return  # the card was closed meanwhile; the notification says what happened
-            if not result.ok:
-                fresh = self.operator.answer_card(message.card.pane_id)
-                said = Text(f"not sent: {result.reason}", style="bold red")
-                if fresh is not None and fresh != message.card:
-                    screen.show(fresh, *self._card_facts(fresh), said=said)
-                else:
-                    screen.tell(said)
-                return
-            said = Text(f"{result.target}: sent {result.reason or result.sent}", style="green")
-            after = self.operator.next_answer_card(message.card.pane_id, skip=frozenset({message.card.pane_id}))
-            if after is None:
-                screen.dismiss(None)
-                self.notify(f"{said.plain}. Nobody else is waiting on a prompt.", title="Answer")
-                return
-            screen.show(after, *self._card_facts(after), said=said)
-
-        self.operator.answer(message.card, message.key, done)
-
-    def on_answer_screen_skipped(self, message: AnswerScreen.Skipped) -> None:
-        from nbs_tui.widgets.answer_card import AnswerScreen
-
-        screen = self.screen
-        if not isinstance(screen, AnswerScreen):
-            return
-        after = self.operator.next_answer_card(message.card.pane_id)
-        if after is None or after == message.card:
-            screen.tell(Text("nobody else is waiting on a prompt", style="dim"))
-            return
-        screen.show(after, *self._card_facts(after))
+            self.views.select(entry.pane_id)
 
     def on_needs_you_panel_pane_chosen(self, message: NeedsYouPanel.PaneChosen) -> None:
         self.operator.needs_chosen(message.pane_id)
         self.select_pane(message.pane_id)
         self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
+
+    # -- answering from the needs-you queue (nbs_tui/dashboard/answering.py) ---------------------
+
+    def action_answer(self) -> None:
+        self.answering.answer()
+
+    def on_answer_screen_chosen(self, message: AnswerScreen.Chosen) -> None:
+        self.answering.chosen(message)
+
+    def on_answer_screen_skipped(self, message: AnswerScreen.Skipped) -> None:
+        self.answering.skipped(message)
+
+    # -- the list's filter and the action log ------------------------------------------------------
 
     def action_filter(self) -> None:
         self.filter_bar.open()
@@ -1325,10 +635,24 @@ class NbsApp(App[int]):
     def on_filter_bar_filter_changed(self, message: FilterBar.FilterChanged) -> None:
         self.fleet_list.set_filter(message.filter)
         if self.fleet_list.selected_pane_id is not None:
-            self._select(self.fleet_list.selected_pane_id)
+            self.views.select(self.fleet_list.selected_pane_id)
 
     def on_filter_bar_filter_done(self, _message: FilterBar.FilterDone) -> None:
         self.screen.set_focus(self.fleet_list)  # at once: the next key is the list's
+
+    # -- the fleet's lifecycle (nbs_tui/dashboard/lifecycle.py) ------------------------------------
+
+    def action_new_agent(self) -> None:
+        self.lifecycle.new_agent()
+
+    def action_restore_fleet(self) -> None:
+        self.lifecycle.restore_fleet()
+
+    def action_stop_agent(self) -> None:
+        self.lifecycle.stop_or_restart(restart=False)
+
+    def action_restart_agent(self) -> None:
+        self.lifecycle.stop_or_restart(restart=True)
 
     def action_action_log(self) -> None:
         from nbs_tui.widgets.action_log_view import ActionLogScreen
@@ -1346,24 +670,13 @@ class NbsApp(App[int]):
         if self._log_screen is not None and self._log_screen.is_attached:
             self._log_screen.add(message.record)
 
-    # -- command palette -----------------------------------------------------------------------
+    # -- command palette ------------------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        for command in COMMANDS:
-            if command.in_palette:
-                yield SystemCommand(command.palette or command.label, command.help, partial(self.run_action, command.action))
-        for kind in NotifyKind:
-            muted = kind in self.operator.notifications.muted
-            yield SystemCommand(
-                f"{'Unmute' if muted else 'Mute'} {KIND_LABELS[kind]} notifications",
-                f"{'Send' if muted else 'Stop'} terminal notifications and notify_command for '{kind.value}'",
-                partial(self.toggle_notify_mute, kind),
-            )
-        for pane in self.panes:
-            label = f"Show pane {pane.target}"
-            detail = " · ".join(x for x in (pane.title, pane.current_command) if x)
-            yield SystemCommand(label, detail or pane.pane_id, partial(self.select_pane, pane.pane_id), discover=False)
+        yield from palette_commands(
+            self, self.operator.notifications.muted, self.notifications.toggle_mute, self.panes, self.select_pane
+        )
 
 
 def create_app(
@@ -1392,21 +705,3 @@ def run_app(settings: Settings) -> int:
     app = create_app(settings)
     result = app.run()
     return int(result or 0) if app.return_code is None else app.return_code
-
-
-def _history_rows(history: PaneHistory, asked: int = SCROLLBACK_LINES) -> int:
-    """How many of a read's rows are history (tmux changes them no more), the screen below them."""
-    return 0 if history.alternate else min(history.history_size, asked, len(history.lines))
-
-
-def _read_on(fleet: FleetPort, pane_id: PaneId, raw: tuple[str, ...], fixed: int, size: int) -> PaneHistory:
-    """The pane's history as a whole read would give it, read (blocking) from its last
-    `TAIL_ROWS` rows when they continue ``raw`` (``fixed`` rows of history, of ``size`` held)."""
-    tail = fleet.capture_history(pane_id, TAIL_ROWS)
-    if tail.alternate or tail.history_size <= TAIL_ROWS:
-        return tail  # all of it
-    rows = _history_rows(tail, TAIL_ROWS)
-    whole = splice_tail(raw, fixed, size, tail.lines, rows, tail.history_size, SCROLLBACK_LINES)
-    if whole is None:
-        return fleet.capture_history(pane_id, SCROLLBACK_LINES)
-    return PaneHistory(tuple(whole), False, tail.history_size)

@@ -1,17 +1,13 @@
 """The app's `RuntimeListener`: what the backends report, on their threads, becomes messages.
 
 Pane-set, connection, Claude and sidecar news become messages (``post_message`` is
-thread-safe). Screen changes, which can come at ~60 Hz, only add pane ids to a set that the
-app's frame timer drains; a change of the pane the mirror shows schedules one frame on the UI
-loop (`NbsApp.mirror_due_soon`, or a `MirrorDue` message before the app is mounted; at most as
-often as the fleet reports changes, never two pending) so the app runs that frame at once. The frame timer sleeps
-while nothing changes (`sleep_frames`); the first change after that which no `MirrorDue`
-will draw posts one `FramesWake`.
+thread-safe). Screen changes, which can come at ~60 Hz a pane, are no messages: they go to the
+app's frame scheduler (`nbs_tui.dashboard.frames.FrameScheduler.changed`, thread-safe), which
+decides when the frame that draws them runs.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -23,6 +19,7 @@ from nbs_tui.core.lease import LeaseValue, describe_holder
 from nbs_tui.core.meters import Meters
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.pane_state import HistoryEntry, PaneStatus
+from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.files.control_plane import ControlEvent
 from nbs_tui.messages import (
     BackendProblem,
@@ -50,87 +47,22 @@ class BridgedApp(Protocol):
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None) -> None: ...
 
-    def mirror_due_soon(self) -> bool:
-        """Schedule the mirror's frame on the UI loop; False before the app is mounted."""
-        ...
-
     @property
     def control_view(self) -> ControlView | None: ...
-
-class MirrorDue(Message):
-    """The mirrored pane's screen changed: run the frame now rather than at the next tick."""
-
-    bubble = False
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, MirrorDue)
-
-
-class FramesWake(Message):
-    """A screen changed while the app's frame timer slept: start it again."""
-
-    bubble = False
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, FramesWake)
 
 
 class FleetBridge:
     """The app's `RuntimeListener`: called on the backends' threads, touches no widget."""
 
-    def __init__(self, app: BridgedApp) -> None:
+    def __init__(self, app: BridgedApp, frames: FrameScheduler) -> None:
         self._app = app
-        self._lock = threading.Lock()
-        self._dirty: set[PaneId] = set()
-        self.watched: PaneId | None = None
-        """The pane the mirror shows (set on the UI thread); its changes are posted at once."""
-        self._due_pending = False
-        self._frames_asleep = False
+        self._frames = frames
 
     def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
         self._app.post_message(FleetChanged(tuple(panes)))
 
     def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
-        watched = self.watched
-        with self._lock:
-            self._dirty |= pane_ids
-            # The fleet already paces these calls (at most `max_rate` a second); deferring a
-            # change to the 30 Hz frame timer instead would hold it up to a whole frame.
-            due = watched is not None and watched in pane_ids and not self._due_pending
-            if due:
-                self._due_pending = True
-            # A queued `MirrorDue` runs a frame that drains every change, this one included:
-            # a sleeping frame timer need not wake for it (it would run once and find nothing).
-            wake = self._frames_asleep and not self._due_pending
-            if wake:
-                self._frames_asleep = False
-        if wake:
-            self._app.post_message(FramesWake())
-        if due and not self._app.mirror_due_soon():
-            self._app.post_message(MirrorDue())
-
-    def sleep_frames(self) -> bool:
-        """The UI thread found nothing to draw: True (and the next change posts `FramesWake`)
-        unless a change came in since it looked."""
-        with self._lock:
-            if self._dirty:
-                return False
-            self._frames_asleep = True
-            return True
-
-    @property
-    def frames_asleep(self) -> bool:
-        """The app's frame timer is paused until the next change."""
-        return self._frames_asleep
-
-    def frames_awake(self) -> None:
-        """The UI thread started its frame timer again by itself."""
-        with self._lock:
-            self._frames_asleep = False
-
-    def due_handled(self) -> None:
-        with self._lock:
-            self._due_pending = False
+        self._frames.changed(pane_ids)
 
     def connection_changed(self, connected: bool, message: str) -> None:
         self._app.post_message(ConnectionChanged(connected, message))
@@ -166,8 +98,3 @@ class FleetBridge:
 
     def hosts_changed(self, states: tuple[HostState, ...]) -> None:
         self._app.post_message(HostsChanged(states))
-
-    def drain(self) -> set[PaneId]:
-        with self._lock:
-            dirty, self._dirty = self._dirty, set()
-        return dirty

@@ -18,10 +18,13 @@ from typing import NoReturn
 
 from nbs_tui import __version__
 from nbs_tui.config import ConfigError, Settings, load_settings
+from nbs_tui.core.agent_spec import SpecError
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.text import json_line_safe
 from nbs_tui.logs import log_path
 from nbs_tui.tmux.address import default_server
+from nbs_tui.tmux.commands import TmuxServerCommands
+from nbs_tui.tmux.errors import TmuxError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -121,9 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
         "serve-stdio", help="a host's control plane as JSON lines on stdin/stdout (a dashboard runs it over ssh)"
     )
 
+    from nbs_tui.lifecycle_cli import add_lifecycle_parsers
     from nbs_tui.runtime.service import add_parser as add_service_parser
 
     add_service_parser(commands)
+    add_lifecycle_parsers(commands)
     return parser
 
 
@@ -153,17 +158,14 @@ def _require_tmux() -> None:
 
 def _require_server(settings: Settings) -> None:
     """Refuse to start on a server that is not running; once running, losing it is survivable."""
-    import subprocess
-
-    probe = subprocess.run(
-        ["tmux", *settings.server.tmux_args(), "list-sessions"], capture_output=True, text=True, timeout=10
-    )
-    if probe.returncode != 0:
-        why = (probe.stderr.strip().splitlines() or ["no answer"])[0]
+    try:
+        TmuxServerCommands.for_server(settings.server).run("list-sessions")
+    except TmuxError as error:
+        why = (str(error).splitlines() or ["no answer"])[0]
         raise RuntimeError(
             f"cannot reach {settings.server.describe()} ({why}): start one with 'tmux new -s work', "
             "pick another with -L/-S, or try 'nbs-tui demo'"
-        )
+        ) from None
 
 
 def _install_log() -> None:
@@ -246,6 +248,7 @@ def _run_demo(args: argparse.Namespace, settings: Settings) -> int:
         plan_policy=settings.plan_policy,
         hook_spool=spool_dir / "hooks.jsonl",
         claude_home=fleet.claude_config,
+        remember_fleet=False,  # a throw-away server: nothing to restore
     )
     try:
         return _run_dashboard(settings, headless=args.headless or args.demo_headless)
@@ -297,6 +300,211 @@ def _run_hooks(args: argparse.Namespace, settings: Settings) -> int:
     return hooks_command(args.action, target, args.spool or settings.hook_spool)
 
 
+def _run_new(args: argparse.Namespace, settings: Settings) -> int:
+    """``nbs-tui new``: every check first (nothing made on a bad input), then the start
+    (`nbs_tui.runtime.agent_start`)."""
+    import json
+
+    from nbs_tui.core.agent_spec import SpecError
+    from nbs_tui.files.agent_input import PreparedAgent
+    from nbs_tui.lifecycle_cli import prepare_new
+    from nbs_tui.runtime.agent_start import AgentStarter, StartStopped
+
+    _require_tmux()
+    prepared = prepare_new(args, claude_command=settings.claude_command)
+    runner = None
+    if isinstance(prepared, PreparedAgent):
+        commands = TmuxServerCommands.for_server(settings.server)
+        starter = AgentStarter(commands, settings.claude_command, claude_home=settings.claude_home)
+    else:  # another host: its checks are made there, through its ssh connection
+        from nbs_tui.runtime.remote_agent import prepare_remote
+        from nbs_tui.tmux.ssh import SshTmuxRunner
+
+        (host,) = settings.watched_hosts()
+        if host.is_local:
+            raise SpecError([f"--host {prepared.host}: not another host"])
+        runner = SshTmuxRunner(host)
+        commands = TmuxServerCommands(runner)
+        try:
+            remote = prepare_remote(prepared, runner, settings.claude_command)
+        except SpecError:
+            runner.close()
+            raise
+        prepared = remote.prepared
+        starter = AgentStarter(commands, settings.claude_command, flags=remote.flags, home=remote.home)
+    try:
+        started = starter.start(prepared)
+    except TmuxError as error:
+        raise RuntimeError(f"{prepared.spec.name}: tmux on {commands.describe()}: {error}") from None
+    except StartStopped as stop:
+        where = f" in {stop.started.target} ({stop.started.pane_id})" if stop.started else ""
+        print(f"nbs-tui: {prepared.spec.name}{where}: {stop.line}", file=sys.stderr)
+        if args.json and stop.started:
+            print(json.dumps({**stop.started.as_json(), "stopped": stop.line}, ensure_ascii=False))
+        return EXIT_ERROR
+    finally:
+        if runner is not None:
+            runner.close()
+    if prepared.events is not None and prepared.spec.worker and started.prompt_submitted:
+        from nbs_tui.core.nbs_events import worker_spawned
+        from nbs_tui.files.nbs_bus import publish
+
+        try:
+            publish(
+                prepared.events,
+                worker_spawned(
+                    prepared.spec.worker, target=started.target, pane_id=started.pane_id, session_id=started.session_id
+                ),
+            )
+        except (OSError, ValueError) as error:
+            print(f"nbs-tui: worker-spawned not published in {prepared.events}: {error}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(started.as_json(), ensure_ascii=False))
+    else:
+        said = f", answered the {' and the '.join(started.answered)}" if started.answered else ""
+        typed = ", prompt submitted" if started.prompt_submitted else ""
+        session = f" (Claude Code session {started.session_id})" if started.session_id else ""
+        print(f"{started.name}: started in {started.target} ({started.pane_id}){said}{typed}{session}")
+    return EXIT_OK
+
+
+def _restore_there(args: argparse.Namespace, settings: Settings) -> int:
+    """``restore --host DEST``: the host's own nbs-tui restores there (its fleet is remembered
+    there, by its service; its folders, transcripts and Claude Code are there), run over the
+    host's ssh connection as its service is; its output and exit status are this command's."""
+    import shlex
+    import subprocess
+
+    from nbs_tui.tmux.ssh import SshTmuxRunner
+
+    (host,) = settings.watched_hosts()
+    if not host.nbs_tui:
+        raise SpecError(
+            [f"restore --host {host.name}: nbs-tui restores on the host itself; set nbs_tui for it in [[hosts]] "
+             "(the command that runs nbs-tui there)"]
+        )  # fmt: skip
+    words = [*host.server.tmux_args(), "restore", *(["--dry-run"] if args.dry_run else []), *(["--json"] if args.json else []), *args.names]
+    runner = SshTmuxRunner(host)
+    try:
+        done = subprocess.run(
+            runner.ssh_argv(f"{host.nbs_tui} {shlex.join(words)}"), stdin=subprocess.DEVNULL, capture_output=True,
+            text=True, timeout=600, env=runner.env(), check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise RuntimeError(f"restore --host {host.name}: {error}") from None
+    finally:
+        runner.close()
+    sys.stdout.write(done.stdout)
+    if done.returncode == 255:  # ssh's own failure: say it as a host problem
+        raise SpecError([f"--host {host.name}: {runner.explain(done.returncode, done.stderr)}"])
+    sys.stderr.write(done.stderr)
+    return done.returncode
+
+
+def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
+    """``nbs-tui restore``: the plan from the remembered fleet (`nbs_tui.core.restore`), printed
+    (``--dry-run``) or carried out (`nbs_tui.runtime.restore_run`)."""
+    import json
+
+    from nbs_tui.core.hosts import LOCAL
+    from nbs_tui.core.restore import plan_as_json, plan_lines
+    from nbs_tui.files.fleet_store import FleetStore
+    from nbs_tui.lifecycle_cli import restore_request_from_args
+    from nbs_tui.runtime.agent_start import AgentStarter
+    from nbs_tui.runtime.restore_run import RestoreRun, after_restore, gather, live_server, plan_for
+
+    _require_tmux()
+    request = restore_request_from_args(args)
+    if request.host not in (None, LOCAL):
+        return _restore_there(args, settings)
+    commands = TmuxServerCommands.for_server(settings.server)
+    problems: list[str] = []
+    store = FleetStore.for_server(LOCAL, settings.server, report=problems.append)
+    try:
+        gathered = gather(commands, store, settings.claude_command)
+        plan = plan_for(gathered, settings.server, settings.claude_command, settings.restore_stagger, request.names)
+    except TmuxError as error:
+        raise RuntimeError(f"tmux on {settings.server.describe()}: {error}") from None
+    finally:
+        for problem in problems:
+            print(f"nbs-tui: {problem}", file=sys.stderr)
+    if request.dry_run:
+        print(json.dumps(plan_as_json(plan), ensure_ascii=False) if request.json else "\n".join(plan_lines(plan)))
+        return EXIT_OK
+    starter = AgentStarter(commands, settings.claude_command, claude_home=settings.claude_home, flags=gathered.flags)
+    try:
+        report = RestoreRun(commands, starter).execute(plan)
+    except TmuxError as error:
+        raise RuntimeError(f"tmux on {settings.server.describe()}: {error}") from None
+    instance, _live = live_server(commands)
+    after_restore(store, gathered.memory, instance)
+    if request.json:
+        print(json.dumps(report.as_json(), ensure_ascii=False))
+    else:
+        print("\n".join(report.lines()) or "nothing to restore")
+    return EXIT_OK if not report.not_restored and not any(a.stopped for a in report.restored) else EXIT_ERROR
+
+
+def _log_action(settings: Settings, action: str, pane_id: str, target: str, sent: str, ok: bool, reason: str) -> None:
+    """One line in the action log for a lifecycle command (the dashboard's viewer shows it)."""
+    import time
+
+    from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
+
+    def problem(_source: str, message: str) -> None:
+        print(f"nbs-tui: {message}", file=sys.stderr)
+
+    record = ActionRecord(
+        time.time(), action, pane_id, target, sent, f"operator (nbs-tui {action})",
+        Outcome.SENT if ok else Outcome.FAILED, reason,
+    )  # fmt: skip
+    ActionLog(settings.action_log, problem).append(record)
+
+
+def _run_stop(args: argparse.Namespace, settings: Settings) -> int:
+    """``nbs-tui stop PANE`` / ``nbs-tui restart PANE`` (`nbs_tui.runtime.agent_stop`)."""
+    import json
+
+    from nbs_tui.runtime.agent_start import AgentStarter
+    from nbs_tui.runtime.agent_stop import AgentControl, StopError
+
+    _require_tmux()
+    if getattr(args, "hosts", None):
+        raise SpecError([f"{args.command} --host: stopping agents on another host is not wired yet"])
+    commands = TmuxServerCommands.for_server(settings.server)
+    control = AgentControl(commands, AgentStarter(commands, settings.claude_command))
+    try:
+        pane_id, _pid, target, _folder = control.resolve(args.pane)
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise SpecError([f"{args.command} {args.pane}: confirm with --yes (no terminal to ask on)"])
+            answer = input(f"{args.command} the agent in {target} ({pane_id})? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                return EXIT_ERROR
+        if args.command == "stop":
+            stopped = control.stop(pane_id)
+            _log_action(settings, "stop", pane_id, target, stopped.how, True, "")
+            out: dict[str, object] = {"pane_id": pane_id, "target": target, "stopped_by": stopped.how}
+            said = f"stopped {target} ({pane_id}) with {stopped.how}"
+        else:
+            restarted = control.restart(pane_id)
+            _log_action(
+                settings, "restart", pane_id, target, f"claude --resume {restarted.session_id}",
+                not restarted.stopped, restarted.stopped or f"stopped with {restarted.how}",
+            )  # fmt: skip
+            out = {"pane_id": pane_id, "target": target, "session_id": restarted.session_id, "stopped": restarted.stopped or None}
+            said = f"restarted {target} ({pane_id}) in conversation {restarted.session_id}"
+            if restarted.stopped:
+                print(f"nbs-tui: {target}: {restarted.stopped}", file=sys.stderr)
+    except StopError as error:
+        _log_action(settings, args.command, args.pane, args.pane, "", False, str(error))
+        raise RuntimeError(str(error)) from None
+    except TmuxError as error:
+        raise RuntimeError(f"tmux on {settings.server.describe()}: {error}") from None
+    print(json.dumps(out, ensure_ascii=False) if args.json else said)
+    return EXIT_OK if args.command == "stop" or not out.get("stopped") else EXIT_ERROR
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -315,6 +523,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.action == "run":
                 _install_log()
             return service_command(args.action, settings)
+        if args.command == "new":
+            return _run_new(args, settings)
+        if args.command == "restore":
+            return _run_restore(args, settings)
+        if args.command in ("stop", "restart"):
+            return _run_stop(args, settings)
         if args.command == "serve-stdio":
             from nbs_tui.runtime.remote_plane import serve_stdio
 
@@ -330,6 +544,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except ConfigError as error:
         print(f"nbs-tui: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except SpecError as error:
+        for problem in error.problems:
+            print(f"nbs-tui: {problem}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_OK

@@ -169,6 +169,26 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("answer.skip", "tab", "skip", "Next", "Next waiting agent, this one unanswered", scope="answer", in_palette=False),
     Command("answer.close", "q", "close", "Close", "Close the card", scope="answer", in_palette=False),
+    Command(
+        "agent.new", "c", "new_agent", "New agent",
+        "Start a Claude Code agent in a new tmux window: folder, name, prompt, model, mode (as nbs-tui new)",
+        show=False, palette="Start a new agent",
+    ),
+    Command(
+        "agent.stop", "X", "stop_agent", "Stop agent",
+        "Stop the selected agent after a confirmation: /exit when its box is idle and empty, else Ctrl-C, "
+        "else kill its pane", show=False, palette="Stop the agent",
+    ),
+    Command(
+        "agent.restart", "S", "restart_agent", "Restart agent",
+        "Restart the selected agent in place after a confirmation: stop it, then claude --resume its "
+        "conversation in the same pane", show=False, palette="Restart the agent in place",
+    ),
+    Command(
+        "fleet.restore", "ctrl+o", "restore_fleet", "Restore fleet",
+        "Bring back this server's remembered agents that are gone (after a reboot or a lost server): "
+        "shows the plan and asks first, as nbs-tui restore", show=False, palette="Restore the remembered fleet",
+    ),
     Command("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
     # keys a widget handles itself (help only)
     Command("list.move", "up,down", "", "", "List: move the cursor (the mirror follows)", key_display="↑ / ↓", bound=False, in_palette=False),

@@ -105,6 +105,9 @@ class Settings:
     nbs-tui's own options after them (docs/lifecycle.md)."""
     restore_stagger: float = 2.0
     """Seconds between two agents' starts in a restore."""
+    remember_fleet: bool = True
+    """The acting runtime keeps the server's fleet memory for ``nbs-tui restore`` (the demo's
+    throw-away servers are not remembered)."""
 
     def watched_hosts(self) -> tuple[HostSpec, ...]:
         """The hosts to watch: ``--host``, else ``[[hosts]]``, else this machine."""

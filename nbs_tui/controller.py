@@ -20,11 +20,12 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.actions import ActionResult, Operator, summarize
 from nbs_tui.config import Settings
+from nbs_tui.core.agent_spec import NewAgent
 from nbs_tui.core.answer import AnswerCard, card_for
 from nbs_tui.core.hosts import split_pane_id
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
@@ -36,7 +37,11 @@ from nbs_tui.core.sidecar import SidecarStatus
 from nbs_tui.runtime.contract import SidecarView
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.tmux.jump import Jumper, JumpResult
-from nbs_tui.tmux.operate import TmuxCommands
+
+if TYPE_CHECKING:  # the lifecycle's modules are imported when first used
+    from nbs_tui.core.restore import RestorePlan
+    from nbs_tui.files.fleet_store import FleetStore
+    from nbs_tui.runtime.restore_run import Gathered
 
 log = logging.getLogger(__name__)
 
@@ -179,10 +184,8 @@ class OperatorController:
         fleet = self.runtime.fleet
         if self._operator is None and fleet is not None:
             proxy = _SidecarProxy(self.runtime)
-            runner = getattr(fleet, "runner", None)  # tmux on another host: its commands go there too
-            tmux = TmuxCommands(self.settings.server, runner=runner) if getattr(runner, "remote", False) else None
-            if self.runtime.hosts is not None:  # several hosts: each pane's on its own
-                tmux = self.runtime.hosts.tmux
+            # the fleet's own server commands (here or on its host), or each pane's host's
+            tmux = self.runtime.hosts.tmux if self.runtime.hosts is not None else None
             self._operator = Operator(
                 fleet, self.action_log, server=self.settings.server, tmux=tmux, poller=proxy, controls=proxy
             )
@@ -197,6 +200,169 @@ class OperatorController:
         if op is None:
             self.view.notify_operator("Not connected to tmux.", "", "warning", 5)
         return op
+
+    # -- a new agent (the form) ------------------------------------------------------------
+
+    def start_agent(self, spec: NewAgent) -> None:
+        """Start ``spec`` as ``nbs-tui new`` does, on its own thread (``nbs-new-agent``: a start
+        takes up to a minute and must not hold up the other actions); say how it went."""
+        threading.Thread(target=self._start_agent, args=(spec,), name="nbs-new-agent", daemon=True).start()
+
+    def _start_agent(self, spec: NewAgent) -> None:
+        from nbs_tui.core.agent_spec import SpecError
+        from nbs_tui.files.agent_input import prepare_local
+        from nbs_tui.runtime.agent_start import AgentStarter, StartStopped
+        from nbs_tui.tmux.commands import TmuxServerCommands
+        from nbs_tui.tmux.errors import TmuxError
+
+        fleet = self.runtime.fleet
+        commands = fleet.commands if fleet is not None and self.runtime.hosts is None else None
+        if commands is None or commands.runner.remote:
+            commands = TmuxServerCommands.for_server(self.settings.server)
+        title = f"new agent {spec.name or spec.directory}"
+        target, pane_id, ok, reason = "", "", False, ""
+        try:
+            prepared = prepare_local(spec, claude_command=self.settings.claude_command)
+            starter = AgentStarter(commands, self.settings.claude_command, claude_home=self.settings.claude_home)
+            started = starter.start(prepared)
+        except SpecError as error:
+            reason = "; ".join(error.problems)
+            self.view.notify_operator("\n".join(error.problems), title, "error", 10)
+        except StartStopped as stop:
+            reason = stop.line
+            if stop.started is not None:
+                target, pane_id = stop.started.target, stop.started.pane_id
+            self.view.notify_operator(f"{target}: {stop.line}", title, "warning", 10)
+        except TmuxError as error:
+            reason = str(error)
+            self.runtime.problem("new agent", f"{title}: {error}")
+        else:
+            ok, target, pane_id = True, started.target, started.pane_id
+            typed = ", prompt submitted" if started.prompt_submitted else ""
+            self.view.notify_operator(f"{started.name} started in {target}{typed}", title, "information", 6)
+        self.action_log.append(
+            ActionRecord(
+                self.clock(), "new", pane_id, target, spec.directory, "operator (new agent form)",
+                Outcome.SENT if ok else Outcome.FAILED, reason,
+            )
+        )  # fmt: skip
+
+    def stop_agent(self, pane: PaneInfo, *, restart: bool) -> None:
+        """Stop (or restart in place) the agent in ``pane`` on its own thread (``nbs-stop-agent``:
+        it may wait seconds for each step); say how it went and log it."""
+        threading.Thread(
+            target=self._stop_agent, args=(pane, restart), name="nbs-stop-agent", daemon=True
+        ).start()
+
+    def _stop_agent(self, pane: PaneInfo, restart: bool) -> None:
+        from nbs_tui.core.hosts import LOCAL
+        from nbs_tui.runtime.agent_start import AgentStarter
+        from nbs_tui.runtime.agent_stop import AgentControl, StopError
+        from nbs_tui.tmux.errors import TmuxError
+
+        action = "restart" if restart else "stop"
+        title = f"{action} {pane.target}"
+        host, pane_id = split_pane_id(pane.pane_id)
+        fleet = self.runtime.fleet
+        commands = fleet.commands if fleet is not None and self.runtime.hosts is None else None
+        if host != LOCAL or commands is None or commands.runner.remote:
+            self.view.notify_operator(f"{action} works on this machine's panes only (for now)", title, "warning", 6)
+            return
+        control = AgentControl(commands, AgentStarter(commands, self.settings.claude_command))
+        sent, ok, reason = "", False, ""
+        try:
+            if restart:
+                restarted = control.restart(pane_id)
+                sent, ok, reason = f"claude --resume {restarted.session_id}", not restarted.stopped, restarted.stopped
+                said = f"restarted in conversation {restarted.session_id}" + (f", but: {restarted.stopped}" if restarted.stopped else "")
+            else:
+                stopped = control.stop(pane_id)
+                sent, ok, said = stopped.how, True, f"stopped with {stopped.how}"
+        except (StopError, TmuxError) as error:
+            reason = said = str(error)
+        self.view.notify_operator(said, title, "information" if ok else "warning", 8)
+        self.action_log.append(
+            ActionRecord(
+                self.clock(), action, pane_id, pane.target, sent, "operator (confirmed)",
+                Outcome.SENT if ok else Outcome.FAILED, reason,
+            )
+        )  # fmt: skip
+
+    # -- the remembered fleet (restore) -------------------------------------------------------
+
+    def check_remembered(self, offer: Callable[[list[str]], None], nothing: Callable[[], None] | None = None) -> None:
+        """On its own thread: when this server's remembered fleet has agents that are gone (a
+        reboot, a lost server), call ``offer`` (on the UI thread) with the restore plan's lines;
+        else ``nothing``."""
+        threading.Thread(target=self._check_remembered, args=(offer, nothing), name="nbs-remembered", daemon=True).start()
+
+    def _restore_parts(self) -> tuple[FleetStore, Gathered, RestorePlan] | None:
+        """This server's fleet memory, what a restore needs, and its plan; None: nothing remembered
+        (or not one local server)."""
+        from nbs_tui.core.hosts import LOCAL
+        from nbs_tui.files.fleet_store import FleetStore
+        from nbs_tui.runtime.restore_run import gather, plan_for
+        from nbs_tui.tmux.commands import TmuxServerCommands
+
+        hosts = self.settings.watched_hosts()
+        if len(hosts) != 1 or not hosts[0].is_local or not self.settings.remember_fleet:
+            return None
+        store = FleetStore.for_server(LOCAL, self.settings.server, report=lambda m: self.runtime.problem("fleet memory", m))
+        if not store.path.exists():
+            return None
+        commands = TmuxServerCommands.for_server(self.settings.server)
+        gathered = gather(commands, store, self.settings.claude_command)
+        plan = plan_for(gathered, self.settings.server, self.settings.claude_command, self.settings.restore_stagger, ())
+        return store, gathered, plan
+
+    def _check_remembered(self, offer: Callable[[list[str]], None], nothing: Callable[[], None] | None) -> None:
+        from nbs_tui.core.restore import plan_lines
+
+        try:
+            parts = self._restore_parts()
+        except Exception as error:  # a check that could not be made offers nothing; say why
+            self.runtime.problem("fleet memory", f"the remembered fleet could not be checked: {error}")
+            return
+        plan = parts[2] if parts is not None else None
+        if plan is not None and plan.agents:
+            lines = plan_lines(plan)
+            self.view.on_ui(lambda: offer(lines))
+        elif nothing is not None:
+            self.view.on_ui(nothing)
+
+    def restore_remembered(self) -> None:
+        """Restore this server's remembered fleet (the operator confirmed), on its own thread."""
+        threading.Thread(target=self._restore_remembered, name="nbs-restore", daemon=True).start()
+
+    def _restore_remembered(self) -> None:
+        from nbs_tui.runtime.agent_start import AgentStarter
+        from nbs_tui.runtime.restore_run import RestoreRun, after_restore, live_server
+        from nbs_tui.tmux.commands import TmuxServerCommands
+
+        title = "restore"
+        try:
+            parts = self._restore_parts()
+            if parts is None:
+                self.view.notify_operator("Nothing remembered to restore.", title, "information", 5)
+                return
+            store, gathered, plan = parts
+            commands = TmuxServerCommands.for_server(self.settings.server)
+            starter = AgentStarter(commands, self.settings.claude_command, flags=gathered.flags)
+            report = RestoreRun(commands, starter).execute(plan)
+            instance, _live = live_server(commands)
+            after_restore(store, gathered.memory, instance)
+        except Exception as error:
+            self.runtime.problem("restore", f"the remembered fleet was not restored: {error}")
+            return
+        ok = not report.not_restored and not any(a.stopped for a in report.restored)
+        self.view.notify_operator("\n".join(report.lines()) or "nothing to restore", title, "information" if ok else "warning", 12)
+        self.action_log.append(
+            ActionRecord(
+                self.clock(), "restore", "", self.settings.server.describe(),
+                f"{len(report.restored)} agent{'s' if len(report.restored) != 1 else ''}", "operator (confirmed)",
+                Outcome.SENT if ok else Outcome.FAILED, "; ".join(f"{n}: {r}" for n, _w, r in report.not_restored),
+            )
+        )  # fmt: skip
 
     # -- jump ----------------------------------------------------------------------------------
 

@@ -71,6 +71,16 @@ def add_lifecycle_parsers(commands: argparse._SubParsersAction[Any]) -> None:
             "elsewhere, or whose folder or conversation is gone, are reported and left out."
         ),
     )
+    for name, what in (
+        ("stop", "stop an agent: /exit when its box is idle and empty, else Ctrl-C, else kill its pane"),
+        ("restart", "restart an agent in place: stop it, then claude --resume its conversation in the same pane"),
+    ):
+        command = commands.add_parser(name, help=what, description=what)
+        command.add_argument("pane", metavar="PANE", help="a pane id (%%3) or target (agents:api)")
+        command.add_argument("--yes", action="store_true", help="do not ask for a confirmation")
+        command.add_argument("--json", action="store_true", help="print one JSON line of what was done")
+        _server_options(command)
+
     restore.add_argument("names", nargs="*", metavar="NAME", help="only these agents or windows (default: all)")
     restore.add_argument("--dry-run", action="store_true", help="print the plan, start nothing")
     restore.add_argument("--json", action="store_true", help="print the plan (or what was done) as JSON")

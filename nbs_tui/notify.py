@@ -133,37 +133,6 @@ def check_command(template: str) -> None:
         fill(template, Notification(NotifyKind.FINISHED, "%0", "idle", "", 0.0), Subject("s:0.0", "h", "p"))
 
 
-def passthrough_state(environ: Mapping[str, str]) -> str | None:
-    """The dashboard's own tmux pane's ``allow-passthrough`` (``0``/``1`` from tmux 3.3), or None
-    when not inside tmux (or tmux does not say: then sequences are still wrapped)."""
-    if not environ.get("TMUX"):
-        return None
-    pane = environ.get("TMUX_PANE", "")
-    argv = ["tmux", "display-message", "-p", *(["-t", pane] if pane else []), "#{allow-passthrough}"]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=5, env=dict(environ), check=False)
-    except (OSError, subprocess.SubprocessError) as error:
-        log.warning("cannot ask tmux for allow-passthrough: %s", error)
-        return None
-    value = done.stdout.strip()
-    return value or None
-
-
-def client_terminal(environ: Mapping[str, str]) -> str | None:
-    """Inside tmux, the terminal the dashboard's tmux client runs in (``#{client_termname}``,
-    e.g. ``xterm-kitty``: the TERM ssh passed to the operator's tmux), which ``TERM``
-    (``tmux-256color``) hides; None when not inside tmux or no client is attached."""
-    if not environ.get("TMUX"):
-        return None
-    pane = environ.get("TMUX_PANE", "")
-    argv = ["tmux", "display-message", "-p", *(["-t", pane] if pane else []), "#{client_termname}"]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=5, env=dict(environ), check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() or None
-
-
 def passthrough_problem(state: str | None) -> str | None:
     """What to tell the operator once when tmux will swallow the notifications."""
     if state not in ("off", "0"):  # tmux 3.3 says 0/1, later ones may name the choice (on, all)

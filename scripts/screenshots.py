@@ -5,6 +5,7 @@
     .venv/bin/python scripts/screenshots.py --size 200x56 --out /tmp/shots
     .venv/bin/python scripts/screenshots.py --hosts   # only hosts.svg: two hosts over ssh
     .venv/bin/python scripts/screenshots.py --limited # only limited.svg: a usage-limited agent
+    .venv/bin/python scripts/screenshots.py --new-agent # only new-agent.svg: the "new agent" form
 
 It starts `DemoFleet` on a private tmux server (never your own), runs the app headless at a
 fixed size, waits until every agent shows a state, and saves one SVG per view. ``hosts.svg``
@@ -52,7 +53,8 @@ async def shoot(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
         try:
             # service "off": the app holds the lease itself, so the status bar reads "sidecar: here"
             settings = Settings(
-                server=demo.server, projects=tuple(demo.projects), hook_spool=spool, service="off"
+                server=demo.server, projects=tuple(demo.projects), hook_spool=spool, service="off",
+                remember_fleet=False,
             )
             app: NbsApp = create_app(settings)  # what the nbs-tui command runs
             async with app.run_test(size=size) as pilot:
@@ -234,6 +236,38 @@ async def shoot_limited(out: Path, size: tuple[int, int]) -> list[Path]:
     return [out / "limited.svg"]
 
 
+async def shoot_new_agent(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
+    """The "new agent" form (key c) over the demo fleet, filled in as an operator would."""
+    from textual.widgets import Input, TextArea
+
+    from nbs_tui.widgets.new_agent_form import NewAgentScreen
+
+    with tempfile.TemporaryDirectory(prefix="nbs-shots-") as tmp:
+        spool = Path(tmp) / "hooks.jsonl"
+        demo = DemoFleet.start(agents=agents, hook_spool=spool)
+        try:
+            settings = Settings(server=demo.server, projects=tuple(demo.projects), hook_spool=spool, service="off", remember_fleet=False)
+            app: NbsApp = create_app(settings)
+            async with app.run_test(size=size) as pilot:
+                await _wait(pilot, lambda: len(app.panes) > agents, 20, "the fleet")
+                await pilot.pause(1.0)
+                await pilot.press("c")
+                await _wait(pilot, lambda: isinstance(app.screen, NewAgentScreen), 10, "the form")
+                form = app.screen
+                form.query_one("#new-name", Input).value = "parser"
+                form.query_one("#new-model", Input).value = "opus"
+                form.query_one("#new-prompt", TextArea).text = (
+                    "Fix the failing parser test in tests/test_parser.py, then run the whole suite.\n"
+                    "Report what you changed in the chat."
+                )
+                form.query_one("#new-name", Input).focus()
+                await pilot.pause(0.5)
+                app.save_screenshot("new-agent.svg", str(out))
+        finally:
+            demo.stop()
+    return [out / "new-agent.svg"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=REPO / "screenshots")
@@ -241,7 +275,14 @@ def main() -> int:
     parser.add_argument("--agents", type=int, default=6)
     parser.add_argument("--hosts", action="store_true", help="only hosts.svg (two hosts through the ssh lab)")
     parser.add_argument("--limited", action="store_true", help="only limited.svg (a usage-limited agent)")
+    parser.add_argument("--new-agent", action="store_true", help="only new-agent.svg (the new agent form)")
     args = parser.parse_args()
+    if args.new_agent:
+        args.out.mkdir(parents=True, exist_ok=True)
+        columns, rows = (int(x) for x in args.size.lower().split("x"))
+        for path in asyncio.run(shoot_new_agent(args.out, (columns, rows), args.agents)):
+            print(path)
+        return 0
     columns, rows = (int(x) for x in args.size.lower().split("x"))
     args.out.mkdir(parents=True, exist_ok=True)
     size = (columns, rows)

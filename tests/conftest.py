@@ -57,6 +57,14 @@ def peer_corpus() -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _own_state_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """nbs-tui's state (the fleet memory an acting runtime keeps, logs, pid files) goes to a
+    folder of the test run, never the user's ~/.local/state; a test that sets its own keeps it."""
+    if not os.environ.get("XDG_STATE_HOME"):
+        monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-state"))
+
+
+@pytest.fixture(autouse=True)
 def _no_background_service(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """A dashboard under test acts itself instead of starting a detached ``nbs-tui service``
     (``service = "auto"``), in this process and in the CLIs tests start; a test of that very

@@ -84,11 +84,14 @@ def give_away(path: Path) -> None:
 def run_unprivileged(
     setup: str, body: str, *args: str, timeout: float = 60.0
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``setup``, drop root (if held), run ``body``; ``sys.argv[1:]`` is ``args``."""
+    """Run ``setup``, drop root (if held), run ``body``; ``sys.argv[1:]`` is ``args``. The test
+    run's own state folder (tests/conftest.py) is root's: the dropped process gets none, as before."""
+    env = {k: v for k, v in os.environ.items() if k != "XDG_STATE_HOME"}
     return subprocess.run(
         [sys.executable, "-c", f"{setup}\n{_DROP}\n{body}", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
+        env=env,
     )

@@ -24,6 +24,10 @@ PAUSE_OPTION = "@nbs_pause"
 """Server user option: ``on`` pauses every pane's sidecar actions (any view sets it)."""
 INFLIGHT_OPTION = "@nbs_inflight"
 """Pane option set before a poll is typed and cleared once it is submitted: ``TOKEN TEXT``."""
+START_CLAIM_OPTION = "@nbs_starting"
+"""Pane option ``TOKEN DEADLINE``: ``nbs-tui new`` is taking this fresh agent through its startup
+screens and typing its first prompt (docs/lifecycle.md); the holder's sidecar leaves the pane alone
+until the claim is gone or its DEADLINE (wall seconds) has passed."""
 POLL_SWITCH_OPTION = "@nbs_poll"
 """Pane option: ``off``/``on`` overrides the poll switch for that pane (unset: the default)."""
 PLAN_SWITCH_OPTION = "@nbs_plan"
@@ -229,6 +233,30 @@ class InflightMark:
         return f"{self.token} {self.text}"
 
 
+@dataclass(frozen=True, slots=True)
+class StartClaim:
+    """``TOKEN DEADLINE`` of `START_CLAIM_OPTION`: a start in progress, until DEADLINE."""
+
+    token: str
+    deadline: float
+
+    def render(self) -> str:
+        return f"{self.token} {self.deadline:.0f}"
+
+    def holds(self, now: float) -> bool:
+        return now < self.deadline
+
+
+def parse_start_claim(raw: str) -> StartClaim | None:
+    token, sep, deadline = raw.strip().partition(" ")
+    if not sep or not _TOKEN.match(token):
+        return None
+    try:
+        return StartClaim(token, float(deadline))
+    except ValueError:
+        return None
+
+
 def parse_inflight(raw: str) -> InflightMark | None:
     token, sep, text = raw.partition(" ")
     if not sep or not _TOKEN.match(token) or not text:
@@ -269,6 +297,8 @@ class PaneSwitches:
     """The holder's last actions in the pane (`nbs_tui.core.relay`)."""
     meters: Meters | None = None
     """The agent's meters as the holder read them (`nbs_tui.core.meters_relay`)."""
+    start_claim: StartClaim | None = None
+    """``nbs-tui new`` is starting this agent: the sidecar leaves it alone while the claim holds."""
 
 
 def parse_switch(raw: str) -> bool | None:

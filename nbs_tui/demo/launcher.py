@@ -40,16 +40,18 @@ import contextlib
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
 
 from nbs_tui.core.chat import render_chat
 from nbs_tui.core.model import ServerAddress
+from nbs_tui.tmux.commands import TmuxServerCommands
+from nbs_tui.tmux.errors import TmuxError
 
 WIDTH = 160
 HEIGHT = 48
@@ -285,13 +287,14 @@ class DemoFleet:
     # -- tmux -----------------------------------------------------------------------------------
 
     def _tmux(self, *args: str) -> str:
-        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
-        done = subprocess.run(
-            ["tmux", *self.server.tmux_args(), *args], capture_output=True, text=True, env=env, check=False
-        )
-        if done.returncode != 0:
-            raise DemoError(f"tmux {' '.join(args[:2])} failed: {done.stderr.strip() or done.returncode}")
-        return done.stdout
+        return self._tmux_many(args)
+
+    def _tmux_many(self, *commands: Sequence[str]) -> str:
+        """Commands as one tmux command line (``a ; b``); their output."""
+        try:
+            return TmuxServerCommands.for_server(self.server).run_many(commands).text
+        except TmuxError as error:
+            raise DemoError(f"tmux {' '.join(commands[0][:2])} failed: {error}") from None
 
     def tmux(self, *args: str) -> str:
         """Run a tmux command against the fleet's server and return its output."""
@@ -307,9 +310,11 @@ class DemoFleet:
         return name
 
     def _has_server(self) -> bool:
-        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
-        done = subprocess.run(["tmux", *self.server.tmux_args(), "list-sessions"], capture_output=True, env=env, check=False)
-        return done.returncode == 0
+        try:
+            TmuxServerCommands.for_server(self.server).run("list-sessions")
+        except TmuxError:
+            return False
+        return True
 
     def _add_pane(
         self, session: str, window: str, project: Path, command: str, windows: dict[tuple[str, str], str]
@@ -332,20 +337,20 @@ class DemoFleet:
             pane = self._tmux(
                 "new-window", "-d", "-t", f"{real_session}:", "-n", window, "-c", str(project), *env, *fmt, command
             ).strip()
-        # One tmux call for the window's settings (";" separates tmux commands).
-        self._tmux(
-            "set-option", "-w", "-t", pane, "window-size", "manual", ";",
-            "set-option", "-w", "-t", pane, "automatic-rename", "off", ";",
-            "set-option", "-w", "-t", pane, "remain-on-exit", "on", ";",  # a crashed agent stays readable
-            "resize-window", "-t", pane, *size,
+        # One tmux call for the window's settings.
+        self._tmux_many(
+            ("set-option", "-w", "-t", pane, "window-size", "manual"),
+            ("set-option", "-w", "-t", pane, "automatic-rename", "off"),
+            ("set-option", "-w", "-t", pane, "remain-on-exit", "on"),  # a crashed agent stays readable
+            ("resize-window", "-t", pane, *size),
         )
         windows[key] = pane
         return pane
 
     def _mark_agent(self, pane: str, script: str) -> None:
-        self._tmux(
-            "set-option", "-p", "-t", pane, "@nbs_demo_agent", "1", ";",
-            "set-option", "-p", "-t", pane, "@nbs_demo_script", script,
+        self._tmux_many(
+            ("set-option", "-p", "-t", pane, "@nbs_demo_agent", "1"),
+            ("set-option", "-p", "-t", pane, "@nbs_demo_script", script),
         )
 
     def _agent_command(self, args: list[str]) -> str:

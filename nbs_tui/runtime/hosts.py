@@ -34,18 +34,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 from nbs_tui.config import Settings
 from nbs_tui.core.hosts import LOCAL, HostSpec, HostState, qualify_pane_id, split_pane_id
 from nbs_tui.core.lease import LeaseValue, describe_holder
-from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
+from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.problems import ProblemSink
 from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions, SidecarRole
 from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.sidecar.runner import EMPTY_SNAPSHOT, SidecarEvent, SidecarRunner, SidecarSnapshot
-from nbs_tui.tmux.operate import PaneIdentity, TmuxCommands
+from nbs_tui.tmux.commands import Guard, PaneIdentity, TmuxServerCommands
 from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory
 
 if TYPE_CHECKING:
     from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
-    from nbs_tui.core.detect import CapturedScreen
     from nbs_tui.core.screen import PaneScreen
+    from nbs_tui.core.screen_rows import CapturedScreen
     from nbs_tui.core.sidecar import SidecarStatus
     from nbs_tui.files.control_plane import ControlEvent, ControlPlanePort
     from nbs_tui.runtime.remote_plane import HostsControl
@@ -223,13 +223,13 @@ class HostsFleet(FleetPort):
         fleet, raw = self._route(pane_id)
         return fleet.capture_history(raw, lines)
 
-    def send_text(self, pane_id: PaneId, text: str) -> None:
+    def send_text(self, pane_id: PaneId, text: str, *, guard: Guard | None = None) -> bool:
         fleet, raw = self._route(pane_id)
-        fleet.send_text(raw, text)
+        return fleet.send_text(raw, text, guard=guard)
 
-    def send_keys(self, pane_id: PaneId, *keys: str) -> None:
+    def send_keys(self, pane_id: PaneId, *keys: str, guard: Guard | None = None) -> bool:
         fleet, raw = self._route(pane_id)
-        fleet.send_keys(raw, *keys)
+        return fleet.send_keys(raw, *keys, guard=guard)
 
 
 class HostsSidecar:
@@ -299,14 +299,14 @@ class HostsSidecar:
         return dict(self.snapshot.escalated)
 
 
-class HostsTmux(TmuxCommands):
-    """The operator's own tmux commands (pane checks, pastes), each run on the pane's host."""
+class HostsTmux:
+    """The operator's own tmux commands (pane checks, pastes), each run on the pane's host
+    (`nbs_tui.actions.PaneCommands`)."""
 
-    def __init__(self, by_host: Mapping[str, TmuxCommands]) -> None:
-        super().__init__(ServerAddress())
+    def __init__(self, by_host: Mapping[str, TmuxServerCommands]) -> None:
         self.by_host = dict(by_host)
 
-    def _route(self, pane_id: PaneId) -> tuple[TmuxCommands, PaneId]:
+    def _route(self, pane_id: PaneId) -> tuple[TmuxServerCommands, PaneId]:
         name, raw = split_pane_id(pane_id)
         commands = self.by_host.get(name)
         if commands is None:
@@ -352,8 +352,9 @@ class HostsRuntime:
         self.sidecar = HostsSidecar(self.runtimes)
         self.tmux = HostsTmux(
             {
-                name: TmuxCommands(h.server, runner=getattr(rt.fleet, "runner", None) if not h.is_local else None)
-                for name, (h, rt) in self.runtimes.items()
+                name: rt.fleet.commands
+                for name, (_h, rt) in self.runtimes.items()
+                if rt.fleet is not None and rt.fleet.commands is not None
             }
         )
 
@@ -367,8 +368,8 @@ class HostsRuntime:
         for host, runtime in self.runtimes.values():
             if host.is_local or not wanted:
                 continue
-            runner = getattr(runtime.fleet, "runner", None)
-            ssh = runner if isinstance(runner, SshTmuxRunner) else None
+            commands = runtime.fleet.commands if runtime.fleet is not None else None
+            ssh = commands.runner if commands is not None and isinstance(commands.runner, SshTmuxRunner) else None
             remote = RemoteControlPlane(host, ssh, self.hub.for_host(host).control_event, runtime.problem)
             runtime.control_plane = remote
             remotes.append(remote)

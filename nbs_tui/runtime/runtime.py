@@ -7,6 +7,10 @@
 * Claude Code's own signals (`ClaudeSignals`): hooks, status files, transcripts;
 * the sidecar (`SidecarRunner`): detection, ``/nbs-poll``, plan menus, stuck agents.
 
+While this process acts for a server of this machine, `keeper` (`FleetKeeper`) also keeps the
+server's fleet memory for ``nbs-tui restore``, told by the fleet's fanout, by Claude signals
+(`_FactsTap`) and on acquiring the lease (docs/lifecycle.md).
+
 Everything they report goes to one `RuntimeListener`, on the backend's own thread; a listener
 must not block (the app posts Textual messages, headless prints a JSON line).
 
@@ -46,15 +50,16 @@ import shlex
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
-from nbs_tui.claude.watcher import ClaudeSignals
+from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
 from nbs_tui.config import Settings
-from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.hosts import LOCAL, HostSpec
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
+from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.logs import log_problem, report_failures
 from nbs_tui.memory import MemoryTrimmer
 from nbs_tui.runtime.contract import (
@@ -64,12 +69,15 @@ from nbs_tui.runtime.contract import (
     SidecarRole,
     SidecarView,
 )
+from nbs_tui.runtime.fleet_keeper import PROBLEM_SOURCE, FleetKeeper
 from nbs_tui.runtime.hosts import HostsRuntime
 from nbs_tui.runtime.service_starter import ServiceStarter, sidecar_flags
 from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.port import FleetPort
 from nbs_tui.tmux.runner import TmuxRunner
+from nbs_tui.tmux.ssh import SshTmuxRunner, runner_for
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +106,6 @@ def _runner(settings: Settings) -> TmuxRunner | None:
     hosts = settings.watched_hosts()
     if len(hosts) != 1 or hosts[0].is_local:
         return None
-    from nbs_tui.tmux.ssh import runner_for
-
     return runner_for(hosts[0])  # connecting already, when the CLI asked early (`preconnect`)
 
 
@@ -120,6 +126,8 @@ class _Fanout:
                 self._dirs = dirs
                 runtime.control_plane.set_pane_dirs(dirs)
         runtime.listener.fleet_changed(panes)
+        if runtime.keeper is not None:
+            runtime.keeper.changed()
 
     def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
         self._runtime.listener.screens_changed(pane_ids)
@@ -132,6 +140,19 @@ class _Fanout:
     def problem(self, source: str, message: str) -> None:
         """The fleet's own trouble (a control client that died), from its threads."""
         self._runtime.problem(source, message)
+
+
+class _FactsTap:
+    """Claude signals' listener: the runtime's listener, and the fleet keeper for session ids."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    def claude_facts_changed(self, facts: Mapping[PaneId, ClaudeFacts]) -> None:
+        self._runtime.listener.claude_facts_changed(facts)
+        keeper = self._runtime.keeper
+        if keeper is not None:
+            keeper.facts_changed(facts)
 
 
 class Runtime:
@@ -148,6 +169,8 @@ class Runtime:
         self.lease: SidecarLease | None = None
         self.hosts: HostsRuntime | None = None
         """The per-host runtimes when several hosts are watched (module docstring)."""
+        self.keeper: FleetKeeper | None = None
+        """Keeps this server's fleet memory while this process acts (`nbs_tui.runtime.fleet_keeper`)."""
         self.role = SidecarRole.OFF
         self.trimmer = MemoryTrimmer()
         self._built = False
@@ -184,7 +207,7 @@ class Runtime:
             )
         if options.claude and not elsewhere:
             self.claude = self._try(
-                "Claude Code signals", lambda: ClaudeSignals(self.settings, self.listener, clock=options.wall, problems=self.problem)
+                "Claude Code signals", lambda: ClaudeSignals(self.settings, _FactsTap(self), clock=options.wall, problems=self.problem)
             )
         fanout = _Fanout(self)
         if options.fleet_factory is not None:
@@ -213,16 +236,30 @@ class Runtime:
                     clock=options.clock, wall=options.wall, signals=self.claude, lease=self.lease,
                 ),
             )
+            if self.claude is not None and options.fleet_factory is None and self.fleet.commands is not None:
+                self.keeper = self._try("fleet memory", self._build_keeper)
         if options.control_plane and elsewhere:  # after the sidecar: the host's service applies it
             self.control_plane = self._try("control plane", lambda: self._remote_plane(hosts[0]))
+
+    def _build_keeper(self) -> FleetKeeper | None:
+        """The fleet memory of this machine's server, kept while this process acts."""
+        commands, claude = self._commands(), self.claude
+        if commands is None or claude is None or commands.runner.remote or not self.settings.remember_fleet:
+            return None
+        store = FleetStore.for_server(LOCAL, self.settings.server, report=lambda m: self.problem(PROBLEM_SOURCE, m))
+        lease = self.lease
+        return FleetKeeper(
+            commands, store, LOCAL, self.settings.server,
+            acting=(lambda: lease.acting()) if lease is not None else (lambda: True),
+            facts=claude.all_facts, problem=self.problem,
+        )  # fmt: skip
 
     def _remote_plane(self, host: HostSpec) -> ControlPlanePort:
         """The one watched host's projects, read by its own nbs-tui over ssh (docs/remote.md)."""
         from nbs_tui.runtime.remote_plane import RemoteControlPlane
-        from nbs_tui.tmux.ssh import SshTmuxRunner
 
-        runner = getattr(self.fleet, "runner", None)
-        ssh = runner if isinstance(runner, SshTmuxRunner) else None
+        commands = self._commands()
+        ssh = commands.runner if commands is not None and isinstance(commands.runner, SshTmuxRunner) else None
         return RemoteControlPlane(host, ssh, self.listener.control_event, self.problem)
 
     def _build_hosts(self, hosts: Sequence[HostSpec]) -> None:
@@ -282,13 +319,14 @@ class Runtime:
                 mode = LeaseMode.SERVICE if auto else LeaseMode.CONTEND
         return mode
 
+    def _commands(self) -> TmuxServerCommands | None:
+        """The watched server's tmux commands (the fleet's: in-band when it is connected)."""
+        return self.fleet.commands if self.fleet is not None else None
+
     def _remote_host(self) -> HostSpec | None:
         """The other host whose tmux server this runtime watches (None: this machine's)."""
-        runner = getattr(self.fleet, "runner", None)
-        if not getattr(runner, "remote", False):
-            return None
-        host = getattr(runner, "host", None)
-        return host if isinstance(host, HostSpec) else None
+        commands = self._commands()
+        return commands.runner.host if commands is not None else None
 
     def _service_argv(self) -> list[str] | None:
         """``nbs-tui service start`` for the watched server: here, or on its host through the
@@ -298,8 +336,9 @@ class Runtime:
         if host is None:
             flags = sidecar_flags(self.settings)
             return [sys.executable, "-m", "nbs_tui", *server_args, *flags, "service", "start"]
-        runner = getattr(self.fleet, "runner", None)
-        if not host.nbs_tui or runner is None:
+        commands = self._commands()
+        runner = commands.runner if commands is not None else None
+        if not host.nbs_tui or not isinstance(runner, SshTmuxRunner):
             return None
         # the host's setting is a command for its shell, as written (``~/.local/bin/nbs-tui``)
         flags = sidecar_flags(self.settings, local=False)
@@ -307,17 +346,13 @@ class Runtime:
 
     def _build_lease(self) -> SidecarLease | None:
         from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
-        from nbs_tui.tmux.operate import TmuxCommands
 
         mode = self.lease_mode()
-        if mode is LeaseMode.OFF:
+        commands = self._commands()
+        if mode is LeaseMode.OFF or commands is None:
             return None
-        # the fleet's runner: the lease lives in the same tmux server, wherever that runs
-        # ...and its control connections, when ready: no `tmux` process a command (~5 ms each)
-        in_band = self.fleet if callable(getattr(self.fleet, "command_line", None)) else None
-        commands = TmuxCommands(
-            self.settings.server, runner=getattr(self.fleet, "runner", None), in_band=in_band  # type: ignore[arg-type]
-        )
+        # the fleet's commands: the lease lives in the same tmux server, wherever that runs,
+        # and goes in-band on its control connections when ready (no process a command, ~5 ms)
 
         def problem(message: str) -> None:
             self.problem("sidecar lease", message)
@@ -357,9 +392,7 @@ class Runtime:
                     problem(not_installed(host.name))
 
             heartbeat.on_acquired = acquired
-        lease = SidecarLease(commands, heartbeat, on_problem=problem)
-        lease.inband = getattr(self.fleet, "command_inband", None)  # remote: no ssh exec a tick
-        return lease
+        return SidecarLease(commands, heartbeat, on_problem=problem)
 
     def _first_frame_done(self) -> bool:
         """The fleet was seeded `SERVICE_DELAY` ago: the dashboard has drawn it by now."""
@@ -369,6 +402,8 @@ class Runtime:
     def _holding_changed(self, holding: bool) -> None:
         if self.control_plane is not None:
             self.control_plane.set_acting(holding)
+        if holding and self.keeper is not None:
+            self.keeper.changed()
 
     def _holder_changed(self, holder: LeaseValue) -> None:
         tell = getattr(self.listener, "lease_changed", None)
@@ -424,6 +459,9 @@ class Runtime:
             self._started.append(("fleet", fleet.stop))
             if self.lease is not None and self.sidecar is None:
                 self._start("sidecar lease", self.lease.start, self.lease.stop)
+            if self.keeper is not None:  # writes only once this process holds the lease
+                self._start("fleet memory", self.keeper.start, self.keeper.stop)
+                self.keeper.changed()  # what runs now, once this process acts
             if self.sidecar is not None:  # with the lease, once the first frame's seeds are in
                 self._starter = threading.Thread(target=self._start_sidecar, name="nbs-runtime-start", daemon=True)
                 self._starter.start()
@@ -445,11 +483,10 @@ class Runtime:
         fleet, sidecar = self.fleet, self.sidecar
         if fleet is None or sidecar is None:
             return
-        wait_seeded: Callable[[float], bool] | None = getattr(fleet, "wait_seeded", None)
         deadline = time.monotonic() + self.options.seed_timeout
-        while wait_seeded is not None and not self._stopping.is_set():
+        while not self._stopping.is_set():
             left = deadline - time.monotonic()
-            if left <= 0 or wait_seeded(min(left, 0.1)):
+            if left <= 0 or fleet.wait_seeded(min(left, 0.1)):
                 break
         self._seeded_at = time.monotonic()
         with self._lock:  # `stop` holds it while it decides what runs: never start after that

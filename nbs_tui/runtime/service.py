@@ -28,6 +28,8 @@ from nbs_tui.core.lease import LEASE_OPTION, ForeignLease, Lease, parse_lease
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.logs import state_dir
 from nbs_tui.runtime.service_starter import sidecar_flags
+from nbs_tui.tmux.commands import TmuxServerCommands
+from nbs_tui.tmux.errors import TmuxError, TmuxUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -108,18 +110,16 @@ def running_pid(server: ServerAddress) -> int | None:
     return pid if _is_service(pid) else None
 
 
-def _tmux(server: ServerAddress, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
-    return subprocess.run(
-        ["tmux", *server.tmux_args(), *args], capture_output=True, text=True, timeout=10, env=env, check=False
-    )
+def _ask(server: ServerAddress, fmt: str) -> str:
+    """A server-wide format of ``server``, asked by a ``tmux`` process (raises `TmuxError`)."""
+    return TmuxServerCommands.for_server(server).display("", fmt)
 
 
 def _lease_line(server: ServerAddress, service_pid: int | None) -> str:
-    done = _tmux(server, "display-message", "-p", f"#{{{LEASE_OPTION}}}")
-    if done.returncode != 0:
-        return f"lease: cannot ask tmux ({done.stderr.strip() or 'no answer'})"
-    value = parse_lease(done.stdout.rstrip("\n"))
+    try:
+        value = parse_lease(_ask(server, f"#{{{LEASE_OPTION}}}"))
+    except TmuxError as error:
+        return f"lease: cannot ask tmux ({error})"
     if value is None:
         return "lease: free (no sidecar acts)"
     if isinstance(value, ForeignLease):
@@ -131,8 +131,10 @@ def _lease_line(server: ServerAddress, service_pid: int | None) -> str:
 
 
 def _holder_pid(server: ServerAddress) -> int | None:
-    done = _tmux(server, "display-message", "-p", f"#{{{LEASE_OPTION}}}")
-    value = parse_lease(done.stdout.rstrip("\n")) if done.returncode == 0 else None
+    try:
+        value = parse_lease(_ask(server, f"#{{{LEASE_OPTION}}}"))
+    except TmuxError:
+        return None
     return value.pid if isinstance(value, Lease) else None
 
 
@@ -141,9 +143,10 @@ def _holder_pid(server: ServerAddress) -> int | None:
 
 def start(settings: Settings) -> int:
     server = settings.server
-    probe = _tmux(server, "display-message", "-p", "#{pid}")
-    if probe.returncode != 0:
-        print(f"nbs-tui service: cannot reach {server.describe()}: {probe.stderr.strip()}", file=sys.stderr)
+    try:
+        _ask(server, "#{pid}")
+    except TmuxError as error:
+        print(f"nbs-tui service: cannot reach {server.describe()}: {error}", file=sys.stderr)
         return 1
     pid = running_pid(server)
     if pid is not None:
@@ -220,10 +223,13 @@ def run(settings: Settings) -> int:
 
     def watch_server() -> None:
         while not stop_event.wait(SERVER_CHECK):
-            done = _tmux(server, "display-message", "-p", "#{pid}")
-            if done.returncode != 0:
-                log.warning("%s is gone: the service stops", server.describe())
+            try:
+                _ask(server, "#{pid}")
+            except TmuxUnavailable as error:
+                log.warning("%s is gone (%s): the service stops", server.describe(), error)
                 stop_event.set()
+            except TmuxError as error:  # slow, or out of processes: asked again
+                log.warning("cannot ask %s whether it runs: %s", server.describe(), error)
 
     threading.Thread(target=watch_server, name="nbs-service-server", daemon=True).start()
     try:

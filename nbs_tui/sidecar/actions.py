@@ -93,9 +93,7 @@ class ActionCarrier(LimitResume, LeaseSync):
                 self._emit(self._kind(action), pane_id, why, result="refused")
                 return
             if isinstance(action, InjectPoll):
-                if self.lease is None:
-                    self.fleet.send_text(pane_id, action.text)
-                elif not self.lease.switches.type_marked(self.lease.token, pane_id, action.text):
+                if not self._type(pane_id, action.text):
                     self._lease_refused(sidecar, action, now, pane_id)
                     return
                 self._emit(

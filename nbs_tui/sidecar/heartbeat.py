@@ -23,7 +23,6 @@ import logging
 import os
 import secrets
 import socket
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -44,13 +43,14 @@ from nbs_tui.core.lease import (
     renew_due,
     too_old,
 )
-from nbs_tui.tmux.control import quote
-from nbs_tui.tmux.operate import TmuxCommandError, TmuxCommands
-from nbs_tui.tmux.port import TmuxUnavailable
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.tmux.commands import Guard, TmuxServerCommands, command_line
+from nbs_tui.tmux.port import TmuxCommandError, TmuxError, TmuxUnavailable
 
 log = logging.getLogger(__name__)
 
 _READ = ("display-message", "-p", f"#{{{LEASE_OPTION}}}")
+_VALUE = f"#{{{LEASE_OPTION}}}"
 
 
 def lease_clock() -> float:
@@ -61,39 +61,30 @@ def lease_clock() -> float:
     return time.monotonic()
 
 
-def tmux_too_old(commands: TmuxCommands | None = None) -> str | None:
-    """The one-line reason the server's tmux cannot carry the lease, or None. With ``commands``
-    it asks the tmux that runs the server (through its runner: over ssh, the far host's)."""
-    if commands is not None:
-        try:
-            return too_old(commands.run("-V"))
-        except (TmuxCommandError, TmuxUnavailable) as error:
-            return f"tmux -V failed ({error}): viewer only"
+def tmux_too_old(commands: TmuxServerCommands | None = None) -> str | None:
+    """The one-line reason the server's tmux cannot carry the lease, or None. It asks the tmux
+    that runs the server (``commands``: through its runner, over ssh the far host's; else this
+    machine's)."""
     try:
-        done = subprocess.run(["tmux", "-V"], capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired) as error:
+        return too_old((commands or TmuxServerCommands.for_server(ServerAddress())).version())
+    except TmuxError as error:
         return f"tmux -V failed ({error}): viewer only"
-    return too_old(done.stdout or done.stderr)
 
 
 class LeaseClient:
     """The lease option's three operations, each one tmux command line."""
 
-    def __init__(self, commands: TmuxCommands) -> None:
+    def __init__(self, commands: TmuxServerCommands) -> None:
         self.commands = commands
 
     def read(self) -> str:
-        return self.commands.run(*_READ).rstrip("\n")
+        return self.commands.display("", _VALUE)
 
     def compare_and_set(self, expected: str, new: str | None) -> str:
         """Set the option to ``new`` (None: unset) only if it equals ``expected``; the value after."""
-        setting = (
-            f"set-option -su {LEASE_OPTION}"
-            if new is None
-            else f"set-option -s {LEASE_OPTION} {quote(new)}"
-        )
-        out = self.commands.run_many([("if-shell", "-F", cas_format(expected), setting), _READ])
-        return out.rstrip("\n")
+        setting = ("set-option", "-su", LEASE_OPTION) if new is None else ("set-option", "-s", LEASE_OPTION, new)
+        out = self.commands.run_many([("if-shell", "-F", cas_format(expected), command_line([setting])), _READ])
+        return out.text.rstrip("\n")
 
     def fenced(self, token: str, commands: Sequence[Sequence[str]]) -> bool:
         """Run ``commands`` only while the lease carries ``token``; True if they ran.
@@ -101,11 +92,12 @@ class LeaseClient:
         The check and the commands are one step inside tmux, so a holder that lost the lease
         while it was stalled can never type into a pane the new holder now owns.
         """
-        line = " ; ".join(" ".join(quote(arg) for arg in command) for command in commands)
-        out = self.commands.run_many(
-            [("if-shell", "-F", fence_format(token), line + " ; display-message -p ran")]
-        )
-        return out.strip().endswith("ran")
+        return self.commands.run_guarded(fence(token), commands)
+
+
+def fence(token: str) -> Guard:
+    """Commands guarded by it run only while the lease carries ``token`` (`LeaseClient.fenced`)."""
+    return Guard(fence_format(token))
 
 
 Callback = Callable[[str], None]
@@ -116,7 +108,7 @@ class LeaseHeartbeat:
 
     def __init__(
         self,
-        commands: TmuxCommands,
+        commands: TmuxServerCommands,
         *,
         contend: bool = True,
         ttl: float = DEFAULT_TTL,
@@ -244,7 +236,7 @@ class LeaseHeartbeat:
         this process a viewer only, said in one line."""
         # TmuxUnavailable or TmuxCommandError (too many open files, say) go up: asked again at
         # the next tick, never taken for a tmux too old (that would make us a viewer for good)
-        reason = too_old(self.client.commands.run("-V"))
+        reason = too_old(self.client.commands.version())
         self._version_checked = True
         if reason is not None:
             self.contend = False

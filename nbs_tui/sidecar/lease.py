@@ -35,15 +35,15 @@ from nbs_tui.core.relay import (
     append_action,
     read_all,
 )
-from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
+from nbs_tui.sidecar.heartbeat import LeaseHeartbeat, fence
 from nbs_tui.sidecar.pane_options import (
-    Inband,
     PaneOptionsPublisher,
     PublishedState,
     SidecarSwitches,
+    typing_guard,
 )
-from nbs_tui.tmux.operate import TmuxCommandError, TmuxCommands
-from nbs_tui.tmux.port import TmuxUnavailable
+from nbs_tui.tmux.commands import Guard, TmuxServerCommands
+from nbs_tui.tmux.port import TmuxCommandError, TmuxUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ class ActionEvent(EventLike, Protocol):
 class SidecarLease:
     def __init__(
         self,
-        commands: TmuxCommands,
+        commands: TmuxServerCommands,
         heartbeat: LeaseHeartbeat,
         on_problem: Callable[[str], None] | None = None,
     ) -> None:
@@ -79,8 +79,6 @@ class SidecarLease:
         self._pending_lock = threading.Lock()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbs-lease-write")
         self._read_failed = False
-        self.inband: Inband | None = None
-        """Set by the runtime for a remote host: the tick's option read goes in-band."""
         self.by = f"{heartbeat.host} pid {heartbeat.pid}"
         """This process as its relayed actions name it."""
         self._reader = RelayReader()
@@ -133,6 +131,11 @@ class SidecarLease:
     def holder(self) -> LeaseValue:
         return self.heartbeat.holder
 
+    def guard(self, pane_id: PaneId, typing: str | None = None) -> Guard:
+        """What the runner's keys in ``pane_id`` go through: only while tmux still has this
+        process's token; text it types (``typing``) is marked in flight in the same step."""
+        return fence(self.token) if typing is None else typing_guard(self.token, pane_id, typing)
+
     def take_fresh(self) -> bool:
         """True once after each acquisition (the runner then clears stale options)."""
         if self._fresh.is_set():
@@ -146,7 +149,7 @@ class SidecarLease:
         """Read the pause and every pane's switches (one tmux command); False if tmux failed
         (the last values are kept)."""
         try:
-            paused, self.panes = self.switches.read(self.inband)
+            paused, self.panes = self.switches.read()
             if not self.pending("", "pause"):  # a pause just asked for stays until tmux has it
                 self.paused = paused
             self._read_relayed()

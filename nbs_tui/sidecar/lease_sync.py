@@ -68,9 +68,12 @@ class LeaseSync(LivePane):
             if tracked is None:
                 continue
             sidecar = tracked.sidecar
-            if not lease.pending(pane_id, "poll") and switches.poll != sidecar.poll_enabled_override:
-                sidecar.set_poll_enabled(switches.poll)
-            plan = None if switches.plan is None else "no-prompts" if switches.plan else "off"
+            # a pane `nbs-tui new` is starting is left alone: it types the first prompt itself
+            claimed = switches.start_claim is not None and switches.start_claim.holds(self.wall())
+            poll = False if claimed else switches.poll
+            if not lease.pending(pane_id, "poll") and poll != sidecar.poll_enabled_override:
+                sidecar.set_poll_enabled(poll)
+            plan = "off" if claimed else None if switches.plan is None else "no-prompts" if switches.plan else "off"
             if not lease.pending(pane_id, "plan") and plan != sidecar.plan_policy_override:
                 sidecar.set_plan_policy(plan)
         if not lease.acting():
@@ -83,6 +86,10 @@ class LeaseSync(LivePane):
                 else (False, "not an agent pane the sidecar watches")
             )
             lease.answer(pane_id, request, ok, why)
+        for pane_id, switches in lease.panes.items():
+            claim = switches.start_claim
+            if claim is not None and not claim.holds(self.wall()):
+                lease.switches.drop_start_claim(lease.token, pane_id, claim.render())
         for pane_id, switches in lease.panes.items():
             mark = switches.inflight
             tracked = self._tracked.get(pane_id)

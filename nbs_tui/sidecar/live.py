@@ -1,15 +1,18 @@
 """The live pane: what the sidecar checks and touches right before it acts. Every action is
 re-checked on the pane's screen read straight from tmux (`_live`: the same agent, its screen
-now), refused when that screen forbids it (`_refusal`), and a key is pressed (`_press`) only
-while this process may act (with a lease, fenced by its token in tmux).
+now), refused when that screen forbids it (`_refusal`), and text typed (`_type`) or a key
+pressed (`_press`) only while this process may act: one path with a lease or without, the lease
+giving the guard (`_guard`: fenced by its token in tmux, typed text marked in flight).
 """
 
 from __future__ import annotations
 
-from nbs_tui.core.detect import FLAG_CONTEXT_PRESSURE, detect_lines, screen_lines_and_faint
+from nbs_tui.core.detect import FLAG_CONTEXT_PRESSURE, detect_lines
 from nbs_tui.core.model import AgentState, Detection, PaneId, PaneInfo
+from nbs_tui.core.screen_rows import screen_lines_and_faint
 from nbs_tui.core.sidecar import Action, InjectPoll, SelectPlanOption, SubmitPoll
 from nbs_tui.sidecar.state import RunnerState
+from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.port import PaneGone
 
 
@@ -33,12 +36,19 @@ class LivePane(RunnerState):
         faint = [y for y in mirror_faint if y < len(lines) and lines[y].rstrip() == mirror[y]]
         return detect_lines(lines, faint_rows=faint)
 
+    def _type(self, pane_id: PaneId, text: str) -> bool:
+        """Type text for the sidecar (False: not typed, the lease is someone else's)."""
+        return self.fleet.send_text(pane_id, text, guard=self._guard(pane_id, text))
+
     def _press(self, pane_id: PaneId, key: str) -> bool:
-        """Press a key for the sidecar; with a lease, only while tmux still has our token."""
-        if self.lease is None:
-            self.fleet.send_keys(pane_id, key)
-            return True
-        return self.lease.switches.lease.fenced(self.lease.token, [("send-keys", "-t", pane_id, key)])
+        """Press a key for the sidecar (False: not pressed, the lease is someone else's)."""
+        return self.fleet.send_keys(pane_id, key, guard=self._guard(pane_id))
+
+    def _guard(self, pane_id: PaneId, typing: str | None = None) -> Guard | None:
+        """What the sidecar's keys go through, one path either way: with a lease, only while
+        tmux still has our token (typed text marked in flight in the same step); without one,
+        nothing."""
+        return self.lease.guard(pane_id, typing) if self.lease is not None else None
 
     @staticmethod
     def _refusal(live: Detection, action: Action) -> str | None:

@@ -12,7 +12,7 @@ no port, no file, and the same over ssh. All calls block for one tmux round trip
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from nbs_tui.core.lease import (
@@ -23,20 +23,18 @@ from nbs_tui.core.lease import (
     POLL_REQUEST_OPTION,
     POLL_SWITCH_OPTION,
     PUBLISHED_OPTIONS,
+    START_CLAIM_OPTION,
     PaneSwitches,
     parse_inflight,
+    parse_start_claim,
     parse_switch,
 )
 from nbs_tui.core.meters import Meters
 from nbs_tui.core.meters_relay import METERS_OPTION, parse_meters
 from nbs_tui.core.model import PaneId
 from nbs_tui.core.relay import ACTIONS_OPTION, RelayedAction, encode_ring, parse_ring
-from nbs_tui.sidecar.heartbeat import LeaseClient
-from nbs_tui.tmux.operate import TmuxCommands
-
-MAX_LINE = 8000
-"""Bytes of arguments per tmux command line: a client's whole command must fit one 16 KiB
-message to the server, so a big fleet's update is split into several lines."""
+from nbs_tui.sidecar.heartbeat import LeaseClient, fence
+from nbs_tui.tmux.commands import Guard, TmuxServerCommands
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,33 +62,14 @@ def option_command(pane_id: PaneId, name: str, value: str) -> tuple[str, ...]:
     return ("set-option", "-pq", "-t", pane_id, name, value)
 
 
-def run_batched(commands: TmuxCommands, lines: Sequence[Sequence[str]]) -> int:
-    """Run ``lines`` as few tmux command lines as fit `MAX_LINE`; the number of tmux runs."""
-    runs = 0
-    batch: list[Sequence[str]] = []
-    size = 0
-    for command in lines:
-        length = sum(len(arg.encode()) + 1 for arg in command) + 2
-        if batch and size + length > MAX_LINE:
-            commands.run_many(batch)
-            runs += 1
-            batch, size = [], 0
-        batch.append(command)
-        size += length
-    if batch:
-        commands.run_many(batch)
-        runs += 1
-    return runs
-
-
 class PaneOptionsPublisher:
     """The holder's published pane state: sends only changes, remembers what it set."""
 
-    def __init__(self, commands: TmuxCommands) -> None:
+    def __init__(self, commands: TmuxServerCommands) -> None:
         self.commands = commands
         self._last: dict[PaneId, tuple[str, ...]] = {}
         self.runs = 0
-        """tmux processes run so far (for the benchmark)."""
+        """tmux command lines run so far (for the benchmark)."""
 
     def publish(self, states: Mapping[PaneId, PublishedState]) -> int:
         """Bring the panes' options to ``states``; panes no longer listed are cleared.
@@ -109,7 +88,7 @@ class PaneOptionsPublisher:
                 if before:
                     lines.append(option_command(pane_id, name, ""))
         if lines:
-            self.runs += run_batched(self.commands, lines)
+            self.runs += self.commands.run_batched(lines)
         self._last = {pane_id: state.options() for pane_id, state in states.items()}
         return len(lines)
 
@@ -120,13 +99,12 @@ class PaneOptionsPublisher:
         out = self.commands.run("list-panes", "-a", "-F", fmt)
         self.runs += 1
         lines: list[tuple[str, ...]] = []
-        for row in out.splitlines():
-            pane_id, *values = row.split("\t")
+        for pane_id, *values in out.rows("\t"):
             for name, value in zip(PUBLISHED_OPTIONS, values, strict=False):
                 if value:
                     lines.append(option_command(pane_id, name, ""))
         if lines:
-            self.runs += run_batched(self.commands, lines)
+            self.runs += self.commands.run_batched(lines)
         self._last = {}
         return len(lines)
 
@@ -140,9 +118,6 @@ class PaneOptionsPublisher:
         self._last = {}
 
 
-Inband = Callable[[Sequence[str]], "str | None"]
-"""Runs one tmux command on a control connection: its output, or None (use the runner)."""
-
 _SWITCH_FIELDS = (
     "#{pane_id}",
     f"#{{{POLL_SWITCH_OPTION}}}",
@@ -151,6 +126,7 @@ _SWITCH_FIELDS = (
     f"#{{{POLL_ANSWER_OPTION}}}",
     f"#{{{ACTIONS_OPTION}}}",  # ASCII JSON: never a tab
     f"#{{{METERS_OPTION}}}",  # ASCII JSON too
+    f"#{{{START_CLAIM_OPTION}}}",  # TOKEN DEADLINE
     f"#{{{INFLIGHT_OPTION}}}",  # last: the only field whose text is not ours to choose
 )
 
@@ -158,7 +134,7 @@ _SWITCH_FIELDS = (
 class SidecarSwitches:
     """What any view writes and the holder reads: per-pane switches, poll requests, pause."""
 
-    def __init__(self, commands: TmuxCommands) -> None:
+    def __init__(self, commands: TmuxServerCommands) -> None:
         self.commands = commands
         self.lease = LeaseClient(commands)
         self._parsed: dict[PaneId, tuple[str, Meters | None]] = {}
@@ -186,26 +162,19 @@ class SidecarSwitches:
 
     # -- the holder (and any view, to show them) -----------------------------------------------
 
-    def read(self, inband: Inband | None = None) -> tuple[bool, dict[PaneId, PaneSwitches]]:
-        """The pause and every pane's switches, in one tmux command (``inband``: two commands
-        on the fleet's control connection to a remote host instead of an ssh exec)."""
+    def read(self) -> tuple[bool, dict[PaneId, PaneSwitches]]:
+        """The pause and every pane's switches, in one tmux command line (in-band on the
+        fleet's control connection when one is ready, here or on another host)."""
         pause = ("display-message", "-p", f"#{{{PAUSE_OPTION}}}")
         listing = ("list-panes", "-a", "-F", "\t".join(_SWITCH_FIELDS))
-        out: str | None = None
-        if inband is not None:
-            first_line = inband(pause)
-            rest_lines = inband(listing) if first_line is not None else None
-            if first_line is not None and rest_lines is not None:
-                out = first_line + rest_lines
-        if out is None:
-            out = self.commands.run_many([pause, listing])
-        first, _, rest = out.partition("\n")
+        out = self.commands.run_many([pause, listing])
+        first, rest = out.first, out.lines[1:]
         panes: dict[PaneId, PaneSwitches] = {}
-        for row in rest.splitlines():
+        for row in rest:
             fields = row.split("\t", len(_SWITCH_FIELDS) - 1)
             if len(fields) != len(_SWITCH_FIELDS):
                 continue
-            pane_id, poll, plan, request, answer, actions, meters, inflight = fields
+            pane_id, poll, plan, request, answer, actions, meters, claim, inflight = fields
             panes[pane_id] = PaneSwitches(
                 poll=parse_switch(poll),
                 plan=parse_switch(plan),
@@ -214,6 +183,7 @@ class SidecarSwitches:
                 inflight=parse_inflight(inflight),
                 actions=parse_ring(actions),
                 meters=self._meters(pane_id, meters),
+                start_claim=parse_start_claim(claim),
             )
         for gone in self._parsed.keys() - panes.keys():
             del self._parsed[gone]
@@ -234,22 +204,17 @@ class SidecarSwitches:
         """The holder's relayed actions (`nbs_tui.core.relay`), all panes in as few tmux runs as
         fit; the number of runs."""
         lines = [option_command(p, ACTIONS_OPTION, encode_ring(ring)) for p, ring in rings.items()]
-        return run_batched(self.commands, lines) if lines else 0
+        return self.commands.run_batched(lines) if lines else 0
 
     # -- the in-flight mark, fenced on the holder's token ---------------------------------------
 
-    def type_marked(self, token: str, pane_id: PaneId, text: str) -> bool:
-        """Mark the pane in flight, then type ``text``, as one step and only while ``token``
-        holds the lease. False: not typed (the lease is someone else's)."""
-        commands: list[tuple[str, ...]] = [
-            option_command(pane_id, INFLIGHT_OPTION, f"{token} {text}")
-        ]
-        for i, line in enumerate(text.split("\n")):
-            if i:
-                commands.append(("send-keys", "-t", pane_id, "C-j"))
-            if line:
-                commands.append(("send-keys", "-t", pane_id, "-l", line))
-        return self.lease.fenced(token, commands)
+    def drop_start_claim(self, token: str, pane_id: PaneId, claim: str) -> bool:
+        """Unset a start claim whose deadline passed (its ``nbs-tui new`` died or gave up), only
+        while ``token`` holds the lease and the claim is still that one."""
+        guard = Guard(
+            f"#{{&&:{fence(token).condition},#{{==:#{{{START_CLAIM_OPTION}}},{claim}}}}}", target=pane_id
+        )
+        return self.commands.run_guarded(guard, [option_command(pane_id, START_CLAIM_OPTION, "")])
 
     def clear_inflight(self, pane_id: PaneId) -> None:
         self.commands.run_many([option_command(pane_id, INFLIGHT_OPTION, "")])
@@ -261,5 +226,16 @@ class SidecarSwitches:
         if count > 0:
             commands.append(("send-keys", "-t", pane_id, "-N", str(count), "BSpace"))
         commands.append(option_command(pane_id, INFLIGHT_OPTION, ""))
-        return self.lease.fenced(token, commands)
+        return self.commands.run_guarded(fence(token), commands)
 
+
+def typing_guard(token: str, pane_id: PaneId, text: str) -> Guard:
+    """The sidecar's keys go into a pane only while ``token`` holds the lease, and text it types
+    is marked in flight in the same step (``@nbs_inflight``: a holder that dies before it
+    submits leaves the mark, and the next one erases what it typed). Never while ``nbs-tui new``
+    claims the pane (``@nbs_starting``): its first prompt and the sidecar's poll cannot mix."""
+    return Guard(
+        f"#{{&&:{fence(token).condition},#{{==:#{{{START_CLAIM_OPTION}}},}}}}",
+        (option_command(pane_id, INFLIGHT_OPTION, f"{token} {text}"),),
+        target=pane_id,
+    )

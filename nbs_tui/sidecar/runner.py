@@ -34,11 +34,12 @@ from typing import TYPE_CHECKING, Any
 from nbs_tui.action_log import ActionLog
 from nbs_tui.claude.monitor import AgentMonitor, FactsSource
 from nbs_tui.config import Settings
-from nbs_tui.core.detect import CapturedScreen, detect_lines, screen_lines_and_faint
+from nbs_tui.core.detect import detect_lines
 from nbs_tui.core.limits import ResumePlanner
 from nbs_tui.core.meters import Meters
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.screen import PaneScreen
+from nbs_tui.core.screen_rows import CapturedScreen, screen_lines_and_faint
 from nbs_tui.core.sidecar import PaneSidecar, SidecarConfig, SidecarStatus
 from nbs_tui.core.stuck import StuckStatus
 from nbs_tui.sidecar.actions import ActionCarrier

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from nbs_tui.action_log import ActionLog
 from nbs_tui.claude.monitor import AgentMonitor
 from nbs_tui.config import Settings
-from nbs_tui.core.detect import CapturedScreen, RowCache
 from nbs_tui.core.limits import ResumePlanner
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.screen import PaneScreen
+from nbs_tui.core.screen_rows import CapturedScreen, RowCache
 from nbs_tui.core.sidecar import PaneSidecar, SidecarConfig, SidecarContext, SidecarStatus
 from nbs_tui.core.stuck import Phase, StuckStatus
 from nbs_tui.sidecar.events import SidecarEvent, SidecarSnapshot

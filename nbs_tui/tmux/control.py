@@ -182,26 +182,6 @@ def decode_output(data: bytes) -> bytes:
     return codecs.escape_decode(data)[0]
 
 
-def quote(text: str) -> str:
-    """Quote ``text`` as one literal argument of a tmux command line (byte-exact).
-
-    Double quotes with escapes: ``\\``, ``"``, ``$`` (no variable expansion), ``#`` and ``~``
-    (no format or home expansion), control characters as octal; everything else (unicode
-    included) is passed through as UTF-8. The result never contains a newline.
-    """
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in '\\"$':
-            out.append("\\" + ch)
-        elif code < 0x20 or code == 0x7F or ch in "#~":
-            out.append(f"\\{code:03o}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
 @dataclass
 class _Pending:
     command: str
@@ -375,23 +355,6 @@ class ControlClient:
         reply = box[0]
         if reply.lines[-1:] == [b"\0lost"]:
             raise CommandLost(reply.lines[0].decode("utf-8", "replace"))
-        return reply
-
-    def command(self, command: str, timeout: float = 5.0) -> Reply:
-        """Send a command and wait for its reply (never call this on the reader thread)."""
-        done = threading.Event()
-        box: list[Reply] = []
-
-        def finish(reply: Reply) -> None:
-            box.append(reply)
-            done.set()
-
-        self.send(command, finish)
-        if not done.wait(timeout):
-            raise ControlError(f"no reply to {command!r} within {timeout}s")
-        reply = box[0]
-        if not reply.ok:
-            raise ControlError(b" ".join(reply.lines).decode("utf-8", "replace") or command)
         return reply
 
     # -- reading -------------------------------------------------------------------------

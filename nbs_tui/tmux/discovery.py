@@ -1,7 +1,7 @@
 """Find every pane of a tmux server and tell which ones run Claude Code.
 
-One ``tmux list-panes -a -F`` subprocess lists the whole server (a few ms even at 200 panes);
-agent detection walks ``/proc`` below each pane's shell.
+One ``tmux list-panes -a -F`` lists the whole server (in-band on the fleet's connection, or a
+process of a few ms even at 200 panes); agent detection walks ``/proc`` below each pane's shell.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from nbs_tui.core.model import PaneInfo, ServerAddress
 from nbs_tui.core.process_tree import walk
 from nbs_tui.core.text import printable
 from nbs_tui.files.proc import PROC, ProcShortage, children, read_or_none
-from nbs_tui.tmux.port import TmuxUnavailable
-from nbs_tui.tmux.runner import TmuxRunner
+from nbs_tui.tmux.commands import TmuxServerCommands
+from nbs_tui.tmux.errors import TmuxError
 
 SEP = "\x1f"
 """Field separator in our formats: a control character tmux never lets into names or titles."""
@@ -60,15 +60,6 @@ class DiscoveredPane:
     server_pid: int
 
 
-def tmux_command(server: ServerAddress, *args: str, tmux: str = "tmux") -> list[str]:
-    return TmuxRunner(server, tmux).argv(args)
-
-
-def run_tmux(server: ServerAddress, *args: str, timeout: float = 5.0, tmux: str = "tmux") -> str:
-    """Run one tmux command; raises `TmuxUnavailable` if the server cannot be reached."""
-    return TmuxRunner(server, tmux).run(*args, timeout=timeout)
-
-
 def parse_panes(text: str) -> list[DiscoveredPane]:
     """Parse ``list-panes -a -F FORMAT`` output; lines that do not parse are skipped."""
     panes: list[DiscoveredPane] = []
@@ -101,31 +92,48 @@ def parse_panes(text: str) -> list[DiscoveredPane]:
     return panes
 
 
-def list_panes(
-    server: ServerAddress,
-    *,
-    tmux: str = "tmux",
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    panes: list[DiscoveredPane]
+    """Agents marked, in session/window/pane order."""
+    in_band: bool
+    """Asked on a control connection (no process)."""
+
+
+def discover(
+    commands: TmuxServerCommands,
     agent_cache: dict[tuple[str, int, str, bool], bool] | None = None,
-    runner: TmuxRunner | None = None,
-) -> list[DiscoveredPane]:
+    timeout: float = 5.0,
+) -> Discovery:
     """Every pane of the server, agents marked, in session/window/pane order.
 
     A pane in a window linked into several sessions is listed once, under the first session.
     ``agent_cache`` (kept by the caller between calls) remembers the process-tree verdict per
     (pane, first process, current command, dead), so a rescan reads /proc only for panes whose
-    foreground command changed. With a remote ``runner`` this machine's /proc says nothing
-    about the panes: only their command and title decide.
+    foreground command changed. On another host this machine's /proc says nothing about the
+    panes: that host is asked (`TmuxRunner.detect_agents`), else command and title decide.
     """
-    runner = runner or TmuxRunner(server, tmux)
+    runner = commands.runner
     try:
-        text = runner.run("list-panes", "-a", "-F", FORMAT)
-    except TmuxUnavailable as exc:
+        out = commands.run("list-panes", "-a", "-F", FORMAT, timeout=timeout)
+    except TmuxError as exc:
         if "no sessions" in str(exc).lower():
-            return []
+            return Discovery([], False)
         raise
-    return panes_from_listing(
-        text, agent_cache, walk=not runner.remote, detect=runner.detect_agents if runner.remote else None
+    panes = panes_from_listing(
+        out.text, agent_cache, walk=not runner.remote, detect=runner.detect_agents if runner.remote else None
     )
+    return Discovery(panes, out.in_band)
+
+
+def list_panes(
+    server: ServerAddress,
+    *,
+    tmux: str = "tmux",
+    agent_cache: dict[tuple[str, int, str, bool], bool] | None = None,
+) -> list[DiscoveredPane]:
+    """`discover` on a server of this machine, by one ``tmux list-panes`` process."""
+    return discover(TmuxServerCommands.for_server(server, tmux), agent_cache).panes
 
 
 def panes_from_listing(

@@ -33,7 +33,8 @@ from typing import Literal
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.model import PaneId, ServerAddress
 from nbs_tui.tmux.address import socket_path_of
-from nbs_tui.tmux.operate import TmuxCommandError, TmuxCommands
+from nbs_tui.tmux.commands import TmuxServerCommands
+from nbs_tui.tmux.errors import TmuxCommandError, TmuxError
 
 JumpMode = Literal["switch", "attach"]
 
@@ -128,13 +129,15 @@ class Jumper:
         environ: Mapping[str, str] | None = None,
         back_key: str = "B",
         host: HostSpec | None = None,
+        commands: TmuxServerCommands | None = None,
     ) -> None:
         self.server = server
         self.host = host if host is not None and not host.is_local else None
         """The watched server's host when it is another machine (jumps go through ssh)."""
         self.environ = dict(os.environ if environ is None else environ)
         self.back_key = back_key
-        self.tmux = TmuxCommands(server, self.environ)
+        self.tmux = commands or TmuxServerCommands.for_server(server)
+        """The watched server's commands (switch, bind the back key, find the operator's client)."""
         self.last_jump: PaneId | None = None
         self.last_client: str | None = None
 
@@ -153,7 +156,7 @@ class Jumper:
     def _install_back_key(self, home: PaneId) -> str:
         """Bind ``prefix <back_key>`` to come home unless the operator uses that key; say which key works."""
         try:
-            current = self.tmux.run("list-keys", "-T", "prefix", self.back_key).strip()
+            current = self.tmux.run("list-keys", "-T", "prefix", self.back_key).text.strip()
         except TmuxCommandError:
             current = ""  # "unknown key": not bound, free to take
         if current and "switch-client -t" not in current:
@@ -174,10 +177,10 @@ class Jumper:
         fmt = "#{client_tty}|#{client_control_mode}|#{pane_id}|#{client_activity}|#{session_name}"
         try:
             out = self.tmux.run("list-clients", "-F", fmt)
-            home_session = self.tmux.run("display-message", "-p", "-t", home, "#{session_name}").rstrip("\n")
+            home_session = self.tmux.display(home, "#{session_name}")
         except TmuxCommandError:
             return None
-        rows = [line.split("|", 4) for line in out.splitlines() if line]
+        rows = [line.split("|", 4) for line in out.lines if line]
         people = [r for r in rows if len(r) == 5 and r[1] != "1" and r[3].isdigit()]
         for wanted in (lambda r: r[2] == home, lambda r: r[4] == home_session):
             found = sorted((r for r in people if wanted(r)), key=lambda r: int(r[3]), reverse=True)
@@ -198,24 +201,21 @@ class Jumper:
             return JumpResult("switch", pane_id, False, "no tmux client is showing the dashboard")
         try:
             back = self._install_back_key(home)
-            self.tmux.run("switch-client", "-c", client, "-t", pane_id, env=plan.env)
+            self.tmux.run("switch-client", "-c", client, "-t", pane_id)
         except TmuxCommandError as error:
             return JumpResult("switch", pane_id, False, f"switch-client failed: {error}")
         self.last_jump = pane_id
         self.last_client = client
         with contextlib.suppress(TmuxCommandError):  # the hint is a courtesy; the jump succeeded
-            self.tmux.run("display-message", "-c", client, "-d", "4000", f"nbs-tui: {back}", env=plan.env)
+            self.tmux.run("display-message", "-c", client, "-d", "4000", f"nbs-tui: {back}")
         return JumpResult("switch", pane_id, True, f"switched to {pane_id}; {back}")
 
     def _remote_window(self, plan: JumpPlan) -> JumpResult:
-        assert self.host is not None
+        assert self.host is not None and plan.argv[0] == "tmux"
         try:
-            done = subprocess.run(plan.argv, env=plan.env, capture_output=True, timeout=10, check=False)
-        except (OSError, subprocess.TimeoutExpired) as error:
+            TmuxServerCommands.own(plan.env).run(*plan.argv[1:])
+        except TmuxError as error:
             return JumpResult("switch", plan.pane_id, False, f"tmux new-window failed: {error}")
-        if done.returncode != 0:
-            why = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
-            return JumpResult("switch", plan.pane_id, False, f"tmux new-window failed: {why}")
         self.last_jump = plan.pane_id
         return JumpResult(
             "switch",
@@ -230,9 +230,8 @@ class Jumper:
         home = self.home_pane
         if home is None or self.last_client is None:
             return JumpResult("switch", "", False, "no jump to come back from")
-        plan = self.plan(home)
         try:
-            self.tmux.run("switch-client", "-c", self.last_client, "-t", home, env=plan.env)
+            self.tmux.run("switch-client", "-c", self.last_client, "-t", home)
         except TmuxCommandError as error:
             return JumpResult("switch", home, False, f"switch-client failed: {error}")
         return JumpResult("switch", home, True, "back at the dashboard")

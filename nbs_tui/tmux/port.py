@@ -20,6 +20,9 @@ Threads, as built in `TmuxFleet`:
 * `FleetPort.send_text`, `send_keys`, `capture_text` and `captured` block for a few
   milliseconds (one tmux round trip): call them from a worker thread, any thread but the
   listener callbacks.
+
+Every other tmux command on the fleet's server goes through `FleetPort.commands`
+(`nbs_tui.tmux.commands.TmuxServerCommands`: in-band on the fleet's connections when ready).
 """
 
 from __future__ import annotations
@@ -29,10 +32,37 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from nbs_tui.tmux.errors import (
+    HostUnreachable,
+    PaneGone,
+    PaneNotFound,
+    ServerGone,
+    TmuxCommandError,
+    TmuxError,
+    TmuxTimeout,
+    TmuxUnavailable,
+)
+
+__all__ = [
+    "FleetListener",
+    "FleetPort",
+    "HostUnreachable",
+    "PaneGone",
+    "PaneHistory",
+    "PaneNotFound",
+    "ProblemListener",
+    "ServerGone",
+    "TmuxCommandError",
+    "TmuxError",
+    "TmuxTimeout",
+    "TmuxUnavailable",
+]
+
 if TYPE_CHECKING:
-    from nbs_tui.core.detect import CapturedScreen
     from nbs_tui.core.model import PaneId, PaneInfo
     from nbs_tui.core.screen import PaneScreen
+    from nbs_tui.core.screen_rows import CapturedScreen
+    from nbs_tui.tmux.commands import Guard, TmuxServerCommands
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,14 +76,6 @@ class PaneHistory:
     ``lines`` is that screen only."""
     history_size: int
     """Lines tmux holds above the visible screen (of the normal screen)."""
-
-
-class PaneGone(Exception):
-    """The pane died or was replaced between choosing it and acting on it."""
-
-
-class TmuxUnavailable(Exception):
-    """The tmux binary is missing or the server cannot be reached."""
 
 
 class FleetListener(Protocol):
@@ -122,13 +144,27 @@ class FleetPort(ABC):
         raise PaneGone(f"{pane_id}: this fleet keeps no history")
 
     @abstractmethod
-    def send_text(self, pane_id: PaneId, text: str) -> None:
+    def send_text(self, pane_id: PaneId, text: str, *, guard: Guard | None = None) -> bool:
         """Type ``text`` literally into the pane, no Enter (raises PaneGone).
 
         Byte-exact: quotes, ``;``, ``$``, ``#{}``, a leading ``-``, unicode and newlines (a
-        newline is typed as ``C-j``; press ``Enter`` with `send_keys` to submit).
+        newline is typed as ``C-j``; press ``Enter`` with `send_keys` to submit). With a
+        ``guard`` (the sidecar lease's), only while it holds, in the same step inside tmux:
+        False when it did not (nothing typed), else True.
         """
 
     @abstractmethod
-    def send_keys(self, pane_id: PaneId, *keys: str) -> None:
-        """Press named tmux keys (``Enter``, ``Escape``, ``C-c``, ``Up``, ``1``) (raises PaneGone)."""
+    def send_keys(self, pane_id: PaneId, *keys: str, guard: Guard | None = None) -> bool:
+        """Press named tmux keys (``Enter``, ``Escape``, ``C-c``, ``Up``, ``1``) (raises
+        PaneGone); ``guard`` as for `send_text`."""
+
+    @property
+    def commands(self) -> TmuxServerCommands | None:
+        """Every other tmux command on the fleet's server, by its one path; None for a fleet
+        that is not one tmux server (several hosts as one, a test's fake)."""
+        return None
+
+    def wait_seeded(self, timeout: float) -> bool:
+        """Block until every pane of the first discovery can be read (seeded, or for an
+        unwatched pane its connection is ready); False on timeout. At once for this one."""
+        return True

@@ -55,9 +55,10 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from nbs_tui.core.hosts import HostSpec
-from nbs_tui.core.model import PaneInfo
+from nbs_tui.core.model import PaneInfo, ServerAddress
 from nbs_tui.logs import runtime_dir
 from nbs_tui.tmux.discovery import FORMAT
+from nbs_tui.tmux.errors import HostUnreachable, TmuxError
 from nbs_tui.tmux.host_scripts import (
     AGENTS,
     CONNECTED,
@@ -68,8 +69,7 @@ from nbs_tui.tmux.host_scripts import (
     reaped,
     split_connect_output,
 )
-from nbs_tui.tmux.port import TmuxUnavailable
-from nbs_tui.tmux.runner import HostUnreachable, TmuxRunner
+from nbs_tui.tmux.runner import TmuxRunner
 from nbs_tui.tmux.tied import popen_tied
 
 log = logging.getLogger(__name__)
@@ -101,10 +101,10 @@ def local_tmux_version(tmux: str = "tmux") -> tuple[int, int] | None:
     with _local_version_lock:
         if _local_version is None:
             try:
-                out = subprocess.run([tmux, "-V"], capture_output=True, timeout=5, check=False).stdout
-            except (OSError, subprocess.TimeoutExpired):
+                out = TmuxRunner(ServerAddress(), tmux).execute([tmux, "-V"], timeout=5)
+            except TmuxError:
                 return None
-            _local_version = parse_version(out.decode("utf-8", "replace"))
+            _local_version = parse_version(out)
         return _local_version
 
 
@@ -191,6 +191,7 @@ class SshTmuxRunner(TmuxRunner):
 
     remote = True
     capture_stderr = True
+    host: SshHost
 
     def __init__(
         self,
@@ -313,31 +314,28 @@ class SshTmuxRunner(TmuxRunner):
         return self._exec(remote_command, timeout, stdin)
 
     def _exec(self, remote_command: str, timeout: float, stdin: bytes | None = None) -> str:
-        """One ssh session running ``remote_command``; its stdout, or the failure in one line."""
-        try:
-            done = subprocess.run(
-                self.ssh_argv(remote_command),
-                input=stdin,
-                # Never the dashboard's terminal: ssh would read keys meant for the UI.
-                stdin=subprocess.DEVNULL if stdin is None else None,
-                capture_output=True,
-                timeout=timeout,
-                env=self.env(),
-                check=False,
-            )
-        except FileNotFoundError as exc:
-            raise self._no_ssh() from exc
-        except subprocess.TimeoutExpired as exc:
-            raise HostUnreachable(f"{self.host.name}: {self.host.destination} did not answer within {timeout:.0f}s") from exc
-        if done.returncode != 0:
-            self._fail(done.returncode, done.stderr.decode("utf-8", "replace"))
-        return done.stdout.decode("utf-8", "replace")
+        """One ssh session running ``remote_command`` (tmux, or a script): its stdout, or the
+        failure as one typed error (`TmuxRunner.execute`, the one place a command runs)."""
+        return self.execute(self.ssh_argv(remote_command), timeout=timeout, stdin=stdin)
+
+    def run_script(self, script: str, timeout: float = 30.0, stdin: bytes | None = None) -> str:
+        """A shell script on the host, over the same ControlMaster connection: its stdout
+        (``nbs-tui new --host``'s checks of the folder and Claude Code there)."""
+        return self._ssh(script, max(timeout, self.connect_timeout + 5.0), stdin)
+
+    def missing(self, program: str) -> TmuxError:
+        return self._no_ssh()
+
+    def no_answer(self, timeout: float) -> str:
+        return f"{self.host.name}: {self.host.destination} did not answer within {timeout:.0f}s"
+
+    def failure(self, returncode: int, stderr: str) -> TmuxError:
+        if returncode == 127:  # the host has no tmux (on the PATH of a non-interactive shell)
+            return HostUnreachable(self.explain(returncode, stderr))
+        return super().failure(returncode, stderr)
 
     def _fail(self, returncode: int, stderr: str) -> NoReturn:
-        message = self.explain(returncode, stderr)
-        if self.lost_connection(returncode) or returncode == 127:
-            raise HostUnreachable(message)
-        raise TmuxUnavailable(message)
+        raise self.failure(returncode, stderr)
 
     def _no_ssh(self) -> HostUnreachable:
         return HostUnreachable(f"{self.host.name}: ssh is not installed ({self.ssh!r} not found)")
@@ -380,7 +378,7 @@ class SshTmuxRunner(TmuxRunner):
                 return
             try:
                 self._fresh = self._start_master()
-            except TmuxUnavailable as exc:
+            except TmuxError as exc:
                 log.info("%s: no connection for a command: %s", self.host.name, exc)
 
     def _connect_script(self, *, hold: bool) -> str:
@@ -455,7 +453,7 @@ class SshTmuxRunner(TmuxRunner):
                     self._fail(returncode, errors.read().decode("utf-8", "replace"))
             self._master = master
             connected = self._parse_connect(out.decode("utf-8", "replace"))
-        except TmuxUnavailable:
+        except TmuxError:
             self._failed_at = time.monotonic()
             self._stop_master()
             if master.poll() is None:
@@ -525,7 +523,7 @@ class SshTmuxRunner(TmuxRunner):
                 return {p.pane_id: known[p.pid] for p in panes if p.pid in known}
         try:
             out = self._ssh(AGENTS.format(pids=shlex.quote(" ".join(map(str, pids)))), self.connect_timeout + 5.0)
-        except TmuxUnavailable as exc:
+        except TmuxError as exc:
             log.warning("agent detection on %s failed: %s", self.host.name, exc)
             return {}
         verdicts = parse_agents(out)

@@ -32,7 +32,7 @@ from nbs_tui.core.meters import DEFAULT_PRICES, ModelPrice, describe
 from nbs_tui.core.model import PaneInfo
 from nbs_tui.core.text import printable
 from nbs_tui.messages import ClaudeFacts, HistoryEntry, PaneStatus
-from nbs_tui.widgets.fleet_list import format_duration, quiet_start, state_text
+from nbs_tui.widgets.pane_text import format_duration, quiet_start, state_text
 
 
 def _plain(text: str) -> Text:

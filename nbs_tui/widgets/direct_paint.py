@@ -19,19 +19,32 @@ distinct row.
 Rows are the widget's content rows: inside its border and padding, left of its scrollbar (a
 scrollbar is a widget drawn over the gutter, so painting the content beside it covers nothing).
 
-It leans on Textual internals (the driver, the compositor's visible map, the styles cache);
-`_textual_supports` checks they are there, so a Textual that changes them gets the ordinary
-path, never a broken screen.
+It leans on Textual internals (the driver, the compositor's visible map, the styles cache), each
+reached through `nbs_tui.widgets.textual_internals` (which says what it relies on, and is
+tested against each Textual release); `direct_paint_supported` checks they are there, so a
+Textual that moved one gets the ordinary path, never a broken screen.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
+from textual.app import App
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
+
+from nbs_tui.widgets.textual_internals import (
+    direct_paint_supported,
+    forget_rendered_lines,
+    in_batch_update,
+    output_look,
+    synchronized_output,
+    terminal_driver,
+    update_pending,
+    visible_widgets,
+)
 
 _SYNC_START = "\x1b[?2026h"
 _SYNC_END = "\x1b[?2026l"
@@ -39,22 +52,6 @@ _SYNC_END = "\x1b[?2026l"
 
 def _move_to(x: int, y: int) -> str:
     return f"\x1b[{y + 1};{x + 1}H"
-
-
-def _textual_supports(app: Any, widget: Any) -> bool:
-    """The internals `paint` uses are where it expects them (checked once per painter)."""
-    screen = widget.screen
-    return (
-        hasattr(app, "_driver")
-        and hasattr(app, "_batch_count")
-        and hasattr(app, "_sync_available")
-        and hasattr(screen, "_compositor")
-        and hasattr(screen._compositor, "visible_widgets")
-        and hasattr(screen, "_layout_required")
-        and hasattr(screen, "_repaint_required")
-        and hasattr(widget, "_styles_cache")
-        and hasattr(widget._styles_cache, "set_dirty")
-    )
 
 
 class DirectPainter:
@@ -89,12 +86,11 @@ class DirectPainter:
             return False
         width = region.width
         left, top = widget.gutter.left, widget.gutter.top  # content row y is the widget's line top + y
-        set_dirty = widget._styles_cache.set_dirty
         console = widget.app.console
         out: list[str] = []
         for start, count in runs:
             # Textual's own cache of these rows is stale now; it renders them afresh if it paints them.
-            set_dirty(Region(0, top + start, widget.outer_size.width, count))
+            forget_rendered_lines(widget, Region(0, top + start, widget.outer_size.width, count))
             for y in range(start, min(start + count, region.height)):
                 out.append(_move_to(region.x, region.y + y))
                 out.append(self._sequence(widget, left, top + y, width, content_strip(y), console))
@@ -114,13 +110,12 @@ class DirectPainter:
             return False
         width = region.width
         left, top = widget.gutter.left, widget.gutter.top
-        set_dirty = widget._styles_cache.set_dirty
         console = widget.app.console
         out: list[str] = []
         for y, x1, x2, key in spans:
             if not 0 <= y < region.height:
                 continue
-            set_dirty(Region(0, top + y, widget.outer_size.width, 1))
+            forget_rendered_lines(widget, Region(0, top + y, widget.outer_size.width, 1))
             x2 = min(x2, width)  # a part past the right edge is cut there, as Textual cuts it
             if not 0 <= x1 < x2:
                 continue  # nothing of it on screen
@@ -143,7 +138,7 @@ class DirectPainter:
         against its look; None (and counted) when Textual must draw it."""
         app = widget.app
         if self._supported is None:
-            self._supported = _textual_supports(app, widget)
+            self._supported = direct_paint_supported(app, widget)
         region = self._region_if_safe(app, widget) if self._supported else None
         if region is None:
             self.frames_declined += 1
@@ -152,9 +147,7 @@ class DirectPainter:
             region.width,
             widget.rich_style,
             widget.background_colors,
-            tuple(app.get_line_filters()),
-            app.ansi_theme,
-            app.native_ansi_color,
+            output_look(app),
             widget.opacity,
         )
         if look != self._look:
@@ -169,9 +162,9 @@ class DirectPainter:
         cursor = widget.screen.outer_size.clamp_offset(app.cursor_position)
         out.append(_move_to(cursor.x, cursor.y))
         text = "".join(out)
-        if app._sync_available:
+        if synchronized_output(app):
             text = _SYNC_START + text + _SYNC_END
-        driver = app._driver
+        driver = terminal_driver(app)
         assert driver is not None  # `_region_if_safe` checked
         driver.write(text)
         driver.flush()
@@ -190,20 +183,17 @@ class DirectPainter:
         self._sequences[id(content)] = (content, sequence)
         return sequence
 
-    def _region_if_safe(self, app: Any, widget: Widget) -> Region | None:
+    def _region_if_safe(self, app: App[Any], widget: Widget) -> Region | None:
         """The screen region of the widget's content if Textual would draw it exactly there and
         nothing covers it."""
-        driver = app._driver
-        if driver is None or app.is_headless or app.is_inline or app._batch_count:
+        if terminal_driver(app) is None or app.is_headless or app.is_inline or in_batch_update(app):
             return None
-        if not getattr(app, "_running", False) or getattr(app, "_closed", False):
+        if not app.is_running:  # not started, or shutting down
             return None
         screen = widget.screen
-        if screen is not app.screen or screen._layout_required or screen._repaint_required:
+        if screen is not app.screen or update_pending(screen):
             return None
-        if getattr(screen, "_scroll_required", False):
-            return None
-        visible = screen._compositor.visible_widgets
+        visible = visible_widgets(screen)
         if visible is not self._checked_map:
             self._checked_map = visible
             self._unobstructed = unobstructed_region(visible, widget, content=True)
@@ -214,7 +204,7 @@ class DirectPainter:
 
 
 def unobstructed_region(
-    visible: dict[Widget, tuple[Region, Region]], widget: Widget, content: bool = False
+    visible: Mapping[Widget, tuple[Region, Region]], widget: Widget, content: bool = False
 ) -> Region | None:
     """The widget's region (its content's, with ``content``: inside border, padding and
     scrollbars) if that is wholly inside its clip and no widget drawn over it touches it.

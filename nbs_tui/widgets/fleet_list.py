@@ -16,7 +16,6 @@ The list owns `FleetList.PaneHighlighted` (the cursor moved to a pane) and
 
 from __future__ import annotations
 
-import os
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -33,31 +32,17 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from nbs_tui.core.hosts import HostState
-from nbs_tui.core.model import AgentState, PaneId, PaneInfo
-from nbs_tui.core.text import printable
+from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.messages import PaneStatus
 from nbs_tui.widgets.direct_paint import DirectPainter
-
-STATE_STYLES: Mapping[AgentState, str] = {
-    AgentState.WORKING: "bold green",
-    AgentState.IDLE: "cyan",
-    AgentState.PERMISSION: "bold black on yellow",
-    AgentState.PLAN: "bold magenta",
-    AgentState.QUESTION: "bold black on yellow",
-    AgentState.DIALOG: "bold black on yellow",
-    AgentState.ERROR: "bold white on red",
-    AgentState.LIMITED: "bold black on dark_orange",
-    AgentState.UNKNOWN: "dim",
-}
-
-
-def state_text(state: AgentState | None, is_agent: bool = True) -> Text:
-    """A pane's state as a short coloured badge."""
-    if not is_agent:
-        return Text("—", style="dim")
-    if state is None:
-        return Text("…", style="dim")
-    return Text(f" {state.value} ", style=STATE_STYLES.get(state, ""))
+from nbs_tui.widgets.fleet_rows import (
+    AUTO_WIDTH,
+    COLUMNS,
+    HEADER,
+    header_cells,
+    row_values,
+    styled_cell,
+)
 
 
 def _cell_key(cell: Text | None) -> Hashable:
@@ -65,68 +50,6 @@ def _cell_key(cell: Text | None) -> Hashable:
     if cell is None:
         return None
     return (cell.plain, str(cell.style), tuple(cell.spans), cell.overflow)
-
-
-def format_duration(seconds: float | None) -> str:
-    """``42s``, ``3m05s``, ``2h10m``: short enough for a column."""
-    if seconds is None:
-        return "—"
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
-
-
-def quiet_start(status: PaneStatus | None, changed_at: float | None) -> float | None:
-    """When the pane's screen last changed: the later of what the sidecar and the mirror saw."""
-    times = [t for t in (status.idle_since if status else None, changed_at) if t is not None]
-    return max(times) if times else None
-
-
-def project_name(pane: PaneInfo) -> str:
-    """The folder's last part, printable (a folder's name may hold control characters)."""
-    return printable(os.path.basename(pane.current_path.rstrip("/")) or pane.current_path)
-
-
-COLUMNS: tuple[tuple[str, str, int | None], ...] = (
-    ("target", "Pane", None),
-    ("state", "State", 12),
-    ("idle", "Quiet", 6),
-    ("poll", "Poll in", 7),
-    ("project", "Project", None),
-    ("title", "Title", None),
-    ("agent", "Agent", None),
-)
-"""Column keys and labels, the state and clocks first: a narrow list still shows them."""
-
-AUTO_WIDTH = frozenset(key for key, _, width in COLUMNS if width is None)
-"""Columns as wide as their widest cell."""
-
-HEADER = "# host "
-"""Row key prefix of a host's header row (a pane id never holds a space)."""
-
-
-def header_cells(name: str, state: HostState | None, panes: int) -> dict[str, Text]:
-    """A host's header row: name, connection, pane count and who acts as its sidecar."""
-    if state is None or state.connected is None:
-        link = Text("… connecting", style="dim")
-    elif state.connected:
-        link = Text("● online", style="bold green")
-    else:
-        link = Text("✖ offline", style="bold red")
-    lease = state.lease.replace("sidecar: ", "sidecar ").split(" since ")[0] if state is not None else ""
-    if state is not None and state.acting:
-        lease = "⚑ sidecar here"
-    elif state is not None and state.connected is False:
-        lease = "last view kept"
-    return {
-        "target": Text(f"▾ {name}", style="bold reverse", no_wrap=True, overflow="ellipsis"),
-        "state": link,
-        "project": Text(f"{panes} pane{'' if panes == 1 else 's'}", style="dim", no_wrap=True),
-        "title": Text(lease[:28], style="dim", no_wrap=True, overflow="ellipsis"),
-    }
 
 
 CELL_PADDING = 1
@@ -508,7 +431,7 @@ class FleetList(ScrollView, can_focus=True):
                 changed_rows[self._index[pane_id]] = moved
         if widen and self._measure(widen):
             return  # every row was redrawn
-        if changed_rows:
+        if changed_rows and self.is_attached:  # removed at exit: its looks are gone, news may still come
             self._paint_cells(changed_rows)
 
     def _paint_cells(self, changed: Mapping[int, Sequence[str]]) -> None:
@@ -517,11 +440,6 @@ class FleetList(ScrollView, can_focus=True):
         over the whole left column (with nothing else changing, the dashboard's largest cost).
         The same cells look the same in any row, so a tick draws each distinct one once. When
         the painter says no, the rows go to Textual."""
-        if not self.app.is_running:
-            # Shutting down: Textual prunes the widgets while queued messages may still be
-            # handled (a FleetChanged during run_test's shutdown raised KeyError: this widget's
-            # component styles were gone). Nothing is drawn any more anyway.
-            return
         palette = self._check_palette()  # the cursor's look moves with focus: part of each key
         top, height = int(self.scroll_y), self.scrollable_content_region.height
         starts, x = {}, 0
@@ -709,35 +627,13 @@ class FleetList(ScrollView, can_focus=True):
         segments.append(pad)
         return segments
 
-    # -- what a row says ------------------------------------------------------------------------
+    # -- what a row says (nbs_tui/widgets/fleet_rows.py) ------------------------------------------
 
     def _row_values(
         self, pane: PaneInfo, status: PaneStatus | None, changed_at: float | None, now: float
     ) -> dict[str, str]:
-        state = status.state.value if status and status.state else ""
-        quiet_since = quiet_start(status, changed_at)
-        idle = format_duration(now - quiet_since) if quiet_since is not None else "—"
-        poll = format_duration(status.next_poll_at - now) if status and status.next_poll_at is not None else "—"
-        if status is not None and status.state is AgentState.LIMITED:  # the reset's countdown
-            reset = status.limit_reset_at
-            poll = "⏳" + (format_duration(max(0.0, reset - now)) if reset is not None else "?")
-        return {
-            "target": pane.target + (" ✖" if pane.host and pane.host in self.offline_hosts else ""),
-            "state": state,
-            "idle": idle,
-            "poll": poll,
-            "project": project_name(pane)[:20],
-            "agent": ("claude" if pane.is_agent else pane.current_command[:12]) + (" (dead)" if pane.dead else ""),
-            "title": pane.title[:28],
-        }
+        """The text of each of a pane's cells (`OperatorFleetList` adds its marks to them)."""
+        return row_values(pane, status, changed_at, now, self.offline_hosts)
 
     def _styled(self, pane: PaneInfo, key: str, value: str, status: PaneStatus | None = None) -> Text:
-        if key == "state":
-            state = AgentState(value) if value else None
-            return state_text(state, pane.is_agent)
-        style = "" if pane.is_agent and not pane.dead else "dim"
-        if key == "target" and pane.is_agent:
-            style = "bold"
-        if key == "target" and pane.host and pane.host in self.offline_hosts:
-            style = "dim"
-        return Text(value, style=style, no_wrap=True, overflow="ellipsis")
+        return styled_cell(pane, key, value, self.offline_hosts)

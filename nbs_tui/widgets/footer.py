@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.widgets import Footer as TextualFooter
-from textual.widgets._footer import FooterKey
+
+from nbs_tui.widgets.textual_internals import FooterKey, footer_bindings_ready
 
 Shown = tuple[object, ...]
 
@@ -37,7 +38,7 @@ class Footer(TextualFooter):
 
     def compose(self) -> ComposeResult:
         # before the screen first says its bindings are ready, Textual's footer composes nothing
-        self._composed = self._shown() if self._bindings_ready else None
+        self._composed = self._shown() if footer_bindings_ready(self) else None
         for widget in super().compose():
             if isinstance(widget, FooterKey) and not widget.has_class("-command-palette"):
                 # Each key but the palette's is data-bound to the footer's `compact`, its own

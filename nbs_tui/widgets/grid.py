@@ -8,6 +8,7 @@ view is brought up to date when it scrolls back in (its version check finds it s
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -20,7 +21,7 @@ from textual.message import Message
 
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.messages import PaneStatus
-from nbs_tui.widgets.fleet_list import STATE_STYLES, project_name
+from nbs_tui.widgets.pane_text import STATE_STYLES, project_name
 from nbs_tui.widgets.pane_view import ScreenSource, ScreenWidget
 
 DENSITIES: tuple[tuple[int, int], ...] = ((36, 8), (48, 12), (64, 16), (84, 22))
@@ -233,7 +234,7 @@ class PaneGrid(VerticalScroll):
         )
 
     def tick(
-        self, dirty: set[PaneId] | None, screen_of: Callable[[PaneId], ScreenSource | None]
+        self, dirty: AbstractSet[PaneId] | None, screen_of: Callable[[PaneId], ScreenSource | None]
     ) -> int:
         """Bring on-screen thumbnails of ``dirty`` panes (None: all) up to date; returns how many.
 

@@ -15,9 +15,8 @@ right, and the border subtitle says what is hidden.
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar, Protocol
@@ -29,7 +28,6 @@ from rich.style import Style
 from textual import events
 from textual.app import ComposeResult
 from textual.cache import LRUCache
-from textual.color import Color as TextualColor
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
@@ -37,6 +35,7 @@ from textual.widget import Widget
 
 from nbs_tui.core.model import PaneInfo
 from nbs_tui.widgets.direct_paint import DirectPainter
+from nbs_tui.widgets.textual_internals import LookReadOncePerPaint
 
 
 class ScreenSource(Protocol):
@@ -410,7 +409,7 @@ def _runs(rows: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
-class ScreenWidget(Widget):
+class ScreenWidget(LookReadOncePerPaint):
     """A widget that draws a PaneScreen with the line API; base of the mirror and thumbnails."""
 
     ANCHOR_CONTENT: ClassVar[bool] = True
@@ -461,60 +460,18 @@ class ScreenWidget(Widget):
         self._laid_out_for = None
         self.refresh()
 
-    _base: Style | None = None
-    """The widget's own style, read once per `render_lines` (it walks the DOM every time)."""
-
-    _size_now: Size | None = None
-    """The widget's size, read once per paint like `_base` (`size` walks the DOM too)."""
-
-    _colors_now: tuple[TextualColor, TextualColor] | None = None
-    """`background_colors`, read once per paint like `_base`."""
-
-    @contextlib.contextmanager
-    def _looks_read_once(self) -> Iterator[None]:
-        """Read `_base`, `_colors_now` and `_size_now` once for the rows drawn inside, and
-        clear them after. Within a paint (rows rendered inside another's) they are already read."""
-        if self._base is not None:
-            yield
-            return
-        self._base, self._colors_now, self._size_now = self.rich_style, self.background_colors, self.size
-        try:
-            yield
-        finally:
-            self._base = self._colors_now = self._size_now = None
-
-    # Within one paint the widget's look cannot change, yet Textual's own row rendering (each
-    # row `DirectPainter` has not seen, each row of `render_lines`) asks for both again, and
-    # each is a walk of every ancestor's styles: three or four walks a frame of a scrolling
-    # mirror, a quarter of its time. Inside `_looks_read_once` they answer what it read.
-
-    @property
-    def rich_style(self) -> Style:
-        base = self._base
-        return super().rich_style if base is None else base
-
-    @property
-    def background_colors(self) -> tuple[TextualColor, TextualColor]:
-        colors = self._colors_now
-        return super().background_colors if colors is None else colors
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        with self._looks_read_once():
-            return super().render_lines(crop)
-
     def render_line(self, y: int) -> Strip:
         source = self.lines.source
         if source is None:
             return self.render_empty_line(y)
-        size = self._size_now or self.size
+        size = self.painting_size or self.size
         if self._laid_out_for != size or self.lines.viewport is None:
             with source.lock:
                 self.lines.layout(size, self.ANCHOR_CONTENT)
                 self.lines._remember(self.lines.viewport)
             self._laid_out_for = size
             self.call_later(self.describe_view)
-        base = self._base
-        return self.lines.strip(y, size.width, base=self.rich_style if base is None else base)
+        return self.lines.strip(y, size.width, base=self.rich_style)
 
     def render_empty_line(self, y: int) -> Strip:
         return Strip.blank(self.size.width, self.rich_style)
@@ -548,7 +505,7 @@ class MirrorRows(ScreenWidget):
         """Straight to the terminal when that is safe (`DirectPainter.paint` says), else through
         Textual. The painter keys what it keeps by `render_line`'s strips, cached by content."""
         self._read_outside_style()
-        with self._looks_read_once():
+        with self.look_read_once():
             return self.painter.paint(self, runs, self.render_line)
 
     def _read_outside_style(self) -> None:
@@ -559,7 +516,7 @@ class MirrorRows(ScreenWidget):
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
-        if self._base is None:  # called on its own, not from render_lines
+        if self.painting_style is None:  # called on its own, not from render_lines
             self._read_outside_style()
         return super().render_line(y)
 

@@ -11,7 +11,7 @@ from textual.widgets import Static
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.model import AgentState
 from nbs_tui.core.text import printable
-from nbs_tui.widgets.fleet_list import STATE_STYLES
+from nbs_tui.widgets.pane_text import STATE_STYLES
 
 
 class StatusBar(Static):

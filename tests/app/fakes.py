@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.screen import PaneScreen
+from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.port import FleetListener, FleetPort, PaneGone
 
 
@@ -56,11 +57,15 @@ class FakeFleet(FleetPort):
             raise PaneGone(pane_id)
         return "\n".join(screen.text_lines())
 
-    def send_text(self, pane_id: PaneId, text: str) -> None:
+    def send_text(self, pane_id: PaneId, text: str, *, guard: Guard | None = None) -> bool:
+        assert guard is None, "this fake has no tmux to guard typing in"
         self.sent.append((pane_id, text))
+        return True
 
-    def send_keys(self, pane_id: PaneId, *keys: str) -> None:
+    def send_keys(self, pane_id: PaneId, *keys: str, guard: Guard | None = None) -> bool:
+        assert guard is None, "this fake has no tmux to guard typing in"
         self.sent.append((pane_id, " ".join(keys)))
+        return True
 
     # test controls
     def feed(self, pane_id: PaneId, data: str) -> None:

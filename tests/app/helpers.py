@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import io
+import threading
 import time
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
-import libtmux
 from rich.console import Console
 from rich.text import Text
 from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Static
+
+from nbs_tui.dashboard.frames import FrameScheduler
 
 
 async def wait_for(pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 15.0, what: str = "") -> None:
@@ -43,16 +46,41 @@ def static_text(widget: Static, width: int = 120) -> str:
     return console.export_text()
 
 
-def only_a_quiet_pane(session: libtmux.Session, text: str = "QUIET-PANE") -> tuple[libtmux.Pane, str]:
-    """The session's one pane (and its id) from now on: it prints ``text`` once, then nothing (``cat``).
+class FrameLog:
+    """What a running app's frame scheduler is given (changes and requests: the causes of
+    frames) and the frames it runs, from now on. Every frame drains all that is pending, so
+    frames can never outnumber their causes, unless a frame ran for nothing."""
 
-    For tests that count frames while nothing changes: the shells the session started with
-    print their prompts whenever they get to it (under load, well after a dashboard started),
-    and each such prompt is a real change that runs frames."""
-    window = session.new_window(window_name="quiet", window_shell=f"printf '{text}\\n'; exec cat", attach=False)
-    for other in session.server.windows:
-        if other.window_id != window.window_id:
-            other.kill()
-    pane = window.active_pane
-    assert pane is not None and pane.pane_id is not None
-    return pane, pane.pane_id
+    def __init__(self, frames: FrameScheduler) -> None:
+        self.causes = 0
+        self.drawn: list[tuple[frozenset[str], bool]] = []
+        self._lock = threading.Lock()
+        changed, request, draw = frames.changed, frames.request, frames._draw
+
+        def counted_change(pane_ids: AbstractSet[str]) -> None:
+            with self._lock:
+                self.causes += 1
+            changed(pane_ids)
+
+        def counted_request() -> None:
+            with self._lock:
+                self.causes += 1
+            request()
+
+        def logged_draw(pane_ids: AbstractSet[str], whole: bool) -> None:
+            self.drawn.append((frozenset(pane_ids), whole))
+            draw(pane_ids, whole)
+
+        frames.changed = counted_change  # type: ignore[method-assign]
+        frames.request = counted_request  # type: ignore[method-assign]
+        frames._draw = logged_draw
+
+    def mark(self) -> tuple[int, int]:
+        """(causes, frames) so far, to compare a window's with `since`."""
+        with self._lock:
+            return self.causes, len(self.drawn)
+
+    def since(self, mark: tuple[int, int]) -> tuple[int, list[tuple[frozenset[str], bool]]]:
+        """Causes given and frames run since ``mark``."""
+        with self._lock:
+            return self.causes - mark[0], self.drawn[mark[1]:]

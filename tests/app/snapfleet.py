@@ -17,6 +17,7 @@ import libtmux
 
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
 from nbs_tui.core.screen import PaneScreen
+from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.fleet import TmuxFleet
 from nbs_tui.tmux.port import FleetListener, FleetPort, PaneHistory
 
@@ -143,8 +144,8 @@ class StableFleet(FleetPort):
     def capture_history(self, pane_id: PaneId, lines: int) -> PaneHistory:
         return self.inner.capture_history(pane_id, lines)
 
-    def send_text(self, pane_id: PaneId, text: str) -> None:
-        self.inner.send_text(pane_id, text)
+    def send_text(self, pane_id: PaneId, text: str, *, guard: Guard | None = None) -> bool:
+        return self.inner.send_text(pane_id, text, guard=guard)
 
-    def send_keys(self, pane_id: PaneId, *keys: str) -> None:
-        self.inner.send_keys(pane_id, *keys)
+    def send_keys(self, pane_id: PaneId, *keys: str, guard: Guard | None = None) -> bool:
+        return self.inner.send_keys(pane_id, *keys, guard=guard)

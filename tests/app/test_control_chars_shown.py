@@ -28,6 +28,7 @@ from nbs_tui.tmux.discovery import FIELDS, SEP, list_panes, parse_panes
 from nbs_tui.tmux.port import FleetListener
 from tests.app.fakes import FakeFleet
 from tests.app.helpers import static_text, wait_for
+from tests.app.textual_probes import full_repaint
 
 EVIL = "x\x1b]2;PWNED\x07\x1b[31mRED\x1b[2J\x9b2Jq\x7fz"
 SEQUENCES = ("\x1b]2;PWNED", "\x1b[31mRED", "\x1b[2J", "\x9b", "\x7f")
@@ -35,7 +36,7 @@ SEQUENCES = ("\x1b]2;PWNED", "\x1b[31mRED", "\x1b[2J", "\x9b", "\x7f")
 
 def _frame(app: NbsApp) -> str:
     """What the driver would write for a full repaint of the screen now."""
-    update = app.screen._compositor.render_update(full=True)
+    update = full_repaint(app.screen)
     out = io.StringIO()
     Console(file=out, force_terminal=True, width=app.size.width, color_system="truecolor").print(update, end="")
     return out.getvalue()

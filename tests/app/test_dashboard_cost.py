@@ -27,6 +27,7 @@ from nbs_tui.widgets.detail_panel import DetailPanel, DetailRow
 from nbs_tui.widgets.needs_you import NeedsYouPanel
 from tests.app.fakes import FakeFleet, pane_info
 from tests.app.helpers import wait_for, widget_text
+from tests.app.textual_probes import regions_to_repaint
 
 
 def app_on_a_fake_fleet(*panes: PaneInfo) -> tuple[NbsApp, list[FakeFleet]]:
@@ -106,7 +107,7 @@ async def test_a_clock_tick_renders_only_the_rows_that_changed() -> None:
         for seconds in range(5, 9):
             panel._update_in_place([*steady, DetailRow(Text("quiet"), Text(f"{seconds}s"))])
             # and only that row is repainted: not the whole panel through the compositor
-            (dirty,) = panel._repaint_regions
+            (dirty,) = regions_to_repaint(panel)
             assert (dirty.y, dirty.height) == (panel.content_offset.y + 2, 1), dirty
             await wait_for(pilot, lambda: any(f"quiet  {seconds}s" in row for row in _drawn(panel)), what=f"{seconds}s drawn")  # noqa: B023
         assert CountedText.renders == first, "rows that did not change were rendered again"
@@ -125,7 +126,7 @@ async def test_a_second_of_the_selected_pane_repaints_only_its_quiet_row() -> No
         await wait_for(pilot, lambda: any("4s" in row for row in _drawn(panel)), what="the first second drawn")
         await pilot.pause()
         panel.show(pane, None, None, (), 100.0, 105.0)
-        dirty = panel._repaint_regions
+        dirty = regions_to_repaint(panel)
         assert [(r.height, r.width) for r in dirty] == [(1, panel.size.width)], dirty
         await wait_for(pilot, lambda: any("5s" in row for row in _drawn(panel)), what="the next second drawn")
 
@@ -233,7 +234,7 @@ async def test_the_needs_you_queue_is_redrawn_only_when_what_it_shows_moves() ->
 async def test_a_mirror_paint_walks_the_dom_for_its_look_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The widget's style and background colours are each a walk of every ancestor's styles;
     Textual asks for them again for every row it renders. A paint of the mirror's rows reads
-    them once (`ScreenWidget._looks_read_once`): three or four walks a frame were a quarter of a
+    them once (`LookReadOncePerPaint.look_read_once`): three or four walks a frame were a quarter of a
     scrolling mirror's frame."""
 
     app, holder = app_on_a_fake_fleet(pane_info("%1", 0))
@@ -253,7 +254,7 @@ async def test_a_mirror_paint_walks_the_dom_for_its_look_once(monkeypatch: pytes
             monkeypatch.setattr(DOMNode, name, property(counted))
         width, height = rows.size
         assert height > 20
-        with rows._looks_read_once():  # as `DirectPainter` renders the rows it has not seen: one by one
+        with rows.look_read_once():  # as `DirectPainter` renders the rows it has not seen: one by one
             strips = [rows.render_lines(Region(0, y, width, 1))[0] for y in range(height)]
         assert "line 29" in "".join(segment.text for strip in strips for segment in strip)
         assert walks == {"rich_style": 1, "background_colors": 1}
@@ -272,19 +273,15 @@ async def test_the_app_timers_paint_nothing_once_the_app_is_shutting_down(monkey
         monkeypatch.setattr(app.fleet_list, "refresh_cells", lambda *_a, **_k: touched.append("fleet list"))
         monkeypatch.setattr(app.needs_panel, "show_entries", lambda *_a, **_k: touched.append("needs you"))
 
-        def drain() -> frozenset[str]:
-            touched.append("frame")
-            return frozenset()
-
-        monkeypatch.setattr(app.bridge, "drain", drain)
+        monkeypatch.setattr(app.mirror, "screen_changed", lambda: touched.append("frame"))
         app._clock()
         app._needs_you_tick()
-        app._frame()
+        app._frame({"%1"}, True)
         assert touched == ["fleet list", "needs you", "frame"]  # running: each does its work
         touched.clear()
-        monkeypatch.setattr(app, "_running", False)  # as Textual's shutdown sets it before pruning
+        monkeypatch.setattr(NbsApp, "is_running", property(lambda _app: False))  # as in Textual's shutdown, before pruning
         app._clock()
         app._needs_you_tick()
-        app._frame()
-        monkeypatch.setattr(app, "_running", True)
+        app._frame({"%1"}, True)
+        monkeypatch.undo()
         assert touched == []

@@ -255,9 +255,17 @@ async def test_a_backend_that_fails_to_start_is_reported_not_fatal(monkeypatch: 
 
     monkeypatch.setattr(ClaudeSignals, "start", broken)
     app, holder = _app(claude=True)
+    notified: list[str] = []
+    notify = app.notify
+
+    def noted(message: str, **kwargs: Any) -> None:
+        notified.append(message)
+        notify(message, **kwargs)
+
+    monkeypatch.setattr(app, "notify", noted)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: len(app._notifications) > 0, what="a notification")
-        assert any("read-only" in n.message for n in app._notifications)
+        await wait_for(pilot, lambda: notified, what="a notification")
+        assert any("read-only" in message for message in notified)
         holder["fleet"].feed("%1", "still mirrored")
         await wait_for(pilot, lambda: "still mirrored" in widget_text(app.mirror.rows), what="the mirror")
 

@@ -13,6 +13,7 @@ from nbs_tui.app import create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.widgets.direct_paint import unobstructed_region
+from nbs_tui.widgets.textual_internals import visible_widgets
 from tests.app.helpers import wait_for, widget_text
 
 SIZE = (160, 48)
@@ -26,16 +27,16 @@ async def test_the_mirror_is_unobstructed_until_a_toast_covers_it(session: libtm
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         rows = app.mirror.rows
         await wait_for(pilot, lambda: "MIRROR-SHOWN" in widget_text(rows), what="the pane in the mirror")
-        visible = app.screen._compositor.visible_widgets
+        visible = visible_widgets(app.screen)
         assert unobstructed_region(visible, rows) == rows.region
         assert unobstructed_region(visible, app.mirror) is None, "the mirror's own rows are drawn over its frame"
 
         app.notify("a toast over the mirror's corner", timeout=60)
         await wait_for(
             pilot,
-            lambda: any(type(w).__name__ == "Toast" for w in app.screen._compositor.visible_widgets),
+            lambda: any(type(w).__name__ == "Toast" for w in visible_widgets(app.screen)),
             what="the toast shown",
         )
-        toast = next(w for w in app.screen._compositor.visible_widgets if type(w).__name__ == "Toast")
+        toast = next(w for w in visible_widgets(app.screen) if type(w).__name__ == "Toast")
         assert toast.region.overlaps(rows.region), "the toast should be laid over the mirror for this test"
-        assert unobstructed_region(app.screen._compositor.visible_widgets, rows) is None
+        assert unobstructed_region(visible_widgets(app.screen), rows) is None

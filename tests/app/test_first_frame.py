@@ -10,7 +10,6 @@ from functools import partial
 from typing import Any
 
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
 
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
@@ -18,6 +17,7 @@ from nbs_tui.core.model import AgentState
 from nbs_tui.messages import PaneStatus, PaneStatusChanged
 from nbs_tui.tmux.port import FleetListener
 from nbs_tui.widgets.fleet_list import FleetList
+from nbs_tui.widgets.textual_internals import FooterKey
 from tests.app.fakes import FakeFleet, pane_info
 from tests.app.helpers import wait_for
 

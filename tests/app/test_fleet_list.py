@@ -143,3 +143,21 @@ async def test_a_cursor_moved_while_the_list_is_hidden_is_in_view_once_it_shows(
         await wait_for(pilot, lambda: fleet.size.height > 0, what="the list laid out")
         await pilot.pause()
         assert "fleet:29.0" in _text(fleet.render_line(fleet.size.height - 1))
+
+
+async def test_a_removed_list_draws_nothing_when_news_still_arrives() -> None:
+    """At exit Textual removes the widgets (dropping their component styles) while messages
+    already queued, such as a fleet change, are still handled: a list no longer attached must
+    not paint (it raised KeyError 'fleet-list--header' in a CI run, ending the app with an error)."""
+    app = ListApp()
+    async with app.run_test(size=(100, 12)) as pilot:
+        fleet = app.query_one(FleetList)
+        statuses = {p.pane_id: PaneStatus(p.pane_id, AgentState.IDLE, idle_since=0.0) for p in PANES}
+        fleet.update_fleet(PANES, statuses, {}, now=5.0)
+        await pilot.pause()
+        await fleet.remove()
+        assert not fleet.is_attached
+        fleet.notify_style_update()  # as a theme or focus change at exit does: the looks are read again
+        statuses["%1"] = PaneStatus("%1", AgentState.WORKING)
+        fleet.update_fleet(PANES, statuses, {}, now=6.0)
+        fleet.refresh_cells(statuses, {}, now=7.0)

@@ -13,7 +13,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.lease import clean_host
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
-from nbs_tui.tmux.operate import TmuxCommands
+from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.widgets.status_bar import StatusBar
 from tests.app.helpers import wait_for, widget_text
 
@@ -24,7 +24,7 @@ async def test_status_bar_names_the_holder_and_the_dashboard_takes_over_when_it_
     session: libtmux.Session,
 ) -> None:
     address = ServerAddress(socket_name=session.server.socket_name)
-    other = LeaseHeartbeat(TmuxCommands(address), pid=os.getpid() + 1)
+    other = LeaseHeartbeat(TmuxServerCommands.for_server(address), pid=os.getpid() + 1)
     other.tick()
     assert other.holding
     app = create_app(Settings(server=address, service="off", lease_ttl=2.0))
@@ -77,7 +77,7 @@ async def test_a_viewing_dashboard_shows_the_holders_actions_in_the_pane_history
     from nbs_tui.widgets.detail_panel import DetailPanel
 
     address = ServerAddress(socket_name=session.server.socket_name)
-    commands = TmuxCommands(address)
+    commands = TmuxServerCommands.for_server(address)
     other = LeaseHeartbeat(commands, pid=os.getpid() + 1)
     other.tick()
     holder = SidecarLease(commands, other)

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import libtmux
 import pytest
-from textual import events
 
-import nbs_tui.app
+import nbs_tui.dashboard.history
 from nbs_tui.app import create_app
 from nbs_tui.widgets.scrollback import CURRENT_STYLE, MATCH_STYLE
 from tests.app.helpers import wait_for, widget_text
 from tests.app.test_actions import SIZE, select, settings
+from tests.app.textual_probes import wheel_up
 
 LOG = (
     "for i in $(seq 1 200); do "
@@ -95,7 +95,7 @@ async def test_alternate_screen_says_so_and_the_wheel_opens_it(session: libtmux.
         await select(app, pilot, full)
         await wait_for(pilot, lambda: "FULL SCREEN APP" in widget_text(app.mirror.rows), what="the program mirrored")
         mirror = app.mirror
-        await pilot._post_mouse_events([events.MouseScrollUp], widget=mirror, offset=(5, 5))  # the wheel, up
+        await wheel_up(pilot, mirror, (5, 5))  # the wheel, up
         view = app.scrollback
         await wait_for(pilot, lambda: view.display and view.lines.texts, what="the screen shown")
         assert "alternate screen" in str(view.border_title) and "no scrollback" in str(view.border_title)
@@ -109,7 +109,7 @@ FOLLOWED = "for i in $(seq 1 200); do printf 'step %03d ok\\n' $i; done; exec ta
 async def test_the_view_follows_new_output_at_the_bottom_and_holds_still_above_it(
     session: libtmux.Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(nbs_tui.app, "TAIL_ROWS", 20)  # re-reads of the last rows, spliced on
+    monkeypatch.setattr(nbs_tui.dashboard.history, "TAIL_ROWS", 20)  # re-reads of the last rows, spliced on
     feed = tmp_path / "feed.log"
     feed.write_text("")
 
@@ -159,7 +159,7 @@ async def test_the_view_follows_new_output_at_the_bottom_and_holds_still_above_i
 async def test_following_survives_the_history_limit_and_a_cleared_history(
     server: libtmux.Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(nbs_tui.app, "TAIL_ROWS", 20)  # a tail read must notice the drops and the clear
+    monkeypatch.setattr(nbs_tui.dashboard.history, "TAIL_ROWS", 20)  # a tail read must notice the drops and the clear
     feed = tmp_path / "feed.log"
     feed.write_text("")
     session = server.new_session(session_name="limits", x=100, y=20)
@@ -174,7 +174,7 @@ async def test_following_survives_the_history_limit_and_a_cleared_history(
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, log)
         await wait_for(pilot, lambda: "step 200" in widget_text(app.mirror.rows), what="the log mirrored")
-        await pilot._post_mouse_events([events.MouseScrollUp], widget=app.mirror, offset=(5, 5))  # at the bottom
+        await wheel_up(pilot, app.mirror, (5, 5))  # at the bottom
         view, lines = app.scrollback, app.scrollback.lines
         await wait_for(pilot, lambda: view.display and lines.texts, what="the history shown")
         first = lines.plain[0]

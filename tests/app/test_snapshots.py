@@ -158,8 +158,8 @@ def test_no_server_empty_state(server: libtmux.Server, snap_compare: Callable[..
         deadline = time.monotonic() + 15
         while app.connected is not False and time.monotonic() < deadline:
             await pilot.pause(0.1)
-        app.connection_message = ""
-        app._update_empty_state()
+        app.news.connection_message = ""
+        app.news.update_empty_state()
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

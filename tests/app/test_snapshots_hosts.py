@@ -22,6 +22,7 @@ from nbs_tui.core.hosts import HostState, split_pane_id
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.messages import HostsChanged
+from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.port import FleetListener, FleetPort
 from tests.app.snapfleet import StableFleet, start_snapshot_fleet
 from tests.app.test_snapshots import FROZEN_WALL, SIZE, _settled
@@ -80,11 +81,11 @@ class _TwoHosts(FleetPort):
     def capture_text(self, pane_id: PaneId) -> str:
         return self.inner.capture_text(split_pane_id(pane_id)[1])
 
-    def send_text(self, pane_id: PaneId, text: str) -> None:
-        self.inner.send_text(split_pane_id(pane_id)[1], text)
+    def send_text(self, pane_id: PaneId, text: str, *, guard: Guard | None = None) -> bool:
+        return self.inner.send_text(split_pane_id(pane_id)[1], text, guard=guard)
 
-    def send_keys(self, pane_id: PaneId, *keys: str) -> None:
-        self.inner.send_keys(split_pane_id(pane_id)[1], *keys)
+    def send_keys(self, pane_id: PaneId, *keys: str, guard: Guard | None = None) -> bool:
+        return self.inner.send_keys(split_pane_id(pane_id)[1], *keys, guard=guard)
 
 
 @pytest.fixture
@@ -132,7 +133,7 @@ async def test_the_list_groups_panes_under_a_header_per_host_and_the_cursor_step
     hosts_app: NbsApp,
 ) -> None:
     from nbs_tui.core.fleet_filter import FleetFilter
-    from nbs_tui.widgets.fleet_list import HEADER
+    from nbs_tui.widgets.fleet_rows import HEADER
 
     app = hosts_app
     async with app.run_test(size=SIZE) as pilot:

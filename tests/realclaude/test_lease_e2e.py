@@ -19,8 +19,8 @@ from nbs_tui.core.sidecar import SidecarConfig
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
 from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.fleet import TmuxFleet
-from nbs_tui.tmux.operate import TmuxCommands
 from tests.realclaude.harness import ClaudeFleet, Text
 
 pytestmark = [pytest.mark.realclaude, pytest.mark.slow]
@@ -33,7 +33,7 @@ class Watcher:
     def __init__(self, server: libtmux.Server) -> None:
         address = ServerAddress(socket_name=server.socket_name)
         self.fleet = TmuxFleet(address)
-        commands = TmuxCommands(address)
+        commands = TmuxServerCommands.for_server(address)
         self.lease = SidecarLease(commands, LeaseHeartbeat(commands))
         self.events: list[SidecarEvent] = []
         self.lock = threading.Lock()

@@ -128,4 +128,4 @@ def test_remote_tmux_server_killed_then_started_again(ssh_lab: SshLab) -> None:
         wait_for(lambda: [p.session_name for p in fleet.panes()] == ["second"])
         wait_for(lambda: any(r.strip() == "after-restart" for r in mirror_text(fleet, pane)))
         # "no server" is tmux answering: polled at the normal interval, not backed off
-        assert fleet._retry_delay(0) == 0.2
+        assert fleet._supervisor.retry_delay(0) == 0.2

@@ -207,7 +207,7 @@ def test_a_fleet_on_an_unusable_host_reports_it_and_backs_off(ssh_lab: SshLab) -
         wait_for(lambda: bool(rec.connections))
         assert rec.connections[0] == (False, "hostrefused: connection refused: no ssh server listening at hostrefused")
         assert fleet.runner.max_backoff is not None
-        assert [fleet._retry_delay(n) for n in (1, 2, 3, 4)] == [0.2, 0.4, 0.8, 1.6]
+        assert [fleet._supervisor.retry_delay(n) for n in (1, 2, 3, 4)] == [0.2, 0.4, 0.8, 1.6]
 
 
 def test_stop_leaves_no_ssh_and_no_remote_client(ssh_lab: SshLab) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.tmux.operate import TmuxCommands
+from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.port import TmuxUnavailable
 from tests.remote.conftest import SshLab
 from tests.remote.helpers import new_session, runner_for
@@ -20,7 +20,7 @@ def test_identity_and_paste_on_a_remote_pane(ssh_lab: SshLab, tmp_path: Path) ->
     pane = new_session(a, "paste", f"sh -c 'stty -echoctl; exec cat > {shlex.quote(str(out))}'")
     runner = runner_for(ssh_lab, "hosta")
     try:
-        commands = TmuxCommands(runner.server, runner=runner)
+        commands = TmuxServerCommands(runner)
         wait_for(lambda: getattr(commands.pane_identity(pane), "current_command", "") == "cat")
         identity = commands.pane_identity(pane)
         assert identity is not None and identity.session_name == "paste"
@@ -38,6 +38,6 @@ def test_a_host_that_cannot_be_reached_is_unavailable_in_one_line(ssh_lab: SshLa
     runner = runner_for(ssh_lab, "hostrefused")
     try:
         with pytest.raises(TmuxUnavailable, match=r"^hostrefused: connection refused"):
-            TmuxCommands(runner.server, runner=runner).run("list-sessions")
+            TmuxServerCommands(runner).run("list-sessions")
     finally:
         runner.close()

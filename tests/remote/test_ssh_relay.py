@@ -15,7 +15,9 @@ from nbs_tui.core.lease import Lease
 from nbs_tui.core.pane_state import HistoryEntry
 from nbs_tui.runtime.contract import LeaseMode
 from nbs_tui.runtime.runtime import Runtime
+from nbs_tui.sidecar.pane_options import SidecarSwitches
 from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.tmux.commands import TmuxServerCommands
 from tests.remote.conftest import SshLab
 from tests.remote.helpers import new_session
 from tests.remote.test_ssh_lease import NBS_TUI
@@ -55,11 +57,16 @@ def test_a_dashboard_over_ssh_hears_the_remote_services_polls_and_plan_answers(
         wait_for(lambda: any(dict(e.data)["result"] == "submitted" for e in heard(pane, "poll")), 45)
         wait_for(lambda: any(dict(e.data)["result"] == "landed" for e in heard(plan, "plan-select")), 45)
         # the viewer's per-tick option read goes on the fleet's control connection, not an ssh exec
-        assert runtime.lease is not None and runtime.lease.inband is not None
-        assert runtime.lease.inband(("display-message", "-p", "#{@nbs_sidecar}")) == a.tmux(
-            "display-message", "-p", "#{@nbs_sidecar}"
-        )
-        assert runtime.lease.switches.read(runtime.lease.inband)[1].keys() == runtime.lease.switches.read()[1].keys()
+        lease = runtime.lease
+        assert lease is not None
+        commands = lease.commands
+        in_band, processes = commands.in_band_runs, commands.process_runs
+        _, panes = lease.switches.read()
+        assert commands.in_band_runs > in_band and commands.process_runs == processes
+        # with the same answers as an ssh exec of tmux gives
+        by_ssh = SidecarSwitches(TmuxServerCommands(commands.runner))
+        assert panes.keys() == by_ssh.read()[1].keys()
+        assert lease.heartbeat.client.read() == a.tmux("display-message", "-p", "#{@nbs_sidecar}").rstrip("\n")
     finally:
         runtime.stop()
         ssh_lab.ssh("hosta", f"{command} service stop")

@@ -13,7 +13,7 @@ import sys
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
-from nbs_tui.tmux.operate import TmuxCommands
+from nbs_tui.tmux.commands import TmuxServerCommands
 
 
 def say(text: str) -> None:
@@ -23,7 +23,7 @@ def say(text: str) -> None:
 
 def main() -> None:
     mode, socket_name, ttl = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    commands = TmuxCommands(ServerAddress(socket_name=socket_name))
+    commands = TmuxServerCommands.for_server(ServerAddress(socket_name=socket_name))
     if mode == "race":
         for line in sys.stdin:
             if line.strip() != "go":

@@ -19,7 +19,8 @@ from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.actions import Operator, summarize, tmux_key
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
 from nbs_tui.core.screen import PaneScreen
-from nbs_tui.tmux.operate import TmuxCommandError, TmuxCommands
+from nbs_tui.tmux.commands import Guard, TmuxServerCommands
+from nbs_tui.tmux.errors import TmuxCommandError
 from nbs_tui.tmux.port import FleetPort, PaneGone
 
 
@@ -27,7 +28,7 @@ class CliFleet(FleetPort):
     """The smallest FleetPort over the tmux binary, so these tests need only the port's contract."""
 
     def __init__(self, server: ServerAddress) -> None:
-        self.tmux = TmuxCommands(server)
+        self.tmux = TmuxServerCommands.for_server(server)
 
     def start(self) -> None:
         pass
@@ -44,15 +45,19 @@ class CliFleet(FleetPort):
     def capture_text(self, pane_id: PaneId) -> str:
         return self._run("capture-pane", "-p", "-t", pane_id)
 
-    def send_text(self, pane_id: PaneId, text: str) -> None:
+    def send_text(self, pane_id: PaneId, text: str, *, guard: Guard | None = None) -> bool:
+        assert guard is None, "the operator's actions never guard their keys"
         self._run("send-keys", "-l", "-t", pane_id, "--", text)
+        return True
 
-    def send_keys(self, pane_id: PaneId, *keys: str) -> None:
+    def send_keys(self, pane_id: PaneId, *keys: str, guard: Guard | None = None) -> bool:
+        assert guard is None, "the operator's actions never guard their keys"
         self._run("send-keys", "-t", pane_id, *keys)
+        return True
 
     def _run(self, *args: str) -> str:
         try:
-            return self.tmux.run(*args)
+            return self.tmux.run(*args).text
         except TmuxCommandError as error:
             if "can't find pane" in str(error):
                 raise PaneGone(str(error)) from None

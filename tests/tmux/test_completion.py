@@ -79,11 +79,13 @@ def test_bash_completes_subcommands_options_choices_and_files(tmp_path: Path) ->
         ("nbs-tui", "-L", ""),
         ("nbs-tui", "completion", ""),
         ("nbs-tui", "hooks", "install", ""),
+        ("nbs-tui", "new", f"{tmp_path}/"),
+        ("nbs-tui", "new", "--permission-mode", "by"),
     )
     assert answers == [
         "demo|detect",
         "demo",
-        "demo|detect|hooks|completion|serve-stdio|service",
+        "demo|detect|hooks|completion|serve-stdio|service|new|restore|stop|restart",
         "install|uninstall|status",
         "install|uninstall|status",
         "no-prompts|off",
@@ -95,6 +97,8 @@ def test_bash_completes_subcommands_options_choices_and_files(tmp_path: Path) ->
         "",  # a socket name: nothing to guess
         "bash|zsh",
         "",  # hooks takes one action
+        f"{tmp_path}/projects",  # new's DIR: folders only
+        "bypassPermissions",
     ]
 
 
@@ -106,7 +110,7 @@ def test_scripts_follow_the_parser() -> None:
     assert "--brand-new" in bash and "_nbs_reply -W 'left right'" in bash
     assert "'(--brand-new)--brand-new[a flag added later]:left|right:(left right)'" in zsh
     names = [command.name for command in describe(build_parser()).subcommands]
-    assert names == ["demo", "detect", "hooks", "completion", "serve-stdio", "service"]
+    assert names == ["demo", "detect", "hooks", "completion", "serve-stdio", "service", "new", "restore", "stop", "restart"]
 
 
 @pytest.fixture

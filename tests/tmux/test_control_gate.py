@@ -70,7 +70,7 @@ def test_a_viewer_closing_while_the_next_attaches_leaves_tmux_up(server: libtmux
             current = started[0]
             time.sleep(0.02)
             assert process_alive(tmux_pid), f"tmux crashed at switch {switch + 1}"
-        reply = current.command("display-message -p '#{session_id}'")
+        reply = current.command_line("display-message -p '#{session_id}'")
         assert reply.ok and reply.text() == [sessions[SWITCHES % len(sessions)]]
     finally:
         current.close()
@@ -108,10 +108,10 @@ def test_no_client_starts_while_sessions_keep_changing(server: libtmux.Server) -
         wait_for(lambda: len(fleet.panes()) == 2)  # seen, and its client then started once quiet
         wait_for(lambda: len(fleet.attached_sessions()) == 2)
         assert time.monotonic() - made >= STRUCTURE_QUIET
-        fleet._structure_at = time.monotonic() + 3600  # as if sessions kept changing from now on
+        fleet._clients.structure_at = time.monotonic() + 3600  # as if sessions kept changing from now on
         tmux(server, "new-session", "-d", "-s", "later", "sleep 3600")
         wait_for(lambda: len(fleet.panes()) == 3)
         time.sleep(1.0)  # ten rescans
         assert len(fleet.attached_sessions()) == 2, "a client started while sessions were changing"
-        fleet._structure_at = time.monotonic() - STRUCTURE_QUIET  # quiet now
+        fleet._clients.structure_at = time.monotonic() - STRUCTURE_QUIET  # quiet now
         wait_for(lambda: len(fleet.attached_sessions()) == 3)

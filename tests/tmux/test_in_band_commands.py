@@ -1,14 +1,22 @@
-"""The lease's and the sidecar's tmux commands on the fleet's control connection (no process):
-the same answers, the same errors, the same fence as a ``tmux`` process gives."""
+"""The server's one command path (`TmuxServerCommands`) on the fleet's control connection (no
+process): the same answers, the same errors, the same fence as a ``tmux`` process gives."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import libtmux
 import pytest
 
 from nbs_tui.sidecar.heartbeat import LeaseClient, LeaseHeartbeat
-from nbs_tui.tmux.operate import TmuxCommandError, TmuxCommands
-from nbs_tui.tmux.port import TmuxUnavailable
+from nbs_tui.tmux.commands import TmuxServerCommands, command_line
+from nbs_tui.tmux.errors import (
+    PaneGone,
+    PaneNotFound,
+    ServerGone,
+    TmuxCommandError,
+    TmuxUnavailable,
+)
 from tests.tmux.fleet_helpers import address, new_session, running_fleet, wait_for
 
 
@@ -17,10 +25,10 @@ def test_command_lines_run_in_band_with_a_process_s_answers(server: libtmux.Serv
     pane = session.active_window.active_pane
     assert pane is not None and pane.pane_id is not None
     pane_id = pane.pane_id
-    process = TmuxCommands(address(server))
+    process = TmuxServerCommands.for_server(address(server))
     with running_fleet(server, stream_output=False, watch_all=False) as (fleet, _recorder):
-        wait_for(lambda: fleet.command_line("display-message -p ready") is not None)
-        commands = TmuxCommands(address(server), in_band=fleet)
+        commands = fleet.commands
+        wait_for(lambda: commands.run("display-message", "-p", "ready").in_band)
         beat = LeaseHeartbeat(commands)
         beat.tick()  # the version check runs as a process; the compare-and-set in-band
         assert beat.holding and commands.in_band_runs >= 1
@@ -31,33 +39,70 @@ def test_command_lines_run_in_band_with_a_process_s_answers(server: libtmux.Serv
         assert fence.fenced(beat.token, [("set-option", "-p", "-t", pane_id, "@probe", text)])
         assert not fence.fenced("0" * 16, [("set-option", "-p", "-t", pane_id, "@probe", "x")])
         assert commands.in_band_runs == runs + 2
-        assert process.run("display-message", "-p", "-t", pane_id, "#{@probe}") == text + "\n"
+        assert process.display(pane_id, "#{@probe}") == text
         # several commands, and an if-shell whose commands answer in blocks of their own
-        assert commands.run_many([("display-message", "-p", "a"), ("display-message", "-p", "b;")]) == "a\nb;\n"
+        assert commands.run_many([("display-message", "-p", "a"), ("display-message", "-p", "b;")]).lines == ("a", "b;")
         for ran in (commands, process):
-            with pytest.raises(TmuxCommandError, match="can't find pane: %999"):
+            with pytest.raises(PaneNotFound, match="can't find pane: %999"):
                 ran.run("send-keys", "-t", "%999", "x")
-            with pytest.raises(TmuxCommandError, match="no such pane: %999"):
+            with pytest.raises(PaneNotFound, match="no such pane: %999"):
                 ran.run_many([("if-shell", "-F", "1", "set-option -p -t %999 @x 1 ; display-message -p ran")])
+            with pytest.raises(TmuxCommandError, match="unknown command: no-such-command"):
+                ran.run("no-such-command")
+            assert ran.pane_identity("%999") is None
         # the line after a failed one is answered as usual
-        assert commands.run("display-message", "-p", "#{session_name}") == "inband\n"
-        # what tmux may finish after the next line (a shell) runs as a process
-        runs = commands.in_band_runs
+        assert commands.run("display-message", "-p", "#{session_name}").lines == ("inband",)
+        # what tmux may finish after the next line (a shell, a wait) runs as a process, also
+        # inside an if-shell -F; a mere argument that names one does not
+        runs, processes = commands.in_band_runs, commands.process_runs
         commands.run("run-shell", "true")
-        assert commands.run_many([("if-shell", "true", "display-message -p yes")]) == "yes\n"
-        assert commands.in_band_runs == runs
+        assert commands.run_many([("if-shell", "true", "display-message -p yes")]).lines == ("yes",)
+        assert not commands.run("if-shell", "-F", "1", command_line([("run-shell", "true")])).in_band
+        assert commands.in_band_runs == runs and commands.process_runs == processes + 3
+        assert process.run("run-shell", "true").lines == ()
+        noted = "plan option 1 landed (menu gone); run-shell said"
+        assert commands.run("set-option", "-p", "-t", pane_id, "@probe", noted).in_band
+        assert commands.run("if-shell", "-F", "1", command_line([("display-message", "-p", "wait-for")])).in_band
+        assert process.display(pane_id, "#{@probe}") == noted
         beat.stop()
         assert LeaseClient(commands).read() == ""
+
+
+def test_keys_and_text_arrive_byte_exact_by_either_route(server: libtmux.Server, tmp_path: Path) -> None:
+    """``type_text`` in-band and as a process types the same bytes: quotes, ``;``, ``$``, a
+    leading ``-``, unicode, newlines; ``press`` the same keys."""
+    out = tmp_path / "typed"
+    session = new_session(server, "keys", 80, 24, window_command=f"sh -c 'stty raw -echo; exec cat > {out}'")
+    pane = session.active_window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    pane_id = pane.pane_id
+    process = TmuxServerCommands.for_server(address(server))
+    text = '-n "q;" $HOME #{x} ~ é\nx;'
+    with running_fleet(server, stream_output=False, watch_all=False) as (fleet, _recorder):
+        commands = fleet.commands
+        wait_for(lambda: commands.run("display-message", "-p", "ready").in_band)
+        wait_for(lambda: out.exists())
+        runs, processes = commands.in_band_runs, commands.process_runs
+        assert commands.type_text(pane_id, text) and commands.press(pane_id, "Escape", "Enter")
+        assert (commands.in_band_runs, commands.process_runs) == (runs + 2, processes)
+        assert process.type_text(pane_id, text) and process.press(pane_id, "Escape", "Enter")
+        with pytest.raises(PaneGone):
+            commands.type_text("%999", "x")
+    expected = (text.encode() + b"\x1b\r") * 2
+    wait_for(lambda: out.read_bytes() == expected)
 
 
 def test_without_a_ready_connection_a_process_runs_it(server: libtmux.Server) -> None:
     new_session(server, "inband", 80, 24)
     with running_fleet(server, stream_output=False, watch_all=False) as (fleet, _recorder):
-        commands = TmuxCommands(address(server), in_band=fleet)
+        commands = fleet.commands
     # the fleet is stopped: no connection, the same command as a process
-    assert commands.run("display-message", "-p", "x") == "x\n"
-    assert commands.in_band_runs == 0
+    in_band, processes = commands.in_band_runs, commands.process_runs
+    assert commands.run("display-message", "-p", "x").lines == ("x",)
+    assert (commands.in_band_runs, commands.process_runs) == (in_band, processes + 1)
     server.kill()
+    with pytest.raises(ServerGone):
+        commands.run("display-message", "-p", "x")
     with pytest.raises(TmuxUnavailable):
         commands.run("display-message", "-p", "x")
 

@@ -19,13 +19,13 @@ import pytest
 from nbs_tui.core.lease import LEASE_OPTION, ForeignLease, Lease, LeaseValue
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.sidecar.heartbeat import LeaseClient, LeaseHeartbeat, tmux_too_old
-from nbs_tui.tmux.operate import TmuxCommands
+from nbs_tui.tmux.commands import TmuxServerCommands
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def commands_for(server: libtmux.Server) -> TmuxCommands:
-    return TmuxCommands(ServerAddress(socket_name=str(server.socket_name)))
+def commands_for(server: libtmux.Server) -> TmuxServerCommands:
+    return TmuxServerCommands.for_server(ServerAddress(socket_name=str(server.socket_name)))
 
 
 class Worker:
@@ -265,9 +265,9 @@ def test_fenced_commands_run_only_for_the_token(session: libtmux.Session, server
     client = LeaseClient(commands)
     text = 'a "quoted; $HOME #{x} ~ text;'
     assert client.fenced(beat.token, [("set-option", "-p", "-t", pane.pane_id, "@probe", text)])
-    assert commands.run("display-message", "-p", "-t", pane.pane_id, "#{@probe}") == text + "\n"
+    assert commands.run("display-message", "-p", "-t", pane.pane_id, "#{@probe}").text == text + "\n"
     assert not client.fenced("0" * 16, [("set-option", "-p", "-t", pane.pane_id, "@probe", "x")])
-    assert commands.run("display-message", "-p", "-t", pane.pane_id, "#{@probe}") == text + "\n"
+    assert commands.run("display-message", "-p", "-t", pane.pane_id, "#{@probe}").text == text + "\n"
     beat.stop()
 
 

@@ -19,8 +19,8 @@ from libtmux.test.retry import retry_until
 from nbs_tui.core.lease import LEASE_OPTION
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
-from nbs_tui.sidecar.pane_options import SidecarSwitches
-from nbs_tui.tmux.operate import TmuxCommands
+from nbs_tui.sidecar.pane_options import SidecarSwitches, typing_guard
+from nbs_tui.tmux.commands import TmuxServerCommands
 from tests.tmux.test_sidecar_runner import write_fake_claude
 
 REPO = Path(__file__).resolve().parents[2]
@@ -104,9 +104,9 @@ def test_two_headless_one_acts_and_a_clean_stop_hands_over(
         first.stop()
         second.stop()
     assert set(submits(log)) == {"SUBMIT /nbs-poll"}, submits(log)
-    assert TmuxCommands(ServerAddress(socket_name=str(server.socket_name))).run(
+    assert TmuxServerCommands.for_server(ServerAddress(socket_name=str(server.socket_name))).run(
         "display-message", "-p", f"#{{{LEASE_OPTION}}}"
-    ) == "\n"
+    ).text == "\n"
 
 
 def test_next_holder_erases_a_poll_left_unsubmitted_but_never_the_operators_text(
@@ -114,13 +114,13 @@ def test_next_holder_erases_a_poll_left_unsubmitted_but_never_the_operators_text
 ) -> None:
     left, left_log = agent(session, tmp_path, "left")
     typed_on, typed_on_log = agent(session, tmp_path, "typedon")
-    commands = TmuxCommands(ServerAddress(socket_name=str(server.socket_name)))
+    commands = TmuxServerCommands.for_server(ServerAddress(socket_name=str(server.socket_name)))
     switches = SidecarSwitches(commands)
     dead = LeaseHeartbeat(commands)
     dead.tick()
     assert dead.holding
-    assert switches.type_marked(dead.token, left, "/nbs-poll")
-    assert switches.type_marked(dead.token, typed_on, "/nbs-poll")
+    assert commands.type_text(left, "/nbs-poll", guard=typing_guard(dead.token, left, "/nbs-poll"))
+    assert commands.type_text(typed_on, "/nbs-poll", guard=typing_guard(dead.token, typed_on, "/nbs-poll"))
     server.cmd("send-keys", "-t", typed_on, "-l", " and my words")  # the operator typed on
     assert retry_until(lambda: "and my words" in capture(commands, typed_on), 5, raises=False)
     dead.stop(release=False)  # dies: no release, no submit
@@ -143,5 +143,5 @@ def test_next_holder_erases_a_poll_left_unsubmitted_but_never_the_operators_text
     assert submits(typed_on_log) == []
 
 
-def capture(commands: TmuxCommands, pane: str) -> str:
-    return commands.run("capture-pane", "-p", "-t", pane)
+def capture(commands: TmuxServerCommands, pane: str) -> str:
+    return commands.run("capture-pane", "-p", "-t", pane).text

@@ -20,8 +20,8 @@ from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
 from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.sidecar.pane_options import SidecarSwitches
 from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.fleet import TmuxFleet
-from nbs_tui.tmux.operate import TmuxCommands
 from tests.tmux.test_lease_headless import agent, submits
 
 
@@ -31,7 +31,7 @@ class View:
     def __init__(self, server: libtmux.Server, interval: float) -> None:
         address = ServerAddress(socket_name=server.socket_name)
         self.fleet = TmuxFleet(address)
-        self.commands = TmuxCommands(address)
+        self.commands = TmuxServerCommands.for_server(address)
         self.lease = SidecarLease(self.commands, LeaseHeartbeat(self.commands, ttl=2.0))
         self.events: list[SidecarEvent] = []
         self.lock = threading.Lock()
@@ -192,7 +192,7 @@ def test_a_clean_stop_withdraws_its_own_unsubmitted_poll(
         assert retry_until(holder.lease.acting, 10, raises=False)
         assert retry_until(lambda: holder.runner.status(pane_id) is not None, 10, raises=False)
         # the holder has typed its poll (marked) and stops before pressing Enter
-        assert holder.lease.switches.type_marked(holder.lease.token, pane_id, "/nbs-poll")
+        assert holder.commands.type_text(pane_id, "/nbs-poll", guard=holder.lease.guard(pane_id, "/nbs-poll"))
 
         def box() -> str | None:
             text = "\n".join(server.cmd("capture-pane", "-p", "-t", pane_id).stdout)
@@ -202,6 +202,6 @@ def test_a_clean_stop_withdraws_its_own_unsubmitted_poll(
     finally:
         holder.stop()
     assert retry_until(lambda: box() == "", 5, raises=False), box()
-    _, panes = SidecarSwitches(TmuxCommands(ServerAddress(socket_name=server.socket_name))).read()
+    _, panes = SidecarSwitches(TmuxServerCommands.for_server(ServerAddress(socket_name=server.socket_name))).read()
     assert panes[pane_id].inflight is None
     assert submits(log) == []

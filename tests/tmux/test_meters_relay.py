@@ -21,7 +21,7 @@ from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.pane_state import PaneState
 from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
-from nbs_tui.tmux.operate import TmuxCommands
+from nbs_tui.tmux.commands import TmuxServerCommands
 from tests.tmux.test_lease_headless import agent
 from tests.tmux.test_service import LeaseRecorder, cli, service_env
 from tests.unit.test_runtime import settings
@@ -68,7 +68,7 @@ def test_a_viewer_shows_the_meters_the_service_reads(
     env = service_env(tmp_path)  # the service's HOME: its Claude home is HOME/.claude
     pane_id, transcript = agent_with_transcript(session, tmp_path, Path(env["HOME"]) / ".claude")
     address = ServerAddress(socket_name=str(server.socket_name))
-    commands = TmuxCommands(address)
+    commands = TmuxServerCommands.for_server(address)
     recorder = LeaseRecorder()
     viewer = Runtime(
         replace(settings(tmp_path), server=address, poll_interval=600.0), recorder,
@@ -105,7 +105,7 @@ def test_a_viewer_shows_the_meters_the_service_reads(
         total = state.fleet_meters()
         assert total is not None
         assert describe_total(total, DEFAULT_PRICES) == describe_total(tail.facts.meters, DEFAULT_PRICES)
-        assert parse_meters(commands.run("show-options", "-pqv", "-t", pane_id, METERS_OPTION)) == meters
+        assert parse_meters(commands.run("show-options", "-pqv", "-t", pane_id, METERS_OPTION).text) == meters
         # a new response moves the viewer's meters
         append(transcript, response("msg-3", 5, 100, 0, 3230))
         grown = Tokens(input=1012, output=161, cache_creation=213, cache_read=6247)

@@ -5,11 +5,16 @@ from __future__ import annotations
 import libtmux
 from libtmux.test.retry import retry_until
 
-from nbs_tui.core.lease import InflightMark, answered
+from nbs_tui.core.lease import START_CLAIM_OPTION, InflightMark, StartClaim, answered
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
-from nbs_tui.sidecar.pane_options import PaneOptionsPublisher, PublishedState, SidecarSwitches
-from nbs_tui.tmux.operate import TmuxCommands
+from nbs_tui.sidecar.pane_options import (
+    PaneOptionsPublisher,
+    PublishedState,
+    SidecarSwitches,
+    typing_guard,
+)
+from nbs_tui.tmux.commands import TmuxServerCommands
 
 STATUS_RIGHT = (
     "#{?@nbs_needs,#[reverse] #{@nbs_needs} #[default],}"
@@ -19,8 +24,8 @@ STATUS_RIGHT = (
 """The README's status-line snippet (kept identical there)."""
 
 
-def commands_for(server: libtmux.Server) -> TmuxCommands:
-    return TmuxCommands(ServerAddress(socket_name=str(server.socket_name)))
+def commands_for(server: libtmux.Server) -> TmuxServerCommands:
+    return TmuxServerCommands.for_server(ServerAddress(socket_name=str(server.socket_name)))
 
 
 def make_panes(session: libtmux.Session, n: int, shell: str = "cat") -> list[str]:
@@ -32,10 +37,10 @@ def make_panes(session: libtmux.Session, n: int, shell: str = "cat") -> list[str
     return ids
 
 
-def listed(commands: TmuxCommands) -> dict[str, tuple[str, str, str]]:
+def listed(commands: TmuxServerCommands) -> dict[str, tuple[str, str, str]]:
     out = commands.run("list-panes", "-a", "-F", "#{pane_id} #{@nbs_state}|#{@nbs_needs}|#{@nbs_since}")
     rows = {}
-    for line in out.splitlines():
+    for line in out.lines:
         pane_id, rest = line.split(" ", 1)
         state, needs, since = rest.split("|")
         rows[pane_id] = (state, needs, since)
@@ -97,7 +102,7 @@ def test_next_holder_clears_what_an_expired_holder_left(
     fresh = PaneOptionsPublisher(commands)
     assert fresh.clear_stale() == 5
     assert listed(commands)[a] == ("", "", "") and listed(commands)[b] == ("", "", "")
-    assert commands.run("display-message", "-p", "-t", a, "#{@nbs_poll}") == "off\n"
+    assert commands.run("display-message", "-p", "-t", a, "#{@nbs_poll}").text == "off\n"
     # after clearing, a publish sets everything again even if it matches what was there
     assert fresh.publish({a: PublishedState("idle", "", 1)}) == 2
 
@@ -108,7 +113,7 @@ def test_status_line_snippet(session: libtmux.Session, server: libtmux.Server) -
     commands.run("set-option", "-g", "status-right", STATUS_RIGHT)
 
     def status(pane: str) -> str:
-        return commands.run("display-message", "-p", "-t", pane, "#{E:status-right}").rstrip("\n")
+        return commands.run("display-message", "-p", "-t", pane, "#{E:status-right}").text.rstrip("\n")
 
     assert status(a) == " no sidecar"
     beat = LeaseHeartbeat(commands)
@@ -156,7 +161,7 @@ def test_typing_is_marked_fenced_and_a_left_over_poll_is_erased(
     old = LeaseHeartbeat(commands)
     old.tick()
     switches = SidecarSwitches(commands)
-    assert switches.type_marked(old.token, pane, "/nbs-poll")
+    assert commands.type_text(pane, "/nbs-poll", guard=typing_guard(old.token, pane, "/nbs-poll"))
     assert retry_until(lambda: "/nbs-poll" in capture(commands, pane), 5, raises=False)
     _, panes = switches.read()
     assert panes[pane].inflight == InflightMark(old.token, "/nbs-poll")
@@ -165,7 +170,7 @@ def test_typing_is_marked_fenced_and_a_left_over_poll_is_erased(
     old.stop(release=True)
     new = LeaseHeartbeat(commands)
     new.tick()
-    assert not switches.type_marked(old.token, pane, "again")  # the dead token types nothing
+    assert not commands.type_text(pane, "again", guard=typing_guard(old.token, pane, "again"))  # the dead token types nothing
     assert not switches.erase_inflight(old.token, pane, 9)
     assert switches.erase_inflight(new.token, pane, len("/nbs-poll"))
     assert retry_until(lambda: "/nbs-poll" not in capture(commands, pane), 5, raises=False)
@@ -174,5 +179,31 @@ def test_typing_is_marked_fenced_and_a_left_over_poll_is_erased(
     new.stop()
 
 
-def capture(commands: TmuxCommands, pane: str) -> str:
-    return commands.run("capture-pane", "-p", "-t", pane)
+def capture(commands: TmuxServerCommands, pane: str) -> str:
+    return commands.run("capture-pane", "-p", "-t", pane).text
+
+
+def test_a_pane_claimed_by_a_start_is_never_typed_into_by_the_holder_and_an_expired_claim_is_dropped(
+    session: libtmux.Session, server: libtmux.Server
+) -> None:
+    commands = commands_for(server)
+    (pane,) = make_panes(session, 1)
+    holder = LeaseHeartbeat(commands)
+    holder.tick()
+    switches = SidecarSwitches(commands)
+    claim = StartClaim("ab12cd34ef56ab78", 2_000_000_000)
+    commands.run("set-option", "-p", "-t", pane, START_CLAIM_OPTION, claim.render())
+    _, panes = switches.read()
+    assert panes[pane].start_claim == claim and claim.holds(1_900_000_000)
+    # the holder's fence and the claim are one step inside tmux: nothing typed, no in-flight mark
+    assert not commands.type_text(pane, "/nbs-poll", guard=typing_guard(holder.token, pane, "/nbs-poll"))
+    _, panes = switches.read()
+    assert panes[pane].inflight is None and "/nbs-poll" not in capture(commands, pane)
+    # only the claim read is dropped (a new start's claim is another value), and only by the holder
+    assert not switches.drop_start_claim(holder.token, pane, "ab12cd34ef56ab78 1")
+    assert not switches.drop_start_claim("ffffffffffffffff", pane, claim.render())
+    assert switches.drop_start_claim(holder.token, pane, claim.render())
+    _, panes = switches.read()
+    assert panes[pane].start_claim is None
+    assert commands.type_text(pane, "/nbs-poll", guard=typing_guard(holder.token, pane, "/nbs-poll"))
+    holder.stop()

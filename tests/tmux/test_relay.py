@@ -18,7 +18,7 @@ from nbs_tui.core.relay import ACTIONS_OPTION, encode_ring, parse_ring
 from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.runner import SidecarEvent
-from nbs_tui.tmux.operate import TmuxCommands
+from nbs_tui.tmux.commands import TmuxServerCommands
 from tests.tmux.test_lease_headless import agent, submits
 from tests.tmux.test_service import LeaseRecorder, cli, service_env, service_pid
 from tests.unit.test_relay import ring_of
@@ -79,7 +79,7 @@ def test_a_gap_in_the_numbers_is_reported_and_a_garbled_value_ignored(
 ) -> None:
     idle, _ = agent(session, tmp_path, "idle")
     address = ServerAddress(socket_name=str(server.socket_name))
-    commands = TmuxCommands(address)
+    commands = TmuxServerCommands.for_server(address)
     commands.run("set-option", "-p", "-t", idle, ACTIONS_OPTION, encode_ring(ring_of(1, 2)))
     recorder = LeaseRecorder()
     viewer = Runtime(
@@ -95,7 +95,7 @@ def test_a_gap_in_the_numbers_is_reported_and_a_garbled_value_ignored(
         assert retry_until(lambda: len(relayed(recorder, idle, "poll")) == 6, 10, raises=False), recorder.sidecar
         gaps = [e for e in recorder.sidecar if e.kind == "relay" and e.pane_id == idle]
         assert len(gaps) == 1 and gaps[0].message.startswith("6 actions of the sidecar not seen"), gaps
-        assert [a.seq for a in parse_ring(commands.run("show-options", "-pqv", "-t", idle, ACTIONS_OPTION))] == list(range(9, 15))
+        assert [a.seq for a in parse_ring(commands.run("show-options", "-pqv", "-t", idle, ACTIONS_OPTION).text)] == list(range(9, 15))
     finally:
         viewer.stop()
 
@@ -108,7 +108,7 @@ def test_the_holder_numbers_on_from_what_it_wrote_when_a_read_failed(
 
     pane = session.active_window.active_pane
     assert pane is not None and pane.pane_id is not None
-    commands = TmuxCommands(ServerAddress(socket_name=str(server.socket_name)))
+    commands = TmuxServerCommands.for_server(ServerAddress(socket_name=str(server.socket_name)))
     heartbeat = LeaseHeartbeat(commands)
     heartbeat.tick()
     lease = SidecarLease(commands, heartbeat)
@@ -119,7 +119,7 @@ def test_the_holder_numbers_on_from_what_it_wrote_when_a_read_failed(
         lease.flush_actions()
 
     def seqs() -> list[int]:
-        raw = commands.run("show-options", "-pqv", "-t", pane.pane_id or "", ACTIONS_OPTION)
+        raw = commands.run("show-options", "-pqv", "-t", pane.pane_id or "", ACTIONS_OPTION).text
         return [a.seq for a in parse_ring(raw)]
 
     assert lease.sync()

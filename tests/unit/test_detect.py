@@ -15,9 +15,9 @@ from nbs_tui.core.detect import (
     detect_lines,
     detect_text,
     detection_as_json,
-    strip_escapes,
 )
 from nbs_tui.core.model import AgentState, MenuOption
+from nbs_tui.core.screen_rows import strip_escapes
 
 RULE = "─" * 80
 REPO = Path(__file__).resolve().parents[2]
@@ -667,8 +667,8 @@ def test_prose_question_with_numbered_answers_above_idle_box_is_idle() -> None:
 
 
 def test_row_cache_reads_the_same_as_a_fresh_read() -> None:
-    from nbs_tui.core.detect import RowCache, screen_lines_and_faint
     from nbs_tui.core.screen import PaneScreen
+    from nbs_tui.core.screen_rows import RowCache, screen_lines_and_faint
 
     screen = PaneScreen(40, 8)
     cache = RowCache()

@@ -11,6 +11,7 @@ from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.core.sidecar import SidecarConfig
 from nbs_tui.sidecar.runner import TICK_PHASE, SidecarEvent, SidecarRunner, next_tick
+from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.port import FleetPort, PaneGone
 
 RULE = "─" * 60
@@ -58,12 +59,15 @@ class FakeAgentFleet(FleetPort):
             raise PaneGone(pane_id)
         return "\n".join(self.live_override.get(pane_id, self.rows[pane_id]))
 
-    def send_text(self, pane_id: PaneId, text: str) -> None:
+    def send_text(self, pane_id: PaneId, text: str, *, guard: Guard | None = None) -> bool:
+        assert guard is None, "no lease here: nothing to guard"
         self.sent.append((pane_id, text))
         box = next(r for r in self.rows[pane_id] if r.startswith("❯"))
         self.set(pane_id, idle_rows(box[2:] + text))
+        return True
 
-    def send_keys(self, pane_id: PaneId, *keys: str) -> None:
+    def send_keys(self, pane_id: PaneId, *keys: str, guard: Guard | None = None) -> bool:
+        assert guard is None, "no lease here: nothing to guard"
         self.sent.append((pane_id, "+".join(keys)))
         if keys == ("Enter",):
             box = next(r for r in self.rows[pane_id] if r.startswith("❯"))
@@ -72,6 +76,7 @@ class FakeAgentFleet(FleetPort):
                 pane_id,
                 ["❯ " + box[2:], "", "✢ Sautéing… (1s)", RULE, "❯ ", RULE, "  esc to interrupt"],
             )
+        return True
 
 
 class Clock:

@@ -11,6 +11,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.model import PaneId
 from nbs_tui.core.stuck import Liveness, Phase
 from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.tmux.commands import Guard
 from tests.unit.test_sidecar_runner import Clock, FakeAgentFleet, idle_rows, make, run
 
 NUDGE = "Please go on."
@@ -109,8 +110,9 @@ def test_paused_project_is_neither_nudged_nor_escalated(tmp_path: Path) -> None:
 def test_a_nudge_the_box_will_not_take_is_not_counted() -> None:
     fleet, runner, events, clock = start()
 
-    def ignore(pane_id: PaneId, text: str) -> None:  # the text never shows in the box
+    def ignore(pane_id: PaneId, text: str, *, guard: Guard | None = None) -> bool:  # never shows in the box
         fleet.sent.append((pane_id, text))
+        return True
 
     fleet.send_text = ignore  # type: ignore[method-assign]
     run(runner, clock, 20)

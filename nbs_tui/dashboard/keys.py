@@ -1,0 +1,65 @@
+"""What the keys offer, as the operator reads it: the help screen (``?``) and the command palette.
+
+Both come from `nbs_tui.commands.COMMANDS` (the one table of the app's keys), as bound now (a
+keymap may have rebound them), then the keys of the grid, the scrollback and the Control view.
+The palette also offers a mute switch per kind of notification and a jump to every pane.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import Any
+
+from textual.app import App, SystemCommand
+
+from nbs_tui import logs
+from nbs_tui.commands import COMMANDS, help_rows
+from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.notify import KIND_LABELS, NotifyKind
+from nbs_tui.widgets.control_view import ControlView
+from nbs_tui.widgets.grid import PaneGrid
+from nbs_tui.widgets.scrollback import Scrollback
+
+
+def key_rows(app: App[Any], control: ControlView) -> list[tuple[str, str, str]]:
+    """(keys, what, binding id) for the help screen."""
+    active = [a.binding for a in app.screen.active_bindings.values() if a.node is app]
+    widget_keys = [
+        ("Grid", PaneGrid.BINDINGS),
+        ("Scrollback", Scrollback.BINDINGS),
+        *(("Control", panel.BINDINGS) for panel in (control, control.registry_panel, control.inbox_panel)),
+    ]
+    return help_rows(app.get_key_display, active, widget_keys)
+
+
+def open_help(app: App[Any], control: ControlView, server: str) -> None:
+    """The help screen: every key, what is watched, where the log is."""
+    from nbs_tui.widgets.help_screen import HelpScreen
+
+    log_path = logs.installed_path()
+    app.push_screen(
+        HelpScreen(key_rows(app, control), intro=f"Watching {server}.", log_path=str(log_path) if log_path else None)
+    )
+
+
+def palette_commands(
+    app: App[Any], muted: Iterable[NotifyKind], toggle_mute: Callable[[NotifyKind], None],
+    panes: Iterable[PaneInfo], select_pane: Callable[[PaneId], None],
+) -> Iterable[SystemCommand]:  # fmt: skip
+    """The command palette's entries beyond Textual's own."""
+    for command in COMMANDS:
+        if command.in_palette:
+            yield SystemCommand(command.palette or command.label, command.help, partial(app.run_action, command.action))
+    muted = frozenset(muted)
+    for kind in NotifyKind:
+        off = kind in muted
+        yield SystemCommand(
+            f"{'Unmute' if off else 'Mute'} {KIND_LABELS[kind]} notifications",
+            f"{'Send' if off else 'Stop'} terminal notifications and notify_command for '{kind.value}'",
+            partial(toggle_mute, kind),
+        )
+    for pane in panes:
+        label = f"Show pane {pane.target}"
+        detail = " · ".join(x for x in (pane.title, pane.current_command) if x)
+        yield SystemCommand(label, detail or pane.pane_id, partial(select_pane, pane.pane_id), discover=False)

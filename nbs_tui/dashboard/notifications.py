@@ -1,0 +1,94 @@
+"""The operator's notifications outside the dashboard: its own terminal and ``notify_command``.
+
+The controller decides what is worth a notification (`OperatorController.notify_tick`: an agent
+that started waiting on the operator, one that finished, ...); `nbs_tui.notify.TerminalNotifier`
+turns each into OSC sequences written into the dashboard's own output stream, in order with its
+frames (so they travel through ssh and tmux as the frames do), and runs ``notify_command``.
+Inside tmux the sequences need tmux's ``allow-passthrough``: at start, once, a thread picks the
+protocols by the terminal tmux's client runs in (``notify_osc = "auto"``), then, if OSC
+sequences are among them, checks it and says how to allow it when it is off.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from textual.app import App
+
+from nbs_tui.config import Settings
+from nbs_tui.controller import OperatorController
+from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
+from nbs_tui.notify import (
+    OSC_PROTOCOLS,
+    Subject,
+    TerminalNotifier,
+    parse_protocols,
+    passthrough_problem,
+)
+from nbs_tui.tmux.own import client_terminal, passthrough_state
+from nbs_tui.widgets.pane_text import project_name
+from nbs_tui.widgets.textual_internals import terminal_driver
+
+
+class OperatorNotifications:
+    """Sends the controller's notifications to the operator's terminal (UI thread)."""
+
+    def __init__(
+        self, app: App[Any], settings: Settings, operator: OperatorController, *,
+        problem: Callable[[str, str], None], panes: Callable[[], Mapping[PaneId, PaneInfo]],
+    ) -> None:  # fmt: skip
+        self._app = app
+        self._settings = settings
+        self._operator = operator
+        self._problem = problem
+        self._panes = panes
+        self.notifier = TerminalNotifier(
+            self._write, parse_protocols(settings.notify_osc, os.environ),
+            in_tmux=bool(os.environ.get("TMUX")), command=settings.notify_command,
+            problem=problem, subject=self._subject,
+        )  # fmt: skip
+        """Writes the sequences and runs ``notify_command``."""
+
+    def start(self) -> None:
+        """Inside tmux, check once (a thread) that the sequences can get out."""
+        if self.notifier.in_tmux and self.notifier.protocols:
+            self._app.run_worker(self._check_passthrough, name="allow-passthrough", thread=True)
+
+    def tick(self, looking_at: PaneId | None) -> None:
+        """Send what the controller says is due (twice a second, with the needs-you queue);
+        nothing about the pane the operator is ``looking_at``."""
+        notes = coalesce(self._operator.notify_tick(looking_at))
+        self.notifier.notify_all(notes, bell_rang=self._operator.rang_bell)  # one bell per tick
+
+    def toggle_mute(self, kind: NotifyKind) -> None:
+        muted = self._operator.notifications.toggle_mute(kind)
+        self._app.notify(f"{KIND_LABELS[kind]} notifications {'muted' if muted else 'on'}", title="Notifications", timeout=3)
+
+    def _check_passthrough(self) -> None:
+        """Thread: with ``notify_osc = "auto"``, choose the protocols by the terminal tmux's
+        client runs in; then, once, say how to let OSC notifications out of tmux when they
+        cannot (a bell needs no passthrough)."""
+        protocols = self.notifier.protocols
+        if self._settings.notify_osc.strip().lower() == "auto" and (term := client_terminal(os.environ)):
+            protocols = parse_protocols("auto", {"TERM": term})
+            self._app.call_from_thread(setattr, self.notifier, "protocols", protocols)
+        if any(p in OSC_PROTOCOLS for p in protocols):
+            problem = passthrough_problem(passthrough_state(os.environ))
+            if problem is not None:
+                self._problem("notify", problem)
+
+    def _write(self, data: str) -> None:
+        """Into the dashboard's own output stream, in order with its frames."""
+        driver = terminal_driver(self._app)
+        if not self._app.is_headless and driver is not None:
+            driver.write(data)
+
+    def _subject(self, note: Notification) -> Subject:
+        pane = self._panes().get(note.pane_id)
+        hosts = self._settings.watched_hosts()
+        host = (pane.host if pane is not None else "") or hosts[0].name
+        project = project_name(pane) if pane is not None else ""  # printable: it goes into OSC sequences
+        return Subject(pane.target if pane is not None else note.pane_id, host, project)

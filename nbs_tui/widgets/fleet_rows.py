@@ -1,0 +1,89 @@
+"""What each row of the fleet list says: its columns, a pane's cells, a host's header row.
+
+The list (`nbs_tui.widgets.fleet_list.FleetList`) draws and measures the rows; what a cell
+holds and how it is styled is decided here, from the pane, its shown status and the clock.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from nbs_tui.core.hosts import HostState
+from nbs_tui.core.model import AgentState, PaneInfo
+from nbs_tui.messages import PaneStatus
+from nbs_tui.widgets.pane_text import format_duration, project_name, quiet_start, state_text
+
+COLUMNS: tuple[tuple[str, str, int | None], ...] = (
+    ("target", "Pane", None),
+    ("state", "State", 12),
+    ("idle", "Quiet", 6),
+    ("poll", "Poll in", 7),
+    ("project", "Project", None),
+    ("title", "Title", None),
+    ("agent", "Agent", None),
+)
+"""Column keys and labels, the state and clocks first: a narrow list still shows them."""
+
+AUTO_WIDTH = frozenset(key for key, _, width in COLUMNS if width is None)
+"""Columns as wide as their widest cell."""
+
+HEADER = "# host "
+"""Row key prefix of a host's header row (a pane id never holds a space)."""
+
+
+def header_cells(name: str, state: HostState | None, panes: int) -> dict[str, Text]:
+    """A host's header row: name, connection, pane count and who acts as its sidecar."""
+    if state is None or state.connected is None:
+        link = Text("… connecting", style="dim")
+    elif state.connected:
+        link = Text("● online", style="bold green")
+    else:
+        link = Text("✖ offline", style="bold red")
+    lease = state.lease.replace("sidecar: ", "sidecar ").split(" since ")[0] if state is not None else ""
+    if state is not None and state.acting:
+        lease = "⚑ sidecar here"
+    elif state is not None and state.connected is False:
+        lease = "last view kept"
+    return {
+        "target": Text(f"▾ {name}", style="bold reverse", no_wrap=True, overflow="ellipsis"),
+        "state": link,
+        "project": Text(f"{panes} pane{'' if panes == 1 else 's'}", style="dim", no_wrap=True),
+        "title": Text(lease[:28], style="dim", no_wrap=True, overflow="ellipsis"),
+    }
+
+
+
+
+def row_values(
+    pane: PaneInfo, status: PaneStatus | None, changed_at: float | None, now: float, offline_hosts: frozenset[str]
+) -> dict[str, str]:
+    """The text of each of a pane's cells (compared with what is shown to repaint only changes)."""
+    state = status.state.value if status and status.state else ""
+    quiet_since = quiet_start(status, changed_at)
+    idle = format_duration(now - quiet_since) if quiet_since is not None else "—"
+    poll = format_duration(status.next_poll_at - now) if status and status.next_poll_at is not None else "—"
+    if status is not None and status.state is AgentState.LIMITED:  # the reset's countdown
+        reset = status.limit_reset_at
+        poll = "⏳" + (format_duration(max(0.0, reset - now)) if reset is not None else "?")
+    return {
+        "target": pane.target + (" ✖" if pane.host and pane.host in offline_hosts else ""),
+        "state": state,
+        "idle": idle,
+        "poll": poll,
+        "project": project_name(pane)[:20],
+        "agent": ("claude" if pane.is_agent else pane.current_command[:12]) + (" (dead)" if pane.dead else ""),
+        "title": pane.title[:28],
+    }
+
+
+def styled_cell(pane: PaneInfo, key: str, value: str, offline_hosts: frozenset[str]) -> Text:
+    """A cell's text as shown: agents bright, other panes and offline hosts' panes dimmed."""
+    if key == "state":
+        state = AgentState(value) if value else None
+        return state_text(state, pane.is_agent)
+    style = "" if pane.is_agent and not pane.dead else "dim"
+    if key == "target" and pane.is_agent:
+        style = "bold"
+    if key == "target" and pane.host and pane.host in offline_hosts:
+        style = "dim"
+    return Text(value, style=style, no_wrap=True, overflow="ellipsis")

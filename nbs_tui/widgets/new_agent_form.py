@@ -1,0 +1,128 @@
+"""The "new agent" form: what ``nbs-tui new`` asks for, as a dialog (issue 29, item 1).
+
+It collects a `nbs_tui.core.agent_spec.NewAgent` (folder, name, prompt, model, permission mode,
+session), checks what needs no files (`problems`) and shows every problem under the fields
+instead of closing; the folder completes from the fleet's folders and the watched projects. It
+starts nothing: the app hands the spec to the operator controller, which starts the agent as
+``nbs-tui new`` does (`nbs_tui.runtime.agent_start`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.suggester import SuggestFromList
+from textual.widgets import Input, Label, Select, Static, TextArea
+
+from nbs_tui.core.agent_spec import PERMISSION_MODES, NewAgent, problems
+
+
+class NewAgentScreen(ModalScreen[NewAgent | None]):
+    """Returns the checked spec on Ctrl+S (or Enter in a one-line field), None on Escape."""
+
+    DEFAULT_CSS = """
+    NewAgentScreen {
+        align: center middle;
+    }
+    NewAgentScreen > Vertical {
+        width: 90;
+        height: auto;
+        max-height: 95%;
+        border: thick $accent;
+        background: $surface;
+        padding: 0 2;
+    }
+    NewAgentScreen Label {
+        margin-top: 1;
+    }
+    NewAgentScreen #new-prompt {
+        height: 6;
+    }
+    NewAgentScreen Horizontal {
+        height: auto;
+    }
+    NewAgentScreen Horizontal > Vertical {
+        width: 1fr;
+        height: auto;
+    }
+    NewAgentScreen #new-problems {
+        color: $error;
+        height: auto;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "start", "Start", id="new.start", priority=True),
+        Binding("escape", "cancel", "Cancel", id="new.cancel"),
+    ]
+
+    def __init__(self, folders: Sequence[str], server: str) -> None:
+        super().__init__()
+        self.folders = list(dict.fromkeys(f for f in folders if f))
+        self.server = server
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(f"Start a Claude Code agent on {self.server}", style="bold"), id="new-title")
+            yield Label("Folder (Tab completes from the fleet's folders)")
+            yield Input(
+                value=self.folders[0] if self.folders else "",
+                placeholder="/path/to/project",
+                suggester=SuggestFromList(self.folders, case_sensitive=True),
+                id="new-folder",
+            )
+            with Horizontal():
+                with Vertical():
+                    yield Label("Name (window and -n)")
+                    yield Input(placeholder="the folder's name", id="new-name")
+                with Vertical():
+                    yield Label("Session")
+                    yield Input(placeholder="agents", id="new-session")
+            yield Label("Prompt (typed once the agent is ready; empty: none)")
+            yield TextArea(id="new-prompt", soft_wrap=True, show_line_numbers=False)
+            with Horizontal():
+                with Vertical():
+                    yield Label("Model")
+                    yield Input(placeholder="default", id="new-model")
+                with Vertical():
+                    yield Label("Permission mode")
+                    yield Select([(mode, mode) for mode in PERMISSION_MODES], prompt="default", id="new-mode")
+            yield Static("", id="new-problems")
+            yield Static(Text("Ctrl+S start    Esc cancel", style="dim"))
+
+    def _value(self, widget_id: str) -> str | None:
+        value = self.query_one(f"#{widget_id}", Input).value.strip()
+        return value or None
+
+    def spec(self) -> NewAgent:
+        prompt = self.query_one("#new-prompt", TextArea).text
+        mode = self.query_one("#new-mode", Select).value
+        return NewAgent(
+            directory=self._value("new-folder") or "",
+            name=self._value("new-name") or "",
+            prompt=prompt if prompt.strip() else None,
+            model=self._value("new-model"),
+            permission_mode=mode if isinstance(mode, str) else None,
+            session=self._value("new-session"),
+        )
+
+    def action_start(self) -> None:
+        spec = self.spec()
+        found = problems(spec)
+        if found:
+            self.query_one("#new-problems", Static).update(Text("\n".join(found)))
+            return
+        self.dismiss(spec)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_start()

@@ -1,0 +1,122 @@
+"""Agents started by the real ``nbs-tui new`` for tests: a HOME, a work folder and a scripted API
+per agent, and the config whose ``claude_command`` wraps the real Claude Code with them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import libtmux
+
+from nbs_tui.claude.hooks import install
+from nbs_tui.claude.spool import parse_line
+from tests.realclaude.harness import _SCRUB_PREFIXES, OFFLINE_ENV, ClaudeFleet, FakeAPI, Scenario
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class NewAgentWorld:
+    """A HOME, a work folder and a scripted API for one agent ``nbs-tui new`` will start."""
+
+    home: Path
+    workdir: Path
+    api: FakeAPI
+    wrapper: Path
+    config: Path
+    state: Path
+
+    def run(self, server: str, *args: str, timeout: float = 150.0) -> subprocess.CompletedProcess[str]:
+        """``nbs-tui --config CONFIG -L SERVER new ARGS``, as a process."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "CLAUDE", "NBS_"))}
+        env.update(XDG_STATE_HOME=str(self.state), XDG_CONFIG_HOME=str(self.state / "config"), NBS_SERVICE="off")
+        return subprocess.run(
+            [sys.executable, "-m", "nbs_tui", "--config", str(self.config), "-L", server, "new", *args],
+            capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO, check=False,
+        )  # fmt: skip
+
+
+def make_world(
+    fleet: ClaudeFleet, tmp: Path, name: str, scenario: Scenario, *, trust: bool = False, hooks: bool = False
+) -> NewAgentWorld:
+    """``hooks``: nbs-tui's Claude Code hooks installed in the agent's settings, their spool named
+    in the config (the watcher then hears SessionStart: 2.1.100 does not rewrite its status file
+    after ``/clear``)."""
+    api = FakeAPI(scenario, name=name).start()
+    fleet._apis.append(api)  # stopped with the fleet
+    root = tmp / name
+    home, workdir = root / "home", root / "work"
+    home.mkdir(parents=True)
+    workdir.mkdir(parents=True)
+    home, workdir = home.resolve(), workdir.resolve()
+    key = f"sk-ant-api03-nbs-tui-test-{name}-" + "x" * 24
+    fleet._write_config(home, workdir, key, trust, True, True, {"permissions": {"defaultMode": "default"}}, None)
+    env = {
+        "HOME": str(home),
+        "ANTHROPIC_BASE_URL": api.base_url,
+        "ANTHROPIC_API_KEY": key,
+        "TERM": "tmux-256color",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        **OFFLINE_ENV,
+    }
+    lines = [
+        "#!/bin/bash",
+        "# the test's claude_command: its HOME and scripted API, then the real Claude Code",
+        "for v in $(compgen -e); do",
+        "  case $v in " + "|".join(p + "*" for p in _SCRUB_PREFIXES) + ") unset \"$v\";; esac",
+        "done",
+        *(f"export {k}={shlex.quote(v)}" for k, v in env.items()),
+        f'exec {shlex.quote(str(home / "bin" / "claude"))} "$@"',
+    ]
+    wrapper = root / "claude-here"
+    wrapper.write_text("\n".join(lines) + "\n")
+    wrapper.chmod(0o755)
+    config = root / "config.toml"
+    config.write_text(f"claude_command = {json.dumps(str(wrapper))}\nclaude_home = {json.dumps(str(home / '.claude'))}\n")
+    if hooks:
+        spool = root / "hooks.jsonl"
+        install(home / ".claude" / "settings.json", spool)
+        config.write_text(config.read_text() + f"hook_spool = {json.dumps(str(spool))}\n")
+    return NewAgentWorld(home, workdir, api, wrapper, config, root / "state")
+
+
+def windows(server: libtmux.Server) -> list[str]:
+    out = server.cmd("list-windows", "-a", "-F", "#{session_name}:#{window_name}:#{pane_current_path}")
+    return list(out.stdout)
+
+
+def trusted(world: NewAgentWorld) -> bool:
+    projects = json.loads((world.home / ".claude.json").read_text()).get("projects", {})
+    return bool(projects.get(str(world.workdir), {}).get("hasTrustDialogAccepted"))
+
+
+
+
+def started_sessions(world: NewAgentWorld) -> list[str]:
+    """The session ids of the SessionStart hook events in the world's spool, in order (``hooks``)."""
+    spool = world.config.parent / "hooks.jsonl"
+    found = []
+    for raw in spool.read_bytes().splitlines() if spool.exists() else []:
+        try:
+            event = parse_line(raw, time.time())
+        except ValueError:
+            continue
+        if event.event == "SessionStart" and event.session_id:
+            found.append(event.session_id)
+    return found
+
+
+def wait_until(done: Callable[[], object], timeout: float = 30.0, what: str = "") -> None:
+    """A bounded poll: ``done()`` true within ``timeout`` seconds, else the test fails."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, f"waited {timeout:.0f}s for {what or done}"
+        time.sleep(0.1)

@@ -1,0 +1,118 @@
+"""``nbs-tui restore`` on the real Claude Code CLI (issue 29, item 3): three agents started by the
+real ``nbs-tui new``, remembered by a real ``nbs-tui --headless`` holding the lease, the tmux
+server killed, the fleet restored; each resumed conversation carries its earlier messages (the
+scripted API sees them), and the agent that ran ``/clear`` comes back in its newest session."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import libtmux
+import pytest
+
+from nbs_tui.core.detect import detect_text
+from tests.headless_proc import Headless
+from tests.realclaude.harness import ClaudeFleet
+from tests.realclaude.new_world import REPO, NewAgentWorld, make_world, started_sessions, wait_until
+from tests.realclaude.test_fleet_memory_e2e import agents, headless_env, memory_file
+
+
+def live_ids(world: NewAgentWorld) -> set[str]:
+    ids = set()
+    for path in (world.home / ".claude" / "sessions").glob("*.json"):
+        try:
+            ids.add(str(json.loads(path.read_text()).get("sessionId")))
+        except (OSError, ValueError):
+            continue
+    return ids
+
+
+def screen(server: libtmux.Server, pane: str) -> str:
+    return "\n".join(server.cmd("capture-pane", "-p", "-t", pane).stdout)
+
+
+def submit(server: libtmux.Server, pane: str, text: str) -> None:
+    server.cmd("send-keys", "-t", pane, "-l", text)
+    wait_until(lambda: text in (detect_text(screen(server, pane)).input_text or ""), 10, f"{text!r} in the box")
+    server.cmd("send-keys", "-t", pane, "Enter")
+    wait_until(lambda: text not in (detect_text(screen(server, pane)).input_text or ""), 10, f"{text!r} submitted")
+
+
+def pane_of(server: libtmux.Server, window: str) -> str:
+    rows = server.cmd("list-panes", "-a", "-F", "#{pane_id} #{window_name}").stdout
+    return next(row.split()[0] for row in rows if row.endswith(f" {window}"))
+
+
+def restore(world: NewAgentWorld, socket: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = headless_env(world)
+    return subprocess.run(
+        [sys.executable, "-m", "nbs_tui", "--config", str(world.config), "-L", socket, "restore", *args],
+        capture_output=True, text=True, timeout=200, env=env, cwd=REPO, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.timeout(400)
+def test_three_agents_restored_after_the_server_is_killed_with_their_conversations(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    socket = str(server.socket_name)
+    server.new_session(session_name="work")
+    world = make_world(claude_fleet, tmp_path, "crew", [], trust=True, hooks=True)  # one HOME and API for all
+    folders = {"fig": world.workdir, "kiwi": world.workdir.parent / "kiwi", "lime": world.workdir.parent / "lime"}
+    for folder in folders.values():
+        folder.mkdir(exist_ok=True)
+    words = {"fig": "apricot", "kiwi": "bramble", "lime": "cherry"}
+    for name, folder in folders.items():
+        done = world.run(socket, str(folder), "--name", name, "--prompt", f"remember the word {words[name]}")
+        assert done.returncode == 0, done.stderr
+    wait_until(lambda: len(world.api.prompts()) == 3, 30, "three prompts")
+    path = memory_file(world, socket)
+    with Headless(["--config", str(world.config), "-L", socket, "--no-poll"], env=headless_env(world)):
+        wait_until(
+            lambda: set(agents(path)) == set(folders)
+            and {a["session_id"] for a in agents(path).values()} <= live_ids(world),
+            40, "three agents remembered",
+        )  # fmt: skip
+        before_clear = agents(path)["lime"]["session_id"]
+        lime = pane_of(server, "lime")
+        submit(server, lime, "/clear")
+        wait_until(lambda: agents(path)["lime"]["session_id"] != before_clear, 30, "lime's new session remembered")
+        submit(server, lime, "remember the word damson")
+        wait_until(lambda: world.api.count_prompts("damson") == 1, 30)
+    newest = agents(path)["lime"]["session_id"]
+    assert newest == started_sessions(world)[-1]  # the SessionStart of the /clear
+
+    server.kill()  # the server is lost, with every agent in it
+    dry = restore(world, socket, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "restore 3 agents" in dry.stdout and "start the tmux server" in dry.stdout
+    assert f"--resume {newest}" in dry.stdout and f"--resume {before_clear}" not in dry.stdout
+
+    done = restore(world, socket, "--json")
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    report = json.loads(done.stdout)
+    assert report["not_restored"] == []
+    assert sorted(a["name"] for a in report["restored"]) == ["fig", "kiwi", "lime"]
+    assert all(a["stopped"] is None for a in report["restored"])
+    assert {a["name"]: a["session_id"] for a in report["restored"]}["lime"] == newest
+    names = server.cmd("list-windows", "-a", "-F", "#{session_name}:#{window_name}").stdout
+    assert sorted(names) == ["agents:fig", "agents:kiwi", "agents:lime"]
+
+    for agent in report["restored"]:
+        submit(server, agent["pane_id"], f"which word, {agent['name']}?")
+    wait_until(lambda: all(world.api.count_prompts(f"which word, {n}?") == 1 for n in folders), 60, "three questions")
+    asked = {
+        n: next(r.all_text() for r in world.api.main_requests() if f"which word, {n}?" in (r.last_user_text() or ""))
+        for n in folders
+    }
+    assert "apricot" in asked["fig"] and "bramble" not in asked["fig"]
+    assert "bramble" in asked["kiwi"] and "apricot" not in asked["kiwi"]
+    assert "damson" in asked["lime"] and "cherry" not in asked["lime"]  # the conversation after /clear
+    # a second restore finds them live (and the lost fleet forgotten): nothing started twice
+    again = restore(world, socket, "--dry-run")
+    assert again.returncode == 0 and "restore 0 agents" in again.stdout, (again.stdout, again.stderr)
+    assert os.path.exists(path)

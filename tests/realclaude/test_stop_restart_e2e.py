@@ -1,0 +1,62 @@
+"""``nbs-tui restart`` and ``nbs-tui stop`` on the real Claude Code CLI (issue 29, item 4): an agent
+started by ``nbs-tui new`` is restarted in place (same pane, ``claude --resume`` of its
+conversation, which the scripted API then sees), then stopped with ``/exit``; each is a line of
+the action log."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import libtmux
+import pytest
+
+from tests.realclaude.harness import ClaudeFleet
+from tests.realclaude.new_world import REPO, NewAgentWorld, make_world, wait_until
+from tests.realclaude.test_restore_e2e import live_ids, submit
+
+
+def nbs(world: NewAgentWorld, socket: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "CLAUDE", "NBS_"))}
+    env.update(XDG_STATE_HOME=str(world.state), XDG_CONFIG_HOME=str(world.state / "config"), NBS_SERVICE="off")
+    return subprocess.run(
+        [sys.executable, "-m", "nbs_tui", "--config", str(world.config), "-L", socket, *args],
+        capture_output=True, text=True, timeout=120, env=env, cwd=REPO, check=False, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+@pytest.mark.timeout(240)
+def test_restart_in_place_resumes_the_conversation_and_stop_exits(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    socket = str(server.socket_name)
+    server.new_session(session_name="work")
+    world = make_world(claude_fleet, tmp_path, "quince", [], trust=True)
+    started = nbs(world, socket, "new", str(world.workdir), "--name", "q", "--prompt", "remember the word quince", "--json")
+    assert started.returncode == 0, started.stderr
+    first = json.loads(started.stdout)
+    wait_until(lambda: world.api.count_prompts("quince") == 1, 30)
+
+    unconfirmed = nbs(world, socket, "restart", "agents:q")
+    assert unconfirmed.returncode == 4 and "confirm with --yes" in unconfirmed.stderr
+    done = nbs(world, socket, "restart", "agents:q", "--yes", "--json")
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    restarted = json.loads(done.stdout)
+    assert restarted["pane_id"] == first["pane_id"] and restarted["session_id"] == first["session_id"]
+    wait_until(lambda: first["session_id"] in live_ids(world), 20, "the conversation live again")
+    submit(server, first["pane_id"], "which word?")
+    wait_until(lambda: world.api.count_prompts("which word?") == 1, 30)
+    asked = next(r.all_text() for r in world.api.main_requests() if r.last_user_text() == "which word?")
+    assert "quince" in asked  # the resumed conversation carries the earlier message
+
+    stopped = nbs(world, socket, "stop", first["pane_id"], "--yes", "--json")
+    assert stopped.returncode == 0, stopped.stderr
+    assert json.loads(stopped.stdout)["stopped_by"] == "/exit"
+    panes = server.cmd("list-panes", "-a", "-F", "#{pane_id}").stdout
+    assert first["pane_id"] not in panes  # new's window ran Claude Code itself: it closed with it
+    log = [json.loads(line) for line in (world.state / "nbs-tui" / "actions.log").read_text().splitlines()]
+    assert [(r["action"], r["outcome"]) for r in log] == [("restart", "sent"), ("stop", "sent")]
+    assert log[0]["sent"] == f"claude --resume {first['session_id']}" and log[1]["sent"] == "/exit"

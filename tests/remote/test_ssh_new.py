@@ -1,0 +1,125 @@
+"""``nbs-tui new --host`` through the ssh lab, with the real Claude Code CLI (issue 29, item 1):
+the folder and Claude Code are checked on the host, the window is made on the host's own tmux
+server, its trust dialog answered and its prompt submitted once, all through the host's ssh
+connection. A host that cannot be reached, or a folder missing there, exits 4 and makes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from nbs_tui.core.fleet_memory import (
+    FleetMemory,
+    RememberedAgent,
+    RememberedPane,
+    RememberedWindow,
+    ServerInstance,
+)
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.files.fleet_store import FleetStore
+from tests.realclaude.conftest import claude_binary, claude_fleet  # noqa: F401  (fixtures)
+from tests.realclaude.harness import ClaudeFleet, Text
+from tests.realclaude.new_world import REPO, NewAgentWorld, make_world, wait_until
+from tests.remote.conftest import SshLab
+
+NBS_TUI = Path(sys.executable).with_name("nbs-tui")
+
+
+def new_on(lab: SshLab, world: NewAgentWorld, *args: str) -> subprocess.CompletedProcess[str]:
+    config = world.config.with_name("hosts.toml")
+    config.write_text(
+        world.config.read_text()
+        + "".join(
+            f'\n[[hosts]]\nname = "{alias}"\nssh = "{alias}"\nssh_options = ["-F", "{lab.config}"]\n'
+            for alias in ("hosta", "hostrefused")
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "CLAUDE", "NBS_"))}
+    env.update(XDG_STATE_HOME=str(world.state), XDG_CONFIG_HOME=str(world.state / "config"), NBS_SERVICE="off")
+    return subprocess.run(
+        [sys.executable, "-m", "nbs_tui", "--config", str(config), "new", *args],
+        capture_output=True, text=True, timeout=150, env=env, cwd=REPO, check=False,
+    )  # fmt: skip
+
+
+def test_new_on_a_host_starts_there_trusts_the_folder_and_submits_once(
+    ssh_lab: SshLab, claude_fleet: ClaudeFleet, tmp_path: Path  # noqa: F811
+) -> None:
+    a = ssh_lab.hosts["hosta"]
+    world = make_world(claude_fleet, tmp_path, "far", [Text("Done there.")])
+    done = new_on(ssh_lab, world, str(world.workdir), "--host", "hosta", "--name", "far", "--prompt", "build it there", "--json")
+    assert done.returncode == 0, done.stderr
+    line = json.loads(done.stdout)
+    assert line["name"] == "far" and line["target"].startswith("agents:")
+    assert line["session_id"] is None  # the status file is on the host: not read from here
+    wait_until(lambda: world.api.prompts() == ["build it there"], 30, "the prompt once")
+    assert a.tmux("list-windows", "-a", "-F", "#{window_name} #{pane_current_path}").split("\n")[0] == f"far {world.workdir}"
+
+
+def test_an_unreachable_host_or_a_folder_missing_there_makes_nothing(
+    ssh_lab: SshLab, claude_fleet: ClaudeFleet, tmp_path: Path  # noqa: F811
+) -> None:
+    a = ssh_lab.hosts["hosta"]
+    world = make_world(claude_fleet, tmp_path, "far", [])
+    refused = new_on(ssh_lab, world, str(world.workdir), "--host", "hostrefused", "--prompt", "x")
+    assert refused.returncode == 4 and "--host hostrefused: " in refused.stderr and "connection refused" in refused.stderr
+    missing = new_on(ssh_lab, world, str(tmp_path / "nowhere"), "--host", "hosta", "--prompt", "x")
+    assert missing.returncode == 4, missing.stderr
+    assert f"DIR {tmp_path / 'nowhere'} does not exist on hosta" in missing.stderr
+    assert a.tmux("list-windows", "-a", check=False) == ""
+
+
+def test_restore_on_a_host_runs_there_and_resumes_the_conversation(
+    ssh_lab: SshLab, claude_fleet: ClaudeFleet, tmp_path: Path  # noqa: F811
+) -> None:
+    """The agent is started on hosta by ``new --host``; its fleet is remembered on hosta (written
+    here as hosta's service would: same file system in the lab); hosta's tmux server is lost;
+    ``restore --host hosta`` runs hosta's nbs-tui, which resumes the conversation there."""
+    a = ssh_lab.hosts["hosta"]
+    world = make_world(claude_fleet, tmp_path, "far", [])
+    done = new_on(ssh_lab, world, str(world.workdir), "--host", "hosta", "--name", "far", "--prompt", "remember the word medlar")
+    assert done.returncode == 0, done.stderr
+    wait_until(lambda: world.api.count_prompts("medlar") == 1, 30)
+    wait_until(lambda: bool(list((world.home / ".claude" / "sessions").glob("*.json"))), 20, "a status file")
+    statuses = list((world.home / ".claude" / "sessions").glob("*.json"))
+    session_id = json.loads(statuses[0].read_text())["sessionId"]
+    far_state = tmp_path / "far-state"
+    agent = RememberedAgent("far", session_id, config_dir=str(world.home / ".claude"))
+    window = RememberedWindow("agents", 0, "far", "", (RememberedPane(0, str(world.workdir), "%0", agent),))
+    store = FleetStore.for_server("local", ServerAddress(), far_state / "nbs-tui")
+    assert store.update(FleetMemory("local", ServerAddress(), ServerInstance(1, 1), (window,)))
+    a.tmux("kill-server", check=False)
+
+    nbs_tui = f"XDG_STATE_HOME={shlex.quote(str(far_state))} {shlex.quote(str(NBS_TUI))} --config {shlex.quote(str(world.config))}"
+    config = world.config.with_name("restore-hosts.toml")
+    config.write_text(f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\nnbs_tui = {json.dumps(nbs_tui)}\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "CLAUDE", "NBS_"))}
+    env.update(XDG_STATE_HOME=str(tmp_path / "here-state"), NBS_SERVICE="off")
+    restored = subprocess.run(
+        [sys.executable, "-m", "nbs_tui", "--config", str(config), "restore", "--host", "hosta", "--json"],
+        capture_output=True, text=True, timeout=200, env=env, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert restored.returncode == 0, (restored.stdout, restored.stderr)
+    (back,) = json.loads(restored.stdout)["restored"]
+    assert back["name"] == "far" and back["session_id"] == session_id and back["stopped"] is None
+    a.tmux("send-keys", "-t", back["pane_id"], "-l", "which word?")
+    wait_until(lambda: "which word?" in a.tmux("capture-pane", "-p", "-t", back["pane_id"]), 10)
+    a.tmux("send-keys", "-t", back["pane_id"], "Enter")
+    wait_until(lambda: world.api.count_prompts("which word?") == 1, 30)
+    asked = next(r.all_text() for r in world.api.main_requests() if r.last_user_text() == "which word?")
+    assert "medlar" in asked
+
+
+def test_restore_on_a_host_without_nbs_tui_set_says_so(ssh_lab: SshLab, claude_fleet: ClaudeFleet, tmp_path: Path) -> None:  # noqa: F811
+    world = make_world(claude_fleet, tmp_path, "far", [])
+    config = world.config.with_name("bare-hosts.toml")
+    config.write_text(f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "nbs_tui", "--config", str(config), "restore", "--host", "hosta"],
+        capture_output=True, text=True, timeout=60, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert done.returncode == 4 and "set nbs_tui for it" in done.stderr, done.stderr

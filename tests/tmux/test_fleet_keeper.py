@@ -1,0 +1,104 @@
+"""`FleetKeeper` on a real tmux server: what it reads, when it writes, where its failures go.
+
+The agents' facts are given as Claude signals would report them (the real CLI's run of the
+keeper inside ``nbs-tui --headless`` is tests/realclaude/test_fleet_memory_e2e.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import libtmux
+
+from nbs_tui.claude.watcher import ClaudeFacts
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.stuck import Liveness
+from nbs_tui.files.fleet_store import FleetStore
+from nbs_tui.runtime.fleet_keeper import WORKER_BUS_OPTION, WORKER_OPTION, FleetKeeper
+from nbs_tui.tmux.commands import TmuxServerCommands
+
+
+def keeper_for(server: libtmux.Server, path: Path, facts: dict[str, ClaudeFacts], problems: list[str], acting: list[bool]) -> FleetKeeper:
+    address = ServerAddress(socket_name=str(server.socket_name))
+    store = FleetStore(path, report=problems.append)
+    return FleetKeeper(
+        TmuxServerCommands.for_server(address), store, "local", address,
+        acting=lambda: acting[0], facts=lambda: facts, problem=lambda source, m: problems.append(f"{source}: {m}"),
+        cmdline=lambda pid: ("claude", "-n", "api", "--model", "opus", "--permission-mode", "plan"),
+    )  # fmt: skip
+
+
+def test_only_while_acting_and_only_on_a_change_and_a_window_without_an_agent_is_not_the_fleets(
+    server: libtmux.Server, tmp_path: Path
+) -> None:
+    session = server.new_session(session_name="crew", window_name="api", start_directory=str(tmp_path))
+    pane = session.active_window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    session.active_window.split(start_directory="/")  # a shell beside the agent: kept for the layout
+    session.new_window(window_name="notes")  # no agent: not remembered
+    server.cmd("set-option", "-p", "-t", pane.pane_id, WORKER_OPTION, "parser")
+    facts = {pane.pane_id: ClaudeFacts(pane.pane_id, Liveness.RUNNING, pid=os.getpid(), session_id="s-1", project="/srv/api")}
+    problems: list[str] = []
+    acting = [False]
+    path = tmp_path / "fleet.json"
+    keeper = keeper_for(server, path, facts, problems, acting)
+    assert not keeper.remember_now() and not path.exists()  # a viewer writes nothing
+    acting[0] = True
+    assert keeper.remember_now()
+    assert not keeper.remember_now()  # nothing changed: no write
+    data = json.loads(path.read_text())
+    (window,) = data["windows"]
+    assert window["session"] == "crew" and window["name"] == "api" and window["layout"]
+    agent_pane, shell = window["panes"]
+    assert agent_pane["folder"] == "/srv/api" and shell["folder"] == "/" and shell["agent"] is None
+    agent = agent_pane["agent"]
+    assert (agent["name"], agent["session_id"], agent["model"], agent["permission_mode"], agent["worker"]) == (
+        "api", "s-1", "opus", "plan", "parser",
+    )  # fmt: skip
+    keeper.facts_changed(facts)  # the first news of a pane is a change; the same id again is not
+    facts[pane.pane_id] = ClaudeFacts(pane.pane_id, Liveness.RUNNING, pid=os.getpid(), session_id="s-2", project="/srv/api")
+    assert keeper.remember_now()
+    assert json.loads(path.read_text())["windows"][0]["panes"][0]["agent"]["session_id"] == "s-2"
+    assert problems == []
+
+
+def test_a_memory_that_cannot_be_written_is_a_problem_and_a_server_gone_changes_nothing(
+    server: libtmux.Server, tmp_path: Path
+) -> None:
+    session = server.new_session(session_name="crew", window_name="api")
+    pane = session.active_window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    facts = {pane.pane_id: ClaudeFacts(pane.pane_id, Liveness.RUNNING, pid=os.getpid(), session_id="s-1")}
+    problems: list[str] = []
+    blocked = tmp_path / "state"
+    blocked.write_text("a file where the state folder should be")
+    keeper = keeper_for(server, blocked / "fleet.json", facts, problems, [True])
+    assert not keeper.remember_now()
+    assert problems and "cannot write" in problems[0] and "not remembered" in problems[0]
+    server.kill()
+    problems.clear()
+    assert not keeper.remember_now() and problems == []
+
+
+def test_a_workers_end_is_announced_once_on_its_projects_bus(server: libtmux.Server, tmp_path: Path) -> None:
+    events = tmp_path / ".nbs" / "events"
+    events.mkdir(parents=True)
+    session = server.new_session(session_name="crew", window_name="keep")
+    window = session.new_window(window_name="parser", window_shell="cat")
+    pane = window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    server.cmd("set-option", "-p", "-t", pane.pane_id, WORKER_OPTION, "parser")
+    server.cmd("set-option", "-p", "-t", pane.pane_id, WORKER_BUS_OPTION, str(events))
+    problems: list[str] = []
+    keeper = keeper_for(server, tmp_path / "fleet.json", {}, problems, [True])
+    keeper.remember_now()
+    assert list(events.glob("*.event")) == []  # alive: nothing said
+    window.kill()
+    keeper.remember_now()
+    keeper.remember_now()
+    (event,) = events.glob("*.event")
+    text = event.read_text()
+    assert "type: worker-died" in text and "source: parser" in text and "its tmux pane closed" in text
+    assert "priority: high" in text and f"tmux pane {pane.pane_id}" in text
+    assert problems == []
