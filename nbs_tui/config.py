@@ -98,7 +98,7 @@ class Settings:
     """``--host`` values (flags only): which hosts to watch."""
     prices: Mapping[str, ModelPrice] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     """USD per million tokens by model id, for the meters' cost estimate: the defaults
-    (nbs_tui/core/meters.py, README "Meters") with the config file's ``[prices]`` over them."""
+    (nbs_tui/core/meters.py, docs/reference.md "Meters") with the config file's ``[prices]`` over them."""
     claude_command: str = "claude"
     """The command that starts Claude Code for ``nbs-tui new`` and ``restore``: words split as a
     shell would (``"npx -y @anthropic-ai/claude-code"``, ``"env CLAUDE_CONFIG_DIR=/x claude"``),

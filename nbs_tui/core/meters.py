@@ -241,7 +241,7 @@ DEFAULT_PRICES: Mapping[str, ModelPrice] = {
     "claude-haiku-4-5": ModelPrice(1, 5, 1.25, 0.1, 2),
     "claude-3-5-haiku": ModelPrice(0.8, 4, 1, 0.08, 1.6),
 }
-"""Defaults (README, "Meters"); the config's ``[prices."model-id"]`` tables replace or add."""
+"""Defaults (docs/reference.md, "Meters"); the config's ``[prices."model-id"]`` tables replace or add."""
 
 _DATED = re.compile(r"-\d{8}$")
 _WINDOW = re.compile(r"\[(\d+)([km])\]$", re.I)
