@@ -110,6 +110,9 @@ class Settings:
     nbs-tui's own options after them (docs/lifecycle.md)."""
     restore_stagger: float = 2.0
     """Seconds between two agents' starts in a restore."""
+    open_card: str = ""
+    """``--open-card host/server/pane`` (flags only): once the fleet is seeded, the dashboard
+    selects that agent and opens its answer card (the browser view's one-time links)."""
     remember_fleet: bool = True
     """The acting runtime keeps the server's fleet memory for ``nbs-tui restore`` (the demo's
     throw-away servers are not remembered)."""
@@ -119,7 +122,7 @@ class Settings:
         return choose_hosts(self.hosts, self.host_choice, self.server, server_is_local=self.server_from_tmux_env)
 
 
-_NOT_IN_FILE = frozenset({"server", "server_from_tmux_env", "config_file", "host_choice"})
+_NOT_IN_FILE = frozenset({"server", "server_from_tmux_env", "config_file", "host_choice", "open_card"})
 
 _ENV_KEYS: Mapping[str, str] = {
     "NBS_POLL_INTERVAL": "poll_interval",
