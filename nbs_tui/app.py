@@ -79,6 +79,7 @@ from nbs_tui.runtime.contract import FleetFactory, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.runner import SidecarRunner
 from nbs_tui.tmux.port import FleetPort, TmuxUnavailable
+from nbs_tui.widgets.breakpoints import HORIZONTAL_BREAKPOINTS
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.filter_bar import FilterBar, OperatorFleetList
@@ -99,8 +100,6 @@ if TYPE_CHECKING:  # the screens opened on demand are imported when first opened
 log = logging.getLogger(__name__)
 
 CLOCK_SECONDS = 1.0
-NARROW_BELOW = 72
-"""Columns below which the screen is narrow (a phone held upright shows 40-60)."""
 NEEDS_YOU_SECONDS = 0.5
 
 
@@ -126,7 +125,7 @@ class NbsApp(App[int]):
 
     CSS_PATH = css_path()
     TITLE = "nbs-tui"
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]  # noqa: RUF012 (typed by Textual: a ClassVar here clashes with it)
+    HORIZONTAL_BREAKPOINTS = HORIZONTAL_BREAKPOINTS
     """A phone (the browser view, 40-60 columns) gets the narrow layout: needs-you first, the
     list under it, no mirror beside it (styles/app.tcss), the answer card's choices as buttons."""
     BINDINGS: ClassVar[list[BindingType]] = list(bindings())

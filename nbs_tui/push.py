@@ -19,6 +19,7 @@ most one per `PROBLEM_EVERY` seconds (a phone service down for an hour is one li
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -148,7 +149,11 @@ class PushSender:
                 self._send(sender, note, questions.get((note.pane_id, note.kind), ""))
 
     def _gather(self, until: float) -> list[_Due]:
+        """What is queued already, and what comes until ``until``."""
         more: list[_Due] = []
+        with contextlib.suppress(queue.Empty):
+            while True:
+                more.append(self._queue.get_nowait())
         while (left := until - time.monotonic()) > 0 and not self._stopping.is_set():
             try:
                 more.append(self._queue.get(timeout=left))

@@ -27,10 +27,13 @@ from textual.widgets import Button, Static
 from nbs_tui.commands import scope_bindings
 from nbs_tui.core.answer import AnswerCard
 from nbs_tui.core.limits import countdown
+from nbs_tui.widgets.breakpoints import is_narrow
 from nbs_tui.widgets.needs_you import BADGES
 
 PROMPT_ROWS = 14
 """Rows of the prompt shown; a longer one is cut at the top (the question is at its end)."""
+NARROW_PROMPT_ROWS = 6
+"""On a phone: fewer rows, each cut at the screen's edge, so the buttons stay in view."""
 
 
 class AnswerScreen(ModalScreen[None]):
@@ -92,6 +95,10 @@ class AnswerScreen(ModalScreen[None]):
     }
     AnswerScreen.-narrow #card-options, AnswerScreen.-narrow #card-keys {
         display: none;
+    }
+    AnswerScreen.-narrow #card-prompt {
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     AnswerScreen.-narrow > #card {
         width: 100%;
@@ -176,6 +183,10 @@ class AnswerScreen(ModalScreen[None]):
             for o in self.card.options
         ]
 
+    def on_resize(self) -> None:
+        """Turned or resized (a phone): the prompt's rows depend on the width."""
+        self.query_one("#card-prompt", Static).update(self._card_texts()[2])
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """A tap (a click) on a choice or control: what its key would do."""
         event.stop()
@@ -197,8 +208,9 @@ class AnswerScreen(ModalScreen[None]):
         head.append(f" · {card.title} · ")
         head.append(f"waiting {countdown(self._waited)}", "dim")
         rows = [row.rstrip() for row in card.prompt.split("\n") if row.strip() and set(row.strip()) != {"╌"}]
-        if len(rows) > PROMPT_ROWS:
-            rows = ["…", *rows[-PROMPT_ROWS + 1 :]]
+        limit = NARROW_PROMPT_ROWS if is_narrow(self.app.size.width) else PROMPT_ROWS
+        if len(rows) > limit:
+            rows = ["…", *rows[-limit + 1 :]]
         prompt = Text("\n".join(rows) or "(no prompt text on screen)")
         options = Text()
         for i, option in enumerate(card.options):
