@@ -1,6 +1,6 @@
 """Push notifications go out once per event, from the process that holds the server's lease:
-the service, here, with a dashboard and a ``--headless`` watching the same server and the same
-``notify_urls`` (either would send too if every watcher pushed). A local HTTP receiver stands
+the service, here, with two dashboards (one of them phone-sized) and a ``--headless`` watching
+the same server with the same ``notify_urls`` (each would send too if every watcher pushed). A local HTTP receiver stands
 in for the push service; the push says the agent's name, state and question, and its link
 opens the agent's card once."""
 
@@ -37,7 +37,7 @@ def push_env(tmp_path: Path, config: str) -> dict[str, str]:
     return env
 
 
-async def test_one_push_per_event_from_the_service_while_a_dashboard_and_headless_watch(
+async def test_one_push_per_event_from_the_service_while_two_dashboards_and_headless_watch(
     session: libtmux.Session, server: libtmux.Server, tmp_path: Path
 ) -> None:
     pane = demo_agent(session, tmp_path, "idle", "worker")
@@ -51,11 +51,14 @@ async def test_one_push_per_event_from_the_service_while_a_dashboard_and_headles
         try:
             with Headless(["-L", str(server.socket_name)], env=env) as viewer:
                 app = make_app(server, tmp_path, service="off", notify_urls=(receiver.url,))
-                async with app.run_test(size=(160, 48)) as pilot:
+                second = make_app(server, tmp_path / "second", service="off", notify_urls=(receiver.url,))
+                async with app.run_test(size=(160, 48)) as pilot, second.run_test(size=(50, 30)) as phone:
                     await wait_for(pilot, lambda: viewer.has("state", pane=pane, state="idle"), 40, "the viewer sees idle")
                     await wait_for(pilot, lambda: app.runtime.push is not None and app.runtime.lease is not None, 20, "push")
-                    lease = app.runtime.lease
-                    assert lease is not None and not lease.acting()  # the service holds it
+                    await wait_for(phone, lambda: second.runtime.push is not None and pane in second.statuses, 40, "2nd")
+                    for dashboard in (app, second):
+                        lease = dashboard.runtime.lease
+                        assert lease is not None and not lease.acting()  # the service holds it
                     assert viewer.find("lease")[-1]["acting"] is False
                     server.cmd("send-keys", "-t", pane, "-l", "run the tests")
                     server.cmd("send-keys", "-t", pane, "Enter")
