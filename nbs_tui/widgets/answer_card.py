@@ -80,6 +80,7 @@ class AnswerScreen(ModalScreen[None]):
         width: 100%;
         margin: 0 0 1 0;
         text-align: left;
+        content-align: left middle;
     }
     AnswerScreen #card-controls {
         layout: grid;
@@ -89,6 +90,9 @@ class AnswerScreen(ModalScreen[None]):
     }
     AnswerScreen #card-controls Button {
         width: 100%;
+    }
+    AnswerScreen #card-buttons Button.-textual-compact {
+        background: $panel;
     }
     AnswerScreen.-narrow #card-buttons {
         display: block;
