@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from textual.message import Message
 
 from nbs_tui.claude.watcher import ClaudeFacts
+from nbs_tui.core.background import BackgroundSession
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.lease import LeaseValue, describe_holder
 from nbs_tui.core.meters import Meters
@@ -23,6 +24,7 @@ from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.files.control_plane import ControlEvent
 from nbs_tui.messages import (
     BackendProblem,
+    BackgroundSessionsChanged,
     ClaudeSignalsChanged,
     ConnectionChanged,
     FleetChanged,
@@ -98,3 +100,7 @@ class FleetBridge:
 
     def hosts_changed(self, states: tuple[HostState, ...]) -> None:
         self._app.post_message(HostsChanged(states))
+
+    def background_sessions_changed(self, sessions: tuple[BackgroundSession, ...]) -> None:
+        """Claude Code's background sessions (`nbs_tui.runtime.background_poll`)."""
+        self._app.post_message(BackgroundSessionsChanged(sessions))

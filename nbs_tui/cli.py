@@ -249,6 +249,7 @@ def _run_demo(args: argparse.Namespace, settings: Settings) -> int:
         hook_spool=spool_dir / "hooks.jsonl",
         claude_home=fleet.claude_config,
         remember_fleet=False,  # a throw-away server: nothing to restore
+        background_sessions=False,  # nor Claude Code sessions of this machine to list beside it
     )
     try:
         return _run_dashboard(settings, headless=args.headless or args.demo_headless)

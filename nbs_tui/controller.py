@@ -27,6 +27,7 @@ from nbs_tui.actions import ActionResult, Operator, summarize
 from nbs_tui.config import Settings
 from nbs_tui.core.agent_spec import NewAgent
 from nbs_tui.core.answer import AnswerCard, card_for
+from nbs_tui.core.background import BackgroundSession
 from nbs_tui.core.hosts import split_pane_id
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.needs_you import NeedsYouEntry, NeedsYouQueue
@@ -243,6 +244,48 @@ class OperatorController:
         self.action_log.append(
             ActionRecord(
                 self.clock(), "new", pane_id, target, spec.directory, "operator (new agent form)",
+                Outcome.SENT if ok else Outcome.FAILED, reason,
+            )
+        )  # fmt: skip
+
+    def open_background(self, session: BackgroundSession, opened: Callable[[str, PaneId], None]) -> None:
+        """Open one of Claude Code's background sessions in a new tmux window (``claude attach
+        ID``) on its own thread (``nbs-open-background``); say how it went, log it, and tell
+        ``opened(id, pane id)`` on the UI thread. Its pane is then watched as any other."""
+        threading.Thread(
+            target=self._open_background, args=(session, opened), name="nbs-open-background", daemon=True
+        ).start()
+
+    def _open_background(self, session: BackgroundSession, opened: Callable[[str, PaneId], None]) -> None:
+        from nbs_tui.core.agent_spec import SpecError
+        from nbs_tui.runtime.agent_start import AgentStarter
+        from nbs_tui.tmux.commands import TmuxServerCommands
+        from nbs_tui.tmux.errors import TmuxError
+
+        fleet = self.runtime.fleet
+        commands = fleet.commands if fleet is not None and self.runtime.hosts is None else None
+        if commands is None or commands.runner.remote:
+            commands = TmuxServerCommands.for_server(self.settings.server)
+        title = f"open background session {session.label}"
+        target, pane_id, ok, reason = "", "", False, ""
+        try:
+            started = AgentStarter(commands, self.settings.claude_command).open_background(session)
+        except SpecError as error:
+            reason = "; ".join(error.problems)
+            self.view.notify_operator(reason, title, "error", 10)
+        except TmuxError as error:
+            reason = str(error)
+            self.runtime.problem("background sessions", f"{title}: {error}")
+        else:
+            ok, target, pane_id = True, started.target, started.pane_id
+            self.view.notify_operator(f"{session.label} opened in {target} (claude attach {session.id})", title, "information", 6)
+            self.view.on_ui(lambda: opened(session.id, started.pane_id))
+        background = self.runtime.background
+        if background is not None:
+            background.poll_now()
+        self.action_log.append(
+            ActionRecord(
+                self.clock(), "attach", pane_id, target, f"claude attach {session.id}", "operator (background session)",
                 Outcome.SENT if ok else Outcome.FAILED, reason,
             )
         )  # fmt: skip

@@ -24,6 +24,10 @@ Who types. The sidecar's lease holder (service or dashboard) types polls into ag
 So with or without a holder, the first prompt and a poll are never typed into one box, and the
 holder's rules (lease fence, in-flight marks) are unchanged for every other pane.
 
+`AgentStarter.open_background` opens one of Claude Code's own background sessions (``claude
+--bg``) the same way: a new window running ``claude_command attach ID`` in the session's folder,
+named after it; nothing is typed there, so no claim. The window is then a pane like any other.
+
 Bad input leaves nothing behind: every check is made before the window exists. A start that
 stops at a screen nobody asked to answer leaves the window for the operator (the agent is
 there, waiting) and says why; Claude Code exiting during the start closes the window it made.
@@ -51,6 +55,7 @@ from nbs_tui.core.agent_spec import (
     launch_for,
     shell_command,
 )
+from nbs_tui.core.background import BackgroundSession, attach_argv
 from nbs_tui.core.detect import detect_text
 from nbs_tui.core.lease import INFLIGHT_OPTION, START_CLAIM_OPTION, StartClaim
 from nbs_tui.core.model import AgentState, PaneId
@@ -77,6 +82,11 @@ SESSION_ID_WAIT = 10.0
 """Seconds to wait for Claude Code's status file to name the session after the start."""
 CLAIM_SPARE = 60.0
 """Seconds a claim outlives the startup timeout: time to type and submit the prompt."""
+
+
+def _window_name_ok(name: str) -> bool:
+    """A name tmux reads as a window's, not as a target's parts or a window number."""
+    return not any(c in name for c in ":.\t\n") and not name.isdigit() and len(name) <= 64
 
 
 class StartStopped(RuntimeError):
@@ -113,7 +123,7 @@ def read_flags(argv0: Sequence[str], timeout: float = 30.0) -> ClaudeFlags:
         for extra in ((), ("agents",)):
             proc = subprocess.Popen(
                 [*argv0, *extra, "--help"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                stdin=subprocess.DEVNULL, env=_scrubbed_env(),
+                stdin=subprocess.DEVNULL, env=claude_env(),
             )  # fmt: skip
             helps.append(proc)
     except OSError:
@@ -133,7 +143,7 @@ def read_flags(argv0: Sequence[str], timeout: float = 30.0) -> ClaudeFlags:
     return ClaudeFlags.from_help(texts[0], texts[1]) if texts[0] else ASSUMED_FLAGS
 
 
-def _scrubbed_env() -> dict[str, str]:
+def claude_env() -> dict[str, str]:
     """Our environment without what would make Claude Code think it runs inside another one."""
     return {k: v for k, v in os.environ.items() if k not in ("CLAUDECODE", "TMUX", "TMUX_PANE")}
 
@@ -218,9 +228,26 @@ class AgentStarter:
             self.release(pane_id, claim)
         return Started(pane_id, target, spec.name, self._session_id(pane_id), submitted, tuple(answered))
 
+    def open_background(self, background: BackgroundSession, session: str = DEFAULT_SESSION) -> Started:
+        """A new window (in ``session``, made when missing) running ``claude_command attach ID`` in
+        the background session's folder, named after it (``bg-ID`` when it has no name or its
+        name is taken). Raises `SpecError` when the folder is gone (nothing made)."""
+        folder = background.cwd or os.environ.get("HOME", "/")
+        if not os.path.isdir(folder):
+            raise SpecError([f"the folder {folder} of background session {background.id} is gone"])
+        windows = self.windows()
+        name = background.name if background.name and _window_name_ok(background.name) else f"bg-{background.id}"
+        if self.name_problem(name, windows):
+            name = f"bg-{background.id}"
+        argv = attach_argv(command_words(self.claude_command), background)
+        command = shell_command(["env", "-u", "CLAUDECODE", *argv])
+        pane_id, target = self._make_window(session, name, folder, command, windows is None, None, None)
+        return Started(pane_id, target, name, background.session_id or None)
+
     def _make_window(
-        self, session: str, name: str, folder: str, command: str, no_server: bool, claim: StartClaim, worker: str | None
-    ) -> tuple[PaneId, str]:
+        self, session: str, name: str, folder: str, command: str, no_server: bool, claim: StartClaim | None,
+        worker: str | None,
+    ) -> tuple[PaneId, str]:  # fmt: skip
         fmt = "#{pane_id}\t#{session_name}:#{window_index}.#{pane_index}"
         has_session = False
         if not no_server:
@@ -237,12 +264,13 @@ class AgentStarter:
         pane_id, _, target = out.first.partition("\t")
         if not pane_id.startswith("%"):
             raise TmuxCommandError(f"tmux made no pane for {name!r} ({out.first!r})")
-        setup = self.claim_commands(pane_id, claim)
+        setup = self.claim_commands(pane_id, claim) if claim is not None else []
         if worker:  # remembered with the agent (`nbs_tui.runtime.fleet_keeper`)
             setup.append(("set-option", "-p", "-t", pane_id, WORKER_OPTION, worker))
         if no_server:  # a server this started must not hand a nested-session mark to later panes
             setup.append(("set-environment", "-g", "-u", "CLAUDECODE"))
-        self.commands.run_many(setup)
+        if setup:
+            self.commands.run_many(setup)
         return pane_id, target
 
     def guard(self, pane_id: PaneId, claim: StartClaim) -> Guard:
