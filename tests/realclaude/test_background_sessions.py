@@ -76,7 +76,7 @@ async def test_a_background_session_is_listed_opened_in_tmux_and_then_watched(
     claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
 ) -> None:
     if tuple(int(n) for n in claude_fleet.binary.version.split(".")) < (2, 1, 265):
-        pytest.skip(f"claude --bg and attach are measured from 2.1.197/2.1.265; this is {claude_fleet.binary.version}")
+        pytest.skip(f"a --bg session reaches the scripted API from 2.1.265 (2.1.197: ConnectionRefused); this is {claude_fleet.binary.version}")
     server.new_session(session_name="work", start_directory=str(tmp_path))
     world = make_world(claude_fleet, tmp_path, "bgw", [Text("Hello from the background."), Text("Second answer.")], trust=True)
     log = tmp_path / "actions.log"
