@@ -43,13 +43,6 @@ PROBLEM_SOURCE = "background sessions"
 SessionsListener = Callable[[tuple[BackgroundSession, ...]], None]
 
 
-def _run(argv: Sequence[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        list(argv), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-        env=claude_env(), check=False,
-    )  # fmt: skip
-
-
 def read_support(argv0: Sequence[str], timeout: float = RUN_TIMEOUT) -> BackgroundSupport:
     """What the installed Claude Code offers of background sessions (`NO_SUPPORT` when it cannot
     be run): ``agents --help`` and ``attach --help``, run side by side."""
@@ -99,17 +92,24 @@ class BackgroundPoller:
         self.sessions: tuple[BackgroundSession, ...] = ()
         """The last list reported."""
         self._said: str | None = None
+        self._lock = threading.Lock()
+        self._running: subprocess.Popen[str] | None = None
+        """The ``agents --json`` under way: `stop` ends it rather than wait for it."""
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="nbs-background-sessions", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
-        self._stopping.set()
+        with self._lock:
+            self._stopping.set()
+            running = self._running
+        if running is not None:
+            running.kill()
         self._wake.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
-            thread.join(RUN_TIMEOUT + 5)
+            thread.join(RUN_TIMEOUT + 5)  # at most a help run (`read_support`) is waited for
 
     def poll_now(self) -> None:
         """List again soon (an open, the operator asked); a no-op where nothing is listed."""
@@ -144,20 +144,34 @@ class BackgroundPoller:
             self._detected.set()
 
     def _poll(self, argv0: list[str]) -> None:
-        argv = [*argv0, "agents", "--json"]
         try:
-            done = _run(argv, RUN_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self._say(f"claude agents --json did not answer in {RUN_TIMEOUT:g} s")
-            return
+            with self._lock:
+                if self._stopping.is_set():
+                    return
+                proc = self._running = subprocess.Popen(
+                    [*argv0, "agents", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                    stdin=subprocess.DEVNULL, env=claude_env(),
+                )  # fmt: skip
         except OSError as error:
             self._say(f"claude agents --json could not run: {error}")
             return
-        if done.returncode != 0:
-            words = " ".join((done.stderr or done.stdout).split())[:200] or "no output"
-            self._say(f"claude agents --json exited {done.returncode}: {words}")
+        try:
+            out, err = proc.communicate(timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            self._say(f"claude agents --json did not answer in {RUN_TIMEOUT:g} s")
             return
-        reply = parse_agents_json(done.stdout)
+        finally:
+            with self._lock:
+                self._running = None
+        if self._stopping.is_set():
+            return
+        if proc.returncode != 0:
+            words = " ".join((err or out).split())[:200] or "no output"
+            self._say(f"claude agents --json exited {proc.returncode}: {words}")
+            return
+        reply = parse_agents_json(out)
         if reply.problem is not None:
             self._say(reply.problem)
             return
