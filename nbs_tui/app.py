@@ -686,7 +686,8 @@ class NbsApp(App[int]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield from palette_commands(
-            self, self.operator.notifications.muted, self.notifications.toggle_mute, self.panes, self.select_pane
+            self, self.operator.notifications.muted, self.notifications.toggle_mute, self.panes, self.select_pane,
+            self.fleet_list.background, self.lifecycle.open_background,
         )
 
 

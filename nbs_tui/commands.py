@@ -192,8 +192,9 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "background.open", "o", "open_background", "Open bg session",
         "Open the selected Claude Code background session (◇ in the list, from claude --bg) in a new tmux "
-        "window: claude attach ID in its folder; that pane is then watched like any other (Enter on its row too)",
-        show=False, palette="Open a background session in tmux",
+        "window: claude attach ID in its folder; that pane is then watched like any other (Enter on its row too; "
+        "the palette names each one listed)",
+        show=False, in_palette=False,
     ),
     Command("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
     # keys a widget handles itself (help only)

@@ -97,6 +97,8 @@ async def test_a_background_session_is_listed_opened_in_tmux_and_then_watched(
             assert cells[1] in ("idle", "busy")  # what it reports (`status`)
             assert cells[4:7] == ["work", "bgjob", "claude --bg"]  # its folder, its name
             assert row == app.fleet_list.row_keys[-1]  # after the panes
+            palette = [command.title for command in app.get_system_commands(app.screen)]
+            assert "Open background session bgjob in tmux" in palette
             app.fleet_list.move_cursor(app.fleet_list.row_keys.index(row))
             assert app.fleet_list.selected_background is not None
             assert app.fleet_list.selected_pane_id is None
