@@ -151,21 +151,44 @@ class _Heard:
         self.problems.append((source, message))
 
 
-def test_a_version_without_background_sessions_lists_nothing_and_says_nothing(tmp_path: Path) -> None:
-    found = find_claude("2.1.120")
-    if isinstance(found, str):
-        if os.environ.get("NBS_REQUIRE_CLAUDE"):
-            pytest.fail(f"NBS_REQUIRE_CLAUDE is set but {found}")
-        pytest.skip(found)
+def _asked_once(claude_command: str) -> tuple[BackgroundPoller, _Heard]:
     heard = _Heard()
-    poller = BackgroundPoller(str(_wrapper_for(found.path, tmp_path)), heard.sessions, heard.problem, first_after=0)
+    poller = BackgroundPoller(claude_command, heard.sessions, heard.problem, first_after=0)
     poller.start()
     try:
         assert poller.wait_detected(60)
     finally:
         poller.stop()
+    return poller, heard
+
+
+@pytest.mark.realclaude
+def test_a_version_without_background_sessions_lists_nothing_and_says_nothing(tmp_path: Path) -> None:
+    # an older version is a bonus where it is cached: CI installs the primary version only
+    found = find_claude("2.1.120")
+    if isinstance(found, str):
+        pytest.skip(found)
+    poller, heard = _asked_once(str(_wrapper_for(found.path, tmp_path)))
     assert poller.support == NO_SUPPORT
     assert (heard.lists, heard.problems) == ([], [])
+
+
+def test_the_recorded_help_of_2_1_100_lists_nothing_and_says_nothing(tmp_path: Path) -> None:
+    # a stand-in printing what 2.1.100 printed (tests/corpus/claude/2.1.100): runs everywhere
+    corpus = Path(__file__).resolve().parents[1] / "corpus" / "claude" / "2.1.100"
+    calls = tmp_path / "calls"
+    script = tmp_path / "claude-2.1.100"
+    script.write_text(
+        "#!/bin/bash\n"
+        f'echo "$1 $2" >> {shlex.quote(str(calls))}\n'
+        f'case "$1" in agents) tail -n +2 {shlex.quote(str(corpus / "agents-help.txt"))};;\n'
+        f'  attach) tail -n +2 {shlex.quote(str(corpus / "attach-help.txt"))};; esac\n'
+    )
+    script.chmod(0o755)
+    poller, heard = _asked_once(str(script))
+    assert poller.support == NO_SUPPORT
+    assert (heard.lists, heard.problems) == ([], [])
+    assert sorted(calls.read_text().splitlines()) == ["agents --help", "attach --help"]  # never agents --json
 
 
 def test_a_reply_that_is_not_json_is_one_problem_line(tmp_path: Path) -> None:
