@@ -51,12 +51,16 @@ def start_background(world: NewAgentWorld, name: str, prompt: str) -> str:
 
 
 @contextlib.contextmanager
-def background_daemon(world: NewAgentWorld) -> Iterator[None]:
+def background_daemon(world: NewAgentWorld, server: libtmux.Server) -> Iterator[None]:
     """``claude --bg`` starts a supervisor of its own (one per config folder, outliving the
-    command): stopped at the end, with its sessions, so no test leaves a process behind."""
+    command): stopped at the end, with its sessions, so no test leaves a process behind. The tmux
+    server goes first: a ``claude attach`` left running there starts a new supervisor when its
+    own goes away."""
     try:
         yield
     finally:
+        with contextlib.suppress(Exception):
+            server.kill()
         subprocess.run(
             [str(world.wrapper), "daemon", "stop", "--any"], env=_clean_env(), capture_output=True, timeout=30,
             stdin=subprocess.DEVNULL, check=False,
@@ -80,7 +84,7 @@ async def test_a_background_session_is_listed_opened_in_tmux_and_then_watched(
     server.new_session(session_name="work", start_directory=str(tmp_path))
     world = make_world(claude_fleet, tmp_path, "bgw", [Text("Hello from the background."), Text("Second answer.")], trust=True)
     log = tmp_path / "actions.log"
-    with background_daemon(world):
+    with background_daemon(world, server):
         short = start_background(world, "bgjob", "say hello")
         wait_until(lambda: world.api.prompts() == ["say hello"], 60, "the background prompt at the API")
         settings = Settings(
@@ -122,8 +126,8 @@ async def test_a_background_session_is_listed_opened_in_tmux_and_then_watched(
             server.cmd("send-keys", "-t", pane_id, "Enter")
             await wait_for(pilot, lambda: world.api.prompts() == ["say hello", "and again"], 60, what="the second prompt")
             await wait_for(pilot, lambda: log.exists() and '"action":"attach"' in log.read_text(), 20, what="the log line")
-        start = server.cmd("list-panes", "-a", "-F", "#{pane_id} #{pane_start_command} #{pane_current_path}").stdout
-        assert any(line.startswith(f"{pane_id} ") and f"attach {short}" in line and str(world.workdir) in line for line in start), start
+            start = server.cmd("list-panes", "-a", "-F", "#{pane_id} #{pane_start_command} #{pane_current_path}").stdout
+            assert any(line.startswith(f"{pane_id} ") and f"attach {short}" in line and str(world.workdir) in line for line in start), start
         record = json.loads(log.read_text().splitlines()[-1])
         assert (record["action"], record["outcome"], record["pane_id"]) == ("attach", "sent", pane_id)
         assert record["sent"] == f"claude attach {short}"
