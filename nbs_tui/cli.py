@@ -445,8 +445,12 @@ def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK if not report.not_restored and not any(a.stopped for a in report.restored) else EXIT_ERROR
 
 
-def _log_action(settings: Settings, action: str, pane_id: str, target: str, sent: str, ok: bool, reason: str) -> None:
-    """One line in the action log for a lifecycle command (the dashboard's viewer shows it)."""
+def _log_action(
+    settings: Settings, action: str, pane_id: str, target: str, sent: str, ok: bool, reason: str,
+    commands: TmuxServerCommands | None = None,
+) -> None:
+    """One line in the action log for a lifecycle command (the dashboard's viewer shows it) and,
+    for stop and restart (``commands``), an event every view of the server is told of."""
     import time
 
     from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
@@ -459,6 +463,12 @@ def _log_action(settings: Settings, action: str, pane_id: str, target: str, sent
         Outcome.SENT if ok else Outcome.FAILED, reason,
     )  # fmt: skip
     ActionLog(settings.action_log, problem).append(record)
+    if commands is not None:
+        from nbs_tui.runtime.agent_stop import tell_views
+
+        why = tell_views(commands, action, pane_id, target, sent, ok, reason)
+        if why:
+            problem("", f"the dashboards were not told of this {action}: {why}")
 
 
 def _run_stop(args: argparse.Namespace, settings: Settings) -> int:
@@ -483,21 +493,21 @@ def _run_stop(args: argparse.Namespace, settings: Settings) -> int:
                 return EXIT_ERROR
         if args.command == "stop":
             stopped = control.stop(pane_id)
-            _log_action(settings, "stop", pane_id, target, stopped.how, True, "")
+            _log_action(settings, "stop", pane_id, target, stopped.how, True, "", commands)
             out: dict[str, object] = {"pane_id": pane_id, "target": target, "stopped_by": stopped.how}
             said = f"stopped {target} ({pane_id}) with {stopped.how}"
         else:
             restarted = control.restart(pane_id)
             _log_action(
                 settings, "restart", pane_id, target, f"claude --resume {restarted.session_id}",
-                not restarted.stopped, restarted.stopped or f"stopped with {restarted.how}",
+                not restarted.stopped, restarted.stopped or f"stopped with {restarted.how}", commands,
             )  # fmt: skip
             out = {"pane_id": pane_id, "target": target, "session_id": restarted.session_id, "stopped": restarted.stopped or None}
             said = f"restarted {target} ({pane_id}) in conversation {restarted.session_id}"
             if restarted.stopped:
                 print(f"nbs-tui: {target}: {restarted.stopped}", file=sys.stderr)
     except StopError as error:
-        _log_action(settings, args.command, args.pane, args.pane, "", False, str(error))
+        _log_action(settings, args.command, args.pane, args.pane, "", False, str(error), commands)
         raise RuntimeError(str(error)) from None
     except TmuxError as error:
         raise RuntimeError(f"tmux on {settings.server.describe()}: {error}") from None

@@ -257,7 +257,7 @@ class OperatorController:
     def _stop_agent(self, pane: PaneInfo, restart: bool) -> None:
         from nbs_tui.core.hosts import LOCAL
         from nbs_tui.runtime.agent_start import AgentStarter
-        from nbs_tui.runtime.agent_stop import AgentControl, StopError
+        from nbs_tui.runtime.agent_stop import AgentControl, StopError, tell_views
         from nbs_tui.tmux.errors import TmuxError
 
         action = "restart" if restart else "stop"
@@ -287,6 +287,10 @@ class OperatorController:
                 Outcome.SENT if ok else Outcome.FAILED, reason,
             )
         )  # fmt: skip
+        lease = self.runtime.lease
+        why = tell_views(commands, action, pane_id, pane.target, sent, ok, reason, by=lease.by if lease is not None else None)
+        if why:
+            self.runtime.problem("operator action", f"the other views were not told of this {action}: {why}")
 
     # -- the remembered fleet (restore) -------------------------------------------------------
 

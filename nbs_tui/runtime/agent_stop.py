@@ -17,11 +17,18 @@ status file, its name and options from its command line, its folder), the pane i
 ``claude --resume ID`` with the same name and options in the same folder, and a `StartupGuide`
 takes it to its input box. The pane id, window and layout stay. Every tmux command goes through
 `TmuxServerCommands`; this machine's panes only (the status file and ``/proc`` are read here).
+
+Each stop or restart, done or failed, is told to every view of the server (`tell_views`: the
+server's lifecycle ring, `nbs_tui.core.relay.LIFECYCLE_OPTION`), whoever did it: ``nbs-tui
+stop`` or any dashboard. Every dashboard and ``--headless`` reads it with its sidecar's switches
+and shows it as an event ``by`` that process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,6 +46,7 @@ from nbs_tui.core.detect import detect_text
 from nbs_tui.core.model import AgentState, PaneId
 from nbs_tui.core.startup import StartupExpectation
 from nbs_tui.runtime.agent_start import AgentStarter, StartStopped
+from nbs_tui.sidecar.pane_options import announce_lifecycle
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.errors import PaneGone, TmuxCommandError, TmuxError
 
@@ -227,3 +235,21 @@ def _cwd(pid: int) -> str | None:
         return str(Path(f"/proc/{pid}/cwd").resolve(strict=True))
     except OSError:
         return None
+
+
+def tell_views(
+    commands: TmuxServerCommands, action: str, pane_id: str, target: str, sent: str, ok: bool, reason: str,
+    *, by: str | None = None, wall: Callable[[], float] = time.time,
+) -> str:
+    """Tell every view of the server that ``action`` (``stop``, ``restart``) was done (or failed)
+    in ``pane_id``; ``by`` is who did it as the views show it (a dashboard's lease names it so: its
+    own action is not shown to it twice). Returns "" or why the views were not told."""
+    result = "sent" if ok else "failed"
+    message = f"{action} {result}" + (f": {sent}" if sent else "") + (f" ({reason})" if reason else "")
+    data = (("result", result), ("pane", pane_id), ("target", target), ("text", sent), ("reason", reason))
+    try:
+        if announce_lifecycle(commands, wall(), action, by or f"{socket.gethostname()} pid {os.getpid()}", message, data):
+            return ""
+        return "other processes kept writing the server's lifecycle events"
+    except TmuxError as error:
+        return str(error)
