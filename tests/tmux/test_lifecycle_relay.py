@@ -70,7 +70,7 @@ def test_a_stop_by_the_cli_or_a_dashboard_reaches_every_view_once(
         assert retry_until(lambda: all(stops(v, pane_id) for v in views), 15, raises=False), [v.events[-5:] for v in views]
         for view in views:
             (event,) = stops(view, pane_id)
-            assert event["result"] == "sent" and event["text"] == "Ctrl-C" and event["target"].startswith(session.name)
+            assert event["result"] == "sent" and event["text"] == "Ctrl-C" and str(event["target"]).startswith(str(session.name))
             _host, _, pid = str(event["by"]).partition(" pid ")  # the CLI's process, no view's
             assert pid.isdigit() and int(pid) not in (os.getpid(), *(v.proc.pid for v in views)), event
 
