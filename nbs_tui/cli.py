@@ -317,6 +317,7 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
         commands = TmuxServerCommands.for_server(settings.server)
         starter = AgentStarter(commands, settings.claude_command, claude_home=settings.claude_home)
     else:  # another host: its checks are made there, through its ssh connection
+        from nbs_tui.runtime.host_agent import SshAgentHost
         from nbs_tui.runtime.remote_agent import prepare_remote
         from nbs_tui.tmux.ssh import SshTmuxRunner
 
@@ -331,9 +332,24 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
             runner.close()
             raise
         prepared = remote.prepared
-        starter = AgentStarter(commands, settings.claude_command, flags=remote.flags, home=remote.home)
+        starter = AgentStarter(
+            commands, settings.claude_command, flags=remote.flags, home=remote.home, host=SshAgentHost(runner)
+        )
     try:
         started = starter.start(prepared)
+        if prepared.events is not None and prepared.spec.worker and started.prompt_submitted and starter.host:
+            from nbs_tui.core.nbs_events import worker_spawned
+
+            try:  # into the project's bus, on the agent's host (the runner is still open)
+                starter.host.publish(
+                    str(prepared.events),
+                    worker_spawned(
+                        prepared.spec.worker, target=started.target, pane_id=started.pane_id,
+                        session_id=started.session_id,
+                    ),
+                )  # fmt: skip
+            except (OSError, ValueError) as error:
+                print(f"nbs-tui: worker-spawned not published in {prepared.events}: {error}", file=sys.stderr)
     except TmuxError as error:
         raise RuntimeError(f"{prepared.spec.name}: tmux on {commands.describe()}: {error}") from None
     except StartStopped as stop:
@@ -345,19 +361,6 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         if runner is not None:
             runner.close()
-    if prepared.events is not None and prepared.spec.worker and started.prompt_submitted:
-        from nbs_tui.core.nbs_events import worker_spawned
-        from nbs_tui.files.nbs_bus import publish
-
-        try:
-            publish(
-                prepared.events,
-                worker_spawned(
-                    prepared.spec.worker, target=started.target, pane_id=started.pane_id, session_id=started.session_id
-                ),
-            )
-        except (OSError, ValueError) as error:
-            print(f"nbs-tui: worker-spawned not published in {prepared.events}: {error}", file=sys.stderr)
     if args.json:
         print(json.dumps(started.as_json(), ensure_ascii=False))
     else:
