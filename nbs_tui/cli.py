@@ -482,10 +482,21 @@ def _run_stop(args: argparse.Namespace, settings: Settings) -> int:
     from nbs_tui.runtime.agent_stop import AgentControl, StopError
 
     _require_tmux()
-    if getattr(args, "hosts", None):
-        raise SpecError([f"{args.command} --host: stopping agents on another host is not wired yet"])
-    commands = TmuxServerCommands.for_server(settings.server)
-    control = AgentControl(commands, AgentStarter(commands, settings.claude_command))
+    runner = None
+    if getattr(args, "hosts", None):  # another host: its tmux and its processes, over its ssh master
+        from nbs_tui.runtime.host_agent import SshAgentHost
+        from nbs_tui.tmux.ssh import SshTmuxRunner
+
+        (host,) = settings.watched_hosts()
+        if host.is_local:
+            raise SpecError([f"{args.command} --host {host.name}: not another host"])
+        runner = SshTmuxRunner(host)
+        commands = TmuxServerCommands(runner)
+        starter = AgentStarter(commands, settings.claude_command, host=SshAgentHost(runner))
+    else:
+        commands = TmuxServerCommands.for_server(settings.server)
+        starter = AgentStarter(commands, settings.claude_command)
+    control = AgentControl(commands, starter)
     try:
         pane_id, _pid, target, _folder = control.resolve(args.pane)
         if not args.yes:
@@ -513,7 +524,10 @@ def _run_stop(args: argparse.Namespace, settings: Settings) -> int:
         _log_action(settings, args.command, args.pane, args.pane, "", False, str(error), commands)
         raise RuntimeError(str(error)) from None
     except TmuxError as error:
-        raise RuntimeError(f"tmux on {settings.server.describe()}: {error}") from None
+        raise RuntimeError(f"tmux on {commands.describe()}: {error}") from None
+    finally:
+        if runner is not None:
+            runner.close()
     print(json.dumps(out, ensure_ascii=False) if args.json else said)
     return EXIT_OK if args.command == "stop" or not out.get("stopped") else EXIT_ERROR
 

@@ -63,7 +63,7 @@ from nbs_tui.core.startup import (
 )
 from nbs_tui.files.agent_input import PreparedAgent
 from nbs_tui.runtime.fleet_keeper import WORKER_BUS_OPTION, WORKER_OPTION
-from nbs_tui.runtime.host_agent import AgentHost, LocalAgentHost
+from nbs_tui.runtime.host_agent import AgentHost, LocalAgentHost, SshAgentHost
 from nbs_tui.tmux.commands import Guard, TmuxServerCommands
 from nbs_tui.tmux.errors import PaneGone, ServerGone, TmuxCommandError, TmuxError
 
@@ -188,8 +188,13 @@ class AgentStarter:
         return None
 
     def flags(self) -> ClaudeFlags:
+        """What the agent's Claude Code accepts: read once, where it runs."""
         if self._flags is None:
-            self._flags = read_flags(command_words(self.claude_command))
+            host = self.host
+            if isinstance(host, SshAgentHost):
+                self._flags = host.flags(self.claude_command)
+            else:
+                self._flags = read_flags(command_words(self.claude_command))
         return self._flags
 
     # -- the start --------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from nbs_tui.claude.status import find_claude_process, subtree_table
+from nbs_tui.core.agent_spec import ASSUMED_FLAGS, ClaudeFlags
 from nbs_tui.core.nbs_events import BusEvent, event_file_name, event_text
 from nbs_tui.core.text import loads_json
 from nbs_tui.files.nbs_bus import publish
@@ -134,6 +135,9 @@ done
 """
 
 
+_HELP_SEP = "----nbs-tui-agents-help----"
+
+
 def parse_found(out: str) -> RunningClaude | None:
     """The first process `_FIND` printed whose status file is its own (pure: tested apart)."""
     lines = out.splitlines()
@@ -172,6 +176,17 @@ class SshAgentHost:
         extra = " ".join(shlex.quote(d) for d in config_dirs)
         script = f"set -- {int(pane_pid)}\nEXTRA={shlex.quote(extra)}\n{_FIND}"
         return parse_found(self._sh(script))
+
+    def flags(self, claude_command: str) -> ClaudeFlags:
+        """What the host's Claude Code accepts (its ``--help`` and ``agents --help`` there, run by
+        the login shell: ``claude_command`` is found on its PATH, as ``new --host`` finds it)."""
+        out = self.runner.run_script(
+            f"{claude_command} --help 2>/dev/null </dev/null\necho {_HELP_SEP}\n"
+            f"{claude_command} agents --help 2>/dev/null </dev/null\ntrue\n",
+            timeout=60.0,
+        )
+        help_text, _, agents_help = out.partition(_HELP_SEP + "\n")
+        return ClaudeFlags.from_help(help_text, agents_help) if help_text.strip() else ASSUMED_FLAGS
 
     def alive(self, pid: int) -> bool:
         return self._sh(f"[ -d /proc/{int(pid)} ] && echo yes || echo no\n").strip() == "yes"
