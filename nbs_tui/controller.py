@@ -211,6 +211,15 @@ class OperatorController:
         takes up to a minute and must not hold up the other actions); say how it went."""
         threading.Thread(target=self._start_agent, args=(spec,), name="nbs-new-agent", daemon=True).start()
 
+    def start_place(self) -> str:
+        """Where the form starts an agent, for its title (`_start_commands`; never blocks)."""
+        from nbs_tui.core.agent_spec import SpecError
+
+        try:
+            return self._start_commands(None).describe()
+        except SpecError:
+            return self.settings.server.describe()
+
     def _start_commands(self, host: str | None) -> TmuxServerCommands:
         """Where the form starts an agent: the host it names, else the dashboard's one host (this
         machine or another, through its fleet's command path), else this machine when watched,

@@ -52,7 +52,7 @@ class LifecycleActions:
             if spec is not None:
                 self._operator.start_agent(spec)
 
-        self._app.push_screen(NewAgentScreen(folders, self._settings.server.describe()), chosen)
+        self._app.push_screen(NewAgentScreen(folders, self._operator.start_place()), chosen)
 
     def offer_restore(self, lines: list[str]) -> None:
         """The remembered fleet has agents that are gone: say so once, and how to bring them back."""

@@ -50,6 +50,7 @@ async def test_form_restart_and_stop_on_a_remote_hosts_pane(
         await wait_for(pilot, lambda: isinstance(app.screen, NewAgentScreen), what="the form")
         form = app.screen
         assert isinstance(form, NewAgentScreen)
+        assert form.server.startswith("hosta: ")  # its title says where it starts
         form.query_one("#new-folder", Input).value = str(world.workdir)
         form.query_one("#new-name", Input).value = "far"
         form.query_one("#new-prompt", TextArea).load_text("remember the word sloe")
