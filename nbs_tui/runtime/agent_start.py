@@ -44,7 +44,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from nbs_tui.claude.status import find_claude_process, subtree_table
 from nbs_tui.core.agent_spec import (
     ASSUMED_FLAGS,
     BYPASS,
@@ -69,6 +68,7 @@ from nbs_tui.core.startup import (
 )
 from nbs_tui.files.agent_input import PreparedAgent
 from nbs_tui.runtime.fleet_keeper import WORKER_BUS_OPTION, WORKER_OPTION
+from nbs_tui.runtime.host_agent import AgentHost, LocalAgentHost, SshAgentHost
 from nbs_tui.tmux.commands import Guard, TmuxServerCommands
 from nbs_tui.tmux.errors import PaneGone, ServerGone, TmuxCommandError, TmuxError
 
@@ -78,6 +78,8 @@ LOOK_EVERY = 0.1
 """Seconds between two looks at the starting pane's screen (one in-band or process capture)."""
 TYPE_TIMEOUT = 10.0
 """Seconds for a pasted prompt to show in the box, and then to leave it once Enter is pressed."""
+REMOTE_LOOK_EVERY = 0.3
+"""Seconds between two reads of another host's processes (one ssh exec through its master)."""
 SESSION_ID_WAIT = 10.0
 """Seconds to wait for Claude Code's status file to name the session after the start."""
 CLAIM_SPARE = 60.0
@@ -163,8 +165,12 @@ class AgentStarter:
         wall: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
         start_timeout: float = START_TIMEOUT,
+        host: AgentHost | None = None,
     ) -> None:
         self.commands = commands
+        self.host: AgentHost | None = host if host is not None or commands.runner.remote else LocalAgentHost()
+        """Where the agent's processes are read (its session id): this machine, or the host's
+        ssh connection (`nbs_tui.runtime.host_agent`); None: not read."""
         self.claude_command = claude_command
         self.claude_home = claude_home
         self._flags = flags
@@ -192,8 +198,13 @@ class AgentStarter:
         return None
 
     def flags(self) -> ClaudeFlags:
+        """What the agent's Claude Code accepts: read once, where it runs."""
         if self._flags is None:
-            self._flags = read_flags(command_words(self.claude_command))
+            host = self.host
+            if isinstance(host, SshAgentHost):
+                self._flags = host.flags(self.claude_command)
+            else:
+                self._flags = read_flags(command_words(self.claude_command))
         return self._flags
 
     # -- the start --------------------------------------------------------------------------------
@@ -382,19 +393,20 @@ class AgentStarter:
             self.commands.run("kill-pane", "-t", pane_id)
 
     def _session_id(self, pane_id: PaneId) -> str | None:
-        """Claude Code's session id, from the status file of the process below the pane."""
-        if self.commands.runner.remote:
+        """Claude Code's session id, from the status file of the process below the pane (on the
+        agent's host)."""
+        host = self.host
+        if host is None:
             return None
         deadline = self.clock() + SESSION_ID_WAIT
-        homes = [self.claude_home] if self.claude_home is not None else []
+        homes = (str(self.claude_home),) if self.claude_home is not None else ()
         while True:
             identity = self.commands.pane_identity(pane_id)
             if identity is None or identity.dead:
                 return None
-            table = subtree_table(identity.pid)
-            found = find_claude_process(identity.pid, table, homes) if table else None
-            if found is not None and found.status is not None and found.status.session_id:
-                return found.status.session_id
+            found = host.claude(identity.pid, homes)
+            if found is not None and found.session_id:
+                return found.session_id
             if self.clock() > deadline:
                 return None
-            self.sleep(LOOK_EVERY)
+            self.sleep(REMOTE_LOOK_EVERY if host.remote else LOOK_EVERY)

@@ -132,6 +132,12 @@ class _Fanout:
         if runtime.keeper is not None:
             runtime.keeper.changed()
 
+    def layout_changed(self) -> None:
+        """A layout-only change (a pane resized, windows rearranged): the keeper remembers it
+        now, not at the next pane change (`nbs_tui.tmux.port.LayoutListener`)."""
+        if self._runtime.keeper is not None:
+            self._runtime.keeper.changed()
+
     def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
         self._runtime.listener.screens_changed(pane_ids)
 
