@@ -9,8 +9,9 @@ in bench/results/2026-11-29-remote-first-frame.md).
 
 Until the app mounts, the runtime reports to `HeldNews`, which keeps what it hears in order;
 the app takes the runtime (`take_early`) and, once mounted, `HeldNews.attach` hands what was held
-to the app's listener and then passes everything straight on. A runtime no app claimed is stopped
-at exit.
+to the app's listener and then passes everything straight on. The lease and the sidecar wait for
+that too (`RuntimeOptions.sidecar_after`): as at mount, they start after the first frame's seeds
+and leave the import alone. A runtime no app claimed is stopped at exit.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import atexit
 import logging
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from nbs_tui.claude.watcher import ClaudeFacts
@@ -47,6 +48,8 @@ class HeldNews:
         self._lock = threading.Lock()
         self._held: list[tuple[str, tuple[Any, ...]]] = []
         self._target: RuntimeListener | None = None
+        self.attached = threading.Event()
+        """Set once the listener is attached (the app has mounted): the sidecar may start."""
 
     @property
     def held(self) -> int:
@@ -67,6 +70,7 @@ class HeldNews:
                 except Exception:  # as the backend that said it would have: logged, not raised
                     log.exception("listener.%s failed", name)
             self._target = listener
+        self.attached.set()
 
     def _tell(self, name: str, *args: Any) -> None:
         with self._lock:
@@ -135,7 +139,7 @@ def start_early(settings: Settings) -> EarlyRuntime:
     its news held until `take_early`'s caller attaches (module docstring)."""
     global _early
     news = HeldNews()
-    runtime = Runtime(settings, news, RuntimeOptions())
+    runtime = Runtime(settings, news, RuntimeOptions(sidecar_after=news.attached))
     early = EarlyRuntime(settings, runtime, news)
     try:
         runtime.start()
@@ -156,7 +160,7 @@ def take_early(settings: Settings, options: RuntimeOptions) -> EarlyRuntime | No
     global _early
     with _early_lock:
         early = _early
-        if early is None or early.settings is not settings or options != early.runtime.options:
+        if early is None or early.settings is not settings or options != replace(early.runtime.options, sidecar_after=None):
             return None
         _early = None
     return early

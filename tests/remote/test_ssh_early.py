@@ -1,6 +1,7 @@
 """The dashboard's runtime started before the app (nbs_tui/runtime/early.py, what the CLI does when
-it watches another host): both hosts connect, list and seed with no app yet, and the app that
-takes the runtime shows what it heard before mounting, then stops it at exit."""
+it watches another host): both hosts connect, list and seed with no app yet (the sidecars wait for
+the app), and the app that takes the runtime shows what it heard before mounting, then stops it at
+exit."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ async def test_an_app_takes_the_runtime_started_before_it_and_shows_what_it_hear
             assert isinstance(fleet, TmuxFleet)
             assert fleet.wait_seeded(30)
         assert early.news.held > 0  # the hosts' news, kept for the app
+        assert not runtime.wait_started(0.5)  # seeded, yet the lease and sidecars wait for the app
         other = Settings(hosts=settings.hosts, action_log=settings.action_log, hook_spool=settings.hook_spool,
                          claude_home=settings.claude_home)  # fmt: skip
         assert take_early(other, RuntimeOptions()) is None  # only for the very settings it was started with
@@ -54,6 +56,7 @@ async def test_an_app_takes_the_runtime_started_before_it_and_shows_what_it_hear
                 30, "both hosts connected",
             )  # fmt: skip
             assert early.news.held == 0
+            await pilot_wait(pilot, lambda: runtime.wait_started(0), 30, "the sidecars started once the app mounted")
             app.select_pane(f"hostb:{panes['hostb']}")
             fleet = app.fleet
             assert fleet is not None
