@@ -25,6 +25,7 @@ from typing import Any
 
 from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.config import Settings
+from nbs_tui.core.background import BackgroundSession
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.lease import LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
@@ -36,7 +37,7 @@ from nbs_tui.tmux.errors import TmuxUnavailable
 
 log = logging.getLogger(__name__)
 
-_WHOLE = frozenset({"fleet_changed", "hosts_changed"})
+_WHOLE = frozenset({"fleet_changed", "hosts_changed", "background_sessions_changed"})
 """News that carries the whole state each time: only the latest is worth holding."""
 
 
@@ -117,6 +118,10 @@ class HeldNews:
 
     def hosts_changed(self, states: tuple[HostState, ...]) -> None:
         self._tell("hosts_changed", states)
+
+    def background_sessions_changed(self, sessions: tuple[BackgroundSession, ...]) -> None:
+        """The dashboard's bridge shows them; held, the runtime builds its poller as for the bridge."""
+        self._tell("background_sessions_changed", sessions)
 
 
 @dataclass
