@@ -9,7 +9,9 @@
 
 While this process acts for a server of this machine, `keeper` (`FleetKeeper`) also keeps the
 server's fleet memory for ``nbs-tui restore``, told by the fleet's fanout, by Claude signals
-(`_FactsTap`) and on acquiring the lease (docs/lifecycle.md).
+(`_FactsTap`) and on acquiring the lease (docs/lifecycle.md). For a listener that has
+``background_sessions_changed`` (the dashboard), `background` (`BackgroundPoller`) lists Claude
+Code's own background sessions of this machine now and then, where the installed version has them.
 
 Everything they report goes to one `RuntimeListener`, on the backend's own thread; a listener
 must not block (the app posts Textual messages, headless prints a JSON line).
@@ -60,8 +62,10 @@ from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
 from nbs_tui.files.fleet_store import FleetStore
-from nbs_tui.logs import log_problem, report_failures
+from nbs_tui.logs import log_problem, report_failures, state_dir
 from nbs_tui.memory import MemoryTrimmer
+from nbs_tui.push import PushSender
+from nbs_tui.runtime.background_poll import BackgroundPoller
 from nbs_tui.runtime.contract import (
     LeaseMode,
     RuntimeListener,
@@ -73,6 +77,7 @@ from nbs_tui.runtime.fleet_keeper import PROBLEM_SOURCE, FleetKeeper
 from nbs_tui.runtime.hosts import HostsRuntime
 from nbs_tui.runtime.service_starter import ServiceStarter, sidecar_flags
 from nbs_tui.sidecar.lease import SidecarLease
+from nbs_tui.sidecar.notices import EventNotices
 from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.port import FleetPort
@@ -129,6 +134,12 @@ class _Fanout:
         if runtime.keeper is not None:
             runtime.keeper.changed()
 
+    def layout_changed(self) -> None:
+        """A layout-only change (a pane resized, windows rearranged): the keeper remembers it
+        now, not at the next pane change (`nbs_tui.tmux.port.LayoutListener`)."""
+        if self._runtime.keeper is not None:
+            self._runtime.keeper.changed()
+
     def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
         self._runtime.listener.screens_changed(pane_ids)
 
@@ -171,6 +182,10 @@ class Runtime:
         """The per-host runtimes when several hosts are watched (module docstring)."""
         self.keeper: FleetKeeper | None = None
         """Keeps this server's fleet memory while this process acts (`nbs_tui.runtime.fleet_keeper`)."""
+        self.push: PushSender | None = None
+        """Sends push notifications (``notify_urls``) while this process holds the lease (`nbs_tui.push`)."""
+        self.background: BackgroundPoller | None = None
+        """Lists Claude Code's background sessions for a listener that shows them (module docstring)."""
         self.role = SidecarRole.OFF
         self.trimmer = MemoryTrimmer()
         self._built = False
@@ -209,6 +224,12 @@ class Runtime:
             self.claude = self._try(
                 "Claude Code signals", lambda: ClaudeSignals(self.settings, _FactsTap(self), clock=options.wall, problems=self.problem)
             )
+        shows_background = getattr(self.listener, "background_sessions_changed", None)
+        if options.claude and not elsewhere and self.settings.background_sessions and shows_background is not None:
+            self.background = self._try(
+                "background sessions",
+                lambda: BackgroundPoller(self.settings.claude_command, shows_background, self.problem),
+            )
         fanout = _Fanout(self)
         if options.fleet_factory is not None:
             self.fleet = options.fleet_factory(fanout)
@@ -238,6 +259,8 @@ class Runtime:
             )
             if self.claude is not None and options.fleet_factory is None and self.fleet.commands is not None:
                 self.keeper = self._try("fleet memory", self._build_keeper)
+            if self.settings.notify_urls and self.sidecar is not None:
+                self.push = self._try("push notifications", self._build_push)
         if options.control_plane and elsewhere:  # after the sidecar: the host's service applies it
             self.control_plane = self._try("control plane", lambda: self._remote_plane(hosts[0]))
 
@@ -252,6 +275,22 @@ class Runtime:
             commands, store, LOCAL, self.settings.server,
             acting=(lambda: lease.acting()) if lease is not None else (lambda: True),
             facts=claude.all_facts, problem=self.problem,
+        )  # fmt: skip
+
+    def _build_push(self) -> PushSender:
+        """The pushes of this server, sent only while this process holds its lease (one sender
+        per server however many dashboards watch it; docs/notifications.md)."""
+        lease, fleet = self.lease, self.fleet
+
+        def name(pane_id: PaneId) -> str:
+            panes = fleet.panes() if fleet is not None else []
+            return next((p.target for p in panes if p.pane_id == pane_id), pane_id)
+
+        return PushSender(
+            self.settings.notify_urls, EventNotices(self.settings),
+            host=self.settings.watched_hosts()[0], names=name,
+            acting=(lambda: lease.acting()) if lease is not None else (lambda: True),
+            problem=self.problem, link_ttl=self.settings.web_link_ttl * 60, state_dir=state_dir(),
         )  # fmt: skip
 
     def _remote_plane(self, host: HostSpec) -> ControlPlanePort:
@@ -297,6 +336,8 @@ class Runtime:
         """The sidecar's events go to the listener as they are; its errors are problems too."""
         if event.kind == "error":
             self.problem("sidecar", f"{event.pane_id} {event.message}".strip())
+        if self.push is not None:
+            self.push.observe(event)
         self.listener.sidecar_event(event)
 
     def leases(self) -> list[SidecarLease]:
@@ -452,6 +493,8 @@ class Runtime:
                 self._start("control plane", self.control_plane.start, self.control_plane.stop)
             if self.claude is not None:
                 self._start("Claude Code signals", self.claude.start, self.claude.stop)
+            if self.background is not None:  # its first look waits a little: the first frame first
+                self._start("background sessions", self.background.start, self.background.stop)
             fleet = self.fleet
             if fleet is None:
                 return
@@ -459,6 +502,8 @@ class Runtime:
             self._started.append(("fleet", fleet.stop))
             if self.lease is not None and self.sidecar is None:
                 self._start("sidecar lease", self.lease.start, self.lease.stop)
+            if self.push is not None:  # sends only while this process holds the lease
+                self._start("push notifications", self.push.start, self.push.stop)
             if self.keeper is not None:  # writes only once this process holds the lease
                 self._start("fleet memory", self.keeper.start, self.keeper.stop)
                 self.keeper.changed()  # what runs now, once this process acts
@@ -488,6 +533,9 @@ class Runtime:
             left = deadline - time.monotonic()
             if left <= 0 or fleet.wait_seeded(min(left, 0.1)):
                 break
+        after = self.options.sidecar_after
+        while after is not None and not self._stopping.is_set() and not after.wait(0.1):
+            pass  # an early runtime: its app has not mounted yet
         self._seeded_at = time.monotonic()
         with self._lock:  # `stop` holds it while it decides what runs: never start after that
             if self._stopping.is_set():
