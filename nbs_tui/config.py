@@ -108,6 +108,9 @@ class Settings:
     remember_fleet: bool = True
     """The acting runtime keeps the server's fleet memory for ``nbs-tui restore`` (the demo's
     throw-away servers are not remembered)."""
+    web_token_file: str = ""
+    """``nbs-tui web``'s token, read from this file (mode 0600) instead of a new random one at each
+    start; ``--token-file`` overrides it."""
 
     def watched_hosts(self) -> tuple[HostSpec, ...]:
         """The hosts to watch: ``--host``, else ``[[hosts]]``, else this machine."""
