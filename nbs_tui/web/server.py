@@ -153,7 +153,7 @@ class WebView(Server):
             log.info("web: a browser at %s showed the token; it now has the session cookie", self._client(request))
             query = {k: v for k, v in request.query.items() if k != "token"}
             clean = request.path + (f"?{urlencode(query)}" if query else "")
-            return self._with_cookie(web.HTTPSeeOther(clean))
+            return self._with_cookie(_see_other(clean))
         cookie = request.cookies.get(COOKIE)
         if cookie is None:
             return await self._refuse(request, 401, "no token and no session cookie")
@@ -188,7 +188,7 @@ class WebView(Server):
         ticket = secrets.token_urlsafe(16)
         self._card_tickets[ticket] = (target, time.monotonic() + CARD_TICKET_TTL)
         log.info("web: a one-time link for %s was redeemed by %s", target, self._client(request))
-        return self._with_cookie(web.HTTPSeeOther(f"/?{urlencode({'card': ticket})}"))
+        return self._with_cookie(_see_other(f"/?{urlencode({'card': ticket})}"))
 
     def _forget_old_tickets(self) -> None:
         now = time.monotonic()
@@ -352,6 +352,10 @@ class WebView(Server):
                 remove_endpoint(endpoint_file, os.getpid())
             await runner.cleanup()
         return 0
+
+
+def _see_other(location: str) -> web.Response:
+    return web.Response(status=303, headers={"Location": location, "Cache-Control": "no-store"})
 
 
 def _int(value: object, default: int) -> int:
