@@ -138,6 +138,8 @@ FIRST_DELAY = 0.25
 MAX_DELAY = 8.0
 FORGET_AFTER = 600.0
 """An address with no failure for this long starts again from nothing."""
+MAX_ADDRESSES = 10_000
+"""Addresses remembered at most (the oldest go first): many addresses cannot fill memory."""
 
 
 class FailureThrottle:
@@ -154,8 +156,10 @@ class FailureThrottle:
         now = self._clock()
         for old in [a for a, (_, last) in self._failures.items() if now - last > FORGET_AFTER]:
             del self._failures[old]
-        count = self._failures.get(address, (0, now))[0] + 1
-        self._failures[address] = (count, now)
+        count = self._failures.pop(address, (0, now))[0] + 1
+        self._failures[address] = (count, now)  # re-inserted: the dict stays oldest-first
+        while len(self._failures) > MAX_ADDRESSES:
+            del self._failures[next(iter(self._failures))]
         over = count - FREE_FAILURES
         return count, 0.0 if over <= 0 else min(MAX_DELAY, FIRST_DELAY * 2 ** (over - 1))
 

@@ -224,11 +224,14 @@ class WebView(Server):
         return response
 
     def tab_command(self, card_target: str | None) -> str:
-        """The shell command of one tab's dashboard (textual-serve runs it through a shell)."""
+        """The shell command of one tab's dashboard (textual-serve runs it through a shell).
+
+        ``exec``: the shell becomes the dashboard, so the process textual-serve holds (and kills
+        when it will not quit) is the dashboard itself, not a shell that would leave it orphaned."""
         words = list(self.settings.dashboard_argv)
         if card_target is not None:
             words += ["--open-card", card_target]
-        return shlex.join(words)
+        return "exec " + shlex.join(words)
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         """One tab: its own dashboard process, fed the browser's keys and sizes (textual-serve's

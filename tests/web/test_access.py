@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -25,6 +26,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from nbs_tui.core.web_links import issue_link
 from nbs_tui.web.access import (
+    MAX_ADDRESSES,
     AccessError,
     Bind,
     FailureThrottle,
@@ -114,6 +116,9 @@ def test_failure_throttle_doubles_to_a_cap_and_forgets() -> None:
     assert throttle.failed("b") == (1, 0.0)  # per address
     now[0] += 601
     assert throttle.failed("a") == (1, 0.0)
+    for number in range(MAX_ADDRESSES + 5):
+        throttle.failed(f"10.0.{number // 256}.{number % 256}")
+    assert len(throttle._failures) == MAX_ADDRESSES and throttle.failed("a") == (1, 0.0)  # "a" was the oldest
 
 
 async def test_a_one_time_link_opens_its_card_once(
@@ -151,7 +156,10 @@ async def test_a_link_naming_no_pane_opens_nothing(
     for target in ["local/default/%3; touch /tmp/x", "local/default/$(id)", "local/default", "a b/default/%1"]:
         link = issue_link(web_view.link_key, target, now=time.time())
         assert (await client.get(f"/open/{link}", allow_redirects=False)).status == 403, target
-    assert web_view.tab_command("local/S-_tmp_x/%3").endswith("--open-card local/S-_tmp_x/%3")
+    # a host name may hold shell characters: it reaches the dashboard as one word, never as shell
+    odd = "box;touch${IFS}x'$(id)/default/%3"
+    assert shlex.split(web_view.tab_command(odd))[-2:] == ["--open-card", odd]
+    assert shlex.split(web_view.tab_command(odd))[0] == "exec"
     assert not (tmp_path / "started").exists()
 
 

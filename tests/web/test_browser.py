@@ -23,7 +23,15 @@ from playwright.sync_api import Browser
 from nbs_tui.core.web_links import issue_link
 from nbs_tui.files.web_endpoint import endpoint_path, read_endpoint
 from tests.realclaude.harness import Bash, ClaudeFleet, Text
-from tests.web.webproc import ScreenText, WebProcess, wait_until, web_config, web_env
+from tests.web.webproc import (
+    ScreenText,
+    WebProcess,
+    alive,
+    children,
+    wait_until,
+    web_config,
+    web_env,
+)
 
 pytestmark = [pytest.mark.realclaude, pytest.mark.slow]
 
@@ -118,5 +126,11 @@ def test_https_with_a_self_signed_certificate(
             cookie = next(c for c in context.cookies() if c["name"] == "nbs_tui_session")
             assert cookie["secure"] and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
             screen.wait_for(str(session.name))  # the fleet arrived over wss
+            # stopped with a tab open: the tab's dashboard goes with it, the endpoint file too
+            tabs = children(web.proc.pid)
+            assert tabs and (tmp_path / "state" / "nbs-tui" / "web-endpoint.json").exists()
+            assert web.stop() == 0, web.stderr
+            wait_until(lambda: not any(alive(pid) for pid in tabs), timeout=20, what="the tab's dashboard gone")
+            assert not (tmp_path / "state" / "nbs-tui" / "web-endpoint.json").exists()
         finally:
             context.close()

@@ -51,6 +51,28 @@ def web_env(tmp_path: Path, extra: Mapping[str, str] | None = None) -> dict[str,
     return env
 
 
+def children(pid: int) -> list[int]:
+    """Live child processes of ``pid`` (a web server's: its tabs' dashboards)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 class WebProcess:
     def __init__(self, args: Sequence[str], *, env: Mapping[str, str], wait_url: bool = True) -> None:
         self.proc = subprocess.Popen(
