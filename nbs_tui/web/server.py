@@ -27,7 +27,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import re
 import secrets
 import shlex
 import signal
@@ -45,6 +44,7 @@ from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
+from nbs_tui.core.card_target import CardTargetError, parse_card_target
 from nbs_tui.core.web_links import LinkRedeemer, new_link_key
 from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, remove_endpoint, write_endpoint
 from nbs_tui.logs import state_dir
@@ -58,12 +58,19 @@ CARD_TICKET_TTL = 120.0
 APP_STOP_WAIT = 5.0
 """Seconds a tab's dashboard gets to quit when the server stops, before it is killed."""
 
-_CARD_TARGET = re.compile(r"[^\s:/]{1,200}/[A-Za-z0-9._-]{1,300}/%[0-9]{1,9}")
-"""``host/server-key/pane-id`` (`nbs_tui.core.card_target`'s form); anything else opens no card."""
+MAX_TARGET = 600
+"""Characters of a card target at most (a host name, a server key, a pane id)."""
 
 
-def card_target_ok(target: str) -> bool:
-    return _CARD_TARGET.fullmatch(target) is not None and target.isprintable()
+def card_target(text: str) -> str | None:
+    """The link's target as the dashboard's ``--open-card`` takes it (`nbs_tui.core.card_target`),
+    or None when it names no pane (then nothing opens)."""
+    if len(text) > MAX_TARGET or not text.isprintable():
+        return None
+    try:
+        return str(parse_card_target(text))
+    except CardTargetError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,11 +186,12 @@ class WebView(Server):
 
     async def handle_open(self, request: web.Request) -> web.StreamResponse:
         """A one-time link: valid once and unexpired, it opens that agent's card in a new tab."""
-        target = self.redeemer.redeem(request.match_info["credential"], now=time.time())
-        if target is None:
+        claimed = self.redeemer.redeem(request.match_info["credential"], now=time.time())
+        if claimed is None:
             return await self._refuse(request, 403, "this link is not valid (used before, expired, or not ours)")
-        if not card_target_ok(target):
-            return await self._refuse(request, 403, f"this link names no agent ({target!r})")
+        target = card_target(claimed)
+        if target is None:
+            return await self._refuse(request, 403, f"this link names no agent ({claimed!r})")
         self._forget_old_tickets()
         ticket = secrets.token_urlsafe(16)
         self._card_tickets[ticket] = (target, time.monotonic() + CARD_TICKET_TTL)
