@@ -229,6 +229,7 @@ class WebView(Server):
         response = aiohttp_jinja2.render_template("app_index.html", request, context)
         response.headers["Cache-Control"] = "no-store"
         response.headers["Referrer-Policy"] = "no-referrer"
+        response.headers["X-Frame-Options"] = "DENY"  # no other site frames the view to steer clicks
         return response
 
     def tab_command(self, card_target: str | None) -> str:

@@ -71,6 +71,7 @@ async def test_the_token_becomes_a_strict_http_only_cookie(view: tuple[WebView, 
     assert {"httponly", "samesite=strict", "path=/"} <= flags and "secure" not in flags
     page = await client.get("/", headers={"Cookie": f"{COOKIE}={web_view.session}"})
     assert page.status == 200 and "/ws" in await page.text()
+    assert page.headers["X-Frame-Options"] == "DENY" and page.headers["Referrer-Policy"] == "no-referrer"
 
 
 async def test_no_token_wrong_token_and_a_stale_cookie_are_refused(
