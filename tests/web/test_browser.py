@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 from urllib.error import HTTPError
@@ -134,3 +135,34 @@ def test_https_with_a_self_signed_certificate(
             assert not (tmp_path / "state" / "nbs-tui" / "web-endpoint.json").exists()
         finally:
             context.close()
+
+
+@pytest.mark.service_auto
+def test_two_tabs_are_viewers_of_one_service(
+    server: libtmux.Server, session: libtmux.Session, tmp_path: Path, browser: Browser
+) -> None:
+    """With ``service = "auto"`` (the default), the tabs start the server's sidecar service as a
+    terminal dashboard does, and both show it holding the lease: never a second sidecar."""
+    env = web_env(tmp_path, {"NBS_SERVICE": "auto"})
+    cli = [sys.executable, "-m", "nbs_tui", "-L", str(server.socket_name), "service"]
+    try:
+        with WebProcess(["-L", str(server.socket_name), "--no-poll", "--config", str(web_config(tmp_path)), "web",
+                         "--bind", "127.0.0.1:0"], env=env) as web:  # fmt: skip
+            context = browser.new_context(viewport={"width": 1400, "height": 800})
+            try:
+                pages = [context.new_page() for _ in range(2)]
+                screens = [ScreenText(page) for page in pages]
+                for page in pages:
+                    page.goto(web.url)
+                pid_file = tmp_path / "state" / "nbs-tui" / f"service-L-{server.socket_name}.pid"
+                wait_until(pid_file.exists, timeout=60, what="the service's pid file")
+                service = int(pid_file.read_text().split()[0])
+                for screen in screens:
+                    screen.wait_for(f"pid {service}", timeout=60)  # the status bar's "sidecar: HOST pid N"
+                assert len(children(web.proc.pid)) == 2 and service not in children(web.proc.pid)  # one dashboard a tab
+                status = subprocess.run([*cli, "status"], env=env, capture_output=True, text=True, timeout=60, check=False)
+                assert "held by" in status.stdout and f"pid {service}" in status.stdout, status.stdout
+            finally:
+                context.close()
+    finally:
+        subprocess.run([*cli, "stop"], env=env, capture_output=True, timeout=60, check=False)

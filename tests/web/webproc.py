@@ -45,9 +45,11 @@ def web_config(tmp_path: Path) -> Path:
 
 
 def web_env(tmp_path: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The server's (and its tabs') environment: its state folder in ``tmp_path``, no service."""
+    """The server's (and its tabs') environment: its state folder in ``tmp_path``, no service
+    (the tab's dashboard acts itself) unless ``extra`` says otherwise."""
     env = {k: v for k, v in os.environ.items() if k != "TMUX"}
-    env.update(XDG_STATE_HOME=str(tmp_path / "state"), NBS_SERVICE="off", **(extra or {}))
+    env.update(XDG_STATE_HOME=str(tmp_path / "state"), NBS_SERVICE="off")
+    env.update(extra or {})
     return env
 
 
