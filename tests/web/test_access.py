@@ -211,3 +211,7 @@ def test_plain_http_beyond_loopback_is_refused(server: libtmux.Server, session: 
     token_file.chmod(0o640)
     done = run_cli("-L", socket_name, "web", "--token-file", str(token_file), tmp_path=tmp_path)
     assert done.returncode == 4 and "chmod 600" in done.stderr and done.stdout == "", done
+    config = tmp_path / "config.toml"
+    config.write_text(f'web_token_file = "{token_file}"\n')  # the same file named in the settings
+    done = run_cli("-L", socket_name, "--config", str(config), "web", tmp_path=tmp_path)
+    assert done.returncode == 4 and f"token file {token_file} is mode 0640" in done.stderr, done
