@@ -111,6 +111,9 @@ class Settings:
     web_token_file: str = ""
     """``nbs-tui web``'s token, read from this file (mode 0600) instead of a new random one at each
     start; ``--token-file`` overrides it."""
+    background_sessions: bool = True
+    """List Claude Code's own background sessions (``claude agents --json``) in the dashboard's
+    fleet, where the installed ``claude_command`` has them (docs/lifecycle.md)."""
 
     def watched_hosts(self) -> tuple[HostSpec, ...]:
         """The hosts to watch: ``--host``, else ``[[hosts]]``, else this machine."""

@@ -17,8 +17,9 @@ installed Claude Code accepts is read from its ``--help`` by `ClaudeFlags.from_h
   2.1.197; 2.1.265 lists ``manual`` instead of ``default`` but still takes ``default`` (it is no
   longer listed): ``manual`` and ``default`` are the same mode here, and the one the installed
   version lists is sent;
-* ``--bg`` from 2.1.197, ``attach``/``logs``/``respawn``/``stop`` from 2.1.265, ``agents --json``
-  from 2.1.150 (Claude Code's own background sessions, issue 29 item 5).
+* ``--bg`` from 2.1.197, ``attach``/``logs``/``respawn``/``stop`` listed from 2.1.265, ``agents --json``
+  from 2.1.150 (Claude Code's own background sessions, issue 29 item 5: ``attach`` answers from
+  2.1.150 though not listed; what the dashboard uses is read by `nbs_tui.core.background`).
 
 A version without ``-n`` still gets its agent named (the tmux window carries the name); a version
 without ``-w`` or without the mode asked cannot start the agent as asked: `LaunchError` says so.
