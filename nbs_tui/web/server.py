@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import secrets
 import shlex
 import signal
@@ -57,6 +58,8 @@ CARD_TICKET_TTL = 120.0
 """Seconds a redeemed link's ticket waits for its tab's websocket (the page loads in between)."""
 APP_STOP_WAIT = 5.0
 """Seconds a tab's dashboard gets to quit when the server stops, before it is killed."""
+
+_REMOTE_STYLESHEET = re.compile(r"<link\s[^>]*href=\"https?://[^>]*>", re.S)
 
 MAX_TARGET = 600
 """Characters of a card target at most (a host name, a server key, a pane id)."""
@@ -108,7 +111,7 @@ class WebView(Server):
 
     async def _make_app(self) -> web.Application:
         app = web.Application(middlewares=[self._guard])
-        aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
+        aiohttp_jinja2.setup(app, loader=jinja2.FunctionLoader(self._template))
         app.add_routes([
             web.get("/", self.handle_index, name="index"),
             web.get("/ws", self.handle_websocket, name="websocket"),
@@ -118,6 +121,15 @@ class WebView(Server):
         ])  # fmt: skip
         app.on_shutdown.append(self.on_shutdown)
         return app
+
+    def _template(self, name: str) -> str | None:
+        """textual-serve's page without its web font: the page loads nothing from another site
+        (that request would tell a third party where and when the operator looks)."""
+        try:
+            text = (Path(self.templates_path) / name).read_text(encoding="utf-8")
+        except OSError:
+            return None
+        return _REMOTE_STYLESHEET.sub("", text)
 
     # -- the guard -----------------------------------------------------------------------------
 
@@ -230,6 +242,13 @@ class WebView(Server):
         response.headers["Cache-Control"] = "no-store"
         response.headers["Referrer-Policy"] = "no-referrer"
         response.headers["X-Frame-Options"] = "DENY"  # no other site frames the view to steer clicks
+        origin = urlsplit(base)
+        socket_origin = f"{'wss' if origin.scheme == 'https' else 'ws'}://{origin.netloc}"
+        response.headers["Content-Security-Policy"] = (
+            "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+            f"img-src 'self' data:; connect-src 'self' {socket_origin}; frame-ancestors 'none'; "
+            "base-uri 'none'; form-action 'none'"
+        )  # the page's own inline script and styles (textual-serve's template), nothing from elsewhere
         return response
 
     def tab_command(self, card_target: str | None) -> str:

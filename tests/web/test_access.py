@@ -72,6 +72,8 @@ async def test_the_token_becomes_a_strict_http_only_cookie(view: tuple[WebView, 
     page = await client.get("/", headers={"Cookie": f"{COOKIE}={web_view.session}"})
     assert page.status == 200 and "/ws" in await page.text()
     assert page.headers["X-Frame-Options"] == "DENY" and page.headers["Referrer-Policy"] == "no-referrer"
+    assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
+    assert "https://" not in await page.text()  # textual-serve's web font left out: nothing from another site
 
 
 async def test_no_token_wrong_token_and_a_stale_cookie_are_refused(
