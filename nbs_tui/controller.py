@@ -221,18 +221,28 @@ class OperatorController:
         except SpecError:
             return self.settings.server.describe()
 
+    def start_hosts(self) -> tuple[list[str], str | None]:
+        """The hosts the form may start on (the dashboard's watched hosts) and the one it picks
+        when none is named (`_start_commands`); no hosts for a dashboard of one server."""
+        from nbs_tui.core.hosts import LOCAL
+
+        hosts = self.runtime.hosts
+        if hosts is None:
+            return [], None
+        names = list(hosts.tmux.by_host)
+        return names, (LOCAL if LOCAL in names else next(iter(names), None))
+
     def _start_commands(self, host: str | None) -> TmuxServerCommands:
         """Where the form starts an agent: the host it names, else the dashboard's one host (this
         machine or another, through its fleet's command path), else this machine when watched,
         else the first watched host."""
         from nbs_tui.core.agent_spec import SpecError
-        from nbs_tui.core.hosts import LOCAL
         from nbs_tui.tmux.commands import TmuxServerCommands
 
         hosts = self.runtime.hosts
         if hosts is not None:
             by_host = hosts.tmux.by_host
-            name = host or (LOCAL if LOCAL in by_host else next(iter(by_host), ""))
+            name = host or self.start_hosts()[1] or ""
             if name not in by_host:
                 raise SpecError([f"--host {name}: not a watched host of this dashboard"])
             return by_host[name]

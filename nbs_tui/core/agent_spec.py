@@ -297,6 +297,20 @@ _VALUE_FLAGS = {
 _OPTIONAL_VALUE_FLAGS = {"-w": "worktree", "--worktree": "worktree", "-r": "resume", "--resume": "resume"}
 
 
+def start_command_words(start_command: str) -> tuple[str, ...]:
+    """A pane's start command (tmux's ``#{pane_start_command}``) as words: where Claude Code on
+    node (2.1.1xx) has set its process title, ``/proc/PID/cmdline`` keeps only ``claude``, and
+    what `new` or `restore` ran is the one record of its options left. Words before Claude
+    Code's own options (``env -u CLAUDECODE claude ...``) are passed over by `launch_from_args`."""
+    try:
+        words = shlex.split(start_command)
+        if len(words) == 1 and " " in words[0]:  # tmux shows a command given as one string quoted
+            words = shlex.split(words[0])
+    except ValueError:
+        return ()
+    return tuple(words)
+
+
 def launch_from_args(args: Sequence[str]) -> ClaudeLaunch:
     """What a running Claude Code was started with, from its arguments (after the program name):
     the name, model, mode, worktree and resumed session, as `claude_argv` would have put them.

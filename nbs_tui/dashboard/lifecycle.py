@@ -57,7 +57,8 @@ class LifecycleActions:
             if spec is not None:
                 self._operator.start_agent(spec)
 
-        self._app.push_screen(NewAgentScreen(folders, self._operator.start_place()), chosen)
+        hosts, first = self._operator.start_hosts()
+        self._app.push_screen(NewAgentScreen(folders, self._operator.start_place(), hosts, first), chosen)
 
     def open_background(self, session: BackgroundSession | None) -> None:
         """``claude attach ID`` in a new tmux window for the selected background session."""

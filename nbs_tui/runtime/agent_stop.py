@@ -41,6 +41,7 @@ from nbs_tui.core.agent_spec import (
     claude_argv,
     launch_from_args,
     shell_command,
+    start_command_words,
 )
 from nbs_tui.core.detect import detect_text
 from nbs_tui.core.model import AgentState, PaneId
@@ -99,16 +100,22 @@ class AgentControl:
     def resolve(self, pane: str) -> tuple[PaneId, int, str, str]:
         """(pane id, pane pid, target, current folder) of a pane id or target (``agents:api``);
         `StopError` when there is no such pane."""
+        return self._pane_fields(pane)[:4]
+
+    def _pane_fields(self, pane: str) -> tuple[PaneId, int, str, str, str]:
+        """`resolve`'s fields and the pane's start command."""
         try:
             out = self.commands.display(
-                pane, "#{pane_id}\t#{pane_pid}\t#{session_name}:#{window_index}.#{pane_index}\t#{pane_current_path}"
+                pane,
+                "#{pane_id}\t#{pane_pid}\t#{session_name}:#{window_index}.#{pane_index}\t#{pane_current_path}"
+                "\t#{pane_start_command}",
             )
         except TmuxCommandError as error:
             raise StopError(f"no pane {pane} on {self.commands.describe()} ({error})") from None
-        fields = out.split("\t")
-        if len(fields) != 4 or not fields[0].startswith("%"):
+        fields = out.split("\t", 4)
+        if len(fields) != 5 or not fields[0].startswith("%"):
             raise StopError(f"no pane {pane} on {self.commands.describe()}")
-        return fields[0], int(fields[1] or 0), fields[2], fields[3]
+        return fields[0], int(fields[1] or 0), fields[2], fields[3], fields[4]
 
     @property
     def host(self) -> AgentHost:
@@ -190,13 +197,16 @@ class AgentControl:
 
     def restart(self, pane_id: PaneId) -> Restarted:
         """Restart the agent in ``pane_id`` in place, resuming its conversation (module docstring)."""
-        pane_id, pane_pid, target, folder = self.resolve(pane_id)
+        pane_id, pane_pid, target, folder, start_command = self._pane_fields(pane_id)
         running = self._claude(pane_pid)
         if running is None:
             raise StopError(f"no Claude Code runs in {target} ({pane_id}): nothing to restart")
         if not running.session_id:
             raise StopError(f"the Claude Code session of {target} is not known (no status file): not restarted")
-        old = launch_from_args(running.args[1:])
+        args = running.args
+        if len(args) <= 1:  # Claude Code on node (2.1.1xx) keeps only "claude" in /proc: see start_command_words
+            args = start_command_words(start_command) or args
+        old = launch_from_args(args[1:])
         launch = ClaudeLaunch(name=old.name, model=old.model, permission_mode=old.permission_mode, resume=running.session_id)
         argv = claude_argv(self.starter.claude_command, launch, self.starter.flags())
         cwd = running.cwd or folder
