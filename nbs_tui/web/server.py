@@ -105,6 +105,8 @@ class WebView(Server):
         self._card_tickets: dict[str, tuple[str, float]] = {}
         """ticket -> (card target, monotonic expiry): a redeemed link waiting for its tab."""
         self._tabs: set[AppService] = set()
+        """The running tabs' app services (each a dashboard process), until stopped and reaped."""
+        self._stopping: dict[AppService, asyncio.Future[None]] = {}
         self._secure = settings.tls is not None or settings.behind_proxy
 
     # -- the app -------------------------------------------------------------------------------
@@ -316,19 +318,29 @@ class WebView(Server):
             elif kind == "focus":
                 await tab.focus()
 
-    async def _stop_tab(self, tab: AppService) -> None:
-        if tab not in self._tabs:
-            return
-        self._tabs.discard(tab)
+    def _stop_tab(self, tab: AppService) -> Awaitable[None]:
+        """Stop a tab's dashboard once, however many ask (its websocket's end, the server's stop);
+        each asker waits for the same stop, and a cancelled asker does not cut it short."""
+        task = self._stopping.get(tab)
+        if task is None:
+            task = self._stopping[tab] = asyncio.ensure_future(self._stop_tab_now(tab))
+        return asyncio.shield(task)
+
+    async def _stop_tab_now(self, tab: AppService) -> None:
         try:
-            await asyncio.wait_for(tab.stop(), APP_STOP_WAIT)
-        except Exception as error:  # a stuck or broken tab must not keep the server from stopping
-            log.warning("web: a tab's dashboard did not quit (%s): killing it", error or "timeout")
-        process = tab._process  # textual-serve keeps it private; the one place we reach in
-        if process is not None and process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
+            try:
+                await asyncio.wait_for(tab.stop(), APP_STOP_WAIT)
+            except Exception as error:  # a stuck or broken tab must not keep the server from stopping
+                log.warning("web: a tab's dashboard did not quit (%s): killing it", error or "timeout")
+            process = tab._process  # textual-serve keeps it private; the one place we reach in
+            if process is not None:
+                if process.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        process.kill()
+                await process.wait()  # reaped here, while the loop runs
+        finally:
+            self._tabs.discard(tab)
+            self._stopping.pop(tab, None)
 
     async def on_shutdown(self, app: web.Application) -> None:
         await asyncio.gather(*(self._stop_tab(tab) for tab in list(self._tabs)), return_exceptions=True)

@@ -149,6 +149,11 @@ async def test_a_one_time_link_opens_its_card_once(
             await asyncio.sleep(0.05)
     finally:
         await socket.close()
+    for _ in range(400):  # the tab's app is stopped and reaped when its websocket ends
+        if not web_view._tabs:
+            break
+        await asyncio.sleep(0.05)
+    assert not web_view._tabs
     assert (tmp_path / "started").read_text().splitlines() == ["--open-card", target]
 
 
