@@ -80,6 +80,7 @@ from nbs_tui.runtime.contract import FleetFactory, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.runner import SidecarRunner
 from nbs_tui.tmux.port import FleetPort, TmuxUnavailable
+from nbs_tui.widgets.breakpoints import HORIZONTAL_BREAKPOINTS
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.filter_bar import FilterBar, OperatorFleetList
@@ -125,6 +126,9 @@ class NbsApp(App[int]):
 
     CSS_PATH = css_path()
     TITLE = "nbs-tui"
+    HORIZONTAL_BREAKPOINTS = HORIZONTAL_BREAKPOINTS
+    """A phone (the browser view, 40-60 columns) gets the narrow layout: needs-you first, the
+    list under it, no mirror beside it (styles/app.tcss), the answer card's choices as buttons."""
     BINDINGS: ClassVar[list[BindingType]] = list(bindings())
 
     def __init__(
@@ -200,8 +204,9 @@ class NbsApp(App[int]):
             self, self.problems, self.status_bar, connected=lambda: self.connected, clock=clock, wall=wall
         )
         """Each problem notified, counted in the status bar, listed on the ``E`` screen."""
-        self.answering = AnswerFlow(self, self.operator, lambda: self.selected_id)
+        self.answering = AnswerFlow(self, self.operator, lambda: self.selected_id, self.select_pane)
         """The answer card (``A``) and the choices made on it."""
+        self.answering.open_at_start(settings.open_card)
         self.history_reader = ScrollbackReader(self, self.scrollback, self.mirror, lambda: self.selected_id, lambda: self.fleet)
         """The selected pane's scrollback, read and followed."""
         self.views = Views(
@@ -389,6 +394,7 @@ class NbsApp(App[int]):
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
         self.news.fleet_changed(message)
+        self.answering.fleet_seen(self.settings.watched_hosts(), self.pane_by_id, self.runtime.problem)
 
     def on_connection_changed(self, message: ConnectionChanged) -> None:
         self.news.connection_changed(message)

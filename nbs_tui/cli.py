@@ -94,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--headless", action="store_true", help="run the sidecar workers without the UI; one JSON event per line"
     )
+    parser.add_argument(
+        "--open-card", dest="open_card", metavar="TARGET",
+        help="open this agent's answer card once the fleet is seen (TARGET: host/server-key/pane-id, e.g. local/default/%%3)",
+    )
     _add_sidecar_options(parser)
 
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -150,6 +154,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         poll_interval=getattr(args, "poll_interval", None),
         poll_disabled=getattr(args, "no_poll", None),
         plan_policy=getattr(args, "plan_policy", None),
+        open_card=getattr(args, "open_card", None),
     )
 
 
