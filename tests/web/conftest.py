@@ -35,9 +35,12 @@ def chromium_path() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def browser() -> Iterator[Browser]:
-    """One headless Chromium for the session (each test opens its own pages)."""
+    """A headless Chromium for one test. Not one for the session: Playwright's sync API keeps an
+    asyncio loop marked running in this thread while it is open, and every later test of the
+    same worker that runs a loop of its own (``asyncio.run``, pytest-asyncio) would then fail
+    with "cannot be called from a running event loop". A launch costs ~1 s."""
     path = chromium_path()
     from playwright.sync_api import sync_playwright
 

@@ -4,7 +4,8 @@ One server and one page serve the whole story (CI time): the printed URL opens t
 request without the token, with a wrong one, and one-time links that are forged or expired are
 refused with nothing typed into the agent (its screen and its API's requests unchanged); then the
 agent's permission prompt is answered from the browser with the answer card's keys (``A``, ``y``)
-and the agent goes on.
+and the agent goes on. A push's one-time link opens that agent's card in a browser without the
+cookie, once (the card itself: `tests/app/test_phone_answer_tmux.py`).
 """
 
 from __future__ import annotations
@@ -95,6 +96,24 @@ def test_answer_a_permission_prompt_from_the_browser(
         assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and not cookie["secure"]
         screen.wait_for("claude-webagent")
         screen.wait_for("permission")
+
+        # a push's one-time link, as the sender makes it from the endpoint file: in a browser
+        # without the cookie it opens this agent's answer card, once
+        link = web.base + "open/" + issue_link(endpoint.link_key, target, now=time.time())
+        phone = browser.new_context(viewport={"width": 900, "height": 700})
+        try:
+            linked = phone.new_page()
+            card = ScreenText(linked)
+            linked.goto(link)
+            assert linked.url.startswith(web.base + "?card=")
+            card.wait_for("Esc cancel the prompt")  # the answer card's own footer
+            card.wait_for("claude-webagent")
+            again = linked.goto(link)
+            assert again is not None and again.status == 403  # used
+        finally:
+            phone.close()
+        assert menu(agent.screen()) == before_menu and len(agent.api.requests) == before_requests
+
         page.locator("#terminal").click()
         screen.clear()
         page.keyboard.type("A")
