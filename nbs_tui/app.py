@@ -77,6 +77,7 @@ from nbs_tui.messages import (
     RelayedMeters,
 )
 from nbs_tui.runtime.contract import FleetFactory, RuntimeOptions
+from nbs_tui.runtime.early import take_early
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.runner import SidecarRunner
 from nbs_tui.tmux.port import FleetPort, TmuxUnavailable
@@ -152,15 +153,15 @@ class NbsApp(App[int]):
         self.frames = FrameScheduler(self._frame)
         """When the frame runs: fed by the bridge, started at mount."""
         self.bridge = FleetBridge(self, self.frames)
-        self.runtime = Runtime(
-            settings,
-            self.bridge,
-            RuntimeOptions(
-                control_plane=control_plane, claude=claude, sidecar=sidecar, clock=clock, wall=wall,
-                fleet_factory=fleet_factory,
-            ),
+        options = RuntimeOptions(
+            control_plane=control_plane, claude=claude, sidecar=sidecar, clock=clock, wall=wall,
+            fleet_factory=fleet_factory,
         )
-        """Fleet, control plane, Claude signals and sidecar: built at mount, stopped at unmount."""
+        self._early = take_early(settings, options)
+        """The runtime the CLI started before importing the app (another host watched), if any."""
+        self.runtime = self._early.runtime if self._early is not None else Runtime(settings, self.bridge, options)
+        """Fleet, control plane, Claude signals and sidecar: built at mount (or already running,
+        `nbs_tui.runtime.early`), stopped at unmount."""
         self.operator = OperatorController(settings, self.state, self.runtime, self, clock=clock)
         """The operator's actions (send, broadcast, poll, marks, needs-you, jump): no Textual."""
         self.problems = Problems()
@@ -303,10 +304,16 @@ class NbsApp(App[int]):
         runtime.build()
         if self.control_view is not None and runtime.control_plane is not None:
             self.control_view.attach(runtime.control_plane)
-        try:
-            runtime.start()
-        except TmuxUnavailable as error:
-            self.news.start_failed(str(error))
+        early, self._early = self._early, None
+        if early is not None:  # started before the app was imported: its news so far, then live
+            early.news.attach(self.bridge)
+            if early.failed is not None:
+                self.news.start_failed(str(early.failed))
+        else:
+            try:
+                runtime.start()
+            except TmuxUnavailable as error:
+                self.news.start_failed(str(error))
         self.status_bar.set_connection(self.connected)
         self.news.update_empty_state()
         self.notifications.start()

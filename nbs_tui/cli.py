@@ -200,7 +200,8 @@ def _run_dashboard(settings: Settings, headless: bool) -> int:
     hosts = settings.watched_hosts()
     _require_watchable(settings)
     _install_log()
-    if not all(h.is_local for h in hosts):
+    remote = not all(h.is_local for h in hosts)
+    if remote:
         from nbs_tui.tmux.ssh import preconnect
 
         preconnect(hosts)  # the logins run while the dashboard is imported
@@ -208,20 +209,28 @@ def _run_dashboard(settings: Settings, headless: bool) -> int:
         from nbs_tui.runtime.headless import run_headless
 
         return run_headless(settings)
-    return _load_app()(settings)
+    return _load_app(settings if remote else None)(settings)
 
 
-def _load_app() -> Callable[[Settings], int]:
+def _load_app(start_first: Settings | None = None) -> Callable[[Settings], int]:
     """Import the dashboard with the cyclic garbage collector off, then freeze what the import
     made. Importing it makes ~100,000 long-lived objects (modules, classes, functions); the
     collector ran over and over while they piled up (25-35 ms of the 0.4 s import here), and
     every collection until `nbs_tui.heap` freezes the start-up heap walked them again. Frozen,
-    later collections skip them; the import leaves little cyclic garbage to keep."""
+    later collections skip them; the import leaves little cyclic garbage to keep.
+
+    ``start_first``: start the dashboard's runtime for these settings before importing Textual
+    and the app, so that another host's control clients attach and its panes seed meanwhile
+    (`nbs_tui.runtime.early`)."""
     import gc
 
     enabled = gc.isenabled()
     gc.disable()
     try:
+        if start_first is not None:
+            from nbs_tui.runtime.early import start_early
+
+            start_early(start_first)
         from nbs_tui.app import run_app
     finally:
         gc.freeze()

@@ -31,8 +31,11 @@ from nbs_tui.core.model import AgentState, PaneId
 if TYPE_CHECKING:  # opened on demand: not imported for the first frame
     from nbs_tui.widgets.answer_card import AnswerScreen
 
-ANSWER_WAIT_SECONDS = 3.0
-"""How long A waits for a queued agent's menu to be read off its screen."""
+ANSWER_WAIT_SECONDS = 10.0
+"""How long A waits for a queued agent's menu to be read off its screen. Claude Code's signals
+can queue an agent a moment before its menu is drawn, and a loaded machine (many agents, or a
+host over ssh) reads the screen seconds later: 3 s ran out under load ~20 and the operator had
+to press A again; waiting longer costs nothing (the card opens as soon as the menu is read)."""
 OPEN_CARD_WAIT_SECONDS = 20.0
 """How long ``--open-card`` waits for the agent's menu to be read after the fleet is seen."""
 OPEN_CARD_SOURCE = "open card"

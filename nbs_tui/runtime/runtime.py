@@ -533,6 +533,9 @@ class Runtime:
             left = deadline - time.monotonic()
             if left <= 0 or fleet.wait_seeded(min(left, 0.1)):
                 break
+        after = self.options.sidecar_after
+        while after is not None and not self._stopping.is_set() and not after.wait(0.1):
+            pass  # an early runtime: its app has not mounted yet
         self._seeded_at = time.monotonic()
         with self._lock:  # `stop` holds it while it decides what runs: never start after that
             if self._stopping.is_set():
