@@ -130,8 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     from nbs_tui.lifecycle_cli import add_lifecycle_parsers
     from nbs_tui.runtime.service import add_parser as add_service_parser
+    from nbs_tui.web.command import add_parser as add_web_parser
 
     add_service_parser(commands)
+    add_web_parser(commands)
     add_lifecycle_parsers(commands)
     return parser
 
@@ -183,7 +185,8 @@ def _install_log() -> None:
         print(f"nbs-tui: {logs.failure()}; carrying on", file=sys.stderr)
 
 
-def _run_dashboard(settings: Settings, headless: bool) -> int:
+def _require_watchable(settings: Settings) -> None:
+    """What a dashboard needs before it starts (a browser view's tabs are dashboards too)."""
     hosts = settings.watched_hosts()
     if any(h.is_local for h in hosts):
         _require_tmux()
@@ -191,6 +194,11 @@ def _run_dashboard(settings: Settings, headless: bool) -> int:
             _require_server(settings)
     if not all(h.is_local for h in hosts) and shutil.which("ssh") is None:
         raise RuntimeError("ssh is not installed: install OpenSSH's client to watch another host")
+
+
+def _run_dashboard(settings: Settings, headless: bool) -> int:
+    hosts = settings.watched_hosts()
+    _require_watchable(settings)
     _install_log()
     remote = not all(h.is_local for h in hosts)
     if remote:
@@ -571,6 +579,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_restore(args, settings)
         if args.command in ("stop", "restart"):
             return _run_stop(args, settings)
+        if args.command == "web":
+            from nbs_tui.web.access import AccessError
+            from nbs_tui.web.command import web_command
+
+            _require_watchable(settings)
+            try:
+                return web_command(args, settings)
+            except AccessError as error:
+                raise UsageError(str(error)) from None
         if args.command == "serve-stdio":
             from nbs_tui.runtime.remote_plane import serve_stdio
 

@@ -116,6 +116,9 @@ class Settings:
     remember_fleet: bool = True
     """The acting runtime keeps the server's fleet memory for ``nbs-tui restore`` (the demo's
     throw-away servers are not remembered)."""
+    web_token_file: str = ""
+    """``nbs-tui web``'s token, read from this file (mode 0600) instead of a new random one at each
+    start; ``--token-file`` overrides it."""
     background_sessions: bool = True
     """List Claude Code's own background sessions (``claude agents --json``) in the dashboard's
     fleet, where the installed ``claude_command`` has them (docs/lifecycle.md)."""
