@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from nbs_tui.tmux.commands import TmuxServerCommands
-from nbs_tui.tmux.discovery import DiscoveredPane, discover, filter_sessions
+from nbs_tui.tmux.discovery import AgentKey, DiscoveredPane, discover, filter_sessions
 from nbs_tui.tmux.errors import HostUnreachable, TmuxError, TmuxTimeout
 from nbs_tui.tmux.fleet_clients import Report, SessionClients
 from nbs_tui.tmux.fleet_panes import PaneTable
@@ -77,7 +77,7 @@ class Supervisor:
         """Discoveries answered on a control connection rather than by a process (for tests)."""
         self._announced: bool | None = None
         self._server_pid = 0
-        self._agent_cache: dict[tuple[str, int, str, bool], bool] = {}
+        self._agent_cache: dict[AgentKey, bool] = {}
         self._emitted_fleet = False
         self._start_deferred = False
         self._suspects: dict[int, float] = {}
