@@ -31,9 +31,9 @@ from nbs_tui.claude.status import find_claude_process, subtree_table
 from nbs_tui.core.agent_spec import (
     BYPASS,
     ClaudeLaunch,
+    agent_command,
     claude_argv,
     launch_from_args,
-    shell_command,
 )
 from nbs_tui.core.detect import detect_text
 from nbs_tui.core.model import AgentState, PaneId
@@ -207,7 +207,7 @@ class AgentControl:
         try:
             self.commands.run_many(
                 [
-                    ("respawn-pane", "-k", "-t", pane_id, "-c", cwd, shell_command(["env", "-u", "CLAUDECODE", *argv])),
+                    ("respawn-pane", "-k", "-t", pane_id, "-c", cwd, agent_command(argv)),
                     *self.starter.claim_commands(pane_id, claim),
                 ]
             )
