@@ -189,7 +189,8 @@ class TmuxFleet(FleetPort):
         self._commands = TmuxServerCommands(self.runner, self._clients.ready_clients)
         self._feeder = Feeder(
             self._table, streaming_client=self._clients.streaming_client, ready_sessions=lambda: self._clients.ready,
-            listener=listener, rescan=self._rescan, stop=self._stop, max_rate=max_rate, feed_rate=feed_rate,
+            listener=listener, report=self._report, rescan=self._rescan, stop=self._stop, max_rate=max_rate,
+            feed_rate=feed_rate,
             feed_burst=feed_burst, reseed_interval=reseed_interval, seeds_per_pass=seeds_per_pass,
         )  # fmt: skip
         self._captures = Captures(
