@@ -240,6 +240,12 @@ class TmuxFleet(FleetPort):
         pane = self._table.panes.get(pane_id)
         return pane.screen if pane else None
 
+    def first_seeded(self, pane_id: PaneId) -> bool:
+        """Whether the watched pane's model has had its first seed (`FleetPort.first_seeded`;
+        `seeded` says whether no seed is pending now)."""
+        pane = self._table.panes.get(pane_id)
+        return pane is not None and pane.screen is not None and pane.screen.seeded
+
     def set_watched(self, consumer: str, pane_ids: Iterable[PaneId]) -> None:
         """``consumer`` now looks at exactly these panes (empty: none). The fleet keeps a live
         model of the panes any consumer watches: a newly watched pane gets a (blank) model at
