@@ -67,6 +67,7 @@ from nbs_tui.dashboard.views import Views
 from nbs_tui.files.control_plane import ControlPlanePort
 from nbs_tui.messages import (
     BackendProblem,
+    BackgroundSessionsChanged,
     ClaudeSignalsChanged,
     ConnectionChanged,
     FleetChanged,
@@ -224,9 +225,10 @@ class NbsApp(App[int]):
         )  # fmt: skip
         """The operator's actions on panes: what to ask first, what to show after."""
         self.lifecycle = LifecycleActions(
-            self, self.operator, settings, panes=lambda: self.state.panes, selected=self.selected_pane
+            self, self.operator, settings, panes=lambda: self.state.panes, selected=self.selected_pane,
+            opened=self.news.background_opened,
         )
-        """Start, stop, restart and restore agents (``c``, ``X``, ``S``, ``Ctrl+O``)."""
+        """Start, stop, restart and restore agents (``c``, ``X``, ``S``, ``Ctrl+O``), open background sessions (``o``)."""
         self.notifications = OperatorNotifications(
             self, settings, self.operator, problem=self.runtime.problem, panes=lambda: self.pane_by_id
         )
@@ -405,6 +407,12 @@ class NbsApp(App[int]):
 
     def on_hosts_changed(self, message: HostsChanged) -> None:
         self.news.hosts_changed(message)
+
+    def on_background_sessions_changed(self, message: BackgroundSessionsChanged) -> None:
+        self.news.background_changed(message)
+
+    def on_fleet_list_background_chosen(self, message: FleetList.BackgroundChosen) -> None:
+        self.lifecycle.open_background(message.session)
 
     @property
     def connected(self) -> bool | None:
@@ -645,6 +653,9 @@ class NbsApp(App[int]):
     def action_new_agent(self) -> None:
         self.lifecycle.new_agent()
 
+    def action_open_background(self) -> None:
+        self.lifecycle.open_background(self.fleet_list.selected_background)
+
     def action_restore_fleet(self) -> None:
         self.lifecycle.restore_fleet()
 
@@ -675,7 +686,8 @@ class NbsApp(App[int]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield from palette_commands(
-            self, self.operator.notifications.muted, self.notifications.toggle_mute, self.panes, self.select_pane
+            self, self.operator.notifications.muted, self.notifications.toggle_mute, self.panes, self.select_pane,
+            self.fleet_list.background, self.lifecycle.open_background,
         )
 
 

@@ -14,15 +14,18 @@ from typing import TYPE_CHECKING, Protocol
 from textual.message import Message
 
 from nbs_tui.claude.watcher import ClaudeFacts
+from nbs_tui.core.background import BackgroundSession
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.lease import LeaseValue, describe_holder
 from nbs_tui.core.meters import Meters
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.pane_state import HistoryEntry, PaneStatus
+from nbs_tui.core.relay import LIFECYCLE_KINDS
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.files.control_plane import ControlEvent
 from nbs_tui.messages import (
     BackendProblem,
+    BackgroundSessionsChanged,
     ClaudeSignalsChanged,
     ConnectionChanged,
     FleetChanged,
@@ -77,6 +80,13 @@ class FleetBridge:
             meters = dict(event.data).get("meters")
             app.post_message(RelayedMeters(event.pane_id, meters if isinstance(meters, Meters) else None))
             return
+        if event.kind in LIFECYCLE_KINDS and event.relayed_by:  # another process stopped or restarted one
+            data = dict(event.data)
+            ok = data.get("result") != "failed"
+            app.notify(
+                f"{data.get('target') or event.pane_id} ({event.pane_id}): {event.message}\nby {event.relayed_by}",
+                title=f"Agent {event.kind}", severity="information" if ok else "warning", timeout=8,
+            )  # fmt: skip
         if event.kind == "agent-ended":  # an ``error`` event reaches `problem` through the runtime
             app.notify(f"{event.pane_id}: {event.message}", title="Agent ended", severity="warning", timeout=8)
         status = PaneStatus.from_sidecar(event.status) if event.status is not None else None
@@ -98,3 +108,7 @@ class FleetBridge:
 
     def hosts_changed(self, states: tuple[HostState, ...]) -> None:
         self._app.post_message(HostsChanged(states))
+
+    def background_sessions_changed(self, sessions: tuple[BackgroundSession, ...]) -> None:
+        """Claude Code's background sessions (`nbs_tui.runtime.background_poll`)."""
+        self._app.post_message(BackgroundSessionsChanged(sessions))

@@ -249,6 +249,7 @@ def _run_demo(args: argparse.Namespace, settings: Settings) -> int:
         hook_spool=spool_dir / "hooks.jsonl",
         claude_home=fleet.claude_config,
         remember_fleet=False,  # a throw-away server: nothing to restore
+        background_sessions=False,  # nor Claude Code sessions of this machine to list beside it
     )
     try:
         return _run_dashboard(settings, headless=args.headless or args.demo_headless)
@@ -317,6 +318,7 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
         commands = TmuxServerCommands.for_server(settings.server)
         starter = AgentStarter(commands, settings.claude_command, claude_home=settings.claude_home)
     else:  # another host: its checks are made there, through its ssh connection
+        from nbs_tui.runtime.host_agent import SshAgentHost
         from nbs_tui.runtime.remote_agent import prepare_remote
         from nbs_tui.tmux.ssh import SshTmuxRunner
 
@@ -331,9 +333,24 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
             runner.close()
             raise
         prepared = remote.prepared
-        starter = AgentStarter(commands, settings.claude_command, flags=remote.flags, home=remote.home)
+        starter = AgentStarter(
+            commands, settings.claude_command, flags=remote.flags, home=remote.home, host=SshAgentHost(runner)
+        )
     try:
         started = starter.start(prepared)
+        if prepared.events is not None and prepared.spec.worker and started.prompt_submitted and starter.host:
+            from nbs_tui.core.nbs_events import worker_spawned
+
+            try:  # into the project's bus, on the agent's host (the runner is still open)
+                starter.host.publish(
+                    str(prepared.events),
+                    worker_spawned(
+                        prepared.spec.worker, target=started.target, pane_id=started.pane_id,
+                        session_id=started.session_id,
+                    ),
+                )  # fmt: skip
+            except (OSError, ValueError) as error:
+                print(f"nbs-tui: worker-spawned not published in {prepared.events}: {error}", file=sys.stderr)
     except TmuxError as error:
         raise RuntimeError(f"{prepared.spec.name}: tmux on {commands.describe()}: {error}") from None
     except StartStopped as stop:
@@ -345,19 +362,6 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         if runner is not None:
             runner.close()
-    if prepared.events is not None and prepared.spec.worker and started.prompt_submitted:
-        from nbs_tui.core.nbs_events import worker_spawned
-        from nbs_tui.files.nbs_bus import publish
-
-        try:
-            publish(
-                prepared.events,
-                worker_spawned(
-                    prepared.spec.worker, target=started.target, pane_id=started.pane_id, session_id=started.session_id
-                ),
-            )
-        except (OSError, ValueError) as error:
-            print(f"nbs-tui: worker-spawned not published in {prepared.events}: {error}", file=sys.stderr)
     if args.json:
         print(json.dumps(started.as_json(), ensure_ascii=False))
     else:
@@ -445,8 +449,12 @@ def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK if not report.not_restored and not any(a.stopped for a in report.restored) else EXIT_ERROR
 
 
-def _log_action(settings: Settings, action: str, pane_id: str, target: str, sent: str, ok: bool, reason: str) -> None:
-    """One line in the action log for a lifecycle command (the dashboard's viewer shows it)."""
+def _log_action(
+    settings: Settings, action: str, pane_id: str, target: str, sent: str, ok: bool, reason: str,
+    commands: TmuxServerCommands | None = None,
+) -> None:
+    """One line in the action log for a lifecycle command (the dashboard's viewer shows it) and,
+    for stop and restart (``commands``), an event every view of the server is told of."""
     import time
 
     from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
@@ -459,6 +467,12 @@ def _log_action(settings: Settings, action: str, pane_id: str, target: str, sent
         Outcome.SENT if ok else Outcome.FAILED, reason,
     )  # fmt: skip
     ActionLog(settings.action_log, problem).append(record)
+    if commands is not None:
+        from nbs_tui.runtime.agent_stop import tell_views
+
+        why = tell_views(commands, action, pane_id, target, sent, ok, reason)
+        if why:
+            problem("", f"the dashboards were not told of this {action}: {why}")
 
 
 def _run_stop(args: argparse.Namespace, settings: Settings) -> int:
@@ -469,10 +483,21 @@ def _run_stop(args: argparse.Namespace, settings: Settings) -> int:
     from nbs_tui.runtime.agent_stop import AgentControl, StopError
 
     _require_tmux()
-    if getattr(args, "hosts", None):
-        raise SpecError([f"{args.command} --host: stopping agents on another host is not wired yet"])
-    commands = TmuxServerCommands.for_server(settings.server)
-    control = AgentControl(commands, AgentStarter(commands, settings.claude_command))
+    runner = None
+    if getattr(args, "hosts", None):  # another host: its tmux and its processes, over its ssh master
+        from nbs_tui.runtime.host_agent import SshAgentHost
+        from nbs_tui.tmux.ssh import SshTmuxRunner
+
+        (host,) = settings.watched_hosts()
+        if host.is_local:
+            raise SpecError([f"{args.command} --host {host.name}: not another host"])
+        runner = SshTmuxRunner(host)
+        commands = TmuxServerCommands(runner)
+        starter = AgentStarter(commands, settings.claude_command, host=SshAgentHost(runner))
+    else:
+        commands = TmuxServerCommands.for_server(settings.server)
+        starter = AgentStarter(commands, settings.claude_command)
+    control = AgentControl(commands, starter)
     try:
         pane_id, _pid, target, _folder = control.resolve(args.pane)
         if not args.yes:
@@ -483,24 +508,27 @@ def _run_stop(args: argparse.Namespace, settings: Settings) -> int:
                 return EXIT_ERROR
         if args.command == "stop":
             stopped = control.stop(pane_id)
-            _log_action(settings, "stop", pane_id, target, stopped.how, True, "")
+            _log_action(settings, "stop", pane_id, target, stopped.how, True, "", commands)
             out: dict[str, object] = {"pane_id": pane_id, "target": target, "stopped_by": stopped.how}
             said = f"stopped {target} ({pane_id}) with {stopped.how}"
         else:
             restarted = control.restart(pane_id)
             _log_action(
                 settings, "restart", pane_id, target, f"claude --resume {restarted.session_id}",
-                not restarted.stopped, restarted.stopped or f"stopped with {restarted.how}",
+                not restarted.stopped, restarted.stopped or f"stopped with {restarted.how}", commands,
             )  # fmt: skip
             out = {"pane_id": pane_id, "target": target, "session_id": restarted.session_id, "stopped": restarted.stopped or None}
             said = f"restarted {target} ({pane_id}) in conversation {restarted.session_id}"
             if restarted.stopped:
                 print(f"nbs-tui: {target}: {restarted.stopped}", file=sys.stderr)
     except StopError as error:
-        _log_action(settings, args.command, args.pane, args.pane, "", False, str(error))
+        _log_action(settings, args.command, args.pane, args.pane, "", False, str(error), commands)
         raise RuntimeError(str(error)) from None
     except TmuxError as error:
-        raise RuntimeError(f"tmux on {settings.server.describe()}: {error}") from None
+        raise RuntimeError(f"tmux on {commands.describe()}: {error}") from None
+    finally:
+        if runner is not None:
+            runner.close()
     print(json.dumps(out, ensure_ascii=False) if args.json else said)
     return EXIT_OK if args.command == "stop" or not out.get("stopped") else EXIT_ERROR
 

@@ -189,6 +189,13 @@ COMMANDS: tuple[Command, ...] = (
         "Bring back this server's remembered agents that are gone (after a reboot or a lost server): "
         "shows the plan and asks first, as nbs-tui restore", show=False, palette="Restore the remembered fleet",
     ),
+    Command(
+        "background.open", "o", "open_background", "Open bg session",
+        "Open the selected Claude Code background session (◇ in the list, from claude --bg) in a new tmux "
+        "window: claude attach ID in its folder; that pane is then watched like any other (Enter on its row too; "
+        "the palette names each one listed)",
+        show=False, in_palette=False,
+    ),
     Command("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
     # keys a widget handles itself (help only)
     Command("list.move", "up,down", "", "", "List: move the cursor (the mirror follows)", key_display="↑ / ↓", bound=False, in_palette=False),

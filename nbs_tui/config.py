@@ -108,6 +108,9 @@ class Settings:
     remember_fleet: bool = True
     """The acting runtime keeps the server's fleet memory for ``nbs-tui restore`` (the demo's
     throw-away servers are not remembered)."""
+    background_sessions: bool = True
+    """List Claude Code's own background sessions (``claude agents --json``) in the dashboard's
+    fleet, where the installed ``claude_command`` has them (docs/lifecycle.md)."""
 
     def watched_hosts(self) -> tuple[HostSpec, ...]:
         """The hosts to watch: ``--host``, else ``[[hosts]]``, else this machine."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from nbs_tui.core.background import BackgroundSession
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.meters import Meters
 from nbs_tui.core.model import PaneId, PaneInfo
@@ -24,6 +25,7 @@ from nbs_tui.core.pane_state import ClaudeFacts, HistoryEntry, PaneStatus, RawFa
 
 __all__ = [
     "BackendProblem",
+    "BackgroundSessionsChanged",
     "ClaudeFacts",
     "ClaudeSignalsChanged",
     "ConnectionChanged",
@@ -93,6 +95,16 @@ class HostsChanged(Message):
     """Several hosts watched: each one's connection and lease (`nbs_tui.runtime.hosts`)."""
 
     states: tuple[HostState, ...]
+
+
+@dataclass
+class BackgroundSessionsChanged(Message):
+    """Claude Code's background sessions, all of them, as ``claude agents --json`` last said."""
+
+    sessions: tuple[BackgroundSession, ...]
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, BackgroundSessionsChanged)
 
 
 @dataclass

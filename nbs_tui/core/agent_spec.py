@@ -17,8 +17,9 @@ installed Claude Code accepts is read from its ``--help`` by `ClaudeFlags.from_h
   2.1.197; 2.1.265 lists ``manual`` instead of ``default`` but still takes ``default`` (it is no
   longer listed): ``manual`` and ``default`` are the same mode here, and the one the installed
   version lists is sent;
-* ``--bg`` from 2.1.197, ``attach``/``logs``/``respawn``/``stop`` from 2.1.265, ``agents --json``
-  from 2.1.150 (Claude Code's own background sessions, issue 29 item 5).
+* ``--bg`` from 2.1.197, ``attach``/``logs``/``respawn``/``stop`` listed from 2.1.265, ``agents --json``
+  from 2.1.150 (Claude Code's own background sessions, issue 29 item 5: ``attach`` answers from
+  2.1.150 though not listed; what the dashboard uses is read by `nbs_tui.core.background`).
 
 A version without ``-n`` still gets its agent named (the tmux window carries the name); a version
 without ``-w`` or without the mode asked cannot start the agent as asked: `LaunchError` says so.
@@ -323,6 +324,20 @@ _VALUE_FLAGS = {
     "--session-id": "session_id",
 }  # fmt: skip
 _OPTIONAL_VALUE_FLAGS = {"-w": "worktree", "--worktree": "worktree", "-r": "resume", "--resume": "resume"}
+
+
+def start_command_words(start_command: str) -> tuple[str, ...]:
+    """A pane's start command (tmux's ``#{pane_start_command}``) as words: where Claude Code on
+    node (2.1.1xx) has set its process title, ``/proc/PID/cmdline`` keeps only ``claude``, and
+    what `new` or `restore` ran is the one record of its options left. Words before Claude
+    Code's own options (``env -u CLAUDECODE claude ...``) are passed over by `launch_from_args`."""
+    try:
+        words = shlex.split(start_command)
+        if len(words) == 1 and " " in words[0]:  # tmux shows a command given as one string quoted
+            words = shlex.split(words[0])
+    except ValueError:
+        return ()
+    return tuple(words)
 
 
 def launch_from_args(args: Sequence[str]) -> ClaudeLaunch:

@@ -33,7 +33,7 @@ from enum import StrEnum
 from typing import Any
 
 from nbs_tui.core.hosts import LOCAL
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.model import ServerAddress, server_key
 
 SCHEMA = 1
 """The JSON form's version: a file with a newer one is left alone (a newer nbs-tui wrote it)."""
@@ -184,15 +184,9 @@ def forget_restored(memory: FleetMemory) -> FleetMemory:
 def store_key(host: str, server: ServerAddress) -> str:
     """The memory file's name part: the service's own key for this machine (``default``,
     ``L-name``, ``S-_path``), prefixed with the host for another one."""
-    if server.socket_path:
-        raw = "S-" + server.socket_path
-    elif server.socket_name:
-        raw = "L-" + server.socket_name
-    else:
-        raw = "default"
     if host and host != LOCAL:
-        raw = f"H-{host}-{raw}"
-    return re.sub(r"[^A-Za-z0-9._-]", "_", raw)
+        return re.sub(r"[^A-Za-z0-9._-]", "_", f"H-{host}-") + server_key(server)
+    return server_key(server)
 
 
 # -- the JSON form --------------------------------------------------------------------------------

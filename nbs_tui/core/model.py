@@ -6,6 +6,7 @@ inside Textual messages without copying or locking.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -35,6 +36,18 @@ class ServerAddress:
         if self.socket_name:
             return f"tmux server -L {self.socket_name}"
         return "the default tmux server"
+
+
+def server_key(server: ServerAddress) -> str:
+    """A file-name-safe name of a server on its host (``default``, ``L-name``, ``S-_tmp_sock``):
+    the service's pid file, the fleet memory and the answer card's target all use it."""
+    if server.socket_path:
+        raw = "S-" + server.socket_path
+    elif server.socket_name:
+        raw = "L-" + server.socket_name
+    else:
+        raw = "default"
+    return re.sub(r"[^A-Za-z0-9._-]", "_", raw)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,16 @@ RELAY_KEEP = 6
 viewer reads once a tick, so six leave room for a viewer one or two ticks late."""
 RELAYED_KINDS = frozenset({"poll", "plan-select", "nudge", "escalate", "resume"})
 """Event kinds only the holder produces (a viewer detects states and commands itself)."""
-_DATA_KEYS = ("result", "text", "label", "number", "nudge", "attempt", "reason")
+LIFECYCLE_OPTION = "@nbs_lifecycle"
+"""Server option: the last lifecycle actions on this server (`LIFECYCLE_KINDS`), by any process (a
+``nbs-tui stop`` run, any dashboard, holder or viewer): a ring as `encode_ring`, each action's pane
+in its data (``pane``, ``target``). Server-wide, not per pane: a stopped agent's pane is gone."""
+LIFECYCLE_SEQ_OPTION = "@nbs_lifecycle_seq"
+"""Server option: the number of the ring's last action; a writer appends only while it is still the
+number it read (one step inside tmux), so two writers never number two actions alike."""
+LIFECYCLE_KINDS = frozenset({"stop", "restart"})
+"""Actions any process may take on an agent and every view is told of (docs/lifecycle.md)."""
+_DATA_KEYS = ("result", "text", "label", "number", "nudge", "attempt", "reason", "pane", "target")
 MAX_TEXT = 80
 """Characters kept of each text field: the option is read by every view every tick."""
 
@@ -110,9 +119,13 @@ def append_action(
     by: str,
     message: str,
     data: Iterable[tuple[str, Any]],
+    *,
+    seq: int | None = None,
 ) -> tuple[RelayedAction, ...]:
-    """``ring`` with one more action numbered after the last (1 for an empty ring), trimmed."""
-    seq = ring[-1].seq + 1 if ring else 1
+    """``ring`` with one more action numbered ``seq``, by default after the last (1 for an empty
+    ring), trimmed."""
+    if seq is None:
+        seq = ring[-1].seq + 1 if ring else 1
     action = RelayedAction(seq, at, kind, by, str(_short(message)), relay_data(data))
     return (*ring, action)[-RELAY_KEEP:]
 

@@ -15,6 +15,7 @@ from textual.app import App, SystemCommand
 
 from nbs_tui import logs
 from nbs_tui.commands import COMMANDS, help_rows
+from nbs_tui.core.background import BackgroundSession
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.notify import KIND_LABELS, NotifyKind
 from nbs_tui.widgets.control_view import ControlView
@@ -46,8 +47,10 @@ def open_help(app: App[Any], control: ControlView, server: str) -> None:
 def palette_commands(
     app: App[Any], muted: Iterable[NotifyKind], toggle_mute: Callable[[NotifyKind], None],
     panes: Iterable[PaneInfo], select_pane: Callable[[PaneId], None],
+    background: Iterable[BackgroundSession] = (), open_background: Callable[[BackgroundSession], None] | None = None,
 ) -> Iterable[SystemCommand]:  # fmt: skip
-    """The command palette's entries beyond Textual's own."""
+    """The command palette's entries beyond Textual's own: one "Open background session" per
+    Claude Code background session listed (none where the version has none)."""
     for command in COMMANDS:
         if command.in_palette:
             yield SystemCommand(command.palette or command.label, command.help, partial(app.run_action, command.action))
@@ -58,6 +61,14 @@ def palette_commands(
             f"{'Unmute' if off else 'Mute'} {KIND_LABELS[kind]} notifications",
             f"{'Send' if off else 'Stop'} terminal notifications and notify_command for '{kind.value}'",
             partial(toggle_mute, kind),
+        )
+    for session in background:
+        if open_background is None:
+            break
+        yield SystemCommand(
+            f"Open background session {session.label} in tmux",
+            f"claude attach {session.id} in a new window ({session.reported}, {session.cwd})",
+            partial(open_background, session),
         )
     for pane in panes:
         label = f"Show pane {pane.target}"

@@ -1,6 +1,7 @@
 """The dashboard's side of the fleet's lifecycle (docs/lifecycle.md): the "new agent" form (``c``),
-stop (``X``) and restart (``S``) after a confirmation, and the remembered fleet: offered once
-when its agents are gone, restored after a look at the plan (``Ctrl+O``).
+stop (``X``) and restart (``S``) after a confirmation, the remembered fleet: offered once
+when its agents are gone, restored after a look at the plan (``Ctrl+O``), and Claude Code's own
+background sessions opened in a tmux window (``o``, or Enter on a ``◇`` row).
 
 The controller (`nbs_tui.controller.OperatorController`, no Textual) starts, stops and restores
 off the UI thread and says how it went; this part opens the form and the confirmations (UI thread).
@@ -16,7 +17,8 @@ from textual.app import App
 from nbs_tui.config import Settings
 from nbs_tui.controller import OperatorController
 from nbs_tui.core.agent_spec import NewAgent
-from nbs_tui.core.model import PaneInfo
+from nbs_tui.core.background import BackgroundSession
+from nbs_tui.core.model import PaneId, PaneInfo
 
 REMEMBERED_CHECK_SECONDS = 3.0
 """After the start, when this server's remembered fleet is checked for agents that are gone (off
@@ -29,12 +31,15 @@ class LifecycleActions:
     def __init__(
         self, app: App[Any], operator: OperatorController, settings: Settings, *,
         panes: Callable[[], Sequence[PaneInfo]], selected: Callable[[], PaneInfo | None],
+        opened: Callable[[str, PaneId], None],
     ) -> None:  # fmt: skip
         self._app = app
         self._operator = operator
         self._settings = settings
         self._panes = panes
         self._selected = selected
+        self._opened = opened
+        """A background session was opened in a pane (UI thread): the list drops its row."""
 
     def start(self) -> None:
         """Once the dashboard runs: look at the remembered fleet a little later."""
@@ -52,7 +57,15 @@ class LifecycleActions:
             if spec is not None:
                 self._operator.start_agent(spec)
 
-        self._app.push_screen(NewAgentScreen(folders, self._settings.server.describe()), chosen)
+        hosts, first = self._operator.start_hosts()
+        self._app.push_screen(NewAgentScreen(folders, self._operator.start_place(), hosts, first), chosen)
+
+    def open_background(self, session: BackgroundSession | None) -> None:
+        """``claude attach ID`` in a new tmux window for the selected background session."""
+        if session is None:
+            self._app.notify("Select a background session (◇ in the list) first.", timeout=4)
+            return
+        self._operator.open_background(session, self._opened)
 
     def offer_restore(self, lines: list[str]) -> None:
         """The remembered fleet has agents that are gone: say so once, and how to bring them back."""

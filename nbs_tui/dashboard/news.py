@@ -7,7 +7,8 @@ the grid's borders, the status bar (connection, counts, meters, lease, hosts), t
 while tmux is away, and the message shown in place of the views while there is no pane.
 Bursts are drawn once: the sidecar's first tick posts one status per pane, and the status bar
 and the list are redrawn after the messages already queued, not for each (`show_changed`,
-`update_counts`). What follows for the selected pane (its details, the mirror) and for the
+`update_counts`). Claude Code's background sessions (``claude --bg``) are listed after the panes,
+except one opened in a pane that is still there. What follows for the selected pane (its details, the mirror) and for the
 views is `nbs_tui.dashboard.views`'s: `NewsView` is what this asks of it.
 """
 
@@ -20,11 +21,13 @@ from textual.app import App
 from textual.widgets import ContentSwitcher, Static
 
 from nbs_tui.config import Settings
+from nbs_tui.core.background import BackgroundSession
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.meters import describe_total, format_cost
 from nbs_tui.core.model import PaneId
 from nbs_tui.core.pane_state import PaneState, PaneStatus
 from nbs_tui.messages import (
+    BackgroundSessionsChanged,
     ClaudeSignalsChanged,
     ConnectionChanged,
     FleetChanged,
@@ -95,6 +98,10 @@ class FleetNews:
         """The status bar's counts are to be redrawn (`_redraw_counts`)."""
         self._empty_text: str | None = None
         """What the empty-state message shows ("" while there are panes), to update it only on a change."""
+        self.background: tuple[BackgroundSession, ...] = ()
+        """Claude Code's background sessions, as last listed (`nbs_tui.runtime.background_poll`)."""
+        self.opened: dict[str, PaneId] = {}
+        """Background session id -> the pane it was opened in (``o``): not listed while that pane is."""
         self._snapshot: SidecarSnapshot | None = None
         """The sidecar snapshot last shown (a new one is published each tick)."""
 
@@ -112,11 +119,32 @@ class FleetNews:
             self._status_bar.set_connection(True)
         state = self._state
         state.set_fleet(message.panes)
+        self._fleet_list.background = self._background_shown()
         self._fleet_list.update_fleet(state.panes, state.statuses, state.last_change, self._clock())
         self._views.fleet_listed()
         self.update_counts()
         self.update_empty_state()
         self._mark_stale()
+
+    def background_changed(self, message: BackgroundSessionsChanged) -> None:
+        self.background = message.sessions
+        self._show_background()
+
+    def background_opened(self, session_id: str, pane_id: PaneId) -> None:
+        """A background session was opened in ``pane_id``: its pane stands for it now."""
+        self.opened[session_id] = pane_id
+        self._show_background()
+
+    def _background_shown(self) -> tuple[BackgroundSession, ...]:
+        panes = self._state.pane_by_id
+        return tuple(s for s in self.background if self.opened.get(s.id) not in panes)
+
+    def _show_background(self) -> None:
+        shown = self._background_shown()
+        if shown != self._fleet_list.background:
+            self._fleet_list.background = shown
+            state = self._state
+            self._fleet_list.update_fleet(state.panes, state.statuses, state.last_change, self._clock())
 
     def connection_changed(self, message: ConnectionChanged) -> None:
         state = self._state

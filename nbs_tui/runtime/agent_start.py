@@ -24,6 +24,10 @@ Who types. The sidecar's lease holder (service or dashboard) types polls into ag
 So with or without a holder, the first prompt and a poll are never typed into one box, and the
 holder's rules (lease fence, in-flight marks) are unchanged for every other pane.
 
+`AgentStarter.open_background` opens one of Claude Code's own background sessions (``claude
+--bg``) the same way: a new window running ``claude_command attach ID`` in the session's folder,
+named after it; nothing is typed there, so no claim. The window is then a pane like any other.
+
 Bad input leaves nothing behind: every check is made before the window exists. A start that
 stops at a screen nobody asked to answer leaves the window for the operator (the agent is
 there, waiting) and says why; Claude Code exiting during the start closes the window it made.
@@ -40,7 +44,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from nbs_tui.claude.status import find_claude_process, subtree_table
 from nbs_tui.core.agent_spec import (
     ASSUMED_FLAGS,
     BYPASS,
@@ -53,6 +56,7 @@ from nbs_tui.core.agent_spec import (
     launch_for,
     server_env_unsets,
 )
+from nbs_tui.core.background import BackgroundSession, attach_argv
 from nbs_tui.core.detect import detect_text
 from nbs_tui.core.lease import INFLIGHT_OPTION, START_CLAIM_OPTION, StartClaim
 from nbs_tui.core.model import AgentState, PaneId
@@ -66,6 +70,7 @@ from nbs_tui.core.startup import (
 )
 from nbs_tui.files.agent_input import PreparedAgent
 from nbs_tui.runtime.fleet_keeper import WORKER_BUS_OPTION, WORKER_OPTION
+from nbs_tui.runtime.host_agent import AgentHost, LocalAgentHost, SshAgentHost
 from nbs_tui.tmux.commands import Guard, TmuxServerCommands
 from nbs_tui.tmux.errors import PaneGone, ServerGone, TmuxCommandError, TmuxError
 
@@ -75,10 +80,17 @@ LOOK_EVERY = 0.1
 """Seconds between two looks at the starting pane's screen (one in-band or process capture)."""
 TYPE_TIMEOUT = 10.0
 """Seconds for a pasted prompt to show in the box, and then to leave it once Enter is pressed."""
+REMOTE_LOOK_EVERY = 0.3
+"""Seconds between two reads of another host's processes (one ssh exec through its master)."""
 SESSION_ID_WAIT = 10.0
 """Seconds to wait for Claude Code's status file to name the session after the start."""
 CLAIM_SPARE = 60.0
 """Seconds a claim outlives the startup timeout: time to type and submit the prompt."""
+
+
+def _window_name_ok(name: str) -> bool:
+    """A name tmux reads as a window's, not as a target's parts or a window number."""
+    return not any(c in name for c in ":.\t\n") and not name.isdigit() and len(name) <= 64
 
 
 class StartStopped(RuntimeError):
@@ -115,7 +127,7 @@ def read_flags(argv0: Sequence[str], timeout: float = 30.0) -> ClaudeFlags:
         for extra in ((), ("agents",)):
             proc = subprocess.Popen(
                 [*argv0, *extra, "--help"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                stdin=subprocess.DEVNULL, env=_scrubbed_env(),
+                stdin=subprocess.DEVNULL, env=claude_env(),
             )  # fmt: skip
             helps.append(proc)
     except OSError:
@@ -135,7 +147,7 @@ def read_flags(argv0: Sequence[str], timeout: float = 30.0) -> ClaudeFlags:
     return ClaudeFlags.from_help(texts[0], texts[1]) if texts[0] else ASSUMED_FLAGS
 
 
-def _scrubbed_env() -> dict[str, str]:
+def claude_env() -> dict[str, str]:
     """Our environment without what would make Claude Code think it runs inside another one."""
     return {k: v for k, v in os.environ.items() if k not in (*CLAUDE_SESSION_ENV, "TMUX", "TMUX_PANE")}
 
@@ -155,8 +167,12 @@ class AgentStarter:
         wall: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
         start_timeout: float = START_TIMEOUT,
+        host: AgentHost | None = None,
     ) -> None:
         self.commands = commands
+        self.host: AgentHost | None = host if host is not None or commands.runner.remote else LocalAgentHost()
+        """Where the agent's processes are read (its session id): this machine, or the host's
+        ssh connection (`nbs_tui.runtime.host_agent`); None: not read."""
         self.claude_command = claude_command
         self.claude_home = claude_home
         self._flags = flags
@@ -184,8 +200,13 @@ class AgentStarter:
         return None
 
     def flags(self) -> ClaudeFlags:
+        """What the agent's Claude Code accepts: read once, where it runs."""
         if self._flags is None:
-            self._flags = read_flags(command_words(self.claude_command))
+            host = self.host
+            if isinstance(host, SshAgentHost):
+                self._flags = host.flags(self.claude_command)
+            else:
+                self._flags = read_flags(command_words(self.claude_command))
         return self._flags
 
     # -- the start --------------------------------------------------------------------------------
@@ -220,9 +241,26 @@ class AgentStarter:
             self.release(pane_id, claim)
         return Started(pane_id, target, spec.name, self._session_id(pane_id), submitted, tuple(answered))
 
+    def open_background(self, background: BackgroundSession, session: str = DEFAULT_SESSION) -> Started:
+        """A new window (in ``session``, made when missing) running ``claude_command attach ID`` in
+        the background session's folder, named after it (``bg-ID`` when it has no name or its
+        name is taken). Raises `SpecError` when the folder is gone (nothing made)."""
+        folder = background.cwd or os.environ.get("HOME", "/")
+        if not os.path.isdir(folder):
+            raise SpecError([f"the folder {folder} of background session {background.id} is gone"])
+        windows = self.windows()
+        name = background.name if background.name and _window_name_ok(background.name) else f"bg-{background.id}"
+        if self.name_problem(name, windows):
+            name = f"bg-{background.id}"
+        argv = attach_argv(command_words(self.claude_command), background)
+        command = agent_command(argv)
+        pane_id, target = self._make_window(session, name, folder, command, windows is None, None, None)
+        return Started(pane_id, target, name, background.session_id or None)
+
     def _make_window(
-        self, session: str, name: str, folder: str, command: str, no_server: bool, claim: StartClaim, worker: str | None
-    ) -> tuple[PaneId, str]:
+        self, session: str, name: str, folder: str, command: str, no_server: bool, claim: StartClaim | None,
+        worker: str | None,
+    ) -> tuple[PaneId, str]:  # fmt: skip
         fmt = "#{pane_id}\t#{session_name}:#{window_index}.#{pane_index}"
         has_session = False
         if not no_server:
@@ -239,12 +277,13 @@ class AgentStarter:
         pane_id, _, target = out.first.partition("\t")
         if not pane_id.startswith("%"):
             raise TmuxCommandError(f"tmux made no pane for {name!r} ({out.first!r})")
-        setup = self.claim_commands(pane_id, claim)
+        setup = self.claim_commands(pane_id, claim) if claim is not None else []
         if worker:  # remembered with the agent (`nbs_tui.runtime.fleet_keeper`)
             setup.append(("set-option", "-p", "-t", pane_id, WORKER_OPTION, worker))
         if no_server:  # a server this started must not hand a nested-session mark to later panes
             setup.extend(server_env_unsets())
-        self.commands.run_many(setup)
+        if setup:
+            self.commands.run_many(setup)
         return pane_id, target
 
     def guard(self, pane_id: PaneId, claim: StartClaim) -> Guard:
@@ -356,19 +395,20 @@ class AgentStarter:
             self.commands.run("kill-pane", "-t", pane_id)
 
     def _session_id(self, pane_id: PaneId) -> str | None:
-        """Claude Code's session id, from the status file of the process below the pane."""
-        if self.commands.runner.remote:
+        """Claude Code's session id, from the status file of the process below the pane (on the
+        agent's host)."""
+        host = self.host
+        if host is None:
             return None
         deadline = self.clock() + SESSION_ID_WAIT
-        homes = [self.claude_home] if self.claude_home is not None else []
+        homes = (str(self.claude_home),) if self.claude_home is not None else ()
         while True:
             identity = self.commands.pane_identity(pane_id)
             if identity is None or identity.dead:
                 return None
-            table = subtree_table(identity.pid)
-            found = find_claude_process(identity.pid, table, homes) if table else None
-            if found is not None and found.status is not None and found.status.session_id:
-                return found.status.session_id
+            found = host.claude(identity.pid, homes)
+            if found is not None and found.session_id:
+                return found.session_id
             if self.clock() > deadline:
                 return None
-            self.sleep(LOOK_EVERY)
+            self.sleep(REMOTE_LOOK_EVERY if host.remote else LOOK_EVERY)

@@ -16,31 +16,41 @@ status file, its name and options from its command line, its folder), the pane i
 (``remain-on-exit``) while the agent is stopped as above, then ``respawn-pane -k`` runs
 ``claude --resume ID`` with the same name and options in the same folder, and a `StartupGuide`
 takes it to its input box. The pane id, window and layout stay. Every tmux command goes through
-`TmuxServerCommands`; this machine's panes only (the status file and ``/proc`` are read here).
+`TmuxServerCommands`, here or on another host (its ssh connection); the agent's process, status
+file, command line and folder are read where it runs (the starter's `AgentHost`:
+`nbs_tui.runtime.host_agent`).
+
+Each stop or restart, done or failed, is told to every view of the server (`tell_views`: the
+server's lifecycle ring, `nbs_tui.core.relay.LIFECYCLE_OPTION`), whoever did it: ``nbs-tui
+stop`` or any dashboard. Every dashboard and ``--headless`` reads it with its sidecar's switches
+and shows it as an event ``by`` that process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-from nbs_tui.claude.status import find_claude_process, subtree_table
 from nbs_tui.core.agent_spec import (
     BYPASS,
     ClaudeLaunch,
     agent_command,
     claude_argv,
     launch_from_args,
+    start_command_words,
 )
 from nbs_tui.core.detect import detect_text
 from nbs_tui.core.model import AgentState, PaneId
 from nbs_tui.core.startup import StartupExpectation
 from nbs_tui.runtime.agent_start import AgentStarter, StartStopped
+from nbs_tui.runtime.host_agent import AgentHost, RunningClaude
+from nbs_tui.sidecar.pane_options import announce_lifecycle
 from nbs_tui.tmux.commands import TmuxServerCommands
-from nbs_tui.tmux.errors import PaneGone, TmuxCommandError, TmuxError
+from nbs_tui.tmux.errors import PaneGone, ServerGone, TmuxCommandError, TmuxError
 
 EXIT_WAIT = 5.0
 """Seconds each stop step is given to end Claude Code before the next, firmer one."""
@@ -69,22 +79,6 @@ class Restarted:
     """The new one stopped at a startup screen nobody asked to answer: the guide's line."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Running:
-    pid: int
-    session_id: str | None
-    config: Path
-    args: tuple[str, ...]
-
-
-def _cmdline(pid: int) -> tuple[str, ...]:
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return ()
-    return tuple(w.decode("utf-8", "replace") for w in raw.split(b"\0") if w)
-
-
 class AgentControl:
     """Stops and restarts agents of one server (module docstring). Blocks: a worker thread."""
 
@@ -106,31 +100,42 @@ class AgentControl:
     def resolve(self, pane: str) -> tuple[PaneId, int, str, str]:
         """(pane id, pane pid, target, current folder) of a pane id or target (``agents:api``);
         `StopError` when there is no such pane."""
+        return self._pane_fields(pane)[:4]
+
+    def _pane_fields(self, pane: str) -> tuple[PaneId, int, str, str, str]:
+        """`resolve`'s fields and the pane's start command."""
         try:
             out = self.commands.display(
-                pane, "#{pane_id}\t#{pane_pid}\t#{session_name}:#{window_index}.#{pane_index}\t#{pane_current_path}"
+                pane,
+                "#{pane_id}\t#{pane_pid}\t#{session_name}:#{window_index}.#{pane_index}\t#{pane_current_path}"
+                "\t#{pane_start_command}",
             )
         except TmuxCommandError as error:
             raise StopError(f"no pane {pane} on {self.commands.describe()} ({error})") from None
-        fields = out.split("\t")
-        if len(fields) != 4 or not fields[0].startswith("%"):
+        fields = out.split("\t", 4)
+        if len(fields) != 5 or not fields[0].startswith("%"):
             raise StopError(f"no pane {pane} on {self.commands.describe()}")
-        return fields[0], int(fields[1] or 0), fields[2], fields[3]
+        return fields[0], int(fields[1] or 0), fields[2], fields[3], fields[4]
 
-    def _claude(self, pane_pid: int) -> _Running | None:
-        table = subtree_table(pane_pid)
-        found = find_claude_process(pane_pid, table, []) if table else None
-        if found is None:
-            return None
-        session = found.status.session_id if found.status is not None else None
-        return _Running(found.pid, session, found.config_dir, _cmdline(found.pid))
+    @property
+    def host(self) -> AgentHost:
+        if self.starter.host is None:
+            raise StopError(f"the agents' processes on {self.commands.describe()} cannot be read from here")
+        return self.starter.host
+
+    def _claude(self, pane_pid: int) -> RunningClaude | None:
+        return self.host.claude(pane_pid)
 
     def _ended(self, pane_id: PaneId, pid: int) -> bool:
-        """Claude Code (``pid``) is gone: the pane closed, died, or the process ended."""
-        identity = self.commands.pane_identity(pane_id)
+        """Claude Code (``pid``) is gone: the pane closed, died, or the process ended (or the
+        server ended with its last pane)."""
+        try:
+            identity = self.commands.pane_identity(pane_id)
+        except ServerGone:
+            return True
         if identity is None or identity.dead:
             return True
-        return not Path(f"/proc/{pid}").exists()
+        return not self.host.alive(pid)
 
     def _wait_ended(self, pane_id: PaneId, pid: int) -> bool:
         deadline = self.clock() + self.exit_wait
@@ -192,16 +197,19 @@ class AgentControl:
 
     def restart(self, pane_id: PaneId) -> Restarted:
         """Restart the agent in ``pane_id`` in place, resuming its conversation (module docstring)."""
-        pane_id, pane_pid, target, folder = self.resolve(pane_id)
+        pane_id, pane_pid, target, folder, start_command = self._pane_fields(pane_id)
         running = self._claude(pane_pid)
         if running is None:
             raise StopError(f"no Claude Code runs in {target} ({pane_id}): nothing to restart")
         if not running.session_id:
             raise StopError(f"the Claude Code session of {target} is not known (no status file): not restarted")
-        old = launch_from_args(running.args[1:])
+        args = running.args
+        if len(args) <= 1:  # Claude Code on node (2.1.1xx) keeps only "claude" in /proc: see start_command_words
+            args = start_command_words(start_command) or args
+        old = launch_from_args(args[1:])
         launch = ClaudeLaunch(name=old.name, model=old.model, permission_mode=old.permission_mode, resume=running.session_id)
         argv = claude_argv(self.starter.claude_command, launch, self.starter.flags())
-        cwd = _cwd(running.pid) or folder
+        cwd = running.cwd or folder
         stopped = self.stop(pane_id, keep_pane=True)
         claim = self.starter.new_claim()
         try:
@@ -222,8 +230,19 @@ class AgentControl:
         return Restarted(pane_id, target, running.session_id, stopped.how, line)
 
 
-def _cwd(pid: int) -> str | None:
+def tell_views(
+    commands: TmuxServerCommands, action: str, pane_id: str, target: str, sent: str, ok: bool, reason: str,
+    *, by: str | None = None, wall: Callable[[], float] = time.time,
+) -> str:
+    """Tell every view of the server that ``action`` (``stop``, ``restart``) was done (or failed)
+    in ``pane_id``; ``by`` is who did it as the views show it (a dashboard's lease names it so: its
+    own action is not shown to it twice). Returns "" or why the views were not told."""
+    result = "sent" if ok else "failed"
+    message = f"{action} {result}" + (f": {sent}" if sent else "") + (f" ({reason})" if reason else "")
+    data = (("result", result), ("pane", pane_id), ("target", target), ("text", sent), ("reason", reason))
     try:
-        return str(Path(f"/proc/{pid}/cwd").resolve(strict=True))
-    except OSError:
-        return None
+        if announce_lifecycle(commands, wall(), action, by or f"{socket.gethostname()} pid {os.getpid()}", message, data):
+            return ""
+        return "other processes kept writing the server's lifecycle events"
+    except TmuxError as error:
+        return str(error)

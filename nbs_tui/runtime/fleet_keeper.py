@@ -5,7 +5,7 @@ that contends) writes the memory, so two processes never race on one file. It is
 something it remembers may have changed, never on a timer:
 
 * the fleet's pane set changed (`changed`, from the runtime's fanout: a pane or window opened or
-  closed, one moved);
+  closed, one moved), or a window's layout did (tmux's ``%layout-change``, `LayoutListener`);
 * an agent's Claude Code session id changed (`facts_changed`: ``/clear``, ``/resume``, a new
   start; from `nbs_tui.claude.watcher` facts, which already weigh hooks, the status file and the
   transcript);
@@ -32,14 +32,13 @@ there, and that host's own service remembers its fleet.
 from __future__ import annotations
 
 import logging
-import shlex
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from nbs_tui.claude.status import config_dirs_of
 from nbs_tui.claude.watcher import ClaudeFacts
-from nbs_tui.core.agent_spec import launch_from_args
+from nbs_tui.core.agent_spec import launch_from_args, start_command_words
 from nbs_tui.core.fleet_memory import (
     RememberedAgent,
     RememberedPane,
@@ -80,18 +79,6 @@ def _cmdline(pid: int) -> tuple[str, ...]:
     except OSError:
         return ()
     return tuple(word.decode("utf-8", "replace") for word in raw.split(b"\0") if word)
-
-
-def _start_words(start_command: str) -> tuple[str, ...]:
-    """The pane's start command as words (``env -u CLAUDECODE claude -n api ...``; what precedes
-    Claude Code's own options is passed over by `launch_from_args` as any unknown word)."""
-    try:
-        words = shlex.split(start_command)
-        if len(words) == 1 and " " in words[0]:  # tmux shows a command given as one string quoted
-            words = shlex.split(words[0])
-    except ValueError:
-        return ()
-    return tuple(words)
 
 
 def _config_dir(facts: ClaudeFacts) -> str | None:
@@ -260,7 +247,7 @@ class FleetKeeper:
         if len(command) <= 1:
             # Claude Code on node (2.1.1xx) sets its process title: /proc keeps only "claude". The
             # pane's start command (what `new` or `restore` ran) still says how it was started.
-            command = _start_words(start_command) or command
+            command = start_command_words(start_command) or command
         launch = launch_from_args(command[1:])  # (an option's value is never the first word)
         return RememberedAgent(
             name=launch.name or window_name,

@@ -3,7 +3,8 @@
 One shell script over the host's ssh connection (`SshTmuxRunner.run_script`, its ControlMaster)
 reports, one ``KEY=value`` line each: the folder resolved (``cd -P``), the host's HOME, whether
 ``claude_command``'s program is found there (``command -v``), whether a worktree's folder is in
-git, the worker's task file (base64, at most `MAX_PROMPT` bytes); then Claude Code's ``--help`` there (for `ClaudeFlags`). A prompt file is read
+git, the worker's task file (base64, at most `MAX_PROMPT` bytes) and whether its project has an NBS
+bus (``.nbs/events``: its ``worker-spawned`` and ``worker-died`` go there); then Claude Code's ``--help`` there (for `ClaudeFlags`). A prompt file is read
 here, where the operator named it. Every problem is reported at once (`SpecError`), nothing made.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import base64
 import shlex
 from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 
 from nbs_tui.core.agent_spec import (
     ClaudeFlags,
@@ -57,6 +59,7 @@ def _script(spec: NewAgent, program: str, claude_command: str) -> str:
         task = f'"$d"/.nbs/workers/{q(spec.worker + ".md")}'
         lines += [
             'if [ -d "$d/.nbs" ]; then echo NBS=1; else echo NBS=0; fi',
+            'if [ -d "$d/.nbs/events" ]; then echo EVENTS=1; else echo EVENTS=0; fi',
             f"if [ -f {task} ] && [ -r {task} ]; then echo \"TASK=$(head -c {MAX_PROMPT + 1} {task} | base64 | tr -d '\\n')\"; else echo TASK=-; fi",
         ]
     lines += [
@@ -109,8 +112,9 @@ def prepare_remote(spec: NewAgent, runner: SshTmuxRunner, claude_command: str) -
     if found:
         raise SpecError(found)
     flags = ClaudeFlags.from_help(help_text, agents_help) if help_text.strip() else ClaudeFlags()
-    # no bus events: the project's .nbs/events is on the host (announcing there is not wired yet)
-    prepared = PreparedAgent(replace(spec, directory=folder), spec.directory, prompt)
+    # a worker's bus is the project's .nbs/events on the host: `SshAgentHost.publish` writes there
+    events = PurePosixPath(folder) / ".nbs" / "events" if spec.worker is not None and facts.get("EVENTS") == "1" else None
+    prepared = PreparedAgent(replace(spec, directory=folder), spec.directory, prompt, events=Path(events) if events else None)
     return RemoteAgent(prepared, facts.get("HOME") or None, flags)
 
 

@@ -9,7 +9,9 @@
 
 While this process acts for a server of this machine, `keeper` (`FleetKeeper`) also keeps the
 server's fleet memory for ``nbs-tui restore``, told by the fleet's fanout, by Claude signals
-(`_FactsTap`) and on acquiring the lease (docs/lifecycle.md).
+(`_FactsTap`) and on acquiring the lease (docs/lifecycle.md). For a listener that has
+``background_sessions_changed`` (the dashboard), `background` (`BackgroundPoller`) lists Claude
+Code's own background sessions of this machine now and then, where the installed version has them.
 
 Everything they report goes to one `RuntimeListener`, on the backend's own thread; a listener
 must not block (the app posts Textual messages, headless prints a JSON line).
@@ -62,6 +64,7 @@ from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
 from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.logs import log_problem, report_failures
 from nbs_tui.memory import MemoryTrimmer
+from nbs_tui.runtime.background_poll import BackgroundPoller
 from nbs_tui.runtime.contract import (
     LeaseMode,
     RuntimeListener,
@@ -129,6 +132,12 @@ class _Fanout:
         if runtime.keeper is not None:
             runtime.keeper.changed()
 
+    def layout_changed(self) -> None:
+        """A layout-only change (a pane resized, windows rearranged): the keeper remembers it
+        now, not at the next pane change (`nbs_tui.tmux.port.LayoutListener`)."""
+        if self._runtime.keeper is not None:
+            self._runtime.keeper.changed()
+
     def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
         self._runtime.listener.screens_changed(pane_ids)
 
@@ -171,6 +180,8 @@ class Runtime:
         """The per-host runtimes when several hosts are watched (module docstring)."""
         self.keeper: FleetKeeper | None = None
         """Keeps this server's fleet memory while this process acts (`nbs_tui.runtime.fleet_keeper`)."""
+        self.background: BackgroundPoller | None = None
+        """Lists Claude Code's background sessions for a listener that shows them (module docstring)."""
         self.role = SidecarRole.OFF
         self.trimmer = MemoryTrimmer()
         self._built = False
@@ -208,6 +219,12 @@ class Runtime:
         if options.claude and not elsewhere:
             self.claude = self._try(
                 "Claude Code signals", lambda: ClaudeSignals(self.settings, _FactsTap(self), clock=options.wall, problems=self.problem)
+            )
+        shows_background = getattr(self.listener, "background_sessions_changed", None)
+        if options.claude and not elsewhere and self.settings.background_sessions and shows_background is not None:
+            self.background = self._try(
+                "background sessions",
+                lambda: BackgroundPoller(self.settings.claude_command, shows_background, self.problem),
             )
         fanout = _Fanout(self)
         if options.fleet_factory is not None:
@@ -452,6 +469,8 @@ class Runtime:
                 self._start("control plane", self.control_plane.start, self.control_plane.stop)
             if self.claude is not None:
                 self._start("Claude Code signals", self.claude.start, self.claude.stop)
+            if self.background is not None:  # its first look waits a little: the first frame first
+                self._start("background sessions", self.background.start, self.background.stop)
             fleet = self.fleet
             if fleet is None:
                 return

@@ -14,7 +14,6 @@ import argparse
 import contextlib
 import logging
 import os
-import re
 import select
 import signal
 import subprocess
@@ -26,7 +25,7 @@ from typing import Any
 
 from nbs_tui.config import Settings
 from nbs_tui.core.lease import LEASE_OPTION, ForeignLease, Lease, parse_lease
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.model import ServerAddress, server_key
 from nbs_tui.logs import state_dir
 from nbs_tui.runtime.service_starter import sidecar_flags
 from nbs_tui.tmux.commands import TmuxServerCommands
@@ -58,16 +57,6 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
     # SUPPRESS: given before the subcommand (nbs-tui -L x service start), they are kept
     picked.add_argument("-L", dest="socket_name", metavar="NAME", default=argparse.SUPPRESS, help="tmux socket name")
     picked.add_argument("-S", dest="socket_path", metavar="PATH", default=argparse.SUPPRESS, help="tmux socket path")
-
-
-def server_key(server: ServerAddress) -> str:
-    if server.socket_path:
-        raw = "S-" + server.socket_path
-    elif server.socket_name:
-        raw = "L-" + server.socket_name
-    else:
-        raw = "default"
-    return re.sub(r"[^A-Za-z0-9._-]", "_", raw)
 
 
 def pid_path(server: ServerAddress) -> Path:

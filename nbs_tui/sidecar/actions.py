@@ -93,33 +93,10 @@ class ActionCarrier(LimitResume, LeaseSync):
                 self._emit(self._kind(action), pane_id, why, result="refused")
                 return
             if isinstance(action, InjectPoll):
-                if not self._type(pane_id, action.text):
-                    self._lease_refused(sidecar, action, now, pane_id)
-                    return
-                self._emit(
-                    action.purpose,
-                    pane_id,
-                    self._said(action, "typed"),
-                    result="typed",
-                    text=action.text,
-                    attempt=action.attempt,
-                )
-                if action.purpose == "resume":
-                    self._resume_step(info, "typed", self._said(action, "typed"), action.text, emit=False)
+                self._handshake_step(tracked, info, action, now, self._type(pane_id, action.text), "typed", "typed")
             elif isinstance(action, SubmitPoll):
-                if not self._press(pane_id, "Enter"):
-                    self._lease_refused(sidecar, action, now, pane_id)
-                    return
-                self._emit(
-                    action.purpose,
-                    pane_id,
-                    self._said(action, "Enter pressed after"),
-                    result="enter",
-                    text=action.text,
-                    attempt=action.attempt,
-                )
-                if action.purpose == "resume":
-                    self._resume_step(info, "enter", self._said(action, "Enter pressed after"), action.text, emit=False)
+                sent = self._press(pane_id, "Enter")
+                self._handshake_step(tracked, info, action, now, sent, "enter", "Enter pressed after")
             elif isinstance(action, SelectPlanOption):
                 if not self._press(pane_id, str(action.number)):
                     self._lease_refused(sidecar, action, now, pane_id)
@@ -139,6 +116,19 @@ class ActionCarrier(LimitResume, LeaseSync):
             log.exception("sidecar action failed")
             self._refused(sidecar, action, now, str(error))
             self._emit("error", pane_id, f"{self._kind(action)}: {error}")
+
+    def _handshake_step(
+        self, tracked: _Tracked, info: PaneInfo, action: InjectPoll | SubmitPoll, now: float,
+        sent: bool, result: str, verb: str,
+    ) -> None:  # fmt: skip
+        """After typing the text or pressing Enter: the event, or the lease's refusal if not sent."""
+        if not sent:
+            self._lease_refused(tracked.sidecar, action, now, info.pane_id)
+            return
+        said = self._said(action, verb)
+        self._emit(action.purpose, info.pane_id, said, result=result, text=action.text, attempt=action.attempt)
+        if action.purpose == "resume":
+            self._resume_step(info, result, said, action.text, emit=False)
 
     def _refused(
         self, sidecar: PaneSidecar, action: Action, now: float, why: str, clear: bool = True

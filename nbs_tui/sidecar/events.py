@@ -80,5 +80,7 @@ def event_kinds() -> Mapping[str, str]:
         "status": "per-pane status changed (not printed by --headless)",
         "error": "a tmux call or the control plane failed",
         "meters": "an agent's meters as the sidecar lease holder published them (meters: nbs_tui.core.meters.Meters or null; not printed by --headless)",
+        "stop": "another process (nbs-tui stop, another dashboard) stopped an agent (result: sent, failed; pane, target, text: how, reason, by)",
+        "restart": "another process (nbs-tui restart, another dashboard) restarted an agent in place (result, pane, target, text: claude --resume ID, reason, by)",
         "relay": "actions of the sidecar lease holder were missed between two reads (poll, plan-select, nudge and escalate events of another process carry its by)",
     }

@@ -83,6 +83,9 @@ class SidecarLease:
         """This process as its relayed actions name it."""
         self._reader = RelayReader()
         self._news: dict[PaneId, RelayNews] = {}
+        self._lifecycle_reader = RelayReader()
+        """The server's lifecycle ring (stop, restart by any process), read as one "pane"."""
+        self._lifecycle_news: list[RelayedAction] = []
         self._outbox: dict[PaneId, list[ActionEvent]] = {}
         self._outbox_lock = threading.Lock()
         self._written: dict[PaneId, tuple[RelayedAction, ...]] = {}
@@ -240,6 +243,14 @@ class SidecarLease:
         for pane_id, item in news.items():  # what this process wrote itself is marked seen
             old = self._news.get(pane_id, RelayNews())
             self._news[pane_id] = RelayNews(old.actions + item.actions, old.missed + item.missed)
+        lifecycle = self._lifecycle_reader.read("", self.switches.lifecycle)
+        self._lifecycle_news.extend(a for a in lifecycle.actions if a.by != self.by)  # ours: said already
+
+    def take_lifecycle(self) -> list[RelayedAction]:
+        """Stops and restarts by another process (a CLI run, another dashboard) since the last
+        call, oldest first (`nbs_tui.core.relay.LIFECYCLE_OPTION`)."""
+        news, self._lifecycle_news = self._lifecycle_news, []
+        return news
 
     def take_relayed(self) -> dict[PaneId, RelayNews]:
         """Actions of another process (the holder) seen since the last call, per pane."""

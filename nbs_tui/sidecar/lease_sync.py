@@ -120,6 +120,10 @@ class LeaseSync(LivePane):
             for action in news.actions:
                 data = (*action.data, ("by", action.by))
                 self._deliver(SidecarEvent(action.kind, pane_id, action.at, action.message, None, data))
+        for action in lease.take_lifecycle():  # another process stopped or restarted an agent
+            pane = str(dict(action.data).get("pane", ""))
+            data = (*action.data, ("by", action.by))
+            self._deliver(SidecarEvent(action.kind, pane, action.at, action.message, None, data))
 
     def _relay_meters(self, lease: SidecarLease) -> None:
         """The holder's meters of each agent (read from tmux, any host) become ``meters`` events

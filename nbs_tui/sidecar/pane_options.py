@@ -32,7 +32,15 @@ from nbs_tui.core.lease import (
 from nbs_tui.core.meters import Meters
 from nbs_tui.core.meters_relay import METERS_OPTION, parse_meters
 from nbs_tui.core.model import PaneId
-from nbs_tui.core.relay import ACTIONS_OPTION, RelayedAction, encode_ring, parse_ring
+from nbs_tui.core.relay import (
+    ACTIONS_OPTION,
+    LIFECYCLE_OPTION,
+    LIFECYCLE_SEQ_OPTION,
+    RelayedAction,
+    append_action,
+    encode_ring,
+    parse_ring,
+)
 from nbs_tui.sidecar.heartbeat import LeaseClient, fence
 from nbs_tui.tmux.commands import Guard, TmuxServerCommands
 
@@ -139,6 +147,9 @@ class SidecarSwitches:
         self.lease = LeaseClient(commands)
         self._parsed: dict[PaneId, tuple[str, Meters | None]] = {}
         """Each pane's meters value read last and its parse: most do not change between reads."""
+        self.lifecycle: tuple[RelayedAction, ...] = ()
+        """The server's last lifecycle actions (`LIFECYCLE_OPTION`), as of the last `read`."""
+        self._lifecycle_raw = ""
 
     # -- any view --------------------------------------------------------------------------------
 
@@ -165,10 +176,13 @@ class SidecarSwitches:
     def read(self) -> tuple[bool, dict[PaneId, PaneSwitches]]:
         """The pause and every pane's switches, in one tmux command line (in-band on the
         fleet's control connection when one is ready, here or on another host)."""
-        pause = ("display-message", "-p", f"#{{{PAUSE_OPTION}}}")
+        server = ("display-message", "-p", f"#{{{PAUSE_OPTION}}}\t#{{{LIFECYCLE_OPTION}}}")  # ASCII JSON: no tab
         listing = ("list-panes", "-a", "-F", "\t".join(_SWITCH_FIELDS))
-        out = self.commands.run_many([pause, listing])
-        first, rest = out.first, out.lines[1:]
+        out = self.commands.run_many([server, listing])
+        first, _, lifecycle = out.first.partition("\t")
+        rest = out.lines[1:]
+        if lifecycle != self._lifecycle_raw:  # parsed again only when it changed
+            self._lifecycle_raw, self.lifecycle = lifecycle, parse_ring(lifecycle)
         panes: dict[PaneId, PaneSwitches] = {}
         for row in rest:
             fields = row.split("\t", len(_SWITCH_FIELDS) - 1)
@@ -227,6 +241,36 @@ class SidecarSwitches:
             commands.append(("send-keys", "-t", pane_id, "-N", str(count), "BSpace"))
         commands.append(option_command(pane_id, INFLIGHT_OPTION, ""))
         return self.commands.run_guarded(fence(token), commands)
+
+
+LIFECYCLE_TRIES = 5
+"""Times `announce_lifecycle` tries when other writers keep appending between its read and write."""
+
+
+def announce_lifecycle(
+    commands: TmuxServerCommands, at: float, kind: str, by: str, message: str, data: Sequence[tuple[str, object]]
+) -> bool:
+    """Append one lifecycle action (``stop``, ``restart``: `nbs_tui.core.relay.LIFECYCLE_KINDS`) to
+    the server's ring, which every view reads with its switches: numbered after the last, written
+    only while no other writer appended meanwhile (a compare-and-set on `LIFECYCLE_SEQ_OPTION`,
+    one step inside tmux); False when that lost `LIFECYCLE_TRIES` times. Raises tmux's errors."""
+    for _ in range(LIFECYCLE_TRIES):
+        seq, _, raw = commands.run(
+            "display-message", "-p", f"#{{{LIFECYCLE_SEQ_OPTION}}}\t#{{{LIFECYCLE_OPTION}}}"
+        ).first.partition("\t")
+        last = int(seq) if seq.isdigit() else 0
+        ring = append_action([a for a in parse_ring(raw) if a.seq <= last], at, kind, by, message, data, seq=last + 1)
+        guard = Guard(f"#{{==:#{{{LIFECYCLE_SEQ_OPTION}}},{seq}}}")
+        written = commands.run_guarded(
+            guard,
+            [
+                ("set-option", "-s", LIFECYCLE_OPTION, encode_ring(ring)),
+                ("set-option", "-s", LIFECYCLE_SEQ_OPTION, str(last + 1)),
+            ],
+        )
+        if written:
+            return True
+    return False
 
 
 def typing_guard(token: str, pane_id: PaneId, text: str) -> Guard:

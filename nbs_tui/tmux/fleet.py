@@ -185,6 +185,7 @@ class TmuxFleet(FleetPort):
             own_clients_stream=self.stream_output and not self.output_follows_watch,
             output_follows_watch=self.output_follows_watch,
             rescan=self._rescan, stop=self._stop, report=self._report,
+            layout_changed=getattr(listener, "layout_changed", None),  # a `LayoutListener`'s
         )  # fmt: skip
         self._commands = TmuxServerCommands(self.runner, self._clients.ready_clients)
         self._feeder = Feeder(

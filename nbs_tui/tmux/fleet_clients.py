@@ -88,6 +88,7 @@ class SessionClients:
         rescan: threading.Event,
         stop: threading.Event,
         report: Report,
+        layout_changed: Callable[[], None] | None = None,
     ) -> None:
         self.server = server
         self.runner = runner
@@ -102,6 +103,8 @@ class SessionClients:
         self.report = report
         self.guard_failing = Episode(report)
         self.viewer_failing = Episode(report)
+        self.layout_changed = layout_changed
+        """Told of every ``%layout-change`` (a resize changes no pane the supervisor lists)."""
         self.clients: dict[str, ControlClient] = {}
         """Each session's own client."""
         self.ready: set[str] = set()
@@ -223,6 +226,11 @@ class SessionClients:
             elif raw.startswith(RESCAN_NOTIFICATIONS):
                 self.structure_at = max(self.structure_at, time.monotonic())
                 self.rescan.set()
+                if raw.startswith(b"%layout-change") and self.layout_changed is not None:
+                    try:
+                        self.layout_changed()
+                    except Exception:  # the reader thread goes on
+                        log.exception("layout_changed failed")
 
         return handle
 

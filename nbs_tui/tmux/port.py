@@ -47,6 +47,7 @@ __all__ = [
     "FleetListener",
     "FleetPort",
     "HostUnreachable",
+    "LayoutListener",
     "PaneGone",
     "PaneHistory",
     "PaneNotFound",
@@ -95,6 +96,15 @@ class ProblemListener(FleetListener, Protocol):
 
     def problem(self, source: str, message: str) -> None:
         """Something went wrong that a person should see (``source``: ``tmux``)."""
+
+
+class LayoutListener(FleetListener, Protocol):
+    """A fleet listener told of layout-only changes (panes resized or rearranged: tmux's
+    ``%layout-change``), which change no `PaneInfo` and so call no ``fleet_changed``; the fleet
+    calls ``layout_changed`` only when its listener has it (the fleet keeper remembers layouts)."""
+
+    def layout_changed(self) -> None:
+        """Some window's layout changed (the fleet's reader thread: must not block)."""
 
 
 class FleetPort(ABC):

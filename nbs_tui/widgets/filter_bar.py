@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Input
@@ -144,6 +145,10 @@ class OperatorFleetList(FleetList):
         last_change, now = self._last
         super().update_fleet(self.shown_panes(self._all), self._statuses, last_change, now)
         super().refresh_cells(self._statuses, last_change, now)
+
+    def _layout(self, panes: Sequence[PaneInfo]) -> tuple[list[str], dict[str, dict[str, Text]]]:
+        """Background sessions are no panes: a filter in force (it reads panes) leaves them out."""
+        return self._pane_layout(panes) if self.filter else super()._layout(panes)
 
     def _row_values(
         self, pane: PaneInfo, status: PaneStatus | None, changed_at: float | None, now: float

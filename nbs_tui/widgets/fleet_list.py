@@ -10,8 +10,13 @@ With panes of several hosts the rows are grouped under one header row per host (
 connected or offline, who acts as its sidecar, its pane count); the cursor never rests on a
 header (it steps over it in the direction it moved).
 
-The list owns `FleetList.PaneHighlighted` (the cursor moved to a pane) and
-`FleetList.PaneChosen` (Enter on a pane, or a click on the cursor's row).
+Claude Code's own background sessions (``claude --bg``, `background`) follow the panes, one row
+each marked ``◇``: the cursor rests on them (`selected_background`), Enter posts
+`FleetList.BackgroundChosen`; they are no panes (`selected_pane_id` is None there).
+
+The list owns `FleetList.PaneHighlighted` (the cursor moved to a pane),
+`FleetList.PaneChosen` (Enter on a pane, or a click on the cursor's row) and
+`FleetList.BackgroundChosen` (the same on a background session).
 """
 
 from __future__ import annotations
@@ -31,14 +36,17 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from nbs_tui.core.background import BackgroundSession
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.messages import PaneStatus
 from nbs_tui.widgets.direct_paint import DirectPainter
 from nbs_tui.widgets.fleet_rows import (
     AUTO_WIDTH,
+    BACKGROUND,
     COLUMNS,
     HEADER,
+    background_cells,
     header_cells,
     row_values,
     styled_cell,
@@ -130,6 +138,12 @@ class FleetList(ScrollView, can_focus=True):
 
         pane_id: PaneId
 
+    @dataclass
+    class BackgroundChosen(Message):
+        """Enter was pressed on a Claude Code background session's row."""
+
+        session: BackgroundSession
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._order: list[PaneId] = []
@@ -141,6 +155,8 @@ class FleetList(ScrollView, can_focus=True):
         """Watched hosts that are away: their panes stay listed, marked ✖ and dimmed."""
         self.host_states: dict[str, HostState] = {}
         """Every watched host (several hosts): their header rows, in this order."""
+        self.background: tuple[BackgroundSession, ...] = ()
+        """Claude Code's background sessions, listed after the panes (set it, then `update_fleet`)."""
         self.show_empty_hosts = True
         """A host with no pane listed still gets its header (an unreachable host)."""
         self._rows: list[str] = []
@@ -198,7 +214,15 @@ class FleetList(ScrollView, can_focus=True):
         if not self._rows or not 0 <= self._cursor < len(self._rows):
             return None
         key = self._rows[self._cursor]
-        return None if key.startswith(HEADER) else key
+        return None if key.startswith((HEADER, BACKGROUND)) else key
+
+    @property
+    def selected_background(self) -> BackgroundSession | None:
+        """The background session under the cursor, if the cursor is on one."""
+        if not self._rows or not 0 <= self._cursor < len(self._rows) or not self._rows[self._cursor].startswith(BACKGROUND):
+            return None
+        short = self._rows[self._cursor][len(BACKGROUND) :]
+        return next((s for s in self.background if s.id == short), None)
 
     # -- moving the cursor ---------------------------------------------------------------------
 
@@ -207,11 +231,12 @@ class FleetList(ScrollView, can_focus=True):
             self.move_cursor(self._index[pane_id])
 
     def move_selection(self, delta: int) -> None:
-        if not self._order:
+        order = self._order + [key for key in self._rows if key.startswith(BACKGROUND)]
+        if not order:
             return
-        current = self.selected_pane_id
-        at = self._order.index(current) if current in self._index else 0
-        self.move_cursor(self._index[self._order[max(0, min(len(self._order) - 1, at + delta))]])
+        current = self._rows[self._cursor] if 0 <= self._cursor < len(self._rows) else None
+        at = order.index(current) if current in order else 0
+        self.move_cursor(self._index[order[max(0, min(len(order) - 1, at + delta))]])
 
     def move_cursor(self, row: int, *, step: int = 1) -> None:
         """Put the cursor on ``row`` (the nearest pane row going ``step`` if it is a header),
@@ -270,6 +295,9 @@ class FleetList(ScrollView, can_focus=True):
         pane_id = self.selected_pane_id
         if pane_id is not None:
             self.post_message(self.PaneChosen(pane_id))
+        session = self.selected_background
+        if session is not None:
+            self.post_message(self.BackgroundChosen(session))
 
     def _row_at(self, event: events.MouseEvent) -> int | None:
         offset = event.get_content_offset(self)
@@ -313,7 +341,15 @@ class FleetList(ScrollView, can_focus=True):
         return True
 
     def _layout(self, panes: Sequence[PaneInfo]) -> tuple[list[str], dict[str, dict[str, Text]]]:
-        """Row keys in order, and each header row's cells. Grouped only with several hosts."""
+        """Row keys in order, and the cells of each row that is no pane (host headers, background
+        sessions). Grouped by host only with several hosts; background sessions come last."""
+        rows, fixed = self._pane_layout(panes)
+        for session in self.background:
+            rows.append(BACKGROUND + session.id)
+            fixed[BACKGROUND + session.id] = background_cells(session)
+        return rows, fixed
+
+    def _pane_layout(self, panes: Sequence[PaneInfo]) -> tuple[list[str], dict[str, dict[str, Text]]]:
         hosts = list(self.host_states)
         for pane in panes:
             if pane.host not in hosts:
@@ -361,7 +397,7 @@ class FleetList(ScrollView, can_focus=True):
         self._headers = {}
         self._forget_drawing()
         for key in rows:
-            if key.startswith(HEADER):
+            if key in headers:
                 self._cells[key] = dict(headers[key])
                 self._headers[key] = "".join(str(t) for t in headers[key].values())
                 continue
@@ -514,7 +550,8 @@ class FleetList(ScrollView, can_focus=True):
 
     def _under(self, index: int) -> tuple[bool, bool]:
         """(under the cursor, under the mouse) for row ``index``: what its line looks like."""
-        return index == self._cursor and self.selected_pane_id is not None, index == self._hover
+        on_cursor = index == self._cursor and 0 <= index < len(self._rows) and not self._rows[index].startswith(HEADER)
+        return on_cursor, index == self._hover
 
     def _forget_cell(self, key: str, column: str) -> None:
         """Drop the rendered pieces of one cell (its text changed)."""

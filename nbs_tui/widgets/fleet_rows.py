@@ -6,8 +6,11 @@ holds and how it is styled is decided here, from the pane, its shown status and 
 
 from __future__ import annotations
 
+import posixpath
+
 from rich.text import Text
 
+from nbs_tui.core.background import BackgroundSession
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.model import AgentState, PaneInfo
 from nbs_tui.messages import PaneStatus
@@ -29,6 +32,12 @@ AUTO_WIDTH = frozenset(key for key, _, width in COLUMNS if width is None)
 
 HEADER = "# host "
 """Row key prefix of a host's header row (a pane id never holds a space)."""
+
+BACKGROUND = "bg "
+"""Row key prefix of a Claude Code background session's row (`background_cells`)."""
+
+BACKGROUND_MARK = "◇"
+"""The mark of a background session's row: not a tmux pane (``o`` opens it in one)."""
 
 
 def header_cells(name: str, state: HostState | None, panes: int) -> dict[str, Text]:
@@ -52,6 +61,19 @@ def header_cells(name: str, state: HostState | None, panes: int) -> dict[str, Te
     }
 
 
+def background_cells(session: BackgroundSession) -> dict[str, Text]:
+    """A Claude Code background session's row (``claude --bg``): its mark and id, the state it
+    reports (`BackgroundSession.reported`), its folder and name; no clocks (nbs-tui does not watch it)."""
+    folder = posixpath.basename(session.cwd.rstrip("/")) or session.cwd
+    return {
+        "target": Text(f"{BACKGROUND_MARK} bg {session.id}", style="italic", no_wrap=True, overflow="ellipsis"),
+        "state": Text(session.reported, style="italic cyan", no_wrap=True, overflow="ellipsis"),
+        "idle": Text("—", style="dim"),
+        "poll": Text("—", style="dim"),
+        "project": Text(folder[:20], style="italic", no_wrap=True),
+        "title": Text(session.name[:28], style="italic", no_wrap=True, overflow="ellipsis"),
+        "agent": Text("claude --bg", style="dim", no_wrap=True),
+    }
 
 
 def row_values(

@@ -1,7 +1,7 @@
 """The "new agent" form: what ``nbs-tui new`` asks for, as a dialog (issue 29, item 1).
 
 It collects a `nbs_tui.core.agent_spec.NewAgent` (folder, name, prompt, model, permission mode,
-session), checks what needs no files (`problems`) and shows every problem under the fields
+session, and the host when the dashboard watches several), checks what needs no files (`problems`) and shows every problem under the fields
 instead of closing; the folder completes from the fleet's folders and the watched projects. It
 starts nothing: the app hands the spec to the operator controller, which starts the agent as
 ``nbs-tui new`` does (`nbs_tui.runtime.agent_start`).
@@ -62,14 +62,23 @@ class NewAgentScreen(ModalScreen[NewAgent | None]):
         Binding("escape", "cancel", "Cancel", id="new.cancel"),
     ]
 
-    def __init__(self, folders: Sequence[str], server: str) -> None:
+    def __init__(self, folders: Sequence[str], server: str, hosts: Sequence[str] = (), host: str | None = None) -> None:
+        """``server``: where the agent starts, for the title. ``hosts``: the watched hosts to
+        choose from (none or one: no choice), ``host`` the one chosen at first."""
         super().__init__()
         self.folders = list(dict.fromkeys(f for f in folders if f))
         self.server = server
+        self.hosts = list(dict.fromkeys(hosts))
+        self.host = host if host in self.hosts else (self.hosts[0] if self.hosts else None)
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text(f"Start a Claude Code agent on {self.server}", style="bold"), id="new-title")
+            if len(self.hosts) > 1:
+                yield Static(Text("Start a Claude Code agent", style="bold"), id="new-title")
+                yield Label("Host")
+                yield Select([(h, h) for h in self.hosts], value=self.host, allow_blank=False, id="new-host")
+            else:
+                yield Static(Text(f"Start a Claude Code agent on {self.server}", style="bold"), id="new-title")
             yield Label("Folder (Tab completes from the fleet's folders)")
             yield Input(
                 value=self.folders[0] if self.folders else "",
@@ -103,6 +112,7 @@ class NewAgentScreen(ModalScreen[NewAgent | None]):
     def spec(self) -> NewAgent:
         prompt = self.query_one("#new-prompt", TextArea).text
         mode = self.query_one("#new-mode", Select).value
+        host = self.query_one("#new-host", Select).value if len(self.hosts) > 1 else None
         return NewAgent(
             directory=self._value("new-folder") or "",
             name=self._value("new-name") or "",
@@ -110,6 +120,7 @@ class NewAgentScreen(ModalScreen[NewAgent | None]):
             model=self._value("new-model"),
             permission_mode=mode if isinstance(mode, str) else None,
             session=self._value("new-session"),
+            host=host if isinstance(host, str) else None,
         )
 
     def action_start(self) -> None:

@@ -161,3 +161,47 @@ async def test_a_removed_list_draws_nothing_when_news_still_arrives() -> None:
         statuses["%1"] = PaneStatus("%1", AgentState.WORKING)
         fleet.update_fleet(PANES, statuses, {}, now=6.0)
         fleet.refresh_cells(statuses, {}, now=7.0)
+
+
+class BackgroundListApp(ListApp):
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: list[str] = []
+
+    def on_fleet_list_background_chosen(self, message: FleetList.BackgroundChosen) -> None:
+        self.opened.append(message.session.id)
+
+
+async def test_background_sessions_follow_the_panes_and_the_cursor_rests_on_them() -> None:
+    from nbs_tui.core.background import BackgroundSession
+
+    app = BackgroundListApp()
+    async with app.run_test(size=(120, 12)) as pilot:
+        fleet = app.query_one(FleetList)
+        panes = PANES[:2]
+        fleet.background = (BackgroundSession(id="1163b0f0", name="bgjob", cwd="/src/api", status="busy"),)
+        fleet.update_fleet(panes, {}, {}, now=0.0)
+        await pilot.pause()
+        assert fleet.row_keys == ["%0", "%1", "bg 1163b0f0"]
+        assert [c.plain for c in fleet.get_row("bg 1163b0f0")] == ["◇ bg 1163b0f0", "busy", "—", "—", "api", "bgjob", "claude --bg"]
+        fleet.focus()
+        await pilot.press("down", "down")
+        assert fleet.selected_pane_id is None
+        assert fleet.selected_background is not None and fleet.selected_background.id == "1163b0f0"
+        assert app.highlighted[-1] is None  # no pane highlighted: the mirror shows none
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.opened == ["1163b0f0"], what="BackgroundChosen")
+        assert app.chosen == []
+        fleet.move_selection(-1)  # j/k move through them too
+        assert fleet.selected_pane_id == "%1"
+        fleet.move_selection(1)
+        assert fleet.selected_background is not None
+        # its reported state changes: the row is rewritten, the cursor stays
+        fleet.background = (BackgroundSession(id="1163b0f0", name="bgjob", cwd="/src/api", status="idle"),)
+        fleet.update_fleet(panes, {}, {}, now=1.0)
+        assert fleet.get_cell("bg 1163b0f0", "state").plain == "idle"
+        assert fleet.selected_background is not None
+        # it goes (opened in a pane, or ended): the cursor falls back onto a pane
+        fleet.background = ()
+        fleet.update_fleet(panes, {}, {}, now=2.0)
+        assert fleet.row_keys == ["%0", "%1"] and fleet.selected_pane_id == "%1"

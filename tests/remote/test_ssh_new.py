@@ -55,8 +55,9 @@ def test_new_on_a_host_starts_there_trusts_the_folder_and_submits_once(
     assert done.returncode == 0, done.stderr
     line = json.loads(done.stdout)
     assert line["name"] == "far" and line["target"].startswith("agents:")
-    assert line["session_id"] is None  # the status file is on the host: not read from here
     wait_until(lambda: world.api.prompts() == ["build it there"], 30, "the prompt once")
+    statuses = [json.loads(p.read_text()) for p in (world.home / ".claude" / "sessions").glob("*.json")]
+    assert line["session_id"] in [s["sessionId"] for s in statuses]  # read on the host, over ssh
     assert a.tmux("list-windows", "-a", "-F", "#{window_name} #{pane_current_path}").split("\n")[0] == f"far {world.workdir}"
 
 
@@ -123,3 +124,37 @@ def test_restore_on_a_host_without_nbs_tui_set_says_so(ssh_lab: SshLab, claude_f
         capture_output=True, text=True, timeout=60, cwd=REPO, check=False,
     )  # fmt: skip
     assert done.returncode == 4 and "set nbs_tui for it" in done.stderr, done.stderr
+
+
+def test_new_on_a_host_reads_its_session_id_there_and_announces_the_worker_on_the_hosts_bus(
+    ssh_lab: SshLab, claude_fleet: ClaudeFleet, tmp_path: Path  # noqa: F811
+) -> None:
+    """``new --host hosta --worker parser`` in a project with ``.nbs/events`` on hosta: ``--json``
+    names the Claude Code session (the status file read there, through the ssh connection),
+    ``worker-spawned`` lands in hosta's bus; hosta's own nbs-tui (a ``--headless`` run on hosta's
+    server, as its service would be) announces ``worker-died`` there once the pane closes."""
+    from tests.headless_proc import Headless
+
+    a = ssh_lab.hosts["hosta"]
+    world = make_world(claude_fleet, tmp_path, "far", [Text("Parsing.")])
+    (world.workdir / ".nbs" / "workers").mkdir(parents=True)
+    (world.workdir / ".nbs" / "workers" / "parser.md").write_text("parse the logs\n")
+    events = world.workdir / ".nbs" / "events"
+    events.mkdir()
+    host_env = {k: v for k, v in a.env().items() if not k.startswith(("CLAUDE", "NBS_"))}
+    host_env.update(XDG_STATE_HOME=str(tmp_path / "hosta-state"), XDG_CONFIG_HOME=str(tmp_path / "hosta-config"))
+    a.tmux("new-session", "-d", "-s", "keep")  # the host's server runs before its service watches it
+    with Headless(["--config", str(world.config), "--poll-interval", "600"], env=host_env) as service:
+        wait_until(lambda: any(e["event"] == "lease" and e.get("acting") for e in list(service.events)), 30, "hosta's service acts")
+        done = new_on(ssh_lab, world, str(world.workdir), "--host", "hosta", "--worker", "parser", "--json")
+        assert done.returncode == 0, done.stderr
+        line = json.loads(done.stdout)
+        wait_until(lambda: world.api.prompts() == ["parse the logs"], 30, "the task file, once")
+        statuses = [json.loads(p.read_text()) for p in (world.home / ".claude" / "sessions").glob("*.json")]
+        assert line["session_id"] is not None and line["session_id"] in [s["sessionId"] for s in statuses]
+        spawned = [p.read_text() for p in events.glob("*.event") if "worker-spawned" in p.name]
+        assert len(spawned) == 1 and "source: parser" in spawned[0] and line["session_id"] in spawned[0]
+        a.tmux("kill-window", "-t", line["pane_id"])
+        wait_until(lambda: any("worker-died" in p.name for p in events.glob("*.event")), 30, "worker-died on hosta's bus")
+    (died,) = [p.read_text() for p in events.glob("*.event") if "worker-died" in p.name]
+    assert "source: parser" in died and "its tmux pane closed" in died

@@ -102,3 +102,66 @@ def test_a_workers_end_is_announced_once_on_its_projects_bus(server: libtmux.Ser
     assert "type: worker-died" in text and "source: parser" in text and "its tmux pane closed" in text
     assert "priority: high" in text and f"tmux pane {pane.pane_id}" in text
     assert problems == []
+
+
+def _layout(body: str) -> str:
+    """A tmux layout string with its checksum (tmux's ``layout_checksum``)."""
+    csum = 0
+    for ch in body:
+        csum = (csum >> 1) + ((csum & 1) << 15)
+        csum = (csum + ord(ch)) & 0xFFFF
+    return f"{csum:04x},{body}"
+
+
+COLUMNS_FIRST = _layout("81x25,0,0{40x25,0,0[40x12,0,0,1,40x12,0,13,2],40x25,41,0[40x12,41,0,3,40x12,41,13,4]}")
+ROWS_FIRST = _layout("81x25,0,0[81x12,0,0{40x12,0,0,1,40x12,41,0,2},81x12,0,13{40x12,0,13,3,40x12,41,13,4}]")
+"""Four 40x12 panes in a 2x2 grid, split by columns or by rows first: the panes keep their sizes and
+indexes (no `PaneInfo` changes, so no ``fleet_changed``), only the window's layout differs."""
+
+
+def test_a_layout_only_change_is_remembered_when_it_happens(server: libtmux.Server, tmp_path: Path) -> None:
+    from libtmux.test.retry import retry_until
+
+    from nbs_tui.runtime.runtime import Runtime, _Fanout
+    from nbs_tui.tmux.fleet import TmuxFleet
+    from tests.unit.test_runtime import Recorder, settings
+
+    session = server.new_session(session_name="crew", window_name="api")
+    window = session.active_window
+    for _ in range(3):
+        window.split()
+    server.cmd("resize-window", "-t", "crew:api", "-x", "81", "-y", "25")
+    server.cmd("select-layout", "-t", "crew:api", COLUMNS_FIRST)
+    pane = window.panes[0]
+    assert pane.pane_id is not None
+    facts = {pane.pane_id: ClaudeFacts(pane.pane_id, Liveness.RUNNING, pid=os.getpid(), session_id="s-1", project="/srv/api")}
+    problems: list[str] = []
+    path = tmp_path / "fleet.json"
+    keeper = keeper_for(server, path, facts, problems, [True])
+    recorder = Recorder()
+    runtime = Runtime(settings(tmp_path), recorder)
+    runtime.keeper = keeper  # what `Runtime.build` makes for the acting process
+
+    def remembered() -> str:
+        return str(json.loads(path.read_text())["windows"][0]["layout"]) if path.exists() else ""
+
+    def window_layout() -> str:
+        return str(server.cmd("display-message", "-p", "-t", "crew:api", "#{window_layout}").stdout[0])
+
+    fleet = TmuxFleet(ServerAddress(socket_name=str(server.socket_name)), listener=_Fanout(runtime), watch_all=False, stream_output=False)
+    keeper.start()
+    fleet.start()
+    try:
+        assert retry_until(lambda: remembered() == window_layout(), 15, raises=False), remembered()
+        assert "{" in remembered()[:20]  # columns first
+        fleets, writes = len(recorder.fleets), keeper.writes
+        server.cmd("select-layout", "-t", "crew:api", ROWS_FIRST)
+        assert "[" in window_layout()[:20]  # rows first now
+        assert retry_until(lambda: remembered() == window_layout(), 15, raises=False), (remembered(), window_layout())
+        assert keeper.writes == writes + 1
+        assert len(recorder.fleets) == fleets  # no pane changed: the layout alone woke the keeper
+    finally:
+        fleet.stop()
+        keeper.stop()
+    assert not keeper.remember_now()  # on a change only: nothing new, nothing written
+    assert problems == []
