@@ -511,7 +511,7 @@ def main() -> int:
     parser.add_argument(
         "--repeat", type=int, default=1,
         help="run the modes this many times in turn on each lab (the first full frame moves with the load: "
-        "compare medians of runs side by side)",
+        "compare medians of runs side by side; with dash-local and dash-ssh, each pair's ratio is printed too)",
     )
     args = parser.parse_args()
     script = Path(os.environ.get("TMPDIR", "/tmp")) / f"nbs-bench-remote-writer-{os.getpid()}.py"
@@ -554,6 +554,14 @@ def main() -> int:
                 else ""
             )
             print(f"{hosts} host(s), connect+seed, median of {args.repeat}: {said}{ratio}")
+            if "dash-ssh" in medians and "dash-local" in medians:
+                local = [r["connect_s"] for h, m, r in rows if h == hosts and m == "dash-local"]
+                remote = [r["connect_s"] for h, m, r in rows if h == hosts and m == "dash-ssh"]
+                pairs = [b / a for a, b in zip(local, remote, strict=True)]  # the runs side by side, in turn
+                print(
+                    f"{hosts} host(s), dash-ssh / dash-local run by run: {' '.join(f'{p:.2f}x' for p in pairs)} "
+                    f"(median {statistics.median(pairs):.2f}x, highest {max(pairs):.2f}x)"
+                )
     return 0
 
 

@@ -77,9 +77,11 @@ from nbs_tui.messages import (
     RelayedMeters,
 )
 from nbs_tui.runtime.contract import FleetFactory, RuntimeOptions
+from nbs_tui.runtime.early import take_early
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.runner import SidecarRunner
 from nbs_tui.tmux.port import FleetPort, TmuxUnavailable
+from nbs_tui.widgets.breakpoints import HORIZONTAL_BREAKPOINTS
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.filter_bar import FilterBar, OperatorFleetList
@@ -125,6 +127,9 @@ class NbsApp(App[int]):
 
     CSS_PATH = css_path()
     TITLE = "nbs-tui"
+    HORIZONTAL_BREAKPOINTS = HORIZONTAL_BREAKPOINTS
+    """A phone (the browser view, 40-60 columns) gets the narrow layout: needs-you first, the
+    list under it, no mirror beside it (styles/app.tcss), the answer card's choices as buttons."""
     BINDINGS: ClassVar[list[BindingType]] = list(bindings())
 
     def __init__(
@@ -148,15 +153,15 @@ class NbsApp(App[int]):
         self.frames = FrameScheduler(self._frame)
         """When the frame runs: fed by the bridge, started at mount."""
         self.bridge = FleetBridge(self, self.frames)
-        self.runtime = Runtime(
-            settings,
-            self.bridge,
-            RuntimeOptions(
-                control_plane=control_plane, claude=claude, sidecar=sidecar, clock=clock, wall=wall,
-                fleet_factory=fleet_factory,
-            ),
+        options = RuntimeOptions(
+            control_plane=control_plane, claude=claude, sidecar=sidecar, clock=clock, wall=wall,
+            fleet_factory=fleet_factory,
         )
-        """Fleet, control plane, Claude signals and sidecar: built at mount, stopped at unmount."""
+        self._early = take_early(settings, options)
+        """The runtime the CLI started before importing the app (another host watched), if any."""
+        self.runtime = self._early.runtime if self._early is not None else Runtime(settings, self.bridge, options)
+        """Fleet, control plane, Claude signals and sidecar: built at mount (or already running,
+        `nbs_tui.runtime.early`), stopped at unmount."""
         self.operator = OperatorController(settings, self.state, self.runtime, self, clock=clock)
         """The operator's actions (send, broadcast, poll, marks, needs-you, jump): no Textual."""
         self.problems = Problems()
@@ -200,8 +205,9 @@ class NbsApp(App[int]):
             self, self.problems, self.status_bar, connected=lambda: self.connected, clock=clock, wall=wall
         )
         """Each problem notified, counted in the status bar, listed on the ``E`` screen."""
-        self.answering = AnswerFlow(self, self.operator, lambda: self.selected_id)
+        self.answering = AnswerFlow(self, self.operator, lambda: self.selected_id, self.select_pane)
         """The answer card (``A``) and the choices made on it."""
+        self.answering.open_at_start(settings.open_card)
         self.history_reader = ScrollbackReader(self, self.scrollback, self.mirror, lambda: self.selected_id, lambda: self.fleet)
         """The selected pane's scrollback, read and followed."""
         self.views = Views(
@@ -298,10 +304,16 @@ class NbsApp(App[int]):
         runtime.build()
         if self.control_view is not None and runtime.control_plane is not None:
             self.control_view.attach(runtime.control_plane)
-        try:
-            runtime.start()
-        except TmuxUnavailable as error:
-            self.news.start_failed(str(error))
+        early, self._early = self._early, None
+        if early is not None:  # started before the app was imported: its news so far, then live
+            early.news.attach(self.bridge)
+            if early.failed is not None:
+                self.news.start_failed(str(early.failed))
+        else:
+            try:
+                runtime.start()
+            except TmuxUnavailable as error:
+                self.news.start_failed(str(error))
         self.status_bar.set_connection(self.connected)
         self.news.update_empty_state()
         self.notifications.start()
@@ -389,6 +401,7 @@ class NbsApp(App[int]):
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
         self.news.fleet_changed(message)
+        self.answering.fleet_seen(self.settings.watched_hosts(), self.pane_by_id, self.runtime.problem)
 
     def on_connection_changed(self, message: ConnectionChanged) -> None:
         self.news.connection_changed(message)

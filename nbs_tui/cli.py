@@ -94,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--headless", action="store_true", help="run the sidecar workers without the UI; one JSON event per line"
     )
+    parser.add_argument(
+        "--open-card", dest="open_card", metavar="TARGET",
+        help="open this agent's answer card once the fleet is seen (TARGET: host/server-key/pane-id, e.g. local/default/%%3)",
+    )
     _add_sidecar_options(parser)
 
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -126,8 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     from nbs_tui.lifecycle_cli import add_lifecycle_parsers
     from nbs_tui.runtime.service import add_parser as add_service_parser
+    from nbs_tui.web.command import add_parser as add_web_parser
 
     add_service_parser(commands)
+    add_web_parser(commands)
     add_lifecycle_parsers(commands)
     return parser
 
@@ -148,6 +154,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         poll_interval=getattr(args, "poll_interval", None),
         poll_disabled=getattr(args, "no_poll", None),
         plan_policy=getattr(args, "plan_policy", None),
+        open_card=getattr(args, "open_card", None),
     )
 
 
@@ -178,7 +185,8 @@ def _install_log() -> None:
         print(f"nbs-tui: {logs.failure()}; carrying on", file=sys.stderr)
 
 
-def _run_dashboard(settings: Settings, headless: bool) -> int:
+def _require_watchable(settings: Settings) -> None:
+    """What a dashboard needs before it starts (a browser view's tabs are dashboards too)."""
     hosts = settings.watched_hosts()
     if any(h.is_local for h in hosts):
         _require_tmux()
@@ -186,8 +194,14 @@ def _run_dashboard(settings: Settings, headless: bool) -> int:
             _require_server(settings)
     if not all(h.is_local for h in hosts) and shutil.which("ssh") is None:
         raise RuntimeError("ssh is not installed: install OpenSSH's client to watch another host")
+
+
+def _run_dashboard(settings: Settings, headless: bool) -> int:
+    hosts = settings.watched_hosts()
+    _require_watchable(settings)
     _install_log()
-    if not all(h.is_local for h in hosts):
+    remote = not all(h.is_local for h in hosts)
+    if remote:
         from nbs_tui.tmux.ssh import preconnect
 
         preconnect(hosts)  # the logins run while the dashboard is imported
@@ -195,20 +209,28 @@ def _run_dashboard(settings: Settings, headless: bool) -> int:
         from nbs_tui.runtime.headless import run_headless
 
         return run_headless(settings)
-    return _load_app()(settings)
+    return _load_app(settings if remote else None)(settings)
 
 
-def _load_app() -> Callable[[Settings], int]:
+def _load_app(start_first: Settings | None = None) -> Callable[[Settings], int]:
     """Import the dashboard with the cyclic garbage collector off, then freeze what the import
     made. Importing it makes ~100,000 long-lived objects (modules, classes, functions); the
     collector ran over and over while they piled up (25-35 ms of the 0.4 s import here), and
     every collection until `nbs_tui.heap` freezes the start-up heap walked them again. Frozen,
-    later collections skip them; the import leaves little cyclic garbage to keep."""
+    later collections skip them; the import leaves little cyclic garbage to keep.
+
+    ``start_first``: start the dashboard's runtime for these settings before importing Textual
+    and the app, so that another host's control clients attach and its panes seed meanwhile
+    (`nbs_tui.runtime.early`)."""
     import gc
 
     enabled = gc.isenabled()
     gc.disable()
     try:
+        if start_first is not None:
+            from nbs_tui.runtime.early import start_early
+
+            start_early(start_first)
         from nbs_tui.app import run_app
     finally:
         gc.freeze()
@@ -557,6 +579,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_restore(args, settings)
         if args.command in ("stop", "restart"):
             return _run_stop(args, settings)
+        if args.command == "web":
+            from nbs_tui.web.access import AccessError
+            from nbs_tui.web.command import web_command
+
+            _require_watchable(settings)
+            try:
+                return web_command(args, settings)
+            except AccessError as error:
+                raise UsageError(str(error)) from None
         if args.command == "serve-stdio":
             from nbs_tui.runtime.remote_plane import serve_stdio
 

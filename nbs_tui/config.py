@@ -22,7 +22,7 @@ from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.notify import NotifySettingsError, parse_kinds
 from nbs_tui.files.atomic import write_atomic
 from nbs_tui.logs import state_dir
-from nbs_tui.notify import NotifyConfigError, check_command, parse_protocols
+from nbs_tui.notify import NotifyConfigError, check_command, check_urls, parse_protocols
 
 DEFAULT_CONFIG_PATH = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "nbs-tui" / "config.toml"
 
@@ -76,6 +76,11 @@ class Settings:
     """Notification kinds not sent: ``needs-input``, ``finished``, ``error``, ``limited``, ``stuck``."""
     notify_repeat: float = 60.0
     """Seconds before the same kind of notification for the same pane is sent again."""
+    notify_urls: tuple[str, ...] = ()
+    """Apprise URLs (``ntfy://host/topic``, ``tgram://...``, ``json://host/``) the lease holder
+    sends each notification to as a push (nbs_tui/push.py, docs/notifications.md)."""
+    web_link_ttl: float = 10.0
+    """Minutes a push's link to the browser view's answer card works (once)."""
     action_log: Path = field(default_factory=lambda: state_dir() / "actions.log")
     hook_spool: Path = field(default_factory=default_spool)
     """Where hooks append and the watcher reads: ``$XDG_STATE_HOME/nbs-tui/hooks.jsonl``, or
@@ -105,9 +110,15 @@ class Settings:
     nbs-tui's own options after them (docs/lifecycle.md)."""
     restore_stagger: float = 2.0
     """Seconds between two agents' starts in a restore."""
+    open_card: str = ""
+    """``--open-card host/server/pane`` (flags only): once the fleet is seeded, the dashboard
+    selects that agent and opens its answer card (the browser view's one-time links)."""
     remember_fleet: bool = True
     """The acting runtime keeps the server's fleet memory for ``nbs-tui restore`` (the demo's
     throw-away servers are not remembered)."""
+    web_token_file: str = ""
+    """``nbs-tui web``'s token, read from this file (mode 0600) instead of a new random one at each
+    start; ``--token-file`` overrides it."""
     background_sessions: bool = True
     """List Claude Code's own background sessions (``claude agents --json``) in the dashboard's
     fleet, where the installed ``claude_command`` has them (docs/lifecycle.md)."""
@@ -117,7 +128,7 @@ class Settings:
         return choose_hosts(self.hosts, self.host_choice, self.server, server_is_local=self.server_from_tmux_env)
 
 
-_NOT_IN_FILE = frozenset({"server", "server_from_tmux_env", "config_file", "host_choice"})
+_NOT_IN_FILE = frozenset({"server", "server_from_tmux_env", "config_file", "host_choice", "open_card"})
 
 _ENV_KEYS: Mapping[str, str] = {
     "NBS_POLL_INTERVAL": "poll_interval",
@@ -223,6 +234,7 @@ def load_settings(
         parse_kinds(settings.notify_mute)
         parse_protocols(settings.notify_osc, {})
         check_command(settings.notify_command)
+        check_urls(settings.notify_urls)
     except (NotifySettingsError, NotifyConfigError) as error:
         raise ConfigError(str(error)) from None
     try:

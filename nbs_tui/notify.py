@@ -25,6 +25,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from nbs_tui.core.notify import Notification, NotifyKind, message
 
@@ -131,6 +132,24 @@ def check_command(template: str) -> None:
     """Raise `NotifyConfigError` now, at start, for a command that could never run."""
     if template.strip():
         fill(template, Notification(NotifyKind.FINISHED, "%0", "idle", "", 0.0), Subject("s:0.0", "h", "p"))
+
+
+def check_urls(urls: Sequence[Any]) -> None:
+    """Raise `NotifyConfigError` for a ``notify_urls`` entry Apprise cannot send to. The message
+    names the entry by position and scheme only: the rest of a URL is often a token."""
+    if not urls:
+        return
+    import apprise  # only when push is configured: a start without it does not pay for it
+
+    for index, url in enumerate(urls):
+        if not isinstance(url, str) or not url.strip():
+            raise NotifyConfigError(f"notify_urls[{index}] must be a non-empty string (an Apprise URL)")
+        if apprise.Apprise.instantiate(url.strip()) is None:
+            scheme = url.strip().partition("://")[0] if "://" in url else "(no scheme)"
+            raise NotifyConfigError(
+                f"notify_urls[{index}]: Apprise cannot send to this URL (scheme {scheme}); "
+                "see https://github.com/caronc/apprise/wiki for the URL of each service"
+            )
 
 
 def passthrough_problem(state: str | None) -> str | None:

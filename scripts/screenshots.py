@@ -6,6 +6,7 @@
     .venv/bin/python scripts/screenshots.py --hosts   # only hosts.svg: two hosts over ssh
     .venv/bin/python scripts/screenshots.py --limited # only limited.svg: a usage-limited agent
     .venv/bin/python scripts/screenshots.py --new-agent # only new-agent.svg: the "new agent" form
+    .venv/bin/python scripts/screenshots.py --phone   # only phone.svg and phone-answer.svg, 50x30
 
 It starts `DemoFleet` on a private tmux server (never your own), runs the app headless at a
 fixed size, waits until every agent shows a state, and saves one SVG per view. ``hosts.svg``
@@ -268,6 +269,43 @@ async def shoot_new_agent(out: Path, size: tuple[int, int], agents: int) -> list
     return [out / "new-agent.svg"]
 
 
+PHONE = (50, 30)
+"""A phone held upright, in the browser view (the -narrow layout)."""
+
+
+async def shoot_phone(out: Path, agents: int) -> list[Path]:
+    """The phone-size layout: needs-you first, then the list; and the answer card's buttons, on
+    an agent asking for permission."""
+    with tempfile.TemporaryDirectory(prefix="nbs-shots-") as tmp:
+        spool = Path(tmp) / "hooks.jsonl"
+        demo = DemoFleet.start(agents=agents, hook_spool=spool)
+        try:
+            settings = Settings(server=demo.server, projects=tuple(demo.projects), hook_spool=spool, service="off", remember_fleet=False)
+            app: NbsApp = create_app(settings)
+            async with app.run_test(size=PHONE) as pilot:
+                await _wait(pilot, lambda: len(app.panes) > agents, 20, "the fleet")
+
+                def waiting() -> str | None:
+                    for pane in app.panes:
+                        status = app.statuses.get(pane.pane_id)
+                        if status is not None and status.state is AgentState.PERMISSION:
+                            return pane.pane_id
+                    return None
+
+                await _wait(pilot, lambda: waiting() is not None, 30, "an agent asking for permission")
+                pane_id = waiting()
+                if pane_id is not None:
+                    app.select_pane(pane_id)
+                await pilot.pause(2.0)
+                app.save_screenshot("phone.svg", str(out))
+                await pilot.press("A")
+                await pilot.pause(1.0)
+                app.save_screenshot("phone-answer.svg", str(out))
+        finally:
+            demo.stop()
+    return [out / "phone.svg", out / "phone-answer.svg"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=REPO / "screenshots")
@@ -276,7 +314,13 @@ def main() -> int:
     parser.add_argument("--hosts", action="store_true", help="only hosts.svg (two hosts through the ssh lab)")
     parser.add_argument("--limited", action="store_true", help="only limited.svg (a usage-limited agent)")
     parser.add_argument("--new-agent", action="store_true", help="only new-agent.svg (the new agent form)")
+    parser.add_argument("--phone", action="store_true", help="only phone.svg and phone-answer.svg (50x30)")
     args = parser.parse_args()
+    if args.phone:
+        args.out.mkdir(parents=True, exist_ok=True)
+        for path in asyncio.run(shoot_phone(args.out, args.agents)):
+            print(path)
+        return 0
     if args.new_agent:
         args.out.mkdir(parents=True, exist_ok=True)
         columns, rows = (int(x) for x in args.size.lower().split("x"))

@@ -222,3 +222,32 @@ def message(note: Notification, name: str) -> tuple[str, str]:
     """(title, body) for a notification about the pane called ``name`` (and those it folds in)."""
     more = f" and {len(note.also)} more" if note.also else ""
     return f"nbs-tui: {name}{more} {note.label}", note.reason
+
+
+PUSH_LINE = 120
+"""The longest question line a push carries (a phone shows about this much)."""
+
+
+def question_line(prompt: str) -> str:
+    """The question a menu asks, as one short line: the first line of the menu's prompt that
+    asks something (``Do you want to proceed?``), else its first line. The rows in between (the
+    command asked about, a diff) stay on the screen: they may hold anything."""
+    lines = [" ".join(line.split()) for line in prompt.splitlines()]
+    lines = [line for line in lines if line]
+    if not lines:
+        return ""
+    asked = next((line for line in lines if line.endswith("?")), lines[0])
+    clean = "".join(ch for ch in asked if ch.isprintable())
+    return clean if len(clean) <= PUSH_LINE else clean[: PUSH_LINE - 1] + "…"
+
+
+def push_message(note: Notification, name: str, question: str = "", link: str = "") -> tuple[str, str]:
+    """(title, body) of a push: the agent's name and what happened in the title; its state, the
+    question's line and the link to its card in the body. Nothing else of the screen."""
+    title, _ = message(note, name)
+    lines = [f"state: {note.state}"]
+    if question:
+        lines.append(question)
+    if link:
+        lines.append(link)
+    return title, "\n".join(lines)

@@ -5,12 +5,17 @@ screen; the operator's choice is carried out by the controller, and the card mov
 next agent waiting on a prompt. Claude Code's own signals can queue an agent a moment before
 the sidecar has read its menu: then ``A`` opens the card as soon as the menu is read, for up
 to `ANSWER_WAIT_SECONDS`, rather than telling the operator to press again.
+
+``--open-card TARGET`` (the browser view's one-time links, `nbs_tui.core.card_target`) opens one
+agent's card at start: once the fleet is first seen the agent is selected, and its card opens
+as soon as its menu is read (within `OPEN_CARD_WAIT_SECONDS`: the sidecar starts after the
+first seed). A target that names no pane here is one problem line, and nothing else happens.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -19,13 +24,21 @@ from textual.app import App
 from nbs_tui.actions import ActionResult
 from nbs_tui.controller import OperatorController
 from nbs_tui.core.answer import AnswerCard
+from nbs_tui.core.card_target import CardTargetError, parse_card_target
+from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.model import AgentState, PaneId
 
 if TYPE_CHECKING:  # opened on demand: not imported for the first frame
     from nbs_tui.widgets.answer_card import AnswerScreen
 
-ANSWER_WAIT_SECONDS = 3.0
-"""How long A waits for a queued agent's menu to be read off its screen."""
+ANSWER_WAIT_SECONDS = 10.0
+"""How long A waits for a queued agent's menu to be read off its screen. Claude Code's signals
+can queue an agent a moment before its menu is drawn, and a loaded machine (many agents, or a
+host over ssh) reads the screen seconds later: 3 s ran out under load ~20 and the operator had
+to press A again; waiting longer costs nothing (the card opens as soon as the menu is read)."""
+OPEN_CARD_WAIT_SECONDS = 20.0
+"""How long ``--open-card`` waits for the agent's menu to be read after the fleet is seen."""
+OPEN_CARD_SOURCE = "open card"
 
 MENUS = (AgentState.PERMISSION, AgentState.QUESTION, AgentState.PLAN, AgentState.DIALOG)
 
@@ -33,12 +46,20 @@ MENUS = (AgentState.PERMISSION, AgentState.QUESTION, AgentState.PLAN, AgentState
 class AnswerFlow:
     """Opens the answer card and carries the operator's choices through (UI thread)."""
 
-    def __init__(self, app: App[Any], operator: OperatorController, selected: Callable[[], PaneId | None]) -> None:
+    def __init__(
+        self, app: App[Any], operator: OperatorController, selected: Callable[[], PaneId | None],
+        select: Callable[[PaneId], None],
+    ) -> None:  # fmt: skip
         self._app = app
         self._operator = operator
         self._selected = selected
+        self._select = select
         self._wanted_until: float | None = None
         """A asked for a card before any menu was read: open it when one is, until then."""
+        self._wanted_pane: PaneId | None = None
+        """``--open-card``: the one agent whose card is wanted (None: the selected or oldest)."""
+        self._start_target: str = ""
+        """``--open-card``'s target, until the fleet is first seen."""
 
     def answer(self) -> None:
         """Open the card: the selected agent's menu if it waits on one, else the oldest."""
@@ -52,6 +73,30 @@ class AnswerFlow:
             return
         self._app.notify("No waiting agent shows a prompt to answer.", title="Answer", severity="information")
 
+    def open_at_start(self, target: str) -> None:
+        """``--open-card TARGET``: open that agent's card once the fleet is first seen."""
+        self._start_target = target
+
+    def fleet_seen(self, hosts: Sequence[HostSpec], pane_ids: Collection[PaneId], problem: Callable[[str, str], None]) -> None:
+        """The fleet was listed: the first time, find ``--open-card``'s agent and wait for its
+        menu; a target naming no pane of this dashboard is one problem line."""
+        if not self._start_target or not pane_ids:  # a tmux server has a pane: none is "not listed yet"
+            return
+        text, self._start_target = self._start_target, ""
+        try:
+            pane_id = parse_card_target(text).dashboard_pane_id(hosts)
+        except CardTargetError as error:
+            problem(OPEN_CARD_SOURCE, f"--open-card: {error}")
+            return
+        if pane_id is None or pane_id not in pane_ids:
+            where = ", ".join(f"{h.name} ({h.server.describe()})" for h in hosts)
+            problem(OPEN_CARD_SOURCE, f"--open-card {text}: no such pane on {where}")
+            return
+        self._select(pane_id)
+        self._wanted_pane = pane_id
+        self._wanted_until = time.monotonic() + OPEN_CARD_WAIT_SECONDS
+        self.when_read()
+
     def when_read(self) -> None:
         """Open the card A asked for once a menu is read (called as statuses change and on the
         needs-you tick); give up when the wait is over, or when the operator has moved on to
@@ -59,15 +104,16 @@ class AnswerFlow:
         if self._wanted_until is None:
             return
         if len(self._app.screen_stack) > 1:
-            self._wanted_until = None
+            self._wanted_until = self._wanted_pane = None
             return
         card = self._card_now()
         if card is not None:
-            self._wanted_until = None
+            self._wanted_until = self._wanted_pane = None
             self._open(card)
         elif time.monotonic() > self._wanted_until:
-            self._wanted_until = None
-            self._app.notify("No waiting agent shows a prompt to answer.", title="Answer", severity="information")
+            wanted, self._wanted_until, self._wanted_pane = self._wanted_pane, None, None
+            said = f"{self._operator.label(wanted)} shows no prompt to answer." if wanted else "No waiting agent shows a prompt to answer."
+            self._app.notify(said, title="Answer", severity="information")
 
     def chosen(self, message: AnswerScreen.Chosen) -> None:
         """The operator chose an option: send it, then show the next card (or say why not)."""
@@ -114,6 +160,8 @@ class AnswerFlow:
 
     def _card_now(self) -> AnswerCard | None:
         operator, selected = self._operator, self._selected()
+        if self._wanted_pane is not None:
+            return operator.answer_card(self._wanted_pane)
         card = operator.answer_card(selected) if selected is not None and selected in operator.needs_you else None
         return card or operator.next_answer_card()
 

@@ -9,6 +9,7 @@ host, needs nothing of the module that builds it: no import cycle.
 from __future__ import annotations
 
 import enum
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -126,3 +127,7 @@ class RuntimeOptions:
     problems: ProblemSink | None = None
     """Where this runtime's problems go instead of its own log line and listener: a host's
     runtime (`nbs_tui.runtime.hosts`) reports through the dashboard's, its host named first."""
+    sidecar_after: threading.Event | None = None
+    """The lease and the sidecar start once this is set too, not only after the first seed: a
+    runtime started before its app (`nbs_tui.runtime.early`) leaves the CPU to the app's import
+    and mount, as one started at mount does (its sidecar follows the first frame's seeds)."""

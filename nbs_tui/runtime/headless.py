@@ -44,11 +44,11 @@ from nbs_tui.config import Settings
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.notify import NotifyDecider, parse_kinds
 from nbs_tui.core.text import json_line_safe
 from nbs_tui.files.control_plane import ControlEvent, event_as_json
 from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
+from nbs_tui.sidecar.notices import EventNotices
 from nbs_tui.sidecar.runner import SidecarEvent
 
 QUIET_KINDS = frozenset({"status", "control-snapshot", "meters"})
@@ -77,11 +77,8 @@ class _Events:
     def __init__(self, emit: _Printer, settings: Settings | None = None) -> None:
         self.emit = emit
         self._hosts: dict[str, HostState] = {}
-        settings = settings or Settings()
-        self._plan_waits = settings.plan_policy == "off"
-        self.notifications = NotifyDecider(muted=parse_kinds(settings.notify_mute), repeat=settings.notify_repeat)
+        self.notices = EventNotices(settings or Settings())
         """The dashboard's notification rules, as ``notify`` lines (nobody is looking at a pane)."""
-        self._states: dict[PaneId, str] = {}
 
     def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
         pass
@@ -103,20 +100,7 @@ class _Events:
 
     def _notify(self, event: SidecarEvent) -> None:
         """A ``notify`` line for each notification the dashboard would send on this event."""
-        pane_id = event.pane_id
-        if event.kind == "state":
-            state = str(dict(event.data).get("state", ""))
-            if state == "gone":
-                self._states.pop(pane_id, None)
-                self.notifications.forget(pane_id)
-                return
-            self._states[pane_id] = state
-            notes = self.notifications.observe(pane_id, state, event.at, reason=event.message, plan_waits=self._plan_waits)
-        elif event.kind == "escalate" and pane_id in self._states:
-            notes = self.notifications.observe(pane_id, self._states[pane_id], event.at, stuck=event.message or "stuck")
-        else:
-            return
-        for note in notes:
+        for note in self.notices.observe(event):
             self.emit(
                 {"event": "notify", "pane": note.pane_id, "kind": note.kind.value, "state": note.state,
                  "reason": note.reason, "time": round(note.at, 3)}

@@ -62,8 +62,9 @@ from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
 from nbs_tui.files.fleet_store import FleetStore
-from nbs_tui.logs import log_problem, report_failures
+from nbs_tui.logs import log_problem, report_failures, state_dir
 from nbs_tui.memory import MemoryTrimmer
+from nbs_tui.push import PushSender
 from nbs_tui.runtime.background_poll import BackgroundPoller
 from nbs_tui.runtime.contract import (
     LeaseMode,
@@ -76,6 +77,7 @@ from nbs_tui.runtime.fleet_keeper import PROBLEM_SOURCE, FleetKeeper
 from nbs_tui.runtime.hosts import HostsRuntime
 from nbs_tui.runtime.service_starter import ServiceStarter, sidecar_flags
 from nbs_tui.sidecar.lease import SidecarLease
+from nbs_tui.sidecar.notices import EventNotices
 from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.port import FleetPort
@@ -180,6 +182,8 @@ class Runtime:
         """The per-host runtimes when several hosts are watched (module docstring)."""
         self.keeper: FleetKeeper | None = None
         """Keeps this server's fleet memory while this process acts (`nbs_tui.runtime.fleet_keeper`)."""
+        self.push: PushSender | None = None
+        """Sends push notifications (``notify_urls``) while this process holds the lease (`nbs_tui.push`)."""
         self.background: BackgroundPoller | None = None
         """Lists Claude Code's background sessions for a listener that shows them (module docstring)."""
         self.role = SidecarRole.OFF
@@ -255,6 +259,8 @@ class Runtime:
             )
             if self.claude is not None and options.fleet_factory is None and self.fleet.commands is not None:
                 self.keeper = self._try("fleet memory", self._build_keeper)
+            if self.settings.notify_urls and self.sidecar is not None:
+                self.push = self._try("push notifications", self._build_push)
         if options.control_plane and elsewhere:  # after the sidecar: the host's service applies it
             self.control_plane = self._try("control plane", lambda: self._remote_plane(hosts[0]))
 
@@ -269,6 +275,22 @@ class Runtime:
             commands, store, LOCAL, self.settings.server,
             acting=(lambda: lease.acting()) if lease is not None else (lambda: True),
             facts=claude.all_facts, problem=self.problem,
+        )  # fmt: skip
+
+    def _build_push(self) -> PushSender:
+        """The pushes of this server, sent only while this process holds its lease (one sender
+        per server however many dashboards watch it; docs/notifications.md)."""
+        lease, fleet = self.lease, self.fleet
+
+        def name(pane_id: PaneId) -> str:
+            panes = fleet.panes() if fleet is not None else []
+            return next((p.target for p in panes if p.pane_id == pane_id), pane_id)
+
+        return PushSender(
+            self.settings.notify_urls, EventNotices(self.settings),
+            host=self.settings.watched_hosts()[0], names=name,
+            acting=(lambda: lease.acting()) if lease is not None else (lambda: True),
+            problem=self.problem, link_ttl=self.settings.web_link_ttl * 60, state_dir=state_dir(),
         )  # fmt: skip
 
     def _remote_plane(self, host: HostSpec) -> ControlPlanePort:
@@ -314,6 +336,8 @@ class Runtime:
         """The sidecar's events go to the listener as they are; its errors are problems too."""
         if event.kind == "error":
             self.problem("sidecar", f"{event.pane_id} {event.message}".strip())
+        if self.push is not None:
+            self.push.observe(event)
         self.listener.sidecar_event(event)
 
     def leases(self) -> list[SidecarLease]:
@@ -478,6 +502,8 @@ class Runtime:
             self._started.append(("fleet", fleet.stop))
             if self.lease is not None and self.sidecar is None:
                 self._start("sidecar lease", self.lease.start, self.lease.stop)
+            if self.push is not None:  # sends only while this process holds the lease
+                self._start("push notifications", self.push.start, self.push.stop)
             if self.keeper is not None:  # writes only once this process holds the lease
                 self._start("fleet memory", self.keeper.start, self.keeper.stop)
                 self.keeper.changed()  # what runs now, once this process acts
@@ -507,6 +533,9 @@ class Runtime:
             left = deadline - time.monotonic()
             if left <= 0 or fleet.wait_seeded(min(left, 0.1)):
                 break
+        after = self.options.sidecar_after
+        while after is not None and not self._stopping.is_set() and not after.wait(0.1):
+            pass  # an early runtime: its app has not mounted yet
         self._seeded_at = time.monotonic()
         with self._lock:  # `stop` holds it while it decides what runs: never start after that
             if self._stopping.is_set():

@@ -9,6 +9,7 @@ import logging
 
 from nbs_tui.core.detect import detection_as_json
 from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.notify import question_line
 from nbs_tui.core.sidecar import (
     Action,
     InjectPoll,
@@ -36,7 +37,7 @@ class ActionCarrier(LimitResume, LeaseSync):
         sidecar = tracked.sidecar
         if isinstance(action, StateChanged):
             d = action.detection
-            self._emit("state", pane_id, d.reason, **detection_as_json(d))
+            self._emit("state", pane_id, d.reason, question=question_line(d.prompt), **detection_as_json(d))
             return
         if isinstance(action, ReportCommand):
             project = info.current_path

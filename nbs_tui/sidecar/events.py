@@ -34,6 +34,9 @@ class SidecarEvent:
     message: str = ""
     status: SidecarStatus | None = None
     data: tuple[tuple[str, Any], ...] = ()
+    question: str = ""
+    """``state`` events of a menu: the question it asks, one line (`question_line`), for a push
+    notification; not in `as_json` (headless lines and the service log carry no screen text)."""
 
     @property
     def relayed_by(self) -> str:

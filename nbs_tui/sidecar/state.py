@@ -147,8 +147,8 @@ class RunnerState:
 
     # -- events --------------------------------------------------------------------------------
 
-    def _emit(self, kind: str, pane_id: PaneId, message: str = "", **data: Any) -> None:
-        event = SidecarEvent(kind, pane_id, self.wall(), message, None, tuple(data.items()))
+    def _emit(self, kind: str, pane_id: PaneId, message: str = "", *, question: str = "", **data: Any) -> None:
+        event = SidecarEvent(kind, pane_id, self.wall(), message, None, tuple(data.items()), question)
         if self.lease is not None:
             self.lease.record(event)  # relayed to every view (docs/lease.md)
         self._deliver(event)

@@ -5,6 +5,10 @@ the options the sidecar read from its screen. A digit, ``y``, ``n`` or Esc posts
 `AnswerScreen.Chosen`; the app answers through the controller (a live re-check first: the same
 menu, pane and process, else nothing is sent) and then shows the next waiting agent's card or
 the reason nothing was sent. Tab moves on without answering; ``q`` closes the card.
+
+On a narrow screen (a phone through the browser view: the app's ``-narrow`` breakpoint) the
+choices are buttons instead, one per option and Esc, Next and Close: a tap is a click, and a
+phone's keyboard has no Tab or Esc. The keys still work there too.
 """
 
 from __future__ import annotations
@@ -15,18 +19,21 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import BindingType
-from textual.containers import Vertical
+from textual.containers import Container, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Button, Static
 
 from nbs_tui.commands import scope_bindings
 from nbs_tui.core.answer import AnswerCard
 from nbs_tui.core.limits import countdown
+from nbs_tui.widgets.breakpoints import is_narrow
 from nbs_tui.widgets.needs_you import BADGES
 
 PROMPT_ROWS = 14
 """Rows of the prompt shown; a longer one is cut at the top (the question is at its end)."""
+NARROW_PROMPT_ROWS = 6
+"""On a phone: fewer rows, each cut at the screen's edge, so the buttons stay in view."""
 
 
 class AnswerScreen(ModalScreen[None]):
@@ -61,7 +68,51 @@ class AnswerScreen(ModalScreen[None]):
     AnswerScreen #card-keys {
         color: $text-muted;
     }
+    AnswerScreen #card-buttons {
+        display: none;
+        height: auto;
+        margin: 1 0 0 0;
+    }
+    AnswerScreen #card-choices {
+        height: auto;
+    }
+    AnswerScreen #card-choices Button {
+        width: 100%;
+        margin: 0 0 1 0;
+        text-align: left;
+        content-align: left middle;
+    }
+    AnswerScreen #card-controls {
+        layout: grid;
+        grid-size: 3 1;
+        grid-gutter: 0 1;
+        height: 1;
+    }
+    AnswerScreen #card-controls Button {
+        width: 100%;
+    }
+    AnswerScreen #card-buttons Button.-textual-compact {
+        background: $panel;
+    }
+    AnswerScreen.-narrow #card-buttons {
+        display: block;
+    }
+    AnswerScreen.-narrow #card-options, AnswerScreen.-narrow #card-keys {
+        display: none;
+    }
+    AnswerScreen.-narrow #card-prompt {
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    AnswerScreen.-narrow > #card {
+        width: 100%;
+        max-width: 100%;
+        max-height: 100%;
+    }
     """
+
+    CONTROLS: ClassVar[tuple[tuple[str, str], ...]] = (("Esc", "escape"), ("Next", "skip"), ("Close", "close"))
+    """The buttons under the choices: (label, what it does: a key for the agent, or skip/close)."""
 
     @dataclass
     class Chosen(Message):
@@ -94,6 +145,12 @@ class AnswerScreen(ModalScreen[None]):
             yield Static(head, id="card-head")
             yield Static(prompt, id="card-prompt")
             yield Static(options, id="card-options")
+            with Vertical(id="card-buttons"):
+                with Vertical(id="card-choices"):
+                    yield from self._choice_buttons()
+                with Container(id="card-controls"):
+                    for label, does in self.CONTROLS:
+                        yield Button(label, name=does, compact=True)
             yield Static(id="card-said")
             yield Static(
                 "1-9 choose · y yes · n no · Esc cancel the prompt · Tab next · q close", id="card-keys"
@@ -117,6 +174,33 @@ class AnswerScreen(ModalScreen[None]):
         self.query_one("#card-head", Static).update(head)
         self.query_one("#card-prompt", Static).update(prompt)
         self.query_one("#card-options", Static).update(options)
+        choices = self.query_one("#card-choices", Vertical)
+        choices.remove_children()
+        choices.mount_all(self._choice_buttons())
+
+    def _choice_buttons(self) -> list[Button]:
+        """One button per option of the card shown (its digit is the key it presses)."""
+        if not self.card.numbered:
+            return []
+        return [
+            Button(f"{o.number}  {o.label}", name=str(o.number), compact=True, variant="primary" if o.selected else "default")
+            for o in self.card.options
+        ]
+
+    def on_resize(self) -> None:
+        """Turned or resized (a phone): the prompt's rows depend on the width."""
+        self.query_one("#card-prompt", Static).update(self._card_texts()[2])
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """A tap (a click) on a choice or control: what its key would do."""
+        event.stop()
+        does = event.button.name or ""
+        if does == "skip":
+            self.action_skip()
+        elif does == "close":
+            self.action_close()
+        elif does:
+            self._choose(does)
 
     def _card_texts(self) -> tuple[str, Text, Text, Text]:
         """(the box's title, the head line, the prompt, the options) of the card shown."""
@@ -128,8 +212,9 @@ class AnswerScreen(ModalScreen[None]):
         head.append(f" · {card.title} · ")
         head.append(f"waiting {countdown(self._waited)}", "dim")
         rows = [row.rstrip() for row in card.prompt.split("\n") if row.strip() and set(row.strip()) != {"╌"}]
-        if len(rows) > PROMPT_ROWS:
-            rows = ["…", *rows[-PROMPT_ROWS + 1 :]]
+        limit = NARROW_PROMPT_ROWS if is_narrow(self.app.size.width) else PROMPT_ROWS
+        if len(rows) > limit:
+            rows = ["…", *rows[-limit + 1 :]]
         prompt = Text("\n".join(rows) or "(no prompt text on screen)")
         options = Text()
         for i, option in enumerate(card.options):

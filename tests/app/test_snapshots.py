@@ -53,9 +53,10 @@ def frozen_app(server: libtmux.Server, monkeypatch: pytest.MonkeyPatch, wall: fl
     time.tzset()
 
 
-async def _settled(pilot: Pilot[object], timeout: float = 20.0, extra_agents: int = 0) -> None:
+async def _settled(pilot: Pilot[object], timeout: float = 20.0, extra_agents: int = 0, mirror: bool = True) -> None:
     """Wait until every pane is listed and drawn and every agent has its state (``extra_agents``:
-    agents added to `LAYOUT` by a variant, none of them waiting on a person)."""
+    agents added to `LAYOUT` by a variant, none of them waiting on a person; ``mirror``: the
+    layout shows the mirror, a phone's does not)."""
     app = pilot.app
     assert isinstance(app, NbsApp)
     deadline = time.monotonic() + timeout
@@ -68,7 +69,7 @@ async def _settled(pilot: Pilot[object], timeout: float = 20.0, extra_agents: in
             and all(s.state is not None for s in app.statuses.values())
             and app.fleet is not None
             and all(app.fleet.screen(p.pane_id) is not None for p in app.panes)
-            and "Brewing" in widget_text(app.mirror.rows)
+            and (not mirror or "Brewing" in widget_text(app.mirror.rows))
             # every pane's quiet clock has started (a shell pane's from its first screen news)
             # and the list shows it (the Quiet cells are written by the 1 Hz clock)
             and all(p.pane_id in app.last_change for p in app.panes)

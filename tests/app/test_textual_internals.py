@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import functools
 import importlib
 import inspect
 import io
@@ -348,7 +349,18 @@ def _our_python_files() -> list[Path]:
 def _names_we_define(trees: dict[Path, ast.Module]) -> set[str]:
     """Private names our own code defines (methods, attributes it assigns, functions, classes)."""
     ours: set[str] = set()
-    for tree in trees.values():
+    for path, tree in trees.items():
+        ours |= _names_defined_in(path, tree)
+    return ours
+
+
+_DEFINED: dict[Path, frozenset[str]] = {}
+"""`_names_defined_in` per file: most files are near many others (read once, not once each)."""
+
+
+def _names_defined_in(path: Path, tree: ast.Module) -> frozenset[str]:
+    if path not in _DEFINED:
+        ours: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name.startswith("_"):
                 ours.add(node.name)
@@ -358,7 +370,8 @@ def _names_we_define(trees: dict[Path, ast.Module]) -> set[str]:
                 ours.add(node.target.id)
             elif isinstance(node, ast.Assign):
                 ours.update(t.id for t in node.targets if isinstance(t, ast.Name) and t.id.startswith("_"))
-    return ours
+        _DEFINED[path] = frozenset(ours)
+    return _DEFINED[path]
 
 
 def _nbs_modules_imported(tree: ast.Module) -> set[Path]:
@@ -439,23 +452,36 @@ def test_no_class_of_ours_takes_a_private_name_its_textual_base_uses() -> None:
     not ours and are left out."""
     clashes: list[str] = []
     for cls in _our_textual_classes():
-        textual_bases = [base for base in cls.__mro__[1:] if base.__module__.startswith("textual")]
         theirs: set[str] = set()
-        for base in textual_bases:
-            theirs.update(name for name in vars(base) if name.startswith("_") and not name.startswith("__"))
-            with_source = inspect.getsource(base) if base.__module__ != "builtins" else ""
-            theirs.update(re.findall(r"self\.(_[a-z]\w*)\s*(?::[^=\n]*)?=(?!=)", with_source))
+        for base in cls.__mro__[1:]:
+            if base.__module__.startswith("textual"):
+                theirs |= _private_names_of_textual_class(base)
         ours: set[str] = set()
         for klass in cls.__mro__:
             if klass.__module__.startswith("nbs_tui"):
-                source = inspect.getsource(klass)
-                ours.update(re.findall(r"\bdef (_[a-z]\w*)", source))
-                ours.update(re.findall(r"self\.(_[a-z]\w*)\s*(?::[^=\n]*)?=(?!=)", source))
-                ours.update(name for name in vars(klass) if name.startswith("_") and not name.startswith("__"))
+                ours |= _private_names_of_our_class(klass)
         clash = sorted((ours & theirs) - _SET_BY_TEXTUAL)
         if clash:
             clashes.append(f"{cls.__module__}.{cls.__qualname__}: {', '.join(clash)}")
     assert clashes == [], "rename these (they shadow Textual's own):\n" + "\n".join(clashes)
+
+
+@functools.cache
+def _private_names_of_textual_class(base: type[Any]) -> frozenset[str]:
+    """What a Textual class defines or assigns as private (cached: many of ours share each base,
+    and reading a class's source is the slow part of this test)."""
+    names = {name for name in vars(base) if name.startswith("_") and not name.startswith("__")}
+    names.update(re.findall(r"self\.(_[a-z]\w*)\s*(?::[^=\n]*)?=(?!=)", inspect.getsource(base)))
+    return frozenset(names)
+
+
+@functools.cache
+def _private_names_of_our_class(klass: type[Any]) -> frozenset[str]:
+    source = inspect.getsource(klass)
+    names = set(re.findall(r"\bdef (_[a-z]\w*)", source))
+    names.update(re.findall(r"self\.(_[a-z]\w*)\s*(?::[^=\n]*)?=(?!=)", source))
+    names.update(name for name in vars(klass) if name.startswith("_") and not name.startswith("__"))
+    return frozenset(names)
 
 
 _SET_BY_TEXTUAL = frozenset(

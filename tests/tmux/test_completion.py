@@ -81,11 +81,13 @@ def test_bash_completes_subcommands_options_choices_and_files(tmp_path: Path) ->
         ("nbs-tui", "hooks", "install", ""),
         ("nbs-tui", "new", f"{tmp_path}/"),
         ("nbs-tui", "new", "--permission-mode", "by"),
+        ("nbs-tui", "web", "--b"),
+        ("nbs-tui", "web", "--cert", f"{tmp_path}/my"),
     )
     assert answers == [
         "demo|detect",
         "demo",
-        "demo|detect|hooks|completion|serve-stdio|service|new|restore|stop|restart",
+        "demo|detect|hooks|completion|serve-stdio|service|web|new|restore|stop|restart",
         "install|uninstall|status",
         "install|uninstall|status",
         "no-prompts|off",
@@ -99,6 +101,8 @@ def test_bash_completes_subcommands_options_choices_and_files(tmp_path: Path) ->
         "",  # hooks takes one action
         f"{tmp_path}/projects",  # new's DIR: folders only
         "bypassPermissions",
+        "--bind|--behind-proxy",
+        f"{tmp_path}/my settings.toml",  # web's --cert: a file
     ]
 
 
@@ -110,7 +114,7 @@ def test_scripts_follow_the_parser() -> None:
     assert "--brand-new" in bash and "_nbs_reply -W 'left right'" in bash
     assert "'(--brand-new)--brand-new[a flag added later]:left|right:(left right)'" in zsh
     names = [command.name for command in describe(build_parser()).subcommands]
-    assert names == ["demo", "detect", "hooks", "completion", "serve-stdio", "service", "new", "restore", "stop", "restart"]
+    assert names == ["demo", "detect", "hooks", "completion", "serve-stdio", "service", "web", "new", "restore", "stop", "restart"]
 
 
 @pytest.fixture

@@ -1,0 +1,202 @@
+"""Push notifications through Apprise: the operator's phone hears what the terminal would.
+
+Sent by the process that holds the tmux server's sidecar lease (the service, usually), never by
+each dashboard: a push must reach the phone once per event however many dashboards or browser
+tabs watch, and also when none does (docs/notifications.md says why here). The rules are the
+terminal notifications' own (`nbs_tui.core.notify`: muting, repeat limit, coalescing a burst),
+fed with the sidecar's events (`nbs_tui.sidecar.notices.EventNotices`).
+
+A push says the agent's name, its state and the question's first line, and nothing else of the
+screen. While the browser view runs (`nbs_tui.files.web_endpoint`), it also carries a link whose
+one-time credential (`nbs_tui.core.web_links`) opens that agent's answer card there.
+
+Threads. `PushSender.observe` runs on the sidecar's thread and never blocks it: a due push goes
+into a bounded queue (a full one drops it and says so). One worker thread, ``nbs-push``, takes
+what came within `COALESCE_WINDOW` of the first, folds a burst of one kind into one push, and
+sends through Apprise (its own timeouts bound each send). Failures become ``push`` problems, at
+most one per `PROBLEM_EVERY` seconds (a phone service down for an hour is one line a minute).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nbs_tui.core.card_target import format_card_target
+from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.model import PaneId
+from nbs_tui.core.notify import Notification, NotifyKind, coalesce, push_message
+from nbs_tui.core.web_links import issue_link
+from nbs_tui.files.web_endpoint import endpoint_path, read_endpoint
+from nbs_tui.sidecar.events import SidecarEvent
+from nbs_tui.sidecar.notices import EventNotices
+
+log = logging.getLogger(__name__)
+
+PROBLEM_SOURCE = "push"
+QUEUE_BOUND = 64
+"""Pushes waiting to be sent; more are dropped (a phone service that hangs must not grow memory)."""
+COALESCE_WINDOW = 0.5
+"""Seconds the worker waits after a push for others of the same moment (a usage limit hits
+every agent in the same few ticks), so `coalesce` can fold them into one."""
+PROBLEM_EVERY = 60.0
+"""At most one ``push`` problem line per this many seconds."""
+STOP_WAIT = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Due:
+    note: Notification
+    question: str
+    """The menu's question (needs-input only), one line."""
+
+
+class PushSender:
+    """Decides and sends the pushes of one tmux server while this process holds its lease."""
+
+    def __init__(
+        self,
+        urls: Sequence[str],
+        notices: EventNotices,
+        *,
+        host: HostSpec,
+        names: Callable[[PaneId], str],
+        acting: Callable[[], bool],
+        problem: Callable[[str, str], None],
+        link_ttl: float,
+        state_dir: Path,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.urls = tuple(u.strip() for u in urls)
+        self._notices = notices
+        self._lock = threading.Lock()
+        self._host = host
+        self._names = names
+        self._acting = acting
+        self._problem = problem
+        self._link_ttl = link_ttl
+        self._state_dir = state_dir
+        self._wall = wall
+        self._queue: queue.Queue[_Due] = queue.Queue(maxsize=QUEUE_BOUND)
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_problem: float | None = None
+        self._unsaid = 0
+        """Problems not reported since the last line (rate limit)."""
+        self.sent = 0
+        """Pushes Apprise accepted (for tests and the log)."""
+
+    # -- the sidecar's thread ----------------------------------------------------------------
+
+    def observe(self, event: SidecarEvent) -> None:
+        """One sidecar event (sidecar thread): the rules see every one, acting or not, so a
+        process that takes the lease over knows the fleet's states and repeats."""
+        with self._lock:
+            notes = self._notices.observe(event)
+        self.offer(notes, event.question)
+
+    def offer(self, notes: Sequence[Notification], question: str = "") -> None:
+        """Notifications the rules made due (sidecar thread): queued if this process acts."""
+        if not notes or not self._acting():
+            return
+        for note in notes:
+            try:
+                self._queue.put_nowait(_Due(note, question if note.kind is NotifyKind.NEEDS_INPUT else ""))
+            except queue.Full:
+                self._say(f"a push about {note.pane_id} was dropped: {QUEUE_BOUND} are still waiting to be sent")
+
+    # -- start and stop ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="nbs-push", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop taking pushes; a send under way is left to finish on its daemon thread."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(STOP_WAIT)
+
+    # -- the worker ----------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            import apprise
+
+            sender = apprise.Apprise()
+            for url in self.urls:
+                sender.add(url)
+        except Exception as error:  # checked at config load; an Apprise that breaks later says so
+            self._say(f"push notifications are off: Apprise did not start ({error})")
+            return
+        while not self._stopping.is_set():
+            try:
+                first = self._queue.get(timeout=0.25)
+            except queue.Empty:
+                continue
+            batch = [first, *self._gather(time.monotonic() + COALESCE_WINDOW)]
+            questions = {(d.note.pane_id, d.note.kind): d.question for d in batch}
+            for note in coalesce([d.note for d in batch]):
+                if self._stopping.is_set():
+                    return
+                self._send(sender, note, questions.get((note.pane_id, note.kind), ""))
+
+    def _gather(self, until: float) -> list[_Due]:
+        """What is queued already, and what comes until ``until``."""
+        more: list[_Due] = []
+        with contextlib.suppress(queue.Empty):
+            while True:
+                more.append(self._queue.get_nowait())
+        while (left := until - time.monotonic()) > 0 and not self._stopping.is_set():
+            try:
+                more.append(self._queue.get(timeout=left))
+            except queue.Empty:
+                break
+        return more
+
+    def _send(self, sender: Any, note: Notification, question: str) -> None:
+        import apprise
+
+        try:
+            name = self._names(note.pane_id)
+            title, body = push_message(note, name, question, self._link(note.pane_id))
+            with apprise.LogCapture(level=logging.WARNING) as said:
+                ok = bool(sender.notify(body=body, title=title))
+        except Exception as error:  # a plugin's own bug must not end the worker
+            log.exception("push failed")
+            self._say(f"a push about {note.pane_id} failed: {error}")
+            return
+        if ok:
+            self.sent += 1
+            return
+        lines = [line for line in said.getvalue().splitlines() if line.strip()]
+        why = lines[-1].split(" - ", 2)[-1][:200] if lines else "the service refused it"
+        self._say(f"a push about {note.pane_id} was not delivered: {why}")
+
+    def _link(self, pane_id: PaneId) -> str:
+        """A one-time link to the pane's card in the running browser view, else ""."""
+        endpoint = read_endpoint(endpoint_path(self._state_dir))
+        if endpoint is None:
+            return ""
+        target = format_card_target(self._host.name, self._host.server, pane_id)
+        credential = issue_link(endpoint.link_key, target, now=self._wall(), ttl=self._link_ttl)
+        return f"{endpoint.url}open/{credential}"
+
+    def _say(self, text: str) -> None:
+        """A ``push`` problem, at most one per `PROBLEM_EVERY` seconds (any thread)."""
+        with self._lock:
+            now = time.monotonic()
+            if self._last_problem is not None and now - self._last_problem < PROBLEM_EVERY:
+                self._unsaid += 1
+                return
+            if self._unsaid:
+                text += f" ({self._unsaid} more push problem(s) since the last one)"
+            self._last_problem, self._unsaid = now, 0
+        self._problem(PROBLEM_SOURCE, text)

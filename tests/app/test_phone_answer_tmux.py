@@ -1,0 +1,64 @@
+"""On a phone (the browser view at 50x30): a dashboard started with ``--open-card`` opens that
+agent's answer card by itself, a tap on a choice (a click, to Textual) answers the real pane,
+and Close goes back; a target that names no pane is one problem line and nothing else. The
+panes replay menus recorded from the real Claude Code CLI (tests/tmux/replay_agent.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import libtmux
+from textual.widgets import Button
+
+from nbs_tui.core.card_target import format_card_target
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.widgets.answer_card import AnswerScreen
+from tests.app.helpers import wait_for
+from tests.app.test_answer_card_tmux import card_text, keys, make_app
+from tests.tmux.replay_agent import corpus_screen, start_replay
+
+PHONE = (50, 30)
+
+
+def button(app: object, name: str) -> Button:
+    screen = app.screen  # type: ignore[attr-defined]
+    return next(b for b in screen.query(Button) if b.name == name)
+
+
+async def test_open_card_then_a_tap_answers_the_agent_and_close_goes_back(server: libtmux.Server, tmp_path: Path) -> None:
+    other = start_replay(server, tmp_path, "other", corpus_screen("2.1.197", "question"))
+    perm = start_replay(server, tmp_path, "perm", corpus_screen("2.1.332", "permission_bash"))
+    app = make_app(server, tmp_path)
+    target = format_card_target("local", ServerAddress(socket_name=server.socket_name), perm.pane_id)
+    app.settings = replace(app.settings, open_card=target)
+    app.answering.open_at_start(target)  # as create_app does with --open-card
+    async with app.run_test(size=PHONE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen), timeout=30, what="the card, opened by itself")
+        screen = app.screen
+        assert isinstance(screen, AnswerScreen) and screen.card.pane_id == perm.pane_id  # not the older one
+        assert app.selected_id == perm.pane_id
+        await wait_for(pilot, lambda: screen.has_class("-narrow"), what="the phone layout")
+        await wait_for(pilot, lambda: "ls -la /" in card_text(app, "prompt"), what="the prompt drawn")
+        assert [b.name for b in screen.query(Button)] == ["1", "2", "3", "escape", "skip", "close"]
+        assert str(button(app, "1").label).endswith("Yes")
+        await wait_for(pilot, lambda: other.pane_id in app.operator.needs_you, timeout=20, what="the other agent waits too")
+        assert await pilot.click(button(app, "1"))
+        await wait_for(pilot, lambda: keys(perm) == ["'1'"], what="1 pressed in the permission pane")
+        await wait_for(pilot, lambda: screen.card.pane_id == other.pane_id, what="the next card")
+        assert keys(other) == []
+        assert await pilot.click(button(app, "close"))
+        await wait_for(pilot, lambda: not isinstance(app.screen, AnswerScreen), what="back to the list")
+        assert keys(other) == []
+
+
+async def test_an_unknown_target_is_one_problem_line_and_nothing_else(server: libtmux.Server, tmp_path: Path) -> None:
+    perm = start_replay(server, tmp_path, "perm", corpus_screen("2.1.332", "permission_bash"))
+    app = make_app(server, tmp_path)
+    app.answering.open_at_start(f"local/L-{server.socket_name}/%999")
+    async with app.run_test(size=PHONE) as pilot:
+        await wait_for(pilot, lambda: perm.pane_id in app.operator.needs_you, timeout=30, what="the agent waits")
+        await wait_for(pilot, lambda: len(app.problems.entries()) > 0, what="the problem line")
+        [problem] = app.problems.entries()
+        assert problem.source == "open card" and "%999: no such pane" in problem.message
+        assert not isinstance(app.screen, AnswerScreen) and keys(perm) == []

@@ -1,0 +1,109 @@
+"""Push notifications go out once per event, from the process that holds the server's lease:
+the service, here, with two dashboards (one of them phone-sized) and a ``--headless`` watching
+the same server with the same ``notify_urls`` (each would send too if every watcher pushed). A local HTTP receiver stands
+in for the push service; the push says the agent's name, state and question, and its link
+opens the agent's card once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import libtmux
+import pytest
+from libtmux.test.retry import retry_until
+
+from nbs_tui.core.card_target import format_card_target
+from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.web_links import LinkRedeemer, new_link_key
+from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, write_endpoint
+from tests.app.helpers import wait_for
+from tests.app.test_actions import demo_agent, make_app, screen_text
+from tests.headless_proc import Headless
+from tests.push_receiver import PushReceiver
+from tests.tmux.test_service import cli, service_env
+
+pytestmark = pytest.mark.slow
+
+
+def push_env(tmp_path: Path, config: str) -> dict[str, str]:
+    env = {**service_env(tmp_path), "NBS_POLL_DISABLE": "1"}
+    env.pop("NBS_POLL_INTERVAL", None)
+    folder = Path(env["XDG_CONFIG_HOME"]) / "nbs-tui"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text(config, encoding="utf-8")
+    return env
+
+
+async def test_one_push_per_event_from_the_service_while_two_dashboards_and_headless_watch(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path
+) -> None:
+    pane = demo_agent(session, tmp_path, "idle", "worker")
+    key = new_link_key()
+    with PushReceiver() as receiver:
+        env = push_env(tmp_path, f'notify_urls = ["{receiver.url}"]\n')
+        state = Path(env["XDG_STATE_HOME"]) / "nbs-tui"
+        write_endpoint(endpoint_path(state), WebEndpoint("https://127.0.0.1:8443/", os.getpid(), key))
+        started = cli(server, env, "start")
+        assert started.returncode == 0, started.stderr
+        try:
+            with Headless(["-L", str(server.socket_name)], env=env) as viewer:
+                app = make_app(server, tmp_path, service="off", notify_urls=(receiver.url,))
+                second = make_app(server, tmp_path / "second", service="off", notify_urls=(receiver.url,))
+                async with app.run_test(size=(160, 48)) as pilot, second.run_test(size=(50, 30)) as phone:
+                    await wait_for(pilot, lambda: viewer.has("state", pane=pane, state="idle"), 40, "the viewer sees idle")
+                    await wait_for(pilot, lambda: app.runtime.push is not None and app.runtime.lease is not None, 20, "push")
+                    await wait_for(phone, lambda: second.runtime.push is not None and pane in second.statuses, 40, "2nd")
+                    for dashboard in (app, second):
+                        lease = dashboard.runtime.lease
+                        assert lease is not None and not lease.acting()  # the service holds it
+                    assert viewer.find("lease")[-1]["acting"] is False
+                    server.cmd("send-keys", "-t", pane, "-l", "run the tests")
+                    server.cmd("send-keys", "-t", pane, "Enter")
+                    await wait_for(pilot, lambda: len(receiver.pushes()) >= 1, 40, "the needs-input push")
+                    server.cmd("send-keys", "-t", pane, "Enter")  # "Yes": the turn runs on and ends
+                    await wait_for(pilot, lambda: len(receiver.pushes()) >= 2, 40, "the finished push")
+                    # both watchers decided the same notifications: had they pushed, it would be now
+                    await wait_for(pilot, lambda: viewer.has("notify", pane=pane, kind="finished"), 20, "viewer")
+                    await asyncio.sleep(3)
+                    assert "✻ " in screen_text(session, pane).split("run the tests", 1)[-1]  # the turn ended
+        finally:
+            stopped = cli(server, env, "stop")
+        assert stopped.returncode == 0, stopped.stderr
+    asked, done = receiver.pushes()  # once each: not three times, not twice
+    target = session.cmd("display", "-p", "-t", pane, "#{session_name}:#{window_index}.#{pane_index}").stdout[0]
+    assert asked["title"] == f"nbs-tui: {target} needs input"
+    state_line, question, link = asked["message"].splitlines()
+    assert (state_line, question) == ("state: permission", "Do you want to proceed?")
+    assert link.startswith("https://127.0.0.1:8443/open/")
+    redeemer = LinkRedeemer(key)
+    card = format_card_target("local", ServerAddress(socket_name=server.socket_name), pane)
+    assert redeemer.redeem(link.rsplit("/", 1)[1], now=time.time()) == card
+    assert redeemer.redeem(link.rsplit("/", 1)[1], now=time.time()) is None
+    assert done["title"] == f"nbs-tui: {target} finished"
+    assert done["message"].splitlines()[0] == "state: idle" and "Do you want" not in done["message"]
+
+
+def test_a_muted_kind_is_not_pushed_and_no_endpoint_means_no_link(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path
+) -> None:
+    pane = demo_agent(session, tmp_path, "idle", "worker")
+    with PushReceiver() as receiver:
+        env = push_env(tmp_path, f'notify_urls = ["{receiver.url}"]\nnotify_mute = ["needs-input"]\n')
+        started = cli(server, env, "start")
+        assert started.returncode == 0, started.stderr
+        try:
+            with Headless(["-L", str(server.socket_name)], env=env) as viewer:
+                assert retry_until(lambda: viewer.has("state", pane=pane, state="idle"), 40, raises=False)
+                server.cmd("send-keys", "-t", pane, "-l", "run the tests")
+                server.cmd("send-keys", "-t", pane, "Enter")
+                assert retry_until(lambda: viewer.has("state", pane=pane, state="permission"), 40, raises=False)
+                server.cmd("send-keys", "-t", pane, "Enter")
+                assert retry_until(lambda: bool(receiver.pushes()), 40, raises=False)
+        finally:
+            cli(server, env, "stop")
+    # the needs-input push, were it not muted, would have come first
+    [done] = receiver.pushes()
+    assert "finished" in done["title"] and done["message"] == "state: idle"
