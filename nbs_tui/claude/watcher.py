@@ -181,6 +181,9 @@ class _Pane:
         self.last_prompt: str | None = None
         self.permission_mode: str | None = None
         self.session_id: str | None = None
+        self.session_at: float | None = None
+        """The newest time a source named ``session_id`` (a hook event's, the status file's
+        ``statusUpdatedAt``, the transcript's last growth): older news of another session loses."""
         self.transcript_path: Path | None = None
         self.tail: TranscriptTail | None = None
         self.status_path: tuple[ClaudeProcess, Path] | None = None
@@ -393,14 +396,14 @@ class ClaudeSignals:
     def _apply_event(self, pane: _Pane, event: HookEvent) -> None:
         if pane.last_event is not None and event.time < pane.last_event.time:
             return
+        if not self._claim_session(pane, event.session_id, event.time):
+            return  # the pane moved on to a session named later (its status file, say)
         pane.last_event = event
         self._dirty.add(pane.info.pane_id)
         self._touched.add(pane.info.pane_id)
         reading = hook_reading(event, pane.hook)
         if reading is not None:
             pane.hook = reading
-        if event.session_id and event.session_id != pane.session_id:
-            self._switch_session(pane, event.session_id)
         if event.transcript_path:
             path = Path(event.transcript_path)
             if pane.transcript_path != path:
@@ -428,9 +431,24 @@ class ClaudeSignals:
             if message:
                 pane.hook_message = (message, event.time)
 
-    def _switch_session(self, pane: _Pane, session_id: str) -> None:
+    def _claim_session(self, pane: _Pane, session_id: str | None, at: float) -> bool:
+        """A source says the pane's agent is in ``session_id`` as of ``at``; the newest word
+        wins (after ``/clear`` the SessionStart hook names the new session while the status
+        file may still name the old one). False when ``session_id`` lost to newer news."""
+        if not session_id:
+            return True
+        if session_id == pane.session_id:
+            pane.session_at = at if pane.session_at is None else max(pane.session_at, at)
+            return True
+        if pane.session_at is not None and at < pane.session_at:
+            return False
+        self._switch_session(pane, session_id, at)
+        return True
+
+    def _switch_session(self, pane: _Pane, session_id: str, at: float) -> None:
         self._dirty.add(pane.info.pane_id)
         pane.session_id = session_id
+        pane.session_at = at
         pane.transcript_path = None
         pane.tail = None
 
@@ -522,11 +540,16 @@ class ClaudeSignals:
                 self._dirty.add(pane.info.pane_id)
         if pane.tail is not None and self._changed(pane, pane.tail.path, force) and pane.tail.read():
             self._dirty.add(pane.info.pane_id)
+            grew = pane.tail.facts.grew_at
+            if grew is not None and pane.tail.facts.session_id in (None, pane.session_id):
+                self._claim_session(pane, pane.session_id, grew)  # the session is alive as of then
 
     def _take_status(self, pane: _Pane, status: SessionStatus) -> None:
         if status != pane.status:
             self._dirty.add(pane.info.pane_id)
         pane.status = status
+        if not self._claim_session(pane, status.session_id, status.updated_at):
+            return  # an older word than the pane's session (not rewritten after /clear)
         last = pane.last_event
         if (
             last is not None
@@ -543,8 +566,6 @@ class ClaudeSignals:
             pane.last_event = None
             pane.last_prompt = None
             pane.permission_mode = None
-        if status.session_id and status.session_id != pane.session_id:
-            self._switch_session(pane, status.session_id)
 
     # -- facts -------------------------------------------------------------------------------
 

@@ -288,6 +288,35 @@ def shell_command(argv: Sequence[str]) -> str:
     return shlex.join(argv)
 
 
+CLAUDE_SESSION_ENV = (
+    "CLAUDECODE",
+    "CLAUDE_CODE_CHILD_SESSION",
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_CODE_SESSION_ATTENDED",
+    "CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CLAUDE_CODE_SSE_PORT",
+    "CLAUDE_PID",
+    "CLAUDE_EFFORT",
+)
+"""What a running Claude Code hands its commands (2.1.332's shell environment; ``SSE_PORT`` an
+IDE's terminal): an agent nbs-tui starts from inside a Claude Code session must not inherit
+them, or it reads as nested (``CLAUDECODE``, ``CLAUDE_CODE_CHILD_SESSION``), as another kind of
+entry point, or as that session's child."""
+
+
+def agent_command(argv: Sequence[str]) -> str:
+    """The shell line that starts ``argv`` (Claude Code) in a pane, without `CLAUDE_SESSION_ENV`."""
+    unset = [word for name in CLAUDE_SESSION_ENV for word in ("-u", name)]
+    return shell_command(["env", *unset, *argv])
+
+
+def server_env_unsets() -> list[tuple[str, ...]]:
+    """tmux commands that drop `CLAUDE_SESSION_ENV` from a server's global environment (one
+    nbs-tui started hands them to every later pane otherwise)."""
+    return [("set-environment", "-g", "-u", name) for name in CLAUDE_SESSION_ENV]
+
+
 # -- reading a running agent's command line back --------------------------------------------------
 
 _VALUE_FLAGS = {

@@ -44,6 +44,8 @@ class PaneScreen:
         self._stream = TerminalStream(self._term)
         self._term.dirty.clear()
         self.version = 0
+        self.seeded = False
+        """Whether `seed` ever painted it (a fleet's model of a pane is blank until then)."""
         self._row_versions: list[int] = [0] * self._term.lines
         self._counter = 0
         self._carried = False
@@ -155,6 +157,7 @@ class PaneScreen:
                 if 0 <= top < bottom <= term.lines - 1 and (top, bottom) != (0, term.lines - 1):
                     term.margins = Margins(top, bottom)
             term.dirty.update(range(term.lines))
+            self.seeded = True
             self._commit(None)
 
     def _paint(self, capture: bytes) -> None:

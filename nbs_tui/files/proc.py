@@ -51,6 +51,19 @@ def children(pid: int, proc: Path = PROC) -> list[int]:
     return kids
 
 
+def children_named(pid: int, proc: Path = PROC) -> tuple[tuple[int, str], ...]:
+    """``pid``'s children, each with its name (``comm``), sorted: it changes when a child
+    starts or ends and when a child execs another program (same pid, new name), which is how
+    a wrapper without job control starts Claude Code (`nbs_tui.tmux.discovery` keys its agent
+    verdicts on it). A child gone meanwhile is left out; raises `ProcShortage`."""
+    named: list[tuple[int, str]] = []
+    for kid in children(pid, proc):
+        name = read_or_none(lambda kid=kid: (proc / str(kid) / "comm").read_text().strip())  # type: ignore[misc]
+        if name is not None:
+            named.append((kid, name))
+    return tuple(sorted(named))
+
+
 def tree(root: int, proc: Path = PROC, limit: int | None = None) -> Iterator[int]:
     """``root`` and the processes below it, nearest first, at most ``limit`` (lazy: stop when
     you have what you look for). A read short of resources is skipped (that process's children

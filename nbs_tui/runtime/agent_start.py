@@ -47,12 +47,14 @@ from pathlib import Path
 from nbs_tui.core.agent_spec import (
     ASSUMED_FLAGS,
     BYPASS,
+    CLAUDE_SESSION_ENV,
     ClaudeFlags,
     SpecError,
+    agent_command,
     claude_argv,
     command_words,
     launch_for,
-    shell_command,
+    server_env_unsets,
 )
 from nbs_tui.core.background import BackgroundSession, attach_argv
 from nbs_tui.core.detect import detect_text
@@ -147,7 +149,7 @@ def read_flags(argv0: Sequence[str], timeout: float = 30.0) -> ClaudeFlags:
 
 def claude_env() -> dict[str, str]:
     """Our environment without what would make Claude Code think it runs inside another one."""
-    return {k: v for k, v in os.environ.items() if k not in ("CLAUDECODE", "TMUX", "TMUX_PANE")}
+    return {k: v for k, v in os.environ.items() if k not in (*CLAUDE_SESSION_ENV, "TMUX", "TMUX_PANE")}
 
 
 class AgentStarter:
@@ -218,7 +220,7 @@ class AgentStarter:
         if problem:
             raise SpecError([problem])
         argv = claude_argv(self.claude_command, launch_for(spec), self.flags())  # LaunchError: a SpecError
-        command = shell_command(["env", "-u", "CLAUDECODE", *argv])
+        command = agent_command(argv)
         session = spec.session or DEFAULT_SESSION
         claim = self.new_claim()
         pane_id, target = self._make_window(session, spec.name, spec.directory, command, windows is None, claim, spec.worker)
@@ -251,7 +253,7 @@ class AgentStarter:
         if self.name_problem(name, windows):
             name = f"bg-{background.id}"
         argv = attach_argv(command_words(self.claude_command), background)
-        command = shell_command(["env", "-u", "CLAUDECODE", *argv])
+        command = agent_command(argv)
         pane_id, target = self._make_window(session, name, folder, command, windows is None, None, None)
         return Started(pane_id, target, name, background.session_id or None)
 
@@ -279,7 +281,7 @@ class AgentStarter:
         if worker:  # remembered with the agent (`nbs_tui.runtime.fleet_keeper`)
             setup.append(("set-option", "-p", "-t", pane_id, WORKER_OPTION, worker))
         if no_server:  # a server this started must not hand a nested-session mark to later panes
-            setup.append(("set-environment", "-g", "-u", "CLAUDECODE"))
+            setup.extend(server_env_unsets())
         if setup:
             self.commands.run_many(setup)
         return pane_id, target

@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from nbs_tui.core.agent_spec import (
     BYPASS,
     ClaudeLaunch,
+    agent_command,
     claude_argv,
     launch_from_args,
-    shell_command,
     start_command_words,
 )
 from nbs_tui.core.detect import detect_text
@@ -215,7 +215,7 @@ class AgentControl:
         try:
             self.commands.run_many(
                 [
-                    ("respawn-pane", "-k", "-t", pane_id, "-c", cwd, shell_command(["env", "-u", "CLAUDECODE", *argv])),
+                    ("respawn-pane", "-k", "-t", pane_id, "-c", cwd, agent_command(argv)),
                     *self.starter.claim_commands(pane_id, claim),
                 ]
             )

@@ -208,6 +208,13 @@ class HostsFleet(FleetPort):
         for name, (_host, fleet) in self.fleets.items():
             fleet.set_watched(consumer, wanted[name])
 
+    def first_seeded(self, pane_id: PaneId) -> bool:
+        try:
+            fleet, raw = self._route(pane_id)
+        except PaneGone:
+            return False
+        return fleet.first_seeded(raw)
+
     def captured(self, pane_id: PaneId) -> CapturedScreen | None:
         try:
             fleet, raw = self._route(pane_id)

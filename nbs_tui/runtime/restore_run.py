@@ -26,7 +26,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nbs_tui.claude.status import is_alive, read_status_file
-from nbs_tui.core.agent_spec import BYPASS, ClaudeFlags, command_words, shell_command
+from nbs_tui.core.agent_spec import (
+    BYPASS,
+    ClaudeFlags,
+    agent_command,
+    command_words,
+    server_env_unsets,
+)
 from nbs_tui.core.fleet_memory import (
     FleetMemory,
     RememberedWindow,
@@ -211,7 +217,7 @@ class RestoreRun:
                     continue
                 if not server_started and plan.start_server:
                     server_started = True
-                    self.commands.run_many([("set-environment", "-g", "-u", "CLAUDECODE")])
+                    self.commands.run_many(server_env_unsets())
                 first_pane = first_pane or pane_id
                 if pane.argv is not None:
                     claim = claims[pane_id] = self.starter.new_claim()
@@ -238,7 +244,7 @@ class RestoreRun:
     def _make_pane(
         self, window: PlannedWindow, pane: PlannedPane, first: PaneId | None, made: set[str], plan: RestorePlan
     ) -> tuple[PaneId, str]:
-        command = () if pane.argv is None else (shell_command(["env", "-u", "CLAUDECODE", *pane.argv]),)
+        command = () if pane.argv is None else (agent_command(pane.argv),)
         folder = ("-c", pane.folder) if pane.folder else ()
         if first is not None:
             out = self.commands.run("split-window", "-d", "-P", "-F", _PANE, "-t", first, *folder, *command)

@@ -270,6 +270,11 @@ class SidecarRunner(ActionCarrier, StuckWatch, OperatorQueue):
 
     def _tick_pane(self, tracked: _Tracked, info: PaneInfo, now: float, wall_now: float) -> None:
         screen: PaneScreen | CapturedScreen | None = self.fleet.screen(info.pane_id)
+        if screen is not None and not self.fleet.first_seeded(info.pane_id):
+            # Just watched (the operator selected it): a blank model until its seed lands, not
+            # the pane's screen. What was read before stands; read as blank, a waiting menu
+            # left the needs-you queue and A found no card (test_limited_tmux, under load).
+            screen = tracked.screen
         if screen is None:
             screen = self.fleet.captured(info.pane_id)  # unwatched: read from tmux when it changed
             if screen is None:

@@ -211,6 +211,11 @@ class TmuxServerCommands:
         """Commands on the tmux this process runs inside (``$TMUX`` of ``environ``), as processes."""
         return cls(OwnTmuxRunner(environ))
 
+    def with_own_counts(self) -> TmuxServerCommands:
+        """The same server and connections, with run counters of its own: a test or bench
+        counts one caller's runs while the fleet's threads (rescans) use the shared ones."""
+        return TmuxServerCommands(self.runner, self._connections)
+
     @property
     def server(self) -> ServerAddress:
         return self.runner.server

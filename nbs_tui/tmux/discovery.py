@@ -15,7 +15,7 @@ from pathlib import Path
 from nbs_tui.core.model import PaneInfo, ServerAddress
 from nbs_tui.core.process_tree import walk
 from nbs_tui.core.text import printable
-from nbs_tui.files.proc import PROC, ProcShortage, children, read_or_none
+from nbs_tui.files.proc import PROC, ProcShortage, children, children_named, read_or_none
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.errors import TmuxError
 
@@ -48,6 +48,12 @@ TITLE_MARKS = frozenset("✳✶✻✽✢·*⠁⠂⠄⡀⢀⠠⠐⠈⠋⠙⠹⠸�
 """First characters of the pane titles Claude Code sets (idle ``✳``, spinner frames)."""
 AGENT_MODULES = ("nbs_tui.demo.agent",)
 """Python modules that stand in for Claude Code (the demo fleet's imitation agent)."""
+
+
+AgentKey = tuple[str, int, str, bool, tuple[tuple[int, str], ...]]
+"""What an agent verdict holds for: pane, first process, current command, dead, and the first
+process's children by pid and name (`nbs_tui.files.proc.children_named`; empty where this
+machine's /proc does not show the pane)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,15 +108,16 @@ class Discovery:
 
 def discover(
     commands: TmuxServerCommands,
-    agent_cache: dict[tuple[str, int, str, bool], bool] | None = None,
+    agent_cache: dict[AgentKey, bool] | None = None,
     timeout: float = 5.0,
 ) -> Discovery:
     """Every pane of the server, agents marked, in session/window/pane order.
 
     A pane in a window linked into several sessions is listed once, under the first session.
     ``agent_cache`` (kept by the caller between calls) remembers the process-tree verdict per
-    (pane, first process, current command, dead), so a rescan reads /proc only for panes whose
-    foreground command changed. On another host this machine's /proc says nothing about the
+    `AgentKey`, so a rescan walks /proc only for panes whose foreground command or first
+    process's children changed (the children because a wrapper without job control, ``sh -c``
+    or a script, stays the current command while it starts Claude Code below it). On another host this machine's /proc says nothing about the
     panes: that host is asked (`TmuxRunner.detect_agents`), else command and title decide.
     """
     runner = commands.runner
@@ -130,7 +137,7 @@ def list_panes(
     server: ServerAddress,
     *,
     tmux: str = "tmux",
-    agent_cache: dict[tuple[str, int, str, bool], bool] | None = None,
+    agent_cache: dict[AgentKey, bool] | None = None,
 ) -> list[DiscoveredPane]:
     """`discover` on a server of this machine, by one ``tmux list-panes`` process."""
     return discover(TmuxServerCommands.for_server(server, tmux), agent_cache).panes
@@ -138,7 +145,7 @@ def list_panes(
 
 def panes_from_listing(
     text: str,
-    agent_cache: dict[tuple[str, int, str, bool], bool] | None = None,
+    agent_cache: dict[AgentKey, bool] | None = None,
     *,
     walk: bool = True,
     detect: Callable[[Sequence[PaneInfo]], dict[str, bool]] | None = None,
@@ -149,7 +156,7 @@ def panes_from_listing(
     panes = parse_panes(text)
     panes.sort(key=lambda p: (p.info.session_name, p.info.window_index, p.info.pane_index))
     cache = agent_cache if agent_cache is not None else {}
-    live_keys: set[tuple[str, int, str, bool]] = set()
+    live_keys: set[AgentKey] = set()
     marked: list[DiscoveredPane] = []
     seen: set[str] = set()
     unique: list[DiscoveredPane] = []
@@ -157,26 +164,42 @@ def panes_from_listing(
         if p.info.pane_id not in seen:
             seen.add(p.info.pane_id)
             unique.append(p)
+    keys = {p.info.pane_id: _agent_key(p.info, walk) for p in unique}
     asked: dict[str, bool] = {}
     if detect is not None:
-        new = [p.info for p in unique if (p.info.pane_id, p.info.pid, p.info.current_command, p.info.dead) not in cache]
+        new = [p.info for p in unique if keys[p.info.pane_id] not in cache]
         asked = detect(new) if new else {}
     for p in unique:
-        key = (p.info.pane_id, p.info.pid, p.info.current_command, p.info.dead)
-        live_keys.add(key)
-        agent = cache.get(key)
+        key = keys[p.info.pane_id]
+        agent = cache.get(key) if key is not None else None
+        if key is not None:
+            live_keys.add(key)
         if agent is None:
             verdict = asked.get(p.info.pane_id)
             if verdict is not None:
-                agent = cache[key] = verdict
+                agent = verdict
+                if key is not None:
+                    cache[key] = agent
             else:
                 agent, certain = agent_verdict(p.info, walk=walk)
-                if certain:  # an unsure one (say, out of file descriptors) is asked again next scan
+                if certain and key is not None:  # an unsure one (say, out of file descriptors) is asked again next scan
                     cache[key] = agent
         marked.append(DiscoveredPane(_with_agent(p.info, agent), p.session_id, p.window_id, p.server_pid))
     for key in set(cache) - live_keys:
         del cache[key]
     return marked
+
+
+def _agent_key(info: PaneInfo, walk: bool) -> AgentKey | None:
+    """The key a verdict on ``info`` is remembered by; None when the pane's children could not
+    be read for want of resources (then nothing is remembered: asked again next scan)."""
+    below: tuple[tuple[int, str], ...] = ()
+    if walk and not info.dead and info.pid > 0:
+        try:
+            below = children_named(info.pid)
+        except ProcShortage:
+            return None
+    return (info.pane_id, info.pid, info.current_command, info.dead, below)
 
 
 def _with_agent(info: PaneInfo, agent: bool) -> PaneInfo:

@@ -190,7 +190,8 @@ class TmuxFleet(FleetPort):
         self._commands = TmuxServerCommands(self.runner, self._clients.ready_clients)
         self._feeder = Feeder(
             self._table, streaming_client=self._clients.streaming_client, ready_sessions=lambda: self._clients.ready,
-            listener=listener, rescan=self._rescan, stop=self._stop, max_rate=max_rate, feed_rate=feed_rate,
+            listener=listener, report=self._report, rescan=self._rescan, stop=self._stop, max_rate=max_rate,
+            feed_rate=feed_rate,
             feed_burst=feed_burst, reseed_interval=reseed_interval, seeds_per_pass=seeds_per_pass,
         )  # fmt: skip
         self._captures = Captures(
@@ -239,6 +240,12 @@ class TmuxFleet(FleetPort):
         """The live model of a watched pane (None when the pane is unknown or unwatched)."""
         pane = self._table.panes.get(pane_id)
         return pane.screen if pane else None
+
+    def first_seeded(self, pane_id: PaneId) -> bool:
+        """Whether the watched pane's model has had its first seed (`FleetPort.first_seeded`;
+        `seeded` says whether no seed is pending now)."""
+        pane = self._table.panes.get(pane_id)
+        return pane is not None and pane.screen is not None and pane.screen.seeded
 
     def set_watched(self, consumer: str, pane_ids: Iterable[PaneId]) -> None:
         """``consumer`` now looks at exactly these panes (empty: none). The fleet keeps a live

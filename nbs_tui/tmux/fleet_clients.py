@@ -55,6 +55,24 @@ Report = Callable[[str, str], None]
 """``(source, message)``: a problem for the operator (`TmuxFleet._report`)."""
 
 
+class Episode:
+    """A failure that may repeat on every pass (a loop's step, a client that will not start):
+    reported once when it starts or changes, again only after the step has worked once."""
+
+    def __init__(self, report: Report, source: str = "tmux") -> None:
+        self.report = report
+        self.source = source
+        self.current = ""
+
+    def failed(self, message: str) -> None:
+        if message != self.current:
+            self.current = message
+            self.report(self.source, message)
+
+    def ok(self) -> None:
+        self.current = ""
+
+
 class SessionClients:
     """The control clients of every watched session (module docstring)."""
 
@@ -83,6 +101,8 @@ class SessionClients:
         self.rescan = rescan
         self.stop = stop
         self.report = report
+        self.guard_failing = Episode(report)
+        self.viewer_failing = Episode(report)
         self.layout_changed = layout_changed
         """Told of every ``%layout-change`` (a resize changes no pane the supervisor lists)."""
         self.clients: dict[str, ControlClient] = {}
@@ -273,9 +293,10 @@ class SessionClients:
         )
         try:
             guard.start()
-        except OSError as exc:
-            log.warning("cannot start the guard client: %s", exc)
+        except OSError as exc:  # tried again at the next rescan
+            self.guard_failing.failed(f"cannot start tmux's no-output guard client: {exc.strerror or exc}")
             return
+        self.guard_failing.ok()
         self.guard = guard
 
     def drop_guard(self) -> None:
@@ -370,7 +391,9 @@ class SessionClients:
             viewer.start()
         except OSError as exc:
             del self.viewers[session_id]
-            log.warning("cannot start a viewer client for %s: %s", session_id, exc)
+            self.viewer_failing.failed(f"cannot start a viewer client for session {session_id}: {exc.strerror or exc}")
+            return
+        self.viewer_failing.ok()
 
     def pause_unwatched_everywhere(self) -> None:
         """`pause_unwatched` on every ready viewer (state lock held)."""

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 
 from nbs_tui.core.model import PaneId
 from nbs_tui.tmux.control import ControlClient, ControlError, Reply
+from nbs_tui.tmux.fleet_clients import Episode, Report
 from nbs_tui.tmux.fleet_panes import LIVE, NEEDS_SEED, SEEDING, UNWATCHED, FleetPane, PaneTable
 from nbs_tui.tmux.port import FleetListener
 
@@ -61,6 +62,7 @@ class Feeder:
         streaming_client: Callable[[str], ControlClient | None],
         ready_sessions: Callable[[], Iterable[str]],
         listener: FleetListener | None,
+        report: Report,
         rescan: threading.Event,
         stop: threading.Event,
         max_rate: float,
@@ -74,6 +76,8 @@ class Feeder:
         """The ready client that carries a session's ``%output`` (seeds go on it)."""
         self.ready_sessions = ready_sessions
         self.listener = listener
+        self.feeding_failing = Episode(report)
+        self.listener_failing = Episode(report)
         self.rescan = rescan
         self.stop = stop
         self.max_rate = max_rate
@@ -100,8 +104,11 @@ class Feeder:
             now = time.monotonic()
             try:
                 changed |= self.feed_all(now)
-            except Exception:
+            except Exception as error:  # the next pass tries again; the operator hears of it once
                 log.exception("feeding screens failed")
+                self.feeding_failing.failed(f"feeding screens failed: {error!r}")
+            else:
+                self.feeding_failing.ok()
             if changed and now - last_emit >= period:
                 batch = frozenset(changed)
                 changed.clear()
@@ -109,8 +116,11 @@ class Feeder:
                 if self.listener is not None:
                     try:
                         self.listener.screens_changed(batch)
-                    except Exception:
+                    except Exception as error:
                         log.exception("listener.screens_changed failed")
+                        self.listener_failing.failed(f"showing changed screens failed: {error!r}")
+                    else:
+                        self.listener_failing.ok()
             if not table.first_seed_done.is_set():
                 table.check_first_seed(self.ready_sessions())
 

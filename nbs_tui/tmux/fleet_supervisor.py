@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable, Sequence
 
 from nbs_tui.tmux.commands import TmuxServerCommands
-from nbs_tui.tmux.discovery import DiscoveredPane, discover, filter_sessions
+from nbs_tui.tmux.discovery import AgentKey, DiscoveredPane, discover, filter_sessions
 from nbs_tui.tmux.errors import HostUnreachable, TmuxError, TmuxTimeout
-from nbs_tui.tmux.fleet_clients import Report, SessionClients
+from nbs_tui.tmux.fleet_clients import Episode, Report, SessionClients
 from nbs_tui.tmux.fleet_panes import PaneTable
 from nbs_tui.tmux.port import FleetListener
 
@@ -69,6 +69,9 @@ class Supervisor:
         self.rescan = rescan
         self.stop = stop
         self.report = report
+        self.reconcile_failing = Episode(report)
+        self.listener_failing = Episode(report)
+        self.reap_failing = Episode(report, "ssh")
         self.rescan_interval = rescan_interval
         self.reconnect_interval = reconnect_interval
         self.connected = False
@@ -77,7 +80,7 @@ class Supervisor:
         """Discoveries answered on a control connection rather than by a process (for tests)."""
         self._announced: bool | None = None
         self._server_pid = 0
-        self._agent_cache: dict[tuple[str, int, str, bool], bool] = {}
+        self._agent_cache: dict[AgentKey, bool] = {}
         self._emitted_fleet = False
         self._start_deferred = False
         self._suspects: dict[int, float] = {}
@@ -113,8 +116,11 @@ class Supervisor:
             failures = 0
             try:
                 self._reconcile(found)
-            except Exception:
+            except Exception as error:  # the next rescan tries again
                 log.exception("reconcile failed")
+                self.reconcile_failing.failed(f"bringing the fleet up to date failed: {error!r}")
+            else:
+                self.reconcile_failing.ok()
             if self._suspects:
                 self._reap_suspects()
             wait = self.rescan_interval
@@ -220,8 +226,11 @@ class Supervisor:
         if fleet_changed and self.listener is not None:
             try:
                 self.listener.fleet_changed(order)
-            except Exception:
+            except Exception as error:
                 log.exception("listener.fleet_changed failed")
+                self.listener_failing.failed(f"showing the changed fleet failed: {error!r}")
+            else:
+                self.listener_failing.ok()
         table.check_first_seed(clients.ready)
 
     def _reap_suspects(self) -> None:
@@ -240,9 +249,10 @@ class Supervisor:
             return
         try:
             reaped = self.runner.reap()
-        except TmuxError as exc:
-            log.warning("reaping failed: %s", exc)
+        except TmuxError as exc:  # tried again at the next rescan, for a minute
+            self.reap_failing.failed(f"{self.runner.describe()}: stopping orphaned tmux control clients failed: {exc}")
             return
+        self.reap_failing.ok()
         for pid in reaped:
             self._suspects.pop(pid, None)
         if reaped:
@@ -257,5 +267,6 @@ class Supervisor:
             return
         try:
             self.listener.connection_changed(connected, message)
-        except Exception:
+        except Exception as error:
             log.exception("listener.connection_changed failed")
+            self.report("tmux", f"showing the connection change failed: {error!r}")

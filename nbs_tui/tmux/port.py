@@ -138,6 +138,12 @@ class FleetPort(ABC):
         pane anyway and ignores it.
         """
 
+    def first_seeded(self, pane_id: PaneId) -> bool:
+        """Whether the pane's live `screen` holds the pane yet (False while it is the blank
+        model of a pane just watched, before its first seed landed: no reader should take
+        that blank for the pane's screen). True where there is no seeding to wait for."""
+        return True
+
     def captured(self, pane_id: PaneId) -> CapturedScreen | None:
         """An unwatched pane's screen as rows of text, read from tmux at most about once a
         second while it changes (blocks for one round trip when it reads). None when the pane

@@ -130,7 +130,10 @@ async def test_the_dashboard_offers_a_remembered_fleet_whose_agents_are_gone_and
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: offered(app), 30, what="the offer")
         await pilot.press("ctrl+o")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), 30, what="the plan")
+        # the screen first, its children once composed (a query right after the push found none)
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#confirm-list")), 30, what="the plan"
+        )
         plan = static_text(app.screen.query_one("#confirm-list", Static), 200)
         assert f"--resume {session_id}" in " ".join(plan.split())  # (the list wraps long lines)
         await pilot.press("y")

@@ -81,6 +81,37 @@ def test_agent_detected_from_the_process_tree(server: libtmux.Server, tmp_path: 
     assert agent_in_process_tree(os.getpid()) is False
 
 
+def test_an_agent_started_later_below_a_wrapper_is_found(server: libtmux.Server, tmp_path: Path) -> None:
+    """A wrapper without job control (``sh -c``, a script) starts Claude Code after the pane was
+    first scanned: tmux's current command stays ``sh`` throughout (the wrapper leads the
+    foreground group), so a "no agent" remembered per current command was kept for good and an
+    idle agent was never watched (seen as a flake of test_sidecar_stuck under load, where the
+    fleet's first scan came before ``sh`` had forked). The child that later execs ``claude``
+    keeps its pid: its name changing must be enough."""
+    claude = tmp_path / "bin" / "claude"
+    claude.parent.mkdir()
+    claude.write_text("#!/bin/sh\nsleep 600\n")
+    claude.chmod(claude.stat().st_mode | stat.S_IXUSR)
+    gate = tmp_path / "go"
+    inner = f"until [ -e {shlex.quote(str(gate))} ]; do sleep 0.05; done; exec {shlex.quote(str(claude))}"
+    wrapper = f"sh -c {shlex.quote(inner)}; exec sleep 600"
+    session = new_session(server, "wrapped", 80, 24, window_command=f"sh -c {shlex.quote(wrapper)}")
+    pane = session.active_window.active_pane
+    assert pane is not None and pane.pid is not None
+    wrapper_pid = int(pane.pid)
+    wait_for(lambda: bool(Path(f"/proc/{wrapper_pid}/task/{wrapper_pid}/children").read_text().split()))
+    cache: dict = {}
+    [before] = list_panes(address(server), agent_cache=cache)
+    assert before.info.is_agent is False and before.info.current_command == "sh", before.info
+    gate.touch()  # the waiting child now execs claude (same pid, new name)
+
+    def found() -> bool:
+        [now] = list_panes(address(server), agent_cache=cache)
+        return now.info.is_agent and now.info.current_command == "sh"
+
+    wait_for(found)
+
+
 def test_an_agent_walk_short_of_file_descriptors_is_not_remembered(server: libtmux.Server, tmp_path: Path) -> None:
     """Out of file descriptors, a walk of /proc cannot tell an agent from a shell: that "no" is
     a guess, and kept it would hide an idle agent for good (its key never changes). Discovery

@@ -27,7 +27,7 @@ def test_command_lines_run_in_band_with_a_process_s_answers(server: libtmux.Serv
     pane_id = pane.pane_id
     process = TmuxServerCommands.for_server(address(server))
     with running_fleet(server, stream_output=False, watch_all=False) as (fleet, _recorder):
-        commands = fleet.commands
+        commands = fleet.commands.with_own_counts()  # the supervisor's rescans count on the fleet's
         wait_for(lambda: commands.run("display-message", "-p", "ready").in_band)
         beat = LeaseHeartbeat(commands)
         beat.tick()  # the version check runs as a process; the compare-and-set in-band
@@ -79,7 +79,7 @@ def test_keys_and_text_arrive_byte_exact_by_either_route(server: libtmux.Server,
     process = TmuxServerCommands.for_server(address(server))
     text = '-n "q;" $HOME #{x} ~ é\nx;'
     with running_fleet(server, stream_output=False, watch_all=False) as (fleet, _recorder):
-        commands = fleet.commands
+        commands = fleet.commands.with_own_counts()  # the supervisor's rescans count on the fleet's
         wait_for(lambda: commands.run("display-message", "-p", "ready").in_band)
         wait_for(lambda: out.exists())
         runs, processes = commands.in_band_runs, commands.process_runs

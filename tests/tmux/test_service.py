@@ -18,8 +18,9 @@ from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.runtime.contract import LeaseMode
 from nbs_tui.runtime.runtime import Runtime
-from nbs_tui.runtime.service import EXIT_NOT_RUNNING, SERVICE_NICE, _is_service
+from nbs_tui.runtime.service import EXIT_NOT_RUNNING, SERVICE_NICE, ServerWatch, _is_service
 from nbs_tui.runtime.service_starter import ServiceStarter
+from nbs_tui.tmux.commands import TmuxServerCommands
 from tests.tmux.test_lease_headless import agent, submits
 from tests.unit.test_runtime import Recorder, settings
 
@@ -86,6 +87,28 @@ def test_service_exits_with_its_tmux_server(
     pid = service_pid(started.stdout)
     server.kill()
     assert retry_until(lambda: not _is_service(pid), 20, raises=False), "the service outlived its server"
+
+
+def test_the_services_server_watch_starts_no_process_while_the_server_runs(
+    session: libtmux.Session, server: libtmux.Server
+) -> None:
+    """The watch asks the server's pid once, then waits on it: many intervals, one process;
+    the server killed, the stop event is set."""
+    commands = TmuxServerCommands.for_server(ServerAddress(socket_name=str(server.socket_name)))
+    watch = ServerWatch(commands, interval=0.05)
+    stop = threading.Event()
+    thread = threading.Thread(target=watch.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        assert retry_until(lambda: watch.checks >= 10, 20, raises=False)
+        assert commands.process_runs == 1, "tmux is asked the pid once, not every interval"
+        assert not stop.is_set()
+        server.kill()
+        assert stop.wait(20), "the server's exit stops the service"
+        assert commands.process_runs == 2  # the one look after the exit: no new server there
+    finally:
+        stop.set()
+        thread.join(5)
 
 
 class LeaseRecorder(Recorder):

@@ -227,3 +227,30 @@ def test_hook_events_of_an_earlier_session_in_the_pane_are_dropped(tree: tuple[i
     facts = signals.poll_once()["%5"]
     assert facts.session_id == SID and facts.hook is None and facts.last_assistant_message is None
     assert facts.status is not None and facts.status.state == AgentState.IDLE
+
+
+def test_the_newest_of_hook_and_status_file_names_the_session(tree: tuple[int, int], tmp_path: Path) -> None:
+    """After ``/clear`` the SessionStart hook names the new session while the status file may
+    still name the old one (2.1.100 does not rewrite it): the newer word wins, whichever source
+    says it and in whatever order they are read; a later status file wins in turn."""
+    shell, child = tree
+    config = tmp_path / "claude"
+    (config / "sessions").mkdir(parents=True)
+    info = proc_info(child)
+    assert info is not None
+    now = time.time()
+    status_file = config / "sessions" / f"{child}.json"
+    status_file.write_text(json.dumps({**_status(child, info.start, "idle", t=now - 60), "sessionId": "before-clear"}))
+    spool = tmp_path / "hooks.jsonl"
+    spool.write_bytes(_spool_line("SessionStart", t=now - 10, session_id="after-clear", source="clear"))
+    signals = ClaudeSignals(Settings(hook_spool=spool, claude_home=config), tmux_socket=SOCKET)
+    signals.set_panes([_pane(shell)])
+    for _ in range(3):  # read again and again: it does not flip back to the older status file
+        signals.poll_once()
+        facts = signals.facts("%5")
+        assert facts is not None and facts.session_id == "after-clear"
+    # the status file rewritten later, for yet another session: now it is the newest
+    status_file.write_text(json.dumps({**_status(child, info.start, "busy", t=now), "sessionId": "later"}))
+    signals.poll_once()
+    facts = signals.facts("%5")
+    assert facts is not None and facts.session_id == "later"

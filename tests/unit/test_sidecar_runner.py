@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from nbs_tui.config import Settings
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.core.sidecar import SidecarConfig
 from nbs_tui.sidecar.runner import TICK_PHASE, SidecarEvent, SidecarRunner, next_tick
@@ -109,6 +109,36 @@ def run(runner: SidecarRunner, clock: Clock, seconds: int) -> None:
     for _ in range(seconds):
         runner.tick()
         clock.now += 1
+
+
+def test_a_just_watched_pane_is_not_read_before_its_seed() -> None:
+    """A pane the operator just selected has a blank model until its seed lands: the runner
+    keeps what it read before (here an idle agent) rather than take the blank for the pane."""
+
+    class SeedingFleet(FakeAgentFleet):
+        def __init__(self) -> None:
+            super().__init__()
+            self.unseeded: set[PaneId] = set()
+
+        def first_seeded(self, pane_id: PaneId) -> bool:
+            return pane_id not in self.unseeded
+
+    fleet = SeedingFleet()
+    fleet.add("%1", idle_rows())
+    runner, _events, clock = make(fleet, interval=600.0)
+    run(runner, clock, 2)
+    status = runner.status("%1")
+    assert status is not None and status.detection.state is AgentState.IDLE
+    fleet.screens["%1"] = PaneScreen(60, 10)  # watched now: blank until seeded
+    fleet.unseeded.add("%1")
+    run(runner, clock, 3)
+    status = runner.status("%1")
+    assert status is not None
+    assert status.detection.state is AgentState.IDLE, status.detection
+    fleet.unseeded.clear()  # the seed landed (blank here: a cleared pane) and is read at once
+    run(runner, clock, 1)
+    status = runner.status("%1")
+    assert status is not None and status.detection.state is not AgentState.IDLE
 
 
 def test_poll_injected_whole_then_submitted_once() -> None:
