@@ -16,8 +16,8 @@ with a fixed shell command. Here:
 
 textual-serve's own `serve()` (it prints a banner, sets up Rich logging and knows no TLS) is
 not used: `WebView.run` binds, publishes the endpoint file for push senders, prints the URL and
-waits for SIGINT/SIGTERM. What it relies on in textual-serve 1.1: `Server._make_app`'s routes,
-the template ``app_index.html`` and its context, and `AppService(command, ...)`'s
+waits for SIGINT/SIGTERM. What it relies on in textual-serve 1.1: the routes `Server._make_app`
+makes (made again in `WebView.web_application`, under a name of ours), the template ``app_index.html`` and its context, and `AppService(command, ...)`'s
 ``start``/``stop``/``_process``; `tests/web/test_access.py` fails when they move.
 """
 
@@ -111,7 +111,10 @@ class WebView(Server):
 
     # -- the app -------------------------------------------------------------------------------
 
-    async def _make_app(self) -> web.Application:
+    async def web_application(self) -> web.Application:
+        """The aiohttp application: the guard in front of every route (textual-serve's own
+        `Server._make_app` is not used: `run` serves this one, and a name of ours never shadows
+        one of textual-serve's)."""
         app = web.Application(middlewares=[self._guard])
         aiohttp_jinja2.setup(app, loader=jinja2.FunctionLoader(self._template))
         app.add_routes([
@@ -367,7 +370,7 @@ class WebView(Server):
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(signum, stop.set)
-        runner = web.AppRunner(await self._make_app(), handle_signals=False, access_log=None)
+        runner = web.AppRunner(await self.web_application(), handle_signals=False, access_log=None)
         await runner.setup()
         endpoint_file = self.settings.endpoint_file or endpoint_path(state_dir())
         published = False

@@ -52,7 +52,7 @@ async def view(tmp_path: Path) -> AsyncIterator[tuple[WebView, Client]]:
     web_view = WebView(
         WebSettings(bind=Bind("127.0.0.1", 0), dashboard_argv=recorder(tmp_path / "started"), token=TOKEN)
     )
-    client: Client = TestClient(TestServer(await web_view._make_app()))
+    client: Client = TestClient(TestServer(await web_view.web_application()))
     await client.start_server()
     try:
         yield web_view, client

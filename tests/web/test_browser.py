@@ -186,3 +186,45 @@ def test_two_tabs_are_viewers_of_one_service(
                 context.close()
     finally:
         subprocess.run([*cli, "stop"], env=env, capture_output=True, timeout=60, check=False)
+
+
+def test_a_pushed_link_opens_the_agents_card_once(
+    server: libtmux.Server, session: libtmux.Session, tmp_path: Path, browser: Browser
+) -> None:
+    """The whole chain of item 4: the dashboard of an open tab (it holds the lease: no service
+    here) pushes the agent's needs-input to a local receiver standing in for ntfy; the link in
+    that push opens the agent's card in a browser with no cookie, once; the second time is 403."""
+    from tests.app.test_actions import demo_agent
+    from tests.push_receiver import PushReceiver
+
+    pane = demo_agent(session, tmp_path, "idle", "worker")
+    with PushReceiver() as receiver:
+        config = web_config(tmp_path)
+        config.write_text(config.read_text() + f'notify_urls = ["{receiver.url}"]\n')
+        env = web_env(tmp_path, {"NBS_POLL_DISABLE": "1"})
+        with WebProcess(["-L", str(server.socket_name), "--config", str(config), "web", "--bind", "127.0.0.1:0"],
+                        env=env) as web:  # fmt: skip
+            page = browser.new_page(viewport={"width": 1400, "height": 800})
+            shown = ScreenText(page)
+            page.goto(web.url)
+            shown.wait_for("worker")  # the tab's dashboard watches the agent
+            shown.wait_for("idle")  # and has read it idle: what follows is a change, worth a push
+            server.cmd("send-keys", "-t", pane, "-l", "run the tests")
+            server.cmd("send-keys", "-t", pane, "Enter")
+            wait_until(lambda: bool(receiver.pushes()), timeout=40, what="the needs-input push")
+            (asked,) = receiver.pushes()
+            assert "needs input" in asked["title"], asked
+            link = asked["message"].splitlines()[-1]
+            assert link.startswith(web.base + "open/"), asked
+            away = browser.new_context(viewport={"width": 900, "height": 700})
+            try:
+                linked = away.new_page()
+                card = ScreenText(linked)
+                linked.goto(link)
+                assert linked.url.startswith(web.base + "?card=")
+                card.wait_for("Esc cancel the prompt")  # the answer card's own footer
+                again = linked.goto(link)
+                assert again is not None and again.status == 403  # used
+            finally:
+                away.close()
+            page.close()
