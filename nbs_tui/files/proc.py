@@ -40,6 +40,15 @@ def read_or_none(read: Callable[[], _T]) -> _T | None:
         return None
 
 
+def cmdline(pid: int, proc: Path = PROC) -> tuple[str, ...]:
+    """A process's arguments (``/proc/PID/cmdline``); () when it is gone or unreadable."""
+    try:
+        raw = (proc / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return ()
+    return tuple(word.decode("utf-8", "replace") for word in raw.split(b"\0") if word)
+
+
 def children(pid: int, proc: Path = PROC) -> list[int]:
     """The processes whose parent is ``pid`` ([] when it ended); raises `ProcShortage`."""
     kids: list[int] = []

@@ -120,31 +120,42 @@ class Started:
 
 def read_flags(argv0: Sequence[str], timeout: float = 30.0) -> ClaudeFlags:
     """What the installed Claude Code accepts, from ``claude_command --help`` and ``agents
-    --help`` (run side by side: each is a Claude Code start); `ASSUMED_FLAGS` when its help
-    cannot be read."""
-    helps: list[subprocess.Popen[str]] = []
+    --help``; `ASSUMED_FLAGS` when its help cannot be read."""
+    texts = read_helps(argv0, ((), ("agents",)), timeout)
+    return ClaudeFlags.from_help(texts[0], texts[1]) if texts and texts[0] else ASSUMED_FLAGS
+
+
+def read_helps(
+    argv0: Sequence[str], subcommands: Sequence[Sequence[str]], timeout: float, *, with_stderr: bool = False
+) -> list[str] | None:
+    """``claude_command [SUBCOMMAND...] --help`` for each of ``subcommands``, run side by side
+    (each is a whole Claude Code start): their outputs, "" for one that failed or ran out of
+    time; None when the command cannot be started at all. ``with_stderr``: what it says on
+    standard error counts too (a release that lacks a subcommand says so there)."""
+    procs: list[subprocess.Popen[str]] = []
     try:
-        for extra in ((), ("agents",)):
+        for sub in subcommands:
             proc = subprocess.Popen(
-                [*argv0, *extra, "--help"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                [*argv0, *sub, "--help"], stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT if with_stderr else subprocess.DEVNULL, text=True,
                 stdin=subprocess.DEVNULL, env=claude_env(),
             )  # fmt: skip
-            helps.append(proc)
+            procs.append(proc)
     except OSError:
-        for proc in helps:
+        for proc in procs:
             proc.kill()
             proc.wait()
-        return ASSUMED_FLAGS
+        return None
     texts = []
-    for proc in helps:
+    for proc in procs:
         try:
             out, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
-            out, _ = proc.communicate()
+            proc.communicate()
             out = ""
         texts.append(out if proc.returncode == 0 else "")
-    return ClaudeFlags.from_help(texts[0], texts[1]) if texts[0] else ASSUMED_FLAGS
+    return texts
 
 
 def claude_env() -> dict[str, str]:

@@ -29,7 +29,7 @@ from nbs_tui.core.background import (
     background_support,
     parse_agents_json,
 )
-from nbs_tui.runtime.agent_start import claude_env
+from nbs_tui.runtime.agent_start import claude_env, read_helps
 
 log = logging.getLogger(__name__)
 
@@ -46,28 +46,9 @@ SessionsListener = Callable[[tuple[BackgroundSession, ...]], None]
 def read_support(argv0: Sequence[str], timeout: float = RUN_TIMEOUT) -> BackgroundSupport:
     """What the installed Claude Code offers of background sessions (`NO_SUPPORT` when it cannot
     be run): ``agents --help`` and ``attach --help``, run side by side."""
-    procs: list[subprocess.Popen[str]] = []
-    try:
-        for sub in ("agents", "attach"):
-            proc = subprocess.Popen(
-                [*argv0, sub, "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                stdin=subprocess.DEVNULL, env=claude_env(),
-            )  # fmt: skip
-            procs.append(proc)
-    except OSError:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
+    texts = read_helps(argv0, (("agents",), ("attach",)), timeout, with_stderr=True)
+    if texts is None:
         return NO_SUPPORT
-    texts = []
-    for proc in procs:
-        try:
-            out, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            out = ""
-        texts.append(out if proc.returncode == 0 else "")
     return background_support(texts[0], texts[1])
 
 

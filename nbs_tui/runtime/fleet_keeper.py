@@ -50,6 +50,7 @@ from nbs_tui.core.nbs_events import worker_died
 from nbs_tui.core.stuck import Liveness
 from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.files.nbs_bus import publish
+from nbs_tui.files.proc import cmdline
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.errors import ServerGone, TmuxError
 
@@ -71,14 +72,6 @@ _PANES = _SEP.join(
         f"#{{{WORKER_OPTION}}}", f"#{{{WORKER_BUS_OPTION}}}", "#{pane_start_command}",
     )
 )  # fmt: skip
-
-
-def _cmdline(pid: int) -> tuple[str, ...]:
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return ()
-    return tuple(word.decode("utf-8", "replace") for word in raw.split(b"\0") if word)
 
 
 def _config_dir(facts: ClaudeFacts) -> str | None:
@@ -106,7 +99,7 @@ class FleetKeeper:
         acting: Callable[[], bool],
         facts: Callable[[], Mapping[PaneId, ClaudeFacts]],
         problem: Callable[[str, str], None],
-        cmdline: Callable[[int], tuple[str, ...]] = _cmdline,
+        cmdline: Callable[[int], tuple[str, ...]] = cmdline,
     ) -> None:
         self.commands = commands
         self.store = store

@@ -30,6 +30,7 @@ from nbs_tui.core.agent_spec import ASSUMED_FLAGS, ClaudeFlags
 from nbs_tui.core.nbs_events import BusEvent, event_file_name, event_text
 from nbs_tui.core.text import loads_json
 from nbs_tui.files.nbs_bus import publish
+from nbs_tui.files.proc import cmdline
 from nbs_tui.tmux.errors import TmuxError
 from nbs_tui.tmux.ssh import SshTmuxRunner
 
@@ -64,14 +65,6 @@ class AgentHost(Protocol):
         Raises OSError (folder missing, not writable, the host not answering)."""
 
 
-def _local_args(pid: int) -> tuple[str, ...]:
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return ()
-    return tuple(w.decode("utf-8", "replace") for w in raw.split(b"\0") if w)
-
-
 def _local_cwd(pid: int) -> str | None:
     try:
         return str(Path(f"/proc/{pid}/cwd").resolve(strict=True))
@@ -90,7 +83,7 @@ class LocalAgentHost:
         if found is None:
             return None
         session = found.status.session_id if found.status is not None else None
-        return RunningClaude(found.pid, session, str(found.config_dir), _local_args(found.pid), _local_cwd(found.pid))
+        return RunningClaude(found.pid, session, str(found.config_dir), cmdline(found.pid), _local_cwd(found.pid))
 
     def alive(self, pid: int) -> bool:
         return Path(f"/proc/{pid}").exists()
