@@ -46,6 +46,24 @@ async def _wait(pilot: object, condition: object, timeout: float, what: str) -> 
         await pilot.pause(0.2)  # type: ignore[attr-defined]
 
 
+async def _select_waiting_agent(app: NbsApp, pilot: object) -> str | None:
+    """Put the cursor on an agent asking for permission (once one does), let it settle; its pane."""
+
+    def waiting() -> str | None:
+        for pane in app.panes:
+            status = app.statuses.get(pane.pane_id)
+            if status is not None and status.state is AgentState.PERMISSION:
+                return pane.pane_id
+        return None
+
+    await _wait(pilot, lambda: waiting() is not None, 30, "an agent asking for permission")
+    pane_id = waiting()
+    if pane_id is not None:
+        app.select_pane(pane_id)
+    await pilot.pause(2.0)  # type: ignore[attr-defined]
+    return pane_id
+
+
 async def shoot(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
     made: list[Path] = []
     with tempfile.TemporaryDirectory(prefix="nbs-shots-") as tmp:
@@ -67,18 +85,7 @@ async def shoot(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
                     "every agent's state",
                 )
                 # put the cursor on an agent waiting for a person: the detail panel has most to say
-                def waiting() -> str | None:
-                    for pane in app.panes:
-                        status = app.statuses.get(pane.pane_id)
-                        if status is not None and status.state is AgentState.PERMISSION:
-                            return pane.pane_id
-                    return None
-
-                await _wait(pilot, lambda: waiting() is not None, 30, "an agent asking for permission")
-                pane_id = waiting()
-                if pane_id is not None:
-                    app.select_pane(pane_id)
-                await pilot.pause(2.0)
+                pane_id = await _select_waiting_agent(app, pilot)
 
                 def save(name: str) -> None:
                     path = out / f"{name}.svg"
@@ -284,19 +291,7 @@ async def shoot_phone(out: Path, agents: int) -> list[Path]:
             app: NbsApp = create_app(settings)
             async with app.run_test(size=PHONE) as pilot:
                 await _wait(pilot, lambda: len(app.panes) > agents, 20, "the fleet")
-
-                def waiting() -> str | None:
-                    for pane in app.panes:
-                        status = app.statuses.get(pane.pane_id)
-                        if status is not None and status.state is AgentState.PERMISSION:
-                            return pane.pane_id
-                    return None
-
-                await _wait(pilot, lambda: waiting() is not None, 30, "an agent asking for permission")
-                pane_id = waiting()
-                if pane_id is not None:
-                    app.select_pane(pane_id)
-                await pilot.pause(2.0)
+                await _select_waiting_agent(app, pilot)
                 app.save_screenshot("phone.svg", str(out))
                 await pilot.press("A")
                 await pilot.pause(1.0)
