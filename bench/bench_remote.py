@@ -20,7 +20,7 @@ For the dashboards, latency is *on screen*: from the marker's write in a pane (t
 marker) to the first read of the dashboard's terminal output holding the whole token (the mirror
 shows the first pane of the first host, a writer); "connect+seed" is the time to the first full
 frame (the status bar counts every pane and a marker is drawn in the mirror), from the launch,
-Python's start included; CPU is the app's process tree without its ssh clients, which are counted
+Python's start included (from bytecode, as installed: the checkout is byte-compiled first); CPU is the app's process tree without its ssh clients, which are counted
 under ssh with the lab's own.
 
 Reported per mode: time from ``start()`` to every host's panes seeded, write-to-model latency
@@ -54,6 +54,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from bench_app import compile_checkout  # noqa: E402
 
 from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress  # noqa: E402
 from nbs_tui.tmux.fleet import TmuxFleet  # noqa: E402
@@ -441,7 +444,9 @@ def run_dashboard(lab: SshLab, mode: str, panes: int, seconds: float) -> dict[st
             text += f'[[hosts]]\nname = "{alias}"\nssh = "{alias}"\nssh_options = ["-F", "{lab.config}"]\n\n'
         listed = panes * len(lab.hosts)
     config.write_text(text)
-    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "NO_COLOR")}
+    # as a user's install runs it: bytecode (compile_checkout), not every module compiled at each launch
+    hidden = ("TMUX", "TMUX_PANE", "NO_COLOR", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in hidden}
     env.update(
         TERM="xterm-256color", COLORTERM="truecolor", HOME=str(home), XDG_STATE_HOME=str(home / "state"),
         COLUMNS=str(COLS), LINES=str(ROWS),
@@ -514,6 +519,8 @@ def main() -> int:
         "compare medians of runs side by side; with dash-local and dash-ssh, each pair's ratio is printed too)",
     )
     args = parser.parse_args()
+    if any(mode.startswith("dash-") for mode in args.modes):
+        compile_checkout(REPO)
     script = Path(os.environ.get("TMPDIR", "/tmp")) / f"nbs-bench-remote-writer-{os.getpid()}.py"
     script.write_text(WRITER)
     rows = []
