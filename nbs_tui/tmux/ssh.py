@@ -220,6 +220,8 @@ class SshTmuxRunner(TmuxRunner):
         """Held while the master is made or ended: other threads wait for it, never make a second."""
         self._starting: subprocess.Popen[bytes] | None = None
         """A master still connecting (`close` ends it rather than wait for a host that hangs)."""
+        self._spawned: subprocess.Popen[bytes] | None = None
+        """A master `begin_connect` started, its login not yet waited for."""
         self._failed_at: float | None = None
         self._closed = False
         self._fresh: _Connected | None = None
@@ -410,16 +412,26 @@ class SshTmuxRunner(TmuxRunner):
             )
         return _Connected(result, listing, verdicts)
 
-    def _start_master(self) -> _Connected:
-        """Start this host's master (``_master_lock`` held): an ssh of ours, tied to us
-        (`popen_tied`), whose own session runs the connect script and then holds the
-        connection open. Every other ssh of the host is a session on it."""
+    def begin_connect(self) -> None:
+        """Start this host's login now and return at once (`preconnect`): the master's ssh is
+        started on the calling thread, and the next `_ensure_connection` or `prepare` waits for
+        its login instead of starting another. A failure to start it is left to that call."""
+        with self._master_lock:
+            if self._closed or self._spawned is not None or self._master_alive():
+                return
+            try:
+                self._spawned = self._spawn_master()
+            except TmuxError as exc:
+                log.info("%s: could not start connecting: %s", self.host.name, exc)
+
+    def _spawn_master(self) -> subprocess.Popen[bytes]:
+        """Start the master's ssh (``_master_lock`` held); `_start_master` waits for its login."""
         self._stop_master()
         self._remove_sockets()
         log_path = os.path.join(self.control_dir, "master.log")
         try:
             with open(log_path, "wb") as errors:
-                master = popen_tied(
+                return popen_tied(
                     self.ssh_argv(self._connect_script(hold=True), master=True),
                     stdin=subprocess.PIPE,  # never written: its end is the connection's end
                     stdout=subprocess.PIPE,
@@ -430,6 +442,15 @@ class SshTmuxRunner(TmuxRunner):
         except FileNotFoundError as exc:
             self._failed_at = time.monotonic()
             raise self._no_ssh() from exc
+
+    def _start_master(self) -> _Connected:
+        """Start this host's master (``_master_lock`` held), or take the one `begin_connect`
+        started: an ssh of ours, tied to us (`popen_tied`), whose own session runs the connect
+        script and then holds the connection open. Every other ssh of the host is a session on it."""
+        master, self._spawned = self._spawned, None
+        if master is None:
+            master = self._spawn_master()
+        log_path = os.path.join(self.control_dir, "master.log")
         timeout = self.connect_timeout + 5.0
         began = time.monotonic()
         self._starting = master
@@ -543,6 +564,13 @@ class SshTmuxRunner(TmuxRunner):
             starting.kill()  # a connect that hangs (a host that accepts and says nothing) ends now
         with self._master_lock:
             self._fresh = self._prefetched = None
+            spawned, self._spawned = self._spawned, None
+            if spawned is not None:  # started by begin_connect, never waited for
+                spawned.kill()
+                spawned.wait()
+                for pipe in (spawned.stdin, spawned.stdout):
+                    if pipe is not None:
+                        pipe.close()
             self._stop_master()
             if self._own_dir and self._control_dir is not None:
                 shutil.rmtree(self._control_dir, ignore_errors=True)
@@ -577,10 +605,13 @@ _early_lock = threading.Lock()
 
 
 def preconnect(hosts: Sequence[SshHost]) -> None:
-    """Start connecting to every remote host now, each on a thread of its own: the CLI calls this
-    before it imports the dashboard, so the logins overlap those imports (~0.4 s) instead of
-    following them. `runner_for` hands the runner (connected, or still connecting) to the runtime;
-    one never claimed is closed at exit."""
+    """Start connecting to every remote host now: the CLI calls this before it imports the
+    dashboard, so the logins overlap those imports (~0.4 s) instead of following them. Each
+    master's ssh starts here, on the calling thread (which would otherwise hold the GIL for the
+    imports that follow, each start waiting for it: the fifth began ~50 ms after the first); a
+    thread each waits for the logins. `runner_for` hands the runner (connected, or still
+    connecting) to the runtime; one never claimed is closed at exit."""
+    started = []
     for host in hosts:
         if host.is_local:
             continue
@@ -590,7 +621,11 @@ def preconnect(hosts: Sequence[SshHost]) -> None:
             if not _early:
                 atexit.register(_close_unclaimed)
             runner = _early[host] = SshTmuxRunner(host)
-        threading.Thread(target=runner._ensure_connection, name=f"nbs-ssh-connect-{host.name}", daemon=True).start()
+        runner.begin_connect()
+        started.append(runner)
+    for runner in started:
+        name = f"nbs-ssh-connect-{runner.host.name}"
+        threading.Thread(target=runner._ensure_connection, name=name, daemon=True).start()
 
 
 def runner_for(host: SshHost) -> SshTmuxRunner:

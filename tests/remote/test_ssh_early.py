@@ -12,6 +12,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.runtime.contract import RuntimeOptions
 from nbs_tui.runtime.early import start_early, take_early
+from nbs_tui.tmux import ssh
 from nbs_tui.tmux.fleet import TmuxFleet
 from nbs_tui.tmux.ssh import SshTmuxRunner
 from tests.app.helpers import wait_for as pilot_wait
@@ -71,3 +72,30 @@ async def test_an_app_takes_the_runtime_started_before_it_and_shows_what_it_hear
         assert [r.master_pid() for r in runners if isinstance(r, SshTmuxRunner)] == [None, None]  # stopped with the app
     finally:
         runtime.stop()
+
+
+def test_preconnect_starts_every_login_before_it_returns(ssh_lab: SshLab) -> None:
+    """The CLI imports the dashboard right after `preconnect`: every master's ssh must be running
+    by then, not left to threads that would wait for the GIL the import holds."""
+    hosts = [HostSpec(alias, alias, ssh_lab.ssh_options) for alias in ("hosta", "hostb")]
+    ssh.preconnect(hosts)
+    runners = [ssh.runner_for(host) for host in hosts]
+    try:
+        for runner in runners:
+            started = getattr(runner, "_spawned", None) or runner._starting or runner._master
+            assert started is not None and started.poll() is None, f"{runner.host.name}: no ssh running yet"
+        for runner in runners:
+            runner.prepare()  # the login begun by preconnect, not a second one
+            assert runner.master_pid() is not None
+    finally:
+        for runner in runners:
+            runner.close()
+
+
+def test_a_login_begun_and_never_waited_for_ends_with_close(ssh_lab: SshLab) -> None:
+    runner = SshTmuxRunner(HostSpec("hosta", "hosta", ssh_lab.ssh_options))
+    runner.begin_connect()
+    spawned = runner._spawned
+    assert spawned is not None and spawned.poll() is None
+    runner.close()
+    assert spawned.poll() is not None and runner._spawned is None
