@@ -35,8 +35,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
 import libtmux  # noqa: E402
+from bench_app import compile_checkout  # noqa: E402
 
 from nbs_tui.core.detect import detect_text  # noqa: E402
 from tests.headless_proc import Headless  # noqa: E402
@@ -61,6 +63,7 @@ def main() -> int:
     if isinstance(binary, str):
         raise SystemExit(binary)
     n = args.agents
+    compile_checkout(REPO)
     tmp = Path(tempfile.mkdtemp(prefix="nbs-bench-life-"))
     server = libtmux.Server(socket_name=f"nbs-bench-life-{os.getpid()}")
     fleet = ClaudeFleet(server, tmp, binary)
@@ -77,7 +80,11 @@ def main() -> int:
         (world.home / ".claude.json").write_text(json.dumps(config))
         world.config.write_text(world.config.read_text() + f"restore_stagger = {args.stagger}\n")
         socket = str(server.socket_name)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "CLAUDE", "NBS_"))}
+        # nbs-tui runs from bytecode, as installed (compile_checkout), not compiling itself each time
+        env = {
+            k: v for k, v in os.environ.items()
+            if not k.startswith(("TMUX", "CLAUDE", "NBS_")) and k != "PYTHONDONTWRITEBYTECODE"
+        }  # fmt: skip
         env.update(XDG_STATE_HOME=str(world.state), XDG_CONFIG_HOME=str(world.state / "config"), NBS_SERVICE="off")
 
         # 1. by hand
