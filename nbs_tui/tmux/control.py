@@ -115,9 +115,22 @@ class StartGate:
 
     @contextlib.contextmanager
     def closing(self, client: object) -> Iterator[None]:
-        """Close ``client`` (which may itself be starting: tmux has its identity whole by then,
-        the process sends it before reading its stdin) once no other client is starting."""
+        """Close ``client`` once no other client is starting.
+
+        A client closed while it still identifies itself keeps its start's hold of the file
+        until it has identified (or ended, or GATE_WAIT passed), and only then lets it go (that
+        hold would keep its own close out). Letting it go at once freed the file for another
+        process's close, whose ``%client-detached`` then met this identify: each of the two
+        crashes of tmux 3.3a caught with its server log in the two-process test of
+        `tests/tmux/test_control_gate.py` was that. In one process the client counts as starting
+        (`_others_starting`) until then anyway, so only the file needs the wait.
+        """
         with self._changed:
+            began = self._starting.get(client)
+            if self._file is not None and began is not None:
+                left = began + GATE_WAIT - time.monotonic()
+                if not self._changed.wait_for(lambda: client not in self._starting, max(0.0, left)):
+                    log.warning("a control client still starting after %.0f s: closing it anyway", GATE_WAIT)
             own = self._held.pop(client, None)  # its own start's hold would keep its close out
         GateFile.release(own)
         with self._changed:

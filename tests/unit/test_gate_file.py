@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -74,3 +75,46 @@ def test_a_start_older_than_the_gate_wait_no_longer_keeps_other_processes_out(
     gate.end_start(later)
     closing = other_process.hold(shared=False, wait=0.0)
     assert closing is not None, "the hung start still holds the file"
+
+
+def _close_on_a_thread(gate: StartGate, client: object) -> tuple[threading.Thread, threading.Event]:
+    closed = threading.Event()
+
+    def close() -> None:
+        with gate.closing(client):
+            closed.set()
+
+    closer = threading.Thread(target=close, daemon=True)
+    closer.start()
+    return closer, closed
+
+
+def test_a_client_closed_while_it_identifies_keeps_other_processes_closes_out_until_it_has(tmp_path: Path) -> None:
+    """Another process's close must not get the file while our client still identifies itself,
+    even when that client is being closed: its ``%client-detached`` would meet the identify. A
+    close of a client still starting used to let its start's hold go at once; that is how tmux
+    3.3a crashed in `tests/tmux/test_control_gate.py`'s two processes (seen in its server log)."""
+    path = tmp_path / "start-gate"
+    gate, other_process = StartGate(GateFile(path)), GateFile(path)
+    identifying = object()
+    gate.begin_start(identifying)
+    closer, closed = _close_on_a_thread(gate, identifying)
+    closer.join(0.5)  # time for the close to go through, had it not waited
+    assert other_process.hold(shared=False, wait=0.0) is None, "another process's close got in during the identify"
+    assert not closed.is_set()
+    gate.end_start(identifying)  # it has identified
+    closer.join(30.0)
+    assert closed.is_set()
+    assert other_process.hold(shared=False, wait=0.0) is not None
+
+
+def test_a_client_closed_that_never_identifies_is_closed_after_the_gate_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(control, "GATE_WAIT", 0.2)
+    gate = StartGate(GateFile(tmp_path / "start-gate"))
+    hung = object()
+    gate.begin_start(hung)  # a stopped tmux: it never identifies
+    closer, closed = _close_on_a_thread(gate, hung)
+    closer.join(30.0)
+    assert closed.is_set()
