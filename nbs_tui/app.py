@@ -11,9 +11,9 @@ each message and key to, one concern each (`nbs_tui.dashboard`):
 - `dashboard.views.Views`: the view up, the selected pane, and the frame that repaints them,
   run by `dashboard.frames.FrameScheduler` (the mirrored pane's change at once, others at
   most 30 times a second, nothing while nothing changes);
-- `nbs_tui.controller.OperatorController` carries out the operator's actions (no Textual);
-  `dashboard.operator_actions`, `dashboard.answering` and `dashboard.history` are the
-  dashboard's side of them (which pane, what to ask, what to show);
+- `nbs_tui.controller.OperatorController` carries out the operator's actions (no Textual; the
+  fleet's lifecycle in its `lifecycle`); `dashboard.operator_actions`, `answering`, `history` and
+  `lifecycle` are the dashboard's side of them (which pane, what to ask, what to show);
 - `nbs_tui.commands.COMMANDS` is every key: bindings, footer, palette and help
   (`dashboard.keys`) come from it; `dashboard.notifications` writes to the operator's terminal.
 
