@@ -11,16 +11,20 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import libtmux
 import pytest
 
+from nbs_tui.core.model import PaneInfo
 from nbs_tui.tmux.discovery import (
+    FORMAT,
     agent_in_process_tree,
     filter_sessions,
     is_claude_cmdline,
     list_panes,
+    panes_from_listing,
 )
 from nbs_tui.tmux.port import PaneGone
 
@@ -110,6 +114,34 @@ def test_an_agent_started_later_below_a_wrapper_is_found(server: libtmux.Server,
         return now.info.is_agent and now.info.current_command == "sh"
 
     wait_for(found)
+
+
+def test_a_remote_verdict_is_asked_again_only_when_the_title_turns_agent_like(server: libtmux.Server) -> None:
+    """Where /proc does not show the panes (another host), the host is asked once per pane and
+    again only when the listing shows a change: a wrapper that starts Claude Code changes neither
+    the first process nor the current command, but Claude Code's title (``✳ ...``) shows it."""
+    session = new_session(server, "shell", 80, 24)
+    pane = session.active_window.active_pane
+    assert pane is not None
+    asked: list[list[str]] = []
+
+    def host(panes: Sequence[PaneInfo]) -> dict[str, bool]:  # this machine stands in for the host
+        asked.append([p.pane_id for p in panes])
+        return {p.pane_id: bool(agent_in_process_tree(p.pid)) for p in panes}
+
+    cache: dict = {}
+
+    def scan() -> None:
+        text = tmux(server, "list-panes", "-a", "-F", FORMAT)
+        panes_from_listing(text, cache, walk=False, detect=host)
+
+    scan()
+    scan()
+    assert asked == [[pane.pane_id]]  # nothing changed: not asked again
+    tmux(server, "select-pane", "-t", str(pane.pane_id), "-T", "✳ Claude Code")
+    scan()
+    scan()
+    assert asked == [[pane.pane_id], [pane.pane_id]]
 
 
 def test_an_agent_walk_short_of_file_descriptors_is_not_remembered(server: libtmux.Server, tmp_path: Path) -> None:
