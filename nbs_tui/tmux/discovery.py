@@ -168,6 +168,13 @@ def panes_from_listing(
             seen.add(p.info.pane_id)
             unique.append(p)
     keys = {p.info.pane_id: _agent_key(p.info, walk) for p in unique}
+    for key in keys.values():
+        if key is not None and key not in cache:
+            # A title that comes to look like Claude Code's is news only to a "no": an agent's
+            # titles need not all look alike (working, idle), and each would cost a walk
+            carried = cache.get((*key[:-1], not key[-1]))
+            if carried is not None and (carried or not key[-1]):
+                cache[key] = carried
     asked: dict[str, bool] = {}
     if detect is not None:
         new = [p.info for p in unique if keys[p.info.pane_id] not in cache]
