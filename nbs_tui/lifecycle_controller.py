@@ -21,11 +21,13 @@ Failures are said as the controller says them: what the operator asked for and c
 is a notification and a failed line in the action log; a backend's failure goes to the runtime's
 problem sink (`nbs_tui.core.problems`: the log, the problems screen, ``--headless``'s ``error``
 lines) as ``new agent``, ``background sessions``, ``operator action``, ``fleet memory`` or
-``restore``.
+``restore``; so does anything an action did not expect (`_on_thread`), instead of ending its
+thread unsaid.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
@@ -37,6 +39,8 @@ from nbs_tui.core.background import BackgroundSession
 from nbs_tui.core.hosts import split_pane_id
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.runtime.runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # the lifecycle's modules are imported when first used
     from nbs_tui.core.restore import RestorePlan
@@ -75,12 +79,25 @@ class LifecycleController:
         self.action_log = action_log
         self.clock = clock
 
+    def _on_thread(self, name: str, kind: str, action: Callable[..., None], *args: object) -> None:
+        """Run ``action(*args)`` on a thread of its own named ``name``; an exception it did not
+        expect is a problem of ``kind``, as the controller's action thread reports one."""
+
+        def run() -> None:
+            try:
+                action(*args)
+            except Exception as error:
+                log.exception("%s failed", name)
+                self.runtime.problem(kind, f"{type(error).__name__}: {error}")
+
+        threading.Thread(target=run, name=name, daemon=True).start()
+
     # -- a new agent (the form) ------------------------------------------------------------
 
     def start_agent(self, spec: NewAgent) -> None:
         """Start ``spec`` as ``nbs-tui new`` does, on its own thread (``nbs-new-agent``: a start
         takes up to a minute and must not hold up the other actions); say how it went."""
-        threading.Thread(target=self._start_agent, args=(spec,), name="nbs-new-agent", daemon=True).start()
+        self._on_thread("nbs-new-agent", "new agent", self._start_agent, spec)
 
     def start_place(self) -> str:
         """Where the form starts an agent, for its title (`_start_commands`; never blocks)."""
@@ -173,9 +190,7 @@ class LifecycleController:
         """Open one of Claude Code's background sessions in a new tmux window (``claude attach
         ID``) on its own thread (``nbs-open-background``); say how it went, log it, and tell
         ``opened(id, pane id)`` on the UI thread. Its pane is then watched as any other."""
-        threading.Thread(
-            target=self._open_background, args=(session, opened), name="nbs-open-background", daemon=True
-        ).start()
+        self._on_thread("nbs-open-background", "background sessions", self._open_background, session, opened)
 
     def _open_background(self, session: BackgroundSession, opened: Callable[[str, PaneId], None]) -> None:
         from nbs_tui.core.agent_spec import SpecError
@@ -216,9 +231,7 @@ class LifecycleController:
     def stop_agent(self, pane: PaneInfo, *, restart: bool) -> None:
         """Stop (or restart in place) the agent in ``pane`` on its own thread (``nbs-stop-agent``:
         it may wait seconds for each step); say how it went and log it."""
-        threading.Thread(
-            target=self._stop_agent, args=(pane, restart), name="nbs-stop-agent", daemon=True
-        ).start()
+        self._on_thread("nbs-stop-agent", "operator action", self._stop_agent, pane, restart)
 
     def _host_of(self, pane_id: PaneId) -> tuple[TmuxServerCommands, PaneId, AgentHost, SidecarLease | None] | None:
         """The command path of the pane's tmux server (this machine's, or a host's over its ssh
@@ -284,7 +297,7 @@ class LifecycleController:
         """On its own thread: when this server's remembered fleet has agents that are gone (a
         reboot, a lost server), call ``offer`` (on the UI thread) with the restore plan's lines;
         else ``nothing``."""
-        threading.Thread(target=self._check_remembered, args=(offer, nothing), name="nbs-remembered", daemon=True).start()
+        self._on_thread("nbs-remembered", "fleet memory", self._check_remembered, offer, nothing)
 
     def _restore_parts(self) -> tuple[FleetStore, Gathered, RestorePlan] | None:
         """This server's fleet memory, what a restore needs, and its plan; None: nothing remembered
@@ -322,7 +335,7 @@ class LifecycleController:
 
     def restore_remembered(self) -> None:
         """Restore this server's remembered fleet (the operator confirmed), on its own thread."""
-        threading.Thread(target=self._restore_remembered, name="nbs-restore", daemon=True).start()
+        self._on_thread("nbs-restore", "restore", self._restore_remembered)
 
     def _restore_remembered(self) -> None:
         from nbs_tui.runtime.agent_start import AgentStarter
