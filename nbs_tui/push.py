@@ -4,7 +4,9 @@ Sent by the process that holds the tmux server's sidecar lease (the service, usu
 each dashboard: a push must reach the phone once per event however many dashboards or browser
 tabs watch, and also when none does (docs/notifications.md says why here). The rules are the
 terminal notifications' own (`nbs_tui.core.notify`: muting, repeat limit, coalescing a burst),
-fed with the sidecar's events (`nbs_tui.sidecar.notices.EventNotices`).
+fed with the sidecar's events (`nbs_tui.sidecar.notices.EventNotices`). Muted are the kinds of
+``notify_mute`` and those a dashboard muted from its palette, server-wide (``@nbs_mute``, read
+by the lease each tick: the dashboard and the sender are often different processes).
 
 A push says the agent's name, its state and the question's first line, and nothing else of the
 screen. While the browser view runs (`nbs_tui.files.web_endpoint`), it also carries a link whose
@@ -72,6 +74,7 @@ class PushSender:
         problem: Callable[[str, str], None],
         link_ttl: float,
         state_dir: Path,
+        muted: Callable[[], frozenset[NotifyKind]] = frozenset,
         wall: Callable[[], float] = time.time,
     ) -> None:
         self.urls = tuple(u.strip() for u in urls)
@@ -80,6 +83,8 @@ class PushSender:
         self._host = host
         self._names = names
         self._acting = acting
+        self._muted = muted
+        """The kinds muted server-wide from a dashboard, now (on top of ``notify_mute``)."""
         self._problem = problem
         self._link_ttl = link_ttl
         self._state_dir = state_dir
@@ -99,6 +104,7 @@ class PushSender:
         """One sidecar event (sidecar thread): the rules see every one, acting or not, so a
         process that takes the lease over knows the fleet's states and repeats."""
         with self._lock:
+            self._notices.mute_also(self._muted())
             notes = self._notices.observe(event)
         self.offer(notes, event.question)
 
