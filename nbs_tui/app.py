@@ -236,7 +236,8 @@ class NbsApp(App[int]):
         )
         """Start, stop, restart and restore agents (``c``, ``X``, ``S``, ``Ctrl+O``), open background sessions (``o``)."""
         self.notifications = OperatorNotifications(
-            self, settings, self.operator, problem=self.runtime.problem, panes=lambda: self.pane_by_id
+            self, settings, self.operator, problem=self.runtime.problem, panes=lambda: self.pane_by_id,
+            leases=self.runtime.leases,
         )
         """Notifications to the operator's own terminal (through ssh and tmux) and ``notify_command``."""
         self.notifier = self.notifications.notifier
@@ -699,7 +700,7 @@ class NbsApp(App[int]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield from palette_commands(
-            self, self.operator.notifications.muted, self.notifications.toggle_mute, self.panes, self.select_pane,
+            self, self.notifications.muted(), self.notifications.toggle_mute, self.panes, self.select_pane,
             self.fleet_list.background, self.lifecycle.open_background,
         )
 
