@@ -17,6 +17,8 @@ import libtmux
 
 from nbs_tui.claude.hooks import install
 from nbs_tui.claude.spool import parse_line
+from nbs_tui.config import Settings
+from nbs_tui.core.model import ServerAddress
 from tests.realclaude.harness import _SCRUB_PREFIXES, OFFLINE_ENV, ClaudeFleet, FakeAPI, Scenario
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,6 +42,21 @@ class NewAgentWorld:
         return subprocess.run(
             [sys.executable, "-m", "nbs_tui", "--config", str(self.config), "-L", server, "new", *args],
             capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO, check=False,
+        )  # fmt: skip
+
+    @property
+    def action_log(self) -> Path:
+        """The action log of `dashboard_settings`' dashboard."""
+        return self.config.parent / "actions.log"
+
+    def dashboard_settings(self, server: libtmux.Server, *, poll: bool = True) -> Settings:
+        """A dashboard of ``server`` whose ``c``/``S``/``X`` and restore start this world's Claude
+        Code: its command and config folder, the log `action_log`, no service; ``poll`` False: no
+        ``/nbs-poll`` typed into its agents."""
+        return Settings(
+            server=ServerAddress(socket_name=server.socket_name), claude_command=str(self.wrapper),
+            claude_home=self.home / ".claude", action_log=self.action_log, hook_spool=self.config.parent / "hooks.jsonl",
+            service="off", poll_disabled=not poll,
         )  # fmt: skip
 
 
