@@ -4,6 +4,7 @@ Run on demand (not part of the test suite)::
 
     .venv/bin/python bench/bench_first_frame.py                      # this checkout, 10 launches
     .venv/bin/python bench/bench_first_frame.py --rounds 14 ../before .   # A/B, interleaved
+    .venv/bin/python bench/bench_first_frame.py --config-text 'notify_urls = ["json://127.0.0.1:9/"]'
 
 One 50-agent demo fleet (`DemoFleet.start_busy`, as `bench_app.py`) with the marker pane; then
 ``--rounds`` rounds, each launching the CLI once per checkout (in turn, the order reversed every
@@ -48,16 +49,17 @@ def launch_checkout(checkout: Path, socket: str, config: Path, home: Path, n: in
     return AppInPty([python, *app_argv(socket, config)[1:]], app_env(home), n, checkout)
 
 
-def prepare(paths: list[Path], prefix: str) -> tuple[list[Path], Path, Path]:
-    """The checkouts, resolved and byte-compiled, and a scratch HOME and empty config to launch them with."""
+def prepare(paths: list[Path], prefix: str, config_text: str = "") -> tuple[list[Path], Path, Path]:
+    """The checkouts, resolved and byte-compiled, and a scratch HOME and a config (``config_text``,
+    empty by default) to launch them with."""
     checkouts = [c.resolve() for c in paths]
     for checkout in checkouts:
         compile_checkout(checkout, str(checkout / ".venv" / "bin" / "python"))
     work = Path(tempfile.mkdtemp(prefix=prefix))
     home = work / "home"
     home.mkdir()
-    config = work / "empty.toml"
-    config.write_text("")
+    config = work / "config.toml"
+    config.write_text(config_text, encoding="utf-8")
     return checkouts, home, config
 
 
@@ -84,8 +86,9 @@ def main() -> int:
     parser.add_argument("checkouts", nargs="*", type=Path, default=[ROOT], help="checkouts to launch (default: this one)")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--agents", type=int, default=50)
+    parser.add_argument("--config-text", default="", help="the config file's text (default: empty)")
     args = parser.parse_args()
-    checkouts, home, config = prepare(args.checkouts, "nbs-first-frame-")
+    checkouts, home, config = prepare(args.checkouts, "nbs-first-frame-", args.config_text)
     results: dict[Path, list[tuple[float, float]]] = {c: [] for c in checkouts}
     load_before = os.getloadavg()
     fleet = DemoFleet.start_busy(args.agents, busy_fraction=0.25, marker_dir=home.parent / "markers")

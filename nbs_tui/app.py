@@ -11,9 +11,9 @@ each message and key to, one concern each (`nbs_tui.dashboard`):
 - `dashboard.views.Views`: the view up, the selected pane, and the frame that repaints them,
   run by `dashboard.frames.FrameScheduler` (the mirrored pane's change at once, others at
   most 30 times a second, nothing while nothing changes);
-- `nbs_tui.controller.OperatorController` carries out the operator's actions (no Textual);
-  `dashboard.operator_actions`, `dashboard.answering` and `dashboard.history` are the
-  dashboard's side of them (which pane, what to ask, what to show);
+- `nbs_tui.controller.OperatorController` carries out the operator's actions (no Textual; the
+  fleet's lifecycle in its `lifecycle`); `dashboard.operator_actions`, `answering`, `history` and
+  `lifecycle` are the dashboard's side of them (which pane, what to ask, what to show);
 - `nbs_tui.commands.COMMANDS` is every key: bindings, footer, palette and help
   (`dashboard.keys`) come from it; `dashboard.notifications` writes to the operator's terminal.
 
@@ -236,7 +236,8 @@ class NbsApp(App[int]):
         )
         """Start, stop, restart and restore agents (``c``, ``X``, ``S``, ``Ctrl+O``), open background sessions (``o``)."""
         self.notifications = OperatorNotifications(
-            self, settings, self.operator, problem=self.runtime.problem, panes=lambda: self.pane_by_id
+            self, settings, self.operator, problem=self.runtime.problem, panes=lambda: self.pane_by_id,
+            leases=self.runtime.leases,
         )
         """Notifications to the operator's own terminal (through ssh and tmux) and ``notify_command``."""
         self.notifier = self.notifications.notifier
@@ -699,7 +700,7 @@ class NbsApp(App[int]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield from palette_commands(
-            self, self.operator.notifications.muted, self.notifications.toggle_mute, self.panes, self.select_pane,
+            self, self.notifications.muted(), self.notifications.toggle_mute, self.panes, self.select_pane,
             self.fleet_list.background, self.lifecycle.open_background,
         )
 

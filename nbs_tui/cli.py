@@ -22,6 +22,7 @@ from nbs_tui.core.agent_spec import SpecError
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.text import json_line_safe
 from nbs_tui.logs import log_path
+from nbs_tui.server_options import add_server_options
 from nbs_tui.tmux.address import default_server
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.errors import TmuxError
@@ -38,20 +39,6 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see 'nbs-tui --help')")
-
-
-def _add_server_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("tmux server")
-    picked = group.add_mutually_exclusive_group()
-    picked.add_argument("-L", dest="socket_name", metavar="NAME", help="tmux socket name, as tmux -L")
-    picked.add_argument("-S", dest="socket_path", metavar="PATH", help="tmux socket path, as tmux -S")
-    group.add_argument(
-        "--host",
-        dest="hosts",
-        action="append",
-        metavar="DEST",
-        help="watch this host through ssh (user@box, an ~/.ssh/config alias, a [[hosts]] name, or 'local'); repeatable",
-    )
 
 
 def _add_sidecar_options(parser: argparse.ArgumentParser, *, inherit: bool = False) -> None:
@@ -83,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=f"With no tmux server to watch, try 'nbs-tui demo'. Log file (errors and their tracebacks): {log_path()}",
     )
     parser.add_argument("--version", action="version", version=f"nbs-tui {__version__}")
-    _add_server_options(parser)
+    add_server_options(parser)
     parser.add_argument(
         "--session", action="append", dest="sessions", metavar="NAME", help="watch only this session (repeatable)"
     )

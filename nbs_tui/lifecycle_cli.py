@@ -22,18 +22,7 @@ from typing import Any
 from nbs_tui.core.agent_spec import PERMISSION_MODES, NewAgent, SpecError, checked
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.files.agent_input import PreparedAgent, prepare_local
-
-
-def _server_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("tmux server")
-    picked = group.add_mutually_exclusive_group()
-    # SUPPRESS: given before the subcommand (nbs-tui -L x new DIR), they are kept
-    picked.add_argument("-L", dest="socket_name", metavar="NAME", default=argparse.SUPPRESS, help="tmux socket name, as tmux -L")
-    picked.add_argument("-S", dest="socket_path", metavar="PATH", default=argparse.SUPPRESS, help="tmux socket path, as tmux -S")
-    group.add_argument(
-        "--host", dest="hosts", action="append", metavar="DEST", default=argparse.SUPPRESS,
-        help="on this host, through ssh (user@box, an ~/.ssh/config alias, a [[hosts]] name, or 'local')",
-    )  # fmt: skip
+from nbs_tui.server_options import ON_HOST, add_server_options
 
 
 def add_lifecycle_parsers(commands: argparse._SubParsersAction[Any]) -> None:
@@ -60,7 +49,7 @@ def add_lifecycle_parsers(commands: argparse._SubParsersAction[Any]) -> None:
     )  # fmt: skip
     new.add_argument("--session", metavar="SESSION", help="the tmux session to open the window in (made if missing)")
     new.add_argument("--json", action="store_true", help="print one JSON line: pane id, target, name, session id")
-    _server_options(new)
+    add_server_options(new, inherit=True, host_help=ON_HOST)
 
     restore = commands.add_parser(
         "restore",
@@ -79,12 +68,12 @@ def add_lifecycle_parsers(commands: argparse._SubParsersAction[Any]) -> None:
         command.add_argument("pane", metavar="PANE", help="a pane id (%%3) or target (agents:api)")
         command.add_argument("--yes", action="store_true", help="do not ask for a confirmation")
         command.add_argument("--json", action="store_true", help="print one JSON line of what was done")
-        _server_options(command)
+        add_server_options(command, inherit=True, host_help=ON_HOST)
 
     restore.add_argument("names", nargs="*", metavar="NAME", help="only these agents or windows (default: all)")
     restore.add_argument("--dry-run", action="store_true", help="print the plan, start nothing")
     restore.add_argument("--json", action="store_true", help="print the plan (or what was done) as JSON")
-    _server_options(restore)
+    add_server_options(restore, inherit=True, host_help=ON_HOST)
 
 
 def _server(args: argparse.Namespace) -> ServerAddress:

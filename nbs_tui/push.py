@@ -4,7 +4,9 @@ Sent by the process that holds the tmux server's sidecar lease (the service, usu
 each dashboard: a push must reach the phone once per event however many dashboards or browser
 tabs watch, and also when none does (docs/notifications.md says why here). The rules are the
 terminal notifications' own (`nbs_tui.core.notify`: muting, repeat limit, coalescing a burst),
-fed with the sidecar's events (`nbs_tui.sidecar.notices.EventNotices`).
+fed with the sidecar's events (`nbs_tui.sidecar.notices.EventNotices`). Muted are the kinds of
+``notify_mute`` and those a dashboard muted from its palette, server-wide (``@nbs_mute``, read
+by the lease each tick: the dashboard and the sender are often different processes).
 
 A push says the agent's name, its state and the question's first line, and nothing else of the
 screen. While the browser view runs (`nbs_tui.files.web_endpoint`), it also carries a link whose
@@ -13,7 +15,11 @@ one-time credential (`nbs_tui.core.web_links`) opens that agent's answer card th
 Threads. `PushSender.observe` runs on the sidecar's thread and never blocks it: a due push goes
 into a bounded queue (a full one drops it and says so). One worker thread, ``nbs-push``, takes
 what came within `COALESCE_WINDOW` of the first, folds a burst of one kind into one push, and
-sends through Apprise (its own timeouts bound each send). Failures become ``push`` problems, at
+sends through Apprise (its own timeouts bound each send). Apprise is loaded, and each URL
+checked, by that thread only once this process acts: at its first push, or `LOAD_AFTER`
+seconds after it took the lease. Loading it and its plugins costs ~0.25-0.6 s of CPU, which a
+dashboard's start does not pay, nor ever a dashboard that watches while the service sends; a
+URL Apprise cannot use (or an Apprise that does not load) is still said within seconds. Failures become ``push`` problems, at
 most one per `PROBLEM_EVERY` seconds (a phone service down for an hour is one line a minute).
 """
 
@@ -35,6 +41,7 @@ from nbs_tui.core.model import PaneId
 from nbs_tui.core.notify import Notification, NotifyKind, coalesce, push_message
 from nbs_tui.core.web_links import issue_link
 from nbs_tui.files.web_endpoint import endpoint_path, read_endpoint
+from nbs_tui.notify import unusable_url
 from nbs_tui.sidecar.events import SidecarEvent
 from nbs_tui.sidecar.notices import EventNotices
 
@@ -49,6 +56,8 @@ every agent in the same few ticks), so `coalesce` can fold them into one."""
 PROBLEM_EVERY = 60.0
 """At most one ``push`` problem line per this many seconds."""
 STOP_WAIT = 2.0
+LOAD_AFTER = 5.0
+"""Seconds after this process starts acting before Apprise is loaded if no push came first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +81,9 @@ class PushSender:
         problem: Callable[[str, str], None],
         link_ttl: float,
         state_dir: Path,
+        muted: Callable[[], frozenset[NotifyKind]] = frozenset,
         wall: Callable[[], float] = time.time,
+        load_after: float = LOAD_AFTER,
     ) -> None:
         self.urls = tuple(u.strip() for u in urls)
         self._notices = notices
@@ -80,10 +91,13 @@ class PushSender:
         self._host = host
         self._names = names
         self._acting = acting
+        self._muted = muted
+        """The kinds muted server-wide from a dashboard, now (on top of ``notify_mute``)."""
         self._problem = problem
         self._link_ttl = link_ttl
         self._state_dir = state_dir
         self._wall = wall
+        self._load_after = load_after
         self._queue: queue.Queue[_Due] = queue.Queue(maxsize=QUEUE_BOUND)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -99,6 +113,7 @@ class PushSender:
         """One sidecar event (sidecar thread): the rules see every one, acting or not, so a
         process that takes the lease over knows the fleet's states and repeats."""
         with self._lock:
+            self._notices.mute_also(self._muted())
             notes = self._notices.observe(event)
         self.offer(notes, event.question)
 
@@ -127,26 +142,54 @@ class PushSender:
     # -- the worker ----------------------------------------------------------------------------
 
     def _run(self) -> None:
-        try:
-            import apprise
-
-            sender = apprise.Apprise()
-            for url in self.urls:
-                sender.add(url)
-        except Exception as error:  # checked at config load; an Apprise that breaks later says so
-            self._say(f"push notifications are off: Apprise did not start ({error})")
-            return
+        sender: Any = None
+        loaded = False
+        acting_since: float | None = None
         while not self._stopping.is_set():
             try:
                 first = self._queue.get(timeout=0.25)
             except queue.Empty:
+                if not loaded:  # load once this process has acted a while, even with nothing to send
+                    now = time.monotonic()
+                    if not self._acting():
+                        acting_since = None
+                    elif acting_since is None:
+                        acting_since = now
+                    if acting_since is not None and now - acting_since >= self._load_after:
+                        sender, loaded = self._load(), True
                 continue
+            if not loaded:
+                sender, loaded = self._load(), True
             batch = [first, *self._gather(time.monotonic() + COALESCE_WINDOW)]
+            if sender is None:
+                continue  # nowhere to send: `_load` said why
             questions = {(d.note.pane_id, d.note.kind): d.question for d in batch}
             for note in coalesce([d.note for d in batch]):
                 if self._stopping.is_set():
                     return
                 self._send(sender, note, questions.get((note.pane_id, note.kind), ""))
+
+    def _load(self) -> Any:
+        """Apprise with every URL it can send to, or None if there is none; what is wrong with
+        the others is one ``push`` problem (worker thread)."""
+        try:
+            import apprise
+        except Exception as error:  # a dependency, but an install can be broken
+            self._say(f"push notifications are off: Apprise cannot be loaded ({error}); reinstall nbs-tui")
+            return None
+        sender = apprise.Apprise()
+        unusable: list[str] = []
+        for index, url in enumerate(self.urls):
+            try:
+                plugin = apprise.Apprise.instantiate(url)
+            except Exception:  # a plugin's own bug: the URL is as unusable
+                log.exception("Apprise failed on notify_urls[%d]", index)
+                plugin = None
+            if plugin is None or not sender.add(plugin):
+                unusable.append(unusable_url(index, url))
+        if unusable:
+            self._say("; ".join(unusable) + ("" if len(sender) else "; push notifications are off"))
+        return sender if len(sender) else None
 
     def _gather(self, until: float) -> list[_Due]:
         """What is queued already, and what comes until ``until``."""

@@ -14,7 +14,8 @@ Rules:
 - ``limited``: the state became ``limited`` (a usage limit; matched by name, so this module
   works whether or not detection knows that state yet);
 - ``stuck``: the stuck watch escalated the agent (once per escalation);
-- none for the pane the operator is looking at, none of a muted kind, and the same kind for the
+- none for the pane the operator is looking at, none of a muted kind (muted here, or for the
+  whole server: ``also_muted``), and the same kind for the
   same pane at most once per ``repeat`` seconds (an agent flapping between a prompt and work
   does not ring twenty times).
 """
@@ -63,6 +64,17 @@ def parse_kinds(names: Iterable[str]) -> frozenset[NotifyKind]:
             known = ", ".join(kind.value for kind in NotifyKind)
             raise NotifySettingsError(f"unknown notification kind {name!r} (known: {known})") from None
     return frozenset(kinds)
+
+
+def encode_kinds(kinds: Iterable[NotifyKind]) -> str:
+    """Kinds as one comma-separated word (a tmux option's value); "" for none."""
+    return ",".join(sorted(kind.value for kind in kinds))
+
+
+def decode_kinds(value: str) -> frozenset[NotifyKind]:
+    """`encode_kinds` back; names this version does not know (a newer one wrote them) are left out."""
+    known = {kind.value: kind for kind in NotifyKind}
+    return frozenset(known[name] for name in (n.strip() for n in value.split(",")) if name in known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +126,10 @@ class NotifyDecider:
     """Decides which state changes become notifications (see the module docstring)."""
 
     muted: frozenset[NotifyKind] = frozenset()
+    """This process's own mute (``notify_mute``, then its palette's toggles)."""
+    also_muted: frozenset[NotifyKind] = frozenset()
+    """Kinds muted for the whole tmux server (``@nbs_mute``, any dashboard's palette): the
+    caller keeps this up to date with what the server says."""
     repeat: float = 60.0
     """Seconds within which the same kind for the same pane is not notified again."""
     _seen: dict[PaneId, _Seen] = field(default_factory=dict)
@@ -200,7 +216,7 @@ class NotifyDecider:
         return None
 
     def _allow(self, note: Notification, looking_at: PaneId | None) -> Notification | None:
-        if note.kind in self.muted or note.pane_id == looking_at:
+        if note.kind in self.muted or note.kind in self.also_muted or note.pane_id == looking_at:
             return None
         key = (note.pane_id, note.kind)
         last = self._last.get(key)

@@ -59,7 +59,7 @@ def palette_commands(
         off = kind in muted
         yield SystemCommand(
             f"{'Unmute' if off else 'Mute'} {KIND_LABELS[kind]} notifications",
-            f"{'Send' if off else 'Stop'} terminal notifications and notify_command for '{kind.value}'",
+            f"{'Send' if off else 'Stop'} terminal notifications, notify_command and pushes for '{kind.value}'",
             partial(toggle_mute, kind),
         )
     for session in background:

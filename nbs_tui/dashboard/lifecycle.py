@@ -3,8 +3,9 @@ stop (``X``) and restart (``S``) after a confirmation, the remembered fleet: off
 when its agents are gone, restored after a look at the plan (``Ctrl+O``), and Claude Code's own
 background sessions opened in a tmux window (``o``, or Enter on a ``◇`` row).
 
-The controller (`nbs_tui.controller.OperatorController`, no Textual) starts, stops and restores
-off the UI thread and says how it went; this part opens the form and the confirmations (UI thread).
+The controller's lifecycle (`nbs_tui.lifecycle_controller.LifecycleController`, the operator
+controller's ``lifecycle``, no Textual) starts, stops and restores off the UI thread and says how
+it went; this part opens the form and the confirmations (UI thread).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class LifecycleActions:
     ) -> None:  # fmt: skip
         self._app = app
         self._operator = operator
+        self._lifecycle = operator.lifecycle
         self._settings = settings
         self._panes = panes
         self._selected = selected
@@ -44,7 +46,7 @@ class LifecycleActions:
     def start(self) -> None:
         """Once the dashboard runs: look at the remembered fleet a little later."""
         self._app.set_timer(
-            REMEMBERED_CHECK_SECONDS, lambda: self._operator.check_remembered(self.offer_restore), name="remembered"
+            REMEMBERED_CHECK_SECONDS, lambda: self._lifecycle.check_remembered(self.offer_restore), name="remembered"
         )
 
     def new_agent(self) -> None:
@@ -55,17 +57,17 @@ class LifecycleActions:
 
         def chosen(spec: NewAgent | None) -> None:
             if spec is not None:
-                self._operator.start_agent(spec)
+                self._lifecycle.start_agent(spec)
 
-        hosts, first = self._operator.start_hosts()
-        self._app.push_screen(NewAgentScreen(folders, self._operator.start_place(), hosts, first), chosen)
+        hosts, first = self._lifecycle.start_hosts()
+        self._app.push_screen(NewAgentScreen(folders, self._lifecycle.start_place(), hosts, first), chosen)
 
     def open_background(self, session: BackgroundSession | None) -> None:
         """``claude attach ID`` in a new tmux window for the selected background session."""
         if session is None:
             self._app.notify("Select a background session (◇ in the list) first.", timeout=4)
             return
-        self._operator.open_background(session, self._opened)
+        self._lifecycle.open_background(session, self._opened)
 
     def offer_restore(self, lines: list[str]) -> None:
         """The remembered fleet has agents that are gone: say so once, and how to bring them back."""
@@ -80,14 +82,14 @@ class LifecycleActions:
         def offer(lines: list[str]) -> None:
             def answered(yes: bool | None) -> None:
                 if yes:
-                    self._operator.restore_remembered()
+                    self._lifecycle.restore_remembered()
 
             self._app.push_screen(ConfirmScreen("Restore the remembered fleet", lines[1:], lines[0]), answered)
 
         def nothing() -> None:
             self._app.notify("No remembered agents of this server are gone.", timeout=4)
 
-        self._operator.check_remembered(offer, nothing)
+        self._lifecycle.check_remembered(offer, nothing)
 
     def stop_or_restart(self, *, restart: bool) -> None:
         pane = self._selected()
@@ -103,7 +105,7 @@ class LifecycleActions:
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._operator.stop_agent(pane, restart=restart)
+                self._lifecycle.stop_agent(pane, restart=restart)
 
         title = "Restart the agent" if restart else "Stop the agent"
         self._app.push_screen(ConfirmScreen(title, [f"{pane.target}  {pane.title}".rstrip()], what), answered)

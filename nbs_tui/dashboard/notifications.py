@@ -12,7 +12,7 @@ sequences are among them, checks it and says how to allow it when it is off.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from textual.app import App
@@ -28,6 +28,7 @@ from nbs_tui.notify import (
     parse_protocols,
     passthrough_problem,
 )
+from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.tmux.own import client_terminal, passthrough_state
 from nbs_tui.widgets.pane_text import project_name
 from nbs_tui.widgets.textual_internals import terminal_driver
@@ -39,12 +40,16 @@ class OperatorNotifications:
     def __init__(
         self, app: App[Any], settings: Settings, operator: OperatorController, *,
         problem: Callable[[str, str], None], panes: Callable[[], Mapping[PaneId, PaneInfo]],
+        leases: Callable[[], Sequence[SidecarLease]] = list,
     ) -> None:  # fmt: skip
         self._app = app
         self._settings = settings
         self._operator = operator
         self._problem = problem
         self._panes = panes
+        self._leases = leases
+        """The lease of every watched server: the palette's mute is theirs (``@nbs_mute``), so
+        that the process sending pushes (the lease holder, often the service) honours it too."""
         self.notifier = TerminalNotifier(
             self._write, parse_protocols(settings.notify_osc, os.environ),
             in_tmux=bool(os.environ.get("TMUX")), command=settings.notify_command,
@@ -60,12 +65,30 @@ class OperatorNotifications:
     def tick(self, looking_at: PaneId | None) -> None:
         """Send what the controller says is due (twice a second, with the needs-you queue);
         nothing about the pane the operator is ``looking_at``."""
+        self._operator.notifications.also_muted = self._server_muted()
         notes = coalesce(self._operator.notify_tick(looking_at))
         self.notifier.notify_all(notes, bell_rang=self._operator.rang_bell)  # one bell per tick
 
+    def muted(self) -> frozenset[NotifyKind]:
+        """The kinds muted here: this dashboard's own (``notify_mute``) and the server's."""
+        return self._operator.notifications.muted | self._server_muted()
+
     def toggle_mute(self, kind: NotifyKind) -> None:
-        muted = self._operator.notifications.toggle_mute(kind)
-        self._app.notify(f"{KIND_LABELS[kind]} notifications {'muted' if muted else 'on'}", title="Notifications", timeout=3)
+        """Mute ``kind`` for this dashboard and for every watched server (its other dashboards
+        and its pushes), or, if it is muted here or there, unmute it everywhere."""
+        decider = self._operator.notifications
+        muted = kind not in self.muted()
+        decider.muted = decider.muted | {kind} if muted else decider.muted - {kind}
+        for lease in self._leases():
+            if (kind in lease.muted) != muted:
+                lease.set_muted(lease.muted | {kind} if muted else lease.muted - {kind})
+        decider.also_muted = self._server_muted()
+        where = ", server-wide (pushes too)" if self._leases() else ""
+        said = ("muted" if muted else "on") + where
+        self._app.notify(f"{KIND_LABELS[kind]} notifications {said}", title="Notifications", timeout=3)
+
+    def _server_muted(self) -> frozenset[NotifyKind]:
+        return frozenset().union(*(lease.muted for lease in self._leases()))
 
     def _check_passthrough(self) -> None:
         """Thread: with ``notify_osc = "auto"``, choose the protocols by the terminal tmux's

@@ -35,7 +35,7 @@ import json
 import signal
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import FrameType
 from typing import IO, Any
 
@@ -44,6 +44,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.notify import NotifyKind
 from nbs_tui.core.text import json_line_safe
 from nbs_tui.files.control_plane import ControlEvent, event_as_json
 from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
@@ -79,6 +80,9 @@ class _Events:
         self._hosts: dict[str, HostState] = {}
         self.notices = EventNotices(settings or Settings())
         """The dashboard's notification rules, as ``notify`` lines (nobody is looking at a pane)."""
+        self.server_muted: Callable[[], frozenset[NotifyKind]] = frozenset
+        """The kinds muted for the whole server from a dashboard's palette (``@nbs_mute``, read by
+        the lease each tick): silent here too, as in every dashboard and in pushes."""
 
     def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
         pass
@@ -100,6 +104,7 @@ class _Events:
 
     def _notify(self, event: SidecarEvent) -> None:
         """A ``notify`` line for each notification the dashboard would send on this event."""
+        self.notices.mute_also(self.server_muted())
         for note in self.notices.observe(event):
             self.emit(
                 {"event": "notify", "pane": note.pane_id, "kind": note.kind.value, "state": note.state,
@@ -140,8 +145,12 @@ def run_headless(
     stop = stop or threading.Event()
     # headless is a sidecar by intent: it contends for the lease whatever `service` says
     # ...and shows no screen: its fleet asks tmux for no pane output (the sidecar captures)
-    runtime = Runtime(settings, _Events(emit, settings), RuntimeOptions(lease=LeaseMode.CONTEND, mirror=False))
+    events = _Events(emit, settings)
+    runtime = Runtime(settings, events, RuntimeOptions(lease=LeaseMode.CONTEND, mirror=False))
     runtime.build()
+    lease = runtime.lease
+    if lease is not None:
+        events.server_muted = lambda: lease.muted
 
     previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():

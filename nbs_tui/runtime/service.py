@@ -28,6 +28,7 @@ from nbs_tui.core.lease import LEASE_OPTION, ForeignLease, Lease, parse_lease
 from nbs_tui.core.model import ServerAddress, server_key
 from nbs_tui.logs import state_dir
 from nbs_tui.runtime.service_starter import sidecar_flags
+from nbs_tui.server_options import add_server_options
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.errors import TmuxError, TmuxUnavailable
 
@@ -53,10 +54,8 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
         "service", help="run the sidecar as a background service for a tmux server (start, stop, status)"
     )
     service.add_argument("action", choices=("start", "stop", "status", "run"), help="'run' is what 'start' detaches")
-    picked = service.add_mutually_exclusive_group()
-    # SUPPRESS: given before the subcommand (nbs-tui -L x service start), they are kept
-    picked.add_argument("-L", dest="socket_name", metavar="NAME", default=argparse.SUPPRESS, help="tmux socket name")
-    picked.add_argument("-S", dest="socket_path", metavar="PATH", default=argparse.SUPPRESS, help="tmux socket path")
+    # no --host: a service runs on the machine of the tmux server it serves
+    add_server_options(service, inherit=True, host_help=None)
 
 
 def pid_path(server: ServerAddress) -> Path:

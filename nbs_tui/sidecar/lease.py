@@ -5,7 +5,7 @@ view writes as tmux options (`SidecarSwitches`) and the holder's published pane 
 (`PaneOptionsPublisher`). The runner calls `sync` at the start of each tick (one tmux command)
 and `publish` at its end; it asks `acting()` before anything it would type.
 
-Writes a view makes from the UI (a switch, the pause) go through one worker thread, so the UI
+Writes a view makes from the UI (a switch, the pause, the mute) go through one worker thread, so the UI
 never waits on tmux; until tmux has them, `pending` says so and the tick keeps the local value
 rather than the one it read. `request_poll` blocks (bounded): call it from a worker thread.
 """
@@ -26,6 +26,7 @@ from nbs_tui.core.lease import (
     answered,
 )
 from nbs_tui.core.model import PaneId
+from nbs_tui.core.notify import NotifyKind
 from nbs_tui.core.pane_state import EventLike
 from nbs_tui.core.relay import (
     RELAYED_KINDS,
@@ -71,6 +72,8 @@ class SidecarLease:
         self.publisher = PaneOptionsPublisher(commands)
         self.on_problem = on_problem
         self.paused = False
+        self.muted: frozenset[NotifyKind] = frozenset()
+        """Notification kinds muted server-wide from a dashboard (``@nbs_mute``)."""
         self.panes: Mapping[PaneId, PaneSwitches] = {}
         self._fresh = threading.Event()
         """Set when this process has just acquired the lease: clear and recover first."""
@@ -149,12 +152,14 @@ class SidecarLease:
     # -- the tick -----------------------------------------------------------------------------
 
     def sync(self) -> bool:
-        """Read the pause and every pane's switches (one tmux command); False if tmux failed
+        """Read the pause, the mute and every pane's switches (one tmux command); False if tmux failed
         (the last values are kept)."""
         try:
             paused, self.panes = self.switches.read()
             if not self.pending("", "pause"):  # a pause just asked for stays until tmux has it
                 self.paused = paused
+            if not self.pending("", "mute"):
+                self.muted = self.switches.muted
             self._read_relayed()
         except (TmuxCommandError, TmuxUnavailable) as error:
             if not self._read_failed:
@@ -287,6 +292,25 @@ class SidecarLease:
                 self.switches.set_paused(paused)
             except (TmuxCommandError, TmuxUnavailable) as error:
                 self._problem(f"sidecar pause not written to tmux: {error}")
+            finally:
+                with self._pending_lock:
+                    self._pending[key] -= 1
+
+        self._submit(write)
+
+    def set_muted(self, kinds: frozenset[NotifyKind]) -> None:
+        """The server-wide mute (``@nbs_mute``): every dashboard of the server and the holder's
+        pushes honour it."""
+        self.muted = kinds
+        key = ("", "mute")
+        with self._pending_lock:
+            self._pending[key] = self._pending.get(key, 0) + 1
+
+        def write() -> None:
+            try:
+                self.switches.set_muted(kinds)
+            except (TmuxCommandError, TmuxUnavailable) as error:
+                self._problem(f"notification mute not written to tmux: {error}")
             finally:
                 with self._pending_lock:
                     self._pending[key] -= 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from nbs_tui.config import Settings
 from nbs_tui.core.model import PaneId
-from nbs_tui.core.notify import Notification, NotifyDecider, parse_kinds
+from nbs_tui.core.notify import Notification, NotifyDecider, NotifyKind, parse_kinds
 from nbs_tui.sidecar.events import SidecarEvent
 
 
@@ -21,6 +21,11 @@ class EventNotices:
         self._plan_waits = settings.plan_policy == "off"
         self.decider = NotifyDecider(muted=parse_kinds(settings.notify_mute), repeat=settings.notify_repeat)
         self._states: dict[PaneId, str] = {}
+
+    def mute_also(self, kinds: frozenset[NotifyKind]) -> None:
+        """Mute ``kinds`` on top of ``notify_mute``: the server-wide mute a dashboard's palette
+        set (``@nbs_mute``); a kind it no longer names is heard again, unless configured muted."""
+        self.decider.also_muted = kinds
 
     def observe(self, event: SidecarEvent) -> list[Notification]:
         """The notifications this event makes due (none for most events)."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from nbs_tui.core.lease import (
     INFLIGHT_OPTION,
+    MUTE_OPTION,
     PAUSE_OPTION,
     PLAN_SWITCH_OPTION,
     POLL_ANSWER_OPTION,
@@ -32,6 +33,7 @@ from nbs_tui.core.lease import (
 from nbs_tui.core.meters import Meters
 from nbs_tui.core.meters_relay import METERS_OPTION, parse_meters
 from nbs_tui.core.model import PaneId
+from nbs_tui.core.notify import NotifyKind, decode_kinds, encode_kinds
 from nbs_tui.core.relay import (
     ACTIONS_OPTION,
     LIFECYCLE_OPTION,
@@ -150,6 +152,8 @@ class SidecarSwitches:
         self.lifecycle: tuple[RelayedAction, ...] = ()
         """The server's last lifecycle actions (`LIFECYCLE_OPTION`), as of the last `read`."""
         self._lifecycle_raw = ""
+        self.muted: frozenset[NotifyKind] = frozenset()
+        """The notification kinds muted server-wide (`MUTE_OPTION`), as of the last `read`."""
 
     # -- any view --------------------------------------------------------------------------------
 
@@ -171,15 +175,26 @@ class SidecarSwitches:
         else:
             self.commands.run("set-option", "-su", PAUSE_OPTION)
 
+    def set_muted(self, kinds: frozenset[NotifyKind]) -> None:
+        if kinds:
+            self.commands.run("set-option", "-s", MUTE_OPTION, encode_kinds(kinds))
+        else:
+            self.commands.run("set-option", "-su", MUTE_OPTION)
+
     # -- the holder (and any view, to show them) -----------------------------------------------
 
     def read(self) -> tuple[bool, dict[PaneId, PaneSwitches]]:
-        """The pause and every pane's switches, in one tmux command line (in-band on the
-        fleet's control connection when one is ready, here or on another host)."""
-        server = ("display-message", "-p", f"#{{{PAUSE_OPTION}}}\t#{{{LIFECYCLE_OPTION}}}")  # ASCII JSON: no tab
+        """The pause and every pane's switches (and the mute, kept in `muted`), in one tmux
+        command line (in-band on the fleet's control connection when one is ready, here or on
+        another host)."""
+        server = (  # kind names and ASCII JSON: no tab in any
+            "display-message", "-p", f"#{{{PAUSE_OPTION}}}\t#{{{MUTE_OPTION}}}\t#{{{LIFECYCLE_OPTION}}}",
+        )  # fmt: skip
         listing = ("list-panes", "-a", "-F", "\t".join(_SWITCH_FIELDS))
         out = self.commands.run_many([server, listing])
-        first, _, lifecycle = out.first.partition("\t")
+        first, _, rest_of_line = out.first.partition("\t")
+        muted, _, lifecycle = rest_of_line.partition("\t")
+        self.muted = decode_kinds(muted)
         rest = out.lines[1:]
         if lifecycle != self._lifecycle_raw:  # parsed again only when it changed
             self._lifecycle_raw, self.lifecycle = lifecycle, parse_ring(lifecycle)

@@ -50,10 +50,11 @@ AGENT_MODULES = ("nbs_tui.demo.agent",)
 """Python modules that stand in for Claude Code (the demo fleet's imitation agent)."""
 
 
-AgentKey = tuple[str, int, str, bool, tuple[tuple[int, str], ...]]
-"""What an agent verdict holds for: pane, first process, current command, dead, and the first
+AgentKey = tuple[str, int, str, bool, tuple[tuple[int, str], ...], bool]
+"""What an agent verdict holds for: pane, first process, current command, dead, the first
 process's children by pid and name (`nbs_tui.files.proc.children_named`; empty where this
-machine's /proc does not show the pane)."""
+machine's /proc does not show the pane), and whether the title looks like Claude Code's
+(`titled_like_an_agent`: on another host the only sign in the listing that a wrapper started one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +118,10 @@ def discover(
     ``agent_cache`` (kept by the caller between calls) remembers the process-tree verdict per
     `AgentKey`, so a rescan walks /proc only for panes whose foreground command or first
     process's children changed (the children because a wrapper without job control, ``sh -c``
-    or a script, stays the current command while it starts Claude Code below it). On another host this machine's /proc says nothing about the
-    panes: that host is asked (`TmuxRunner.detect_agents`), else command and title decide.
+    or a script, stays the current command while it starts Claude Code below it). On another
+    host this machine's /proc says nothing about the panes: that host is asked
+    (`TmuxRunner.detect_agents`), again when a pane's title comes to look like Claude Code's
+    (what the listing shows of a wrapper starting one), else command and title decide.
     """
     runner = commands.runner
     try:
@@ -165,6 +168,13 @@ def panes_from_listing(
             seen.add(p.info.pane_id)
             unique.append(p)
     keys = {p.info.pane_id: _agent_key(p.info, walk) for p in unique}
+    for key in keys.values():
+        if key is not None and key not in cache:
+            # A title that comes to look like Claude Code's is news only to a "no": an agent's
+            # titles need not all look alike (working, idle), and each would cost a walk
+            carried = cache.get((*key[:-1], not key[-1]))
+            if carried is not None and (carried or not key[-1]):
+                cache[key] = carried
     asked: dict[str, bool] = {}
     if detect is not None:
         new = [p.info for p in unique if keys[p.info.pane_id] not in cache]
@@ -199,7 +209,16 @@ def _agent_key(info: PaneInfo, walk: bool) -> AgentKey | None:
             below = children_named(info.pid)
         except ProcShortage:
             return None
-    return (info.pane_id, info.pid, info.current_command, info.dead, below)
+    return (info.pane_id, info.pid, info.current_command, info.dead, below, titled_like_an_agent(info.title))
+
+
+def titled_like_an_agent(title: str) -> bool:
+    """Whether ``title`` starts as Claude Code's do (idle ``✳``, a spinner frame). Over ssh
+    this machine cannot see a pane's children, and asking the host every scan would cost a round
+    trip each time: a wrapper without job control (``sh -c``, a script) that starts Claude Code
+    after the host said "no agent" changes neither the pane's first process nor its current
+    command, but Claude Code sets the title as it starts, so the verdict is asked again then."""
+    return title[:1] in TITLE_MARKS
 
 
 def _with_agent(info: PaneInfo, agent: bool) -> PaneInfo:
@@ -243,7 +262,7 @@ def agent_verdict(info: PaneInfo, proc: Path = PROC, *, walk: bool = True) -> tu
         return found, True
     if _VERSION_COMMAND.match(info.current_command):
         return True, True
-    return bool(info.title) and info.title[0] in TITLE_MARKS and "claude" in info.title.lower(), certain
+    return titled_like_an_agent(info.title) and "claude" in info.title.lower(), certain
 
 
 def agent_in_process_tree(pid: int, proc: Path = PROC, limit: int = 64) -> bool | None:

@@ -532,8 +532,9 @@ class SshTmuxRunner(TmuxRunner):
 
     def detect_agents(self, panes: Sequence[PaneInfo]) -> dict[str, bool]:
         """Walk the panes' process trees on the host, in one round trip (only for panes whose
-        first process or command changed: discovery caches the verdicts). Right after a connect
-        the connect script's verdicts answer, once."""
+        first process or command changed, or whose title came to look like Claude Code's:
+        discovery caches the verdicts, see `nbs_tui.tmux.discovery.AgentKey`). Right after a
+        connect the connect script's verdicts answer, once."""
         pids = sorted({p.pid for p in panes if p.pid > 0 and not p.dead})
         if not pids:
             return {}

@@ -10,6 +10,7 @@ from typing import Any
 
 from nbs_tui.config import Settings
 from nbs_tui.runtime.service_starter import sidecar_flags
+from nbs_tui.server_options import add_server_options
 from nbs_tui.web.access import DEFAULT_BIND, AccessError, check_exposure, load_token, parse_bind
 
 
@@ -36,14 +37,7 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
         "trust X-Forwarded-For/-Proto/-Host",
     )  # fmt: skip
     web.add_argument("--public-url", metavar="URL", help="the base URL the browser opens, when not the bind's (a proxy)")
-    picked = web.add_mutually_exclusive_group()
-    # SUPPRESS: given before the subcommand (nbs-tui -L x web), they are kept
-    picked.add_argument("-L", dest="socket_name", metavar="NAME", default=argparse.SUPPRESS, help="tmux socket name")
-    picked.add_argument("-S", dest="socket_path", metavar="PATH", default=argparse.SUPPRESS, help="tmux socket path")
-    web.add_argument(
-        "--host", dest="hosts", action="append", metavar="DEST", default=argparse.SUPPRESS,
-        help="watch this host through ssh (as the dashboard's --host); repeatable",
-    )  # fmt: skip
+    add_server_options(web, inherit=True)  # given before the subcommand (nbs-tui -L x web), kept
 
 
 def dashboard_argv(args: argparse.Namespace, settings: Settings) -> list[str]:

@@ -1,6 +1,6 @@
 """What keeps the dashboard's UI thread short: the details drawn from one render, and the heap
 made while starting left out of the garbage collector's walks (issue 13; the numbers are in
-bench/README.md, measured by bench/bench_app.py, never timed here)."""
+bench/results/2026-11-26-ui-thread-pauses.md, measured by bench/bench_app.py, never timed here)."""
 
 from __future__ import annotations
 

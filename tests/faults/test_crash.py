@@ -39,7 +39,8 @@ from nbs_tui.files.chat_io import create_chat, read_chat
 from tests.faults.helpers import REPO, cli_env, wait_for
 
 SOAK = float(os.environ.get("NBS_FAULT_SOAK", "16"))
-"""Seconds of random kills (the README gives a longer run)."""
+"""Seconds of random kills (docs/faults.md gives a longer run, bench/results/2026-11-27-faults.md
+its result)."""
 PATHS = [f".nbs/chat/fault-{k}.chat" for k in range(6)]
 CHANNEL = "faults"
 

@@ -32,7 +32,8 @@ from tests.faults.helpers import (
 )
 
 STALL = float(os.environ.get("NBS_FAULT_STALL", "8"))
-"""Seconds of each stall (the README gives a 60 s run; the result is the same)."""
+"""Seconds of each stall (docs/faults.md gives a 60 s run; the result is the same, see
+bench/results/2026-11-27-faults.md)."""
 
 
 def _attached(server: libtmux.Server, app_pid: int, guard: bool = True) -> None:

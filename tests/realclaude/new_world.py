@@ -17,6 +17,8 @@ import libtmux
 
 from nbs_tui.claude.hooks import install
 from nbs_tui.claude.spool import parse_line
+from nbs_tui.config import Settings
+from nbs_tui.core.model import ServerAddress
 from tests.realclaude.harness import _SCRUB_PREFIXES, OFFLINE_ENV, ClaudeFleet, FakeAPI, Scenario
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,13 +35,39 @@ class NewAgentWorld:
     config: Path
     state: Path
 
-    def run(self, server: str, *args: str, timeout: float = 150.0) -> subprocess.CompletedProcess[str]:
-        """``nbs-tui --config CONFIG -L SERVER new ARGS``, as a process."""
+    def env(self) -> dict[str, str]:
+        """nbs-tui's environment in this world: its state and config folders, no service, none of
+        the caller's ``TMUX*``, ``CLAUDE*`` or ``NBS_*`` variables."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "CLAUDE", "NBS_"))}
         env.update(XDG_STATE_HOME=str(self.state), XDG_CONFIG_HOME=str(self.state / "config"), NBS_SERVICE="off")
+        return env
+
+    def nbs_tui(self, server: str, *argv: str, timeout: float = 150.0) -> subprocess.CompletedProcess[str]:
+        """``nbs-tui --config CONFIG -L SERVER ARGV``, as a process with no stdin (so ``stop`` and
+        ``restart`` without ``--yes`` cannot ask)."""
         return subprocess.run(
-            [sys.executable, "-m", "nbs_tui", "--config", str(self.config), "-L", server, "new", *args],
-            capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO, check=False,
+            [sys.executable, "-m", "nbs_tui", "--config", str(self.config), "-L", server, *argv],
+            capture_output=True, text=True, timeout=timeout, env=self.env(), cwd=REPO, check=False,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def run(self, server: str, *args: str, timeout: float = 150.0) -> subprocess.CompletedProcess[str]:
+        """``nbs-tui --config CONFIG -L SERVER new ARGS``, as a process."""
+        return self.nbs_tui(server, "new", *args, timeout=timeout)
+
+    @property
+    def action_log(self) -> Path:
+        """The action log of `dashboard_settings`' dashboard."""
+        return self.config.parent / "actions.log"
+
+    def dashboard_settings(self, server: libtmux.Server, *, poll: bool = True) -> Settings:
+        """A dashboard of ``server`` whose ``c``/``S``/``X`` and restore start this world's Claude
+        Code: its command and config folder, the log `action_log`, no service; ``poll`` False: no
+        ``/nbs-poll`` typed into its agents."""
+        return Settings(
+            server=ServerAddress(socket_name=server.socket_name), claude_command=str(self.wrapper),
+            claude_home=self.home / ".claude", action_log=self.action_log, hook_spool=self.config.parent / "hooks.jsonl",
+            service="off", poll_disabled=not poll,
         )  # fmt: skip
 
 

@@ -24,9 +24,8 @@ import libtmux
 import pytest
 
 from nbs_tui.app import create_app
-from nbs_tui.config import Settings
 from nbs_tui.core.background import NO_SUPPORT, BackgroundSession
-from nbs_tui.core.model import AgentState, ServerAddress
+from nbs_tui.core.model import AgentState
 from nbs_tui.runtime.background_poll import PROBLEM_SOURCE, BackgroundPoller
 from tests.app.helpers import wait_for
 from tests.realclaude.harness import ClaudeFleet, Text, find_claude
@@ -83,16 +82,11 @@ async def test_a_background_session_is_listed_opened_in_tmux_and_then_watched(
         pytest.skip(f"a --bg session reaches the scripted API from 2.1.265 (2.1.197: ConnectionRefused); this is {claude_fleet.binary.version}")
     server.new_session(session_name="work", start_directory=str(tmp_path))
     world = make_world(claude_fleet, tmp_path, "bgw", [Text("Hello from the background."), Text("Second answer.")], trust=True)
-    log = tmp_path / "actions.log"
+    log = world.action_log
     with background_daemon(world, server):
         short = start_background(world, "bgjob", "say hello")
         wait_until(lambda: world.api.prompts() == ["say hello"], 60, "the background prompt at the API")
-        settings = Settings(
-            server=ServerAddress(socket_name=server.socket_name), claude_command=str(world.wrapper),
-            claude_home=world.home / ".claude", action_log=log, hook_spool=tmp_path / "hooks.jsonl", service="off",
-            poll_disabled=True,
-        )  # fmt: skip
-        app = create_app(settings)
+        app = create_app(world.dashboard_settings(server, poll=False))
         row = "bg " + short
         async with app.run_test(size=(160, 48)) as pilot:
             await wait_for(pilot, lambda: row in app.fleet_list.row_keys, 60, what="the background session listed")

@@ -9,7 +9,6 @@ remembered; a window closed is forgotten.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +45,6 @@ def status_session(world: NewAgentWorld) -> str | None:
     return None
 
 
-def headless_env(world: NewAgentWorld) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "CLAUDE", "NBS_"))}
-    env.update(XDG_STATE_HOME=str(world.state), XDG_CONFIG_HOME=str(world.state / "config"), NBS_SERVICE="off")
-    return env
-
-
 @pytest.mark.timeout(240)
 def test_the_holder_remembers_each_agent_its_newest_session_and_forgets_a_closed_window(
     claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
@@ -65,7 +58,7 @@ def test_the_holder_remembers_each_agent_its_newest_session_and_forgets_a_closed
         done = world.run(socket, str(world.workdir), "--name", name, "--prompt", f"hello {name}", "--json")
         assert done.returncode == 0, done.stderr
     path = memory_file(alpha, socket)
-    with Headless(["--config", str(alpha.config), "-L", socket], env=headless_env(alpha)) as run:
+    with Headless(["--config", str(alpha.config), "-L", socket], env=alpha.env()) as run:
         wait_until(lambda: set(agents(path)) == {"alpha", "beta"}, 30, f"both agents in {path}")
         wait_until(
             lambda: agents(path)["alpha"]["session_id"] == status_session(alpha)

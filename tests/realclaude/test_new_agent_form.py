@@ -14,13 +14,11 @@ import pytest
 from textual.widgets import Input, Static, TextArea
 
 from nbs_tui.app import NbsApp, create_app
-from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
 from nbs_tui.widgets.confirm_screen import ConfirmScreen
 from nbs_tui.widgets.new_agent_form import NewAgentScreen
 from tests.app.helpers import static_text, wait_for
 from tests.realclaude.harness import ClaudeFleet, Text
-from tests.realclaude.new_world import make_world, trusted, wait_until
+from tests.realclaude.new_world import NewAgentWorld, make_world, trusted, wait_until
 
 
 @pytest.mark.timeout(180)
@@ -29,12 +27,8 @@ async def test_the_form_starts_an_agent_and_its_prompt_reaches_the_api_once(
 ) -> None:
     server.new_session(session_name="work", start_directory=str(tmp_path))
     world = make_world(claude_fleet, tmp_path, "formed", [Text("Formed.")])
-    log = tmp_path / "actions.log"
-    settings = Settings(
-        server=ServerAddress(socket_name=server.socket_name), claude_command=str(world.wrapper),
-        claude_home=world.home / ".claude", action_log=log, hook_spool=tmp_path / "hooks.jsonl", service="off",
-    )  # fmt: skip
-    app = create_app(settings)
+    log = world.action_log
+    app = create_app(world.dashboard_settings(server))
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: len(app.panes) >= 1, what="the fleet")
         await pilot.press("c")
@@ -67,19 +61,10 @@ async def test_the_form_starts_an_agent_and_its_prompt_reaches_the_api_once(
 async def test_restart_and_stop_from_the_dashboard_after_a_confirmation(
     claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
 ) -> None:
-    server.new_session(session_name="work", start_directory=str(tmp_path))
-    world = make_world(claude_fleet, tmp_path, "kept", [], trust=True)
-    started = world.run(str(server.socket_name), str(world.workdir), "--name", "kept", "--prompt", "remember the word rowan", "--json")
-    assert started.returncode == 0, started.stderr
-    pane_id = json.loads(started.stdout)["pane_id"]
-    session_id = json.loads(started.stdout)["session_id"]
-    log = tmp_path / "actions.log"
-    settings = Settings(
-        server=ServerAddress(socket_name=server.socket_name), claude_command=str(world.wrapper),
-        claude_home=world.home / ".claude", action_log=log, hook_spool=tmp_path / "hooks.jsonl", service="off",
-        poll_disabled=True,
-    )  # fmt: skip
-    app = create_app(settings)
+    world, started = agent_told_a_word(claude_fleet, server, tmp_path, "kept", "rowan")
+    pane_id, session_id = started["pane_id"], started["session_id"]
+    log = world.action_log
+    app = create_app(world.dashboard_settings(server, poll=False))
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: pane_id in app.pane_by_id, what="the agent listed")
         app.select_pane(pane_id)
@@ -107,17 +92,10 @@ async def test_restart_and_stop_from_the_dashboard_after_a_confirmation(
 async def test_the_dashboard_offers_a_remembered_fleet_whose_agents_are_gone_and_restores_it(
     claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
 ) -> None:
-    server.new_session(session_name="work", start_directory=str(tmp_path))
-    world = make_world(claude_fleet, tmp_path, "gone", [], trust=True)
-    started = world.run(str(server.socket_name), str(world.workdir), "--name", "gone", "--prompt", "remember the word sorb", "--json")
-    assert started.returncode == 0, started.stderr
-    session_id = json.loads(started.stdout)["session_id"]
-    log = tmp_path / "actions.log"
-    settings = Settings(
-        server=ServerAddress(socket_name=server.socket_name), claude_command=str(world.wrapper),
-        claude_home=world.home / ".claude", action_log=log, hook_spool=tmp_path / "hooks.jsonl", service="off",
-        poll_disabled=True,
-    )  # fmt: skip
+    world, started = agent_told_a_word(claude_fleet, server, tmp_path, "gone", "sorb")
+    session_id = started["session_id"]
+    log = world.action_log
+    settings = world.dashboard_settings(server, poll=False)
     memory = memory_path(str(server.socket_name))
     app = watch_notifications(create_app(settings))
     async with app.run_test(size=(160, 48)) as pilot:  # this dashboard acts: it remembers the fleet
@@ -147,6 +125,18 @@ async def test_the_dashboard_offers_a_remembered_fleet_whose_agents_are_gone_and
     wait_until(lambda: world.api.count_prompts("which word?") == 1, 30)
     asked = next(r.all_text() for r in world.api.main_requests() if r.last_user_text() == "which word?")
     assert "sorb" in asked
+
+
+def agent_told_a_word(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path, name: str, word: str
+) -> tuple[NewAgentWorld, dict[str, str]]:
+    """An agent ``nbs-tui new`` started on ``server`` (beside a session "work") as NAME in a
+    trusted folder, told to remember ``word``: its world and the JSON line ``new`` printed."""
+    server.new_session(session_name="work", start_directory=str(tmp_path))
+    world = make_world(claude_fleet, tmp_path, name, [], trust=True)
+    started = world.run(str(server.socket_name), str(world.workdir), "--name", name, "--prompt", f"remember the word {word}", "--json")
+    assert started.returncode == 0, started.stderr
+    return world, json.loads(started.stdout)
 
 
 def memory_path(socket: str) -> Path:

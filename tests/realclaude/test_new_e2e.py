@@ -21,7 +21,7 @@ import pytest
 from tests.headless_proc import Headless
 from tests.realclaude.harness import ClaudeBinary, ClaudeFleet, Text
 from tests.realclaude.new_world import NewAgentWorld, make_world, trusted, wait_until, windows
-from tests.realclaude.test_fleet_memory_e2e import agents, headless_env, memory_file
+from tests.realclaude.test_fleet_memory_e2e import agents, memory_file
 
 
 @pytest.fixture
@@ -95,7 +95,7 @@ def test_a_worker_gets_its_task_file_and_is_announced_on_the_bus(
     assert "type: worker-spawned" in text and "source: counter" in text and line["pane_id"] in text
     # the lease holder (here --headless) announces the worker's end when its pane closes
     path = memory_file(world, socket_name)
-    with Headless(["--config", str(world.config), "-L", socket_name, "--no-poll"], env=headless_env(world)):
+    with Headless(["--config", str(world.config), "-L", socket_name, "--no-poll"], env=world.env()):
         wait_until(lambda: "counter" in agents(path), 30, "the worker remembered")
         server.cmd("kill-pane", "-t", line["pane_id"])
         wait_until(lambda: len(list((nbs / "events").glob("*.event"))) == 2, 30, "worker-died")

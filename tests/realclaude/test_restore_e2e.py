@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import libtmux
@@ -17,8 +16,8 @@ import pytest
 from nbs_tui.core.detect import detect_text
 from tests.headless_proc import Headless
 from tests.realclaude.harness import ClaudeFleet
-from tests.realclaude.new_world import REPO, NewAgentWorld, make_world, started_sessions, wait_until
-from tests.realclaude.test_fleet_memory_e2e import agents, headless_env, memory_file
+from tests.realclaude.new_world import NewAgentWorld, make_world, started_sessions, wait_until
+from tests.realclaude.test_fleet_memory_e2e import agents, memory_file
 
 
 def live_ids(world: NewAgentWorld) -> set[str]:
@@ -48,11 +47,7 @@ def pane_of(server: libtmux.Server, window: str) -> str:
 
 
 def restore(world: NewAgentWorld, socket: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = headless_env(world)
-    return subprocess.run(
-        [sys.executable, "-m", "nbs_tui", "--config", str(world.config), "-L", socket, "restore", *args],
-        capture_output=True, text=True, timeout=200, env=env, cwd=REPO, check=False,
-    )  # fmt: skip
+    return world.nbs_tui(socket, "restore", *args, timeout=200)
 
 
 @pytest.mark.timeout(400)
@@ -71,7 +66,7 @@ def test_three_agents_restored_after_the_server_is_killed_with_their_conversatio
         assert done.returncode == 0, done.stderr
     wait_until(lambda: len(world.api.prompts()) == 3, 30, "three prompts")
     path = memory_file(world, socket)
-    with Headless(["--config", str(world.config), "-L", socket, "--no-poll"], env=headless_env(world)):
+    with Headless(["--config", str(world.config), "-L", socket, "--no-poll"], env=world.env()):
         wait_until(
             lambda: set(agents(path)) == set(folders)
             and {a["session_id"] for a in agents(path).values()} <= live_ids(world),

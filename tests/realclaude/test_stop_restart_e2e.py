@@ -6,26 +6,19 @@ the action log."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import libtmux
 import pytest
 
 from tests.realclaude.harness import ClaudeFleet
-from tests.realclaude.new_world import REPO, NewAgentWorld, make_world, wait_until
+from tests.realclaude.new_world import NewAgentWorld, make_world, wait_until
 from tests.realclaude.test_restore_e2e import live_ids, submit
 
 
 def nbs(world: NewAgentWorld, socket: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "CLAUDE", "NBS_"))}
-    env.update(XDG_STATE_HOME=str(world.state), XDG_CONFIG_HOME=str(world.state / "config"), NBS_SERVICE="off")
-    return subprocess.run(
-        [sys.executable, "-m", "nbs_tui", "--config", str(world.config), "-L", socket, *args],
-        capture_output=True, text=True, timeout=120, env=env, cwd=REPO, check=False, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    return world.nbs_tui(socket, *args, timeout=120)
 
 
 @pytest.mark.timeout(240)

@@ -316,6 +316,27 @@ def test_agents_on_a_host_are_found_in_its_own_process_tree(ssh_lab: SshLab, tmp
         assert shell in {p.pane_id for p in fleet.panes()}
 
 
+def test_an_agent_a_wrapper_starts_later_on_a_host_is_found(ssh_lab: SshLab, tmp_path: Path) -> None:
+    """A wrapper without job control (``sh -c``, a script) starts the agent after the fleet's
+    first look at the pane: tmux's current command stays ``sh`` throughout (the wrapper leads the
+    foreground group), so the host's "no agent" from that first look must not be kept for good
+    (the remote half of test_fleet's test_an_agent_started_later_below_a_wrapper_is_found)."""
+    a = ssh_lab.hosts["hosta"]
+    gate = tmp_path / "go"
+    agent = shlex.join([sys.executable, "-m", "nbs_tui.demo.agent", "--script", "idle", "--project", str(tmp_path)])
+    inner = f"until [ -e {shlex.quote(str(gate))} ]; do sleep 0.05; done; {agent}; exec sleep 600"
+    wrapped = new_session(a, "wrapped", f"sh -c {shlex.quote(inner)}")
+    with remote_fleet(ssh_lab, "hosta") as (fleet, _):
+        assert fleet.wait_seeded(20)
+        [before] = [p for p in fleet.panes() if p.pane_id == wrapped]
+        assert before.is_agent is False and before.current_command == "sh", before
+        gate.touch()  # the wrapper now starts the agent below itself
+        wait_for(lambda: a.tmux("display-message", "-p", "-t", wrapped, "#{pane_title}").startswith("\u2733"))
+        wait_for(lambda: any(p.pane_id == wrapped and p.is_agent for p in fleet.panes()))
+        [after] = [p for p in fleet.panes() if p.pane_id == wrapped]
+        assert after.current_command == "sh", after
+
+
 def test_agent_detection_script_works_without_ps(tmp_path: Path) -> None:
     """Minimal hosts have no ``ps``: the script then reads /proc itself (sed, tr, awk only)."""
     import shutil

@@ -38,11 +38,9 @@ def new_on(lab: SshLab, world: NewAgentWorld, *args: str) -> subprocess.Complete
             for alias in ("hosta", "hostrefused")
         )
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "CLAUDE", "NBS_"))}
-    env.update(XDG_STATE_HOME=str(world.state), XDG_CONFIG_HOME=str(world.state / "config"), NBS_SERVICE="off")
     return subprocess.run(
         [sys.executable, "-m", "nbs_tui", "--config", str(config), "new", *args],
-        capture_output=True, text=True, timeout=150, env=env, cwd=REPO, check=False,
+        capture_output=True, text=True, timeout=150, env=world.env(), cwd=REPO, check=False,
     )  # fmt: skip
 
 

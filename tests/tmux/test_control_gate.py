@@ -100,7 +100,7 @@ def test_no_client_starts_while_sessions_keep_changing(server: libtmux.Server) -
     `STRUCTURE_QUIET`: its identify must not meet the notifications of a burst of them. (A
     burst itself cannot be made crash-free here: tmux's own notifications are outside our
     reach; a loop of bursts of 15 sessions crashed tmux 3.3a in the first two without the wait,
-    and in two runs of six with it: the README has the numbers.)"""
+    and in two runs of six with it: bench/results/2026-11-27-faults.md has the numbers.)"""
     server.new_session("base", window_command="sleep 3600", x=80, y=24)
     with running_fleet(server, watch_all=False, stream_output=False, rescan_interval=0.1) as (fleet, _recorder):
         assert fleet.wait_seeded(20)

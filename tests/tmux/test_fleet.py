@@ -11,16 +11,20 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import libtmux
 import pytest
 
+from nbs_tui.core.model import PaneInfo
 from nbs_tui.tmux.discovery import (
+    FORMAT,
     agent_in_process_tree,
     filter_sessions,
     is_claude_cmdline,
     list_panes,
+    panes_from_listing,
 )
 from nbs_tui.tmux.port import PaneGone
 
@@ -110,6 +114,48 @@ def test_an_agent_started_later_below_a_wrapper_is_found(server: libtmux.Server,
         return now.info.is_agent and now.info.current_command == "sh"
 
     wait_for(found)
+
+
+def test_a_remote_verdict_is_asked_again_only_when_the_title_turns_agent_like(
+    server: libtmux.Server, tmp_path: Path
+) -> None:
+    """Where /proc does not show the panes (another host), the host is asked once per pane and
+    again only when the listing shows a change: a wrapper that starts Claude Code changes neither
+    the first process nor the current command, but Claude Code's title (``✳ ...``) shows it.
+    An agent's own title changes (working, idle, renamed) ask nothing: a "yes" stays."""
+    claude = tmp_path / "bin" / "claude"
+    claude.parent.mkdir()
+    claude.write_text("#!/bin/sh\nsleep 600\n")
+    claude.chmod(claude.stat().st_mode | stat.S_IXUSR)
+    shell = new_session(server, "shell", 80, 24).active_window.active_pane
+    agent = new_session(server, "agent", 80, 24, window_command=f"sh -c {shlex.quote(f'{claude}; exit')}")
+    agent_pane = agent.active_window.active_pane
+    assert shell is not None and agent_pane is not None
+    wait_for(lambda: agent_in_process_tree(int(agent_pane.pid or 0)) is True)
+    asked: list[str] = []
+
+    def host(panes: Sequence[PaneInfo]) -> dict[str, bool]:  # this machine stands in for the host
+        asked.extend(sorted(p.pane_id for p in panes))
+        return {p.pane_id: bool(agent_in_process_tree(p.pid)) for p in panes}
+
+    cache: dict = {}
+
+    def scan() -> dict[str, bool]:
+        text = tmux(server, "list-panes", "-a", "-F", FORMAT)
+        return {p.info.pane_id: p.info.is_agent for p in panes_from_listing(text, cache, walk=False, detect=host)}
+
+    def title(pane_id: object, text: str) -> None:
+        tmux(server, "select-pane", "-t", str(pane_id), "-T", text)
+
+    assert scan() == {shell.pane_id: False, agent_pane.pane_id: True}
+    assert scan() == {shell.pane_id: False, agent_pane.pane_id: True}
+    assert sorted(asked) == sorted([str(shell.pane_id), str(agent_pane.pane_id)])  # nothing changed: asked once
+    asked.clear()
+    title(shell.pane_id, "✳ Claude Code")  # as a wrapper's Claude Code would
+    for text in ("✳ Claude Code", "⠂ project", "◐ working", "renamed by hand"):
+        title(agent_pane.pane_id, text)
+        assert scan() == {shell.pane_id: False, agent_pane.pane_id: True}
+    assert asked == [shell.pane_id]
 
 
 def test_an_agent_walk_short_of_file_descriptors_is_not_remembered(server: libtmux.Server, tmp_path: Path) -> None:

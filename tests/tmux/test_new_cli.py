@@ -7,25 +7,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import libtmux
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.tmux.cli_process import run_nbs_tui
 
 
 def nbs_new(tmp: Path, socket: str, *args: str, claude_command: str = "cat") -> subprocess.CompletedProcess[str]:
-    config = tmp / "config.toml"
-    config.write_text(f"claude_command = {json.dumps(claude_command)}\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "NBS_"))}
-    env.update(XDG_STATE_HOME=str(tmp / "state"), XDG_CONFIG_HOME=str(tmp / "cfg"), NBS_SERVICE="off")
-    return subprocess.run(
-        [sys.executable, "-m", "nbs_tui", "--config", str(config), "-L", socket, "new", *args],
-        capture_output=True, text=True, timeout=60, env=env, cwd=tmp, check=False,
-    )  # fmt: skip
+    return run_nbs_tui(tmp, socket, "new", *args, config=f"claude_command = {json.dumps(claude_command)}\n")
 
 
 def layout(server: libtmux.Server) -> list[str]:

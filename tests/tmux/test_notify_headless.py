@@ -1,6 +1,7 @@
 """``--headless`` prints the dashboard's notification decisions as ``notify`` lines: a demo agent
 that finishes a turn is one ``finished`` line (and one only); the config file's notify keys are
-taken (a bad one would stop it with exit status 4): a muted kind prints nothing."""
+taken (a bad one would stop it with exit status 4): a muted kind prints nothing, and nor does a
+kind muted for the whole server from a dashboard's palette (``@nbs_mute``)."""
 
 from __future__ import annotations
 
@@ -8,19 +9,26 @@ import os
 from pathlib import Path
 
 import libtmux
+import pytest
 from libtmux.test.retry import retry_until
 
+from nbs_tui.core.lease import MUTE_OPTION
+from nbs_tui.core.notify import NotifyKind, encode_kinds
 from tests.app.test_actions import demo_agent, screen_text
 from tests.headless_proc import Headless
 
 
+@pytest.mark.parametrize("muted_by", ["config", "server"])
 def test_headless_prints_a_notify_line_when_an_agent_finishes_and_none_of_a_muted_kind(
-    session: libtmux.Session, server: libtmux.Server, tmp_path: Path
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path, muted_by: str
 ) -> None:
     pane = demo_agent(session, tmp_path, "idle", "worker")
     home = tmp_path / "home"
     (home / ".config" / "nbs-tui").mkdir(parents=True)
-    (home / ".config" / "nbs-tui" / "config.toml").write_text('notify_mute = ["needs-input"]\n', encoding="utf-8")
+    config = 'notify_mute = ["needs-input"]\n' if muted_by == "config" else ""
+    (home / ".config" / "nbs-tui" / "config.toml").write_text(config, encoding="utf-8")
+    if muted_by == "server":  # as a dashboard's palette mutes it (the lease's PaneOptions.set_muted)
+        server.cmd("set-option", "-s", MUTE_OPTION, encode_kinds([NotifyKind.NEEDS_INPUT]))
     env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
            "XDG_STATE_HOME": str(home / ".state"), "NBS_POLL_DISABLE": "1"}  # fmt: skip
 

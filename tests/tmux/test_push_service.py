@@ -15,8 +15,10 @@ import libtmux
 import pytest
 from libtmux.test.retry import retry_until
 
+from nbs_tui.app import NbsApp
 from nbs_tui.core.card_target import format_card_target
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.lease import MUTE_OPTION
+from nbs_tui.core.model import AgentState, ServerAddress
 from nbs_tui.core.web_links import LinkRedeemer, new_link_key
 from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, write_endpoint
 from tests.app.helpers import wait_for
@@ -107,3 +109,57 @@ def test_a_muted_kind_is_not_pushed_and_no_endpoint_means_no_link(
     # the needs-input push, were it not muted, would have come first
     [done] = receiver.pushes()
     assert "finished" in done["title"] and done["message"] == "state: idle"
+
+
+def muted_on_server(server: libtmux.Server) -> str:
+    """The server-wide mute (``@nbs_mute``) as tmux holds it ("" when unset)."""
+    shown = server.cmd("show-options", "-sqv", MUTE_OPTION).stdout
+    return shown[0] if shown else ""
+
+
+def palette_toggle(app: NbsApp, title: str) -> None:
+    """Run the command palette's entry called ``title``, as the operator picks it."""
+    [command] = [c for c in app.get_system_commands(app.screen) if c.title == title]
+    command.callback()
+
+
+async def test_muting_in_a_dashboard_mutes_the_services_pushes_until_it_unmutes(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path
+) -> None:
+    """The palette's mute is the server's: the service (another process, the lease holder)
+    sends no push of the muted kind while it is muted, and sends it again once unmuted."""
+    pane = demo_agent(session, tmp_path, "idle", "worker")
+    with PushReceiver() as receiver:
+        env = push_env(tmp_path, f'notify_urls = ["{receiver.url}"]\n')
+        started = cli(server, env, "start")
+        assert started.returncode == 0, started.stderr
+        try:
+            app = make_app(server, tmp_path, service="off", notify_urls=(receiver.url,))
+            async with app.run_test(size=(160, 48)) as pilot:
+                await wait_for(pilot, lambda: app.runtime.lease is not None and pane in app.statuses, 40, "watching")
+                lease = app.runtime.lease
+                assert lease is not None
+                await wait_for(pilot, lambda: not lease.acting(), 20, "service holds")
+                palette_toggle(app, "Mute needs input notifications")
+                await wait_for(pilot, lambda: muted_on_server(server) == "needs-input", 10, "@nbs_mute set")
+
+                server.cmd("send-keys", "-t", pane, "-l", "run the tests")
+                server.cmd("send-keys", "-t", pane, "Enter")
+                await wait_for(pilot, lambda: app.statuses[pane].state is AgentState.PERMISSION, 40, "permission")
+                server.cmd("send-keys", "-t", pane, "Enter")  # "Yes": the turn runs on and ends
+                await wait_for(pilot, lambda: len(receiver.pushes()) >= 1, 40, "the finished push")
+                # the needs-input push, were it not muted, would have come first
+                [done] = receiver.pushes()
+                assert "finished" in done["title"], done
+
+                palette_toggle(app, "Unmute needs input notifications")
+                await wait_for(pilot, lambda: muted_on_server(server) == "", 10, "@nbs_mute unset")
+                await wait_for(pilot, lambda: app.statuses[pane].state is AgentState.IDLE, 40, "idle again")
+                server.cmd("send-keys", "-t", pane, "-l", "run the tests")
+                server.cmd("send-keys", "-t", pane, "Enter")
+                await wait_for(pilot, lambda: len(receiver.pushes()) >= 2, 40, "the needs-input push, unmuted")
+        finally:
+            stopped = cli(server, env, "stop")
+        assert stopped.returncode == 0, stopped.stderr
+    asked = receiver.pushes()[1]
+    assert "needs input" in asked["title"] and asked["message"].startswith("state: permission"), asked

@@ -4,9 +4,7 @@ real restore of real agents is tests/realclaude/test_restore_e2e.py)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from nbs_tui.core.fleet_memory import (
 )
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.files.fleet_store import FleetStore
+from tests.tmux.cli_process import run_nbs_tui
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,14 +27,7 @@ def restore(tmp: Path, socket: str, *args: str) -> subprocess.CompletedProcess[s
     fake = tmp / "claude-help"
     fake.write_text(f"#!/bin/sh\ncat {REPO / 'tests/corpus/claude/2.1.332/help.txt'}\n")
     fake.chmod(0o755)
-    config = tmp / "config.toml"
-    config.write_text(f'claude_command = "{fake}"\nrestore_stagger = 0.1\n')
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "NBS_"))}
-    env.update(XDG_STATE_HOME=str(tmp / "state"), XDG_CONFIG_HOME=str(tmp / "cfg"), NBS_SERVICE="off")
-    return subprocess.run(
-        [sys.executable, "-m", "nbs_tui", "--config", str(config), "-L", socket, "restore", *args],
-        capture_output=True, text=True, timeout=60, env=env, cwd=tmp, check=False,
-    )  # fmt: skip
+    return run_nbs_tui(tmp, socket, "restore", *args, config=f'claude_command = "{fake}"\nrestore_stagger = 0.1\n')
 
 
 def remembered(tmp: Path, socket: str) -> None:

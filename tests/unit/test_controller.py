@@ -16,6 +16,7 @@ import pytest
 from nbs_tui.action_log import ActionRecord, Outcome
 from nbs_tui.config import Settings
 from nbs_tui.controller import OperatorController, report_text
+from nbs_tui.core.agent_spec import NewAgent
 from nbs_tui.core.model import AgentState, ServerAddress
 from nbs_tui.core.pane_state import PaneState, PaneStatus
 from nbs_tui.runtime.contract import RuntimeOptions
@@ -134,6 +135,28 @@ def test_an_action_that_raises_is_a_problem(
     assert listener.problems == [("operator action", "OSError: disk full")]
     assert "operator action: OSError: disk full" in [r.getMessage() for r in caplog.records if r.name == "nbs_tui.problems"]
     assert view.notes == [], "not a second route beside the problem"
+
+
+def test_a_lifecycle_action_that_raises_unexpectedly_is_a_problem(
+    rig: tuple[OperatorController, View, PaneState, Runtime], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A start, stop or restore runs on a thread of its own; what it did not expect (here the
+    folder check failing with OSError) reaches the problem sink as the action thread's does,
+    instead of ending the thread unsaid."""
+    controller, view, _state, runtime = rig
+    listener = runtime.listener
+    assert isinstance(listener, Recorder)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr("nbs_tui.files.agent_input.prepare_local", broken)
+    controller.lifecycle.start_agent(NewAgent(directory=str(tmp_path)))
+    deadline = time.monotonic() + 10
+    while not listener.problems and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert listener.problems == [("new agent", "OSError: disk full")]
+    assert view.notes == [], "one route: the problem, not a notification beside it"
 
 
 def test_a_desktop_notification_that_fails_is_a_problem(

@@ -9,17 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.cli import UsageError, _add_server_options, _Parser
+from nbs_tui.cli import UsageError, _Parser
 from nbs_tui.core.agent_spec import NewAgent, SpecError
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.files.agent_input import MAX_PROMPT, PreparedAgent, prepare_local
 from nbs_tui.lifecycle_cli import add_lifecycle_parsers, prepare_new, restore_request_from_args
+from nbs_tui.server_options import add_server_options
 
 
 def parse(*argv: str) -> argparse.Namespace:
     """As the CLI parses: the main options (-L/-S/--host before the subcommand), then ours."""
     parser = _Parser(prog="nbs-tui")
-    _add_server_options(parser)
+    add_server_options(parser)
     add_lifecycle_parsers(parser.add_subparsers(dest="command", parser_class=_Parser))
     return parser.parse_args(list(argv))
 

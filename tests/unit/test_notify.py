@@ -9,6 +9,8 @@ from nbs_tui.core.notify import (
     NotifyDecider,
     NotifyKind,
     NotifySettingsError,
+    decode_kinds,
+    encode_kinds,
     message,
     parse_kinds,
 )
@@ -78,6 +80,18 @@ def test_not_for_the_pane_on_show_and_not_when_muted() -> None:
     decider.observe("%2", "working", 4.0)
     assert kinds(decider.observe("%2", "idle", 5.0)) == ["finished"]
     assert decider.toggle_mute(NotifyKind.ERROR) is True and NotifyKind.ERROR in decider.muted
+
+
+def test_the_server_wide_mute_adds_to_the_own_and_travels_as_one_word() -> None:
+    decider = NotifyDecider(muted=frozenset({NotifyKind.ERROR}))
+    decider.observe("%1", "working", 0.0)
+    decider.also_muted = decode_kinds(encode_kinds({NotifyKind.NEEDS_INPUT, NotifyKind.FINISHED}))
+    assert decider.observe("%1", "permission", 1.0) == []
+    assert decider.observe("%1", "error", 2.0) == []  # the own mute still holds
+    decider.also_muted = frozenset()
+    assert kinds(decider.observe("%1", "permission", 3.0)) == ["needs-input"]  # never counted as sent
+    assert encode_kinds({NotifyKind.STUCK, NotifyKind.FINISHED}) == "finished,stuck" and encode_kinds(()) == ""
+    assert decode_kinds("") == frozenset() and decode_kinds("bells, stuck") == {NotifyKind.STUCK}  # a newer kind: left out
 
 
 def test_repeats_are_rate_limited_per_pane_and_kind() -> None:

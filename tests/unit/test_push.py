@@ -1,11 +1,14 @@
 """Push notifications (nbs_tui/push.py) through real Apprise to a local HTTP receiver: the text,
 the one-time link, a burst folded into one, nothing while another process holds the lease,
-failures as rate-limited problems; and ``notify_urls`` checked when the config is loaded."""
+failures as rate-limited problems; ``notify_urls`` checked when the config is loaded (strings)
+and by the sender, which alone loads Apprise (URLs it cannot use)."""
 
 from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -30,14 +33,17 @@ def note(kind: NotifyKind, pane: str, state: str, at: float = 100.0) -> Notifica
 
 
 class Sender:
-    def __init__(self, url: str, tmp_path: Path, *, acting: bool = True, **changes: object) -> None:
+    def __init__(
+        self, url: str | list[str], tmp_path: Path, *, acting: bool = True, load_after: float = 5.0, **changes: object
+    ) -> None:  # fmt: skip
         self.acting = acting
         self.problems: list[tuple[str, str]] = []
         settings = Settings(**changes)  # type: ignore[arg-type]
         self.push = PushSender(
-            [url], EventNotices(settings), host=LOCAL, names=lambda pane: f"agents:{pane[1:]}.0",
+            [url] if isinstance(url, str) else url, EventNotices(settings), host=LOCAL,
+            names=lambda pane: f"agents:{pane[1:]}.0",
             acting=lambda: self.acting, problem=lambda s, m: self.problems.append((s, m)),
-            link_ttl=600.0, state_dir=tmp_path / "state",
+            link_ttl=600.0, state_dir=tmp_path / "state", load_after=load_after,
         )  # fmt: skip
 
     def __enter__(self) -> PushSender:
@@ -140,7 +146,6 @@ def test_failures_are_push_problems_at_most_one_a_minute(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("urls", "says"),
     [
-        ('["nope://token@x"]', "notify_urls[0]: Apprise cannot send to this URL (scheme nope)"),
         ('["json://127.0.0.1:9/", ""]', "notify_urls[1] must be a non-empty string"),
         ('["json://127.0.0.1:9/", 3]', "notify_urls[1] must be a non-empty string"),
     ],
@@ -161,3 +166,48 @@ def test_good_urls_and_the_link_lifetime_load(tmp_path: Path) -> None:
     assert settings.web_link_ttl == 3.0
     assert load_settings(tmp_path / "config.toml", environ={}).web_link_ttl == 3.0
     assert Settings().notify_urls == () and Settings().web_link_ttl == 10.0
+
+
+def test_loading_the_config_does_not_load_apprise(tmp_path: Path) -> None:
+    """Apprise and its plugins cost a dashboard's start ~0.25-0.6 s: only the sender loads them,
+    so a URL Apprise cannot use loads (the sender says so, below)."""
+    path = tmp_path / "config.toml"
+    path.write_text('notify_urls = ["nope://token@x", "json://127.0.0.1:9/"]\n', encoding="utf-8")
+    check = (
+        "import sys; from pathlib import Path; from nbs_tui.config import load_settings; "
+        f"s = load_settings(Path({str(path)!r}), environ={{}}); "
+        "print(len(s.notify_urls), 'apprise' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["2", "False"]
+
+
+def test_a_url_apprise_cannot_use_is_a_push_problem_and_the_others_still_send(tmp_path: Path) -> None:
+    with PushReceiver() as receiver:
+        sender = Sender(["nope://token@x", receiver.url], tmp_path)
+        with sender as push:
+            push.offer([note(NotifyKind.ERROR, "%1", "error")])  # the first push loads Apprise
+            assert retry_until(lambda: len(receiver.pushes()) >= 1, 20, raises=False)
+    [(source, text)] = sender.problems
+    assert source == "push" and text.startswith("notify_urls[0]: Apprise cannot send to this URL (scheme nope)")
+    assert "token" not in text and "push notifications are off" not in text
+    assert [p["title"] for p in receiver.pushes()] == ["nbs-tui: agents:1.0 error"]
+
+
+def test_with_nothing_to_send_the_urls_are_checked_once_this_process_acts(tmp_path: Path) -> None:
+    sender = Sender(["nope://token@x"], tmp_path, acting=False, load_after=0.0)
+    with sender:
+        sender.acting = True  # took the lease: Apprise is loaded, the URL checked, no push needed
+        assert retry_until(lambda: bool(sender.problems), 20, raises=False)
+    [(source, text)] = sender.problems
+    assert source == "push" and "(scheme nope)" in text and text.endswith("; push notifications are off")
+
+
+def test_an_apprise_that_cannot_be_loaded_is_a_push_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "apprise", None)  # what a broken install does: import apprise fails
+    sender = Sender("json://127.0.0.1:9/", tmp_path)
+    with sender as push:
+        push.offer([note(NotifyKind.ERROR, "%1", "error")])
+        assert retry_until(lambda: bool(sender.problems), 20, raises=False)
+    [(source, text)] = sender.problems
+    assert source == "push" and text.startswith("push notifications are off: Apprise cannot be loaded")
