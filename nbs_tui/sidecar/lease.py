@@ -265,57 +265,35 @@ class SidecarLease:
     # -- what any view asks (from the UI thread: never waits on tmux) -------------------------
 
     def set_switch(self, pane_id: PaneId, which: str, enabled: bool | None) -> None:
-        key = (pane_id, which)
-        with self._pending_lock:
-            self._pending[key] = self._pending.get(key, 0) + 1
-
-        def write() -> None:
-            try:
-                self.switches.set_switch(pane_id, which, enabled)
-            except (TmuxCommandError, TmuxUnavailable) as error:
-                self._problem(f"{which} switch not written to tmux: {error}")
-            finally:
-                with self._pending_lock:
-                    self._pending[key] -= 1
-
-        self._submit(write)
+        self._write_soon((pane_id, which), lambda: self.switches.set_switch(pane_id, which, enabled), f"{which} switch")
 
     def set_paused(self, paused: bool) -> None:
         """The server-wide pause (``@nbs_pause``): every holder on any host honours it."""
         self.paused = paused
-        key = ("", "pause")
-        with self._pending_lock:
-            self._pending[key] = self._pending.get(key, 0) + 1
-
-        def write() -> None:
-            try:
-                self.switches.set_paused(paused)
-            except (TmuxCommandError, TmuxUnavailable) as error:
-                self._problem(f"sidecar pause not written to tmux: {error}")
-            finally:
-                with self._pending_lock:
-                    self._pending[key] -= 1
-
-        self._submit(write)
+        self._write_soon(("", "pause"), lambda: self.switches.set_paused(paused), "sidecar pause")
 
     def set_muted(self, kinds: frozenset[NotifyKind]) -> None:
         """The server-wide mute (``@nbs_mute``): every dashboard of the server and the holder's
         pushes honour it."""
         self.muted = kinds
-        key = ("", "mute")
+        self._write_soon(("", "mute"), lambda: self.switches.set_muted(kinds), "notification mute")
+
+    def _write_soon(self, key: tuple[PaneId, str], write: Callable[[], None], what: str) -> None:
+        """``write`` to tmux on the worker thread; until it is done, `pending` tells the tick to
+        keep this view's value rather than the one it reads (a failure is a problem, ``what``)."""
         with self._pending_lock:
             self._pending[key] = self._pending.get(key, 0) + 1
 
-        def write() -> None:
+        def run() -> None:
             try:
-                self.switches.set_muted(kinds)
+                write()
             except (TmuxCommandError, TmuxUnavailable) as error:
-                self._problem(f"notification mute not written to tmux: {error}")
+                self._problem(f"{what} not written to tmux: {error}")
             finally:
                 with self._pending_lock:
                     self._pending[key] -= 1
 
-        self._submit(write)
+        self._submit(run)
 
     def request_poll(self, pane_id: PaneId, timeout: float = REQUEST_WAIT) -> tuple[bool, str]:
         """Ask the holder (possibly this process) for a poll now and wait for its answer."""
