@@ -54,6 +54,24 @@ def menu(screen: str) -> list[str]:
     return [line.rstrip() for line in lines[start:]]
 
 
+def opens_the_card_once(browser: Browser, base: str, link: str, *shown: str) -> None:
+    """A push's one-time link, in a browser without the session cookie (a phone): it opens the
+    answer card (showing ``shown`` too), and a second visit is refused (403: used)."""
+    phone = browser.new_context(viewport={"width": 900, "height": 700})
+    try:
+        linked = phone.new_page()
+        card = ScreenText(linked)
+        linked.goto(link)
+        assert linked.url.startswith(base + "?card=")
+        card.wait_for("Esc cancel the prompt")  # the answer card's own footer
+        for text in shown:
+            card.wait_for(text)
+        again = linked.goto(link)
+        assert again is not None and again.status == 403  # used
+    finally:
+        phone.close()
+
+
 def test_answer_a_permission_prompt_from_the_browser(
     claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path, browser: Browser
 ) -> None:
@@ -100,18 +118,7 @@ def test_answer_a_permission_prompt_from_the_browser(
         # a push's one-time link, as the sender makes it from the endpoint file: in a browser
         # without the cookie it opens this agent's answer card, once
         link = web.base + "open/" + issue_link(endpoint.link_key, target, now=time.time())
-        phone = browser.new_context(viewport={"width": 900, "height": 700})
-        try:
-            linked = phone.new_page()
-            card = ScreenText(linked)
-            linked.goto(link)
-            assert linked.url.startswith(web.base + "?card=")
-            card.wait_for("Esc cancel the prompt")  # the answer card's own footer
-            card.wait_for("claude-webagent")
-            again = linked.goto(link)
-            assert again is not None and again.status == 403  # used
-        finally:
-            phone.close()
+        opens_the_card_once(browser, web.base, link, "claude-webagent")
         assert menu(agent.screen()) == before_menu and len(agent.api.requests) == before_requests
 
         page.locator("#terminal").click()
@@ -216,15 +223,5 @@ def test_a_pushed_link_opens_the_agents_card_once(
             assert "needs input" in asked["title"], asked
             link = asked["message"].splitlines()[-1]
             assert link.startswith(web.base + "open/"), asked
-            away = browser.new_context(viewport={"width": 900, "height": 700})
-            try:
-                linked = away.new_page()
-                card = ScreenText(linked)
-                linked.goto(link)
-                assert linked.url.startswith(web.base + "?card=")
-                card.wait_for("Esc cancel the prompt")  # the answer card's own footer
-                again = linked.goto(link)
-                assert again is not None and again.status == 403  # used
-            finally:
-                away.close()
+            opens_the_card_once(browser, web.base, link)
             page.close()
