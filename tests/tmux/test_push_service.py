@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import libtmux
@@ -30,6 +32,18 @@ from tests.tmux.test_service import cli, service_env
 pytestmark = pytest.mark.slow
 
 
+@contextmanager
+def service_running(server: libtmux.Server, env: dict[str, str]) -> Iterator[None]:
+    """The server's service (``nbs-tui service start``), stopped cleanly after the block."""
+    started = cli(server, env, "start")
+    assert started.returncode == 0, started.stderr
+    try:
+        yield
+    finally:
+        stopped = cli(server, env, "stop")
+    assert stopped.returncode == 0, stopped.stderr
+
+
 def push_env(tmp_path: Path, config: str) -> dict[str, str]:
     env = {**service_env(tmp_path), "NBS_POLL_DISABLE": "1"}
     env.pop("NBS_POLL_INTERVAL", None)
@@ -48,32 +62,26 @@ async def test_one_push_per_event_from_the_service_while_two_dashboards_and_head
         env = push_env(tmp_path, f'notify_urls = ["{receiver.url}"]\n')
         state = Path(env["XDG_STATE_HOME"]) / "nbs-tui"
         write_endpoint(endpoint_path(state), WebEndpoint("https://127.0.0.1:8443/", os.getpid(), key))
-        started = cli(server, env, "start")
-        assert started.returncode == 0, started.stderr
-        try:
-            with Headless(["-L", str(server.socket_name)], env=env) as viewer:
-                app = make_app(server, tmp_path, service="off", notify_urls=(receiver.url,))
-                second = make_app(server, tmp_path / "second", service="off", notify_urls=(receiver.url,))
-                async with app.run_test(size=(160, 48)) as pilot, second.run_test(size=(50, 30)) as phone:
-                    await wait_for(pilot, lambda: viewer.has("state", pane=pane, state="idle"), 40, "the viewer sees idle")
-                    await wait_for(pilot, lambda: app.runtime.push is not None and app.runtime.lease is not None, 20, "push")
-                    await wait_for(phone, lambda: second.runtime.push is not None and pane in second.statuses, 40, "2nd")
-                    for dashboard in (app, second):
-                        lease = dashboard.runtime.lease
-                        assert lease is not None and not lease.acting()  # the service holds it
-                    assert viewer.find("lease")[-1]["acting"] is False
-                    server.cmd("send-keys", "-t", pane, "-l", "run the tests")
-                    server.cmd("send-keys", "-t", pane, "Enter")
-                    await wait_for(pilot, lambda: len(receiver.pushes()) >= 1, 40, "the needs-input push")
-                    server.cmd("send-keys", "-t", pane, "Enter")  # "Yes": the turn runs on and ends
-                    await wait_for(pilot, lambda: len(receiver.pushes()) >= 2, 40, "the finished push")
-                    # both watchers decided the same notifications: had they pushed, it would be now
-                    await wait_for(pilot, lambda: viewer.has("notify", pane=pane, kind="finished"), 20, "viewer")
-                    await asyncio.sleep(3)
-                    assert "✻ " in screen_text(session, pane).split("run the tests", 1)[-1]  # the turn ended
-        finally:
-            stopped = cli(server, env, "stop")
-        assert stopped.returncode == 0, stopped.stderr
+        with service_running(server, env), Headless(["-L", str(server.socket_name)], env=env) as viewer:
+            app = make_app(server, tmp_path, service="off", notify_urls=(receiver.url,))
+            second = make_app(server, tmp_path / "second", service="off", notify_urls=(receiver.url,))
+            async with app.run_test(size=(160, 48)) as pilot, second.run_test(size=(50, 30)) as phone:
+                await wait_for(pilot, lambda: viewer.has("state", pane=pane, state="idle"), 40, "the viewer sees idle")
+                await wait_for(pilot, lambda: app.runtime.push is not None and app.runtime.lease is not None, 20, "push")
+                await wait_for(phone, lambda: second.runtime.push is not None and pane in second.statuses, 40, "2nd")
+                for dashboard in (app, second):
+                    lease = dashboard.runtime.lease
+                    assert lease is not None and not lease.acting()  # the service holds it
+                assert viewer.find("lease")[-1]["acting"] is False
+                server.cmd("send-keys", "-t", pane, "-l", "run the tests")
+                server.cmd("send-keys", "-t", pane, "Enter")
+                await wait_for(pilot, lambda: len(receiver.pushes()) >= 1, 40, "the needs-input push")
+                server.cmd("send-keys", "-t", pane, "Enter")  # "Yes": the turn runs on and ends
+                await wait_for(pilot, lambda: len(receiver.pushes()) >= 2, 40, "the finished push")
+                # both watchers decided the same notifications: had they pushed, it would be now
+                await wait_for(pilot, lambda: viewer.has("notify", pane=pane, kind="finished"), 20, "viewer")
+                await asyncio.sleep(3)
+                assert "✻ " in screen_text(session, pane).split("run the tests", 1)[-1]  # the turn ended
     asked, done = receiver.pushes()  # once each: not three times, not twice
     target = session.cmd("display", "-p", "-t", pane, "#{session_name}:#{window_index}.#{pane_index}").stdout[0]
     assert asked["title"] == f"nbs-tui: {target} needs input"
@@ -94,18 +102,13 @@ def test_a_muted_kind_is_not_pushed_and_no_endpoint_means_no_link(
     pane = demo_agent(session, tmp_path, "idle", "worker")
     with PushReceiver() as receiver:
         env = push_env(tmp_path, f'notify_urls = ["{receiver.url}"]\nnotify_mute = ["needs-input"]\n')
-        started = cli(server, env, "start")
-        assert started.returncode == 0, started.stderr
-        try:
-            with Headless(["-L", str(server.socket_name)], env=env) as viewer:
-                assert retry_until(lambda: viewer.has("state", pane=pane, state="idle"), 40, raises=False)
-                server.cmd("send-keys", "-t", pane, "-l", "run the tests")
-                server.cmd("send-keys", "-t", pane, "Enter")
-                assert retry_until(lambda: viewer.has("state", pane=pane, state="permission"), 40, raises=False)
-                server.cmd("send-keys", "-t", pane, "Enter")
-                assert retry_until(lambda: bool(receiver.pushes()), 40, raises=False)
-        finally:
-            cli(server, env, "stop")
+        with service_running(server, env), Headless(["-L", str(server.socket_name)], env=env) as viewer:
+            assert retry_until(lambda: viewer.has("state", pane=pane, state="idle"), 40, raises=False)
+            server.cmd("send-keys", "-t", pane, "-l", "run the tests")
+            server.cmd("send-keys", "-t", pane, "Enter")
+            assert retry_until(lambda: viewer.has("state", pane=pane, state="permission"), 40, raises=False)
+            server.cmd("send-keys", "-t", pane, "Enter")
+            assert retry_until(lambda: bool(receiver.pushes()), 40, raises=False)
     # the needs-input push, were it not muted, would have come first
     [done] = receiver.pushes()
     assert "finished" in done["title"] and done["message"] == "state: idle"
@@ -131,9 +134,7 @@ async def test_muting_in_a_dashboard_mutes_the_services_pushes_until_it_unmutes(
     pane = demo_agent(session, tmp_path, "idle", "worker")
     with PushReceiver() as receiver:
         env = push_env(tmp_path, f'notify_urls = ["{receiver.url}"]\n')
-        started = cli(server, env, "start")
-        assert started.returncode == 0, started.stderr
-        try:
+        with service_running(server, env):
             app = make_app(server, tmp_path, service="off", notify_urls=(receiver.url,))
             async with app.run_test(size=(160, 48)) as pilot:
                 await wait_for(pilot, lambda: app.runtime.lease is not None and pane in app.statuses, 40, "watching")
@@ -158,8 +159,5 @@ async def test_muting_in_a_dashboard_mutes_the_services_pushes_until_it_unmutes(
                 server.cmd("send-keys", "-t", pane, "-l", "run the tests")
                 server.cmd("send-keys", "-t", pane, "Enter")
                 await wait_for(pilot, lambda: len(receiver.pushes()) >= 2, 40, "the needs-input push, unmuted")
-        finally:
-            stopped = cli(server, env, "stop")
-        assert stopped.returncode == 0, stopped.stderr
     asked = receiver.pushes()[1]
     assert "needs input" in asked["title"] and asked["message"].startswith("state: permission"), asked
