@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from nbs_tui.claude.hooks import default_spool
-from nbs_tui.core.agent_spec import SpecError, command_words
-from nbs_tui.core.hosts import HostsError, HostSpec, choose_hosts, parse_hosts
-from nbs_tui.core.meters import DEFAULT_PRICES, ModelPrice, parse_prices
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.agent_spec import SpecError, command_words
+from nbs_tui.core.fleet.host_spec import HostsError, HostSpec, choose_hosts, parse_hosts
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.notify import NotifySettingsError, parse_kinds
+from nbs_tui.core.sidecar.meters import DEFAULT_PRICES, ModelPrice, parse_prices
 from nbs_tui.files.atomic import write_atomic
-from nbs_tui.logs import state_dir
+from nbs_tui.housekeeping.logs import state_dir
 from nbs_tui.notify import NotifyConfigError, check_command, check_urls, parse_protocols
 
 DEFAULT_CONFIG_PATH = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "nbs-tui" / "config.toml"
@@ -98,12 +98,12 @@ class Settings:
     config_file: Path = DEFAULT_CONFIG_PATH
     """The file these settings were read from (or would be): where ``save_setting`` writes."""
     hosts: tuple[HostSpec, ...] = ()
-    """The config file's ``[[hosts]]`` table (docs/remote.md, nbs_tui/core/hosts.py)."""
+    """The config file's ``[[hosts]]`` table (docs/remote.md, nbs_tui/core/fleet/host_spec.py)."""
     host_choice: tuple[str, ...] = ()
     """``--host`` values (flags only): which hosts to watch."""
     prices: Mapping[str, ModelPrice] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     """USD per million tokens by model id, for the meters' cost estimate: the defaults
-    (nbs_tui/core/meters.py, docs/reference.md "Meters") with the config file's ``[prices]`` over them."""
+    (nbs_tui/core/sidecar/meters.py, docs/reference.md "Meters") with the config file's ``[prices]`` over them."""
     claude_command: str = "claude"
     """The command that starts Claude Code for ``nbs-tui new`` and ``restore``: words split as a
     shell would (``"npx -y @anthropic-ai/claude-code"``, ``"env CLAUDE_CONFIG_DIR=/x claude"``),

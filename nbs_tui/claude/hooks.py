@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from nbs_tui.files.atomic import write_atomic
-from nbs_tui.logs import state_dir
+from nbs_tui.housekeeping.logs import state_dir
 
 HOOK_EVENTS: tuple[str, ...] = (
     "SessionStart",
