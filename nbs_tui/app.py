@@ -45,7 +45,7 @@ from textual.worker import Worker, WorkerState
 
 from nbs_tui.bridge import FleetBridge
 from nbs_tui.claude.watcher import ClaudeSignals
-from nbs_tui.config import ConfigError, Settings, save_setting
+from nbs_tui.config import ConfigError, Settings
 from nbs_tui.core.fleet.host_spec import HostState
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.fleet.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
@@ -72,6 +72,7 @@ from nbs_tui.dashboard.notifications import OperatorNotifications
 from nbs_tui.dashboard.operator_actions import OperatorActions
 from nbs_tui.dashboard.problems_shown import ProblemsShown
 from nbs_tui.dashboard.views import Views
+from nbs_tui.files.config_edit import save_setting
 from nbs_tui.files.control_plane import ControlPlanePort
 from nbs_tui.housekeeping import heap
 from nbs_tui.operator.action_log import ActionRecord

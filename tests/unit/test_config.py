@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.config import ConfigError, Settings, load_settings, save_setting
+from nbs_tui.config import ConfigError, Settings, load_settings
+from nbs_tui.files.config_edit import save_setting
 
 
 def write(tmp_path: Path, text: str) -> Path:
