@@ -42,7 +42,7 @@ import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from nbs_tui.core.model import PaneId, ServerAddress
+from nbs_tui.core.fleet.model import PaneId, ServerAddress
 from nbs_tui.tmux.control import CommandLost, ControlClient, ControlError, Reply
 from nbs_tui.tmux.errors import (
     PaneGone,
@@ -52,7 +52,7 @@ from nbs_tui.tmux.errors import (
     TmuxTimeout,
     TmuxUnavailable,
 )
-from nbs_tui.tmux.runner import OwnTmuxRunner, TmuxRunner
+from nbs_tui.tmux.tmux_runner import OwnTmuxRunner, TmuxRunner
 
 COMMAND_TIMEOUT = 10.0
 """Seconds a command may take before it is given up (`TmuxTimeout`)."""

@@ -17,8 +17,8 @@ import threading
 import time
 from collections.abc import Collection, Iterable
 
-from nbs_tui.core.model import PaneId
-from nbs_tui.core.screen_rows import CapturedScreen
+from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.screen.screen_rows import CapturedScreen
 from nbs_tui.tmux.commands import Answer, Answered, Command, TmuxServerCommands
 from nbs_tui.tmux.control import ControlClient
 from nbs_tui.tmux.errors import TmuxError

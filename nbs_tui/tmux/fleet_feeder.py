@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from nbs_tui.core.model import PaneId
+from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.tmux.commands import Answer, Answered, TmuxServerCommands
 from nbs_tui.tmux.control import ControlClient
 from nbs_tui.tmux.errors import TmuxError
