@@ -242,6 +242,11 @@ class ClaudeSignals:
         self._env_cache: dict[tuple[int, str], list[Path]] = {}
         self._turn = 0
         """Rescans past `WALK_BUDGET` so far: whose turn the unchanged panes' walk is."""
+        self._turns = 1
+        """Into how many turns the last rescan split the unchanged panes."""
+        self._walked_lately: set[tuple[int, str]] = set()
+        """Processes walked since the environment cache was last pruned (after a whole round
+        of turns: a pane not walked this turn keeps what its process's environment said)."""
         self._exits = ExitWatch()
         self._dirty: set[PaneId] = set()
         """Panes whose facts may have changed since the last publish."""
@@ -509,9 +514,11 @@ class ClaudeSignals:
             if found.status is not None:
                 self._take_status(pane, found.status)
                 pane.seen.pop(found.status.path, None)  # read again at the next refresh
-        if todo:
-            for key in [k for k in self._env_cache if k not in walked]:
+        self._walked_lately |= walked
+        if todo and (self._turns <= 1 or self._turn % self._turns == 0):  # every pane walked since the last pruning
+            for key in [k for k in self._env_cache if k not in self._walked_lately]:
                 del self._env_cache[key]
+            self._walked_lately = set()
         self._exits.keep({(p.process.pid, p.process.start) for p in self._panes.values() if p.process is not None})
 
     def _in_budget(self, todo: list[_Pane]) -> list[_Pane]:
@@ -520,7 +527,7 @@ class ClaudeSignals:
         in turns: a rescan of 1,000 idle shells walks 200 process trees, not 1,000."""
         fresh = [pane for pane in todo if pane.walked is not pane.info or pane.process is not None]
         unchanged = [pane for pane in todo if pane.walked is pane.info and pane.process is None]
-        turns = -(-len(unchanged) // WALK_BUDGET)
+        turns = self._turns = -(-len(unchanged) // WALK_BUDGET)
         if turns <= 1:
             return todo
         self._turn += 1

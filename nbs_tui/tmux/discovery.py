@@ -6,6 +6,7 @@ process of a few ms even at 200 panes); agent detection walks ``/proc`` below ea
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -79,32 +80,42 @@ def parse_panes(text: str) -> list[DiscoveredPane]:
     """Parse ``list-panes -a -F FORMAT`` output; lines that do not parse are skipped."""
     panes: list[DiscoveredPane] = []
     for line in text.splitlines():
-        parts = line.split(SEP)
-        if len(parts) != len(FIELDS):
-            continue
-        f = dict(zip(FIELDS, parts, strict=True))
-        try:
-            info = PaneInfo(
-                pane_id=f["pane_id"],
-                # names only shown are made printable here, once (core/screen/text.py says why);
-                # the folder is kept as it is: the control plane opens it
-                session_name=printable(f["session_name"]),
-                window_index=int(f["window_index"]),
-                window_name=printable(f["window_name"]),
-                pane_index=int(f["pane_index"]),
-                title=printable(f["pane_title"]),
-                current_command=printable(f["pane_current_command"]),
-                current_path=f["pane_current_path"],
-                pid=int(f["pane_pid"] or 0),
-                width=int(f["pane_width"]),
-                height=int(f["pane_height"]),
-                active=f["pane_active"] == "1" and f["window_active"] == "1",
-                dead=f["pane_dead"] == "1",
-            )
-        except ValueError:
-            continue
-        panes.append(DiscoveredPane(info, f["session_id"], f["window_id"], int(f["pid"] or 0)))
+        pane = _parse_line(line)
+        if pane is not None:
+            panes.append(pane)
     return panes
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_line(line: str) -> DiscoveredPane | None:
+    """One listing line as a pane (None: it does not parse). A rescan every 2 s lists every
+    pane again, nearly always as before: a line seen lately is not parsed again (the result is
+    frozen; at 1,000 panes parsing was a third of the supervisor's time, issue 35)."""
+    parts = line.split(SEP)
+    if len(parts) != len(FIELDS):
+        return None
+    f = dict(zip(FIELDS, parts, strict=True))
+    try:
+        info = PaneInfo(
+            pane_id=f["pane_id"],
+            # names only shown are made printable here, once (core/screen/text.py says why);
+            # the folder is kept as it is: the control plane opens it
+            session_name=printable(f["session_name"]),
+            window_index=int(f["window_index"]),
+            window_name=printable(f["window_name"]),
+            pane_index=int(f["pane_index"]),
+            title=printable(f["pane_title"]),
+            current_command=printable(f["pane_current_command"]),
+            current_path=f["pane_current_path"],
+            pid=int(f["pane_pid"] or 0),
+            width=int(f["pane_width"]),
+            height=int(f["pane_height"]),
+            active=f["pane_active"] == "1" and f["window_active"] == "1",
+            dead=f["pane_dead"] == "1",
+        )
+    except ValueError:
+        return None
+    return DiscoveredPane(info, f["session_id"], f["window_id"], int(f["pid"] or 0))
 
 
 @dataclass(frozen=True, slots=True)
