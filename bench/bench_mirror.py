@@ -107,12 +107,15 @@ class CpuMeter:
 
 
 class Bench:
-    """N plain panes of 120x40 on a private server, in sessions of up to 25 windows: ``busy``
-    of them (default a quarter, one in four) run the writer, the rest ``idle`` (default ``cat``;
-    "" for the server's default shell, an idle shell)."""
+    """N plain panes of 120x40 on a private server, in sessions of up to ``per_session`` windows:
+    ``busy`` of them (default a quarter, one in four) run the writer, the rest ``idle`` (default
+    ``cat``; "" for the server's default shell, an idle shell)."""
 
-    def __init__(self, n: int, workdir: Path, busy: int | None = None, idle: str = "cat") -> None:
+    def __init__(
+        self, n: int, workdir: Path, busy: int | None = None, idle: str = "cat", per_session: int = 25
+    ) -> None:
         self.n = n
+        self.per_session = per_session
         self.busy = max(1, n // 4) if busy is None else busy
         self.idle = idle
         self.socket = f"nbs-bench-{os.getpid()}-{n}"
@@ -127,7 +130,7 @@ class Bench:
 
     def start(self) -> None:
         busy = self.busy
-        per_session = 25
+        per_session = self.per_session
         made = 0
         session = 0
         while made < self.n:
