@@ -1,11 +1,11 @@
 """The Textual app: the runtime's life, the clocks and the theme; the dashboard is its screen's.
 
 `create_app` builds it for the CLI, the tests, the screenshots and the benchmarks: the pure pane
-state (`nbs_tui.core.pane_state.PaneState`), the frame scheduler (`dashboard.frames`), the
+state (`nbs_tui.core.fleet.pane_state.PaneState`), the frame scheduler (`dashboard.frames`), the
 bridge (`nbs_tui.bridge.FleetBridge`, the runtime's listener: backend news become messages,
 screen changes become work for the frames), the runtime (`nbs_tui.runtime.runtime.Runtime`, or
 the one the CLI started before importing Textual, `nbs_tui.runtime.early`), the operator's
-controller (`nbs_tui.controller`, no Textual), and the default screen,
+controller (`nbs_tui.operator.operator_controller`, no Textual), and the default screen,
 `nbs_tui.dashboard.main_screen.DashboardScreen`, which owns the widgets, the keys and the
 parts they are handed to (`nbs_tui.dashboard`).
 
@@ -33,16 +33,17 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from nbs_tui import heap
 from nbs_tui.bridge import FleetBridge
-from nbs_tui.config import ConfigError, Settings, save_setting
-from nbs_tui.controller import OperatorController
-from nbs_tui.core.pane_state import HISTORY_LENGTH, PaneState
-from nbs_tui.core.problems import Problems
+from nbs_tui.config import ConfigError, Settings
+from nbs_tui.core.fleet.pane_state import HISTORY_LENGTH, PaneState
+from nbs_tui.core.fleet.problems import Problems
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.dashboard.keys import palette_commands
 from nbs_tui.dashboard.main_screen import DashboardScreen
-from nbs_tui.messages import BackendNews
+from nbs_tui.dashboard.messages import BackendNews
+from nbs_tui.files.config_edit import save_setting
+from nbs_tui.housekeeping import heap
+from nbs_tui.operator.operator_controller import OperatorController
 from nbs_tui.runtime.contract import FleetFactory, RuntimeOptions
 from nbs_tui.runtime.early import EarlyRuntime
 from nbs_tui.runtime.runtime import Runtime

@@ -2,9 +2,9 @@
 
 `DashboardScreen` is the app's default screen (Posting's ``MainScreen`` is the model): it owns
 the widgets (`nbs_tui.widgets`) and the parts that do the work (this package), and binds the
-key table (`nbs_tui.commands.COMMANDS`, but for the app's own ``app.*`` keys) to them. The
+key table (`nbs_tui.dashboard.key_table.COMMANDS`, but for the app's own ``app.*`` keys) to them. The
 widgets' messages bubble up to it and are routed with ``@on``, one line each, to the part whose
-concern it is; the backends' news (`nbs_tui.messages.BackendNews`, posted by the bridge) meets
+concern it is; the backends' news (`nbs_tui.dashboard.messages.BackendNews`, posted by the bridge) meets
 in `news_arrived`. The app (`nbs_tui.app.NbsApp`) keeps the runtime side: the backends'
 start and stop, the clocks' timers, the theme, the screens pushed over this one.
 """
@@ -22,24 +22,24 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
 
-from nbs_tui.action_log import ActionRecord
-from nbs_tui.commands import bindings
 from nbs_tui.config import Settings
-from nbs_tui.controller import OperatorController
-from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.pane_state import PaneState
-from nbs_tui.core.problems import Problems
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.pane_state import PaneState
+from nbs_tui.core.fleet.problems import Problems
 from nbs_tui.dashboard.answering import AnswerFlow
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.dashboard.history import ScrollbackReader
+from nbs_tui.dashboard.key_table import bindings
 from nbs_tui.dashboard.keys import open_help
 from nbs_tui.dashboard.lifecycle import LifecycleActions
+from nbs_tui.dashboard.messages import BackendNews, BackendProblem, FleetChanged
 from nbs_tui.dashboard.news import FleetNews
 from nbs_tui.dashboard.notifications import OperatorNotifications
 from nbs_tui.dashboard.operator_actions import OperatorActions
-from nbs_tui.dashboard.problems import ProblemsShown
+from nbs_tui.dashboard.problems_shown import ProblemsShown
 from nbs_tui.dashboard.views import Views
-from nbs_tui.messages import BackendNews, BackendProblem, FleetChanged
+from nbs_tui.operator.action_log import ActionRecord
+from nbs_tui.operator.operator_controller import OperatorController
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.detail_panel import DetailPanel
@@ -47,7 +47,7 @@ from nbs_tui.widgets.filter_bar import FilterBar, OperatorFleetList
 from nbs_tui.widgets.fleet_list import FleetList
 from nbs_tui.widgets.footer import Footer
 from nbs_tui.widgets.grid import PaneGrid
-from nbs_tui.widgets.needs_you import NeedsYouPanel
+from nbs_tui.widgets.needs_you_panel import NeedsYouPanel
 from nbs_tui.widgets.pane_view import PaneView
 from nbs_tui.widgets.scrollback import Scrollback
 from nbs_tui.widgets.send_bar import PassThrough, SendBar
