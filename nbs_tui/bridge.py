@@ -17,10 +17,8 @@ from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.core.background import BackgroundSession
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.lease import LeaseValue, describe_holder
-from nbs_tui.core.meters import Meters
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.pane_state import HistoryEntry, PaneStatus
-from nbs_tui.core.relay import LIFECYCLE_KINDS
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.files.control_plane import ControlEvent
 from nbs_tui.messages import (
@@ -34,7 +32,7 @@ from nbs_tui.messages import (
     PaneStatusChanged,
     RelayedMeters,
 )
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.sidecar.events import AgentEnded, LifecycleNews, MetersNews, SidecarEvent, StatusChange
 
 if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
@@ -76,20 +74,18 @@ class FleetBridge:
     def sidecar_event(self, event: SidecarEvent) -> None:
         """Turn the event into messages, touch nothing else (``notify`` only posts one)."""
         app = self._app
-        if event.kind == "meters":
-            meters = dict(event.data).get("meters")
-            app.post_message(RelayedMeters(event.pane_id, meters if isinstance(meters, Meters) else None))
+        if isinstance(event, MetersNews):
+            app.post_message(RelayedMeters(event.pane_id, event.meters))
             return
-        if event.kind in LIFECYCLE_KINDS and event.relayed_by:  # another process stopped or restarted one
-            data = dict(event.data)
-            ok = data.get("result") != "failed"
+        if isinstance(event, LifecycleNews) and event.by:  # another process stopped or restarted one
+            ok = event.result != "failed"
             app.notify(
-                f"{data.get('target') or event.pane_id} ({event.pane_id}): {event.message}\nby {event.relayed_by}",
-                title=f"Agent {event.kind}", severity="information" if ok else "warning", timeout=8,
+                f"{event.target or event.pane_id} ({event.pane_id}): {event.message}\nby {event.by}",
+                title=f"Agent {event.KIND}", severity="information" if ok else "warning", timeout=8,
             )  # fmt: skip
-        if event.kind == "agent-ended":  # an ``error`` event reaches `problem` through the runtime
+        if isinstance(event, AgentEnded):  # an ``error`` event reaches `problem` through the runtime
             app.notify(f"{event.pane_id}: {event.message}", title="Agent ended", severity="warning", timeout=8)
-        status = PaneStatus.from_sidecar(event.status) if event.status is not None else None
+        status = PaneStatus.from_sidecar(event.status) if isinstance(event, StatusChange) else None
         history = HistoryEntry.from_sidecar_event(event)
         if event.pane_id and (status is not None or history is not None):
             app.post_message(PaneStatusChanged(event.pane_id, status, history))

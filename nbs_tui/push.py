@@ -42,7 +42,7 @@ from nbs_tui.core.notify import Notification, NotifyKind, coalesce, push_message
 from nbs_tui.core.web_links import issue_link
 from nbs_tui.files.web_endpoint import endpoint_path, read_endpoint
 from nbs_tui.notify import unusable_url
-from nbs_tui.sidecar.events import SidecarEvent
+from nbs_tui.sidecar.events import SidecarEvent, StateChange
 from nbs_tui.sidecar.notices import EventNotices
 
 log = logging.getLogger(__name__)
@@ -115,7 +115,7 @@ class PushSender:
         with self._lock:
             self._notices.mute_also(self._muted())
             notes = self._notices.observe(event)
-        self.offer(notes, event.question)
+        self.offer(notes, event.question if isinstance(event, StateChange) else "")
 
     def offer(self, notes: Sequence[Notification], question: str = "") -> None:
         """Notifications the rules made due (sidecar thread): queued if this process acts."""

@@ -49,10 +49,10 @@ from nbs_tui.core.text import json_line_safe
 from nbs_tui.files.control_plane import ControlEvent, event_as_json
 from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
+from nbs_tui.sidecar.events import MetersNews, SidecarError, SidecarEvent, StatusChange
 from nbs_tui.sidecar.notices import EventNotices
-from nbs_tui.sidecar.runner import SidecarEvent
 
-QUIET_KINDS = frozenset({"status", "control-snapshot", "meters"})
+QUIET_KINDS = frozenset({"control-snapshot"})
 
 
 class _Printer:
@@ -98,7 +98,8 @@ class _Events:
         pass
 
     def sidecar_event(self, event: SidecarEvent) -> None:
-        if event.kind != "error":  # the runtime reports those as problems: one line each
+        # errors: the runtime reports those as problems, one line each
+        if not isinstance(event, SidecarError | StatusChange | MetersNews):
             self.emit(event.as_json())
         self._notify(event)
 

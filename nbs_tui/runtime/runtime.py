@@ -76,9 +76,10 @@ from nbs_tui.runtime.contract import (
 from nbs_tui.runtime.fleet_keeper import PROBLEM_SOURCE, FleetKeeper
 from nbs_tui.runtime.hosts import HostsRuntime
 from nbs_tui.runtime.service_starter import ServiceStarter, sidecar_flags
+from nbs_tui.sidecar.events import SidecarError, SidecarEvent
 from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.sidecar.notices import EventNotices
-from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.sidecar.runner import SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.port import FleetPort
 from nbs_tui.tmux.runner import TmuxRunner
@@ -335,7 +336,7 @@ class Runtime:
 
     def _sidecar_event(self, event: SidecarEvent) -> None:
         """The sidecar's events go to the listener as they are; its errors are problems too."""
-        if event.kind == "error":
+        if isinstance(event, SidecarError):
             self.problem("sidecar", f"{event.pane_id} {event.message}".strip())
         if self.push is not None:
             self.push.observe(event)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from nbs_tui.config import Settings
 from nbs_tui.core.model import PaneId
 from nbs_tui.core.notify import Notification, NotifyDecider, NotifyKind, parse_kinds
-from nbs_tui.sidecar.events import SidecarEvent
+from nbs_tui.sidecar.events import Escalation, PaneLeft, SidecarEvent, StateChange
 
 
 class EventNotices:
@@ -30,14 +30,14 @@ class EventNotices:
     def observe(self, event: SidecarEvent) -> list[Notification]:
         """The notifications this event makes due (none for most events)."""
         pane_id = event.pane_id
-        if event.kind == "state":
-            state = str(dict(event.data).get("state", ""))
-            if state == "gone":
+        match event:
+            case StateChange(detection=detection):
+                state = detection.state.value
+                self._states[pane_id] = state
+                return self.decider.observe(pane_id, state, event.at, reason=event.message, plan_waits=self._plan_waits)
+            case PaneLeft():
                 self._states.pop(pane_id, None)
                 self.decider.forget(pane_id)
-                return []
-            self._states[pane_id] = state
-            return self.decider.observe(pane_id, state, event.at, reason=event.message, plan_waits=self._plan_waits)
-        if event.kind == "escalate" and pane_id in self._states:
-            return self.decider.observe(pane_id, self._states[pane_id], event.at, stuck=event.message or "stuck")
+            case Escalation() if pane_id in self._states:
+                return self.decider.observe(pane_id, self._states[pane_id], event.at, stuck=event.message or "stuck")
         return []

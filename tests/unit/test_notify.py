@@ -206,14 +206,15 @@ def test_headless_prints_notify_lines_from_sidecar_events() -> None:
     import json
 
     from nbs_tui.config import Settings
+    from nbs_tui.core.model import AgentState, Detection
     from nbs_tui.runtime.headless import _Events, _Printer
-    from nbs_tui.sidecar.runner import SidecarEvent
+    from nbs_tui.sidecar.events import Escalation, StateChange
 
     out = io.StringIO()
     events = _Events(_Printer(out), Settings(notify_mute=("error",)))
-    for kind, state, at in [("state", "working", 1.0), ("state", "idle", 2.0), ("state", "error", 3.0)]:
-        events.sidecar_event(SidecarEvent(kind, "%3", at, "why", data=(("state", state),)))
-    events.sidecar_event(SidecarEvent("escalate", "%3", 4.0, "still idle 60s after 1 nudge(s)", data=(("reason", "stuck"),)))
+    for state, at in [("working", 1.0), ("idle", 2.0), ("error", 3.0)]:
+        events.sidecar_event(StateChange("%3", at, "why", detection=Detection(AgentState(state), reason="why")))
+    events.sidecar_event(Escalation("%3", 4.0, "still idle 60s after 1 nudge(s)"))
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     notes = [line for line in lines if line["event"] == "notify"]
     assert notes == [
