@@ -66,6 +66,7 @@ from nbs_tui.dashboard.problems import ProblemsShown
 from nbs_tui.dashboard.views import Views
 from nbs_tui.files.control_plane import ControlPlanePort
 from nbs_tui.messages import (
+    AgentNews,
     BackendProblem,
     BackgroundSessionsChanged,
     ClaudeSignalsChanged,
@@ -412,6 +413,9 @@ class NbsApp(App[int]):
 
     def on_relayed_meters(self, message: RelayedMeters) -> None:
         self.news.relayed_meters(message)
+
+    def on_agent_news(self, message: AgentNews) -> None:
+        self.notifications.toast(message.event)
 
     def on_claude_signals_changed(self, message: ClaudeSignalsChanged) -> None:
         self.news.claude_signals_changed(message)

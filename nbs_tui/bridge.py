@@ -22,6 +22,7 @@ from nbs_tui.core.pane_state import HistoryEntry, PaneStatus
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.files.control_plane import ControlEvent
 from nbs_tui.messages import (
+    AgentNews,
     BackendProblem,
     BackgroundSessionsChanged,
     ClaudeSignalsChanged,
@@ -35,18 +36,14 @@ from nbs_tui.messages import (
 from nbs_tui.sidecar.events import AgentEnded, LifecycleNews, MetersNews, SidecarEvent, StatusChange
 
 if TYPE_CHECKING:
-    from textual.notifications import SeverityLevel
-
     from nbs_tui.widgets.control_view import ControlView
 
 
 class BridgedApp(Protocol):
-    """What the bridge asks of the app (`nbs_tui.app.NbsApp`): posting is thread-safe, the rest
-    is read or called as documented on each."""
+    """What the bridge asks of the app (`nbs_tui.app.NbsApp`): posting is thread-safe, the
+    Control view is read as documented on it."""
 
     def post_message(self, message: Message) -> bool: ...
-
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None) -> None: ...
 
     @property
     def control_view(self) -> ControlView | None: ...
@@ -72,19 +69,14 @@ class FleetBridge:
         self._app.post_message(ClaudeSignalsChanged(tuple(facts.items())))
 
     def sidecar_event(self, event: SidecarEvent) -> None:
-        """Turn the event into messages, touch nothing else (``notify`` only posts one)."""
+        """Turn the event into messages, touch nothing else: what they mean is the app's parts'
+        (`nbs_tui.dashboard.news`, and `nbs_tui.notify.toasts` for an `AgentNews`)."""
         app = self._app
         if isinstance(event, MetersNews):
             app.post_message(RelayedMeters(event.pane_id, event.meters))
             return
-        if isinstance(event, LifecycleNews) and event.by:  # another process stopped or restarted one
-            ok = event.result != "failed"
-            app.notify(
-                f"{event.target or event.pane_id} ({event.pane_id}): {event.message}\nby {event.by}",
-                title=f"Agent {event.KIND}", severity="information" if ok else "warning", timeout=8,
-            )  # fmt: skip
-        if isinstance(event, AgentEnded):  # an ``error`` event reaches `problem` through the runtime
-            app.notify(f"{event.pane_id}: {event.message}", title="Agent ended", severity="warning", timeout=8)
+        if isinstance(event, AgentEnded | LifecycleNews):
+            app.post_message(AgentNews(event))
         status = PaneStatus.from_sidecar(event.status) if isinstance(event, StatusChange) else None
         history = HistoryEntry.from_sidecar_event(event)
         if event.pane_id and (status is not None or history is not None):

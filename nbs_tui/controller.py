@@ -33,7 +33,7 @@ from nbs_tui.core.answer import AnswerCard, card_for
 from nbs_tui.core.hosts import split_pane_id
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.needs_you import NeedsYouEntry, NeedsYouQueue
-from nbs_tui.core.notify import Notification, NotifyDecider, parse_kinds
+from nbs_tui.core.notifications.notify_rules import Notification, NotifyDecider, parse_kinds
 from nbs_tui.core.pane_state import PaneState
 from nbs_tui.core.problems import ProblemSink
 from nbs_tui.core.sidecar import SidecarStatus

@@ -22,6 +22,7 @@ from nbs_tui.core.hosts import HostState
 from nbs_tui.core.meters import Meters
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.pane_state import ClaudeFacts, HistoryEntry, PaneStatus, RawFacts, fuse_claude
+from nbs_tui.sidecar.events import AgentEnded, LifecycleNews
 
 __all__ = [
     "BackendProblem",
@@ -72,6 +73,14 @@ class RelayedMeters(Message):
 
     pane_id: PaneId
     meters: Meters | None
+
+
+@dataclass
+class AgentNews(Message):
+    """An agent ended, or another process stopped or restarted one: the dashboard says so
+    (`nbs_tui.notify.toasts` decides how)."""
+
+    event: AgentEnded | LifecycleNews
 
 
 @dataclass

@@ -17,7 +17,7 @@ from nbs_tui import logs
 from nbs_tui.commands import COMMANDS, help_rows
 from nbs_tui.core.background import BackgroundSession
 from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.notify import KIND_LABELS, NotifyKind
+from nbs_tui.core.notifications.notify_rules import KIND_LABELS, NotifyKind
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.scrollback import Scrollback

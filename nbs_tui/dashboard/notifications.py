@@ -1,7 +1,7 @@
 """The operator's notifications outside the dashboard: its own terminal and ``notify_command``.
 
 The controller decides what is worth a notification (`OperatorController.notify_tick`: an agent
-that started waiting on the operator, one that finished, ...); `nbs_tui.notify.TerminalNotifier`
+that started waiting on the operator, one that finished, ...); `nbs_tui.notify.terminal.TerminalNotifier`
 turns each into OSC sequences written into the dashboard's own output stream, in order with its
 frames (so they travel through ssh and tmux as the frames do), and runs ``notify_command``.
 Inside tmux the sequences need tmux's ``allow-passthrough``: at start, once, a thread picks the
@@ -20,14 +20,11 @@ from textual.app import App
 from nbs_tui.config import Settings
 from nbs_tui.controller import OperatorController
 from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
-from nbs_tui.notify import (
-    OSC_PROTOCOLS,
-    Subject,
-    TerminalNotifier,
-    parse_protocols,
-    passthrough_problem,
-)
+from nbs_tui.core.notifications.notify_rules import KIND_LABELS, Notification, NotifyKind, coalesce
+from nbs_tui.core.notifications.notify_settings import OSC_PROTOCOLS, Subject, parse_protocols
+from nbs_tui.notify.terminal import TerminalNotifier, passthrough_problem
+from nbs_tui.notify.toasts import toast_for
+from nbs_tui.sidecar.events import SidecarEvent
 from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.tmux.own import client_terminal, passthrough_state
 from nbs_tui.widgets.pane_text import project_name
@@ -68,6 +65,12 @@ class OperatorNotifications:
         self._operator.notifications.also_muted = self._server_muted()
         notes = coalesce(self._operator.notify_tick(looking_at))
         self.notifier.notify_all(notes, bell_rang=self._operator.rang_bell)  # one bell per tick
+
+    def toast(self, event: SidecarEvent) -> None:
+        """The toast a sidecar event makes, if any (`nbs_tui.notify.toasts`)."""
+        toast = toast_for(event)
+        if toast is not None:
+            self._app.notify(toast.text, title=toast.title, severity=toast.severity, timeout=toast.timeout)
 
     def muted(self) -> frozenset[NotifyKind]:
         """The kinds muted here: this dashboard's own (``notify_mute``) and the server's."""

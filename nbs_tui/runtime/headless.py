@@ -44,13 +44,13 @@ from nbs_tui.config import Settings
 from nbs_tui.core.hosts import HostState
 from nbs_tui.core.lease import Lease, LeaseValue
 from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.notify import NotifyKind
+from nbs_tui.core.notifications.notify_rules import NotifyKind
 from nbs_tui.core.text import json_line_safe
 from nbs_tui.files.control_plane import ControlEvent, event_as_json
+from nbs_tui.notify.event_notices import EventNotices
 from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.events import MetersNews, SidecarError, SidecarEvent, StatusChange
-from nbs_tui.sidecar.notices import EventNotices
 
 QUIET_KINDS = frozenset({"control-snapshot"})
 

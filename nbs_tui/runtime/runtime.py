@@ -64,7 +64,8 @@ from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
 from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.logs import log_problem, report_failures, state_dir
 from nbs_tui.memory import MemoryTrimmer
-from nbs_tui.push import PushSender
+from nbs_tui.notify.event_notices import EventNotices
+from nbs_tui.notify.push import PushSender
 from nbs_tui.runtime.background_poll import BackgroundPoller
 from nbs_tui.runtime.contract import (
     LeaseMode,
@@ -78,7 +79,6 @@ from nbs_tui.runtime.hosts import HostsRuntime
 from nbs_tui.runtime.service_starter import ServiceStarter, sidecar_flags
 from nbs_tui.sidecar.events import SidecarError, SidecarEvent
 from nbs_tui.sidecar.lease import SidecarLease
-from nbs_tui.sidecar.notices import EventNotices
 from nbs_tui.sidecar.runner import SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.port import FleetPort
@@ -184,7 +184,7 @@ class Runtime:
         self.keeper: FleetKeeper | None = None
         """Keeps this server's fleet memory while this process acts (`nbs_tui.runtime.fleet_keeper`)."""
         self.push: PushSender | None = None
-        """Sends push notifications (``notify_urls``) while this process holds the lease (`nbs_tui.push`)."""
+        """Sends push notifications (``notify_urls``) while this process holds the lease (`nbs_tui.notify.push`)."""
         self.background: BackgroundPoller | None = None
         """Lists Claude Code's background sessions for a listener that shows them (module docstring)."""
         self.role = SidecarRole.OFF

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 
 from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.notify import question_line
+from nbs_tui.core.notifications.notify_rules import question_line
 from nbs_tui.core.sidecar import (
     Action,
     HandshakeEnded,

@@ -25,7 +25,7 @@ from nbs_tui.core.lease import (
     answered,
 )
 from nbs_tui.core.model import PaneId
-from nbs_tui.core.notify import NotifyKind
+from nbs_tui.core.notifications.notify_rules import NotifyKind
 from nbs_tui.core.relay import (
     RelayedAction,
     RelayNews,

@@ -33,7 +33,7 @@ from nbs_tui.core.lease import (
 from nbs_tui.core.meters import Meters
 from nbs_tui.core.meters_relay import METERS_OPTION, parse_meters
 from nbs_tui.core.model import PaneId
-from nbs_tui.core.notify import NotifyKind, decode_kinds, encode_kinds
+from nbs_tui.core.notifications.notify_rules import NotifyKind, decode_kinds, encode_kinds
 from nbs_tui.core.relay import (
     ACTIONS_OPTION,
     LIFECYCLE_OPTION,

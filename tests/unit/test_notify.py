@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nbs_tui.core.notify import (
+from nbs_tui.core.notifications.notify_rules import (
     Notification,
     NotifyDecider,
     NotifyKind,
@@ -14,17 +14,14 @@ from nbs_tui.core.notify import (
     message,
     parse_kinds,
 )
-from nbs_tui.notify import (
+from nbs_tui.core.notifications.notify_settings import (
     NotifyConfigError,
     Subject,
-    TerminalNotifier,
     fill,
     guess_protocols,
-    osc_sequence,
     parse_protocols,
-    passthrough_problem,
-    tmux_wrap,
 )
+from nbs_tui.notify.terminal import TerminalNotifier, osc_sequence, passthrough_problem, tmux_wrap
 
 
 def kinds(notes: list[Notification]) -> list[str]:
@@ -225,13 +222,13 @@ def test_headless_prints_notify_lines_from_sidecar_events() -> None:
 
 def test_the_limited_state_is_the_one_detection_reports() -> None:
     from nbs_tui.core.model import AgentState
-    from nbs_tui.core.notify import LIMITED_STATE
+    from nbs_tui.core.notifications.notify_rules import LIMITED_STATE
 
     assert AgentState(LIMITED_STATE).value == LIMITED_STATE
 
 
 def test_a_burst_of_one_kind_becomes_one_notification() -> None:
-    from nbs_tui.core.notify import coalesce
+    from nbs_tui.core.notifications.notify_rules import coalesce
 
     limited = [Notification(NotifyKind.LIMITED, f"%{i}", "limited", "resets 9am", 5.0) for i in range(6)]
     finished = [Notification(NotifyKind.FINISHED, "%9", "idle", "done", 5.0)]

@@ -18,12 +18,17 @@ from libtmux.test.retry import retry_until
 from nbs_tui.config import ConfigError, Settings, load_settings
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.model import AgentState, Detection
-from nbs_tui.core.notify import Notification, NotifyKind, push_message, question_line
+from nbs_tui.core.notifications.notify_rules import (
+    Notification,
+    NotifyKind,
+    push_message,
+    question_line,
+)
 from nbs_tui.core.web_links import LinkRedeemer, new_link_key
 from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, write_endpoint
-from nbs_tui.push import PushSender
+from nbs_tui.notify.event_notices import EventNotices
+from nbs_tui.notify.push import PushSender
 from nbs_tui.sidecar.events import SidecarEvent, StateChange
-from nbs_tui.sidecar.notices import EventNotices
 from tests.push_receiver import PushReceiver
 
 LOCAL = HostSpec("local", socket_name="work")

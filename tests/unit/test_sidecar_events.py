@@ -114,3 +114,15 @@ def test_each_event_words_its_history_line() -> None:
     assert said(CommandSeen("%1", 1.0, line="\\nbs-x", project="/p")) == "command \\nbs-x"
     assert said(NudgeStep("%1", 1.0, "queued", result="queued")) == "nudge: queued"
     assert said(MetersNews("%1", 1.0, meters=None)) is None
+
+
+def test_the_toasts_a_sidecar_event_makes() -> None:
+    from nbs_tui.notify.toasts import Toast, toast_for
+
+    assert toast_for(AgentEnded("%7", 1.0, "its tmux pane is gone", liveness="gone")) == Toast(
+        "Agent ended", "%7: its tmux pane is gone", "warning"
+    )
+    stopped = AgentStopped("%4", 1.0, "/exit", by="box pid 7", result="sent")
+    assert toast_for(stopped) == Toast("Agent stop", "%4 (%4): /exit\nby box pid 7", "information")
+    assert toast_for(AgentStopped("%4", 1.0, "/exit", result="sent")) is None  # this process's own
+    assert toast_for(PollStep("%4", 1.0, result="typed")) is None

@@ -3,8 +3,8 @@
 Sent by the process that holds the tmux server's sidecar lease (the service, usually), never by
 each dashboard: a push must reach the phone once per event however many dashboards or browser
 tabs watch, and also when none does (docs/notifications.md says why here). The rules are the
-terminal notifications' own (`nbs_tui.core.notify`: muting, repeat limit, coalescing a burst),
-fed with the sidecar's events (`nbs_tui.sidecar.notices.EventNotices`). Muted are the kinds of
+terminal notifications' own (`nbs_tui.core.notifications`: muting, repeat limit, coalescing a burst),
+fed with the sidecar's events (`nbs_tui.notify.event_notices.EventNotices`). Muted are the kinds of
 ``notify_mute`` and those a dashboard muted from its palette, server-wide (``@nbs_mute``, read
 by the lease each tick: the dashboard and the sender are often different processes).
 
@@ -38,12 +38,12 @@ from typing import Any
 from nbs_tui.core.card_target import format_card_target
 from nbs_tui.core.hosts import HostSpec
 from nbs_tui.core.model import PaneId
-from nbs_tui.core.notify import Notification, NotifyKind, coalesce, push_message
+from nbs_tui.core.notifications.notify_rules import Notification, NotifyKind, coalesce, push_message
+from nbs_tui.core.notifications.notify_settings import unusable_url
 from nbs_tui.core.web_links import issue_link
 from nbs_tui.files.web_endpoint import endpoint_path, read_endpoint
-from nbs_tui.notify import unusable_url
+from nbs_tui.notify.event_notices import EventNotices
 from nbs_tui.sidecar.events import SidecarEvent, StateChange
-from nbs_tui.sidecar.notices import EventNotices
 
 log = logging.getLogger(__name__)
 

@@ -1,16 +1,21 @@
-"""The sidecar's events as the dashboard's notification rules see them (`nbs_tui.core.notify`).
+"""The sidecar's events as the dashboard's notification rules see them (`nbs_tui.core.notifications`).
 
 A process without a dashboard (``--headless``, the service) has no operator looking at a pane
 and no per-tick view of the fleet: it follows the sidecar's ``state`` and ``escalate`` events
 one by one. `--headless` prints what this decides as ``notify`` lines; the lease holder sends
-it as push notifications (`nbs_tui.push`).
+it as push notifications (`nbs_tui.notify.push`).
 """
 
 from __future__ import annotations
 
 from nbs_tui.config import Settings
 from nbs_tui.core.model import PaneId
-from nbs_tui.core.notify import Notification, NotifyDecider, NotifyKind, parse_kinds
+from nbs_tui.core.notifications.notify_rules import (
+    Notification,
+    NotifyDecider,
+    NotifyKind,
+    parse_kinds,
+)
 from nbs_tui.sidecar.events import Escalation, PaneLeft, SidecarEvent, StateChange
 
 
