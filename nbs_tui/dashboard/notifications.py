@@ -1,7 +1,7 @@
 """The operator's notifications outside the dashboard: its own terminal and ``notify_command``.
 
 The controller decides what is worth a notification (`OperatorController.notify_tick`: an agent
-that started waiting on the operator, one that finished, ...); `nbs_tui.notify.terminal.TerminalNotifier`
+that started waiting on the operator, one that finished, ...); `nbs_tui.notify.terminal_notifier.TerminalNotifier`
 turns each into OSC sequences written into the dashboard's own output stream, in order with its
 frames (so they travel through ssh and tmux as the frames do), and runs ``notify_command``.
 Inside tmux the sequences need tmux's ``allow-passthrough``: at start, once, a thread picks the
@@ -18,12 +18,12 @@ from typing import Any
 from textual.app import App
 
 from nbs_tui.config import Settings
-from nbs_tui.controller import OperatorController
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.notifications.notify_rules import KIND_LABELS, Notification, NotifyKind, coalesce
 from nbs_tui.core.notifications.notify_settings import OSC_PROTOCOLS, Subject, parse_protocols
-from nbs_tui.notify.terminal import TerminalNotifier, passthrough_problem
+from nbs_tui.notify.terminal_notifier import TerminalNotifier, passthrough_problem
 from nbs_tui.notify.toasts import toast_for
+from nbs_tui.operator.operator_controller import OperatorController
 from nbs_tui.sidecar.events import SidecarEvent
 from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.tmux.own import client_terminal, passthrough_state

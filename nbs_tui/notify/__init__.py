@@ -3,7 +3,7 @@ own panes, applied here from one set of rules.
 
 Owns: `event_notices` (the sidecar's events through the rules, for processes without a
 dashboard: ``--headless``'s ``notify`` lines and the pushes), `push` (`PushSender`: Apprise
-pushes, sent by the lease holder only), `terminal` (`TerminalNotifier`: OSC 9/777/99 and the bell
+pushes, sent by the lease holder only), `terminal_notifier` (`TerminalNotifier`: OSC 9/777/99 and the bell
 into the dashboard's own terminal, through tmux's passthrough, and ``notify_command``), `mute`
 (the kinds muted here and server-wide, ``@nbs_mute``) and `toasts` (which sidecar events the
 dashboard shows as a toast, and how).

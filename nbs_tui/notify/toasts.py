@@ -1,6 +1,6 @@
 """Which of the sidecar's events the dashboard shows as a toast, and how: an agent that ended,
 and a stop or restart another process made (``nbs-tui stop``, another dashboard). The bridge
-only carries the event to the app (`nbs_tui.messages.AgentNews`); this decides what it says.
+only carries the event to the app (`nbs_tui.dashboard.messages.AgentNews`); this decides what it says.
 """
 
 from __future__ import annotations

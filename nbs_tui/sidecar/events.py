@@ -6,7 +6,7 @@ the lease's relay all read them, and test them with ``isinstance`` or ``match``.
 Each event has its JSON form (`SidecarEvent.as_json`): the line ``--headless`` prints
 (docs/reference.md; other tools read it, so its keys and their order stay as they are), and
 its fields (`SidecarEvent.details`) are what the lease relays to views through tmux
-(`nbs_tui.core.relay`), from which a view builds the same event again (`relayed_event`).
+(`nbs_tui.core.sidecar.relay`), from which a view builds the same event again (`relayed_event`).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from dataclasses import KW_ONLY, dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from nbs_tui.core.detect import Detection, detection_as_json
-from nbs_tui.core.meters import Meters
-from nbs_tui.core.model import PaneId
-from nbs_tui.core.relay import RelayedAction
-from nbs_tui.core.sidecar import SidecarStatus
-from nbs_tui.core.stuck import StuckStatus
+from nbs_tui.core.detection.detect import Detection, detection_as_json
+from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.sidecar.meters import Meters
+from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
+from nbs_tui.core.sidecar.relay import RelayedAction
+from nbs_tui.core.sidecar.stuck_agents import StuckStatus
 
 Details = tuple[tuple[str, Any], ...]
 
@@ -157,7 +157,7 @@ class ResumeStep(TypingStep):
 TYPING_STEPS: Mapping[str, type[TypingStep]] = MappingProxyType(
     {"poll": PollStep, "nudge": NudgeStep, "resume": ResumeStep}
 )
-"""The step's class by the handshake's purpose (`nbs_tui.core.sidecar.InjectPoll.purpose`)."""
+"""The step's class by the handshake's purpose (`nbs_tui.core.sidecar.pane_sidecar.InjectPoll.purpose`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,7 +303,7 @@ class AgentRestarted(LifecycleNews):
 
 
 RELAYED_EVENTS = (PollStep, PlanSelect, NudgeStep, Escalation, ResumeStep)
-"""What only the lease holder does, relayed to every view (`nbs_tui.core.relay`; a view
+"""What only the lease holder does, relayed to every view (`nbs_tui.core.sidecar.relay`; a view
 detects states and commands itself)."""
 
 
@@ -373,7 +373,7 @@ def event_kinds() -> Mapping[str, str]:
         "agent-ended": "the agent's process exited or its tmux pane is gone (liveness: exited, gone)",
         "status": "per-pane status changed (not printed by --headless)",
         "error": "a tmux call or the control plane failed",
-        "meters": "an agent's meters as the sidecar lease holder published them (meters: nbs_tui.core.meters.Meters or null; not printed by --headless)",
+        "meters": "an agent's meters as the sidecar lease holder published them (meters: nbs_tui.core.sidecar.meters.Meters or null; not printed by --headless)",
         "stop": "another process (nbs-tui stop, another dashboard) stopped an agent (result: sent, failed; pane, target, text: how, reason, by)",
         "restart": "another process (nbs-tui restart, another dashboard) restarted an agent in place (result, pane, target, text: claude --resume ID, reason, by)",
         "relay": "actions of the sidecar lease holder were missed between two reads (poll, plan-select, nudge and escalate events of another process carry its by)",

@@ -18,15 +18,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from nbs_tui.core.lease import (
+from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.notifications.notify_rules import NotifyKind
+from nbs_tui.core.sidecar.lease_rules import (
     Lease,
     LeaseValue,
     PaneSwitches,
     answered,
 )
-from nbs_tui.core.model import PaneId
-from nbs_tui.core.notifications.notify_rules import NotifyKind
-from nbs_tui.core.relay import (
+from nbs_tui.core.sidecar.relay import (
     RelayedAction,
     RelayNews,
     RelayReader,
@@ -191,7 +191,7 @@ class SidecarLease:
             log.info("pane state not published: %s", error)
         self.flush_actions()
 
-    # -- the holder's actions, relayed to every view (nbs_tui.core.relay) ----------------------
+    # -- the holder's actions, relayed to every view (nbs_tui.core.sidecar.relay) ----------------------
 
     def record(self, event: SidecarEvent) -> None:
         """The runner did or tried something in a pane: relay it if it is an action of the
@@ -244,7 +244,7 @@ class SidecarLease:
 
     def take_lifecycle(self) -> list[RelayedAction]:
         """Stops and restarts by another process (a CLI run, another dashboard) since the last
-        call, oldest first (`nbs_tui.core.relay.LIFECYCLE_OPTION`)."""
+        call, oldest first (`nbs_tui.core.sidecar.relay.LIFECYCLE_OPTION`)."""
         news, self._lifecycle_news = self._lifecycle_news, []
         return news
 

@@ -146,7 +146,7 @@ def _sh_recorder(out: Path) -> str:
 
 
 def test_allow_passthrough_is_read_from_the_dashboards_own_pane(operator_server: libtmux.Server) -> None:
-    from nbs_tui.notify.terminal import passthrough_problem
+    from nbs_tui.notify.terminal_notifier import passthrough_problem
     from nbs_tui.tmux.own import passthrough_state
 
     session = operator_server.new_session("operator", window_command="sleep 600")

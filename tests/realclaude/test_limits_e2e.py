@@ -16,7 +16,7 @@ import pytest
 from libtmux.test.retry import retry_until
 
 from nbs_tui.config import Settings
-from nbs_tui.core.model import AgentState, ServerAddress
+from nbs_tui.core.fleet.model import AgentState, ServerAddress
 from nbs_tui.sidecar.events import ResumeStep, SidecarEvent
 from nbs_tui.sidecar.runner import SidecarRunner, config_from_settings
 from nbs_tui.tmux.fleet import TmuxFleet

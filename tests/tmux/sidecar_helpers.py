@@ -15,8 +15,8 @@ from typing import TypeVar
 import libtmux
 
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
-from nbs_tui.core.sidecar import SidecarConfig
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
 from nbs_tui.sidecar.events import SidecarEvent
 from nbs_tui.sidecar.runner import ControlPort, SidecarRunner
 

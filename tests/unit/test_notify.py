@@ -21,7 +21,12 @@ from nbs_tui.core.notifications.notify_settings import (
     guess_protocols,
     parse_protocols,
 )
-from nbs_tui.notify.terminal import TerminalNotifier, osc_sequence, passthrough_problem, tmux_wrap
+from nbs_tui.notify.terminal_notifier import (
+    TerminalNotifier,
+    osc_sequence,
+    passthrough_problem,
+    tmux_wrap,
+)
 
 
 def kinds(notes: list[Notification]) -> list[str]:
@@ -203,7 +208,7 @@ def test_headless_prints_notify_lines_from_sidecar_events() -> None:
     import json
 
     from nbs_tui.config import Settings
-    from nbs_tui.core.model import AgentState, Detection
+    from nbs_tui.core.fleet.model import AgentState, Detection
     from nbs_tui.runtime.headless import _Events, _Printer
     from nbs_tui.sidecar.events import Escalation, StateChange
 
@@ -221,7 +226,7 @@ def test_headless_prints_notify_lines_from_sidecar_events() -> None:
 
 
 def test_the_limited_state_is_the_one_detection_reports() -> None:
-    from nbs_tui.core.model import AgentState
+    from nbs_tui.core.fleet.model import AgentState
     from nbs_tui.core.notifications.notify_rules import LIMITED_STATE
 
     assert AgentState(LIMITED_STATE).value == LIMITED_STATE

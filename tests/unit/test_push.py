@@ -16,8 +16,8 @@ import pytest
 from libtmux.test.retry import retry_until
 
 from nbs_tui.config import ConfigError, Settings, load_settings
-from nbs_tui.core.hosts import HostSpec
-from nbs_tui.core.model import AgentState, Detection
+from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.core.fleet.model import AgentState, Detection
 from nbs_tui.core.notifications.notify_rules import (
     Notification,
     NotifyKind,

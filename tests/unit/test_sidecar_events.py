@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from nbs_tui.core.model import AgentState, Detection, MenuOption
-from nbs_tui.core.pane_state import HistoryEntry
-from nbs_tui.core.relay import RelayedAction, append_action, encode_ring, parse_ring
+from nbs_tui.core.fleet.model import AgentState, Detection, MenuOption
+from nbs_tui.core.fleet.pane_state import HistoryEntry
+from nbs_tui.core.sidecar.relay import RelayedAction, append_action, encode_ring, parse_ring
 from nbs_tui.sidecar.events import (
     AgentEnded,
     AgentStopped,
