@@ -21,6 +21,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.notifications.notify_rules import KIND_LABELS, Notification, NotifyKind, coalesce
 from nbs_tui.core.notifications.notify_settings import OSC_PROTOCOLS, Subject, parse_protocols
+from nbs_tui.notify.mute import Mute
 from nbs_tui.notify.terminal_notifier import TerminalNotifier, passthrough_problem
 from nbs_tui.notify.toasts import toast_for
 from nbs_tui.operator.operator_controller import OperatorController
@@ -44,9 +45,10 @@ class OperatorNotifications:
         self._operator = operator
         self._problem = problem
         self._panes = panes
-        self._leases = leases
-        """The lease of every watched server: the palette's mute is theirs (``@nbs_mute``), so
-        that the process sending pushes (the lease holder, often the service) honours it too."""
+        self.mute = Mute(operator.notifications, leases)
+        """This dashboard's mute and every watched server's, through its lease: the palette's
+        mute is theirs (``@nbs_mute``), so that the process sending pushes (the lease holder,
+        often the service) honours it too."""
         self.notifier = TerminalNotifier(
             self._write, parse_protocols(settings.notify_osc, os.environ),
             in_tmux=bool(os.environ.get("TMUX")), command=settings.notify_command,
@@ -62,7 +64,7 @@ class OperatorNotifications:
     def tick(self, looking_at: PaneId | None) -> None:
         """Send what the controller says is due (twice a second, with the needs-you queue);
         nothing about the pane the operator is ``looking_at``."""
-        self._operator.notifications.also_muted = self._server_muted()
+        self.mute.follow_servers()
         notes = coalesce(self._operator.notify_tick(looking_at))
         self.notifier.notify_all(notes, bell_rang=self._operator.rang_bell)  # one bell per tick
 
@@ -74,24 +76,15 @@ class OperatorNotifications:
 
     def muted(self) -> frozenset[NotifyKind]:
         """The kinds muted here: this dashboard's own (``notify_mute``) and the server's."""
-        return self._operator.notifications.muted | self._server_muted()
+        return self.mute.muted()
 
     def toggle_mute(self, kind: NotifyKind) -> None:
         """Mute ``kind`` for this dashboard and for every watched server (its other dashboards
         and its pushes), or, if it is muted here or there, unmute it everywhere."""
-        decider = self._operator.notifications
-        muted = kind not in self.muted()
-        decider.muted = decider.muted | {kind} if muted else decider.muted - {kind}
-        for lease in self._leases():
-            if (kind in lease.muted) != muted:
-                lease.set_muted(lease.muted | {kind} if muted else lease.muted - {kind})
-        decider.also_muted = self._server_muted()
-        where = ", server-wide (pushes too)" if self._leases() else ""
+        muted = self.mute.toggle(kind)
+        where = ", server-wide (pushes too)" if self.mute.reaches_servers() else ""
         said = ("muted" if muted else "on") + where
         self._app.notify(f"{KIND_LABELS[kind]} notifications {said}", title="Notifications", timeout=3)
-
-    def _server_muted(self) -> frozenset[NotifyKind]:
-        return frozenset().union(*(lease.muted for lease in self._leases()))
 
     def _check_passthrough(self) -> None:
         """Thread: with ``notify_osc = "auto"``, choose the protocols by the terminal tmux's

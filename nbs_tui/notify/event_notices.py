@@ -8,32 +8,33 @@ it as push notifications (`nbs_tui.notify.push`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.core.notifications.notify_rules import (
     Notification,
     NotifyDecider,
-    NotifyKind,
     parse_kinds,
 )
+from nbs_tui.notify.mute import Mute, ServerMute
 from nbs_tui.sidecar.events import Escalation, PaneLeft, SidecarEvent, StateChange
 
 
 class EventNotices:
     """One `NotifyDecider` fed with sidecar events (any one thread at a time)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, servers: Callable[[], Sequence[ServerMute]] = tuple) -> None:
         self._plan_waits = settings.plan_policy == "off"
         self.decider = NotifyDecider(muted=parse_kinds(settings.notify_mute), repeat=settings.notify_repeat)
+        self.mute = Mute(self.decider, servers)
+        """``notify_mute``, and the server-wide mute a dashboard's palette set (``@nbs_mute``),
+        followed at every event."""
         self._states: dict[PaneId, str] = {}
-
-    def mute_also(self, kinds: frozenset[NotifyKind]) -> None:
-        """Mute ``kinds`` on top of ``notify_mute``: the server-wide mute a dashboard's palette
-        set (``@nbs_mute``); a kind it no longer names is heard again, unless configured muted."""
-        self.decider.also_muted = kinds
 
     def observe(self, event: SidecarEvent) -> list[Notification]:
         """The notifications this event makes due (none for most events)."""
+        self.mute.follow_servers()
         pane_id = event.pane_id
         match event:
             case StateChange(detection=detection):

@@ -81,7 +81,6 @@ class PushSender:
         problem: Callable[[str, str], None],
         link_ttl: float,
         state_dir: Path,
-        muted: Callable[[], frozenset[NotifyKind]] = frozenset,
         wall: Callable[[], float] = time.time,
         load_after: float = LOAD_AFTER,
     ) -> None:
@@ -91,8 +90,6 @@ class PushSender:
         self._host = host
         self._names = names
         self._acting = acting
-        self._muted = muted
-        """The kinds muted server-wide from a dashboard, now (on top of ``notify_mute``)."""
         self._problem = problem
         self._link_ttl = link_ttl
         self._state_dir = state_dir
@@ -113,7 +110,6 @@ class PushSender:
         """One sidecar event (sidecar thread): the rules see every one, acting or not, so a
         process that takes the lease over knows the fleet's states and repeats."""
         with self._lock:
-            self._notices.mute_also(self._muted())
             notes = self._notices.observe(event)
         self.offer(notes, event.question if isinstance(event, StateChange) else "")
 

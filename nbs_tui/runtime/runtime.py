@@ -288,11 +288,10 @@ class Runtime:
             return next((p.target for p in panes if p.pane_id == pane_id), pane_id)
 
         return PushSender(
-            self.settings.notify_urls, EventNotices(self.settings),
+            self.settings.notify_urls, EventNotices(self.settings, (lambda: [lease]) if lease is not None else tuple),
             host=self.settings.watched_hosts()[0], names=name,
             acting=(lambda: lease.acting()) if lease is not None else (lambda: True),
             problem=self.problem, link_ttl=self.settings.web_link_ttl * 60, state_dir=state_dir(),
-            muted=(lambda: lease.muted) if lease is not None else frozenset,
         )  # fmt: skip
 
     def _remote_plane(self, host: HostSpec) -> ControlPlanePort:

@@ -243,3 +243,27 @@ def test_a_burst_of_one_kind_becomes_one_notification() -> None:
     assert message(one, "s:0.0") == ("nbs-tui: s:0.0 and 5 more usage limit", "resets 9am")
     assert coalesce(limited[:3]) == limited[:3]  # a few stay apart
     assert fill("echo {pane}", one, Subject("s:0.0", "h", "p")) == ["echo", "s:0.0 and 5 more"]
+
+
+def test_the_mute_toggles_here_and_on_every_server_and_follows_what_the_servers_say() -> None:
+    from nbs_tui.notify.mute import Mute
+
+    class Server:  # the part of a lease the mute reads and writes (@nbs_mute)
+        def __init__(self, *kinds: NotifyKind) -> None:
+            self.muted = frozenset(kinds)
+
+        def set_muted(self, kinds: frozenset[NotifyKind]) -> None:
+            self.muted = kinds
+
+    a, b = Server(), Server(NotifyKind.ERROR)
+    decider = NotifyDecider(muted=frozenset({NotifyKind.STUCK}))
+    mute = Mute(decider, lambda: [a, b])
+    assert mute.muted() == {NotifyKind.STUCK, NotifyKind.ERROR}
+    assert mute.toggle(NotifyKind.FINISHED)  # muted here and on both servers
+    assert NotifyKind.FINISHED in decider.muted and NotifyKind.FINISHED in a.muted and NotifyKind.FINISHED in b.muted
+    assert not mute.toggle(NotifyKind.ERROR)  # muted on one server: unmuted everywhere
+    assert NotifyKind.ERROR not in mute.muted() | a.muted | b.muted
+    b.set_muted(frozenset({NotifyKind.LIMITED}))  # another dashboard muted it for the server
+    mute.follow_servers()
+    assert decider.also_muted == {NotifyKind.FINISHED, NotifyKind.LIMITED} and mute.reaches_servers()
+    assert not Mute(NotifyDecider()).reaches_servers()
