@@ -33,6 +33,7 @@ from nbs_tui.dashboard.messages import (
     RelayedMeters,
 )
 from nbs_tui.files.control_plane import ControlEvent
+from nbs_tui.runtime.contract import RuntimeListener
 from nbs_tui.sidecar.events import AgentEnded, LifecycleNews, MetersNews, SidecarEvent, StatusChange
 
 if TYPE_CHECKING:
@@ -49,8 +50,10 @@ class BridgedApp(Protocol):
     def control_view(self) -> ControlView | None: ...
 
 
-class FleetBridge:
+class FleetBridge(RuntimeListener):
     """The app's `RuntimeListener`: called on the backends' threads, touches no widget."""
+
+    shows_background_sessions = True
 
     def __init__(self, app: BridgedApp, frames: FrameScheduler) -> None:
         self._app = app
