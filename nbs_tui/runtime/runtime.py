@@ -9,8 +9,8 @@
 
 While this process acts for a server of this machine, `keeper` (`FleetKeeper`) also keeps the
 server's fleet memory for ``nbs-tui restore``, told by the fleet's fanout, by Claude signals
-(`_FactsTap`) and on acquiring the lease (docs/lifecycle.md). For a listener that has
-``background_sessions_changed`` (the dashboard), `background` (`BackgroundPoller`) lists Claude
+(`_FactsTap`) and on acquiring the lease (docs/lifecycle.md). For a listener that
+`shows_background_sessions` (the dashboard), `background` (`BackgroundPoller`) lists Claude
 Code's own background sessions of this machine now and then, where the installed version has them.
 
 Everything they report goes to one `RuntimeListener`, on the backend's own thread; a listener
@@ -64,7 +64,8 @@ from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
 from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.housekeeping.logs import log_problem, report_failures, state_dir
 from nbs_tui.housekeeping.memory import MemoryTrimmer
-from nbs_tui.push import PushSender
+from nbs_tui.notify.event_notices import EventNotices
+from nbs_tui.notify.push import PushSender
 from nbs_tui.runtime.background_poll import BackgroundPoller
 from nbs_tui.runtime.contract import (
     LeaseMode,
@@ -76,11 +77,11 @@ from nbs_tui.runtime.contract import (
 from nbs_tui.runtime.fleet_keeper import PROBLEM_SOURCE, FleetKeeper
 from nbs_tui.runtime.hosts import HostsRuntime
 from nbs_tui.runtime.service_starter import ServiceStarter, sidecar_flags
+from nbs_tui.sidecar.events import SidecarError, SidecarEvent
 from nbs_tui.sidecar.lease import SidecarLease
-from nbs_tui.sidecar.notices import EventNotices
-from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.sidecar.runner import SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
-from nbs_tui.tmux.port import FleetPort
+from nbs_tui.tmux.port import FleetListener, FleetPort
 from nbs_tui.tmux.ssh import SshTmuxRunner, runner_for
 from nbs_tui.tmux.tmux_runner import TmuxRunner
 
@@ -114,7 +115,7 @@ def _runner(settings: Settings) -> TmuxRunner | None:
     return runner_for(hosts[0])  # connecting already, when the CLI asked early (`preconnect`)
 
 
-class _Fanout:
+class _Fanout(FleetListener):
     """The fleet's listener: feeds the other backends, then tells the runtime's listener."""
 
     def __init__(self, runtime: Runtime) -> None:
@@ -136,7 +137,7 @@ class _Fanout:
 
     def layout_changed(self) -> None:
         """A layout-only change (a pane resized, windows rearranged): the keeper remembers it
-        now, not at the next pane change (`nbs_tui.tmux.port.LayoutListener`)."""
+        now, not at the next pane change (`nbs_tui.tmux.port.FleetListener.layout_changed`)."""
         if self._runtime.keeper is not None:
             self._runtime.keeper.changed()
 
@@ -183,7 +184,7 @@ class Runtime:
         self.keeper: FleetKeeper | None = None
         """Keeps this server's fleet memory while this process acts (`nbs_tui.runtime.fleet_keeper`)."""
         self.push: PushSender | None = None
-        """Sends push notifications (``notify_urls``) while this process holds the lease (`nbs_tui.push`)."""
+        """Sends push notifications (``notify_urls``) while this process holds the lease (`nbs_tui.notify.push`)."""
         self.background: BackgroundPoller | None = None
         """Lists Claude Code's background sessions for a listener that shows them (module docstring)."""
         self.role = SidecarRole.OFF
@@ -224,11 +225,11 @@ class Runtime:
             self.claude = self._try(
                 "Claude Code signals", lambda: ClaudeSignals(self.settings, _FactsTap(self), clock=options.wall, problems=self.problem)
             )
-        shows_background = getattr(self.listener, "background_sessions_changed", None)
-        if options.claude and not elsewhere and self.settings.background_sessions and shows_background is not None:
+        shows_background = self.listener.shows_background_sessions
+        if options.claude and not elsewhere and self.settings.background_sessions and shows_background:
             self.background = self._try(
                 "background sessions",
-                lambda: BackgroundPoller(self.settings.claude_command, shows_background, self.problem),
+                lambda: BackgroundPoller(self.settings.claude_command, self.listener.background_sessions_changed, self.problem),
             )
         fanout = _Fanout(self)
         if options.fleet_factory is not None:
@@ -287,11 +288,10 @@ class Runtime:
             return next((p.target for p in panes if p.pane_id == pane_id), pane_id)
 
         return PushSender(
-            self.settings.notify_urls, EventNotices(self.settings),
+            self.settings.notify_urls, EventNotices(self.settings, (lambda: [lease]) if lease is not None else tuple),
             host=self.settings.watched_hosts()[0], names=name,
             acting=(lambda: lease.acting()) if lease is not None else (lambda: True),
             problem=self.problem, link_ttl=self.settings.web_link_ttl * 60, state_dir=state_dir(),
-            muted=(lambda: lease.muted) if lease is not None else frozenset,
         )  # fmt: skip
 
     def _remote_plane(self, host: HostSpec) -> ControlPlanePort:
@@ -335,7 +335,7 @@ class Runtime:
 
     def _sidecar_event(self, event: SidecarEvent) -> None:
         """The sidecar's events go to the listener as they are; its errors are problems too."""
-        if event.kind == "error":
+        if isinstance(event, SidecarError):
             self.problem("sidecar", f"{event.pane_id} {event.message}".strip())
         if self.push is not None:
             self.push.observe(event)
@@ -448,10 +448,9 @@ class Runtime:
             self.keeper.changed()
 
     def _holder_changed(self, holder: LeaseValue) -> None:
-        tell = getattr(self.listener, "lease_changed", None)
-        if tell is not None and self.lease is not None:
+        if self.lease is not None:
             mine = isinstance(holder, Lease) and holder.token == self.lease.token
-            tell(holder, mine)
+            self.listener.lease_changed(holder, mine)
 
     def decide_role(self) -> SidecarRole:
         """Does this process act on the panes? The one place that decides it.
