@@ -274,7 +274,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--baseline", type=float, default=5.0, help="seconds of the server alone before each round")
     parser.add_argument("--rounds", type=int, default=5, help="rounds at least")
-    parser.add_argument("--max-rounds", type=int, default=12)
+    parser.add_argument("--max-rounds", type=int, default=30, help="at load 15-30 here, ±5 %% needs ~25 rounds")
     parser.add_argument("--resolve", type=float, default=0.05, help="stop once every ratio's 95 %% CI is within ±this")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="nbs-commits-"))
