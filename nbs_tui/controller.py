@@ -12,7 +12,7 @@ the action thread checks it is still that pane before sending. The marks, per-pa
 needs-you queue are touched on the UI thread only.
 
 The fleet's lifecycle (start, stop, restart, background sessions, the remembered fleet) is
-``lifecycle``, a `nbs_tui.lifecycle_controller.LifecycleController` built here: it shares this
+``lifecycle``, a `nbs_tui.lifecycle.threaded.LifecycleController` built here: it shares this
 controller's view, action log and problem sink, and runs its long actions on threads of its own.
 """
 
@@ -37,7 +37,7 @@ from nbs_tui.core.notify import Notification, NotifyDecider, parse_kinds
 from nbs_tui.core.pane_state import PaneState
 from nbs_tui.core.problems import ProblemSink
 from nbs_tui.core.sidecar import SidecarStatus
-from nbs_tui.lifecycle_controller import LifecycleController
+from nbs_tui.lifecycle.threaded import LifecycleController
 from nbs_tui.runtime.contract import SidecarView
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.tmux.jump import Jumper, JumpResult

@@ -1,4 +1,4 @@
-"""``nbs-tui new`` and ``nbs-tui restore`` arguments (nbs_tui/lifecycle_cli.py) and new's checks
+"""``nbs-tui new`` and ``nbs-tui restore`` arguments (nbs_tui/lifecycle/arguments.py) and new's checks
 against real files (nbs_tui/files/agent_input.py): every bad input named, nothing left behind."""
 
 from __future__ import annotations
@@ -13,7 +13,11 @@ from nbs_tui.cli import UsageError, _Parser
 from nbs_tui.core.agent_spec import NewAgent, SpecError
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.files.agent_input import MAX_PROMPT, PreparedAgent, prepare_local
-from nbs_tui.lifecycle_cli import add_lifecycle_parsers, prepare_new, restore_request_from_args
+from nbs_tui.lifecycle.arguments import (
+    add_lifecycle_parsers,
+    prepare_new,
+    restore_request_from_args,
+)
 from nbs_tui.server_options import add_server_options
 
 
