@@ -453,8 +453,7 @@ def _run_stop(args: argparse.Namespace, settings: Settings) -> int:
 
 
 class _ActionLine:
-    """A stop's or restart's line in the action log (the dashboard's viewer shows it), and the
-    event every view of the server is told of."""
+    """A stop's or restart's line in the action log, and the event every view is told of."""
 
     def __init__(self, settings: Settings, lifecycle: Lifecycle) -> None:
         from nbs_tui.action_log import ActionLog
@@ -467,12 +466,9 @@ class _ActionLine:
 
         from nbs_tui.action_log import ActionRecord, Outcome
 
-        record = ActionRecord(
-            time.time(), action, pane_id, target, sent, f"operator (nbs-tui {action})",
-            Outcome.SENT if ok else Outcome.FAILED, reason,
-        )  # fmt: skip
-        self._log.append(record)
-        why = self._lifecycle.tell_views(action, pane_id, target, sent, ok, reason)
+        outcome = Outcome.SENT if ok else Outcome.FAILED
+        record = ActionRecord(time.time(), action, pane_id, target, sent, f"operator (nbs-tui {action})", outcome, reason)
+        why = self._lifecycle.record(self._log, record)
         if why:
             _warn(f"the dashboards were not told of this {action}: {why}")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
+from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.config import Settings
 from nbs_tui.core.agent_spec import ClaudeFlags, NewAgent, SpecError
 from nbs_tui.core.background import BackgroundSession
@@ -60,11 +61,16 @@ class Lifecycle:
         ssh connection, closed with `close`), else this machine's server (-L/-S). Raises
         `SpecError` (``option`` names where it was given) when the named host is this machine."""
         if host_name is None:
-            return cls(settings, LocalHost(TmuxServerCommands.for_server(settings.server)))
+            return cls.here(settings)
         (spec,) = settings.watched_hosts()
         if spec.is_local:
             raise SpecError([f"{option} {host_name}: not another host"])
         return cls(settings, host_for(spec))
+
+    @classmethod
+    def here(cls, settings: Settings) -> Lifecycle:
+        """For this machine's server of the settings (-L/-S), on a command path of its own."""
+        return cls(settings, LocalHost(TmuxServerCommands.for_server(settings.server)))
 
     def close(self) -> None:
         self.host.close()
@@ -122,9 +128,15 @@ class Lifecycle:
     def restart(self, pane_id: PaneId) -> Restarted:
         return self.control().restart(pane_id)
 
-    def tell_views(self, action: str, pane_id: str, target: str, sent: str, ok: bool, reason: str, by: str | None = None) -> str:
-        """Every view of the server told of a stop or restart (`agent_stop.tell_views`); "" or why not."""
-        return tell_views(self.host.commands, action, pane_id, target, sent, ok, reason, by=by)
+    def record(self, log: ActionLog, record: ActionRecord, *, by: str | None = None) -> str:
+        """A stop's or restart's line in the action log (the dashboard's viewer shows it), and every
+        view of the server told of it (`agent_stop.tell_views`; ``by``: who did it, as the views
+        show it); "" or why the views were not told."""
+        log.append(record)
+        ok = record.outcome is Outcome.SENT
+        return tell_views(
+            self.host.commands, record.action, record.pane_id, record.target, record.sent, ok, record.reason, by=by
+        )
 
     # -- the remembered fleet -------------------------------------------------------------------
 

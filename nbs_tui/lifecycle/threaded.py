@@ -154,7 +154,7 @@ class LifecycleController:
         start that server; a background session is this machine's)."""
         from nbs_tui.lifecycle.operations import Lifecycle
 
-        return Lifecycle.for_command(self.settings, None, "")
+        return Lifecycle.here(self.settings)
 
     def _start_lifecycle(self, host: str | None) -> Lifecycle:
         """Where the form starts an agent: the host it names, else the dashboard's one host (this
@@ -283,13 +283,10 @@ class LifecycleController:
         except (StopError, TmuxError) as error:
             reason = said = str(error)
         self.view.notify_operator(said, title, "information" if ok else "warning", 8)
-        self.action_log.append(
-            ActionRecord(
-                self.clock(), action, pane_id, pane.target, sent, "operator (confirmed)",
-                Outcome.SENT if ok else Outcome.FAILED, reason,
-            )
-        )  # fmt: skip
-        why = lifecycle.tell_views(action, pane_id, pane.target, sent, ok, reason, by=lease.by if lease is not None else None)
+        record = ActionRecord(
+            self.clock(), action, pane_id, pane.target, sent, "operator (confirmed)", Outcome.SENT if ok else Outcome.FAILED, reason
+        )
+        why = lifecycle.record(self.action_log, record, by=lease.by if lease is not None else None)
         if why:
             self.runtime.problem("operator action", f"the other views were not told of this {action}: {why}")
 
