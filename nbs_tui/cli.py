@@ -373,9 +373,7 @@ def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
     lifecycle = Lifecycle.for_command(settings, None if request.host in (None, LOCAL) else request.host, "restore --host")
     try:
         if lifecycle.host.remote:
-            flags = [*(["--dry-run"] if request.dry_run else []), *(["--json"] if request.json else [])]
-            words = [*lifecycle.host.commands.runner.server.tmux_args(), "restore", *flags, *request.names]
-            done = lifecycle.run_there("restore", words, timeout=600)
+            done = lifecycle.restore_there(request)
             sys.stdout.write(done.stdout)
             if done.lost is not None:  # ssh's own failure: said as a host problem
                 raise SpecError([f"--host {lifecycle.host.name}: {done.lost}"])

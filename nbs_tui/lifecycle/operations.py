@@ -26,6 +26,7 @@ from nbs_tui.files.agent_input import PreparedAgent
 from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.lifecycle.agent_start import AgentStarter, Started
 from nbs_tui.lifecycle.agent_stop import AgentControl, Restarted, Stopped, tell_views
+from nbs_tui.lifecycle.arguments import RestoreRequest
 from nbs_tui.lifecycle.host import Host, LocalHost, NbsTuiRun, PreparedStart, host_for
 from nbs_tui.lifecycle.restore_run import (
     Gathered,
@@ -37,6 +38,9 @@ from nbs_tui.lifecycle.restore_run import (
     plan_for,
 )
 from nbs_tui.tmux.commands import TmuxServerCommands
+
+RESTORE_THERE_TIMEOUT = 600.0
+"""Seconds another host's own ``nbs-tui restore`` may take (it starts its agents one by one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,17 +164,20 @@ class Lifecycle:
         after_restore(parts.store, parts.gathered.memory, instance)
         return report
 
-    def run_there(self, command: str, words: list[str], timeout: float) -> NbsTuiRun:
-        """``nbs-tui WORDS`` run on the host itself (``restore --host``: its fleet is remembered
-        there). Raises `SpecError` when the host has no nbs-tui set, RuntimeError when it could
+    def restore_there(self, request: RestoreRequest) -> NbsTuiRun:
+        """``nbs-tui restore`` run by another host's own nbs-tui (its fleet is remembered there,
+        by its service; its folders, transcripts and Claude Code are there), over its ssh
+        connection. Raises `SpecError` when the host has no nbs-tui set, RuntimeError when it could
         not run; ssh's own failure is the run's ``lost``."""
         name = self.host.name
+        flags = [*(["--dry-run"] if request.dry_run else []), *(["--json"] if request.json else [])]
+        words = [*self.host.commands.runner.server.tmux_args(), "restore", *flags, *request.names]
         if self.host.nbs_tui_argv(words) is None:
             raise SpecError(
-                [f"{command} --host {name}: nbs-tui restores on the host itself; set nbs_tui for it in [[hosts]] "
+                [f"restore --host {name}: nbs-tui restores on the host itself; set nbs_tui for it in [[hosts]] "
                  "(the command that runs nbs-tui there)"]
             )  # fmt: skip
         try:
-            return self.host.run_nbs_tui(words, timeout)
+            return self.host.run_nbs_tui(words, RESTORE_THERE_TIMEOUT)
         except OSError as error:
-            raise RuntimeError(f"{command} --host {name}: {error}") from None
+            raise RuntimeError(f"restore --host {name}: {error}") from None
