@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, NoReturn
 
 from nbs_tui import __version__
 from nbs_tui.config import ConfigError, Settings, load_settings
-from nbs_tui.core.agent_spec import SpecError
-from nbs_tui.core.hosts import LOCAL
-from nbs_tui.core.model import ServerAddress
-from nbs_tui.core.text import json_line_safe
-from nbs_tui.logs import log_path
+from nbs_tui.core.fleet.agent_spec import SpecError
+from nbs_tui.core.fleet.host_spec import LOCAL
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.screen.text import json_line_safe
+from nbs_tui.housekeeping.logs import log_path
 from nbs_tui.server_options import add_server_options
 from nbs_tui.tmux.address import default_server
 from nbs_tui.tmux.commands import TmuxServerCommands
@@ -169,7 +169,7 @@ def _require_server(settings: Settings) -> None:
 def _install_log() -> None:
     """The dashboard, headless and the demo log to a file: under a full-screen UI, stderr is not
     where anyone looks. A log that cannot be opened is said once here and does not stop us."""
-    from nbs_tui import logs
+    from nbs_tui.housekeeping import logs
 
     logs.install()
     if logs.failure():  # the runtime reports it as a problem too (the UI and --headless show it)
@@ -207,7 +207,7 @@ def _load_app(start_first: Settings | None = None) -> Callable[[Settings], int]:
     """Import the dashboard with the cyclic garbage collector off, then freeze what the import
     made. Importing it makes ~100,000 long-lived objects (modules, classes, functions); the
     collector ran over and over while they piled up (25-35 ms of the 0.4 s import here), and
-    every collection until `nbs_tui.heap` freezes the start-up heap walked them again. Frozen,
+    every collection until `nbs_tui.housekeeping.heap` freezes the start-up heap walked them again. Frozen,
     later collections skip them; the import leaves little cyclic garbage to keep.
 
     ``start_first``: start the dashboard's runtime for these settings before importing Textual
@@ -292,7 +292,7 @@ def _stop_on_hangup(cleanup: Callable[[], None]) -> None:
 def _run_detect(args: argparse.Namespace) -> int:
     import json
 
-    from nbs_tui.core.detect import detect_text, detection_as_json
+    from nbs_tui.core.detection.detect import detect_text, detection_as_json
 
     try:
         text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8", errors="replace")
@@ -358,13 +358,13 @@ def _warn(message: str) -> None:
 
 
 def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
-    """``nbs-tui restore``: the plan from the remembered fleet (`nbs_tui.core.restore`), printed
+    """``nbs-tui restore``: the plan from the remembered fleet (`nbs_tui.core.fleet.restore`), printed
     (``--dry-run``) or carried out (`Lifecycle.restore`); with ``--host``, the host's own nbs-tui
     restores there (its fleet is remembered there, by its service; its folders, transcripts and
     Claude Code are there), its output and exit status this command's."""
     import json
 
-    from nbs_tui.core.restore import plan_as_json, plan_lines
+    from nbs_tui.core.fleet.restore import plan_as_json, plan_lines
     from nbs_tui.lifecycle.arguments import restore_request_from_args
     from nbs_tui.lifecycle.operations import Lifecycle
 
@@ -454,7 +454,7 @@ class _ActionLine:
     """A stop's or restart's line in the action log, and the event every view is told of."""
 
     def __init__(self, settings: Settings, lifecycle: Lifecycle) -> None:
-        from nbs_tui.action_log import ActionLog
+        from nbs_tui.operator.action_log import ActionLog
 
         self._log = ActionLog(settings.action_log, lambda _source, message: _warn(message))
         self._lifecycle = lifecycle
@@ -462,7 +462,7 @@ class _ActionLine:
     def __call__(self, action: str, pane_id: str, target: str, sent: str, ok: bool, reason: str) -> None:
         import time
 
-        from nbs_tui.action_log import ActionRecord, Outcome
+        from nbs_tui.operator.action_log import ActionRecord, Outcome
 
         outcome = Outcome.SENT if ok else Outcome.FAILED
         record = ActionRecord(time.time(), action, pane_id, target, sent, f"operator (nbs-tui {action})", outcome, reason)

@@ -37,16 +37,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nbs_tui.claude.status import find_claude_process, subtree_table
-from nbs_tui.core.agent_spec import (
+from nbs_tui.core.control.nbs_events import BusEvent, event_file_name, event_text
+from nbs_tui.core.fleet.agent_spec import (
     ASSUMED_FLAGS,
     CLAUDE_SESSION_ENV,
     ClaudeFlags,
     NewAgent,
     command_words,
 )
-from nbs_tui.core.hosts import LOCAL, HostSpec
-from nbs_tui.core.nbs_events import BusEvent, event_file_name, event_text
-from nbs_tui.core.text import loads_json
+from nbs_tui.core.fleet.host_spec import LOCAL, HostSpec
+from nbs_tui.core.screen.text import loads_json
 from nbs_tui.files.agent_input import PreparedAgent, prepare_local
 from nbs_tui.files.nbs_bus import publish
 from nbs_tui.files.proc import cmdline

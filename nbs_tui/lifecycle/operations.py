@@ -15,13 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.config import Settings
-from nbs_tui.core.agent_spec import ClaudeFlags, NewAgent, SpecError
-from nbs_tui.core.background import BackgroundSession
-from nbs_tui.core.hosts import LOCAL
-from nbs_tui.core.model import PaneId
-from nbs_tui.core.restore import RestorePlan
+from nbs_tui.core.fleet.agent_spec import ClaudeFlags, NewAgent, SpecError
+from nbs_tui.core.fleet.background import BackgroundSession
+from nbs_tui.core.fleet.host_spec import LOCAL
+from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.fleet.restore import RestorePlan
 from nbs_tui.files.agent_input import PreparedAgent
 from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.lifecycle.agent_start import AgentStarter, Started
@@ -37,6 +36,7 @@ from nbs_tui.lifecycle.restore_run import (
     live_server,
     plan_for,
 )
+from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.tmux.commands import TmuxServerCommands
 
 RESTORE_THERE_TIMEOUT = 600.0
@@ -104,7 +104,7 @@ class Lifecycle:
         """Start the agent (`AgentStarter.start`: raises `SpecError`, `StartStopped`, `TmuxError`);
         a worker whose prompt went in is announced on its project's NBS bus (``worker-spawned``,
         on the agent's host); a bus that cannot be written is said to ``warn``."""
-        from nbs_tui.core.nbs_events import worker_spawned
+        from nbs_tui.core.control.nbs_events import worker_spawned
 
         agent = prepared.agent
         started = self.starter(flags=prepared.flags, home=prepared.home).start(agent)

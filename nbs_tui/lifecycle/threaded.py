@@ -4,7 +4,7 @@ server's remembered fleet (docs/lifecycle.md), each through the `Lifecycle` of t
 on (`nbs_tui.lifecycle.operations`), as ``nbs-tui new / restore / stop / restart`` do.
 
 Owns: `LifecycleController`, reached as the operator controller's ``lifecycle``
-(`nbs_tui.controller.OperatorController` builds it and shares with it the action log, the
+(`nbs_tui.operator.operator_controller.OperatorController` builds it and shares with it the action log, the
 problem sink and the view). The dashboard's side, the form and the confirmations on the UI
 thread, is `nbs_tui.dashboard.lifecycle`. One `Lifecycle` per watched host, built on the host's
 fleet command path when first used (`_lifecycle`); a restore and a background session act on
@@ -21,7 +21,7 @@ Threads: each action runs on its own named thread (``nbs-new-agent``, ``nbs-open
 thread: a start or a restore can take a minute and must not hold up sends, keys and polls.
 Failures are said as the controller says them: what the operator asked for and could not be done
 is a notification and a failed line in the action log; a backend's failure goes to the runtime's
-problem sink (`nbs_tui.core.problems`: the log, the problems screen, ``--headless``'s ``error``
+problem sink (`nbs_tui.core.fleet.problems`: the log, the problems screen, ``--headless``'s ``error``
 lines) as ``new agent``, ``background sessions``, ``operator action``, ``fleet memory`` or
 ``restore``; so does anything an action did not expect (`_on_thread`), instead of ending its
 thread unsaid.
@@ -34,12 +34,12 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
-from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.config import Settings
-from nbs_tui.core.agent_spec import NewAgent
-from nbs_tui.core.background import BackgroundSession
-from nbs_tui.core.hosts import split_pane_id
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.agent_spec import NewAgent
+from nbs_tui.core.fleet.background import BackgroundSession
+from nbs_tui.core.fleet.host_spec import split_pane_id
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ class LifecycleController:
 
     def start_place(self) -> str:
         """Where the form starts an agent, for its title (`_start_lifecycle`; never blocks)."""
-        from nbs_tui.core.agent_spec import SpecError
+        from nbs_tui.core.fleet.agent_spec import SpecError
 
         try:
             return self._start_lifecycle(None).describe()
@@ -129,7 +129,7 @@ class LifecycleController:
     def start_hosts(self) -> tuple[list[str], str | None]:
         """The hosts the form may start on (the dashboard's watched hosts) and the one it picks
         when none is named (`_start_lifecycle`); no hosts for a dashboard of one server."""
-        from nbs_tui.core.hosts import LOCAL
+        from nbs_tui.core.fleet.host_spec import LOCAL
 
         paths = self.runtime.command_paths()
         if paths is None:
@@ -160,7 +160,7 @@ class LifecycleController:
         """Where the form starts an agent: the host it names, else the dashboard's one host (this
         machine or another, through its fleet's command path), else this machine when watched,
         else the first watched host."""
-        from nbs_tui.core.agent_spec import SpecError
+        from nbs_tui.core.fleet.agent_spec import SpecError
 
         paths = self.runtime.command_paths()
         if paths is not None:
@@ -172,7 +172,7 @@ class LifecycleController:
         return self._lifecycle(one[0]) if one is not None else self._here()
 
     def _start_agent(self, spec: NewAgent) -> None:
-        from nbs_tui.core.agent_spec import SpecError
+        from nbs_tui.core.fleet.agent_spec import SpecError
         from nbs_tui.lifecycle.agent_start import StartStopped
         from nbs_tui.tmux.errors import TmuxError
 
@@ -212,7 +212,7 @@ class LifecycleController:
         self._on_thread("nbs-open-background", "background sessions", self._open_background, session, opened)
 
     def _open_background(self, session: BackgroundSession, opened: Callable[[str, PaneId], None]) -> None:
-        from nbs_tui.core.agent_spec import SpecError
+        from nbs_tui.core.fleet.agent_spec import SpecError
         from nbs_tui.tmux.errors import TmuxError
 
         one = self.runtime.command_path() if self.runtime.command_paths() is None else None
@@ -311,7 +311,7 @@ class LifecycleController:
         return lifecycle, lifecycle.restore_plan(store)
 
     def _check_remembered(self, offer: Callable[[list[str]], None], nothing: Callable[[], None] | None) -> None:
-        from nbs_tui.core.restore import plan_lines
+        from nbs_tui.core.fleet.restore import plan_lines
 
         try:
             parts = self._restore_parts()

@@ -12,7 +12,7 @@ from pathlib import Path
 import libtmux
 
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.lifecycle.host import LocalHost
 from nbs_tui.lifecycle.operations import Lifecycle
 from nbs_tui.tmux.commands import TmuxServerCommands

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from nbs_tui.cli import UsageError, _Parser
-from nbs_tui.core.agent_spec import NewAgent, SpecError
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.agent_spec import NewAgent, SpecError
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.files.agent_input import MAX_PROMPT, PreparedAgent, prepare_local
 from nbs_tui.lifecycle.arguments import (
     add_lifecycle_parsers,
@@ -177,7 +177,7 @@ def test_restore_arguments() -> None:
 
 
 def test_a_bad_spec_for_another_host_is_refused_before_the_host_is_asked() -> None:
-    from nbs_tui.core.hosts import HostSpec
+    from nbs_tui.core.fleet.host_spec import HostSpec
     from nbs_tui.lifecycle.remote_agent import prepare_remote
     from nbs_tui.tmux.ssh import SshTmuxRunner
 
