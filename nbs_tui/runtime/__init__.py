@@ -15,7 +15,8 @@ service is started, and its control plane read, through it). The dashboard's lif
 the runtime through `nbs_tui.lifecycle.threaded.WatchedServers` (`Runtime.command_paths`).
 
 May import: the pure core, the ports (`nbs_tui.tmux`, `nbs_tui.files`, `nbs_tui.claude`), the
-sidecar and lifecycle rooms (`nbs_tui.sidecar`, `nbs_tui.lifecycle`), config and logs. Never the UI (Textual, widgets, the app):
-the dashboard and ``--headless`` are two listeners of the same runtime (import-linter contract
-in pyproject.toml). Nothing here imports a module that imports it back (tests/unit/test_import_graph.py).
+sidecar and lifecycle rooms (`nbs_tui.sidecar`, `nbs_tui.lifecycle`), config and
+`nbs_tui.housekeeping` (logs). Never the UI (Textual, widgets, the app): the dashboard and
+``--headless`` are two listeners of the same runtime (import-linter contract in pyproject.toml).
+Nothing here imports a module that imports it back (tests/unit/test_import_graph.py).
 """

@@ -41,9 +41,11 @@ _WHOLE = frozenset({"fleet_changed", "hosts_changed", "background_sessions_chang
 """News that carries the whole state each time: only the latest is worth holding."""
 
 
-class HeldNews:
+class HeldNews(RuntimeListener):
     """A `RuntimeListener` that holds the runtime's news until the real listener is attached,
     then hands it over in order and passes on every later call (any thread)."""
+
+    shows_background_sessions = True  # the dashboard's bridge shows them: poll as for the bridge
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -63,11 +65,8 @@ class HeldNews:
         with self._lock:  # a backend's call waits meanwhile: nothing overtakes the held news
             held, self._held = self._held, []
             for name, args in held:
-                method = getattr(listener, name, None)  # lease_changed, hosts_changed: optional
-                if method is None:
-                    continue
                 try:
-                    method(*args)
+                    getattr(listener, name)(*args)  # a RuntimeListener's method: every one exists
                 except Exception:  # as the backend that said it would have: logged, not raised
                     log.exception("listener.%s failed", name)
             self._target = listener
@@ -79,9 +78,7 @@ class HeldNews:
             if target is None:
                 self._hold(name, args)
                 return
-        method = getattr(target, name, None)
-        if method is not None:
-            method(*args)
+        getattr(target, name)(*args)
 
     def _hold(self, name: str, args: tuple[Any, ...]) -> None:
         held = self._held

@@ -35,7 +35,7 @@ def _on_host(pane: PaneInfo) -> PaneInfo:
     return replace(pane, pane_id=f"{host}:{pane.pane_id}", host=host)
 
 
-class _HostsListener:
+class _HostsListener(FleetListener):
     def __init__(self, listener: FleetListener, fleet: _TwoHosts) -> None:
         self.listener = listener
         self.fleet = fleet

@@ -20,7 +20,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.fleet.fleet_filter import FleetFilter
 from nbs_tui.core.fleet.host_spec import HostSpec, HostState
 from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION
-from nbs_tui.runtime.contract import RuntimeOptions
+from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
 from tests.app.helpers import wait_for as pilot_wait
 from tests.app.test_actions import SIZE, records
@@ -225,7 +225,7 @@ def test_headless_on_this_machine_and_a_remote_host_keeps_local_ids(
     assert all("SUBMIT /nbs-poll" in log.read_text() for log in logs.values())
 
 
-class _HostsRecorder(ProblemRecorder):
+class _HostsRecorder(ProblemRecorder, RuntimeListener):
     """A runtime listener that keeps the fleets and every host's states."""
 
     def __init__(self) -> None:
