@@ -24,21 +24,17 @@ PACKAGE = Path(nbs_tui.__file__).parent
 ROOT_MODULES = {"__init__", "__main__", "app", "bridge", "cli", "completion", "config", "server_options"}
 """The modules that stay at the root: the entry points, the app and its bridge, config."""
 
-WAITING_AT_ROOT = {
-    "notify",  # -> nbs_tui/notify/ (the notify room, issue 35 item 4)
-    "push",  # -> nbs_tui/notify/
-}
+WAITING_AT_ROOT: set[str] = set()
 
-CORE_ROOMS = {"screen", "detection", "sidecar", "control", "fleet"}
+CORE_ROOMS = {"screen", "detection", "sidecar", "control", "fleet", "notifications"}
+"""The issue's five, and the notification rules (pure: which state changes notify whom), whose
+effects live in the notify room (nbs_tui/notify/)."""
 
 WAITING_IN_CORE = {
-    "notify",  # the notification policy: -> the notify room, or a core sub-room (issue 35 item 4)
     "web_links",  # -> core/fleet/ beside card_target, once the browser view's edits to it land
 }
 
-WAITING_SHARED_NAMES = {
-    "notify.py": ["core/notify.py", "notify.py"],  # both move with the notify room
-}
+WAITING_SHARED_NAMES: dict[str, list[str]] = {}
 
 
 def modules() -> list[Path]:
