@@ -82,7 +82,7 @@ class RuntimeListener(ABC):
 
     def background_sessions_changed(self, sessions: tuple[BackgroundSession, ...]) -> None:  # noqa: B027
         """Claude Code's background sessions, polled only for a listener that
-        `shows_background_sessions` (`nbs_tui.runtime.background_poll`)."""
+        `shows_background_sessions` (`nbs_tui.lifecycle.background_poll`)."""
 
 
 class SidecarView(Protocol):
