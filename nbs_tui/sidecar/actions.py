@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 from nbs_tui.core.detect import detection_as_json
+from nbs_tui.core.live_safety import live_refusal
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.notify import question_line
 from nbs_tui.core.sidecar import (
@@ -88,7 +89,7 @@ class ActionCarrier(LimitResume, LeaseSync):
             return
         try:
             live = self._live(info)
-            why = self._refusal(live, action)
+            why = live_refusal(live, action)
             if why is not None:
                 self._refused(sidecar, action, now, why)
                 self._emit(self._kind(action), pane_id, why, result="refused")

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from nbs_tui.action_log import ActionRecord, Outcome
 from nbs_tui.config import Settings
 from nbs_tui.core.limits import LimitEvent, ResumeConfig, is_wait_option
+from nbs_tui.core.live_safety import live_refusal
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.sidecar import InjectPoll
 from nbs_tui.sidecar.live import LivePane
@@ -98,7 +99,7 @@ class LimitResume(LivePane):
         text = self.limits.config.message
         try:
             live = self._live(info)
-            why = self._refusal(live, InjectPoll(text, 1, "resume"))
+            why = live_refusal(live, InjectPoll(text, 1, "resume"))
             if why is None:
                 ok, message = target.sidecar.request_resume(text)
                 why = None if ok else message

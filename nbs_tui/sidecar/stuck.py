@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 
 from nbs_tui.core.detect import FLAG_CONTEXT_PRESSURE
+from nbs_tui.core.live_safety import live_refusal
 from nbs_tui.core.model import PaneInfo
 from nbs_tui.core.sidecar import InjectPoll, SidecarContext
 from nbs_tui.core.stuck import Ended, Escalate, Nudge, Phase, StuckAction
@@ -79,7 +80,7 @@ class StuckWatch(LivePane):
         pane_id = info.pane_id
         try:
             live = self._live(info)
-            why = self._refusal(live, InjectPoll(action.text, action.attempt, "nudge"))
+            why = live_refusal(live, InjectPoll(action.text, action.attempt, "nudge"))
             if why is None and self._context(tracked, now).paused:
                 why = "project is paused (.nbs/control-pause)"
             if why is None:
