@@ -6,7 +6,9 @@ text, press Enter, pick a plan option), each after a look at the live screen (`L
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
+from nbs_tui.claude.monitor import AgentMonitor
 from nbs_tui.core.detect import detection_as_json
 from nbs_tui.core.live_safety import live_refusal
 from nbs_tui.core.model import PaneId, PaneInfo
@@ -22,18 +24,43 @@ from nbs_tui.core.sidecar import (
     SubmitPoll,
 )
 from nbs_tui.sidecar.lease_sync import LeaseSync
-from nbs_tui.sidecar.limits import LimitResume
-from nbs_tui.sidecar.state import _Tracked
+from nbs_tui.sidecar.limits import LimitWatch
+from nbs_tui.sidecar.live import LivePane
+from nbs_tui.sidecar.state import ControlPort, EventOutlet, TrackedPane
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
+
+if TYPE_CHECKING:
+    from nbs_tui.sidecar.lease import SidecarLease
 
 log = logging.getLogger(__name__)
 
 
-class ActionCarrier(LimitResume, LeaseSync):
+class ActionCarrier:
     """The runner's hands: each action of a pane's sidecar, carried out or refused (a resume's
-    steps are logged by `LimitResume`, a handshake's in-flight mark cleared by `LeaseSync`)."""
+    steps are logged by the `LimitWatch`, a handshake's in-flight mark cleared by `LeaseSync`)."""
 
-    def _carry_out(self, tracked: _Tracked, info: PaneInfo, action: Action, now: float) -> None:
+    def __init__(
+        self,
+        live: LivePane,
+        outlet: EventOutlet,
+        monitor: AgentMonitor,
+        limit_watch: LimitWatch,
+        *,
+        lease: SidecarLease | None,
+        lease_sync: LeaseSync | None,
+        control: ControlPort | None,
+    ) -> None:
+        self.live = live
+        self._emit = outlet.emit
+        self.monitor = monitor
+        self.limit_watch = limit_watch
+        self.limits = limit_watch.limits
+        self.lease = lease
+        self.lease_sync = lease_sync
+        """Without a lease, there are no in-flight marks to clear."""
+        self.control = control
+
+    def carry_out(self, tracked: TrackedPane, info: PaneInfo, action: Action, now: float) -> None:
         pane_id = info.pane_id
         sidecar = tracked.sidecar
         if isinstance(action, StateChanged):
@@ -83,24 +110,24 @@ class ActionCarrier(LimitResume, LeaseSync):
             if action.kind in ("poll", "poll-failed", "nudge", "nudge-failed", "resume", "resume-failed"):
                 self._clear_inflight(pane_id)  # the handshake is over either way
             if kind == "resume":
-                self._resume_step(info, result, action.message, self.limits.config.message)
+                self.limit_watch.resume_step(info, result, action.message, self.limits.config.message)
                 return
             self._emit(kind, pane_id, action.message, result=result)
             return
         try:
-            live = self._live(info)
+            live = self.live.read(info)
             why = live_refusal(live, action)
             if why is not None:
                 self._refused(sidecar, action, now, why)
                 self._emit(self._kind(action), pane_id, why, result="refused")
                 return
             if isinstance(action, InjectPoll):
-                self._handshake_step(tracked, info, action, now, self._type(pane_id, action.text), "typed", "typed")
+                self._handshake_step(tracked, info, action, now, self.live.type(pane_id, action.text), "typed", "typed")
             elif isinstance(action, SubmitPoll):
-                sent = self._press(pane_id, "Enter")
+                sent = self.live.press(pane_id, "Enter")
                 self._handshake_step(tracked, info, action, now, sent, "enter", "Enter pressed after")
             elif isinstance(action, SelectPlanOption):
-                if not self._press(pane_id, str(action.number)):
+                if not self.live.press(pane_id, str(action.number)):
                     self._lease_refused(sidecar, action, now, pane_id)
                     return
                 self._emit(
@@ -120,7 +147,7 @@ class ActionCarrier(LimitResume, LeaseSync):
             self._emit("error", pane_id, f"{self._kind(action)}: {error}")
 
     def _handshake_step(
-        self, tracked: _Tracked, info: PaneInfo, action: InjectPoll | SubmitPoll, now: float,
+        self, tracked: TrackedPane, info: PaneInfo, action: InjectPoll | SubmitPoll, now: float,
         sent: bool, result: str, verb: str,
     ) -> None:  # fmt: skip
         """After typing the text or pressing Enter: the event, or the lease's refusal if not sent."""
@@ -130,7 +157,7 @@ class ActionCarrier(LimitResume, LeaseSync):
         said = self._said(action, verb)
         self._emit(action.purpose, info.pane_id, said, result=result, text=action.text, attempt=action.attempt)
         if action.purpose == "resume":
-            self._resume_step(info, result, said, action.text, emit=False)
+            self.limit_watch.resume_step(info, result, said, action.text, emit=False)
 
     def _refused(
         self, sidecar: PaneSidecar, action: Action, now: float, why: str, clear: bool = True
@@ -147,6 +174,10 @@ class ActionCarrier(LimitResume, LeaseSync):
         why = "not sent: this process no longer holds the sidecar lease"
         self._refused(sidecar, action, now, why, clear=False)  # the mark is the next holder's
         self._emit(self._kind(action), pane_id, why, result="refused")
+
+    def _clear_inflight(self, pane_id: PaneId) -> None:
+        if self.lease_sync is not None:
+            self.lease_sync.clear_inflight(pane_id)
 
     @staticmethod
     def _said(action: InjectPoll | SubmitPoll, what: str) -> str:

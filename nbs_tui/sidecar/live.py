@@ -1,24 +1,33 @@
-"""The live pane: what the sidecar checks and touches right before it acts. Every action is
-re-checked on the pane's screen read straight from tmux (`_live`: the same agent, its screen
-now), refused when that screen forbids it (`nbs_tui.core.live_safety.live_refusal`), and text typed (`_type`) or a key
-pressed (`_press`) only while this process may act: one path with a lease or without, the lease
-giving the guard (`_guard`: fenced by its token in tmux, typed text marked in flight).
+"""The live pane: what the sidecar reads and touches right before it acts. Every action is
+re-checked on the pane's screen read straight from tmux (`LivePane.read`: the same agent, its
+screen now), refused when that screen forbids it (`nbs_tui.core.live_safety.live_refusal`),
+and text typed (`LivePane.type`) or a key pressed (`LivePane.press`) only while this process
+may act: one path with a lease or without, the lease giving the guard (fenced by its token in
+tmux, typed text marked in flight).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nbs_tui.core.detect import detect_lines
 from nbs_tui.core.model import Detection, PaneId, PaneInfo
 from nbs_tui.core.screen_rows import screen_lines_and_faint
-from nbs_tui.sidecar.state import RunnerState
 from nbs_tui.tmux.commands import Guard
-from nbs_tui.tmux.port import PaneGone
+from nbs_tui.tmux.port import FleetPort, PaneGone
+
+if TYPE_CHECKING:
+    from nbs_tui.sidecar.lease import SidecarLease
 
 
-class LivePane(RunnerState):
-    """Reading a pane's live screen and pressing its keys."""
+class LivePane:
+    """Reading a pane's live screen and pressing its keys, through the fleet."""
 
-    def _live(self, info: PaneInfo) -> Detection:
+    def __init__(self, fleet: FleetPort, lease: SidecarLease | None) -> None:
+        self.fleet = fleet
+        self.lease = lease
+
+    def read(self, info: PaneInfo) -> Detection:
         """The pane's screen straight from tmux, with faint rows taken from the mirror."""
         current = {p.pane_id: p for p in self.fleet.panes()}.get(info.pane_id)
         if current is None or current.pid != info.pid or not current.is_agent or current.dead:
@@ -35,11 +44,11 @@ class LivePane(RunnerState):
         faint = [y for y in mirror_faint if y < len(lines) and lines[y].rstrip() == mirror[y]]
         return detect_lines(lines, faint_rows=faint)
 
-    def _type(self, pane_id: PaneId, text: str) -> bool:
+    def type(self, pane_id: PaneId, text: str) -> bool:
         """Type text for the sidecar (False: not typed, the lease is someone else's)."""
         return self.fleet.send_text(pane_id, text, guard=self._guard(pane_id, text))
 
-    def _press(self, pane_id: PaneId, key: str) -> bool:
+    def press(self, pane_id: PaneId, key: str) -> bool:
         """Press a key for the sidecar (False: not pressed, the lease is someone else's)."""
         return self.fleet.send_keys(pane_id, key, guard=self._guard(pane_id))
 

@@ -1,33 +1,27 @@
-"""What every part of the `SidecarRunner` shares: the pane it tracks per agent (`_Tracked`), the
-attributes the runner builds (`RunnerState`, annotations only: `SidecarRunner.__init__` sets
-them), the snapshot it publishes, the context a pane's sidecar decides in, and how events leave.
+"""What the parts of the `SidecarRunner` share, as two objects each part is given: the agent
+panes it watches (`WatchedPanes`: a `PaneSidecar` per pane, the context a pane's sidecar
+decides in, the snapshot the UI reads) and where its events leave (`EventOutlet`).
 
-The runner is one class joined from one module per concern (see `nbs_tui.sidecar.runner`); each
-concern is a class over `RunnerState` so that it reads and writes the same state on the tick's
-thread, under the tick lock, exactly as one class would.
+Every part reads and writes them on the tick's thread, or under the tick lock
+(`nbs_tui.sidecar.operator_queue`), so none of them locks anything itself.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nbs_tui.action_log import ActionLog
 from nbs_tui.claude.monitor import AgentMonitor
-from nbs_tui.config import Settings
-from nbs_tui.core.limits import ResumePlanner
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.core.screen_rows import CapturedScreen, RowCache
 from nbs_tui.core.sidecar import PaneSidecar, SidecarConfig, SidecarContext, SidecarStatus
 from nbs_tui.core.stuck import Phase, StuckStatus
-from nbs_tui.sidecar.events import SidecarEvent, SidecarSnapshot
-from nbs_tui.tmux.port import FleetPort
+from nbs_tui.sidecar.events import EMPTY_SNAPSHOT, SidecarEvent, SidecarSnapshot
 
 if TYPE_CHECKING:
     from nbs_tui.sidecar.lease import SidecarLease
@@ -49,7 +43,9 @@ class ControlPort(Protocol):
 
 
 @dataclass(slots=True)
-class _Tracked:
+class TrackedPane:
+    """One agent pane the runner watches: its sidecar and what the runner remembers of it."""
+
     sidecar: PaneSidecar
     pid: int
     screen: PaneScreen | CapturedScreen | None = None
@@ -72,34 +68,142 @@ class _Tracked:
     look instead of another stat a pane; decisions always look again."""
 
 
-class RunnerState:
-    """The state every concern of the runner reads and writes (set by `SidecarRunner.__init__`,
-    where each is explained), with the snapshot, the pane's context and the events."""
+class EventOutlet:
+    """Where the runner's events leave: recorded in the lease (relayed to every view,
+    docs/lease.md) when they are this process's own, and handed to ``on_event``."""
 
-    fleet: FleetPort
-    lease: SidecarLease | None
-    settings: Settings
-    on_event: Callable[[SidecarEvent], None]
-    control: ControlPort | None
-    clock: Callable[[], float]
-    wall: Callable[[], float]
-    config: SidecarConfig
-    monitor: AgentMonitor
-    limits: ResumePlanner
-    action_log: ActionLog
-    ticks: int
-    _tracked: dict[PaneId, _Tracked]
-    _tick_lock: threading.Lock
-    _snapshot: SidecarSnapshot
+    def __init__(
+        self,
+        on_event: Callable[[SidecarEvent], None],
+        lease: SidecarLease | None,
+        wall: Callable[[], float],
+    ) -> None:
+        self.on_event = on_event
+        self.lease = lease
+        self.wall = wall
 
-    # -- the snapshot --------------------------------------------------------------------------
+    def emit(self, kind: str, pane_id: PaneId, message: str = "", *, question: str = "", **data: Any) -> None:
+        """An event of this process's own: relayed to every view, then delivered."""
+        event = SidecarEvent(kind, pane_id, self.wall(), message, None, tuple(data.items()), question)
+        if self.lease is not None:
+            self.lease.record(event)  # relayed to every view (docs/lease.md)
+        self.deliver(event)
 
-    def _publish(self, panes: set[PaneId] | None = None) -> None:
+    def deliver(self, event: SidecarEvent) -> None:
+        """Hand an event to the listener only (a status, or another process's relayed action)."""
+        try:
+            self.on_event(event)
+        except Exception:
+            log.exception("sidecar event listener failed")
+
+
+class WatchedPanes:
+    """The agent panes the runner watches, the context each decides in, and the snapshot.
+
+    ``tracked`` is written on the tick's thread under the tick lock; ``snapshot`` is replaced
+    whole (`publish`), so any thread reads it without a lock."""
+
+    def __init__(
+        self,
+        config: SidecarConfig,
+        *,
+        lease: SidecarLease | None,
+        monitor: AgentMonitor,
+        outlet: EventOutlet,
+        clock: Callable[[], float],
+        wall: Callable[[], float],
+    ) -> None:
+        self.config = config
+        """The defaults every pane's sidecar follows (the operator's global switches change it)."""
+        self.lease = lease
+        self.monitor = monitor
+        self.outlet = outlet
+        self.clock = clock
+        self.wall = wall
+        self.tracked: dict[PaneId, TrackedPane] = {}
+        self.pending: dict[PaneId, dict[str, Any]] = {}
+        """Per-pane settings asked for before the pane was seen as an agent (applied when it is),
+        or kept from the agent that was there before (`forget`)."""
+        self.ticks = 0
+        """Ticks begun (`nbs_tui.sidecar.runner.SidecarRunner.tick`)."""
+        self.snapshot: SidecarSnapshot = EMPTY_SNAPSHOT
+
+    # -- the panes -----------------------------------------------------------------------------
+
+    def track(self, info: PaneInfo) -> TrackedPane:
+        """The pane's tracked sidecar, made (with the switches kept for it) if it is new."""
+        tracked = self.tracked.get(info.pane_id)
+        if tracked is None:
+            tracked = TrackedPane(PaneSidecar(info.pane_id, self.config), info.pid)
+            self.tracked[info.pane_id] = tracked
+            for name, value in self.pending.pop(info.pane_id, {}).items():
+                getattr(tracked.sidecar, name)(value)
+        tracked.info = info
+        return tracked
+
+    def forget(self, pane_id: PaneId) -> TrackedPane:
+        """Stop watching a pane whose agent is gone; the operator's switches outlive an agent
+        restart in the same pane (kept in ``pending``)."""
+        gone = self.tracked.pop(pane_id)
+        old = gone.sidecar
+        kept = {
+            "set_poll_enabled": old.poll_enabled_override,
+            "set_plan_policy": old.plan_policy_override,
+            "set_poll_interval": old.poll_interval_override,
+        }
+        kept = {k: v for k, v in kept.items() if v is not None}
+        if kept:
+            self.pending[pane_id] = kept
+        return gone
+
+    def set_config(self, config: SidecarConfig) -> None:
+        """New defaults for every pane, now and later."""
+        self.config = config
+        for tracked in self.tracked.values():
+            tracked.sidecar.config = config
+
+    # -- what a pane's sidecar may do now -------------------------------------------------------
+
+    @staticmethod
+    def paused(info: PaneInfo | None) -> bool:
+        """The project's pause file (``.nbs/control-pause``) is there."""
+        if info is None or not info.current_path:
+            return False
+        return os.path.exists(os.path.join(info.current_path, ".nbs", "control-pause"))
+
+    def context(self, tracked: TrackedPane, now: float, for_show: bool = False) -> SidecarContext:
+        """What the pane's sidecar may do now; ``for_show`` (a status to publish, never to act
+        on): the pause file as seen in this tick, if it was looked at."""
+        lease = self.lease
+        tick, paused = tracked.paused_file
+        if not for_show or tick != self.ticks:
+            paused = self.paused(tracked.info)
+            tracked.paused_file = (self.ticks, paused)
+        return SidecarContext(
+            paused=paused or (lease is not None and lease.paused),
+            operator_typing=now - tracked.operator_at < OPERATOR_QUIET,
+            viewer=lease is not None and not lease.acting(),
+        )
+
+    # -- statuses and the snapshot --------------------------------------------------------------
+
+    def status_now(self, tracked: TrackedPane, now: float) -> SidecarStatus:
+        return tracked.sidecar.status(now, self.context(tracked, now, for_show=True))
+
+    def emit_status(self, pane_id: PaneId, message: str) -> None:
+        """A ``status`` event for the pane (not relayed: every view computes its own)."""
+        tracked = self.tracked.get(pane_id)
+        if tracked is None:
+            return
+        status = self.status_now(tracked, self.clock())
+        self.outlet.deliver(SidecarEvent("status", pane_id, self.wall(), message, status))
+
+    def publish(self, panes: set[PaneId] | None = None) -> None:
         """With the tick lock held: publish a new snapshot (``panes``: only their statuses moved)."""
         now = self.clock()
-        old = self._snapshot
+        old = self.snapshot
         if panes is None:
-            statuses = {p: self._status_now(t, now) for p, t in self._tracked.items()}
+            statuses = {p: self.status_now(t, now) for p, t in self.tracked.items()}
             stuck: dict[PaneId, StuckStatus] = {}
             escalated: dict[PaneId, str] = {}
             for pane_id, verdict in self.monitor.verdicts().items():
@@ -107,7 +211,7 @@ class RunnerState:
                 if verdict.stuck.phase is Phase.ESCALATED:
                     n = verdict.stuck.nudges
                     escalated[pane_id] = f"stuck ({n} nudge{'' if n == 1 else 's'})" if n else "stuck"
-            self._snapshot = SidecarSnapshot(
+            self.snapshot = SidecarSnapshot(
                 MappingProxyType(statuses),
                 MappingProxyType(stuck),
                 MappingProxyType(escalated),
@@ -116,54 +220,7 @@ class RunnerState:
             return
         statuses = dict(old.statuses)
         for pane_id in panes:
-            tracked = self._tracked.get(pane_id)
+            tracked = self.tracked.get(pane_id)
             if tracked is not None:
-                statuses[pane_id] = self._status_now(tracked, now)
-        self._snapshot = replace(old, statuses=MappingProxyType(statuses))
-
-    def _status_now(self, tracked: _Tracked, now: float) -> SidecarStatus:
-        return tracked.sidecar.status(now, self._context(tracked, now, for_show=True))
-
-    # -- what a pane's sidecar may do now -------------------------------------------------------
-
-    def _paused(self, info: PaneInfo | None) -> bool:
-        if info is None or not info.current_path:
-            return False
-        return os.path.exists(os.path.join(info.current_path, ".nbs", "control-pause"))
-
-    def _context(self, tracked: _Tracked, now: float, for_show: bool = False) -> SidecarContext:
-        """What the pane's sidecar may do now; ``for_show`` (a status to publish, never to act
-        on): the pause file as seen in this tick, if it was looked at."""
-        lease = self.lease
-        tick, paused = tracked.paused_file
-        if not for_show or tick != self.ticks:
-            paused = self._paused(tracked.info)
-            tracked.paused_file = (self.ticks, paused)
-        return SidecarContext(
-            paused=paused or (lease is not None and lease.paused),
-            operator_typing=now - tracked.operator_at < OPERATOR_QUIET,
-            viewer=lease is not None and not lease.acting(),
-        )
-
-    # -- events --------------------------------------------------------------------------------
-
-    def _emit(self, kind: str, pane_id: PaneId, message: str = "", *, question: str = "", **data: Any) -> None:
-        event = SidecarEvent(kind, pane_id, self.wall(), message, None, tuple(data.items()), question)
-        if self.lease is not None:
-            self.lease.record(event)  # relayed to every view (docs/lease.md)
-        self._deliver(event)
-
-    def _emit_status(self, pane_id: PaneId, message: str) -> None:
-        tracked = self._tracked.get(pane_id)
-        if tracked is None:
-            return
-        now = self.clock()
-        status = tracked.sidecar.status(now, self._context(tracked, now, for_show=True))
-        self._deliver(SidecarEvent("status", pane_id, self.wall(), message, status))
-
-    def _deliver(self, event: SidecarEvent) -> None:
-        try:
-            self.on_event(event)
-        except Exception:
-            log.exception("sidecar event listener failed")
-
+                statuses[pane_id] = self.status_now(tracked, now)
+        self.snapshot = replace(old, statuses=MappingProxyType(statuses))

@@ -12,23 +12,41 @@ from __future__ import annotations
 
 import logging
 
+from nbs_tui.claude.monitor import AgentMonitor
 from nbs_tui.core.detect import FLAG_CONTEXT_PRESSURE
 from nbs_tui.core.live_safety import live_refusal
 from nbs_tui.core.model import PaneInfo
 from nbs_tui.core.sidecar import InjectPoll, SidecarContext
 from nbs_tui.core.stuck import Ended, Escalate, Nudge, Phase, StuckAction
 from nbs_tui.sidecar.live import LivePane
-from nbs_tui.sidecar.state import _Tracked
+from nbs_tui.sidecar.state import EventOutlet, TrackedPane, WatchedPanes
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
 
 log = logging.getLogger(__name__)
 
 
-class StuckWatch(LivePane):
-    """The runner's stuck watch: nudges typed through the handshake, escalations, ended agents."""
+class AgentWatch:
+    """The runner's watch over stuck and ended agents: nudges typed through the handshake,
+    escalations, ended agents (each reported once)."""
 
-    def _watch_stuck(
-        self, tracked: _Tracked, info: PaneInfo, now: float, wall_now: float, context: SidecarContext
+    def __init__(
+        self,
+        monitor: AgentMonitor,
+        panes: WatchedPanes,
+        live: LivePane,
+        outlet: EventOutlet,
+        *,
+        max_nudges: int,
+    ) -> None:
+        self.monitor = monitor
+        """Fusion with Claude Code's signals and the stuck watch (nudge, escalate, ended)."""
+        self.panes = panes
+        self.live = live
+        self._emit = outlet.emit
+        self.max_nudges = max_nudges
+
+    def watch(
+        self, tracked: TrackedPane, info: PaneInfo, now: float, wall_now: float, context: SidecarContext
     ) -> None:
         sidecar = tracked.sidecar
         changed = sidecar.last_change
@@ -62,7 +80,7 @@ class StuckWatch(LivePane):
         if verdict is not None and verdict.stuck.phase is not Phase.ENDED:
             tracked.ended = False  # running again: a later exit is news again
 
-    def _carry_out_stuck(self, tracked: _Tracked, info: PaneInfo, action: StuckAction, now: float) -> None:
+    def _carry_out_stuck(self, tracked: TrackedPane, info: PaneInfo, action: StuckAction, now: float) -> None:
         pane_id = info.pane_id
         if isinstance(action, Escalate):
             self._emit("escalate", pane_id, action.why, reason="stuck")
@@ -75,13 +93,13 @@ class StuckWatch(LivePane):
         if isinstance(action, Nudge):
             self._nudge(tracked, info, action, now)
 
-    def _nudge(self, tracked: _Tracked, info: PaneInfo, action: Nudge, now: float) -> None:
+    def _nudge(self, tracked: TrackedPane, info: PaneInfo, action: Nudge, now: float) -> None:
         """Queue the nudge on the pane's typing handshake after a look at the live screen."""
         pane_id = info.pane_id
         try:
-            live = self._live(info)
+            live = self.live.read(info)
             why = live_refusal(live, InjectPoll(action.text, action.attempt, "nudge"))
-            if why is None and self._context(tracked, now).paused:
+            if why is None and self.panes.context(tracked, now).paused:
                 why = "project is paused (.nbs/control-pause)"
             if why is None:
                 ok, message = tracked.sidecar.request_text(action.text, "nudge")
@@ -95,13 +113,13 @@ class StuckWatch(LivePane):
         self._emit(
             "nudge",
             pane_id,
-            f"stuck: nudge {action.attempt} of {self.settings.stuck_max_nudges} queued",
+            f"stuck: nudge {action.attempt} of {self.max_nudges} queued",
             result="queued",
             text=action.text,
             nudge=action.attempt,
         )
 
-    def _report_end(self, tracked: _Tracked, current: PaneInfo | None) -> None:
+    def report_end(self, tracked: TrackedPane, current: PaneInfo | None) -> None:
         """The agent in a pane the runner watched is no longer there: say why, once."""
         if tracked.ended:
             return
