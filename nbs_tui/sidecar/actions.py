@@ -115,7 +115,7 @@ class ActionCarrier:
             self._emit(kind, pane_id, action.message, result=result)
             return
         try:
-            live = self.live.read(info)
+            live = self.live.read(tracked)
             why = live_refusal(live, action)
             if why is not None:
                 self._refused(sidecar, action, now, why)

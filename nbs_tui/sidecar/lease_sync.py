@@ -67,7 +67,7 @@ class LeaseSync:
                 if mark is None or mark.token != lease.token or tracked is None or tracked.info is None:
                     continue
                 try:
-                    box = self.live.read(tracked.info).input_text
+                    box = self.live.read(tracked).input_text
                 except (PaneGone, TmuxUnavailable):
                     continue
                 if box is None:
@@ -122,7 +122,7 @@ class LeaseSync:
             if mark is None or mark.token == lease.token or tracked is None or tracked.info is None:
                 continue
             try:
-                box = self.live.read(tracked.info).input_text
+                box = self.live.read(tracked).input_text
             except (PaneGone, TmuxUnavailable):
                 continue
             count = inflight_erase_count(mark, lease.token, box)

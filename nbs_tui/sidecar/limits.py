@@ -136,7 +136,7 @@ class LimitWatch:
             return
         text = self.limits.config.message
         try:
-            live = self.live.read(info)
+            live = self.live.read(target)
             why = live_refusal(live, InjectPoll(text, 1, "resume"))
             if why is None:
                 ok, message = target.sidecar.request_resume(text)
@@ -166,7 +166,7 @@ class LimitWatch:
         tracked.limit_menu = menu
         text = f"{wait.number}. {wait.label}"
         try:
-            live = self.live.read(info)
+            live = self.live.read(tracked)
             if live.state is not AgentState.LIMITED or tuple(o.label for o in live.options) != menu[0]:
                 why: str | None = f"the usage-limit menu changed ({live.state.value}: {live.reason})"
             elif not self.live.press(info.pane_id, str(wait.number)):

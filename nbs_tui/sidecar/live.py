@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nbs_tui.core.detect import detect_lines
-from nbs_tui.core.model import Detection, PaneId, PaneInfo
+from nbs_tui.core.model import Detection, PaneId
 from nbs_tui.core.screen_rows import screen_lines_and_faint
+from nbs_tui.sidecar.state import TrackedPane, WatchedPanes
 from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.port import FleetPort, PaneGone
 
@@ -23,12 +23,16 @@ if TYPE_CHECKING:
 class LivePane:
     """Reading a pane's live screen and pressing its keys, through the fleet."""
 
-    def __init__(self, fleet: FleetPort, lease: SidecarLease | None) -> None:
+    def __init__(self, fleet: FleetPort, lease: SidecarLease | None, panes: WatchedPanes) -> None:
         self.fleet = fleet
         self.lease = lease
+        self.panes = panes
 
-    def read(self, info: PaneInfo) -> Detection:
-        """The pane's screen straight from tmux, with faint rows taken from the mirror."""
+    def read(self, tracked: TrackedPane) -> Detection:
+        """The pane's screen straight from tmux, with faint rows taken from the mirror; its
+        detection is the tick's when the screen is the one the tick read (`WatchedPanes.detect`)."""
+        info = tracked.info
+        assert info is not None, "a tracked pane is given its info before it is ticked"
         current = {p.pane_id: p for p in self.fleet.panes()}.get(info.pane_id)
         if current is None or current.pid != info.pid or not current.is_agent or current.dead:
             raise PaneGone(f"{info.pane_id} is no longer the same agent pane")
@@ -37,12 +41,12 @@ class LivePane:
         faint: list[int] = []
         screen = self.fleet.screen(info.pane_id)
         if screen is not None:
-            mirror, mirror_faint = screen_lines_and_faint(screen)
+            mirror, mirror_faint = screen_lines_and_faint(screen, tracked.rows)
         else:
             seen = self.fleet.captured(info.pane_id)  # unwatched: the faint rows of its capture
             mirror, mirror_faint = (list(seen.lines), list(seen.faint_rows)) if seen else ([], [])
         faint = [y for y in mirror_faint if y < len(lines) and lines[y].rstrip() == mirror[y]]
-        return detect_lines(lines, faint_rows=faint)
+        return self.panes.detect(tracked, lines, faint)
 
     def type(self, pane_id: PaneId, text: str) -> bool:
         """Type text for the sidecar (False: not typed, the lease is someone else's)."""

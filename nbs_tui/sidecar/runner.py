@@ -129,7 +129,7 @@ class SidecarRunner:
         self.outlet = outlet
         config = sidecar_config or config_from_settings(settings)
         self.panes = WatchedPanes(config, lease=lease, monitor=self.monitor, outlet=outlet, clock=clock, wall=wall)
-        live = LivePane(fleet, lease)
+        live = LivePane(fleet, lease, self.panes)
         self.lease_sync = (
             None if lease is None
             else LeaseSync(lease, self.panes, live, outlet, self.monitor, tick_lock=self._tick_lock, wall=wall)
@@ -162,7 +162,7 @@ class SidecarRunner:
     @property
     def detections(self) -> int:
         """How many screens were run through detection (for benchmarks)."""
-        return self.sidecar_tick.detections
+        return self.panes.detections
 
     # -- lifecycle -----------------------------------------------------------------------------
 

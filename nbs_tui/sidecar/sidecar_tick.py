@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from nbs_tui.claude.monitor import AgentMonitor
-from nbs_tui.core.detect import detect_lines
 from nbs_tui.core.model import AgentState, PaneInfo
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.core.screen_rows import CapturedScreen, screen_lines_and_faint
@@ -66,8 +65,6 @@ class SidecarTick:
         self.control = control
         self.clock = clock
         self.wall = wall
-        self.detections = 0
-        """How many screens were run through detection (for benchmarks)."""
 
     def run(self) -> None:
         self.panes.ticks += 1
@@ -123,8 +120,7 @@ class SidecarTick:
                 lines, faint = list(screen.lines), list(screen.faint_rows)
             else:
                 lines, faint = screen_lines_and_faint(screen, tracked.rows)
-            detection = detect_lines(lines, faint_rows=faint)
-            self.detections += 1
+            detection = self.panes.detect(tracked, lines, faint)
         if self.control is not None:
             try:
                 sidecar.project_poll_interval = self.control.poll_interval_for_pane(info.pane_id)

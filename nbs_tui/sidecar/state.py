@@ -16,7 +16,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nbs_tui.claude.monitor import AgentMonitor
-from nbs_tui.core.model import AgentState, PaneId, PaneInfo
+from nbs_tui.core.detect import ScreenKey, detect_lines, screen_key
+from nbs_tui.core.model import AgentState, Detection, PaneId, PaneInfo
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.core.screen_rows import CapturedScreen, RowCache
 from nbs_tui.core.sidecar import PaneSidecar, SidecarConfig, SidecarContext, SidecarStatus
@@ -66,6 +67,8 @@ class TrackedPane:
     paused_file: tuple[int, bool] = (-1, False)
     """(tick, whether the project's pause file was there): shown statuses reuse the tick's
     look instead of another stat a pane; decisions always look again."""
+    detected: tuple[ScreenKey, Detection] | None = None
+    """The last screen run through detection (its `screen_key`) and what was found."""
 
 
 class EventOutlet:
@@ -124,6 +127,8 @@ class WatchedPanes:
         self.pending: dict[PaneId, dict[str, Any]] = {}
         """Per-pane settings asked for before the pane was seen as an agent (applied when it is),
         or kept from the agent that was there before (`forget`)."""
+        self.detections = 0
+        """Screens run through detection (for benchmarks and tests)."""
         self.ticks = 0
         """Ticks begun (`nbs_tui.sidecar.runner.SidecarRunner.tick`)."""
         self.snapshot: SidecarSnapshot = EMPTY_SNAPSHOT
@@ -161,6 +166,18 @@ class WatchedPanes:
         self.config = config
         for tracked in self.tracked.values():
             tracked.sidecar.config = config
+
+    def detect(self, tracked: TrackedPane, lines: list[str], faint: list[int]) -> Detection:
+        """Detection of a pane's screen, run once per screen: the live re-read before a key
+        (`nbs_tui.sidecar.live.LivePane.read`) usually finds the screen the tick just read, and
+        detection is a pure function of what `screen_key` keeps, so it is not run again."""
+        key = screen_key(lines, faint)
+        if tracked.detected is not None and tracked.detected[0] == key:
+            return tracked.detected[1]
+        detection = detect_lines(lines, faint_rows=faint)
+        self.detections += 1
+        tracked.detected = (key, detection)
+        return detection
 
     # -- what a pane's sidecar may do now -------------------------------------------------------
 

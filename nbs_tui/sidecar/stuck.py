@@ -97,7 +97,7 @@ class AgentWatch:
         """Queue the nudge on the pane's typing handshake after a look at the live screen."""
         pane_id = info.pane_id
         try:
-            live = self.live.read(info)
+            live = self.live.read(tracked)
             why = live_refusal(live, InjectPoll(action.text, action.attempt, "nudge"))
             if why is None and self.panes.context(tracked, now).paused:
                 why = "project is paused (.nbs/control-pause)"

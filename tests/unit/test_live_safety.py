@@ -67,3 +67,4 @@ def test_resume_only_into_a_limited_agents_free_box() -> None:
 @pytest.mark.parametrize("screen", [IDLE, PLAN, LIMITED, Detection(AgentState.WORKING)])
 def test_actions_without_keys_are_never_refused(screen: Detection) -> None:
     assert live_refusal(screen, ReportCommand("\\nbs-pause")) is None
+
