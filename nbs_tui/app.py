@@ -79,7 +79,7 @@ from nbs_tui.messages import (
 from nbs_tui.runtime.contract import FleetFactory, RuntimeOptions
 from nbs_tui.runtime.early import take_early
 from nbs_tui.runtime.runtime import Runtime
-from nbs_tui.sidecar.runner import SidecarRunner
+from nbs_tui.sidecar.sidecar_runner import SidecarRunner
 from nbs_tui.tmux.port import FleetPort, TmuxUnavailable
 from nbs_tui.widgets.breakpoints import HORIZONTAL_BREAKPOINTS
 from nbs_tui.widgets.control_view import ControlView

@@ -34,7 +34,7 @@ from nbs_tui.messages import (
     PaneStatusChanged,
     RelayedMeters,
 )
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.sidecar.sidecar_runner import SidecarEvent
 
 if TYPE_CHECKING:
     from textual.notifications import SeverityLevel

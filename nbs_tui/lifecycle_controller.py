@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # the lifecycle's modules are imported when first used
     from nbs_tui.files.fleet_store import FleetStore
     from nbs_tui.runtime.host_agent import AgentHost
     from nbs_tui.runtime.restore_run import Gathered
-    from nbs_tui.sidecar.lease import SidecarLease
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
     from nbs_tui.tmux.commands import TmuxServerCommands
 
 

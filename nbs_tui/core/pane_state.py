@@ -23,7 +23,7 @@ HISTORY_LENGTH = 50
 
 
 class EventLike(Protocol):
-    """The fields of a `nbs_tui.sidecar.runner.SidecarEvent` a history line reads."""
+    """The fields of a `nbs_tui.sidecar.sidecar_runner.SidecarEvent` a history line reads."""
 
     @property
     def kind(self) -> str: ...
@@ -47,7 +47,7 @@ class HistoryEntry:
 
     @classmethod
     def from_sidecar_event(cls, event: EventLike) -> HistoryEntry | None:
-        """A line for a `nbs_tui.sidecar.runner.SidecarEvent` (None for ``status`` events)."""
+        """A line for a `nbs_tui.sidecar.sidecar_runner.SidecarEvent` (None for ``status`` events)."""
         if event.kind in ("status", "meters"):
             return None
         data = dict(event.data)

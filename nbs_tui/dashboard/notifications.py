@@ -28,7 +28,7 @@ from nbs_tui.notify import (
     parse_protocols,
     passthrough_problem,
 )
-from nbs_tui.sidecar.lease import SidecarLease
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
 from nbs_tui.tmux.own import client_terminal, passthrough_state
 from nbs_tui.widgets.pane_text import project_name
 from nbs_tui.widgets.textual_internals import terminal_driver

@@ -50,7 +50,7 @@ from nbs_tui.files.control_plane import ControlEvent, event_as_json
 from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.notices import EventNotices
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.sidecar.sidecar_runner import SidecarEvent
 
 QUIET_KINDS = frozenset({"status", "control-snapshot", "meters"})
 

@@ -37,8 +37,13 @@ from nbs_tui.core.lease import LeaseValue, describe_holder
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.problems import ProblemSink
 from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions, SidecarRole
-from nbs_tui.sidecar.lease import SidecarLease
-from nbs_tui.sidecar.runner import EMPTY_SNAPSHOT, SidecarEvent, SidecarRunner, SidecarSnapshot
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
+from nbs_tui.sidecar.sidecar_runner import (
+    EMPTY_SNAPSHOT,
+    SidecarEvent,
+    SidecarRunner,
+    SidecarSnapshot,
+)
 from nbs_tui.tmux.commands import Guard, PaneIdentity, TmuxServerCommands
 from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory
 

@@ -17,10 +17,10 @@ from nbs_tui.core.meters_relay import encode_meters
 from nbs_tui.core.model import AgentState, PaneId
 from nbs_tui.core.stuck import Phase
 from nbs_tui.sidecar.events import SidecarEvent
-from nbs_tui.sidecar.lease import SidecarLease
-from nbs_tui.sidecar.live import LivePane
+from nbs_tui.sidecar.live_pane import LivePane
 from nbs_tui.sidecar.pane_options import PublishedState
-from nbs_tui.sidecar.state import EventOutlet, WatchedPanes
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
+from nbs_tui.sidecar.watched_panes import EventOutlet, WatchedPanes
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
 
 log = logging.getLogger(__name__)

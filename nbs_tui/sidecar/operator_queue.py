@@ -24,10 +24,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from nbs_tui.core.model import PaneId
-from nbs_tui.sidecar.state import WatchedPanes
+from nbs_tui.sidecar.watched_panes import WatchedPanes
 
 if TYPE_CHECKING:
-    from nbs_tui.sidecar.lease import SidecarLease
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
 
 FORCE_POLL_WAIT = 6.0
 """Longest a `SidecarRunner.force_poll` caller waits for a busy tick (a tmux call times out

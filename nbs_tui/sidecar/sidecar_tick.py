@@ -21,15 +21,15 @@ from nbs_tui.claude.monitor import AgentMonitor
 from nbs_tui.core.model import AgentState, PaneInfo
 from nbs_tui.core.screen import PaneScreen
 from nbs_tui.core.screen_rows import CapturedScreen, screen_lines_and_faint
-from nbs_tui.sidecar.actions import ActionCarrier
+from nbs_tui.sidecar.action_carrier import ActionCarrier
+from nbs_tui.sidecar.agent_watch import AgentWatch
 from nbs_tui.sidecar.lease_sync import LeaseSync
-from nbs_tui.sidecar.limits import LimitWatch
-from nbs_tui.sidecar.state import ControlPort, EventOutlet, TrackedPane, WatchedPanes
-from nbs_tui.sidecar.stuck import AgentWatch
+from nbs_tui.sidecar.limit_watch import LimitWatch
+from nbs_tui.sidecar.watched_panes import ControlPort, EventOutlet, TrackedPane, WatchedPanes
 from nbs_tui.tmux.port import FleetPort
 
 if TYPE_CHECKING:
-    from nbs_tui.sidecar.lease import SidecarLease
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
 
 log = logging.getLogger(__name__)
 

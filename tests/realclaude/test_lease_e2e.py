@@ -17,8 +17,8 @@ from nbs_tui.config import Settings
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.sidecar import SidecarConfig
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
-from nbs_tui.sidecar.lease import SidecarLease
-from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
+from nbs_tui.sidecar.sidecar_runner import SidecarEvent, SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.fleet import TmuxFleet
 from tests.realclaude.harness import ClaudeFleet, Text

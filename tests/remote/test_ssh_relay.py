@@ -16,7 +16,7 @@ from nbs_tui.core.pane_state import HistoryEntry
 from nbs_tui.runtime.contract import LeaseMode
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.pane_options import SidecarSwitches
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.sidecar.sidecar_runner import SidecarEvent
 from nbs_tui.tmux.commands import TmuxServerCommands
 from tests.remote.conftest import SshLab
 from tests.remote.helpers import new_session

@@ -16,7 +16,7 @@ import libtmux
 from nbs_tui.config import Settings
 from nbs_tui.core.model import ServerAddress
 from nbs_tui.core.sidecar import SidecarConfig
-from nbs_tui.sidecar.runner import ControlPort, SidecarEvent, SidecarRunner
+from nbs_tui.sidecar.sidecar_runner import ControlPort, SidecarEvent, SidecarRunner
 
 
 @dataclass

@@ -17,7 +17,7 @@ from nbs_tui.core.pane_state import HistoryEntry
 from nbs_tui.core.relay import ACTIONS_OPTION, encode_ring, parse_ring
 from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.sidecar.sidecar_runner import SidecarEvent
 from nbs_tui.tmux.commands import TmuxServerCommands
 from tests.tmux.test_lease_headless import agent, submits
 from tests.tmux.test_service import LeaseRecorder, cli, service_env, service_pid
@@ -104,7 +104,7 @@ def test_the_holder_numbers_on_from_what_it_wrote_when_a_read_failed(
     session: libtmux.Session, server: libtmux.Server
 ) -> None:
     from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
-    from nbs_tui.sidecar.lease import SidecarLease
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
 
     pane = session.active_window.active_pane
     assert pane is not None and pane.pane_id is not None

@@ -280,7 +280,7 @@ def test_detection_runs_once_per_screen_on_the_way_to_the_keys(
     just read and detected: its detection is then the tick's, not run a second time. Every
     detection of a pane is recorded with the rows and faint rows it was given; no pane's screen
     is detected twice in a row (a poll's handshake and a plan menu's answer, on real tmux)."""
-    from nbs_tui.sidecar import state
+    from nbs_tui.sidecar import watched_panes
 
     detected: list[ScreenKey] = []
 
@@ -288,7 +288,7 @@ def test_detection_runs_once_per_screen_on_the_way_to_the_keys(
         detected.append(screen_key(lines, faint_rows))
         return detect_lines(lines, faint_rows=faint_rows)
 
-    monkeypatch.setattr(state, "detect_lines", recording)
+    monkeypatch.setattr(watched_panes, "detect_lines", recording)
     idle = spawn("idle", "idle")
     plan = spawn("plan", "plan")
     running = run_sidecar(interval=2.0, backoff=30.0)

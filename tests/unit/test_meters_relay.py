@@ -73,7 +73,7 @@ def test_sizes_are_bounded() -> None:
 def test_the_dashboard_shows_relayed_meters_only_where_it_reads_no_transcript() -> None:
     from nbs_tui.core.model import PaneInfo
     from nbs_tui.core.pane_state import ClaudeFacts, PaneState
-    from nbs_tui.sidecar.runner import SidecarEvent
+    from nbs_tui.sidecar.sidecar_runner import SidecarEvent
 
     state = PaneState()
     here = PaneInfo("%1", "s", 0, "w", 0, "t", "claude", "/p", 1, 80, 24)

@@ -10,7 +10,7 @@ from nbs_tui.core.lease import Lease
 from nbs_tui.core.model import AgentState, Detection, PaneId, PaneInfo
 from nbs_tui.core.sidecar import SidecarStatus
 from nbs_tui.runtime.hosts import HostsHub
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.sidecar.sidecar_runner import SidecarEvent
 
 
 class _Listener:

@@ -207,7 +207,7 @@ def test_headless_prints_notify_lines_from_sidecar_events() -> None:
 
     from nbs_tui.config import Settings
     from nbs_tui.runtime.headless import _Events, _Printer
-    from nbs_tui.sidecar.runner import SidecarEvent
+    from nbs_tui.sidecar.sidecar_runner import SidecarEvent
 
     out = io.StringIO()
     events = _Events(_Printer(out), Settings(notify_mute=("error",)))

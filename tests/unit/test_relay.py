@@ -14,7 +14,7 @@ from nbs_tui.core.relay import (
     parse_ring,
     read_all,
 )
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.sidecar.sidecar_runner import SidecarEvent
 
 
 def ring_of(*seqs: int) -> tuple[RelayedAction, ...]:

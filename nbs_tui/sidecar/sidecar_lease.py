@@ -53,7 +53,7 @@ REQUEST_WAIT = 5.0
 
 
 class ActionEvent(EventLike, Protocol):
-    """The part of a `nbs_tui.sidecar.runner.SidecarEvent` the relay carries."""
+    """The part of a `nbs_tui.sidecar.sidecar_runner.SidecarEvent` the relay carries."""
 
     @property
     def pane_id(self) -> PaneId: ...

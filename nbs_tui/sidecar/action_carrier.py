@@ -24,13 +24,13 @@ from nbs_tui.core.sidecar import (
     SubmitPoll,
 )
 from nbs_tui.sidecar.lease_sync import LeaseSync
-from nbs_tui.sidecar.limits import LimitWatch
-from nbs_tui.sidecar.live import LivePane
-from nbs_tui.sidecar.state import ControlPort, EventOutlet, TrackedPane
+from nbs_tui.sidecar.limit_watch import LimitWatch
+from nbs_tui.sidecar.live_pane import LivePane
+from nbs_tui.sidecar.watched_panes import ControlPort, EventOutlet, TrackedPane
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
 
 if TYPE_CHECKING:
-    from nbs_tui.sidecar.lease import SidecarLease
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
 
 log = logging.getLogger(__name__)
 

@@ -22,12 +22,12 @@ from nbs_tui.core.limits import LimitEvent, ResumeConfig, ResumePlanner, is_wait
 from nbs_tui.core.live_safety import live_refusal
 from nbs_tui.core.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.sidecar import InjectPoll, PaneSidecar
-from nbs_tui.sidecar.live import LivePane
-from nbs_tui.sidecar.state import EventOutlet, TrackedPane, WatchedPanes
+from nbs_tui.sidecar.live_pane import LivePane
+from nbs_tui.sidecar.watched_panes import EventOutlet, TrackedPane, WatchedPanes
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
 
 if TYPE_CHECKING:
-    from nbs_tui.sidecar.lease import SidecarLease
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
 
 log = logging.getLogger(__name__)
 

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 from nbs_tui.core.model import Detection, PaneId
 from nbs_tui.core.screen_rows import screen_lines_and_faint
-from nbs_tui.sidecar.state import TrackedPane, WatchedPanes
+from nbs_tui.sidecar.watched_panes import TrackedPane, WatchedPanes
 from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.port import FleetPort, PaneGone
 
 if TYPE_CHECKING:
-    from nbs_tui.sidecar.lease import SidecarLease
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
 
 
 class LivePane:

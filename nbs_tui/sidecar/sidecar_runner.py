@@ -15,7 +15,7 @@ and checking that the pane is still the same agent.
 
 The runner is built from parts, each an object given what it needs, as the fleet is
 (`nbs_tui.tmux.fleet`): `WatchedPanes` (the panes, their context, the snapshot) and
-`EventOutlet` (`nbs_tui.sidecar.state`), `LivePane` (re-reading a pane and pressing its keys),
+`EventOutlet` (`nbs_tui.sidecar.watched_panes`), `LivePane` (re-reading a pane and pressing its keys),
 `ActionCarrier` (carrying out a sidecar's actions), `LimitWatch` (usage limits and resuming),
 `AgentWatch` (nudges, escalations, ended agents), `LeaseSync` (switches, requests, in-flight
 marks, relay and meters through the lease), `OperatorQueue` (the operator's controls, and the
@@ -40,19 +40,19 @@ from nbs_tui.core.limits import ResumePlanner
 from nbs_tui.core.model import PaneId
 from nbs_tui.core.sidecar import SidecarConfig, SidecarStatus
 from nbs_tui.core.stuck import StuckStatus
-from nbs_tui.sidecar.actions import ActionCarrier
+from nbs_tui.sidecar.action_carrier import ActionCarrier
+from nbs_tui.sidecar.agent_watch import AgentWatch
 from nbs_tui.sidecar.events import EMPTY_SNAPSHOT, SidecarEvent, SidecarSnapshot, event_kinds
 from nbs_tui.sidecar.lease_sync import LeaseSync
-from nbs_tui.sidecar.limits import LimitWatch, resume_config, zone
-from nbs_tui.sidecar.live import LivePane
+from nbs_tui.sidecar.limit_watch import LimitWatch, resume_config, zone
+from nbs_tui.sidecar.live_pane import LivePane
 from nbs_tui.sidecar.operator_queue import FORCE_POLL_WAIT, OperatorQueue
 from nbs_tui.sidecar.sidecar_tick import SidecarTick
-from nbs_tui.sidecar.state import OPERATOR_QUIET, ControlPort, EventOutlet, WatchedPanes
-from nbs_tui.sidecar.stuck import AgentWatch
+from nbs_tui.sidecar.watched_panes import OPERATOR_QUIET, ControlPort, EventOutlet, WatchedPanes
 from nbs_tui.tmux.port import FleetPort
 
 if TYPE_CHECKING:
-    from nbs_tui.sidecar.lease import SidecarLease
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
 
 __all__ = [
     "EMPTY_SNAPSHOT",

@@ -25,7 +25,7 @@ from nbs_tui.core.stuck import Phase, StuckStatus
 from nbs_tui.sidecar.events import EMPTY_SNAPSHOT, SidecarEvent, SidecarSnapshot
 
 if TYPE_CHECKING:
-    from nbs_tui.sidecar.lease import SidecarLease
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class WatchedPanes:
         self.detections = 0
         """Screens run through detection (for benchmarks and tests)."""
         self.ticks = 0
-        """Ticks begun (`nbs_tui.sidecar.runner.SidecarRunner.tick`)."""
+        """Ticks begun (`nbs_tui.sidecar.sidecar_runner.SidecarRunner.tick`)."""
         self.snapshot: SidecarSnapshot = EMPTY_SNAPSHOT
 
     # -- the panes -----------------------------------------------------------------------------
@@ -169,7 +169,7 @@ class WatchedPanes:
 
     def detect(self, tracked: TrackedPane, lines: list[str], faint: list[int]) -> Detection:
         """Detection of a pane's screen, run once per screen: the live re-read before a key
-        (`nbs_tui.sidecar.live.LivePane.read`) usually finds the screen the tick just read, and
+        (`nbs_tui.sidecar.live_pane.LivePane.read`) usually finds the screen the tick just read, and
         detection is a pure function of what `screen_key` keeps, so it is not run again."""
         key = screen_key(lines, faint)
         if tracked.detected is not None and tracked.detected[0] == key:

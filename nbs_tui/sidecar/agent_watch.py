@@ -18,8 +18,8 @@ from nbs_tui.core.live_safety import live_refusal
 from nbs_tui.core.model import PaneInfo
 from nbs_tui.core.sidecar import InjectPoll, SidecarContext
 from nbs_tui.core.stuck import Ended, Escalate, Nudge, Phase, StuckAction
-from nbs_tui.sidecar.live import LivePane
-from nbs_tui.sidecar.state import EventOutlet, TrackedPane, WatchedPanes
+from nbs_tui.sidecar.live_pane import LivePane
+from nbs_tui.sidecar.watched_panes import EventOutlet, TrackedPane, WatchedPanes
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
 
 log = logging.getLogger(__name__)
