@@ -14,10 +14,10 @@ keys), `action_carrier` (`ActionCarrier`), `limit_watch` (`LimitWatch`), `agent_
 options) and `notices` (the sidecar's events through the notification rules).
 
 The decisions themselves are pure and live in the core, where tests hold them without tmux:
-`nbs_tui.core.sidecar` (the per-pane state machine), `nbs_tui.core.live_safety` (what the
-live screen must show before a key), `nbs_tui.core.lease` (the lease's rules),
-`nbs_tui.core.relay` (actions relayed to viewers), `nbs_tui.core.stuck` and
-`nbs_tui.core.limits`. This room carries them out.
+`nbs_tui.core.sidecar.pane_sidecar` (the per-pane state machine), `nbs_tui.core.sidecar.live_safety` (what the
+live screen must show before a key), `nbs_tui.core.sidecar.lease_rules` (the lease's rules),
+`nbs_tui.core.sidecar.relay` (actions relayed to viewers), `nbs_tui.core.sidecar.stuck_agents` and
+`nbs_tui.core.detection.usage_limits`. This room carries them out.
 
 May import: the pure core, the ports (`nbs_tui.tmux`, `nbs_tui.claude`), config and logs.
 Never the runtime that wires it, nor the UI (import-linter contracts in pyproject.toml).

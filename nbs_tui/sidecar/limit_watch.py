@@ -1,4 +1,4 @@
-"""Usage limits (`nbs_tui.core.limits`): each tick feeds every agent's limit, if any, to one
+"""Usage limits (`nbs_tui.core.detection.usage_limits`): each tick feeds every agent's limit, if any, to one
 fleet-wide `ResumePlanner`; no poll and no nudge reach a ``limited`` agent (its detection is not
 safe to type into). With ``limit_resume`` on, once a reset has passed (plus a margin) the
 planner names one agent per ``limit_resume_stagger`` seconds (a 2.1.1xx limit menu is first
@@ -16,12 +16,17 @@ from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.config import Settings
-from nbs_tui.core.limits import LimitEvent, ResumeConfig, ResumePlanner, is_wait_option
-from nbs_tui.core.live_safety import live_refusal
-from nbs_tui.core.model import AgentState, PaneId, PaneInfo
-from nbs_tui.core.sidecar import InjectPoll, PaneSidecar
+from nbs_tui.core.detection.usage_limits import (
+    LimitEvent,
+    ResumeConfig,
+    ResumePlanner,
+    is_wait_option,
+)
+from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
+from nbs_tui.core.sidecar.live_safety import live_refusal
+from nbs_tui.core.sidecar.pane_sidecar import InjectPoll, PaneSidecar
+from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.sidecar.live_pane import LivePane
 from nbs_tui.sidecar.watched_panes import EventOutlet, TrackedPane, WatchedPanes
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
@@ -71,7 +76,7 @@ class LimitWatch:
         wall: Callable[[], float],
     ) -> None:
         self.limits = planner
-        """The fleet's usage limits and who is resumed when (`nbs_tui.core.limits`)."""
+        """The fleet's usage limits and who is resumed when (`nbs_tui.core.detection.usage_limits`)."""
         self.panes = panes
         self.live = live
         self._emit = outlet.emit

@@ -1,6 +1,6 @@
 """The live pane: what the sidecar reads and touches right before it acts. Every action is
 re-checked on the pane's screen read straight from tmux (`LivePane.read`: the same agent, its
-screen now), refused when that screen forbids it (`nbs_tui.core.live_safety.live_refusal`),
+screen now), refused when that screen forbids it (`nbs_tui.core.sidecar.live_safety.live_refusal`),
 and text typed (`LivePane.type`) or a key pressed (`LivePane.press`) only while this process
 may act: one path with a lease or without, the lease giving the guard (fenced by its token in
 tmux, typed text marked in flight).
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nbs_tui.core.model import Detection, PaneId
-from nbs_tui.core.screen_rows import screen_lines_and_faint
+from nbs_tui.core.fleet.model import Detection, PaneId
+from nbs_tui.core.screen.screen_rows import screen_lines_and_faint
 from nbs_tui.sidecar.watched_panes import TrackedPane, WatchedPanes
 from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.port import FleetPort, PaneGone

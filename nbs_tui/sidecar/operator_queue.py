@@ -23,7 +23,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from nbs_tui.core.model import PaneId
+from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.sidecar.watched_panes import WatchedPanes
 
 if TYPE_CHECKING:

@@ -33,13 +33,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from nbs_tui.action_log import ActionLog
 from nbs_tui.claude.monitor import AgentMonitor, FactsSource
 from nbs_tui.config import Settings
-from nbs_tui.core.limits import ResumePlanner
-from nbs_tui.core.model import PaneId
-from nbs_tui.core.sidecar import SidecarConfig, SidecarStatus
-from nbs_tui.core.stuck import StuckStatus
+from nbs_tui.core.detection.usage_limits import ResumePlanner
+from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig, SidecarStatus
+from nbs_tui.core.sidecar.stuck_agents import StuckStatus
+from nbs_tui.operator.action_log import ActionLog
 from nbs_tui.sidecar.action_carrier import ActionCarrier
 from nbs_tui.sidecar.agent_watch import AgentWatch
 from nbs_tui.sidecar.events import EMPTY_SNAPSHOT, SidecarEvent, SidecarSnapshot, event_kinds
@@ -121,7 +121,7 @@ class SidecarRunner:
         self.monitor = AgentMonitor(signals, settings)
         """Fusion with Claude Code's signals and the stuck watch (nudge, escalate, ended)."""
         self.limits = ResumePlanner(resume_config(settings), zone)
-        """The fleet's usage limits and who is resumed when (`nbs_tui.core.limits`)."""
+        """The fleet's usage limits and who is resumed when (`nbs_tui.core.detection.usage_limits`)."""
         self._tick_lock = threading.Lock()
         """Held by a tick (tmux calls included) or by a caller carrying out requests; only ever
         waited for by `tick` itself (see `nbs_tui.sidecar.operator_queue`)."""

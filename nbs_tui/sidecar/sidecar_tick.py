@@ -6,7 +6,7 @@ the fleet's panes, and an agent gone reported (`AgentWatch.report_end`); the due
 every unwatched pane in one round trip (``fleet.prefetch``); then, per pane, its screen from
 tmux (the mirror, or ``fleet.captured``), detection once per screen version, the pane's
 `PaneSidecar` deciding (core), each action carried out by the `ActionCarrier` (a fresh
-capture judged by `nbs_tui.core.live_safety`, then the keys), the `LimitWatch` and the
+capture judged by `nbs_tui.core.sidecar.live_safety`, then the keys), the `LimitWatch` and the
 `AgentWatch` fed; after the pass, the one limited agent whose turn has come resumed, and (as
 the lease holder) every pane's state published into tmux.
 """
@@ -18,9 +18,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from nbs_tui.claude.monitor import AgentMonitor
-from nbs_tui.core.model import AgentState, PaneInfo
-from nbs_tui.core.screen import PaneScreen
-from nbs_tui.core.screen_rows import CapturedScreen, screen_lines_and_faint
+from nbs_tui.core.fleet.model import AgentState, PaneInfo
+from nbs_tui.core.screen.pane_screen import PaneScreen
+from nbs_tui.core.screen.screen_rows import CapturedScreen, screen_lines_and_faint
 from nbs_tui.sidecar.action_carrier import ActionCarrier
 from nbs_tui.sidecar.agent_watch import AgentWatch
 from nbs_tui.sidecar.lease_sync import LeaseSync

@@ -16,12 +16,17 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nbs_tui.claude.monitor import AgentMonitor
-from nbs_tui.core.detect import ScreenKey, detect_lines, screen_key
-from nbs_tui.core.model import AgentState, Detection, PaneId, PaneInfo
-from nbs_tui.core.screen import PaneScreen
-from nbs_tui.core.screen_rows import CapturedScreen, RowCache
-from nbs_tui.core.sidecar import PaneSidecar, SidecarConfig, SidecarContext, SidecarStatus
-from nbs_tui.core.stuck import Phase, StuckStatus
+from nbs_tui.core.detection.detect import ScreenKey, detect_lines, screen_key
+from nbs_tui.core.fleet.model import AgentState, Detection, PaneId, PaneInfo
+from nbs_tui.core.screen.pane_screen import PaneScreen
+from nbs_tui.core.screen.screen_rows import CapturedScreen, RowCache
+from nbs_tui.core.sidecar.pane_sidecar import (
+    PaneSidecar,
+    SidecarConfig,
+    SidecarContext,
+    SidecarStatus,
+)
+from nbs_tui.core.sidecar.stuck_agents import Phase, StuckStatus
 from nbs_tui.sidecar.events import EMPTY_SNAPSHOT, SidecarEvent, SidecarSnapshot
 
 if TYPE_CHECKING:

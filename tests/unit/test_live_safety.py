@@ -1,14 +1,19 @@
-"""The live-safety rules (`nbs_tui.core.live_safety`), held without tmux: each action goes
+"""The live-safety rules (`nbs_tui.core.sidecar.live_safety`), held without tmux: each action goes
 ahead only on the live screen that allows it, and every other screen refuses it with a reason."""
 
 from __future__ import annotations
 
 import pytest
 
-from nbs_tui.core.detect import FLAG_CONTEXT_PRESSURE
-from nbs_tui.core.live_safety import live_refusal
-from nbs_tui.core.model import AgentState, Detection, MenuOption, UsageLimit
-from nbs_tui.core.sidecar import InjectPoll, ReportCommand, SelectPlanOption, SubmitPoll
+from nbs_tui.core.detection.detect import FLAG_CONTEXT_PRESSURE
+from nbs_tui.core.fleet.model import AgentState, Detection, MenuOption, UsageLimit
+from nbs_tui.core.sidecar.live_safety import live_refusal
+from nbs_tui.core.sidecar.pane_sidecar import (
+    InjectPoll,
+    ReportCommand,
+    SelectPlanOption,
+    SubmitPoll,
+)
 
 IDLE = Detection(AgentState.IDLE, input_text="", safe_to_inject=True, reason="prompt")
 PLAN_OPTIONS = (MenuOption(1, "Yes, and auto-accept"), MenuOption(2, "No, keep planning"))
