@@ -1,11 +1,11 @@
-"""Stuck agents (oj's design, `nbs_tui.core.sidecar.stuck_agents`): each tick also feeds the pane's detection,
-the time its screen last changed and Claude Code's own facts (``signals``: `ClaudeSignals`, or
-None for the screen alone) to an `AgentMonitor`. A ``Nudge`` is re-checked on the live screen
-and typed through the same handshake as ``/nbs-poll`` (`PaneSidecar.request_text`: text whole,
-Enter apart, confirmed, never over the operator's typing, never paused or under context
-pressure); a nudge that is not delivered is not counted. ``Escalate`` and ``Ended`` become
-``escalate`` and ``agent-ended`` events; a pane that stops being an agent or disappears is
-reported ``agent-ended`` too (once per agent).
+"""Stuck agents (oj's design, `nbs_tui.core.sidecar.stuck_agents`): each tick also feeds the pane's
+detection, the time its screen last changed and Claude Code's own facts (``signals``:
+`ClaudeSignals`, or None for the screen alone) to an `AgentMonitor`. A ``Nudge`` is re-checked
+on the live screen and typed through the same handshake as ``/nbs-poll``
+(`PaneSidecar.request_text`: text whole, Enter apart, confirmed, never over the operator's
+typing, never paused or under context pressure); a nudge that is not delivered is not counted.
+``Escalate`` and ``Ended`` become ``escalate`` and ``agent-ended`` events; a pane that stops
+being an agent or disappears is reported ``agent-ended`` too (once per agent).
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ class AgentWatch:
     def watch(
         self, tracked: TrackedPane, info: PaneInfo, now: float, wall_now: float, context: SidecarContext
     ) -> None:
+        """After a pane's tick: its screen to the monitor, and what the monitor says carried out."""
         sidecar = tracked.sidecar
         changed = sidecar.last_change
         if changed is None:
