@@ -143,7 +143,7 @@ class SidecarRunner:
         )
         self.sidecar_tick = SidecarTick(
             fleet, self.panes, carrier, self.agent_watch, self.limit_watch, outlet, self.monitor,
-            lease=lease, lease_sync=self.lease_sync, control=control, clock=clock, wall=wall,
+            lease_sync=self.lease_sync, control=control, clock=clock, wall=wall,
         )  # fmt: skip
         self.operator = OperatorQueue(self.panes, lease=lease, tick_lock=self._tick_lock, clock=clock)
         """The operator's controls (`set_poll_enabled`, `force_poll`...: this runner's are its)."""

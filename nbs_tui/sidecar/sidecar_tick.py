@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from nbs_tui.claude.monitor import AgentMonitor
 from nbs_tui.core.fleet.model import AgentState, PaneInfo
@@ -27,9 +26,6 @@ from nbs_tui.sidecar.lease_sync import LeaseSync
 from nbs_tui.sidecar.limit_watch import LimitWatch
 from nbs_tui.sidecar.watched_panes import ControlPort, EventOutlet, TrackedPane, WatchedPanes
 from nbs_tui.tmux.port import FleetPort
-
-if TYPE_CHECKING:
-    from nbs_tui.sidecar.sidecar_lease import SidecarLease
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +43,6 @@ class SidecarTick:
         outlet: EventOutlet,
         monitor: AgentMonitor,
         *,
-        lease: SidecarLease | None,
         lease_sync: LeaseSync | None,
         control: ControlPort | None,
         clock: Callable[[], float],
@@ -60,8 +55,8 @@ class SidecarTick:
         self.limit_watch = limit_watch
         self._emit = outlet.emit
         self.monitor = monitor
-        self.lease = lease
         self.lease_sync = lease_sync
+        """With a lease: its switches read before the pass, pane state published after it."""
         self.control = control
         self.clock = clock
         self.wall = wall
