@@ -7,11 +7,11 @@ requests), built from parts, each an object given what it needs: `watched_panes`
 (`SidecarTick`: one pass over every pane), `live_pane` (`LivePane`: the live re-read and the
 keys), `action_carrier` (`ActionCarrier`), `limit_watch` (`LimitWatch`), `agent_watch`
 (`AgentWatch`: stuck and ended agents), `lease_sync` (`LeaseSync`) and `operator_queue`
-(`OperatorQueue`); `events` (`SidecarEvent`, `SidecarSnapshot`); `sidecar_lease`
-(`SidecarLease`: the runner's link to the server's lease and to what viewers write into tmux),
-`heartbeat` (`LeaseHeartbeat`: holding, renewing and watching the lease in a tmux option),
-`pane_options` (the switches every view writes and the state the holder publishes, as tmux
-options) and `notices` (the sidecar's events through the notification rules).
+(`OperatorQueue`); `events` (one frozen `SidecarEvent` class per thing reported, each with its
+JSON line; `SidecarSnapshot`); `sidecar_lease` (`SidecarLease`: the runner's link to the
+server's lease and to what viewers write into tmux), `heartbeat` (`LeaseHeartbeat`: holding,
+renewing and watching the lease in a tmux option) and `pane_options` (the switches every view
+writes and the state the holder publishes, as tmux options).
 
 The decisions themselves are pure and live in the core, where tests hold them without tmux:
 `nbs_tui.core.sidecar.pane_sidecar` (the per-pane state machine), `nbs_tui.core.sidecar.live_safety` (what the

@@ -18,6 +18,7 @@ from nbs_tui.core.fleet.model import PaneInfo
 from nbs_tui.core.sidecar.live_safety import live_refusal
 from nbs_tui.core.sidecar.pane_sidecar import InjectPoll, SidecarContext
 from nbs_tui.core.sidecar.stuck_agents import Ended, Escalate, Nudge, Phase, StuckAction
+from nbs_tui.sidecar.events import AgentEnded, Escalation, NudgeStep, SidecarError
 from nbs_tui.sidecar.live_pane import LivePane
 from nbs_tui.sidecar.watched_panes import EventOutlet, TrackedPane, WatchedPanes
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
@@ -43,6 +44,7 @@ class AgentWatch:
         self.panes = panes
         self.live = live
         self._emit = outlet.emit
+        self.wall = outlet.wall
         self.max_nudges = max_nudges
 
     def watch(
@@ -73,7 +75,7 @@ class AgentWatch:
             )
         except Exception as error:  # the stuck watch is help, never a reason to stop the tick
             log.exception("stuck watch failed")
-            self._emit("error", info.pane_id, f"stuck watch: {error}")
+            self._emit(SidecarError(info.pane_id, self.wall(), f"stuck watch: {error}"))
             return
         for action in actions:
             self._carry_out_stuck(tracked, info, action, now)
@@ -84,12 +86,12 @@ class AgentWatch:
     def _carry_out_stuck(self, tracked: TrackedPane, info: PaneInfo, action: StuckAction, now: float) -> None:
         pane_id = info.pane_id
         if isinstance(action, Escalate):
-            self._emit("escalate", pane_id, action.why, reason="stuck")
+            self._emit(Escalation(pane_id, self.wall(), action.why, reason="stuck"))
             return
         if isinstance(action, Ended):
             if not tracked.ended:
                 tracked.ended = True
-                self._emit("agent-ended", pane_id, action.why, liveness=action.liveness.value)
+                self._emit(AgentEnded(pane_id, self.wall(), action.why, liveness=action.liveness.value))
             return
         if isinstance(action, Nudge):
             self._nudge(tracked, info, action, now)
@@ -109,16 +111,10 @@ class AgentWatch:
             why = str(error)
         if why is not None:
             self.monitor.nudge_failed(pane_id)
-            self._emit("nudge", pane_id, why, result="refused", text=action.text, nudge=action.attempt)
+            self._emit(NudgeStep(pane_id, self.wall(), why, result="refused", text=action.text, nudge=action.attempt))
             return
-        self._emit(
-            "nudge",
-            pane_id,
-            f"stuck: nudge {action.attempt} of {self.max_nudges} queued",
-            result="queued",
-            text=action.text,
-            nudge=action.attempt,
-        )
+        said = f"stuck: nudge {action.attempt} of {self.max_nudges} queued"
+        self._emit(NudgeStep(pane_id, self.wall(), said, result="queued", text=action.text, nudge=action.attempt))
 
     def report_end(self, tracked: TrackedPane, current: PaneInfo | None) -> None:
         """The agent in a pane the runner watched is no longer there: say why, once."""
@@ -134,4 +130,4 @@ class AgentWatch:
             liveness, why = "exited", f"the pane's process was replaced (pid {tracked.pid} -> {current.pid})"
         else:
             liveness, why = "exited", "Claude Code no longer runs in the pane"
-        self._emit("agent-ended", pane_id, why, liveness=liveness)
+        self._emit(AgentEnded(pane_id, self.wall(), why, liveness=liveness))

@@ -27,6 +27,7 @@ from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.sidecar.live_safety import live_refusal
 from nbs_tui.core.sidecar.pane_sidecar import InjectPoll, PaneSidecar
 from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
+from nbs_tui.sidecar.events import LimitStep, ResumeStep, SidecarError
 from nbs_tui.sidecar.live_pane import LivePane
 from nbs_tui.sidecar.watched_panes import EventOutlet, TrackedPane, WatchedPanes
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
@@ -189,7 +190,7 @@ class LimitWatch:
         """A step of the limit watch: ``limit`` events for every view; the holder's decisions
         (held, due) are ``resume`` events and action-log lines too."""
         if not acting:
-            self._emit("limit", info.pane_id, event.message, result=event.kind, reset_at=event.reset_at)
+            self._emit(LimitStep(info.pane_id, self.wall(), event.message, result=event.kind, reset_at=event.reset_at))
             return
         if event.kind == "held":
             self.resume_step(info, "held", event.message, self.limits.config.message)
@@ -198,7 +199,7 @@ class LimitWatch:
         self, info: PaneInfo, result: str, message: str, text: str, *, emit: bool = True
     ) -> None:
         if emit:
-            self._emit("resume", info.pane_id, message, result=result, text=text)
+            self._emit(ResumeStep(info.pane_id, self.wall(), message, result=result, text=text))
         outcome = {
             "submitted": Outcome.SENT,
             "failed": Outcome.FAILED,
@@ -219,4 +220,4 @@ class LimitWatch:
                 )
             )
         except OSError as error:  # the event above still tells the operator
-            self._emit("error", info.pane_id, f"action log: {error}")
+            self._emit(SidecarError(info.pane_id, self.wall(), f"action log: {error}"))

@@ -10,7 +10,8 @@ It runs detection on those, and carries out the actions the sidecars return thro
 (``send_text``/``send_keys``), each after re-reading the live screen with ``fleet.capture_text``
 and checking that the pane is still the same agent.
 
-``on_event`` is called on that thread with frozen `SidecarEvent` values; it must not block
+``on_event`` is called on that thread with frozen `SidecarEvent` values (one class per thing
+reported: `nbs_tui.sidecar.events`); it must not block
 (the app forwards them with ``post_message``; headless prints them).
 
 The runner is built from parts, each an object given what it needs, as the fleet is
@@ -42,7 +43,13 @@ from nbs_tui.core.sidecar.stuck_agents import StuckStatus
 from nbs_tui.operator.action_log import ActionLog
 from nbs_tui.sidecar.action_carrier import ActionCarrier
 from nbs_tui.sidecar.agent_watch import AgentWatch
-from nbs_tui.sidecar.events import EMPTY_SNAPSHOT, SidecarEvent, SidecarSnapshot, event_kinds
+from nbs_tui.sidecar.events import (
+    EMPTY_SNAPSHOT,
+    SidecarError,
+    SidecarEvent,
+    SidecarSnapshot,
+    event_kinds,
+)
 from nbs_tui.sidecar.lease_sync import LeaseSync
 from nbs_tui.sidecar.limit_watch import LimitWatch, resume_config, zone
 from nbs_tui.sidecar.live_pane import LivePane
@@ -189,7 +196,7 @@ class SidecarRunner:
                 self.tick()
             except Exception as error:  # one bad tick must not end the sidecar for every pane
                 log.exception("sidecar tick failed")
-                self.outlet.emit("error", "", f"sidecar tick failed: {error}")
+                self.outlet.emit(SidecarError("", self.outlet.wall(), f"sidecar tick failed: {error}"))
             self._stop.wait(max(0.0, next_tick(started, wall, self.interval) - time.monotonic()))
 
     def set_signals(self, signals: FactsSource | None) -> None:

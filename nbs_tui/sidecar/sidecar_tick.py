@@ -22,6 +22,7 @@ from nbs_tui.core.screen.pane_screen import PaneScreen
 from nbs_tui.core.screen.screen_rows import CapturedScreen, screen_lines_and_faint
 from nbs_tui.sidecar.action_carrier import ActionCarrier
 from nbs_tui.sidecar.agent_watch import AgentWatch
+from nbs_tui.sidecar.events import PaneLeft
 from nbs_tui.sidecar.lease_sync import LeaseSync
 from nbs_tui.sidecar.limit_watch import LimitWatch
 from nbs_tui.sidecar.watched_panes import ControlPort, EventOutlet, TrackedPane, WatchedPanes
@@ -74,7 +75,7 @@ class SidecarTick:
             info = panes.get(pane_id)
             if info is None or info.pid != tracked_panes[pane_id].pid:
                 gone = self.panes.forget(pane_id)  # the operator's switches are kept for the next
-                self._emit("state", pane_id, "pane gone or no longer an agent", state="gone")
+                self._emit(PaneLeft(pane_id, self.wall(), "pane gone or no longer an agent"))
                 self.agent_watch.report_end(gone, every.get(pane_id))
                 self.monitor.forget(pane_id)
                 self.limit_watch.forget(pane_id)

@@ -27,7 +27,7 @@ from nbs_tui.core.sidecar.pane_sidecar import (
     SidecarStatus,
 )
 from nbs_tui.core.sidecar.stuck_agents import Phase, StuckStatus
-from nbs_tui.sidecar.events import EMPTY_SNAPSHOT, SidecarEvent, SidecarSnapshot
+from nbs_tui.sidecar.events import EMPTY_SNAPSHOT, SidecarEvent, SidecarSnapshot, StatusChange
 
 if TYPE_CHECKING:
     from nbs_tui.sidecar.sidecar_lease import SidecarLease
@@ -90,9 +90,8 @@ class EventOutlet:
         self.lease = lease
         self.wall = wall
 
-    def emit(self, kind: str, pane_id: PaneId, message: str = "", *, question: str = "", **data: Any) -> None:
+    def emit(self, event: SidecarEvent) -> None:
         """An event of this process's own: relayed to every view, then delivered."""
-        event = SidecarEvent(kind, pane_id, self.wall(), message, None, tuple(data.items()), question)
         if self.lease is not None:
             self.lease.record(event)  # relayed to every view (docs/lease.md)
         self.deliver(event)
@@ -218,7 +217,7 @@ class WatchedPanes:
         if tracked is None:
             return
         status = self.status_now(tracked, self.clock())
-        self.outlet.deliver(SidecarEvent("status", pane_id, self.wall(), message, status))
+        self.outlet.deliver(StatusChange(pane_id, self.wall(), message, status=status))
 
     def publish(self, panes: set[PaneId] | None = None) -> None:
         """With the tick lock held: publish a new snapshot (``panes``: only their statuses moved)."""
