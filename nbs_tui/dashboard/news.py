@@ -38,7 +38,7 @@ from nbs_tui.dashboard.messages import (
     RelayedMeters,
 )
 from nbs_tui.runtime.runtime import Runtime
-from nbs_tui.sidecar.runner import SidecarSnapshot
+from nbs_tui.sidecar.sidecar_runner import SidecarSnapshot
 from nbs_tui.widgets.filter_bar import OperatorFleetList
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.status_bar import StatusBar

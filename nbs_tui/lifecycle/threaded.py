@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # the lifecycle's modules are imported when first used
     from nbs_tui.lifecycle.operations import Lifecycle, RestoreParts
-    from nbs_tui.sidecar.lease import SidecarLease
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
     from nbs_tui.tmux.commands import TmuxServerCommands
 
 

@@ -38,8 +38,8 @@ from nbs_tui.core.fleet.problems import ProblemSink
 from nbs_tui.core.sidecar.lease_rules import LeaseValue, describe_holder
 from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions, SidecarRole
 from nbs_tui.sidecar.events import EMPTY_SNAPSHOT, SidecarEvent, SidecarSnapshot, StatusChange
-from nbs_tui.sidecar.lease import SidecarLease
-from nbs_tui.sidecar.runner import SidecarRunner
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
+from nbs_tui.sidecar.sidecar_runner import SidecarRunner
 from nbs_tui.tmux.commands import Guard, PaneIdentity, TmuxServerCommands
 from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory
 

@@ -76,8 +76,8 @@ from nbs_tui.runtime.contract import (
 from nbs_tui.runtime.hosts import HostsRuntime
 from nbs_tui.runtime.service_starter import ServiceStarter, sidecar_flags
 from nbs_tui.sidecar.events import SidecarError, SidecarEvent
-from nbs_tui.sidecar.lease import SidecarLease
-from nbs_tui.sidecar.runner import SidecarRunner
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
+from nbs_tui.sidecar.sidecar_runner import SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.port import FleetListener, FleetPort
 from nbs_tui.tmux.ssh import runner_for
