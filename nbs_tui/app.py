@@ -54,7 +54,7 @@ from nbs_tui.core.hosts import HostState
 from nbs_tui.core.model import PaneId, PaneInfo
 from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
 from nbs_tui.core.problems import Problems
-from nbs_tui.dashboard.answering import AnswerFlow
+from nbs_tui.dashboard.answering import AnswerFlow, CardOnlyFlow
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.dashboard.history import ScrollbackReader
 from nbs_tui.dashboard.keys import open_help, palette_commands
@@ -96,6 +96,8 @@ from nbs_tui.widgets.status_bar import StatusBar
 from nbs_tui.widgets.textual_internals import report_exception
 
 if TYPE_CHECKING:  # the screens opened on demand are imported when first opened: not for the first frame
+    from textual.notifications import SeverityLevel
+
     from nbs_tui.widgets.action_log_view import ActionLogScreen
     from nbs_tui.widgets.answer_card import AnswerScreen
 
@@ -205,8 +207,9 @@ class NbsApp(App[int]):
             self, self.problems, self.status_bar, connected=lambda: self.connected, clock=clock, wall=wall
         )
         """Each problem notified, counted in the status bar, listed on the ``E`` screen."""
-        self.answering = AnswerFlow(self, self.operator, lambda: self.selected_id, self.select_pane)
-        """The answer card (``A``) and the choices made on it."""
+        flow = CardOnlyFlow if settings.card_only else AnswerFlow
+        self.answering = flow(self, self.operator, lambda: self.selected_id, self.select_pane)
+        """The answer card (``A``) and the choices made on it (``--card-only``: that one card alone)."""
         self.answering.open_at_start(settings.open_card)
         self.history_reader = ScrollbackReader(self, self.scrollback, self.mirror, lambda: self.selected_id, lambda: self.fleet)
         """The selected pane's scrollback, read and followed."""
@@ -319,6 +322,7 @@ class NbsApp(App[int]):
         self.news.update_empty_state()
         self.notifications.start()
         self.lifecycle.start()
+        self.answering.mounted()
 
     def on_unmount(self) -> None:
         self.frames.stop()
@@ -381,6 +385,17 @@ class NbsApp(App[int]):
     def notify_operator(self, text: str, title: str, severity: str, timeout: float) -> None:
         """Any thread: ``notify`` only posts a message."""
         self.notify(text, title=title, severity=severity, timeout=timeout)  # type: ignore[arg-type]
+
+    def notify(
+        self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:  # fmt: skip
+        """``--card-only``: no toasts (they would tell of other agents); the card and its cover
+        say what this link's holder may know."""
+        if self.settings.card_only:
+            log.info("card-only: not shown: %s", message)
+            return
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def on_ui(self, callback: Callable[[], None]) -> None:
         with contextlib.suppress(RuntimeError):  # the app is gone: nothing left to update
@@ -506,7 +521,11 @@ class NbsApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide the pane keys where they do nothing (the Control view has its own lists); in
-        pass-through, Ctrl+P belongs to the pane, not to the command palette (Ctrl+Q still quits)."""
+        pass-through, Ctrl+P belongs to the pane, not to the command palette (Ctrl+Q still quits).
+        ``--card-only`` (a browser view's one-time link): no key of the dashboard, the palette's
+        neither, only the card's own keys (its screen's) and quit."""
+        if self.settings.card_only:
+            return action == "quit"
         if action == "command_palette" and self.pass_through.has_focus:
             return False
         if action == "scrollback":  # a priority key: only over the list, grid and mirror
