@@ -47,8 +47,10 @@ async def test_card_only_answers_that_agent_and_nothing_else_then_quits(server: 
         await pilot.pause()
         assert isinstance(app.screen_stack[1], CardCover)  # from the first frame: no fleet shows
         await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen), timeout=30, what="the card, opened by itself")
-        screen = app.screen
-        assert isinstance(screen, AnswerScreen) and screen.card.pane_id == perm.pane_id
+        shown = app.screen
+        assert isinstance(shown, AnswerScreen)
+        screen: AnswerScreen = shown
+        assert screen.card.pane_id == perm.pane_id
         assert isinstance(app.screen_stack[-2], CardCover)  # behind the card: the cover, not the fleet
         await wait_for(pilot, lambda: other.pane_id in app.operator.needs_you, timeout=20, what="the other agent waits too")
         await wait_for(pilot, lambda: "ls -la /" in card_text(app, "prompt"), what="the prompt drawn")
@@ -56,7 +58,7 @@ async def test_card_only_answers_that_agent_and_nothing_else_then_quits(server: 
         for key in ["tab", "A", "ctrl+p", "g"]:
             await pilot.press(key)
             await pilot.pause(0.2)
-            assert app.screen_stack[-1] is screen, key
+            assert app.screen_stack[-1] == screen, key
             assert screen.card.pane_id == perm.pane_id, key
         assert not any(isinstance(s, CommandPalette) for s in app.screen_stack)
         assert "only this agent's card opens here" in card_text(app, "said")
