@@ -323,6 +323,9 @@ class WebView(Server):
         body = LINK_PAGE.format(target=html.escape(claim.target), script=script)
         response = web.Response(text=body, content_type="text/html")
         response.headers.update(NO_STORE)
+        # same-origin, not no-referrer: under no-referrer the form's POST says "Origin: null", and
+        # the link (in this page's URL) still reaches no other site
+        response.headers["Referrer-Policy"] = "same-origin"
         response.headers["Content-Security-Policy"] = (
             f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; form-action 'self'; "
             "frame-ancestors 'none'; base-uri 'none'"

@@ -371,6 +371,7 @@ async def test_a_link_preview_does_not_use_the_link_up(view: tuple[WebView, Clie
     nonce = text.split('<script nonce="', 1)[1].split('"', 1)[0]
     assert "document.forms[0].submit()" in text and f"script-src 'nonce-{nonce}'" in page.headers["Content-Security-Policy"]
     assert "Set-Cookie" not in page.headers and page.headers["Cache-Control"] == "no-store"
+    assert page.headers["Referrer-Policy"] == "same-origin"  # no-referrer would make its form's Origin "null"
     location, _ = await redeem(client, link, Origin=f"http://{client.host}:{client.port}")  # still unused: it redeems
     assert location.startswith("/card/")
     assert (await client.get(f"/open/{link}")).status == 403  # now used: even its page is refused
