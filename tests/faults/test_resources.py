@@ -28,7 +28,7 @@ from typing import Any
 import libtmux
 import pytest
 
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.demo.launcher import DemoFleet
 from tests.faults.helpers import REPO, cli_env, descendants, wait_for
 

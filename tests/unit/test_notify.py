@@ -223,7 +223,7 @@ def test_headless_prints_notify_lines_from_sidecar_events() -> None:
 
 
 def test_the_limited_state_is_the_one_detection_reports() -> None:
-    from nbs_tui.core.model import AgentState
+    from nbs_tui.core.fleet.model import AgentState
     from nbs_tui.core.notify import LIMITED_STATE
 
     assert AgentState(LIMITED_STATE).value == LIMITED_STATE

@@ -15,8 +15,8 @@ from textual.command import CommandPalette
 from textual.widgets import Static
 
 from nbs_tui.app import NbsApp, create_app
-from nbs_tui.core.card_target import format_card_target
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.card_target import format_card_target
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.widgets.answer_card import AnswerScreen
 from nbs_tui.widgets.card_cover import CardCover
 from tests.app.helpers import static_text, wait_for
