@@ -1,25 +1,37 @@
 """The web server: textual-serve's `Server` with a guard in front and one dashboard per tab.
 
 textual-serve (aiohttp) serves a page whose websocket starts one app process per connection
-with a fixed shell command. Here:
+with a fixed shell command. Here a middleware (`WebView._guard`) stands before every route:
 
-* a middleware (`WebView._guard`) lets a request in only with the session cookie, or with
-  ``?token=`` (then it answers with the cookie and a redirect to the clean URL, so the token
-  leaves the address bar and the history); anything else is 401/403 before any handler runs,
-  so no app starts and no pane is reached. Failures are logged and slowed (`FailureThrottle`);
-* a websocket from another site's page is refused (its Origin is not this host);
-* ``GET /open/<credential>`` redeems a push notification's one-time link (`LinkRedeemer`): once,
-  unexpired, it sets the cookie and opens the page with a ticket naming the agent; the tab's
-  websocket (``/ws/card/<ticket>``) then starts the dashboard with ``--open-card TARGET``.
-  The command is built per connection from argv words (`shlex.join`, the target checked
-  first), never by pasting text into a shell line.
+* a request must name this view's own host (`allowed_host`: the address it arrived on,
+  ``localhost``, the bind's name, ``--public-url``'s host), else 421: a page that DNS
+  rebinding points here is not answered;
+* the full dashboard (``/``, its websocket ``/ws``, the page's ``/static``) needs a session
+  (a `Grant` with no card): ``?token=`` gives one (a cookie, and a redirect to the clean URL, so
+  the token leaves the address bar and the history); each showing of the token gives a new one
+  and ends the one whose cookie came along; ``/logout`` ends it and closes its tabs; it lapses
+  after ``web_session_ttl`` hours;
+* a push's one-time link (``GET /open/<credential>``) is a page that redeems nothing: its own
+  form POSTs the credential back (its script sends it at once when a browser navigated there),
+  and only that redeems it (`LinkRedeemer`), so a link preview's GET leaves it unused.
+  Redeeming gives a card grant: a cookie for ``/card/<handle>/`` alone, whose websocket starts
+  the dashboard as ``--open-card TARGET --card-only`` (that agent's card and nothing else). It
+  ends when that tab ends (the card closed) or after ``web_link_ttl`` minutes, whichever first;
+* anything else is 401/403 before any handler runs, so no app starts and no pane is reached.
+  Failures are logged and slowed (`FailureThrottle`); a websocket from another origin (another
+  site, or this host on another port) is refused.
+
+The command is built per connection from argv words (`shlex.join`, the target checked first),
+never by pasting text into a shell line.
 
 textual-serve's own `serve()` (it prints a banner, sets up Rich logging and knows no TLS) is
 not used: `WebView.run` binds, publishes the endpoint file for push senders, prints the URL and
 waits for SIGINT/SIGTERM. What it relies on in textual-serve 1.1: the routes `Server._make_app`
-makes (made again in `WebView.web_application`, under a name of ours), the template ``app_index.html`` and its context, and `AppService(command, ...)`'s
-``start``/``stop``/``_process``; `tests/web/test_access.py` fails when they move.
+makes (made again in `WebView.web_application`, under a name of ours), the template
+``app_index.html`` and its context, and `AppService(command, ...)`'s ``start``/``stop``/
+``_process``; `tests/web/test_access.py` fails when they move.
 """
+
 from __future__ import annotations
 
 import asyncio
