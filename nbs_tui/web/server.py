@@ -246,6 +246,8 @@ class WebView(Server):
     async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         if not self._our_host(request):
             return await self._refuse(request, 421, f"a request for another host ({self._host(request)!r})")
+        if request.path == "/favicon.ico":
+            return web.Response(status=404)  # every page's browser asks: not a failure to count
         route = request.match_info.route.name
         if route in ("open", "redeem"):
             return await handler(request)  # the link's credential is its own proof (handle_redeem)

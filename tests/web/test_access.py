@@ -206,12 +206,14 @@ async def test_a_session_lapses_and_its_tab_closes(tmp_path: Path) -> None:
 
 
 async def test_no_token_wrong_token_and_a_stale_cookie_are_refused(view: tuple[WebView, Client], tmp_path: Path) -> None:
-    _, client = view
+    web_view, client = view
     assert (await client.get("/")).status == 401
     assert (await client.get("/static/js/textual.js")).status == 401
     assert (await client.get("/?token=wrong")).status == 403
     assert (await client.get("/", headers=with_session("old-run"))).status == 403
     assert (await client.get("/logout")).status == 401
+    assert (await client.get("/favicon.ico")).status == 404  # asked by every page: no failure counted
+    assert web_view.throttle.failed("127.0.0.1")[0] == 6  # the five refusals above, and this one
     assert not (tmp_path / "started").exists()
 
 
