@@ -165,6 +165,17 @@ def host_name(host: str) -> str:
     return host.rstrip(".")
 
 
+def address_name(address: str) -> str:
+    """A socket's local address as a Host header names it: an IPv4 client of a dual-stack ``::``
+    bind arrives on ``::ffff:192.0.2.5`` but asked for ``192.0.2.5``."""
+    try:
+        ip = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return host_name(address)
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return str(mapped or ip)
+
+
 def allowed_host(host: str | None, allowed: frozenset[str]) -> bool:
     """Is ``host`` (a Host or X-Forwarded-Host value) one of this view's own names?"""
     return bool(host) and host_name(host or "") in allowed

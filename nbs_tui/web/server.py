@@ -67,6 +67,7 @@ from nbs_tui.web.access import (
     FailureThrottle,
     Grant,
     Grants,
+    address_name,
     allowed_host,
     host_name,
     last_hop,
@@ -236,7 +237,7 @@ class WebView(Server):
         names = self._own_names
         address = self._address_of(request)
         if address is not None:
-            names = names | {host_name(address)}
+            names = names | {address_name(address)}
         hosts = [request.headers.get("Host")]
         if self.settings.behind_proxy and "X-Forwarded-Host" in request.headers:
             hosts.append(self._forwarded(request, "X-Forwarded-Host"))

@@ -35,6 +35,7 @@ from nbs_tui.web.access import (
     Bind,
     FailureThrottle,
     Grants,
+    address_name,
     allowed_host,
     check_exposure,
     host_name,
@@ -294,6 +295,8 @@ def test_host_names_and_last_hops() -> None:
     allowed = frozenset({"localhost", "127.0.0.1"})
     assert allowed_host("localhost:1", allowed) and allowed_host("127.0.0.1", allowed)
     assert not allowed_host(None, allowed) and not allowed_host("", allowed) and not allowed_host("localhost.evil", allowed)
+    assert address_name("::ffff:192.0.2.5") == "192.0.2.5" and address_name("::1") == "::1"
+    assert address_name("fe80::1%eth0") == "fe80::1" and address_name("127.0.0.1") == "127.0.0.1"
     assert last_hop("a, b ,c ") == "c" and last_hop("a,") is None and last_hop(None) is None
 
 
