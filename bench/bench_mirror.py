@@ -173,6 +173,7 @@ def child_mirror(socket: str, service: bool = False, stream: bool = True) -> Non
     from nbs_tui.core.fleet.model import ServerAddress
     from nbs_tui.core.screen.pane_screen import PaneScreen
     from nbs_tui.tmux.fleet import TmuxFleet
+    from nbs_tui.tmux.port import FleetListener
 
     notified: list[float] = []
     captured: list[float] = []
@@ -192,7 +193,7 @@ def child_mirror(socket: str, service: bool = False, stream: bool = True) -> Non
 
     PaneScreen.feed = feed  # type: ignore[method-assign]
 
-    class Listener:
+    class Listener(FleetListener):
         def fleet_changed(self, panes: Sequence[object]) -> None:
             pass
 

@@ -34,6 +34,7 @@ from nbs_tui.dashboard.messages import (
     RelayedMeters,
 )
 from nbs_tui.files.control_plane import ControlEvent
+from nbs_tui.runtime.contract import RuntimeListener
 from nbs_tui.sidecar.runner import SidecarEvent
 
 if TYPE_CHECKING:
@@ -54,8 +55,10 @@ class BridgedApp(Protocol):
     def control_view(self) -> ControlView | None: ...
 
 
-class FleetBridge:
+class FleetBridge(RuntimeListener):
     """The app's `RuntimeListener`: called on the backends' threads, touches no widget."""
+
+    shows_background_sessions = True
 
     def __init__(self, app: BridgedApp, frames: FrameScheduler) -> None:
         self._app = app

@@ -13,6 +13,7 @@ import signal
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import NoReturn
 
@@ -218,17 +219,18 @@ def _load_app(start_first: Settings | None = None) -> Callable[[Settings], int]:
 
     enabled = gc.isenabled()
     gc.disable()
+    early = None
     try:
         if start_first is not None:
             from nbs_tui.runtime.early import start_early
 
-            start_early(start_first)
+            early = start_early(start_first)
         from nbs_tui.app import run_app
     finally:
         gc.freeze()
         if enabled:
             gc.enable()
-    return run_app
+    return partial(run_app, early=early)
 
 
 def _run_demo(args: argparse.Namespace, settings: Settings) -> int:

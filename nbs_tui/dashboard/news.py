@@ -27,6 +27,7 @@ from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.core.fleet.pane_state import PaneState, PaneStatus
 from nbs_tui.core.sidecar.meters import describe_total, format_cost
 from nbs_tui.dashboard.messages import (
+    BackendNews,
     BackgroundSessionsChanged,
     ClaudeSignalsChanged,
     ConnectionChanged,
@@ -104,6 +105,26 @@ class FleetNews:
         """Background session id -> the pane it was opened in (``o``): not listed while that pane is."""
         self._snapshot: SidecarSnapshot | None = None
         """The sidecar snapshot last shown (a new one is published each tick)."""
+
+    def apply(self, message: BackendNews) -> None:
+        """One piece of the backends' news, whatever it is (a problem is `ProblemsShown`'s)."""
+        match message:
+            case FleetChanged():
+                self.fleet_changed(message)
+            case ConnectionChanged():
+                self.connection_changed(message)
+            case PaneStatusChanged():
+                self.pane_status_changed(message)
+            case RelayedMeters():
+                self.relayed_meters(message)
+            case ClaudeSignalsChanged():
+                self.claude_signals_changed(message)
+            case LeaseChanged():
+                self.lease_changed(message)
+            case HostsChanged():
+                self.hosts_changed(message)
+            case BackgroundSessionsChanged():
+                self.background_changed(message)
 
     # -- the fleet and tmux --------------------------------------------------------------------
 

@@ -9,7 +9,8 @@ sidecar, and the one problem sink), `hosts` (a runtime per watched host behind o
 (the dashboard's runtime started before the app is imported, its news held until it mounts).
 
 May import: the pure core, the ports (`nbs_tui.tmux`, `nbs_tui.files`, `nbs_tui.claude`), the
-sidecar room (`nbs_tui.sidecar`), config and logs. Never the UI (Textual, widgets, the app):
-the dashboard and ``--headless`` are two listeners of the same runtime (import-linter contract
-in pyproject.toml). Nothing here imports a module that imports it back (tests/unit/test_import_graph.py).
+sidecar room (`nbs_tui.sidecar`), config and `nbs_tui.housekeeping` (logs). Never the UI
+(Textual, widgets, the app): the dashboard and ``--headless`` are two listeners of the same
+runtime (import-linter contract in pyproject.toml). Nothing here imports a module that imports
+it back (tests/unit/test_import_graph.py).
 """

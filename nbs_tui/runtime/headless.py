@@ -47,7 +47,7 @@ from nbs_tui.core.notify import NotifyKind
 from nbs_tui.core.screen.text import json_line_safe
 from nbs_tui.core.sidecar.lease_rules import Lease, LeaseValue
 from nbs_tui.files.control_plane import ControlEvent, event_as_json
-from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
+from nbs_tui.runtime.contract import LeaseMode, RuntimeListener, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.notices import EventNotices
 from nbs_tui.sidecar.runner import SidecarEvent
@@ -72,7 +72,7 @@ class _Printer:
                 pass
 
 
-class _Events:
+class _Events(RuntimeListener):
     """The runtime's listener: every report becomes one JSON line (or none, for screen news)."""
 
     def __init__(self, emit: _Printer, settings: Settings | None = None) -> None:

@@ -10,7 +10,7 @@ one fleet of qualified pane ids (``hosta:%3``; the local host keeps ``%3``:
 * `HostsHub` takes each host's news on that host's threads, qualifies pane ids, keeps each
   host's last pane list (an offline host keeps its last view) and hands the runtime's listener
   the whole fleet in host order, the connection as a whole (connected while any host is) and,
-  to a listener that has ``hosts_changed``, every host's connection and lease (`HostState`);
+  to the listener's ``hosts_changed``, every host's connection and lease (`HostState`);
   each host's problems go, named by host, to the dashboard runtime's problem sink (which logs
   them and tells the listener: `nbs_tui.core.fleet.problems`);
 * `HostsFleet` is the `FleetPort` over the hosts' fleets: it routes a qualified id to its host;
@@ -119,12 +119,10 @@ class HostsHub:
                 self._connected = overall
                 why = "" if overall else "; ".join(s.message for s in states if s.message)
                 self.listener.connection_changed(overall, state.message if overall else why)
-            tell = getattr(self.listener, "hosts_changed", None)
-            if tell is not None:
-                tell(states)
+            self.listener.hosts_changed(states)
 
 
-class HostListener:
+class HostListener(RuntimeListener):
     """One host's `RuntimeListener`: qualifies its pane ids and reports to the hub."""
 
     def __init__(self, hub: HostsHub, host: HostSpec) -> None:

@@ -17,7 +17,6 @@ Every tmux command goes through `TmuxServerCommands`. This machine's servers onl
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
@@ -284,7 +283,3 @@ def plan_for(gathered: Gathered, server: ServerAddress, claude_command: str, sta
         gathered.windows, gathered.live, gathered.live_sessions, gathered.checks,
         host=LOCAL, server=server, claude_command=claude_command, flags=gathered.flags, stagger=stagger, names=names,
     )  # fmt: skip
-
-
-def report_json(report: RestoreReport) -> str:
-    return json.dumps(report.as_json(), ensure_ascii=False)

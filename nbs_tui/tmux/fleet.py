@@ -185,7 +185,7 @@ class TmuxFleet(FleetPort):
             own_clients_stream=self.stream_output and not self.output_follows_watch,
             output_follows_watch=self.output_follows_watch,
             rescan=self._rescan, stop=self._stop, report=self._report,
-            layout_changed=getattr(listener, "layout_changed", None),  # a `LayoutListener`'s
+            layout_changed=listener.layout_changed if listener is not None else None,
         )  # fmt: skip
         self._commands = TmuxServerCommands(self.runner, self._clients.ready_clients)
         self._feeder = Feeder(
@@ -410,12 +410,11 @@ class TmuxFleet(FleetPort):
             raise PaneGone(f"{pane_id} is not a pane of the fleet")
 
     def _report(self, source: str, message: str) -> None:
-        """A problem for the operator, to a listener that takes them (`ProblemListener`)."""
-        report = getattr(self.listener, "problem", None)
-        if report is None:
+        """A problem for the operator, to the listener (`FleetListener.problem`)."""
+        if self.listener is None:
             return
         try:
-            report(source, message)
+            self.listener.problem(source, message)
         except Exception:
             log.exception("listener.problem failed")
 

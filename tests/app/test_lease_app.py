@@ -93,7 +93,7 @@ async def test_a_viewing_dashboard_shows_the_holders_actions_in_the_pane_history
         holder.flush_actions()
         line = f"poll typed /nbs-poll (by sidecar {other.host} pid {os.getpid() + 1})"
         await wait_for(
-            pilot, lambda: any(line in h.text for h in app.history.get(pane_id, ())), what="the relayed poll"
+            pilot, lambda: any(line in h.text for h in app.state.history.get(pane_id, ())), what="the relayed poll"
         )
         await wait_for(pilot, lambda: line in widget_text(app.query_one(DetailPanel)), what="in the details")
         assert app.runtime.lease is not None and not app.runtime.lease.acting()

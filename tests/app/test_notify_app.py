@@ -39,8 +39,8 @@ async def test_finished_elsewhere_is_written_muted_from_the_palette(tmp_path: Pa
     app = _app(tmp_path, notify_repeat=0.01)  # repeats allowed: only the mute holds the second back
     written: list[str] = []
     async with app.run_test(size=(160, 48)) as pilot:
-        app.notifier.write = written.append
-        await wait_for(pilot, lambda: app.selected_id == "%1", what="the first pane selected")
+        app.dashboard.notifications.notifier.write = written.append
+        await wait_for(pilot, lambda: app.dashboard.selected_id == "%1", what="the first pane selected")
         for pane in ("%1", "%2"):
             _state(app, pane, AgentState.WORKING)
         decider = app.operator.notifications
@@ -64,7 +64,7 @@ async def test_a_failing_notify_command_is_a_problem(tmp_path: Path) -> None:
     command = f"{sys.executable} -c 'import sys; print(\"no route to ntfy\", file=sys.stderr); sys.exit(3)' {{event}}"
     app = _app(tmp_path, notify_command=command, notify_osc="off")
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: app.selected_id == "%1", what="the first pane selected")
+        await wait_for(pilot, lambda: app.dashboard.selected_id == "%1", what="the first pane selected")
         _state(app, "%2", AgentState.WORKING)
         await wait_for(pilot, lambda: app.operator.notifications.seen("%2") == "working", what="seen")
         _state(app, "%2", AgentState.QUESTION)

@@ -30,7 +30,7 @@ async def test_the_form_starts_an_agent_and_its_prompt_reaches_the_api_once(
     log = world.action_log
     app = create_app(world.dashboard_settings(server))
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: len(app.panes) >= 1, what="the fleet")
+        await wait_for(pilot, lambda: len(app.state.panes) >= 1, what="the fleet")
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, NewAgentScreen), what="the form")
         form = app.screen
@@ -66,8 +66,8 @@ async def test_restart_and_stop_from_the_dashboard_after_a_confirmation(
     log = world.action_log
     app = create_app(world.dashboard_settings(server, poll=False))
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: pane_id in app.pane_by_id, what="the agent listed")
-        app.select_pane(pane_id)
+        await wait_for(pilot, lambda: pane_id in app.state.pane_by_id, what="the agent listed")
+        app.dashboard.select_pane(pane_id)
         await pilot.press("S")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
         await pilot.press("n")  # no: nothing happens

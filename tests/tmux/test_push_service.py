@@ -68,7 +68,7 @@ async def test_one_push_per_event_from_the_service_while_two_dashboards_and_head
             async with app.run_test(size=(160, 48)) as pilot, second.run_test(size=(50, 30)) as phone:
                 await wait_for(pilot, lambda: viewer.has("state", pane=pane, state="idle"), 40, "the viewer sees idle")
                 await wait_for(pilot, lambda: app.runtime.push is not None and app.runtime.lease is not None, 20, "push")
-                await wait_for(phone, lambda: second.runtime.push is not None and pane in second.statuses, 40, "2nd")
+                await wait_for(phone, lambda: second.runtime.push is not None and pane in second.state.statuses, 40, "2nd")
                 for dashboard in (app, second):
                     lease = dashboard.runtime.lease
                     assert lease is not None and not lease.acting()  # the service holds it
@@ -137,7 +137,7 @@ async def test_muting_in_a_dashboard_mutes_the_services_pushes_until_it_unmutes(
         with service_running(server, env):
             app = make_app(server, tmp_path, service="off", notify_urls=(receiver.url,))
             async with app.run_test(size=(160, 48)) as pilot:
-                await wait_for(pilot, lambda: app.runtime.lease is not None and pane in app.statuses, 40, "watching")
+                await wait_for(pilot, lambda: app.runtime.lease is not None and pane in app.state.statuses, 40, "watching")
                 lease = app.runtime.lease
                 assert lease is not None
                 await wait_for(pilot, lambda: not lease.acting(), 20, "service holds")
@@ -146,7 +146,7 @@ async def test_muting_in_a_dashboard_mutes_the_services_pushes_until_it_unmutes(
 
                 server.cmd("send-keys", "-t", pane, "-l", "run the tests")
                 server.cmd("send-keys", "-t", pane, "Enter")
-                await wait_for(pilot, lambda: app.statuses[pane].state is AgentState.PERMISSION, 40, "permission")
+                await wait_for(pilot, lambda: app.state.statuses[pane].state is AgentState.PERMISSION, 40, "permission")
                 server.cmd("send-keys", "-t", pane, "Enter")  # "Yes": the turn runs on and ends
                 await wait_for(pilot, lambda: len(receiver.pushes()) >= 1, 40, "the finished push")
                 # the needs-input push, were it not muted, would have come first
@@ -155,7 +155,7 @@ async def test_muting_in_a_dashboard_mutes_the_services_pushes_until_it_unmutes(
 
                 palette_toggle(app, "Unmute needs input notifications")
                 await wait_for(pilot, lambda: muted_on_server(server) == "", 10, "@nbs_mute unset")
-                await wait_for(pilot, lambda: app.statuses[pane].state is AgentState.IDLE, 40, "idle again")
+                await wait_for(pilot, lambda: app.state.statuses[pane].state is AgentState.IDLE, 40, "idle again")
                 server.cmd("send-keys", "-t", pane, "-l", "run the tests")
                 server.cmd("send-keys", "-t", pane, "Enter")
                 await wait_for(pilot, lambda: len(receiver.pushes()) >= 2, 40, "the needs-input push, unmuted")

@@ -9,11 +9,12 @@ from nbs_tui.core.fleet.host_spec import LOCAL, HostSpec, HostState
 from nbs_tui.core.fleet.model import AgentState, Detection, PaneId, PaneInfo
 from nbs_tui.core.sidecar.lease_rules import Lease
 from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
+from nbs_tui.runtime.contract import RuntimeListener
 from nbs_tui.runtime.hosts import HostsHub
 from nbs_tui.sidecar.runner import SidecarEvent
 
 
-class _Listener:
+class _Listener(RuntimeListener):
     def __init__(self) -> None:
         self.fleets: list[list[PaneInfo]] = []
         self.connections: list[tuple[bool, str]] = []

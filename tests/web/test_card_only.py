@@ -30,9 +30,7 @@ def card_only_app(server: libtmux.Server, tmp_path: Path, pane_id: str) -> NbsAp
     """The app as ``nbs-tui --open-card TARGET --card-only`` builds it."""
     target = format_card_target("local", ServerAddress(socket_name=server.socket_name), pane_id)
     settings = replace(make_app(server, tmp_path).settings, open_card=target, card_only=True)
-    app = create_app(settings, control_plane=False, claude=False)
-    app.answering.open_at_start(target)  # as create_app's caller does with --open-card
-    return app
+    return create_app(settings, control_plane=False, claude=False)  # its screen opens the card (open_at_start)
 
 
 def cover_text(app: NbsApp) -> str:

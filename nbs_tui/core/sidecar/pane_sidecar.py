@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, deque
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 
 from nbs_tui.core.control.control_commands import scan_screen_lines
@@ -601,11 +601,6 @@ class PaneSidecar:
             limit_reset_at=self.limit_reset_at if self.detection.state is AgentState.LIMITED else None,
             resume_at=self.resume_at if self.detection.state is AgentState.LIMITED else None,
         )
-
-
-def with_config(sidecar: PaneSidecar, **changes: object) -> None:
-    """Change global defaults of a running sidecar (e.g. the operator flips polling off)."""
-    sidecar.config = replace(sidecar.config, **changes)  # type: ignore[arg-type]
 
 
 __all__ = [
