@@ -2,7 +2,7 @@
 panes replaying menus recorded from the real CLI): from the first frame a cover hides the fleet;
 that agent's card opens by itself and answers it; Tab, ``A``, the palette and the dashboard's
 keys open nothing else, though another agent waits too; the card's end quits the dashboard
-(which ends the link's grant, `nbs_tui.web.server`). A target naming no pane opens nothing."""
+(which ends the link's grant, `nbs_tui.web.server`). A target naming no pane opens nothing, and no toast shows (one could tell of other agents)."""
 
 from __future__ import annotations
 
@@ -83,3 +83,5 @@ async def test_card_only_with_a_target_naming_no_pane_opens_nothing(server: libt
             await pilot.press(key)
         await pilot.pause(0.3)
         assert isinstance(app.screen, CardCover) and keys(perm) == []
+        assert [p.source for p in app.problems.entries()] == ["open card"]  # a problem, that would be a toast,
+        assert len(app._notifications) == 0  # and is none: a toast could tell of other agents
