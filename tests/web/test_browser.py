@@ -226,7 +226,8 @@ def test_a_pushed_link_opens_that_card_alone_and_answers_it(
     """The whole chain: the dashboard of an open tab (it holds the lease: no service here) pushes
     the agent's needs-input to a local receiver standing in for ntfy; the link in that push, in a
     browser with no cookie, opens that agent's card and answers it; the dashboard, its websocket
-    and another agent's card are 403 there, and the link is 403 the second time."""
+    and another agent's card are 403 there, and the link is 403 the second time. A forged Host
+    is refused (421), the printed URL's token or not."""
     from tests.app.test_actions import demo_agent
     from tests.push_receiver import PushReceiver
 
@@ -237,6 +238,8 @@ def test_a_pushed_link_opens_that_card_alone_and_answers_it(
         env = web_env(tmp_path, {"NBS_POLL_DISABLE": "1"})
         with WebProcess(["-L", str(server.socket_name), "--config", str(config), "web", "--bind", "127.0.0.1:0"],
                         env=env) as web:  # fmt: skip
+            assert status_of(web.url, {"Host": "evil.example"}) == 421  # a forged Host: even with the token
+            assert status_of(web.url, {"Host": f"rebound.example:{web.base.rsplit(':', 1)[1].strip('/')}"}) == 421
             page = browser.new_page(viewport={"width": 1400, "height": 800})
             shown = ScreenText(page)
             page.goto(web.url)
