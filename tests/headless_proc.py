@@ -34,7 +34,9 @@ class Headless:
         *,
         env: Mapping[str, str] | None = None,
         stop_signal: int = signal.SIGTERM,
+        prefix: Sequence[str] = (),
     ) -> None:
+        """``prefix``: words before ``python -m nbs_tui`` that exec it (``nsenter ... --``)."""
         self.stop_signal = stop_signal
         self.events: list[dict[str, Any]] = []
         """Every JSON line printed so far, parsed, in order."""
@@ -45,7 +47,7 @@ class Headless:
         """All the process wrote to stderr (once it ended: `stop`)."""
         self._stderr_lines: list[str] = []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "nbs_tui", *args, "--headless"],
+            [*prefix, sys.executable, "-m", "nbs_tui", *args, "--headless"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=REPO,
             env=dict(env) if env is not None else None,
         )  # fmt: skip

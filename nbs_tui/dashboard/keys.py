@@ -16,7 +16,7 @@ from textual.screen import Screen
 
 from nbs_tui.core.fleet.background import BackgroundSession
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
-from nbs_tui.core.notify import KIND_LABELS, NotifyKind
+from nbs_tui.core.notifications.notify_rules import KIND_LABELS, NotifyKind
 from nbs_tui.dashboard.key_table import COMMAND_BY_ID, COMMANDS, help_rows
 from nbs_tui.housekeeping import logs
 from nbs_tui.widgets.control_view import ControlView

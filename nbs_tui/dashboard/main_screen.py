@@ -32,7 +32,7 @@ from nbs_tui.dashboard.history import ScrollbackReader
 from nbs_tui.dashboard.key_table import bindings
 from nbs_tui.dashboard.keys import open_help
 from nbs_tui.dashboard.lifecycle import LifecycleActions
-from nbs_tui.dashboard.messages import BackendNews, BackendProblem, FleetChanged
+from nbs_tui.dashboard.messages import AgentNews, BackendNews, BackendProblem, FleetChanged
 from nbs_tui.dashboard.news import FleetNews
 from nbs_tui.dashboard.notifications import OperatorNotifications
 from nbs_tui.dashboard.operator_actions import OperatorActions
@@ -222,6 +222,9 @@ class DashboardScreen(Screen[None]):
     def news_arrived(self, message: BackendNews) -> None:
         if isinstance(message, BackendProblem):
             self.problems_shown.reported(message)
+            return
+        if isinstance(message, AgentNews):  # an agent ended, or another process stopped one: a toast
+            self.notifications.toast(message.event)
             return
         self.news.apply(message)
         if isinstance(message, FleetChanged):

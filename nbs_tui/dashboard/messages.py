@@ -28,8 +28,10 @@ from nbs_tui.core.fleet.pane_state import (
     fuse_claude,
 )
 from nbs_tui.core.sidecar.meters import Meters
+from nbs_tui.sidecar.events import AgentEnded, LifecycleNews
 
 __all__ = [
+    "AgentNews",
     "BackendNews",
     "BackendProblem",
     "BackgroundSessionsChanged",
@@ -84,6 +86,14 @@ class RelayedMeters(BackendNews):
 
     pane_id: PaneId
     meters: Meters | None
+
+
+@dataclass
+class AgentNews(BackendNews):
+    """An agent ended, or another process stopped or restarted one: the dashboard says so
+    (`nbs_tui.notify.toasts` decides how)."""
+
+    event: AgentEnded | LifecycleNews
 
 
 @dataclass

@@ -33,7 +33,7 @@ from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.fleet.needs_you import NeedsYouEntry, NeedsYouQueue
 from nbs_tui.core.fleet.pane_state import PaneState
 from nbs_tui.core.fleet.problems import ProblemSink
-from nbs_tui.core.notify import Notification, NotifyDecider, parse_kinds
+from nbs_tui.core.notifications.notify_rules import Notification, NotifyDecider, parse_kinds
 from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
 from nbs_tui.lifecycle_controller import LifecycleController
 from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome

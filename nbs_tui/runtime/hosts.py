@@ -37,8 +37,9 @@ from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.fleet.problems import ProblemSink
 from nbs_tui.core.sidecar.lease_rules import LeaseValue, describe_holder
 from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions, SidecarRole
+from nbs_tui.sidecar.events import EMPTY_SNAPSHOT, SidecarEvent, SidecarSnapshot, StatusChange
 from nbs_tui.sidecar.lease import SidecarLease
-from nbs_tui.sidecar.runner import EMPTY_SNAPSHOT, SidecarEvent, SidecarRunner, SidecarSnapshot
+from nbs_tui.sidecar.runner import SidecarRunner
 from nbs_tui.tmux.commands import Guard, PaneIdentity, TmuxServerCommands
 from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory
 
@@ -146,10 +147,10 @@ class HostListener(RuntimeListener):
         self.hub.listener.claude_facts_changed(facts)  # local files, local ids
 
     def sidecar_event(self, event: SidecarEvent) -> None:
-        status = event.status
-        if status is not None:
-            status = replace(status, pane_id=self._id(status.pane_id))
-        self.hub.listener.sidecar_event(replace(event, pane_id=self._id(event.pane_id), status=status))
+        event = replace(event, pane_id=self._id(event.pane_id))
+        if isinstance(event, StatusChange):
+            event = replace(event, status=replace(event.status, pane_id=self._id(event.status.pane_id)))
+        self.hub.listener.sidecar_event(event)
 
     def control_event(self, event: ControlEvent) -> None:
         control = self.hub.control

@@ -64,7 +64,8 @@ from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
 from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.housekeeping.logs import log_problem, report_failures, state_dir
 from nbs_tui.housekeeping.memory import MemoryTrimmer
-from nbs_tui.push import PushSender
+from nbs_tui.notify.event_notices import EventNotices
+from nbs_tui.notify.push import PushSender
 from nbs_tui.runtime.background_poll import BackgroundPoller
 from nbs_tui.runtime.contract import (
     LeaseMode,
@@ -76,9 +77,9 @@ from nbs_tui.runtime.contract import (
 from nbs_tui.runtime.fleet_keeper import PROBLEM_SOURCE, FleetKeeper
 from nbs_tui.runtime.hosts import HostsRuntime
 from nbs_tui.runtime.service_starter import ServiceStarter, sidecar_flags
+from nbs_tui.sidecar.events import SidecarError, SidecarEvent
 from nbs_tui.sidecar.lease import SidecarLease
-from nbs_tui.sidecar.notices import EventNotices
-from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.sidecar.runner import SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.port import FleetListener, FleetPort
 from nbs_tui.tmux.ssh import SshTmuxRunner, runner_for
@@ -183,7 +184,7 @@ class Runtime:
         self.keeper: FleetKeeper | None = None
         """Keeps this server's fleet memory while this process acts (`nbs_tui.runtime.fleet_keeper`)."""
         self.push: PushSender | None = None
-        """Sends push notifications (``notify_urls``) while this process holds the lease (`nbs_tui.push`)."""
+        """Sends push notifications (``notify_urls``) while this process holds the lease (`nbs_tui.notify.push`)."""
         self.background: BackgroundPoller | None = None
         """Lists Claude Code's background sessions for a listener that shows them (module docstring)."""
         self.role = SidecarRole.OFF
@@ -287,11 +288,10 @@ class Runtime:
             return next((p.target for p in panes if p.pane_id == pane_id), pane_id)
 
         return PushSender(
-            self.settings.notify_urls, EventNotices(self.settings),
+            self.settings.notify_urls, EventNotices(self.settings, (lambda: [lease]) if lease is not None else tuple),
             host=self.settings.watched_hosts()[0], names=name,
             acting=(lambda: lease.acting()) if lease is not None else (lambda: True),
             problem=self.problem, link_ttl=self.settings.web_link_ttl * 60, state_dir=state_dir(),
-            muted=(lambda: lease.muted) if lease is not None else frozenset,
         )  # fmt: skip
 
     def _remote_plane(self, host: HostSpec) -> ControlPlanePort:
@@ -335,7 +335,7 @@ class Runtime:
 
     def _sidecar_event(self, event: SidecarEvent) -> None:
         """The sidecar's events go to the listener as they are; its errors are problems too."""
-        if event.kind == "error":
+        if isinstance(event, SidecarError):
             self.problem("sidecar", f"{event.pane_id} {event.message}".strip())
         if self.push is not None:
             self.push.observe(event)

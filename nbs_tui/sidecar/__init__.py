@@ -3,7 +3,7 @@
 Owns: `runner.SidecarRunner` (the once-a-second tick over every agent pane: detection,
 ``/nbs-poll``, plan menus, ``\\nbs-`` lines, stuck agents, usage limits, the operator's queued
 requests), joined from one module per concern: `state` (what they share), `events`
-(`SidecarEvent`, `SidecarSnapshot`), `operator_queue`, `live`, `actions`, `limits`, `stuck`
+(one frozen `SidecarEvent` class per thing reported, each with its JSON line; `SidecarSnapshot`), `operator_queue`, `live`, `actions`, `limits`, `stuck`
 and `lease_sync`; `lease` (`SidecarLease`: the runner's link to the server's lease and to
 what viewers write into tmux), `heartbeat` (`LeaseHeartbeat`: holding, renewing and watching the lease in a
 tmux option), and `pane_options` (the switches every view writes and the state the holder

@@ -7,18 +7,27 @@ from __future__ import annotations
 
 import logging
 
-from nbs_tui.core.detection.detect import detection_as_json
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
-from nbs_tui.core.notify import question_line
+from nbs_tui.core.notifications.notify_rules import question_line
 from nbs_tui.core.sidecar.pane_sidecar import (
     Action,
+    HandshakeEnded,
     InjectPoll,
-    Notice,
     PaneSidecar,
+    PlanNotice,
     ReportCommand,
     SelectPlanOption,
     StateChanged,
     SubmitPoll,
+)
+from nbs_tui.sidecar.events import (
+    TYPING_STEPS,
+    CommandSeen,
+    PlanSelect,
+    PollStep,
+    SidecarError,
+    SidecarEvent,
+    StateChange,
 )
 from nbs_tui.sidecar.lease_sync import LeaseSync
 from nbs_tui.sidecar.limits import LimitResume
@@ -37,61 +46,45 @@ class ActionCarrier(LimitResume, LeaseSync):
         sidecar = tracked.sidecar
         if isinstance(action, StateChanged):
             d = action.detection
-            self._emit("state", pane_id, d.reason, question=question_line(d.prompt), **detection_as_json(d))
+            self._emit(StateChange(pane_id, self.wall(), d.reason, detection=d, question=question_line(d.prompt)))
             return
         if isinstance(action, ReportCommand):
             project = info.current_path
-            self._emit("command", pane_id, "", line=action.line, project=project)
+            self._emit(CommandSeen(pane_id, self.wall(), line=action.line, project=project))
             if self.lease is not None and not self.lease.acting():
                 return  # the holder carries it out
             if self.control is not None:
                 try:
                     self.control.apply_scanned_command(pane_id, project, action.line)
                 except Exception as error:
-                    self._emit("error", pane_id, f"control plane refused {action.line!r}: {error}")
+                    self._emit(SidecarError(pane_id, self.wall(), f"control plane refused {action.line!r}: {error}"))
             elif action.line.startswith("\\nbs-set-poll-interval "):
                 try:
                     sidecar.set_poll_interval(float(action.line.split()[1]))
                 except ValueError as error:
-                    self._emit("error", pane_id, f"bad interval in {action.line!r}: {error}")
+                    self._emit(SidecarError(pane_id, self.wall(), f"bad interval in {action.line!r}: {error}"))
             return
-        if isinstance(action, Notice):
-            if action.kind.startswith("plan"):
-                kind = "plan-select"
-            elif action.kind.startswith("nudge"):
-                kind = "nudge"
-            elif action.kind.startswith("resume"):
-                kind = "resume"
-            else:
-                kind = "poll"
-            result = {
-                "poll": "submitted",
-                "poll-failed": "failed",
-                "nudge": "submitted",
-                "nudge-failed": "failed",
-                "resume": "submitted",
-                "resume-failed": "failed",
-                "plan-select": "landed",
-                "plan-failed": "failed",
-                "plan-waiting": "waiting",
-            }.get(action.kind, action.kind)
-            if action.kind == "nudge-failed":
+        if isinstance(action, HandshakeEnded):
+            self._clear_inflight(pane_id)  # the handshake is over either way
+            result = "submitted" if action.submitted else "failed"
+            if action.purpose == "nudge" and not action.submitted:
                 self.monitor.nudge_failed(pane_id)
-            if action.kind == "resume-failed":
-                self.limits.failed(pane_id)
-            if action.kind in ("poll", "poll-failed", "nudge", "nudge-failed", "resume", "resume-failed"):
-                self._clear_inflight(pane_id)  # the handshake is over either way
-            if kind == "resume":
+            if action.purpose == "resume":
+                if not action.submitted:
+                    self.limits.failed(pane_id)
                 self._resume_step(info, result, action.message, self.limits.config.message)
                 return
-            self._emit(kind, pane_id, action.message, result=result)
+            self._emit(TYPING_STEPS[action.purpose](pane_id, self.wall(), action.message, result=result))
+            return
+        if isinstance(action, PlanNotice):
+            self._emit(PlanSelect(pane_id, self.wall(), action.message, result=action.result))
             return
         try:
             live = self._live(info)
             why = self._refusal(live, action)
             if why is not None:
                 self._refused(sidecar, action, now, why)
-                self._emit(self._kind(action), pane_id, why, result="refused")
+                self._emit(self._refusal_event(action, pane_id, why))
                 return
             if isinstance(action, InjectPoll):
                 self._handshake_step(tracked, info, action, now, self._type(pane_id, action.text), "typed", "typed")
@@ -102,21 +95,14 @@ class ActionCarrier(LimitResume, LeaseSync):
                 if not self._press(pane_id, str(action.number)):
                     self._lease_refused(sidecar, action, now, pane_id)
                     return
-                self._emit(
-                    "plan-select",
-                    pane_id,
-                    "",
-                    result="pressed",
-                    number=action.number,
-                    label=action.label,
-                )
+                self._emit(PlanSelect(pane_id, self.wall(), result="pressed", number=action.number, label=action.label))
         except (PaneGone, TmuxUnavailable) as error:
             self._refused(sidecar, action, now, str(error))
-            self._emit("error", pane_id, f"{self._kind(action)}: {error}")
+            self._emit(SidecarError(pane_id, self.wall(), f"{self._kind(action)}: {error}"))
         except Exception as error:
             log.exception("sidecar action failed")
             self._refused(sidecar, action, now, str(error))
-            self._emit("error", pane_id, f"{self._kind(action)}: {error}")
+            self._emit(SidecarError(pane_id, self.wall(), f"{self._kind(action)}: {error}"))
 
     def _handshake_step(
         self, tracked: _Tracked, info: PaneInfo, action: InjectPoll | SubmitPoll, now: float,
@@ -127,7 +113,8 @@ class ActionCarrier(LimitResume, LeaseSync):
             self._lease_refused(tracked.sidecar, action, now, info.pane_id)
             return
         said = self._said(action, verb)
-        self._emit(action.purpose, info.pane_id, said, result=result, text=action.text, attempt=action.attempt)
+        step = TYPING_STEPS[action.purpose]
+        self._emit(step(info.pane_id, self.wall(), said, result=result, text=action.text, attempt=action.attempt))
         if action.purpose == "resume":
             self._resume_step(info, result, said, action.text, emit=False)
 
@@ -145,15 +132,24 @@ class ActionCarrier(LimitResume, LeaseSync):
     def _lease_refused(self, sidecar: PaneSidecar, action: Action, now: float, pane_id: PaneId) -> None:
         why = "not sent: this process no longer holds the sidecar lease"
         self._refused(sidecar, action, now, why, clear=False)  # the mark is the next holder's
-        self._emit(self._kind(action), pane_id, why, result="refused")
+        self._emit(self._refusal_event(action, pane_id, why))
 
     @staticmethod
     def _said(action: InjectPoll | SubmitPoll, what: str) -> str:
         """The history line of a typing step (poll steps have none: the app words them)."""
         return "" if action.purpose == "poll" else f"{what} {action.text!r}"
 
+    def _refusal_event(self, action: Action, pane_id: PaneId, why: str) -> SidecarEvent:
+        """The event of an action not carried out (the step of its handshake, or the plan's)."""
+        if isinstance(action, InjectPoll | SubmitPoll):
+            return TYPING_STEPS[action.purpose](pane_id, self.wall(), why, result="refused")
+        if isinstance(action, SelectPlanOption):
+            return PlanSelect(pane_id, self.wall(), why, result="refused")
+        return PollStep(pane_id, self.wall(), why, result="refused")
+
     @staticmethod
     def _kind(action: Action) -> str:
+        """The action's name in an error's message."""
         if isinstance(action, InjectPoll | SubmitPoll):
             return action.purpose
         return "plan-select" if isinstance(action, SelectPlanOption) else "poll"

@@ -12,8 +12,9 @@ from nbs_tui.core.fleet.model import AgentState, PaneId
 from nbs_tui.core.sidecar.lease_rules import inflight_erase_count
 from nbs_tui.core.sidecar.meters import Meters
 from nbs_tui.core.sidecar.meters_relay import encode_meters
+from nbs_tui.core.sidecar.relay import RelayedAction
 from nbs_tui.core.sidecar.stuck_agents import Phase
-from nbs_tui.sidecar.events import SidecarEvent
+from nbs_tui.sidecar.events import MetersNews, PollStep, RelayGap, relayed_event
 from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.sidecar.live import LivePane
 from nbs_tui.sidecar.pane_options import PublishedState
@@ -103,27 +104,27 @@ class LeaseSync(LivePane):
             if count is None:
                 continue
             if lease.switches.erase_inflight(lease.token, pane_id, count) and count:
-                self._emit(
-                    "poll",
-                    pane_id,
-                    f"erased {box!r}, typed by a sidecar that stopped before submitting it",
-                    result="recovered",
-                    text=mark.text,
-                )
+                said = f"erased {box!r}, typed by a sidecar that stopped before submitting it"
+                self._emit(PollStep(pane_id, self.wall(), said, result="recovered", text=mark.text))
 
     def _relayed(self, lease: SidecarLease) -> None:
         """The holder's actions (another process) become this runner's events, marked ``by``."""
         for pane_id, news in lease.take_relayed().items():
             if news.missed:
                 n = news.missed
-                self._emit("relay", pane_id, f"{n} action{'s' if n > 1 else ''} of the sidecar not seen")
+                said = f"{n} action{'s' if n > 1 else ''} of the sidecar not seen"
+                self._emit(RelayGap(pane_id, self.wall(), said))
             for action in news.actions:
-                data = (*action.data, ("by", action.by))
-                self._deliver(SidecarEvent(action.kind, pane_id, action.at, action.message, None, data))
+                self._deliver_relayed(action, pane_id)
         for action in lease.take_lifecycle():  # another process stopped or restarted an agent
-            pane = str(dict(action.data).get("pane", ""))
-            data = (*action.data, ("by", action.by))
-            self._deliver(SidecarEvent(action.kind, pane, action.at, action.message, None, data))
+            self._deliver_relayed(action, str(dict(action.data).get("pane", "")))
+
+    def _deliver_relayed(self, action: RelayedAction, pane_id: PaneId) -> None:
+        event = relayed_event(action, pane_id)
+        if event is None:
+            log.info("relayed action of unknown kind %r from %s skipped", action.kind, action.by)
+            return
+        self._deliver(event)
 
     def _relay_meters(self, lease: SidecarLease) -> None:
         """The holder's meters of each agent (read from tmux, any host) become ``meters`` events
@@ -134,7 +135,7 @@ class LeaseSync(LivePane):
         for pane_id, switches in lease.panes.items():
             if switches.meters != seen.get(pane_id):
                 seen[pane_id] = switches.meters
-                self._deliver(SidecarEvent("meters", pane_id, self.wall(), "", None, (("meters", switches.meters),)))
+                self._deliver(MetersNews(pane_id, self.wall(), meters=switches.meters))
 
     def _meters_option(self, pane_id: PaneId) -> str:
         """The pane's meters from Claude Code's transcript, encoded for `PublishedState`."""

@@ -20,6 +20,7 @@ from nbs_tui.core.detection.usage_limits import LimitEvent, ResumeConfig, is_wai
 from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.sidecar.pane_sidecar import InjectPoll
 from nbs_tui.operator.action_log import ActionRecord, Outcome
+from nbs_tui.sidecar.events import LimitStep, ResumeStep, SidecarError
 from nbs_tui.sidecar.live import LivePane
 from nbs_tui.sidecar.state import _Tracked
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
@@ -145,7 +146,7 @@ class LimitResume(LivePane):
         """A step of the limit watch: ``limit`` events for every view; the holder's decisions
         (held, due) are ``resume`` events and action-log lines too."""
         if not acting:
-            self._emit("limit", info.pane_id, event.message, result=event.kind, reset_at=event.reset_at)
+            self._emit(LimitStep(info.pane_id, self.wall(), event.message, result=event.kind, reset_at=event.reset_at))
             return
         if event.kind == "held":
             self._resume_step(info, "held", event.message, self.limits.config.message)
@@ -154,7 +155,7 @@ class LimitResume(LivePane):
         self, info: PaneInfo, result: str, message: str, text: str, *, emit: bool = True
     ) -> None:
         if emit:
-            self._emit("resume", info.pane_id, message, result=result, text=text)
+            self._emit(ResumeStep(info.pane_id, self.wall(), message, result=result, text=text))
         outcome = {
             "submitted": Outcome.SENT,
             "failed": Outcome.FAILED,
@@ -175,4 +176,4 @@ class LimitResume(LivePane):
                 )
             )
         except OSError as error:  # the event above still tells the operator
-            self._emit("error", info.pane_id, f"action log: {error}")
+            self._emit(SidecarError(info.pane_id, self.wall(), f"action log: {error}"))

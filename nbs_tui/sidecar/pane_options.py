@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from nbs_tui.core.fleet.model import PaneId
-from nbs_tui.core.notify import NotifyKind, decode_kinds, encode_kinds
+from nbs_tui.core.notifications.notify_rules import NotifyKind, decode_kinds, encode_kinds
 from nbs_tui.core.sidecar.lease_rules import (
     INFLIGHT_OPTION,
     MUTE_OPTION,

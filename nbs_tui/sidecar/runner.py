@@ -10,7 +10,8 @@ It runs detection on those, and carries out the actions the sidecars return thro
 (``send_text``/``send_keys``), each after re-reading the live screen with ``fleet.capture_text``
 and checking that the pane is still the same agent.
 
-``on_event`` is called on that thread with frozen `SidecarEvent` values; it must not block
+``on_event`` is called on that thread with frozen `SidecarEvent` values (one class per thing
+reported: `nbs_tui.sidecar.events`); it must not block
 (the app forwards them with ``post_message``; headless prints them).
 
 The runner is one class joined from one module per concern, each a class over `RunnerState`
@@ -43,7 +44,14 @@ from nbs_tui.core.sidecar.pane_sidecar import PaneSidecar, SidecarConfig, Sideca
 from nbs_tui.core.sidecar.stuck_agents import StuckStatus
 from nbs_tui.operator.action_log import ActionLog
 from nbs_tui.sidecar.actions import ActionCarrier
-from nbs_tui.sidecar.events import EMPTY_SNAPSHOT, SidecarEvent, SidecarSnapshot, event_kinds
+from nbs_tui.sidecar.events import (
+    EMPTY_SNAPSHOT,
+    PaneLeft,
+    SidecarError,
+    SidecarEvent,
+    SidecarSnapshot,
+    event_kinds,
+)
 from nbs_tui.sidecar.limits import resume_config, zone
 from nbs_tui.sidecar.operator_queue import FORCE_POLL_WAIT, OperatorQueue, _Request
 from nbs_tui.sidecar.state import OPERATOR_QUIET, ControlPort, _Tracked
@@ -170,7 +178,7 @@ class SidecarRunner(ActionCarrier, StuckWatch, OperatorQueue):
                 self.tick()
             except Exception as error:  # one bad tick must not end the sidecar for every pane
                 log.exception("sidecar tick failed")
-                self._emit("error", "", f"sidecar tick failed: {error}")
+                self._emit(SidecarError("", self.wall(), f"sidecar tick failed: {error}"))
             self._stop.wait(max(0.0, next_tick(started, wall, self.interval) - time.monotonic()))
 
     def set_signals(self, signals: FactsSource | None) -> None:
@@ -237,7 +245,7 @@ class SidecarRunner(ActionCarrier, StuckWatch, OperatorQueue):
                 kept = {k: v for k, v in kept.items() if v is not None}
                 if kept:  # the operator's switches outlive an agent restart in the same pane
                     self._pending[pane_id] = kept
-                self._emit("state", pane_id, "pane gone or no longer an agent", state="gone")
+                self._emit(PaneLeft(pane_id, self.wall(), "pane gone or no longer an agent"))
                 self._report_end(gone, every.get(pane_id))
                 self.monitor.forget(pane_id)
                 self.limits.forget(pane_id)

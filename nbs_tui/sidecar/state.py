@@ -31,7 +31,7 @@ from nbs_tui.core.sidecar.pane_sidecar import (
 )
 from nbs_tui.core.sidecar.stuck_agents import Phase, StuckStatus
 from nbs_tui.operator.action_log import ActionLog
-from nbs_tui.sidecar.events import SidecarEvent, SidecarSnapshot
+from nbs_tui.sidecar.events import SidecarEvent, SidecarSnapshot, StatusChange
 from nbs_tui.tmux.port import FleetPort
 
 if TYPE_CHECKING:
@@ -152,8 +152,7 @@ class RunnerState:
 
     # -- events --------------------------------------------------------------------------------
 
-    def _emit(self, kind: str, pane_id: PaneId, message: str = "", *, question: str = "", **data: Any) -> None:
-        event = SidecarEvent(kind, pane_id, self.wall(), message, None, tuple(data.items()), question)
+    def _emit(self, event: SidecarEvent) -> None:
         if self.lease is not None:
             self.lease.record(event)  # relayed to every view (docs/lease.md)
         self._deliver(event)
@@ -164,7 +163,7 @@ class RunnerState:
             return
         now = self.clock()
         status = tracked.sidecar.status(now, self._context(tracked, now, for_show=True))
-        self._deliver(SidecarEvent("status", pane_id, self.wall(), message, status))
+        self._deliver(StatusChange(pane_id, self.wall(), message, status=status))
 
     def _deliver(self, event: SidecarEvent) -> None:
         try:

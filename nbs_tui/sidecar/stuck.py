@@ -16,6 +16,7 @@ from nbs_tui.core.detection.detect import FLAG_CONTEXT_PRESSURE
 from nbs_tui.core.fleet.model import PaneInfo
 from nbs_tui.core.sidecar.pane_sidecar import InjectPoll, SidecarContext
 from nbs_tui.core.sidecar.stuck_agents import Ended, Escalate, Nudge, Phase, StuckAction
+from nbs_tui.sidecar.events import AgentEnded, Escalation, NudgeStep, SidecarError
 from nbs_tui.sidecar.live import LivePane
 from nbs_tui.sidecar.state import _Tracked
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
@@ -53,7 +54,7 @@ class StuckWatch(LivePane):
             )
         except Exception as error:  # the stuck watch is help, never a reason to stop the tick
             log.exception("stuck watch failed")
-            self._emit("error", info.pane_id, f"stuck watch: {error}")
+            self._emit(SidecarError(info.pane_id, self.wall(), f"stuck watch: {error}"))
             return
         for action in actions:
             self._carry_out_stuck(tracked, info, action, now)
@@ -64,12 +65,12 @@ class StuckWatch(LivePane):
     def _carry_out_stuck(self, tracked: _Tracked, info: PaneInfo, action: StuckAction, now: float) -> None:
         pane_id = info.pane_id
         if isinstance(action, Escalate):
-            self._emit("escalate", pane_id, action.why, reason="stuck")
+            self._emit(Escalation(pane_id, self.wall(), action.why, reason="stuck"))
             return
         if isinstance(action, Ended):
             if not tracked.ended:
                 tracked.ended = True
-                self._emit("agent-ended", pane_id, action.why, liveness=action.liveness.value)
+                self._emit(AgentEnded(pane_id, self.wall(), action.why, liveness=action.liveness.value))
             return
         if isinstance(action, Nudge):
             self._nudge(tracked, info, action, now)
@@ -89,16 +90,10 @@ class StuckWatch(LivePane):
             why = str(error)
         if why is not None:
             self.monitor.nudge_failed(pane_id)
-            self._emit("nudge", pane_id, why, result="refused", text=action.text, nudge=action.attempt)
+            self._emit(NudgeStep(pane_id, self.wall(), why, result="refused", text=action.text, nudge=action.attempt))
             return
-        self._emit(
-            "nudge",
-            pane_id,
-            f"stuck: nudge {action.attempt} of {self.settings.stuck_max_nudges} queued",
-            result="queued",
-            text=action.text,
-            nudge=action.attempt,
-        )
+        said = f"stuck: nudge {action.attempt} of {self.settings.stuck_max_nudges} queued"
+        self._emit(NudgeStep(pane_id, self.wall(), said, result="queued", text=action.text, nudge=action.attempt))
 
     def _report_end(self, tracked: _Tracked, current: PaneInfo | None) -> None:
         """The agent in a pane the runner watched is no longer there: say why, once."""
@@ -114,4 +109,4 @@ class StuckWatch(LivePane):
             liveness, why = "exited", f"the pane's process was replaced (pid {tracked.pid} -> {current.pid})"
         else:
             liveness, why = "exited", "Claude Code no longer runs in the pane"
-        self._emit("agent-ended", pane_id, why, liveness=liveness)
+        self._emit(AgentEnded(pane_id, self.wall(), why, liveness=liveness))

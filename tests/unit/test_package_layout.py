@@ -3,7 +3,8 @@
 - no two modules of nbs_tui share a file name (``__init__.py`` aside), so a name says which
   module it is (``commands.py`` once meant the key table and tmux's command path);
 - at most eight modules loose at the package root;
-- core/ holds only its sub-rooms (screen, detection, sidecar, control, fleet), no loose module;
+- core/ holds only its sub-rooms (screen, detection, sidecar, control, fleet, notifications), no
+  loose module;
 - config.py imports no port below it (claude/, files/, tmux/): config is below the ports.
 
 The ``WAITING_*`` sets name what other work still has to move (each says where and whose); the
@@ -27,20 +28,17 @@ ROOT_MODULES = {"__init__", "__main__", "app", "bridge", "cli", "completion", "c
 WAITING_AT_ROOT = {
     "lifecycle_cli",  # -> nbs_tui/lifecycle/ (the lifecycle's room, issue 35 item 1)
     "lifecycle_controller",  # -> nbs_tui/lifecycle/
-    "notify",  # -> nbs_tui/notify/ (the notify room, issue 35 item 4)
-    "push",  # -> nbs_tui/notify/
 }
 
-CORE_ROOMS = {"screen", "detection", "sidecar", "control", "fleet"}
+CORE_ROOMS = {"screen", "detection", "sidecar", "control", "fleet", "notifications"}
+"""``notifications``: the notification policy's pure rules, below the config and the sidecar that
+read them; the notify room (nbs_tui/notify/) applies them."""
 
 WAITING_IN_CORE = {
-    "notify",  # the notification policy: -> the notify room, or a core sub-room (issue 35 item 4)
     "web_links",  # -> core/fleet/ beside card_target, once the browser view's edits to it land
 }
 
-WAITING_SHARED_NAMES = {
-    "notify.py": ["core/notify.py", "notify.py"],  # both move with the notify room
-}
+WAITING_SHARED_NAMES: dict[str, list[str]] = {}
 
 
 def modules() -> list[Path]:
