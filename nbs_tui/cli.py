@@ -90,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--open-card", dest="open_card", metavar="TARGET",
         help="open this agent's answer card once the fleet is seen (TARGET: host/server-key/pane-id, e.g. local/default/%%3)",
     )
+    parser.add_argument(
+        "--card-only", dest="card_only", action="store_true", default=None,
+        help="with --open-card: show only that agent's card, no fleet and no other key, and quit when it closes",
+    )
     _add_sidecar_options(parser)
 
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -147,6 +151,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         poll_disabled=getattr(args, "no_poll", None),
         plan_policy=getattr(args, "plan_policy", None),
         open_card=getattr(args, "open_card", None),
+        card_only=getattr(args, "card_only", None),
     )
 
 
