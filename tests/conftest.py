@@ -40,12 +40,15 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
-def cannot_run(why: str, *, required: bool = False) -> NoReturn:
+def cannot_run(why: str, *, required: str = "") -> NoReturn:
     """A test that cannot run here (a tool or a corpus missing): a skip that says ``why``, but
-    a failure under CI, or where ``required``: CI installs all the tests need (scripts/test),
-    so a skip there would be a test that passes having run nothing."""
-    if in_ci() or required:
+    a failure under CI, or wherever ``required`` says it must run (why it must, e.g. "running
+    as root"): CI installs all the tests need (scripts/test), so a skip there would be a test
+    that passes having run nothing."""
+    if in_ci():
         pytest.fail(f"CI is set but {why}", pytrace=False)
+    if required:
+        pytest.fail(f"{required} but {why}", pytrace=False)
     pytest.skip(why)
 
 

@@ -15,16 +15,24 @@ wait in it). Every stdout line must be JSON: leaving the block fails the test on
 from __future__ import annotations
 
 import json
+import resource
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def _limit_files(nofile: int) -> Callable[[], None]:
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    return limit
 
 
 class Headless:
@@ -34,7 +42,10 @@ class Headless:
         *,
         env: Mapping[str, str] | None = None,
         stop_signal: int = signal.SIGTERM,
+        nofile: int | None = None,
     ) -> None:
+        """``nofile``: the process's soft limit of open files (``RLIMIT_NOFILE``), set in the
+        child before it runs."""
         self.stop_signal = stop_signal
         self.events: list[dict[str, Any]] = []
         """Every JSON line printed so far, parsed, in order."""
@@ -47,7 +58,7 @@ class Headless:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "nbs_tui", *args, "--headless"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=REPO,
-            env=dict(env) if env is not None else None,
+            env=dict(env) if env is not None else None, preexec_fn=_limit_files(nofile) if nofile is not None else None,
         )  # fmt: skip
         self._reader = threading.Thread(target=self._read, name="headless-events", daemon=True)
         self._reader.start()
@@ -95,7 +106,7 @@ class Headless:
             self.returncode = self.proc.returncode
         return self.returncode
 
-    def __enter__(self) -> Headless:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

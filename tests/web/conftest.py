@@ -30,7 +30,7 @@ def chromium_path() -> str:
     if found is None:
         cannot_run(
             "chromium is not installed (apt-get install chromium; scripts/test does it)",
-            required=bool(os.environ.get("NBS_REQUIRE_CLAUDE")),
+            required="NBS_REQUIRE_CLAUDE is set" if os.environ.get("NBS_REQUIRE_CLAUDE") else "",
         )
     return found
 
