@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from textual.app import App, ComposeResult
 
-from nbs_tui.core.chat import render_chat, tail_of
+from nbs_tui.core.control.chat import render_chat, tail_of
 from nbs_tui.files.chat_io import post_message, read_chat, read_chat_tail, summarise, summarise_from
 from nbs_tui.widgets.chat_view import SHOWN_MESSAGES, ChatView
 

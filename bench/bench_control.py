@@ -24,9 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from nbs_tui.config import Settings
-from nbs_tui.core.control import Replay, process_line
-from nbs_tui.core.inbox import InboxLine
-from nbs_tui.core.registry import Registry
+from nbs_tui.core.control.control_commands import Replay, process_line
+from nbs_tui.core.control.inbox import InboxLine
+from nbs_tui.core.control.registry import Registry
 from nbs_tui.files.atomic import write_atomic
 from nbs_tui.files.control_plane import ControlPlane, RegistryChanged
 from nbs_tui.files.inbox_reader import ForwardReader

@@ -23,10 +23,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from nbs_tui.core.detect import detect_lines, detect_text  # noqa: E402
-from nbs_tui.core.screen import PaneScreen  # noqa: E402
-from nbs_tui.core.screen_rows import RowCache, screen_lines_and_faint, strip_escapes  # noqa: E402
-from nbs_tui.core.sidecar import PaneSidecar, SidecarConfig, SidecarContext  # noqa: E402
+from nbs_tui.core.detection.detect import detect_lines, detect_text  # noqa: E402
+from nbs_tui.core.screen.pane_screen import PaneScreen  # noqa: E402
+from nbs_tui.core.screen.screen_rows import RowCache, screen_lines_and_faint, strip_escapes  # noqa: E402
+from nbs_tui.core.sidecar.pane_sidecar import PaneSidecar, SidecarConfig, SidecarContext  # noqa: E402
 
 PEER = REPO.parent / "shared" / "corpus" / "peer-screens"
 CLAUDE = REPO / "tests" / "corpus" / "claude"

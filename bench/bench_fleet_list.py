@@ -31,8 +31,8 @@ from textual.geometry import Region
 from textual.widget import Widget
 from textual.widgets import DataTable
 
-from nbs_tui.core.model import AgentState, PaneInfo
-from nbs_tui.messages import PaneStatus
+from nbs_tui.core.fleet.model import AgentState, PaneInfo
+from nbs_tui.dashboard.messages import PaneStatus
 from nbs_tui.widgets.fleet_list import FleetList
 from nbs_tui.widgets.fleet_rows import COLUMNS
 from nbs_tui.widgets.pane_text import format_duration, state_text

@@ -33,7 +33,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 
-from nbs_tui.core.model import ServerAddress  # noqa: E402
+from nbs_tui.core.fleet.model import ServerAddress  # noqa: E402
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat  # noqa: E402
 from nbs_tui.sidecar.pane_options import (  # noqa: E402
     PaneOptionsPublisher,

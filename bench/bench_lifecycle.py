@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO / "bench"))
 import libtmux  # noqa: E402
 from bench_app import compile_checkout  # noqa: E402
 
-from nbs_tui.core.detect import detect_text  # noqa: E402
+from nbs_tui.core.detection.detect import detect_text  # noqa: E402
 from tests.headless_proc import Headless  # noqa: E402
 from tests.realclaude.harness import ClaudeFleet, find_claude  # noqa: E402
 from tests.realclaude.new_world import make_world  # noqa: E402

@@ -170,8 +170,8 @@ def child_mirror(socket: str, service: bool = False, stream: bool = True) -> Non
     ``service``): the headless service's fleet, ``stream_output=False``: no pane watched, tmux
     sends no output at all.
     """
-    from nbs_tui.core.model import ServerAddress
-    from nbs_tui.core.screen import PaneScreen
+    from nbs_tui.core.fleet.model import ServerAddress
+    from nbs_tui.core.screen.pane_screen import PaneScreen
     from nbs_tui.tmux.fleet import TmuxFleet
 
     notified: list[float] = []

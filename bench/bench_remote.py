@@ -58,10 +58,10 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_app import compile_checkout  # noqa: E402
 
-from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress  # noqa: E402
+from nbs_tui.core.fleet.model import PaneId, PaneInfo, ServerAddress  # noqa: E402
 from nbs_tui.tmux.fleet import TmuxFleet  # noqa: E402
-from nbs_tui.tmux.runner import TmuxRunner  # noqa: E402
 from nbs_tui.tmux.ssh import SshHost, SshTmuxRunner  # noqa: E402
+from nbs_tui.tmux.tmux_runner import TmuxRunner  # noqa: E402
 from tests.remote.conftest import SshLab, _children_of, marked_processes, running_lab  # noqa: E402
 
 WRITER = r"""

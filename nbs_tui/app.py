@@ -5,16 +5,16 @@ One app, built by `create_app` for the CLI, the tests, the screenshots and the b
 each message and key to, one concern each (`nbs_tui.dashboard`):
 - `nbs_tui.runtime.runtime.Runtime` runs the backends (fleet, control plane, Claude signals,
   sidecar); its listener, `nbs_tui.bridge.FleetBridge`, turns their news into messages
-  (`nbs_tui.messages`), and their screen changes into work for the frame scheduler;
-- `dashboard.news.FleetNews` applies that news to `nbs_tui.core.pane_state.PaneState` (pure)
+  (`nbs_tui.dashboard.messages`), and their screen changes into work for the frame scheduler;
+- `dashboard.news.FleetNews` applies that news to `nbs_tui.core.fleet.pane_state.PaneState` (pure)
   and to the widgets that show it; `dashboard.problems.ProblemsShown` shows the problems;
 - `dashboard.views.Views`: the view up, the selected pane, and the frame that repaints them,
   run by `dashboard.frames.FrameScheduler` (the mirrored pane's change at once, others at
   most 30 times a second, nothing while nothing changes);
-- `nbs_tui.controller.OperatorController` carries out the operator's actions (no Textual; the
+- `nbs_tui.operator.operator_controller.OperatorController` carries out the operator's actions (no Textual; the
   fleet's lifecycle in its `lifecycle`); `dashboard.operator_actions`, `answering`, `history` and
   `lifecycle` are the dashboard's side of them (which pane, what to ask, what to show);
-- `nbs_tui.commands.COMMANDS` is every key: bindings, footer, palette and help
+- `nbs_tui.dashboard.key_table.COMMANDS` is every key: bindings, footer, palette and help
   (`dashboard.keys`) come from it; `dashboard.notifications` writes to the operator's terminal.
 
 Timers: a 1 Hz clock moves the quiet times and countdowns; a 2 Hz tick updates the needs-you
@@ -43,29 +43,20 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
 from textual.worker import Worker, WorkerState
 
-from nbs_tui import heap
-from nbs_tui.action_log import ActionRecord
 from nbs_tui.bridge import FleetBridge
 from nbs_tui.claude.watcher import ClaudeSignals
-from nbs_tui.commands import bindings
-from nbs_tui.config import ConfigError, Settings, save_setting
-from nbs_tui.controller import OperatorController
-from nbs_tui.core.hosts import HostState
-from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
-from nbs_tui.core.problems import Problems
+from nbs_tui.config import ConfigError, Settings
+from nbs_tui.core.fleet.host_spec import HostState
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.pane_state import HISTORY_LENGTH, HistoryEntry, PaneState, PaneStatus
+from nbs_tui.core.fleet.problems import Problems
 from nbs_tui.dashboard.answering import AnswerFlow
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.dashboard.history import ScrollbackReader
+from nbs_tui.dashboard.key_table import bindings
 from nbs_tui.dashboard.keys import open_help, palette_commands
 from nbs_tui.dashboard.lifecycle import LifecycleActions
-from nbs_tui.dashboard.news import FleetNews
-from nbs_tui.dashboard.notifications import OperatorNotifications
-from nbs_tui.dashboard.operator_actions import OperatorActions
-from nbs_tui.dashboard.problems import ProblemsShown
-from nbs_tui.dashboard.views import Views
-from nbs_tui.files.control_plane import ControlPlanePort
-from nbs_tui.messages import (
+from nbs_tui.dashboard.messages import (
     BackendProblem,
     BackgroundSessionsChanged,
     ClaudeSignalsChanged,
@@ -76,6 +67,16 @@ from nbs_tui.messages import (
     PaneStatusChanged,
     RelayedMeters,
 )
+from nbs_tui.dashboard.news import FleetNews
+from nbs_tui.dashboard.notifications import OperatorNotifications
+from nbs_tui.dashboard.operator_actions import OperatorActions
+from nbs_tui.dashboard.problems_shown import ProblemsShown
+from nbs_tui.dashboard.views import Views
+from nbs_tui.files.config_edit import save_setting
+from nbs_tui.files.control_plane import ControlPlanePort
+from nbs_tui.housekeeping import heap
+from nbs_tui.operator.action_log import ActionRecord
+from nbs_tui.operator.operator_controller import OperatorController
 from nbs_tui.runtime.contract import FleetFactory, RuntimeOptions
 from nbs_tui.runtime.early import take_early
 from nbs_tui.runtime.runtime import Runtime
@@ -88,7 +89,7 @@ from nbs_tui.widgets.filter_bar import FilterBar, OperatorFleetList
 from nbs_tui.widgets.fleet_list import FleetList
 from nbs_tui.widgets.footer import Footer
 from nbs_tui.widgets.grid import PaneGrid
-from nbs_tui.widgets.needs_you import NeedsYouPanel
+from nbs_tui.widgets.needs_you_panel import NeedsYouPanel
 from nbs_tui.widgets.pane_view import PaneView
 from nbs_tui.widgets.scrollback import Scrollback
 from nbs_tui.widgets.send_bar import PassThrough, SendBar
@@ -438,7 +439,7 @@ class NbsApp(App[int]):
         """Each watched host's state, when several are."""
         return self.news.hosts
 
-    # -- problems (nbs_tui/dashboard/problems.py) -------------------------------------------------
+    # -- problems (nbs_tui/dashboard/problems_shown.py) -------------------------------------------------
 
     def on_backend_problem(self, message: BackendProblem) -> None:
         self.problems_shown.reported(message)

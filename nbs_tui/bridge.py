@@ -14,16 +14,15 @@ from typing import TYPE_CHECKING, Protocol
 from textual.message import Message
 
 from nbs_tui.claude.watcher import ClaudeFacts
-from nbs_tui.core.background import BackgroundSession
-from nbs_tui.core.hosts import HostState
-from nbs_tui.core.lease import LeaseValue, describe_holder
-from nbs_tui.core.meters import Meters
-from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.pane_state import HistoryEntry, PaneStatus
-from nbs_tui.core.relay import LIFECYCLE_KINDS
+from nbs_tui.core.fleet.background import BackgroundSession
+from nbs_tui.core.fleet.host_spec import HostState
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.pane_state import HistoryEntry, PaneStatus
+from nbs_tui.core.sidecar.lease_rules import LeaseValue, describe_holder
+from nbs_tui.core.sidecar.meters import Meters
+from nbs_tui.core.sidecar.relay import LIFECYCLE_KINDS
 from nbs_tui.dashboard.frames import FrameScheduler
-from nbs_tui.files.control_plane import ControlEvent
-from nbs_tui.messages import (
+from nbs_tui.dashboard.messages import (
     BackendProblem,
     BackgroundSessionsChanged,
     ClaudeSignalsChanged,
@@ -34,6 +33,7 @@ from nbs_tui.messages import (
     PaneStatusChanged,
     RelayedMeters,
 )
+from nbs_tui.files.control_plane import ControlEvent
 from nbs_tui.sidecar.runner import SidecarEvent
 
 if TYPE_CHECKING:

@@ -18,10 +18,10 @@ from typing import NoReturn
 
 from nbs_tui import __version__
 from nbs_tui.config import ConfigError, Settings, load_settings
-from nbs_tui.core.agent_spec import SpecError
-from nbs_tui.core.model import ServerAddress
-from nbs_tui.core.text import json_line_safe
-from nbs_tui.logs import log_path
+from nbs_tui.core.fleet.agent_spec import SpecError
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.screen.text import json_line_safe
+from nbs_tui.housekeeping.logs import log_path
 from nbs_tui.server_options import add_server_options
 from nbs_tui.tmux.address import default_server
 from nbs_tui.tmux.commands import TmuxServerCommands
@@ -165,7 +165,7 @@ def _require_server(settings: Settings) -> None:
 def _install_log() -> None:
     """The dashboard, headless and the demo log to a file: under a full-screen UI, stderr is not
     where anyone looks. A log that cannot be opened is said once here and does not stop us."""
-    from nbs_tui import logs
+    from nbs_tui.housekeeping import logs
 
     logs.install()
     if logs.failure():  # the runtime reports it as a problem too (the UI and --headless show it)
@@ -203,7 +203,7 @@ def _load_app(start_first: Settings | None = None) -> Callable[[Settings], int]:
     """Import the dashboard with the cyclic garbage collector off, then freeze what the import
     made. Importing it makes ~100,000 long-lived objects (modules, classes, functions); the
     collector ran over and over while they piled up (25-35 ms of the 0.4 s import here), and
-    every collection until `nbs_tui.heap` freezes the start-up heap walked them again. Frozen,
+    every collection until `nbs_tui.housekeeping.heap` freezes the start-up heap walked them again. Frozen,
     later collections skip them; the import leaves little cyclic garbage to keep.
 
     ``start_first``: start the dashboard's runtime for these settings before importing Textual
@@ -288,7 +288,7 @@ def _stop_on_hangup(cleanup: Callable[[], None]) -> None:
 def _run_detect(args: argparse.Namespace) -> int:
     import json
 
-    from nbs_tui.core.detect import detect_text, detection_as_json
+    from nbs_tui.core.detection.detect import detect_text, detection_as_json
 
     try:
         text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8", errors="replace")
@@ -315,7 +315,7 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
     (`nbs_tui.runtime.agent_start`)."""
     import json
 
-    from nbs_tui.core.agent_spec import SpecError
+    from nbs_tui.core.fleet.agent_spec import SpecError
     from nbs_tui.files.agent_input import PreparedAgent
     from nbs_tui.lifecycle_cli import prepare_new
     from nbs_tui.runtime.agent_start import AgentStarter, StartStopped
@@ -348,7 +348,7 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
     try:
         started = starter.start(prepared)
         if prepared.events is not None and prepared.spec.worker and started.prompt_submitted and starter.host:
-            from nbs_tui.core.nbs_events import worker_spawned
+            from nbs_tui.core.control.nbs_events import worker_spawned
 
             try:  # into the project's bus, on the agent's host (the runner is still open)
                 starter.host.publish(
@@ -415,12 +415,12 @@ def _restore_there(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
-    """``nbs-tui restore``: the plan from the remembered fleet (`nbs_tui.core.restore`), printed
+    """``nbs-tui restore``: the plan from the remembered fleet (`nbs_tui.core.fleet.restore`), printed
     (``--dry-run``) or carried out (`nbs_tui.runtime.restore_run`)."""
     import json
 
-    from nbs_tui.core.hosts import LOCAL
-    from nbs_tui.core.restore import plan_as_json, plan_lines
+    from nbs_tui.core.fleet.host_spec import LOCAL
+    from nbs_tui.core.fleet.restore import plan_as_json, plan_lines
     from nbs_tui.files.fleet_store import FleetStore
     from nbs_tui.lifecycle_cli import restore_request_from_args
     from nbs_tui.runtime.agent_start import AgentStarter
@@ -466,7 +466,7 @@ def _log_action(
     for stop and restart (``commands``), an event every view of the server is told of."""
     import time
 
-    from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
+    from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
 
     def problem(_source: str, message: str) -> None:
         print(f"nbs-tui: {message}", file=sys.stderr)

@@ -2,8 +2,8 @@
 
 `add_lifecycle_parsers` adds both subcommands to the CLI's subparsers (as `nbs_tui.runtime.service`
 adds ``service``); `new_agent_from_args` and `restore_request_from_args` turn the parsed
-arguments into a checked `nbs_tui.core.agent_spec.NewAgent` or a `RestoreRequest`, raising
-`nbs_tui.core.agent_spec.SpecError` (every problem, one line each) for bad input. ``new``'s
+arguments into a checked `nbs_tui.core.fleet.agent_spec.NewAgent` or a `RestoreRequest`, raising
+`nbs_tui.core.fleet.agent_spec.SpecError` (every problem, one line each) for bad input. ``new``'s
 local checks (folder, prompt file, worker file, git, Claude Code on PATH) are
 `nbs_tui.files.agent_input.prepare_local`; `prepare_new` does both. Nothing here starts or
 writes anything: what starts the agent goes through the tmux command path (docs/lifecycle.md).
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nbs_tui.core.agent_spec import PERMISSION_MODES, NewAgent, SpecError, checked
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.agent_spec import PERMISSION_MODES, NewAgent, SpecError, checked
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.files.agent_input import PreparedAgent, prepare_local
 from nbs_tui.server_options import ON_HOST, add_server_options
 

@@ -3,7 +3,7 @@ form), stop or restart one, open one of Claude Code's background sessions in tmu
 restore this server's remembered fleet (docs/lifecycle.md).
 
 Owns: `LifecycleController`, reached as the operator controller's ``lifecycle``
-(`nbs_tui.controller.OperatorController` builds it and shares with it the action log, the
+(`nbs_tui.operator.operator_controller.OperatorController` builds it and shares with it the action log, the
 problem sink and the view). The dashboard's side, the form and the confirmations on the UI
 thread, is `nbs_tui.dashboard.lifecycle`; ``nbs-tui new / restore / stop / restart`` reach the
 same runtime parts from the command line (`nbs_tui.lifecycle_cli`).
@@ -19,7 +19,7 @@ Threads: each action runs on its own named thread (``nbs-new-agent``, ``nbs-open
 thread: a start or a restore can take a minute and must not hold up sends, keys and polls.
 Failures are said as the controller says them: what the operator asked for and could not be done
 is a notification and a failed line in the action log; a backend's failure goes to the runtime's
-problem sink (`nbs_tui.core.problems`: the log, the problems screen, ``--headless``'s ``error``
+problem sink (`nbs_tui.core.fleet.problems`: the log, the problems screen, ``--headless``'s ``error``
 lines) as ``new agent``, ``background sessions``, ``operator action``, ``fleet memory`` or
 ``restore``; so does anything an action did not expect (`_on_thread`), instead of ending its
 thread unsaid.
@@ -32,18 +32,18 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.config import Settings
-from nbs_tui.core.agent_spec import NewAgent
-from nbs_tui.core.background import BackgroundSession
-from nbs_tui.core.hosts import split_pane_id
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.agent_spec import NewAgent
+from nbs_tui.core.fleet.background import BackgroundSession
+from nbs_tui.core.fleet.host_spec import split_pane_id
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.runtime.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # the lifecycle's modules are imported when first used
-    from nbs_tui.core.restore import RestorePlan
+    from nbs_tui.core.fleet.restore import RestorePlan
     from nbs_tui.files.fleet_store import FleetStore
     from nbs_tui.runtime.host_agent import AgentHost
     from nbs_tui.runtime.restore_run import Gathered
@@ -101,7 +101,7 @@ class LifecycleController:
 
     def start_place(self) -> str:
         """Where the form starts an agent, for its title (`_start_commands`; never blocks)."""
-        from nbs_tui.core.agent_spec import SpecError
+        from nbs_tui.core.fleet.agent_spec import SpecError
 
         try:
             return self._start_commands(None).describe()
@@ -111,7 +111,7 @@ class LifecycleController:
     def start_hosts(self) -> tuple[list[str], str | None]:
         """The hosts the form may start on (the dashboard's watched hosts) and the one it picks
         when none is named (`_start_commands`); no hosts for a dashboard of one server."""
-        from nbs_tui.core.hosts import LOCAL
+        from nbs_tui.core.fleet.host_spec import LOCAL
 
         hosts = self.runtime.hosts
         if hosts is None:
@@ -123,7 +123,7 @@ class LifecycleController:
         """Where the form starts an agent: the host it names, else the dashboard's one host (this
         machine or another, through its fleet's command path), else this machine when watched,
         else the first watched host."""
-        from nbs_tui.core.agent_spec import SpecError
+        from nbs_tui.core.fleet.agent_spec import SpecError
         from nbs_tui.tmux.commands import TmuxServerCommands
 
         hosts = self.runtime.hosts
@@ -139,7 +139,7 @@ class LifecycleController:
         return TmuxServerCommands.for_server(self.settings.server)
 
     def _start_agent(self, spec: NewAgent) -> None:
-        from nbs_tui.core.agent_spec import SpecError
+        from nbs_tui.core.fleet.agent_spec import SpecError
         from nbs_tui.files.agent_input import prepare_local
         from nbs_tui.runtime.agent_start import AgentStarter, StartStopped
         from nbs_tui.runtime.host_agent import SshAgentHost
@@ -193,7 +193,7 @@ class LifecycleController:
         self._on_thread("nbs-open-background", "background sessions", self._open_background, session, opened)
 
     def _open_background(self, session: BackgroundSession, opened: Callable[[str, PaneId], None]) -> None:
-        from nbs_tui.core.agent_spec import SpecError
+        from nbs_tui.core.fleet.agent_spec import SpecError
         from nbs_tui.runtime.agent_start import AgentStarter
         from nbs_tui.tmux.commands import TmuxServerCommands
         from nbs_tui.tmux.errors import TmuxError
@@ -302,7 +302,7 @@ class LifecycleController:
     def _restore_parts(self) -> tuple[FleetStore, Gathered, RestorePlan] | None:
         """This server's fleet memory, what a restore needs, and its plan; None: nothing remembered
         (or not one local server)."""
-        from nbs_tui.core.hosts import LOCAL
+        from nbs_tui.core.fleet.host_spec import LOCAL
         from nbs_tui.files.fleet_store import FleetStore
         from nbs_tui.runtime.restore_run import gather, plan_for
         from nbs_tui.tmux.commands import TmuxServerCommands
@@ -319,7 +319,7 @@ class LifecycleController:
         return store, gathered, plan
 
     def _check_remembered(self, offer: Callable[[list[str]], None], nothing: Callable[[], None] | None) -> None:
-        from nbs_tui.core.restore import plan_lines
+        from nbs_tui.core.fleet.restore import plan_lines
 
         try:
             parts = self._restore_parts()

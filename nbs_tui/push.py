@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nbs_tui.core.card_target import format_card_target
-from nbs_tui.core.hosts import HostSpec
-from nbs_tui.core.model import PaneId
+from nbs_tui.core.fleet.card_target import format_card_target
+from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.core.notify import Notification, NotifyKind, coalesce, push_message
 from nbs_tui.core.web_links import issue_link
 from nbs_tui.files.web_endpoint import endpoint_path, read_endpoint

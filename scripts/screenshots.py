@@ -32,8 +32,8 @@ sys.path.insert(0, str(REPO))
 
 from nbs_tui.app import NbsApp, create_app  # noqa: E402
 from nbs_tui.config import Settings  # noqa: E402
-from nbs_tui.core.hosts import HostSpec  # noqa: E402
-from nbs_tui.core.model import AgentState, ServerAddress  # noqa: E402
+from nbs_tui.core.fleet.host_spec import HostSpec  # noqa: E402
+from nbs_tui.core.fleet.model import AgentState, ServerAddress  # noqa: E402
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
 
 

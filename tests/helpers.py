@@ -1,6 +1,6 @@
 """Helpers shared by several test folders: NBS chat files written the way NBS writes them.
 
-Deliberately independent of ``nbs_tui.core.chat`` (the code under test): the header and its
+Deliberately independent of ``nbs_tui.core.control.chat`` (the code under test): the header and its
 self-counting ``file-length`` are built here by hand, from NBS's ``chat_file.c``.
 """
 

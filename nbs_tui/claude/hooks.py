@@ -22,13 +22,13 @@ import re
 import shlex
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from nbs_tui.config import legacy_spool, script_path, xdg_spool
 from nbs_tui.files.atomic import write_atomic
-from nbs_tui.logs import state_dir
 
 HOOK_EVENTS: tuple[str, ...] = (
     "SessionStart",
@@ -45,7 +45,6 @@ HOOK_EVENTS: tuple[str, ...] = (
 MARKER = "#nbs-tui-hook"
 """Every command we install ends with this shell comment; uninstall looks for nothing else."""
 
-SCRIPT_NAME = "nbs-tui-hook.sh"
 BACKUP_INFIX = ".nbs-tui-backup-"
 ABSENT_SUFFIX = ".absent"
 HOOK_TIMEOUT_S = 10
@@ -78,39 +77,6 @@ exit 0
 
 class HooksError(Exception):
     """The settings file cannot be read, parsed or written; the message says which and why."""
-
-
-def script_path(spool: Path) -> Path:
-    """Where the hook script lives: next to the spool, so one spool means one script."""
-    return spool.parent / SCRIPT_NAME
-
-
-SPOOL_NAME = "hooks.jsonl"
-
-
-def xdg_spool(environ: Mapping[str, str] | None = None) -> Path:
-    """The spool in nbs-tui's state folder, ``$XDG_STATE_HOME/nbs-tui`` (default
-    ``~/.local/state/nbs-tui``), next to its log and action log."""
-    return state_dir(environ) / SPOOL_NAME
-
-
-def legacy_spool(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the default spool was before it followed ``$XDG_STATE_HOME``: always under ~."""
-    env = os.environ if environ is None else environ
-    return state_dir({k: v for k, v in env.items() if k != "XDG_STATE_HOME"}) / SPOOL_NAME
-
-
-def default_spool(environ: Mapping[str, str] | None = None) -> Path:
-    """The spool to read and to install hooks for when none is named: `xdg_spool`, unless hooks
-    were installed for `legacy_spool` and never for the XDG one (only its hook script is there).
-
-    An installed hook command has its spool's absolute path baked in, so those hooks keep writing
-    to the old place after ``$XDG_STATE_HOME`` is set; reading there keeps their events coming
-    without the user doing anything, and ``hooks status`` says how to move them."""
-    new, old = xdg_spool(environ), legacy_spool(environ)
-    if new != old and not script_path(new).exists() and script_path(old).exists():
-        return old
-    return new
 
 
 def hook_command(spool: Path) -> str:

@@ -29,9 +29,15 @@ from typing import Protocol
 
 from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.config import Settings
-from nbs_tui.core.fusion import DEFAULT_POLICY, FusedState, FusionPolicy, fuse, screen_reading
-from nbs_tui.core.model import Detection, PaneId
-from nbs_tui.core.stuck import Liveness, StuckAction, StuckStatus, StuckWatch
+from nbs_tui.core.detection.fusion import (
+    DEFAULT_POLICY,
+    FusedState,
+    FusionPolicy,
+    fuse,
+    screen_reading,
+)
+from nbs_tui.core.fleet.model import Detection, PaneId
+from nbs_tui.core.sidecar.stuck_agents import Liveness, StuckAction, StuckStatus, StuckWatch
 
 
 class FactsSource(Protocol):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nbs_tui.core.text import loads_json
+from nbs_tui.core.screen.text import loads_json
 from nbs_tui.files.tail import UNREADABLE, TailLine, TailNotice, TailReader
 
 MAX_READ = 4 * 1024 * 1024

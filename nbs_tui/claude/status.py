@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nbs_tui.core.process_tree import descendants
-from nbs_tui.core.text import loads_json
+from nbs_tui.core.fleet.process_tree import descendants
+from nbs_tui.core.screen.text import loads_json
 from nbs_tui.files.proc import PROC, has_children_files, tree
 
 

@@ -17,9 +17,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from nbs_tui.core.meters import MeterAccount, Meters, usage_of_record
-from nbs_tui.core.model import AgentState
-from nbs_tui.core.text import loads_json
+from nbs_tui.core.fleet.model import AgentState
+from nbs_tui.core.screen.text import loads_json
+from nbs_tui.core.sidecar.meters import MeterAccount, Meters, usage_of_record
 from nbs_tui.files.tail import TailLine, TailNotice, TailReader
 
 MAX_READ = 8 * 1024 * 1024

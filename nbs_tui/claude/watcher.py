@@ -49,12 +49,12 @@ from nbs_tui.claude.status import (
 )
 from nbs_tui.claude.transcript import ApiError, TranscriptTail, find_transcript
 from nbs_tui.config import Settings
-from nbs_tui.core.fusion import MENU_STATES, Reading, Source
-from nbs_tui.core.meters import Meters
-from nbs_tui.core.model import AgentState, PaneId, PaneInfo, ServerAddress
-from nbs_tui.core.problems import ProblemSink
-from nbs_tui.core.process_tree import children_map
-from nbs_tui.core.stuck import Liveness
+from nbs_tui.core.detection.fusion import MENU_STATES, Reading, Source
+from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo, ServerAddress
+from nbs_tui.core.fleet.problems import ProblemSink
+from nbs_tui.core.fleet.process_tree import children_map
+from nbs_tui.core.sidecar.meters import Meters
+from nbs_tui.core.sidecar.stuck_agents import Liveness
 from nbs_tui.tmux.address import socket_path_of
 
 log = logging.getLogger(__name__)
@@ -93,7 +93,7 @@ class ClaudeFacts:
 
     @property
     def readings(self) -> tuple[Reading, ...]:
-        """The exact sources' readings, ready for :func:`nbs_tui.core.fusion.fuse`."""
+        """The exact sources' readings, ready for :func:`nbs_tui.core.detection.fusion.fuse`."""
         return tuple(r for r in (self.hook, self.status, self.transcript) if r is not None)
 
 

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from nbs_tui.core.model import PaneId
+from nbs_tui.core.fleet.model import PaneId
 
 
 class NotifyKind(StrEnum):
@@ -47,7 +47,7 @@ KIND_LABELS: Mapping[NotifyKind, str] = {
 
 _NEEDS_INPUT = frozenset({"permission", "question", "dialog"})
 LIMITED_STATE = "limited"
-"""The usage-limit state's name (`nbs_tui.core.model.AgentState` may or may not have it yet)."""
+"""The usage-limit state's name (`nbs_tui.core.fleet.model.AgentState` may or may not have it yet)."""
 
 
 class NotifySettingsError(ValueError):

@@ -6,7 +6,7 @@ next agent waiting on a prompt. Claude Code's own signals can queue an agent a m
 the sidecar has read its menu: then ``A`` opens the card as soon as the menu is read, for up
 to `ANSWER_WAIT_SECONDS`, rather than telling the operator to press again.
 
-``--open-card TARGET`` (the browser view's one-time links, `nbs_tui.core.card_target`) opens one
+``--open-card TARGET`` (the browser view's one-time links, `nbs_tui.core.fleet.card_target`) opens one
 agent's card at start: once the fleet is first seen the agent is selected, and its card opens
 as soon as its menu is read (within `OPEN_CARD_WAIT_SECONDS`: the sidecar starts after the
 first seed). A target that names no pane here is one problem line, and nothing else happens.
@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 from textual.app import App
 
-from nbs_tui.actions import ActionResult
-from nbs_tui.controller import OperatorController
-from nbs_tui.core.answer import AnswerCard
-from nbs_tui.core.card_target import CardTargetError, parse_card_target
-from nbs_tui.core.hosts import HostSpec
-from nbs_tui.core.model import AgentState, PaneId
+from nbs_tui.core.detection.answer import AnswerCard
+from nbs_tui.core.fleet.card_target import CardTargetError, parse_card_target
+from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.core.fleet.model import AgentState, PaneId
+from nbs_tui.operator.operator_controller import OperatorController
+from nbs_tui.operator.pane_actions import ActionResult
 
 if TYPE_CHECKING:  # opened on demand: not imported for the first frame
     from nbs_tui.widgets.answer_card import AnswerScreen

@@ -37,7 +37,7 @@ import contextvars
 import threading
 from collections.abc import Callable, Set
 
-from nbs_tui.core.model import PaneId
+from nbs_tui.core.fleet.model import PaneId
 
 FRAME_SECONDS = 1 / 30
 """The shortest gap between the starts of two frames, but for a change of the mirrored pane."""

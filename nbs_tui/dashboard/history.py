@@ -4,7 +4,7 @@ The scrollback view (`nbs_tui.widgets.scrollback.Scrollback`) takes the mirror's
 rows are read on a worker thread (10,000 rows of history cost tmux ~80 ms and their parsing
 half a second), and while it is open every change of its pane reads the tail again, at most
 every `FOLLOW_SECONDS` and one read at a time: the read is lined up with the rows on show
-(`nbs_tui.core.scrollback`) so only the new rows are parsed.
+(`nbs_tui.core.screen.scrollback_search`) so only the new rows are parsed.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from rich.text import Text
 from textual.app import App
 from textual.timer import Timer
 
-from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.scrollback import Grown, align, splice_tail
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.screen.scrollback_search import Grown, align, splice_tail
 from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory
 from nbs_tui.widgets.pane_view import PaneView
 from nbs_tui.widgets.scrollback import Scrollback, ansi_text

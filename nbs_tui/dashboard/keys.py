@@ -1,6 +1,6 @@
 """What the keys offer, as the operator reads it: the help screen (``?``) and the command palette.
 
-Both come from `nbs_tui.commands.COMMANDS` (the one table of the app's keys), as bound now (a
+Both come from `nbs_tui.dashboard.key_table.COMMANDS` (the one table of the app's keys), as bound now (a
 keymap may have rebound them), then the keys of the grid, the scrollback and the Control view.
 The palette also offers a mute switch per kind of notification and a jump to every pane.
 """
@@ -13,11 +13,11 @@ from typing import Any
 
 from textual.app import App, SystemCommand
 
-from nbs_tui import logs
-from nbs_tui.commands import COMMANDS, help_rows
-from nbs_tui.core.background import BackgroundSession
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.background import BackgroundSession
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.notify import KIND_LABELS, NotifyKind
+from nbs_tui.dashboard.key_table import COMMANDS, help_rows
+from nbs_tui.housekeeping import logs
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.scrollback import Scrollback

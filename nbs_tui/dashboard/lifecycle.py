@@ -16,10 +16,10 @@ from typing import Any
 from textual.app import App
 
 from nbs_tui.config import Settings
-from nbs_tui.controller import OperatorController
-from nbs_tui.core.agent_spec import NewAgent
-from nbs_tui.core.background import BackgroundSession
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.agent_spec import NewAgent
+from nbs_tui.core.fleet.background import BackgroundSession
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.operator.operator_controller import OperatorController
 
 REMEMBERED_CHECK_SECONDS = 3.0
 """After the start, when this server's remembered fleet is checked for agents that are gone (off

@@ -1,7 +1,7 @@
 """The backends' news, shown: what the fleet, tmux, the sidecar and Claude Code report becomes
-the pane state (`nbs_tui.core.pane_state.PaneState`) and the widgets that show it.
+the pane state (`nbs_tui.core.fleet.pane_state.PaneState`) and the widgets that show it.
 
-The bridge turns each report into a message (`nbs_tui.messages`); the app hands each to
+The bridge turns each report into a message (`nbs_tui.dashboard.messages`); the app hands each to
 `FleetNews`, which updates the state and repaints only what shows it: the fleet list's rows,
 the grid's borders, the status bar (connection, counts, meters, lease, hosts), the banner
 while tmux is away, and the message shown in place of the views while there is no pane.
@@ -21,12 +21,12 @@ from textual.app import App
 from textual.widgets import ContentSwitcher, Static
 
 from nbs_tui.config import Settings
-from nbs_tui.core.background import BackgroundSession
-from nbs_tui.core.hosts import HostState
-from nbs_tui.core.meters import describe_total, format_cost
-from nbs_tui.core.model import PaneId
-from nbs_tui.core.pane_state import PaneState, PaneStatus
-from nbs_tui.messages import (
+from nbs_tui.core.fleet.background import BackgroundSession
+from nbs_tui.core.fleet.host_spec import HostState
+from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.fleet.pane_state import PaneState, PaneStatus
+from nbs_tui.core.sidecar.meters import describe_total, format_cost
+from nbs_tui.dashboard.messages import (
     BackgroundSessionsChanged,
     ClaudeSignalsChanged,
     ConnectionChanged,

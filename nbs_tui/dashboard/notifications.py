@@ -18,8 +18,7 @@ from typing import Any
 from textual.app import App
 
 from nbs_tui.config import Settings
-from nbs_tui.controller import OperatorController
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
 from nbs_tui.notify import (
     OSC_PROTOCOLS,
@@ -28,6 +27,7 @@ from nbs_tui.notify import (
     parse_protocols,
     passthrough_problem,
 )
+from nbs_tui.operator.operator_controller import OperatorController
 from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.tmux.own import client_terminal, passthrough_state
 from nbs_tui.widgets.pane_text import project_name

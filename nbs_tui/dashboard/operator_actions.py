@@ -1,6 +1,6 @@
 """The dashboard's side of the operator's actions on panes: which pane, what to ask, what to show.
 
-The controller (`nbs_tui.controller.OperatorController`, no Textual) carries every action
+The controller (`nbs_tui.operator.operator_controller.OperatorController`, no Textual) carries every action
 out, off the UI thread, and says whether a pane is ready for it; this module picks the pane
 (the selected one, or the marked ones), asks what is needed first, and shows the outcome:
 - text, a key, pass-through: the send bar and pass-through (`nbs_tui.widgets.send_bar`) live
@@ -19,8 +19,8 @@ from typing import Any
 from textual.app import App, SuspendNotSupported
 from textual.containers import Container
 
-from nbs_tui.controller import OperatorController
-from nbs_tui.core.model import PaneInfo
+from nbs_tui.core.fleet.model import PaneInfo
+from nbs_tui.operator.operator_controller import OperatorController
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.widgets.filter_bar import OperatorFleetList
 from nbs_tui.widgets.pane_view import PaneView

@@ -20,9 +20,9 @@ from typing import Any
 from textual.app import App
 from textual.widgets import ContentSwitcher
 
-from nbs_tui.core.hosts import HostState
-from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.pane_state import PaneState
+from nbs_tui.core.fleet.host_spec import HostState
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.pane_state import PaneState
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.dashboard.history import ScrollbackReader
 from nbs_tui.tmux.port import FleetPort

@@ -6,11 +6,11 @@
   the entry point and the turn engine (keys, turns, autonomy, the clock); the rest is one
   module per concern:
 
-  - ``state``: the options and the state every layer shares (``AgentState``);
-  - ``screen``: the transcript and drawing a frame (``AgentScreen``);
+  - ``agent_state``: the options and the state every layer shares (``AgentState``);
+  - ``agent_screen``: the transcript and drawing a frame (``AgentScreen``);
   - ``turns``: the turn scripts (``TurnScripts``), with ``steps`` (``Work``, ``Menu``, ``Mode``)
     and ``tasks`` (the made-up work they talk about);
-  - ``terminal``: text widths, wrapping, painting rows, the tty (``Terminal``);
+  - ``demo_terminal``: text widths, wrapping, painting rows, the tty (``Terminal``);
   - ``palette``: Claude Code's colours, glyphs, verbs and timings;
   - ``side_files``: the status file, transcript and hook records Claude Code also writes.
 * ``launcher``: ``DemoFleet.start(agents=6)`` for ``nbs-tui demo`` and

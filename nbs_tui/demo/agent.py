@@ -73,6 +73,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from nbs_tui.demo.agent_state import PERMISSION_MODES, Options
+from nbs_tui.demo.demo_terminal import Terminal
 from nbs_tui.demo.palette import (
     BOLD,
     FRAME_INTERVAL,
@@ -86,15 +88,13 @@ from nbs_tui.demo.palette import (
     VERBS,
     format_duration,
 )
-from nbs_tui.demo.state import PERMISSION_MODES, Options
 from nbs_tui.demo.steps import Menu, Mode, Turn, Work
 from nbs_tui.demo.tasks import TIPS
-from nbs_tui.demo.terminal import Terminal
 from nbs_tui.demo.turns import TurnScripts
 
 
 class Agent(TurnScripts):
-    """The imitation: its state (``state.py``), drawing (``screen.py``) and turn scripts
+    """The imitation: its state (``agent_state.py``), drawing (``agent_screen.py``) and turn scripts
     (``turns.py``), driven here by keys, a turn engine and the clock."""
 
     def __init__(self, options: Options, terminal: Terminal, clock: Callable[[], float] = time.monotonic) -> None:

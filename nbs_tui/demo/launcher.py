@@ -48,8 +48,8 @@ from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
 
-from nbs_tui.core.chat import render_chat
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.control.chat import render_chat
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.errors import TmuxError
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from nbs_tui.demo.demo_terminal import Row
 from nbs_tui.demo.palette import RULE
-from nbs_tui.demo.terminal import Row
 
 
 class Mode(Enum):

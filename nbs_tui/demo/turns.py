@@ -10,7 +10,9 @@ import contextlib
 from collections.abc import Generator
 from pathlib import Path
 
-from nbs_tui.core.chat import ChatError
+from nbs_tui.core.control.chat import ChatError
+from nbs_tui.demo.agent_screen import AgentScreen, inline_code
+from nbs_tui.demo.demo_terminal import Row, Seg
 from nbs_tui.demo.palette import (
     BOLD,
     CLAUDE_LIGHT,
@@ -34,10 +36,8 @@ from nbs_tui.demo.palette import (
     WHITE,
     format_duration,
 )
-from nbs_tui.demo.screen import AgentScreen, inline_code
 from nbs_tui.demo.steps import Menu, Step, Turn, Work
 from nbs_tui.demo.tasks import BUSY_WIDE, BUSY_WORDS, CHIPS, DIFFS, NEW_CHATS
-from nbs_tui.demo.terminal import Row, Seg
 from nbs_tui.files.chat_io import create_chat, post_message, read_chat
 
 

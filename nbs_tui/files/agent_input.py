@@ -1,6 +1,6 @@
 """What ``nbs-tui new`` reads from this machine's files before anything starts.
 
-`prepare_local` checks a `nbs_tui.core.agent_spec.NewAgent` against the file system: the folder
+`prepare_local` checks a `nbs_tui.core.fleet.agent_spec.NewAgent` against the file system: the folder
 exists (and is resolved: the trust dialog names the real path), the prompt file or the worker's
 task file (``DIR/.nbs/workers/<NAME>.md``, typed whole: the file, never a summary) reads as text,
 a worktree's folder is in a git repository (Claude Code's ``-w`` refuses one that is not), and the
@@ -20,7 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from nbs_tui.core.agent_spec import NewAgent, SpecError, checked, command_words, worker_problem
+from nbs_tui.core.fleet.agent_spec import (
+    NewAgent,
+    SpecError,
+    checked,
+    command_words,
+    worker_problem,
+)
 from nbs_tui.files.registry_io import open_regular, read_at_most
 
 MAX_PROMPT = 1024 * 1024

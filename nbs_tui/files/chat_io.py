@@ -1,7 +1,7 @@
 """nbs-chat files on disk: read with NBS's retry rule, create and post under NBS's lock.
 
 The format and every decision about it (decode, unread counts, the header a post writes) live
-in :mod:`nbs_tui.core.chat`; this module only opens, locks, reads and replaces files.
+in :mod:`nbs_tui.core.control.chat`; this module only opens, locks, reads and replaces files.
 
 Writers hold an fcntl record lock on ``<chat>.lock``, write ``<chat>.tmp``, check its size
 against ``file-length`` and rename it over the chat; readers that see a length mismatch retry.
@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from nbs_tui.core.chat import (
+from nbs_tui.core.control.chat import (
     MAGIC,
     MAX_CHAT_BYTES,
     ChatError,

@@ -16,8 +16,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from nbs_tui.core.control import MAX_ARGUMENT, Verb
-from nbs_tui.core.registry import Registry, normalise
+from nbs_tui.core.control.control_commands import MAX_ARGUMENT, Verb
+from nbs_tui.core.control.registry import Registry, normalise
 from nbs_tui.files.control_events import ControlPlaneError, PlaneSnapshot
 from nbs_tui.files.registry_io import open_regular, read_text
 

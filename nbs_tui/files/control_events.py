@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from nbs_tui.core.chat import ChatSummary
-from nbs_tui.core.control import Outcome
-from nbs_tui.core.registry import RegistryEntry
+from nbs_tui.core.control.chat import ChatSummary
+from nbs_tui.core.control.control_commands import Outcome
+from nbs_tui.core.control.registry import RegistryEntry
 
 
 class HistoryEntry(NamedTuple):
@@ -139,7 +139,7 @@ class PollIntervalChanged:
 
 ControlEvent = SnapshotChanged | HistoryAppended | RegistryChanged | PauseChanged | PollIntervalChanged
 """What the control plane tells its listener. Its failures are not events: they go to its problem
-sink (`nbs_tui.core.problems`), as every backend's do."""
+sink (`nbs_tui.core.fleet.problems`), as every backend's do."""
 Listener = Callable[[ControlEvent], None]
 
 

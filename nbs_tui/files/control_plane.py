@@ -19,7 +19,7 @@ The plane thread takes typed commands (frozen dataclasses) from one queue. The l
 called **on the plane thread** with frozen-dataclass events. Every failure (a project's files
 that cannot be read or written, a pass that raised, a listener that raised) is reported to the
 ``problem(source, message)`` sink, source ``control plane``, and to nothing else (the one route:
-`nbs_tui.core.problems`); without a sink it goes to the log. Never printed under the UI. In a Textual
+`nbs_tui.core.fleet.problems`); without a sink it goes to the log. Never printed under the UI. In a Textual
 app, forward them to the UI thread: ``ControlPlane(settings, lambda e: app.post_message(
 ControlPlaneEvent(e)))`` (Textual's ``post_message`` is thread-safe) or use
 ``app.call_from_thread``. Never block in the listener. Query methods (:meth:`snapshot`,
@@ -42,10 +42,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from nbs_tui.config import Settings
-from nbs_tui.core.chat import ChatError, ChatMessage
-from nbs_tui.core.control import Verb
-from nbs_tui.core.inbox import DEFAULT_MAX_LINE
-from nbs_tui.core.problems import ProblemSink
+from nbs_tui.core.control.chat import ChatError, ChatMessage
+from nbs_tui.core.control.control_commands import Verb
+from nbs_tui.core.control.inbox import DEFAULT_MAX_LINE
+from nbs_tui.core.fleet.problems import ProblemSink
 from nbs_tui.files.chat_io import create_chat as io_create_chat
 from nbs_tui.files.chat_io import is_chat_file
 from nbs_tui.files.chat_io import post_message as io_post_message
@@ -81,7 +81,7 @@ from nbs_tui.files.control_events import (
 from nbs_tui.files.control_port import ControlPlanePort
 from nbs_tui.files.control_sync import PlaneSync
 from nbs_tui.files.control_watch import WATCH_STEP_MS
-from nbs_tui.logs import log_problem
+from nbs_tui.housekeeping.logs import log_problem
 
 __all__ = [
     "INBOX",
@@ -210,7 +210,7 @@ class ControlPlane(ControlPlanePort):
         self.operator_handle = operator_handle
         self._listener = listener
         self._problem: ProblemSink = problem or log_problem
-        """Where every failure goes (`nbs_tui.core.problems`); the log when nobody is given."""
+        """Where every failure goes (`nbs_tui.core.fleet.problems`); the log when nobody is given."""
         self._rescan_interval = rescan_interval
         self._queue: queue.Queue[_Command] = queue.Queue()
         self._pending: set[str] = set()

@@ -14,7 +14,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 
-from nbs_tui.core.chat import ChatFile, ChatMessage
+from nbs_tui.core.control.chat import ChatFile, ChatMessage
 from nbs_tui.files.control_events import HistoryEntry, PlaneSnapshot, ProjectSnapshot
 
 

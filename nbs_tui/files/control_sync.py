@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbs_tui.core.chat import ChatSummary, ChatTail
-from nbs_tui.core.control import Outcome, ParsedLine, Replay, Result, process_line
-from nbs_tui.core.inbox import InboxLine, InboxNotice
-from nbs_tui.core.registry import Registry, RegistryEntry
+from nbs_tui.core.control.chat import ChatSummary, ChatTail
+from nbs_tui.core.control.control_commands import Outcome, ParsedLine, Replay, Result, process_line
+from nbs_tui.core.control.inbox import InboxLine, InboxNotice
+from nbs_tui.core.control.registry import Registry, RegistryEntry
 from nbs_tui.files.atomic import stale_temp_files, write_atomic
 from nbs_tui.files.chat_io import summarise_from
 from nbs_tui.files.control_edit import HANDLE, INBOX, PAUSE, REGISTRY, inbox_path, registry_path
@@ -441,7 +441,7 @@ class PlaneSync:
         return registry
 
     def _replay(self, project: _Project, channel: _Channel) -> bool:
-        """Launch: replay the whole inbox from line 1 (see core.control.Replay), write once."""
+        """Launch: replay the whole inbox from line 1 (see core.control.control_commands.Replay), write once."""
         channel.replayed = True
         registry = self._current_registry(project, channel)
         before = registry.to_text()

@@ -11,8 +11,8 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from nbs_tui.core.chat import ChatMessage, ChatSummary, ReaderState
-from nbs_tui.core.control import Outcome
+from nbs_tui.core.control.chat import ChatMessage, ChatSummary, ReaderState
+from nbs_tui.core.control.control_commands import Outcome
 from nbs_tui.files.control_events import (
     ChannelSnapshot,
     EntryStatus,

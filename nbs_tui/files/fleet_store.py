@@ -1,8 +1,8 @@
 """The remembered fleet on disk: ``$XDG_STATE_HOME/nbs-tui/fleet-<key>.json``, one file per tmux server.
 
 The key is the service's (``default``, ``L-work``, ``S-_tmp_sock``; ``H-<host>-...`` for another
-host: `nbs_tui.core.fleet_memory.store_key`). The file is the JSON form of
-`nbs_tui.core.fleet_memory.FleetMemory` with a ``schema`` number, pretty-printed for a person.
+host: `nbs_tui.core.fleet.fleet_memory.store_key`). The file is the JSON form of
+`nbs_tui.core.fleet.fleet_memory.FleetMemory` with a ``schema`` number, pretty-printed for a person.
 
 * Written only when the memory changed (`FleetStore.update` returns whether it wrote), never on a
   timer, and always whole and atomically (a temporary file in the same folder, fsync, rename,
@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from nbs_tui.core.fleet_memory import (
+from nbs_tui.core.fleet.fleet_memory import (
     FleetMemory,
     MemoryFormatError,
     NewerSchemaError,
@@ -38,9 +38,9 @@ from nbs_tui.core.fleet_memory import (
     remember,
     store_key,
 )
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.files.atomic import write_atomic  # the one atomic writer
-from nbs_tui.logs import state_dir
+from nbs_tui.housekeeping.logs import state_dir
 
 MAX_FILE = 16 * 1024 * 1024
 """A memory file larger than this is not one (a fleet of 200 agents is ~200 KB)."""
@@ -148,7 +148,7 @@ class FleetStore:
     def remember(
         self, host: str, server: ServerAddress, instance: ServerInstance | None, windows: Iterable[RememberedWindow]
     ) -> bool:
-        """Fold what the server shows now into the memory (`nbs_tui.core.fleet_memory.remember`)
+        """Fold what the server shows now into the memory (`nbs_tui.core.fleet.fleet_memory.remember`)
         and write it if that changed it; True when it wrote."""
         if not self._loaded or _stat_key(self.path) != self._seen:
             self.load()  # first use, or another process wrote the file since

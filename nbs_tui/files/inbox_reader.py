@@ -1,5 +1,5 @@
 """Forward-only reading of an append-only control inbox: :class:`~nbs_tui.files.tail.TailReader`
-with inbox lines (:func:`nbs_tui.core.inbox.decode_line`) and notices as inbox notices.
+with inbox lines (:func:`nbs_tui.core.control.inbox.decode_line`) and notices as inbox notices.
 
 The reader never writes, truncates or locks the inbox, so agents appending to it are never
 disturbed; partial last lines, over-long lines, replacement, deletion and truncation are
@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import os
 
-from nbs_tui.core.inbox import DEFAULT_MAX_LINE, InboxItem, InboxLine, InboxNotice, decode_line
+from nbs_tui.core.control.inbox import (
+    DEFAULT_MAX_LINE,
+    InboxItem,
+    InboxLine,
+    InboxNotice,
+    decode_line,
+)
 from nbs_tui.files.tail import TailNotice, TailReader
 
 

@@ -1,4 +1,4 @@
-"""Publish an NBS bus event into a project's ``.nbs/events/`` (the format: `nbs_tui.core.nbs_events`).
+"""Publish an NBS bus event into a project's ``.nbs/events/`` (the format: `nbs_tui.core.control.nbs_events`).
 
 Atomic as NBS's own ``bus_publish``: the event is written whole to a temporary file in the same
 folder, synced, then renamed to its ``.event`` name, so a reader never sees half of one. The
@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from nbs_tui.core.nbs_events import BusEvent, event_file_name, event_text
+from nbs_tui.core.control.nbs_events import BusEvent, event_file_name, event_text
 from nbs_tui.files.atomic import write_atomic  # the one atomic writer
 
 _names = threading.Lock()
@@ -38,7 +38,7 @@ def publish(
 ) -> Path:
     """Write ``event`` into the events folder ``folder``; returns the event file's path.
 
-    Raises `nbs_tui.core.nbs_events.EventError` for an event NBS could not read, OSError when the
+    Raises `nbs_tui.core.control.nbs_events.EventError` for an event NBS could not read, OSError when the
     folder is missing or not writable (nothing is left behind). ``before_replace`` is called with
     the temporary file's name just before the rename (tests look at the folder then)."""
     events = Path(folder)

@@ -1,6 +1,6 @@
 """The process tree as Linux's ``/proc`` shows it: a process's children, read from each of its
 tasks' ``children`` file (a few reads for a pane's tree, not a pass over every process of the
-machine). The walk itself is `nbs_tui.core.process_tree.walk`; `tree` is that walk over here.
+machine). The walk itself is `nbs_tui.core.fleet.process_tree.walk`; `tree` is that walk over here.
 
 A process that ended meanwhile simply has no children. A read that failed for want of
 resources (file descriptors, memory) says nothing about the process, only about us: it raises
@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from nbs_tui.core.process_tree import walk
+from nbs_tui.core.fleet.process_tree import walk
 
 PROC = Path("/proc")
 

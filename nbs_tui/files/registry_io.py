@@ -2,7 +2,7 @@
 file with `nbs_tui.files.atomic.write_atomic` (a crash at any moment leaves the old or the new
 registry on disk, never a torn one). A FIFO or a device where a control file belongs is refused
 rather than read (a plain ``open`` of a FIFO blocks forever). The registry's lines themselves
-are :mod:`nbs_tui.core.registry`.
+are :mod:`nbs_tui.core.control.registry`.
 """
 
 from __future__ import annotations

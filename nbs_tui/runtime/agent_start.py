@@ -4,13 +4,13 @@
 prompt read) and, through the server's one command path (`TmuxServerCommands`, no other tmux
 process): refuses a NAME already used on the server; makes the window (a new session when
 SESSION is missing, which also starts a server that is not running); claims the pane for the
-start; shows each screen to a `nbs_tui.core.startup.StartupGuide` and presses what it says;
+start; shows each screen to a `nbs_tui.core.detection.startup.StartupGuide` and presses what it says;
 types the prompt once the input box is ready, whole (a bracketed paste: newlines stay newlines)
 and presses Enter exactly once; releases the claim and reads the Claude Code session id.
 
 Who types. The sidecar's lease holder (service or dashboard) types polls into agent panes; a
 ``new`` run types the first prompt. Both never mix in a pane because of the **start claim**
-(``@nbs_starting TOKEN DEADLINE`` on the new pane, `nbs_tui.core.lease.START_CLAIM_OPTION`):
+(``@nbs_starting TOKEN DEADLINE`` on the new pane, `nbs_tui.core.sidecar.lease_rules.START_CLAIM_OPTION`):
 
 * ``new`` sets it right after the window is made (the agent is not even drawn yet; a holder
   polls only after ``poll_interval`` of idleness it saw itself) and every key ``new`` sends is
@@ -44,7 +44,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from nbs_tui.core.agent_spec import (
+from nbs_tui.core.detection.detect import detect_text
+from nbs_tui.core.detection.startup import (
+    START_TIMEOUT,
+    PressKey,
+    Ready,
+    StartupExpectation,
+    StartupGuide,
+    Stop,
+)
+from nbs_tui.core.fleet.agent_spec import (
     ASSUMED_FLAGS,
     BYPASS,
     CLAUDE_SESSION_ENV,
@@ -56,18 +65,9 @@ from nbs_tui.core.agent_spec import (
     launch_for,
     server_env_unsets,
 )
-from nbs_tui.core.background import BackgroundSession, attach_argv
-from nbs_tui.core.detect import detect_text
-from nbs_tui.core.lease import INFLIGHT_OPTION, START_CLAIM_OPTION, StartClaim
-from nbs_tui.core.model import AgentState, PaneId
-from nbs_tui.core.startup import (
-    START_TIMEOUT,
-    PressKey,
-    Ready,
-    StartupExpectation,
-    StartupGuide,
-    Stop,
-)
+from nbs_tui.core.fleet.background import BackgroundSession, attach_argv
+from nbs_tui.core.fleet.model import AgentState, PaneId
+from nbs_tui.core.sidecar.lease_rules import INFLIGHT_OPTION, START_CLAIM_OPTION, StartClaim
 from nbs_tui.files.agent_input import PreparedAgent
 from nbs_tui.runtime.fleet_keeper import WORKER_BUS_OPTION, WORKER_OPTION
 from nbs_tui.runtime.host_agent import AgentHost, LocalAgentHost, SshAgentHost

@@ -21,7 +21,7 @@ file, command line and folder are read where it runs (the starter's `AgentHost`:
 `nbs_tui.runtime.host_agent`).
 
 Each stop or restart, done or failed, is told to every view of the server (`tell_views`: the
-server's lifecycle ring, `nbs_tui.core.relay.LIFECYCLE_OPTION`), whoever did it: ``nbs-tui
+server's lifecycle ring, `nbs_tui.core.sidecar.relay.LIFECYCLE_OPTION`), whoever did it: ``nbs-tui
 stop`` or any dashboard. Every dashboard and ``--headless`` reads it with its sidecar's switches
 and shows it as an event ``by`` that process.
 """
@@ -35,7 +35,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from nbs_tui.core.agent_spec import (
+from nbs_tui.core.detection.detect import detect_text
+from nbs_tui.core.detection.startup import StartupExpectation
+from nbs_tui.core.fleet.agent_spec import (
     BYPASS,
     ClaudeLaunch,
     agent_command,
@@ -43,9 +45,7 @@ from nbs_tui.core.agent_spec import (
     launch_from_args,
     start_command_words,
 )
-from nbs_tui.core.detect import detect_text
-from nbs_tui.core.model import AgentState, PaneId
-from nbs_tui.core.startup import StartupExpectation
+from nbs_tui.core.fleet.model import AgentState, PaneId
 from nbs_tui.runtime.agent_start import AgentStarter, StartStopped
 from nbs_tui.runtime.host_agent import AgentHost, RunningClaude
 from nbs_tui.sidecar.pane_options import announce_lifecycle

@@ -10,7 +10,7 @@ there, it runs ``claude_command agents --json`` every `POLL_EVERY` seconds and w
 when they changed. A reply that cannot be read, a non-zero exit or a timeout is one problem line
 (said once until it changes or a good reply comes), and the last list stays.
 
-The version's answers are read by the pure `nbs_tui.core.background`; docs/lifecycle.md,
+The version's answers are read by the pure `nbs_tui.core.fleet.background`; docs/lifecycle.md,
 "Background sessions", has what was measured.
 """
 
@@ -21,8 +21,8 @@ import subprocess
 import threading
 from collections.abc import Callable, Sequence
 
-from nbs_tui.core.agent_spec import SpecError, command_words
-from nbs_tui.core.background import (
+from nbs_tui.core.fleet.agent_spec import SpecError, command_words
+from nbs_tui.core.fleet.background import (
     NO_SUPPORT,
     BackgroundSession,
     BackgroundSupport,

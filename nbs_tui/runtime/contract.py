@@ -16,15 +16,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from nbs_tui.claude.watcher import ClaudeFacts
-from nbs_tui.core.lease import LeaseValue
-from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.problems import ProblemSink
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.problems import ProblemSink
+from nbs_tui.core.sidecar.lease_rules import LeaseValue
 from nbs_tui.files.control_plane import ControlEvent
 from nbs_tui.sidecar.runner import SidecarEvent
 from nbs_tui.tmux.port import FleetListener, FleetPort
 
 if TYPE_CHECKING:
-    from nbs_tui.core.sidecar import SidecarStatus
+    from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
     from nbs_tui.sidecar.runner import SidecarSnapshot
 
 SEED_TIMEOUT = 5.0

@@ -25,10 +25,10 @@ from typing import Any
 
 from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.config import Settings
-from nbs_tui.core.background import BackgroundSession
-from nbs_tui.core.hosts import HostState
-from nbs_tui.core.lease import LeaseValue
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.background import BackgroundSession
+from nbs_tui.core.fleet.host_spec import HostState
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.sidecar.lease_rules import LeaseValue
 from nbs_tui.files.control_plane import ControlEvent
 from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime

@@ -38,16 +38,16 @@ from pathlib import Path
 
 from nbs_tui.claude.status import config_dirs_of
 from nbs_tui.claude.watcher import ClaudeFacts
-from nbs_tui.core.agent_spec import launch_from_args, start_command_words
-from nbs_tui.core.fleet_memory import (
+from nbs_tui.core.control.nbs_events import worker_died
+from nbs_tui.core.fleet.agent_spec import launch_from_args, start_command_words
+from nbs_tui.core.fleet.fleet_memory import (
     RememberedAgent,
     RememberedPane,
     RememberedWindow,
     ServerInstance,
 )
-from nbs_tui.core.model import PaneId, ServerAddress
-from nbs_tui.core.nbs_events import worker_died
-from nbs_tui.core.stuck import Liveness
+from nbs_tui.core.fleet.model import PaneId, ServerAddress
+from nbs_tui.core.sidecar.stuck_agents import Liveness
 from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.files.nbs_bus import publish
 from nbs_tui.files.proc import cmdline

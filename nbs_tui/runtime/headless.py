@@ -18,7 +18,7 @@ object on stdout::
 plus ``start`` (with the watched ``hosts``)/``stop``, ``connection`` (tmux lost or back), one ``error`` line for every problem
 a backend reports (with its ``source``: ``tmux``, ``sidecar``, ``sidecar lease``, ``control
 plane``, ``Claude Code signals``, ``action log``, ``log file``...; the same line goes to the log
-file: `nbs_tui.core.problems`), and the control plane's events (``registry-changed``,
+file: `nbs_tui.core.fleet.problems`), and the control plane's events (``registry-changed``,
 ``pause-changed``, ``poll-interval``, ``control-history``), and ``lease`` when the
 server's sidecar lease changes hands (``acting``: this process now acts; docs/lease.md). With
 several hosts, pane ids of a host other than this one are qualified (``"pane": "hosta:%3"``) and
@@ -41,11 +41,11 @@ from typing import IO, Any
 
 from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.config import Settings
-from nbs_tui.core.hosts import HostState
-from nbs_tui.core.lease import Lease, LeaseValue
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.host_spec import HostState
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.notify import NotifyKind
-from nbs_tui.core.text import json_line_safe
+from nbs_tui.core.screen.text import json_line_safe
+from nbs_tui.core.sidecar.lease_rules import Lease, LeaseValue
 from nbs_tui.files.control_plane import ControlEvent, event_as_json
 from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Protocol
 
 from nbs_tui.claude.status import find_claude_process, subtree_table
-from nbs_tui.core.agent_spec import ASSUMED_FLAGS, ClaudeFlags
-from nbs_tui.core.nbs_events import BusEvent, event_file_name, event_text
-from nbs_tui.core.text import loads_json
+from nbs_tui.core.control.nbs_events import BusEvent, event_file_name, event_text
+from nbs_tui.core.fleet.agent_spec import ASSUMED_FLAGS, ClaudeFlags
+from nbs_tui.core.screen.text import loads_json
 from nbs_tui.files.nbs_bus import publish
 from nbs_tui.files.proc import cmdline
 from nbs_tui.tmux.errors import TmuxError

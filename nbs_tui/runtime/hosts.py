@@ -5,14 +5,14 @@ its sidecar), built from the same settings narrowed to that host, so a host acts
 own lease and a slow or dead host touches nothing of the others: every host has its own threads,
 and the UI reads screens that are simply not updated. What the app and ``--headless`` see is
 one fleet of qualified pane ids (``hosta:%3``; the local host keeps ``%3``:
-`nbs_tui.core.hosts.qualify_pane_id`):
+`nbs_tui.core.fleet.host_spec.qualify_pane_id`):
 
 * `HostsHub` takes each host's news on that host's threads, qualifies pane ids, keeps each
   host's last pane list (an offline host keeps its last view) and hands the runtime's listener
   the whole fleet in host order, the connection as a whole (connected while any host is) and,
   to a listener that has ``hosts_changed``, every host's connection and lease (`HostState`);
   each host's problems go, named by host, to the dashboard runtime's problem sink (which logs
-  them and tells the listener: `nbs_tui.core.problems`);
+  them and tells the listener: `nbs_tui.core.fleet.problems`);
 * `HostsFleet` is the `FleetPort` over the hosts' fleets: it routes a qualified id to its host;
 * `HostsSidecar` is what the app and the operator ask of the sidecars, routed the same way;
 * `HostsTmux` routes the operator's own tmux commands (pane checks, pastes) to the pane's host.
@@ -32,10 +32,10 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nbs_tui.config import Settings
-from nbs_tui.core.hosts import LOCAL, HostSpec, HostState, qualify_pane_id, split_pane_id
-from nbs_tui.core.lease import LeaseValue, describe_holder
-from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.problems import ProblemSink
+from nbs_tui.core.fleet.host_spec import LOCAL, HostSpec, HostState, qualify_pane_id, split_pane_id
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.problems import ProblemSink
+from nbs_tui.core.sidecar.lease_rules import LeaseValue, describe_holder
 from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions, SidecarRole
 from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.sidecar.runner import EMPTY_SNAPSHOT, SidecarEvent, SidecarRunner, SidecarSnapshot
@@ -44,9 +44,9 @@ from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory
 
 if TYPE_CHECKING:
     from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
-    from nbs_tui.core.screen import PaneScreen
-    from nbs_tui.core.screen_rows import CapturedScreen
-    from nbs_tui.core.sidecar import SidecarStatus
+    from nbs_tui.core.screen.pane_screen import PaneScreen
+    from nbs_tui.core.screen.screen_rows import CapturedScreen
+    from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
     from nbs_tui.files.control_plane import ControlEvent, ControlPlanePort
     from nbs_tui.runtime.remote_plane import HostsControl
 
@@ -308,7 +308,7 @@ class HostsSidecar:
 
 class HostsTmux:
     """The operator's own tmux commands (pane checks, pastes), each run on the pane's host
-    (`nbs_tui.actions.PaneCommands`)."""
+    (`nbs_tui.operator.pane_actions.PaneCommands`)."""
 
     def __init__(self, by_host: Mapping[str, TmuxServerCommands]) -> None:
         self.by_host = dict(by_host)

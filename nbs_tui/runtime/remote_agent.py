@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from nbs_tui.core.agent_spec import (
+from nbs_tui.core.fleet.agent_spec import (
     ClaudeFlags,
     NewAgent,
     SpecError,

@@ -33,9 +33,9 @@ from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from nbs_tui.config import Settings
-from nbs_tui.core.chat import ChatFile, ChatMessage, parse_chat, parse_cursors
-from nbs_tui.core.problems import ProblemSink
-from nbs_tui.core.text import loads_json
+from nbs_tui.core.control.chat import ChatFile, ChatMessage, parse_chat, parse_cursors
+from nbs_tui.core.fleet.problems import ProblemSink
+from nbs_tui.core.screen.text import loads_json
 from nbs_tui.files.chat_io import read_settled
 from nbs_tui.files.control_events import (
     HISTORY_KEEP,
@@ -60,7 +60,7 @@ from nbs_tui.files.control_wire import (
 from nbs_tui.files.registry_io import open_regular
 
 if TYPE_CHECKING:
-    from nbs_tui.core.hosts import HostSpec
+    from nbs_tui.core.fleet.host_spec import HostSpec
     from nbs_tui.tmux.ssh import SshTmuxRunner
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""``nbs-tui restore``: carry out `nbs_tui.core.restore`'s plan through the tmux command path.
+"""``nbs-tui restore``: carry out `nbs_tui.core.fleet.restore`'s plan through the tmux command path.
 
 `gather` reads what the plan needs on this machine: the remembered fleet (`FleetStore`), the
 server running now (its run and windows, one tmux command line), the conversations live now (the
@@ -26,23 +26,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nbs_tui.claude.status import is_alive, read_status_file
-from nbs_tui.core.agent_spec import (
+from nbs_tui.core.detection.startup import StartupExpectation
+from nbs_tui.core.fleet.agent_spec import (
     BYPASS,
     ClaudeFlags,
     agent_command,
     command_words,
     server_env_unsets,
 )
-from nbs_tui.core.fleet_memory import (
+from nbs_tui.core.fleet.fleet_memory import (
     FleetMemory,
     RememberedWindow,
     ServerInstance,
     fleet_to_restore,
     forget_restored,
 )
-from nbs_tui.core.hosts import LOCAL
-from nbs_tui.core.model import PaneId, ServerAddress
-from nbs_tui.core.restore import (
+from nbs_tui.core.fleet.host_spec import LOCAL
+from nbs_tui.core.fleet.model import PaneId, ServerAddress
+from nbs_tui.core.fleet.restore import (
     HostChecks,
     LiveServer,
     LiveWindow,
@@ -52,7 +53,6 @@ from nbs_tui.core.restore import (
     plan_restore,
     sessions_in_agents_json,
 )
-from nbs_tui.core.startup import StartupExpectation
 from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.runtime.agent_start import AgentStarter, StartStopped, read_flags
 from nbs_tui.tmux.commands import TmuxServerCommands

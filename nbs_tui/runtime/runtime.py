@@ -26,7 +26,7 @@ Claude signals get every pane, the control plane the working directories of the 
 (only when they changed).
 
 Problems. Every backend reports its failures through one sink, `Runtime.problem` (the one route:
-`nbs_tui.core.problems`): the control plane (a remote one too), Claude signals, the fleet, the
+`nbs_tui.core.fleet.problems`): the control plane (a remote one too), Claude signals, the fleet, the
 lease and the operator's controller call it directly, the sidecar's ``error`` events and a lost
 tmux server are turned into it here. It writes one line to the log file and tells the listener
 (the app lists and counts them and notifies; headless prints an ``error`` line with the source).
@@ -57,13 +57,13 @@ from typing import TypeVar
 
 from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
 from nbs_tui.config import Settings
-from nbs_tui.core.hosts import LOCAL, HostSpec
-from nbs_tui.core.lease import Lease, LeaseValue
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.host_spec import LOCAL, HostSpec
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.sidecar.lease_rules import Lease, LeaseValue
 from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
 from nbs_tui.files.fleet_store import FleetStore
-from nbs_tui.logs import log_problem, report_failures, state_dir
-from nbs_tui.memory import MemoryTrimmer
+from nbs_tui.housekeeping.logs import log_problem, report_failures, state_dir
+from nbs_tui.housekeeping.memory import MemoryTrimmer
 from nbs_tui.push import PushSender
 from nbs_tui.runtime.background_poll import BackgroundPoller
 from nbs_tui.runtime.contract import (
@@ -81,8 +81,8 @@ from nbs_tui.sidecar.notices import EventNotices
 from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.port import FleetPort
-from nbs_tui.tmux.runner import TmuxRunner
 from nbs_tui.tmux.ssh import SshTmuxRunner, runner_for
+from nbs_tui.tmux.tmux_runner import TmuxRunner
 
 log = logging.getLogger(__name__)
 

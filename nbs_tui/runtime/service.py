@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from nbs_tui.config import Settings
-from nbs_tui.core.lease import LEASE_OPTION, ForeignLease, Lease, parse_lease
-from nbs_tui.core.model import ServerAddress, server_key
-from nbs_tui.logs import state_dir
+from nbs_tui.core.fleet.model import ServerAddress, server_key
+from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION, ForeignLease, Lease, parse_lease
+from nbs_tui.housekeeping.logs import state_dir
 from nbs_tui.runtime.service_starter import sidecar_flags
 from nbs_tui.server_options import add_server_options
 from nbs_tui.tmux.commands import TmuxServerCommands

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ tmux option), and `pane_options` (the switches every view writes and the state t
 publishes, as tmux options).
 
 The decisions themselves are pure and live in the core, where tests hold them without tmux:
-`nbs_tui.core.sidecar` (the per-pane state machine), `nbs_tui.core.lease` (the lease's rules),
-`nbs_tui.core.relay` (actions relayed to viewers), `nbs_tui.core.stuck` and
-`nbs_tui.core.limits`. This room carries them out.
+`nbs_tui.core.sidecar.pane_sidecar` (the per-pane state machine), `nbs_tui.core.sidecar.lease_rules` (the lease's rules),
+`nbs_tui.core.sidecar.relay` (actions relayed to viewers), `nbs_tui.core.sidecar.stuck_agents` and
+`nbs_tui.core.detection.usage_limits`. This room carries them out.
 
 May import: the pure core, the ports (`nbs_tui.tmux`, `nbs_tui.claude`), config and logs.
 Never the runtime that wires it, nor the UI (import-linter contracts in pyproject.toml).

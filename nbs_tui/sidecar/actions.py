@@ -1,4 +1,4 @@
-"""Carrying out what a pane's sidecar decided (`nbs_tui.core.sidecar`'s typed actions): events
+"""Carrying out what a pane's sidecar decided (`nbs_tui.core.sidecar.pane_sidecar`'s typed actions): events
 for what it saw, the control plane for a ``\\nbs-`` line, and the typing handshake (type the
 text, press Enter, pick a plan option), each after a look at the live screen (`LivePane`).
 """
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import logging
 
-from nbs_tui.core.detect import detection_as_json
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.detection.detect import detection_as_json
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.notify import question_line
-from nbs_tui.core.sidecar import (
+from nbs_tui.core.sidecar.pane_sidecar import (
     Action,
     InjectPoll,
     Notice,

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from nbs_tui.core.model import PaneId
-from nbs_tui.core.sidecar import SidecarStatus
-from nbs_tui.core.stuck import StuckStatus
+from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
+from nbs_tui.core.sidecar.stuck_agents import StuckStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,7 @@ def event_kinds() -> Mapping[str, str]:
         "agent-ended": "the agent's process exited or its tmux pane is gone (liveness: exited, gone)",
         "status": "per-pane status changed (not printed by --headless)",
         "error": "a tmux call or the control plane failed",
-        "meters": "an agent's meters as the sidecar lease holder published them (meters: nbs_tui.core.meters.Meters or null; not printed by --headless)",
+        "meters": "an agent's meters as the sidecar lease holder published them (meters: nbs_tui.core.sidecar.meters.Meters or null; not printed by --headless)",
         "stop": "another process (nbs-tui stop, another dashboard) stopped an agent (result: sent, failed; pane, target, text: how, reason, by)",
         "restart": "another process (nbs-tui restart, another dashboard) restarted an agent in place (result, pane, target, text: claude --resume ID, reason, by)",
         "relay": "actions of the sidecar lease holder were missed between two reads (poll, plan-select, nudge and escalate events of another process carry its by)",

@@ -1,4 +1,4 @@
-"""The sidecar lease kept in the tmux server (design: docs/lease.md; rules: `nbs_tui.core.lease`).
+"""The sidecar lease kept in the tmux server (design: docs/lease.md; rules: `nbs_tui.core.sidecar.lease_rules`).
 
 `LeaseClient` reads and compare-and-sets the server option with plain ``tmux`` commands:
 ``if-shell -F '#{==:#{@nbs_sidecar},EXPECTED}' 'set-option -s @nbs_sidecar NEW' ; display -p``.
@@ -27,7 +27,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from nbs_tui.core.lease import (
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.lease_rules import (
     DEFAULT_TTL,
     LEASE_OPTION,
     RENEW_FRACTION,
@@ -43,7 +44,6 @@ from nbs_tui.core.lease import (
     renew_due,
     too_old,
 )
-from nbs_tui.core.model import ServerAddress
 from nbs_tui.tmux.commands import Guard, TmuxServerCommands, command_line
 from nbs_tui.tmux.port import TmuxCommandError, TmuxError, TmuxUnavailable
 

@@ -19,16 +19,16 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
-from nbs_tui.core.lease import (
+from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.fleet.pane_state import EventLike
+from nbs_tui.core.notify import NotifyKind
+from nbs_tui.core.sidecar.lease_rules import (
     Lease,
     LeaseValue,
     PaneSwitches,
     answered,
 )
-from nbs_tui.core.model import PaneId
-from nbs_tui.core.notify import NotifyKind
-from nbs_tui.core.pane_state import EventLike
-from nbs_tui.core.relay import (
+from nbs_tui.core.sidecar.relay import (
     RELAYED_KINDS,
     RelayedAction,
     RelayNews,
@@ -200,7 +200,7 @@ class SidecarLease:
             log.info("pane state not published: %s", error)
         self.flush_actions()
 
-    # -- the holder's actions, relayed to every view (nbs_tui.core.relay) ----------------------
+    # -- the holder's actions, relayed to every view (nbs_tui.core.sidecar.relay) ----------------------
 
     def record(self, event: ActionEvent) -> None:
         """The runner did or tried something in a pane: relay it if it is an action of the
@@ -253,7 +253,7 @@ class SidecarLease:
 
     def take_lifecycle(self) -> list[RelayedAction]:
         """Stops and restarts by another process (a CLI run, another dashboard) since the last
-        call, oldest first (`nbs_tui.core.relay.LIFECYCLE_OPTION`)."""
+        call, oldest first (`nbs_tui.core.sidecar.relay.LIFECYCLE_OPTION`)."""
         news, self._lifecycle_news = self._lifecycle_news, []
         return news
 

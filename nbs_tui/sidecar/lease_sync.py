@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 
-from nbs_tui.core.lease import inflight_erase_count
-from nbs_tui.core.meters import Meters
-from nbs_tui.core.meters_relay import encode_meters
-from nbs_tui.core.model import AgentState, PaneId
-from nbs_tui.core.stuck import Phase
+from nbs_tui.core.fleet.model import AgentState, PaneId
+from nbs_tui.core.sidecar.lease_rules import inflight_erase_count
+from nbs_tui.core.sidecar.meters import Meters
+from nbs_tui.core.sidecar.meters_relay import encode_meters
+from nbs_tui.core.sidecar.stuck_agents import Phase
 from nbs_tui.sidecar.events import SidecarEvent
 from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.sidecar.live import LivePane

@@ -1,4 +1,4 @@
-"""Usage limits (`nbs_tui.core.limits`): each tick feeds every agent's limit, if any, to one
+"""Usage limits (`nbs_tui.core.detection.usage_limits`): each tick feeds every agent's limit, if any, to one
 fleet-wide `ResumePlanner`; no poll and no nudge reach a ``limited`` agent (its detection is not
 safe to type into). With ``limit_resume`` on, once a reset has passed (plus a margin) the
 planner names one agent per ``limit_resume_stagger`` seconds (a 2.1.1xx limit menu is first
@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from nbs_tui.action_log import ActionRecord, Outcome
 from nbs_tui.config import Settings
-from nbs_tui.core.limits import LimitEvent, ResumeConfig, is_wait_option
-from nbs_tui.core.model import AgentState, PaneId, PaneInfo
-from nbs_tui.core.sidecar import InjectPoll
+from nbs_tui.core.detection.usage_limits import LimitEvent, ResumeConfig, is_wait_option
+from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
+from nbs_tui.core.sidecar.pane_sidecar import InjectPoll
+from nbs_tui.operator.action_log import ActionRecord, Outcome
 from nbs_tui.sidecar.live import LivePane
 from nbs_tui.sidecar.state import _Tracked
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable

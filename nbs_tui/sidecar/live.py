@@ -7,10 +7,10 @@ giving the guard (`_guard`: fenced by its token in tmux, typed text marked in fl
 
 from __future__ import annotations
 
-from nbs_tui.core.detect import FLAG_CONTEXT_PRESSURE, detect_lines
-from nbs_tui.core.model import AgentState, Detection, PaneId, PaneInfo
-from nbs_tui.core.screen_rows import screen_lines_and_faint
-from nbs_tui.core.sidecar import Action, InjectPoll, SelectPlanOption, SubmitPoll
+from nbs_tui.core.detection.detect import FLAG_CONTEXT_PRESSURE, detect_lines
+from nbs_tui.core.fleet.model import AgentState, Detection, PaneId, PaneInfo
+from nbs_tui.core.screen.screen_rows import screen_lines_and_faint
+from nbs_tui.core.sidecar.pane_sidecar import Action, InjectPoll, SelectPlanOption, SubmitPoll
 from nbs_tui.sidecar.state import RunnerState
 from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.port import PaneGone

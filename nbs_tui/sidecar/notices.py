@@ -9,7 +9,7 @@ it as push notifications (`nbs_tui.push`).
 from __future__ import annotations
 
 from nbs_tui.config import Settings
-from nbs_tui.core.model import PaneId
+from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.core.notify import Notification, NotifyDecider, NotifyKind, parse_kinds
 from nbs_tui.sidecar.events import SidecarEvent
 

@@ -22,7 +22,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from typing import Any
 
-from nbs_tui.core.model import PaneId
+from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.sidecar.state import RunnerState
 
 FORCE_POLL_WAIT = 6.0

@@ -3,7 +3,7 @@
 The holder publishes ``@nbs_state``, ``@nbs_needs`` and ``@nbs_since`` on each agent pane
 (`PaneOptionsPublisher`): only what changed, as one tmux command line for many panes, so
 ``tmux list-panes -F '#{pane_id} #{@nbs_state}'``, a status line or a script can read them.
-The holder also keeps each pane's last actions in ``@nbs_actions`` (`nbs_tui.core.relay`),
+The holder also keeps each pane's last actions in ``@nbs_actions`` (`nbs_tui.core.sidecar.relay`),
 read by every view in the same ``list-panes``. Every view (holder or not) writes the per-pane switches, poll requests and the pause into
 options too (`SidecarSwitches`), and the holder reads them all with one ``list-panes`` a tick:
 no port, no file, and the same over ssh. All calls block for one tmux round trip.
@@ -15,7 +15,9 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from nbs_tui.core.lease import (
+from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.notify import NotifyKind, decode_kinds, encode_kinds
+from nbs_tui.core.sidecar.lease_rules import (
     INFLIGHT_OPTION,
     MUTE_OPTION,
     PAUSE_OPTION,
@@ -30,11 +32,9 @@ from nbs_tui.core.lease import (
     parse_start_claim,
     parse_switch,
 )
-from nbs_tui.core.meters import Meters
-from nbs_tui.core.meters_relay import METERS_OPTION, parse_meters
-from nbs_tui.core.model import PaneId
-from nbs_tui.core.notify import NotifyKind, decode_kinds, encode_kinds
-from nbs_tui.core.relay import (
+from nbs_tui.core.sidecar.meters import Meters
+from nbs_tui.core.sidecar.meters_relay import METERS_OPTION, parse_meters
+from nbs_tui.core.sidecar.relay import (
     ACTIONS_OPTION,
     LIFECYCLE_OPTION,
     LIFECYCLE_SEQ_OPTION,
@@ -57,7 +57,7 @@ class PublishedState:
     since: int = 0
     """Wall time (the holder's clock) the state began, in seconds."""
     meters: str = ""
-    """The agent's meters, encoded (`nbs_tui.core.meters_relay.encode_meters`)."""
+    """The agent's meters, encoded (`nbs_tui.core.sidecar.meters_relay.encode_meters`)."""
 
     def options(self) -> tuple[str, ...]:
         """Values in the order of `PUBLISHED_OPTIONS`."""
@@ -230,7 +230,7 @@ class SidecarSwitches:
         self.commands.run_many([option_command(pane_id, POLL_ANSWER_OPTION, answer)])
 
     def write_actions(self, rings: Mapping[PaneId, Sequence[RelayedAction]]) -> int:
-        """The holder's relayed actions (`nbs_tui.core.relay`), all panes in as few tmux runs as
+        """The holder's relayed actions (`nbs_tui.core.sidecar.relay`), all panes in as few tmux runs as
         fit; the number of runs."""
         lines = [option_command(p, ACTIONS_OPTION, encode_ring(ring)) for p, ring in rings.items()]
         return self.commands.run_batched(lines) if lines else 0
@@ -265,7 +265,7 @@ LIFECYCLE_TRIES = 5
 def announce_lifecycle(
     commands: TmuxServerCommands, at: float, kind: str, by: str, message: str, data: Sequence[tuple[str, object]]
 ) -> bool:
-    """Append one lifecycle action (``stop``, ``restart``: `nbs_tui.core.relay.LIFECYCLE_KINDS`) to
+    """Append one lifecycle action (``stop``, ``restart``: `nbs_tui.core.sidecar.relay.LIFECYCLE_KINDS`) to
     the server's ring, which every view reads with its switches: numbered after the last, written
     only while no other writer appended meanwhile (a compare-and-set on `LIFECYCLE_SEQ_OPTION`,
     one step inside tmux); False when that lost `LIFECYCLE_TRIES` times. Raises tmux's errors."""

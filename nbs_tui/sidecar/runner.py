@@ -31,17 +31,17 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from nbs_tui.action_log import ActionLog
 from nbs_tui.claude.monitor import AgentMonitor, FactsSource
 from nbs_tui.config import Settings
-from nbs_tui.core.detect import detect_lines
-from nbs_tui.core.limits import ResumePlanner
-from nbs_tui.core.meters import Meters
-from nbs_tui.core.model import AgentState, PaneId, PaneInfo
-from nbs_tui.core.screen import PaneScreen
-from nbs_tui.core.screen_rows import CapturedScreen, screen_lines_and_faint
-from nbs_tui.core.sidecar import PaneSidecar, SidecarConfig, SidecarStatus
-from nbs_tui.core.stuck import StuckStatus
+from nbs_tui.core.detection.detect import detect_lines
+from nbs_tui.core.detection.usage_limits import ResumePlanner
+from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
+from nbs_tui.core.screen.pane_screen import PaneScreen
+from nbs_tui.core.screen.screen_rows import CapturedScreen, screen_lines_and_faint
+from nbs_tui.core.sidecar.meters import Meters
+from nbs_tui.core.sidecar.pane_sidecar import PaneSidecar, SidecarConfig, SidecarStatus
+from nbs_tui.core.sidecar.stuck_agents import StuckStatus
+from nbs_tui.operator.action_log import ActionLog
 from nbs_tui.sidecar.actions import ActionCarrier
 from nbs_tui.sidecar.events import EMPTY_SNAPSHOT, SidecarEvent, SidecarSnapshot, event_kinds
 from nbs_tui.sidecar.limits import resume_config, zone
@@ -125,7 +125,7 @@ class SidecarRunner(ActionCarrier, StuckWatch, OperatorQueue):
         self.monitor = AgentMonitor(signals, settings)
         """Fusion with Claude Code's signals and the stuck watch (nudge, escalate, ended)."""
         self.limits = ResumePlanner(resume_config(settings), zone)
-        """The fleet's usage limits and who is resumed when (`nbs_tui.core.limits`)."""
+        """The fleet's usage limits and who is resumed when (`nbs_tui.core.detection.usage_limits`)."""
         self.action_log = ActionLog(settings.action_log)
         self.ticks = 0
         self.detections = 0

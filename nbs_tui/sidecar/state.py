@@ -17,15 +17,20 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nbs_tui.action_log import ActionLog
 from nbs_tui.claude.monitor import AgentMonitor
 from nbs_tui.config import Settings
-from nbs_tui.core.limits import ResumePlanner
-from nbs_tui.core.model import AgentState, PaneId, PaneInfo
-from nbs_tui.core.screen import PaneScreen
-from nbs_tui.core.screen_rows import CapturedScreen, RowCache
-from nbs_tui.core.sidecar import PaneSidecar, SidecarConfig, SidecarContext, SidecarStatus
-from nbs_tui.core.stuck import Phase, StuckStatus
+from nbs_tui.core.detection.usage_limits import ResumePlanner
+from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
+from nbs_tui.core.screen.pane_screen import PaneScreen
+from nbs_tui.core.screen.screen_rows import CapturedScreen, RowCache
+from nbs_tui.core.sidecar.pane_sidecar import (
+    PaneSidecar,
+    SidecarConfig,
+    SidecarContext,
+    SidecarStatus,
+)
+from nbs_tui.core.sidecar.stuck_agents import Phase, StuckStatus
+from nbs_tui.operator.action_log import ActionLog
 from nbs_tui.sidecar.events import SidecarEvent, SidecarSnapshot
 from nbs_tui.tmux.port import FleetPort
 

@@ -1,4 +1,4 @@
-"""Stuck agents (oj's design, `nbs_tui.core.stuck`): each tick also feeds the pane's detection,
+"""Stuck agents (oj's design, `nbs_tui.core.sidecar.stuck_agents`): each tick also feeds the pane's detection,
 the time its screen last changed and Claude Code's own facts (``signals``: `ClaudeSignals`, or
 None for the screen alone) to an `AgentMonitor`. A ``Nudge`` is re-checked on the live screen
 and typed through the same handshake as ``/nbs-poll`` (`PaneSidecar.request_text`: text whole,
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import logging
 
-from nbs_tui.core.detect import FLAG_CONTEXT_PRESSURE
-from nbs_tui.core.model import PaneInfo
-from nbs_tui.core.sidecar import InjectPoll, SidecarContext
-from nbs_tui.core.stuck import Ended, Escalate, Nudge, Phase, StuckAction
+from nbs_tui.core.detection.detect import FLAG_CONTEXT_PRESSURE
+from nbs_tui.core.fleet.model import PaneInfo
+from nbs_tui.core.sidecar.pane_sidecar import InjectPoll, SidecarContext
+from nbs_tui.core.sidecar.stuck_agents import Ended, Escalate, Nudge, Phase, StuckAction
 from nbs_tui.sidecar.live import LivePane
 from nbs_tui.sidecar.state import _Tracked
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable

@@ -37,10 +37,10 @@ import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from nbs_tui.core.model import PaneId, ServerAddress
+from nbs_tui.core.fleet.model import PaneId, ServerAddress
 from nbs_tui.tmux.control import CommandLost, ControlClient, ControlError
 from nbs_tui.tmux.errors import PaneGone, PaneNotFound, TmuxCommandError, TmuxError, TmuxTimeout
-from nbs_tui.tmux.runner import OwnTmuxRunner, TmuxRunner
+from nbs_tui.tmux.tmux_runner import OwnTmuxRunner, TmuxRunner
 
 COMMAND_TIMEOUT = 10.0
 """Seconds a command may take before it is given up (`TmuxTimeout`)."""

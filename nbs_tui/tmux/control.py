@@ -23,11 +23,11 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.tmux.address import socket_path_of
 from nbs_tui.tmux.gate_file import GateFile, gate_path
-from nbs_tui.tmux.runner import TmuxRunner
 from nbs_tui.tmux.tied import popen_tied
+from nbs_tui.tmux.tmux_runner import TmuxRunner
 
 log = logging.getLogger(__name__)
 

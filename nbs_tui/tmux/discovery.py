@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from nbs_tui.core.model import PaneInfo, ServerAddress
-from nbs_tui.core.process_tree import walk
-from nbs_tui.core.text import printable
+from nbs_tui.core.fleet.model import PaneInfo, ServerAddress
+from nbs_tui.core.fleet.process_tree import walk
+from nbs_tui.core.screen.text import printable
 from nbs_tui.files.proc import PROC, ProcShortage, children, children_named, read_or_none
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.errors import TmuxError
@@ -78,7 +78,7 @@ def parse_panes(text: str) -> list[DiscoveredPane]:
         try:
             info = PaneInfo(
                 pane_id=f["pane_id"],
-                # names only shown are made printable here, once (core/text.py says why);
+                # names only shown are made printable here, once (core/screen/text.py says why);
                 # the folder is kept as it is: the control plane opens it
                 session_name=printable(f["session_name"]),
                 window_index=int(f["window_index"]),

@@ -1,5 +1,5 @@
 """What can go wrong with a tmux command, as types (raised by `nbs_tui.tmux.commands` and the
-fleet; `nbs_tui.tmux.runner` maps a failed process or tmux's own message to them, in one place).
+fleet; `nbs_tui.tmux.tmux_runner` maps a failed process or tmux's own message to them, in one place).
 
 `TmuxUnavailable` and its kinds mean the server cannot be reached (the fleet reconnects, the
 lease holder lets go); `TmuxCommandError` that tmux answered and refused, or did not answer in

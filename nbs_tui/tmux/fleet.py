@@ -104,9 +104,9 @@ import threading
 import time
 from collections.abc import Collection, Iterable, Sequence
 
-from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
-from nbs_tui.core.screen import PaneScreen
-from nbs_tui.core.screen_rows import CapturedScreen
+from nbs_tui.core.fleet.model import PaneId, PaneInfo, ServerAddress
+from nbs_tui.core.screen.pane_screen import PaneScreen
+from nbs_tui.core.screen.screen_rows import CapturedScreen
 from nbs_tui.tmux.commands import Guard, TmuxServerCommands
 from nbs_tui.tmux.errors import PaneGone, TmuxError
 from nbs_tui.tmux.fleet_captures import CAPTURE_MAX_AGE, CAPTURE_QUIET, CAPTURE_SLACK, Captures
@@ -115,7 +115,7 @@ from nbs_tui.tmux.fleet_feeder import Feeder
 from nbs_tui.tmux.fleet_panes import LIVE, PaneTable
 from nbs_tui.tmux.fleet_supervisor import STRUCTURE_QUIET, Supervisor
 from nbs_tui.tmux.port import FleetListener, FleetPort, PaneHistory
-from nbs_tui.tmux.runner import TmuxRunner
+from nbs_tui.tmux.tmux_runner import TmuxRunner
 
 __all__ = ["CAPTURE_MAX_AGE", "CAPTURE_QUIET", "CAPTURE_SLACK", "STRUCTURE_QUIET", "TmuxFleet"]
 

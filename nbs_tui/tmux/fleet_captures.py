@@ -17,8 +17,8 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterable
 
-from nbs_tui.core.model import PaneId
-from nbs_tui.core.screen_rows import CapturedScreen
+from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.screen.screen_rows import CapturedScreen
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.control import ControlClient, ControlError, Reply
 from nbs_tui.tmux.errors import TmuxError

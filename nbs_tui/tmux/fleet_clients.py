@@ -26,10 +26,10 @@ import threading
 import time
 from collections.abc import Callable
 
-from nbs_tui.core.model import PaneId, ServerAddress
+from nbs_tui.core.fleet.model import PaneId, ServerAddress
 from nbs_tui.tmux.control import ControlClient, ControlError, Reply
 from nbs_tui.tmux.fleet_panes import PaneTable
-from nbs_tui.tmux.runner import TmuxRunner
+from nbs_tui.tmux.tmux_runner import TmuxRunner
 
 log = logging.getLogger(__name__)
 

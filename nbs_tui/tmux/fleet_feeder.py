@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from nbs_tui.core.model import PaneId
+from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.tmux.control import ControlClient, ControlError, Reply
 from nbs_tui.tmux.fleet_clients import Episode, Report
 from nbs_tui.tmux.fleet_panes import LIVE, NEEDS_SEED, SEEDING, UNWATCHED, FleetPane, PaneTable

@@ -24,9 +24,9 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.screen import PaneScreen
-from nbs_tui.core.screen_rows import CapturedScreen
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.screen.pane_screen import PaneScreen
+from nbs_tui.core.screen.screen_rows import CapturedScreen
 from nbs_tui.tmux.discovery import DiscoveredPane
 
 NEEDS_SEED = 0

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from nbs_tui.logs import runtime_dir
+from nbs_tui.housekeeping.logs import runtime_dir
 
 log = logging.getLogger(__name__)
 

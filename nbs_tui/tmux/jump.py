@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from nbs_tui.core.hosts import HostSpec
-from nbs_tui.core.model import PaneId, ServerAddress
+from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.core.fleet.model import PaneId, ServerAddress
 from nbs_tui.tmux.address import socket_path_of
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.errors import TmuxCommandError, TmuxError

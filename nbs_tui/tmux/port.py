@@ -60,9 +60,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from nbs_tui.core.model import PaneId, PaneInfo
-    from nbs_tui.core.screen import PaneScreen
-    from nbs_tui.core.screen_rows import CapturedScreen
+    from nbs_tui.core.fleet.model import PaneId, PaneInfo
+    from nbs_tui.core.screen.pane_screen import PaneScreen
+    from nbs_tui.core.screen.screen_rows import CapturedScreen
     from nbs_tui.tmux.commands import Guard, TmuxServerCommands
 
 

@@ -1,6 +1,6 @@
 """tmux on another host, through the user's own OpenSSH client.
 
-A `SshHost` (a `nbs_tui.core.hosts.HostSpec`) names a host the way OpenSSH does (``user@box``, an alias of ``~/.ssh/config`` with
+A `SshHost` (a `nbs_tui.core.fleet.host_spec.HostSpec`) names a host the way OpenSSH does (``user@box``, an alias of ``~/.ssh/config`` with
 its keys, agent and ProxyJump). `SshTmuxRunner` is the `TmuxRunner` of that host: every tmux
 command line becomes ``ssh [options] -T -e none DEST -- 'tmux -u [-L|-S] ...'``.
 
@@ -54,9 +54,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from nbs_tui.core.hosts import HostSpec
-from nbs_tui.core.model import PaneInfo, ServerAddress
-from nbs_tui.logs import runtime_dir
+from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.core.fleet.model import PaneInfo, ServerAddress
+from nbs_tui.housekeeping.logs import runtime_dir
 from nbs_tui.tmux.discovery import FORMAT
 from nbs_tui.tmux.errors import HostUnreachable, TmuxError
 from nbs_tui.tmux.host_scripts import (
@@ -69,8 +69,8 @@ from nbs_tui.tmux.host_scripts import (
     reaped,
     split_connect_output,
 )
-from nbs_tui.tmux.runner import TmuxRunner
 from nbs_tui.tmux.tied import popen_tied
+from nbs_tui.tmux.tmux_runner import TmuxRunner
 
 log = logging.getLogger(__name__)
 

@@ -70,7 +70,7 @@ def _tls(cert: Path | None, key: Path | None) -> ssl.SSLContext | None:
 
 def web_command(args: argparse.Namespace, settings: Settings) -> int:
     """Check everything, then serve until stopped. An `AccessError` is a usage refusal."""
-    from nbs_tui import logs
+    from nbs_tui.housekeeping import logs
     from nbs_tui.web.server import WebSettings, WebView
 
     bind = parse_bind(args.bind)

@@ -45,10 +45,10 @@ from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
-from nbs_tui.core.card_target import CardTargetError, parse_card_target
+from nbs_tui.core.fleet.card_target import CardTargetError, parse_card_target
 from nbs_tui.core.web_links import LinkRedeemer, new_link_key
 from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, remove_endpoint, write_endpoint
-from nbs_tui.logs import state_dir
+from nbs_tui.housekeeping.logs import state_dir
 from nbs_tui.web.access import Bind, FailureThrottle, new_secret, same_secret
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ MAX_TARGET = 600
 
 
 def card_target(text: str) -> str | None:
-    """The link's target as the dashboard's ``--open-card`` takes it (`nbs_tui.core.card_target`),
+    """The link's target as the dashboard's ``--open-card`` takes it (`nbs_tui.core.fleet.card_target`),
     or None when it names no pane (then nothing opens)."""
     if len(text) > MAX_TARGET or not text.isprintable():
         return None

@@ -12,8 +12,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import RichLog, Static
 
-from nbs_tui.action_log import ActionRecord, Outcome
-from nbs_tui.core.text import printable
+from nbs_tui.core.screen.text import printable
+from nbs_tui.operator.action_log import ActionRecord, Outcome
 
 OUTCOME_STYLES = {Outcome.SENT: "green", Outcome.SKIPPED: "yellow", Outcome.FAILED: "bold red"}
 

@@ -24,11 +24,11 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from nbs_tui.commands import scope_bindings
-from nbs_tui.core.answer import AnswerCard
-from nbs_tui.core.limits import countdown
+from nbs_tui.core.detection.answer import AnswerCard
+from nbs_tui.core.detection.usage_limits import countdown
+from nbs_tui.dashboard.key_table import scope_bindings
 from nbs_tui.widgets.breakpoints import is_narrow
-from nbs_tui.widgets.needs_you import BADGES
+from nbs_tui.widgets.needs_you_panel import BADGES
 
 PROMPT_ROWS = 14
 """Rows of the prompt shown; a longer one is cut at the top (the question is at its end)."""

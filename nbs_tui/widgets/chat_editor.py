@@ -26,7 +26,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
-from nbs_tui.core.registry import normalise
+from nbs_tui.core.control.registry import normalise
 from nbs_tui.files.chat_io import is_chat_file
 from nbs_tui.files.control_plane import NOT_SAVED, ControlPlaneError, ControlPlanePort
 

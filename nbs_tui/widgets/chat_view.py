@@ -25,8 +25,15 @@ from textual import work
 from textual.message import Message
 from textual.widgets import RichLog
 
-from nbs_tui.core.chat import ChatFile, ChatMessage, ChatSummary, ChatTail, tail_of, unread_count
-from nbs_tui.core.text import printable
+from nbs_tui.core.control.chat import (
+    ChatFile,
+    ChatMessage,
+    ChatSummary,
+    ChatTail,
+    tail_of,
+    unread_count,
+)
+from nbs_tui.core.screen.text import printable
 from nbs_tui.files.chat_io import read_chat_tail, read_cursors
 
 SHOWN_MESSAGES = 500

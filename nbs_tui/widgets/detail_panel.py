@@ -26,17 +26,17 @@ from textual.visual import RenderOptions, Visual, VisualType
 from textual.widget import Widget
 from textual.widgets import Static
 
-from nbs_tui.core.hosts import HostState
-from nbs_tui.core.limits import limit_summary, resume_summary
-from nbs_tui.core.meters import DEFAULT_PRICES, ModelPrice, describe
-from nbs_tui.core.model import PaneInfo
-from nbs_tui.core.text import printable
-from nbs_tui.messages import ClaudeFacts, HistoryEntry, PaneStatus
+from nbs_tui.core.detection.usage_limits import limit_summary, resume_summary
+from nbs_tui.core.fleet.host_spec import HostState
+from nbs_tui.core.fleet.model import PaneInfo
+from nbs_tui.core.screen.text import printable
+from nbs_tui.core.sidecar.meters import DEFAULT_PRICES, ModelPrice, describe
+from nbs_tui.dashboard.messages import ClaudeFacts, HistoryEntry, PaneStatus
 from nbs_tui.widgets.pane_text import format_duration, quiet_start, state_text
 
 
 def _plain(text: str) -> Text:
-    """A value as it is: printable (core/text.py) and never read as markup (a title with
+    """A value as it is: printable (core/screen/text.py) and never read as markup (a title with
     ``[/x]`` in it would otherwise stop the panel with a MarkupError)."""
     return Text(printable(text))
 
@@ -114,7 +114,7 @@ class DetailPanel(Static):
                 add("host", Text(printable(f"{host.name} offline, last view kept: {host.message.removeprefix(host.name + ': ')}"), style="bold red"))
             else:
                 add("host", _plain(f"{host.name}" + (f"  ⚑ {host.lease}" if host.lease else "")))
-        # every string below may come from a pane, an agent or a file: printable (core/text.py)
+        # every string below may come from a pane, an agent or a file: printable (core/screen/text.py)
         add("title", _plain(pane.title or "—"))
         add("command", _plain(f"{pane.current_command}  pid {pane.pid}"))
         add("folder", _plain(pane.current_path or "—"))

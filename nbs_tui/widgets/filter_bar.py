@@ -1,4 +1,4 @@
-"""The fleet filter: an input whose query (see `nbs_tui.core.fleet_filter`) narrows the list.
+"""The fleet filter: an input whose query (see `nbs_tui.core.fleet.fleet_filter`) narrows the list.
 
 Typing filters as you go (`FilterBar.FilterChanged`); Enter keeps the filter, folds the bar away
 (the list's title shows the filter in force) and returns to the list; Escape clears it.
@@ -15,9 +15,9 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Input
 
-from nbs_tui.core.fleet_filter import FleetFilter
-from nbs_tui.core.model import AgentState, PaneId, PaneInfo
-from nbs_tui.messages import PaneStatus
+from nbs_tui.core.fleet.fleet_filter import FleetFilter
+from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
+from nbs_tui.dashboard.messages import PaneStatus
 from nbs_tui.widgets.fleet_list import FleetList
 
 

@@ -36,10 +36,10 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from nbs_tui.core.background import BackgroundSession
-from nbs_tui.core.hosts import HostState
-from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.messages import PaneStatus
+from nbs_tui.core.fleet.background import BackgroundSession
+from nbs_tui.core.fleet.host_spec import HostState
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.dashboard.messages import PaneStatus
 from nbs_tui.widgets.direct_paint import DirectPainter
 from nbs_tui.widgets.fleet_rows import (
     AUTO_WIDTH,

@@ -10,10 +10,10 @@ import posixpath
 
 from rich.text import Text
 
-from nbs_tui.core.background import BackgroundSession
-from nbs_tui.core.hosts import HostState
-from nbs_tui.core.model import AgentState, PaneInfo
-from nbs_tui.messages import PaneStatus
+from nbs_tui.core.fleet.background import BackgroundSession
+from nbs_tui.core.fleet.host_spec import HostState
+from nbs_tui.core.fleet.model import AgentState, PaneInfo
+from nbs_tui.dashboard.messages import PaneStatus
 from nbs_tui.widgets.pane_text import format_duration, project_name, quiet_start, state_text
 
 COLUMNS: tuple[tuple[str, str, int | None], ...] = (

@@ -19,8 +19,8 @@ from textual.containers import VerticalScroll
 from textual.geometry import Offset
 from textual.message import Message
 
-from nbs_tui.core.model import AgentState, PaneId, PaneInfo
-from nbs_tui.messages import PaneStatus
+from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
+from nbs_tui.dashboard.messages import PaneStatus
 from nbs_tui.widgets.pane_text import STATE_STYLES, project_name
 from nbs_tui.widgets.pane_view import ScreenSource, ScreenWidget
 

@@ -22,8 +22,8 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 
-from nbs_tui.core.control import Outcome
-from nbs_tui.core.text import printable
+from nbs_tui.core.control.control_commands import Outcome
+from nbs_tui.core.screen.text import printable
 from nbs_tui.files.control_events import HISTORY_KEEP
 from nbs_tui.files.control_plane import HistoryEntry
 

@@ -1,6 +1,6 @@
 """The "new agent" form: what ``nbs-tui new`` asks for, as a dialog (issue 29, item 1).
 
-It collects a `nbs_tui.core.agent_spec.NewAgent` (folder, name, prompt, model, permission mode,
+It collects a `nbs_tui.core.fleet.agent_spec.NewAgent` (folder, name, prompt, model, permission mode,
 session, and the host when the dashboard watches several), checks what needs no files (`problems`) and shows every problem under the fields
 instead of closing; the folder completes from the fleet's folders and the watched projects. It
 starts nothing: the app hands the spec to the operator controller's lifecycle
@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Input, Label, Select, Static, TextArea
 
-from nbs_tui.core.agent_spec import PERMISSION_MODES, NewAgent, problems
+from nbs_tui.core.fleet.agent_spec import PERMISSION_MODES, NewAgent, problems
 
 
 class NewAgentScreen(ModalScreen[NewAgent | None]):

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 
 from rich.text import Text
 
-from nbs_tui.core.model import AgentState, PaneInfo
-from nbs_tui.core.text import printable
-from nbs_tui.messages import PaneStatus
+from nbs_tui.core.fleet.model import AgentState, PaneInfo
+from nbs_tui.core.screen.text import printable
+from nbs_tui.dashboard.messages import PaneStatus
 
 STATE_STYLES: Mapping[AgentState, str] = {
     AgentState.WORKING: "bold green",

@@ -5,7 +5,7 @@ colour, bold, dim, italic, underline, reverse, strikethrough, blink). Strips are
 ``(row_version, ...)`` so an unchanged row, or one a scroll moved, is never rebuilt, and `ScreenLines.changed`
 tells the owner which rows to repaint, so one redraw of six rows repaints six rows.
 
-Dim (SGR 2) comes from the backend's `nbs_tui.core.screen.Cell.dim` (plain pyte drops it);
+Dim (SGR 2) comes from the backend's `nbs_tui.core.screen.pane_screen.Cell.dim` (plain pyte drops it);
 a plain pyte ``Char`` renders too, just without dim.
 
 A pane bigger than the widget is cropped, never wrapped: the widget shows the bottom of the
@@ -33,13 +33,13 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from nbs_tui.core.model import PaneInfo
+from nbs_tui.core.fleet.model import PaneInfo
 from nbs_tui.widgets.direct_paint import DirectPainter
 from nbs_tui.widgets.textual_internals import LookReadOncePerPaint
 
 
 class ScreenSource(Protocol):
-    """The part of `nbs_tui.core.screen.PaneScreen` the widgets read (hold ``lock`` while reading)."""
+    """The part of `nbs_tui.core.screen.pane_screen.PaneScreen` the widgets read (hold ``lock`` while reading)."""
 
     @property
     def lock(self) -> threading.RLock: ...

@@ -1,6 +1,6 @@
 """The problems screen: every backend problem seen this session, newest first, live.
 
-The app keeps the record (`nbs_tui.core.problems.Problems`) and hands the entries over; the
+The app keeps the record (`nbs_tui.core.fleet.problems.Problems`) and hands the entries over; the
 screen only shows them, with how often and when each was seen, and where the log file is (the
 tracebacks are there). ``c`` asks the app to clear the record (the screen is dismissed with True).
 """
@@ -19,8 +19,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from nbs_tui.core.problems import Problem
-from nbs_tui.core.text import printable
+from nbs_tui.core.fleet.problems import Problem
+from nbs_tui.core.screen.text import printable
 
 
 def _when(wall: float) -> str:

@@ -26,8 +26,8 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
-from nbs_tui.core.chat import ChatSummary
-from nbs_tui.core.text import printable
+from nbs_tui.core.control.chat import ChatSummary
+from nbs_tui.core.screen.text import printable
 from nbs_tui.files.control_plane import PlaneSnapshot, ProjectSnapshot
 
 KIND_ORDER = ("chat", "bus", "hub")

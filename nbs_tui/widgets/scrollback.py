@@ -4,15 +4,15 @@ The app reads the history (`nbs_tui.tmux.port.FleetPort.capture_history`, on a w
 the widgets never talk to tmux) and hands the lines here; nothing is kept once the view closes,
 so no pane's history lives in memory. `HistoryLines` draws them with the line API (a Strip per
 row, cached, built only for rows on screen); the search bar finds matches with
-`nbs_tui.core.scrollback` and the rows with a match are redrawn with highlights.
+`nbs_tui.core.screen.scrollback_search` and the rows with a match are redrawn with highlights.
 
-Keys (from `nbs_tui.commands`, scope ``scrollback``): PgUp/PgDn, arrows, Home/End and the
+Keys (from `nbs_tui.dashboard.key_table`, scope ``scrollback``): PgUp/PgDn, arrows, Home/End and the
 wheel scroll; ``/`` searches, ``n``/``N`` go to the next/previous match, Esc goes back to the
 live mirror. While the view has focus these keys win over the app's (``/`` filters the list and
 ``n`` selects the next waiting agent elsewhere).
 
 It follows the pane, as tmux's copy mode or ``less +F`` do: the app re-reads the history when
-the pane changes and hands over only what `nbs_tui.core.scrollback.align` found new (`grow`).
+the pane changes and hands over only what `nbs_tui.core.screen.scrollback_search.align` found new (`grow`).
 At the bottom the view stays at the bottom; scrolled up, the rows on show stay put and the border
 counts the new lines until End (or scrolling down to the bottom) follows again.
 """
@@ -36,8 +36,15 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input
 
-from nbs_tui.commands import scope_bindings
-from nbs_tui.core.scrollback import Grown, Match, carry_match, find_matches, nearest_above, step
+from nbs_tui.core.screen.scrollback_search import (
+    Grown,
+    Match,
+    carry_match,
+    find_matches,
+    nearest_above,
+    step,
+)
+from nbs_tui.dashboard.key_table import scope_bindings
 
 MATCH_STYLE = Style(bgcolor="yellow", color="black")
 CURRENT_STYLE = Style(bgcolor="bright_magenta", color="black", bold=True)
@@ -93,7 +100,7 @@ class HistoryLines(ScrollView, can_focus=True):
 
     def grow(self, dropped: int, kept: int, texts: Sequence[Text]) -> None:
         """Drop ``dropped`` rows from the top, keep the next ``kept``, put ``texts`` after them
-        (a `Grown` from `nbs_tui.core.scrollback.align`). The scroll offset is the caller's."""
+        (a `Grown` from `nbs_tui.core.screen.scrollback_search.align`). The scroll offset is the caller's."""
         del self.texts[:dropped], self.plain[:dropped]
         del self.texts[kept:], self.plain[kept:]
         self.texts.extend(texts)

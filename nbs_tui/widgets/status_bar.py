@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from rich.text import Text
 from textual.widgets import Static
 
-from nbs_tui.core.hosts import HostState
-from nbs_tui.core.model import AgentState
-from nbs_tui.core.text import printable
+from nbs_tui.core.fleet.host_spec import HostState
+from nbs_tui.core.fleet.model import AgentState
+from nbs_tui.core.screen.text import printable
 from nbs_tui.widgets.pane_text import STATE_STYLES
 
 

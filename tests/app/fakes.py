@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nbs_tui.core.model import PaneId, PaneInfo
-from nbs_tui.core.screen import PaneScreen
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.screen.pane_screen import PaneScreen
 from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.port import FleetListener, FleetPort, PaneGone
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import libtmux
 
-from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
-from nbs_tui.core.screen import PaneScreen
+from nbs_tui.core.fleet.model import PaneId, PaneInfo, ServerAddress
+from nbs_tui.core.screen.pane_screen import PaneScreen
 from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.fleet import TmuxFleet
 from nbs_tui.tmux.port import FleetListener, FleetPort, PaneHistory

@@ -18,10 +18,10 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import TextArea
 
-from nbs_tui.action_log import ActionRecord, Outcome
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.model import AgentState, ServerAddress
+from nbs_tui.core.fleet.model import AgentState, ServerAddress
+from nbs_tui.operator.action_log import ActionRecord, Outcome
 from nbs_tui.widgets.action_log_view import ActionLogScreen
 from nbs_tui.widgets.confirm_screen import ConfirmScreen
 from nbs_tui.widgets.help_screen import HelpScreen

@@ -10,10 +10,10 @@ from pathlib import Path
 import libtmux
 from textual.widgets import Static
 
-from nbs_tui.action_log import ActionRecord, Outcome
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.operator.action_log import ActionRecord, Outcome
 from nbs_tui.widgets.answer_card import AnswerScreen
 from tests.app.helpers import static_text, wait_for
 from tests.tmux.replay_agent import ReplayPane, corpus_screen, start_replay
@@ -96,9 +96,9 @@ async def test_a_pressed_before_the_menu_is_read_opens_the_card_once_it_is(serve
     """Claude Code's signals can queue an agent before its menu is on the screen the sidecar
     reads: A then waits for the menu and opens the card by itself, no second press."""
     from nbs_tui.claude.watcher import ClaudeFacts
-    from nbs_tui.core.fusion import Reading, Source
-    from nbs_tui.core.model import AgentState
-    from nbs_tui.messages import ClaudeSignalsChanged
+    from nbs_tui.core.detection.fusion import Reading, Source
+    from nbs_tui.core.fleet.model import AgentState
+    from nbs_tui.dashboard.messages import ClaudeSignalsChanged
 
     start_replay(server, tmp_path, "warm", corpus_screen("2.1.197", "question"))  # writes the replay agent
     server.cmd("kill-session", "-t", "warm")  # only the agent file was wanted

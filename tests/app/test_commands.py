@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from nbs_tui.app import NbsApp
-from nbs_tui.commands import COMMANDS, bindings, scope_bindings
+from nbs_tui.dashboard.key_table import COMMANDS, bindings, scope_bindings
 from nbs_tui.widgets.answer_card import AnswerScreen
 from nbs_tui.widgets.scrollback import Scrollback
 

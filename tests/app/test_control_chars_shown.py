@@ -20,9 +20,9 @@ from rich.console import Console
 
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.model import AgentState, ServerAddress
-from nbs_tui.core.text import printable
-from nbs_tui.messages import BackendProblem, PaneStatus, PaneStatusChanged
+from nbs_tui.core.fleet.model import AgentState, ServerAddress
+from nbs_tui.core.screen.text import printable
+from nbs_tui.dashboard.messages import BackendProblem, PaneStatus, PaneStatusChanged
 from nbs_tui.runtime.headless import _Printer
 from nbs_tui.tmux.discovery import FIELDS, SEP, list_panes, parse_panes
 from nbs_tui.tmux.port import FleetListener

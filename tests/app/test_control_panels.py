@@ -13,8 +13,8 @@ from textual.app import App, ComposeResult
 from textual.widgets import Button, Input
 
 from nbs_tui.config import Settings
-from nbs_tui.core.chat import render_chat
-from nbs_tui.core.control import Outcome
+from nbs_tui.core.control.chat import render_chat
+from nbs_tui.core.control.control_commands import Outcome
 from nbs_tui.files.chat_io import post_message, read_chat
 from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.widgets.chat_editor import ChatEditor

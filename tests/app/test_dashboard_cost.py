@@ -15,16 +15,16 @@ from textual.app import App, ComposeResult
 from textual.dom import DOMNode
 from textual.geometry import Region
 
-from nbs_tui import heap
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.meters import DEFAULT_PRICES, Meters, Tokens, describe_total
-from nbs_tui.core.model import AgentState, PaneInfo
-from nbs_tui.core.needs_you import NeedsYouEntry
-from nbs_tui.messages import RelayedMeters
+from nbs_tui.core.fleet.model import AgentState, PaneInfo
+from nbs_tui.core.fleet.needs_you import NeedsYouEntry
+from nbs_tui.core.sidecar.meters import DEFAULT_PRICES, Meters, Tokens, describe_total
+from nbs_tui.dashboard.messages import RelayedMeters
+from nbs_tui.housekeeping import heap
 from nbs_tui.tmux.port import FleetListener
 from nbs_tui.widgets.detail_panel import DetailPanel, DetailRow
-from nbs_tui.widgets.needs_you import NeedsYouPanel
+from nbs_tui.widgets.needs_you_panel import NeedsYouPanel
 from tests.app.fakes import FakeFleet, pane_info
 from tests.app.helpers import wait_for, widget_text
 from tests.app.textual_probes import regions_to_repaint

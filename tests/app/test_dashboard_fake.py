@@ -9,8 +9,8 @@ from textual.widgets import Static
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.claude.watcher import ClaudeSignals
 from nbs_tui.config import Settings
-from nbs_tui.core.model import AgentState
-from nbs_tui.messages import HistoryEntry, PaneStatus, PaneStatusChanged
+from nbs_tui.core.fleet.model import AgentState
+from nbs_tui.dashboard.messages import HistoryEntry, PaneStatus, PaneStatusChanged
 from nbs_tui.tmux.port import FleetListener
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.fleet_list import FleetList
@@ -180,8 +180,8 @@ async def test_screen_changes_are_coalesced_per_frame() -> None:
 
 async def test_claude_signals_are_fused_with_the_screen() -> None:
     from nbs_tui.claude.watcher import ClaudeFacts as RawFacts
-    from nbs_tui.core.fusion import Reading, Source
-    from nbs_tui.messages import ClaudeSignalsChanged
+    from nbs_tui.core.detection.fusion import Reading, Source
+    from nbs_tui.dashboard.messages import ClaudeSignalsChanged
 
     app, _ = _app()
     async with app.run_test(size=(160, 48)) as pilot:
@@ -199,8 +199,8 @@ async def test_claude_signals_are_fused_with_the_screen() -> None:
 
 async def test_meters_move_in_the_status_bar_and_details_while_the_state_stays() -> None:
     from nbs_tui.claude.watcher import ClaudeFacts as RawFacts
-    from nbs_tui.core.meters import MeterAccount, Tokens, UsageRecord
-    from nbs_tui.messages import ClaudeSignalsChanged
+    from nbs_tui.core.sidecar.meters import MeterAccount, Tokens, UsageRecord
+    from nbs_tui.dashboard.messages import ClaudeSignalsChanged
 
     app, _ = _app()
     async with app.run_test(size=(160, 48)) as pilot:

@@ -8,7 +8,7 @@ from textual.widgets import Static
 
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.widgets.fleet_list import FleetList
 from nbs_tui.widgets.grid import PaneGrid, Thumbnail
 from nbs_tui.widgets.help_screen import HelpScreen

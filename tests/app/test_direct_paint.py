@@ -11,7 +11,7 @@ import libtmux
 
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.widgets.direct_paint import unobstructed_region
 from nbs_tui.widgets.textual_internals import visible_widgets
 from tests.app.helpers import wait_for, widget_text

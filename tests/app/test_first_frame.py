@@ -13,8 +13,8 @@ from textual.widgets import Footer
 
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.model import AgentState
-from nbs_tui.messages import PaneStatus, PaneStatusChanged
+from nbs_tui.core.fleet.model import AgentState
+from nbs_tui.dashboard.messages import PaneStatus, PaneStatusChanged
 from nbs_tui.tmux.port import FleetListener
 from nbs_tui.widgets.fleet_list import FleetList
 from nbs_tui.widgets.textual_internals import FooterKey

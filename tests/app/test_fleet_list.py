@@ -6,8 +6,8 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.strip import Strip
 
-from nbs_tui.core.model import AgentState
-from nbs_tui.messages import PaneStatus
+from nbs_tui.core.fleet.model import AgentState
+from nbs_tui.dashboard.messages import PaneStatus
 from nbs_tui.widgets.fleet_list import FleetList
 from tests.app.fakes import pane_info
 from tests.app.helpers import wait_for
@@ -173,7 +173,7 @@ class BackgroundListApp(ListApp):
 
 
 async def test_background_sessions_follow_the_panes_and_the_cursor_rests_on_them() -> None:
-    from nbs_tui.core.background import BackgroundSession
+    from nbs_tui.core.fleet.background import BackgroundSession
 
     app = BackgroundListApp()
     async with app.run_test(size=(120, 12)) as pilot:

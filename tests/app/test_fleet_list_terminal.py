@@ -19,7 +19,7 @@ from pathlib import Path
 
 import libtmux
 
-from nbs_tui.logs import log_path
+from nbs_tui.housekeeping.logs import log_path
 from tests.faults.helpers import PtyProcess, cli_env, dashboard, wait_for
 from tests.tmux.test_sidecar_runner import write_fake_claude
 

@@ -10,7 +10,7 @@ import libtmux
 
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.widgets.grid import PaneGrid, Thumbnail
 from tests.app.helpers import FrameLog, wait_for, widget_text
 

@@ -10,8 +10,8 @@ import libtmux
 
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.lease import clean_host
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.lease_rules import clean_host
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.widgets.status_bar import StatusBar

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import libtmux
 
-from nbs_tui.core.model import AgentState
+from nbs_tui.core.fleet.model import AgentState
 from nbs_tui.widgets.answer_card import AnswerScreen
 from tests.app.helpers import wait_for, widget_text
 from tests.app.test_answer_card_tmux import SIZE, keys, make_app

@@ -12,8 +12,8 @@ import libtmux
 from nbs_tui.app import create_app
 from nbs_tui.claude.transcript import TranscriptTail
 from nbs_tui.config import Settings
-from nbs_tui.core.meters import DEFAULT_PRICES, describe, describe_total
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.meters import DEFAULT_PRICES, describe, describe_total
 from tests.app.helpers import static_text, wait_for
 from tests.tmux.test_meters_relay import agent_with_transcript
 from tests.tmux.test_service import cli, service_env

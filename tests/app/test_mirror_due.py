@@ -14,7 +14,7 @@ import pytest
 
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from tests.app.helpers import FrameLog, wait_for
 
 SIZE = (160, 48)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import libtmux
 
-from nbs_tui.logs import log_path
+from nbs_tui.housekeeping.logs import log_path
 from tests.faults.helpers import PtyProcess, cli_env, dashboard, wait_for
 
 LINES = 120

@@ -7,7 +7,7 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.widgets import Input, Select, Static
 
-from nbs_tui.core.agent_spec import NewAgent
+from nbs_tui.core.fleet.agent_spec import NewAgent
 from nbs_tui.widgets.new_agent_form import NewAgentScreen
 
 

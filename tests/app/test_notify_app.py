@@ -10,8 +10,8 @@ from textual.app import SystemCommand
 
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.model import AgentState
-from nbs_tui.messages import PaneStatus, PaneStatusChanged
+from nbs_tui.core.fleet.model import AgentState
+from nbs_tui.dashboard.messages import PaneStatus, PaneStatusChanged
 from nbs_tui.tmux.port import FleetListener
 from tests.app.fakes import FakeFleet, pane_info
 from tests.app.helpers import wait_for

@@ -7,7 +7,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Size
 
-from nbs_tui.core.screen import PaneScreen
+from nbs_tui.core.screen.pane_screen import PaneScreen
 from nbs_tui.widgets.pane_view import ScreenLines, cell_style, pyte_color
 
 

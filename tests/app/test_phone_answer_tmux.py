@@ -11,8 +11,8 @@ from pathlib import Path
 import libtmux
 from textual.widgets import Button
 
-from nbs_tui.core.card_target import format_card_target
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.card_target import format_card_target
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.widgets.answer_card import AnswerScreen
 from tests.app.helpers import wait_for
 from tests.app.test_answer_card_tmux import card_text, keys, make_app

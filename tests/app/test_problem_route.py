@@ -16,10 +16,10 @@ from pathlib import Path
 import libtmux
 import pytest
 
-from nbs_tui import logs
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.problems import Problem
+from nbs_tui.core.fleet.problems import Problem
+from nbs_tui.housekeeping import logs
 from nbs_tui.widgets.problems_screen import ProblemsScreen
 from tests.app.helpers import wait_for
 from tests.app.test_actions import demo_agent

@@ -18,11 +18,11 @@ import libtmux
 import pytest
 from textual.widgets import Static
 
-from nbs_tui import logs
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.problems import Problem
+from nbs_tui.core.fleet.problems import Problem
 from nbs_tui.files.control_plane import ControlEvent
+from nbs_tui.housekeeping import logs
 from nbs_tui.widgets.help_screen import HelpScreen
 from nbs_tui.widgets.problems_screen import ProblemsScreen
 from nbs_tui.widgets.status_bar import StatusBar

@@ -17,8 +17,8 @@ from textual.pilot import Pilot
 
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
-from nbs_tui.messages import ConnectionChanged
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.dashboard.messages import ConnectionChanged
 from nbs_tui.widgets.grid import Thumbnail
 from tests.app.helpers import wait_for, widget_text
 from tests.app.snapfleet import LAYOUT, StableFleet, start_snapshot_fleet

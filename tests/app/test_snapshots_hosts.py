@@ -18,10 +18,10 @@ from textual.pilot import Pilot
 
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.hosts import HostState, split_pane_id
-from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
-from nbs_tui.core.screen import PaneScreen
-from nbs_tui.messages import HostsChanged
+from nbs_tui.core.fleet.host_spec import HostState, split_pane_id
+from nbs_tui.core.fleet.model import PaneId, PaneInfo, ServerAddress
+from nbs_tui.core.screen.pane_screen import PaneScreen
+from nbs_tui.dashboard.messages import HostsChanged
 from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.port import FleetListener, FleetPort
 from tests.app.snapfleet import StableFleet, start_snapshot_fleet
@@ -132,7 +132,7 @@ def test_two_hosts_one_offline(hosts_app: NbsApp, snap_compare: Callable[..., bo
 async def test_the_list_groups_panes_under_a_header_per_host_and_the_cursor_steps_over_them(
     hosts_app: NbsApp,
 ) -> None:
-    from nbs_tui.core.fleet_filter import FleetFilter
+    from nbs_tui.core.fleet.fleet_filter import FleetFilter
     from nbs_tui.widgets.fleet_rows import HEADER
 
     app = hosts_app

@@ -13,7 +13,7 @@ import pytest
 from textual.pilot import Pilot
 
 from nbs_tui.app import NbsApp
-from nbs_tui.core.model import AgentState
+from nbs_tui.core.fleet.model import AgentState
 from tests.app.helpers import wait_for, widget_text
 from tests.app.snapfleet import LIMITED, start_limited_session
 from tests.app.test_snapshots import FROZEN_WALL, SIZE, _settled, frozen_app

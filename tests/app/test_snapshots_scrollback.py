@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from tests.app.helpers import wait_for, widget_text
 from tests.app.snapfleet import StableFleet
 

@@ -8,9 +8,15 @@ from collections.abc import Callable
 
 from textual.app import App, ComposeResult
 
-from nbs_tui.core.meters import DEFAULT_PRICES, MeterAccount, Tokens, UsageRecord, describe_total
-from nbs_tui.core.model import AgentState, PaneId, PaneInfo
-from nbs_tui.core.pane_state import ClaudeFacts, PaneStatus
+from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
+from nbs_tui.core.fleet.pane_state import ClaudeFacts, PaneStatus
+from nbs_tui.core.sidecar.meters import (
+    DEFAULT_PRICES,
+    MeterAccount,
+    Tokens,
+    UsageRecord,
+    describe_total,
+)
 from nbs_tui.widgets.detail_panel import DetailPanel
 from nbs_tui.widgets.status_bar import StatusBar
 

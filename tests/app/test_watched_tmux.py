@@ -7,7 +7,7 @@ import libtmux
 
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.tmux.fleet import TmuxFleet
 from nbs_tui.widgets.fleet_list import FleetList
 from nbs_tui.widgets.grid import PaneGrid

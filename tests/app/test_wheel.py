@@ -19,7 +19,7 @@ PROBE = textwrap.dedent(
     import nbs_tui.app as app_module
     from nbs_tui.app import create_app, css_path
     from nbs_tui.config import Settings
-    from nbs_tui.core.model import ServerAddress
+    from nbs_tui.core.fleet.model import ServerAddress
 
     print("module", app_module.__file__)
     print("css", css_path())

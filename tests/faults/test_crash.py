@@ -31,8 +31,8 @@ from pathlib import Path
 
 import libtmux
 
-from nbs_tui.core.model import ServerAddress
-from nbs_tui.core.registry import Registry
+from nbs_tui.core.control.registry import Registry
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.demo.launcher import DemoFleet
 from nbs_tui.files.atomic import stale_temp_files
 from nbs_tui.files.chat_io import create_chat, read_chat
@@ -64,7 +64,7 @@ ACTIONS = textwrap.dedent(
     r"""
     import sys, time
     from pathlib import Path
-    from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
+    from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
     log = ActionLog(Path(sys.argv[1]))
     n = 0
     while True:  # records of every size up to a few pages: a write that spans pages can be cut

@@ -24,7 +24,7 @@ from pathlib import Path
 import libtmux
 import pytest
 
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.demo.launcher import DemoFleet
 from tests.conftest import cannot_run
 from tests.faults.helpers import cli_env, descendants, wait_for

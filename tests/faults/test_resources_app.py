@@ -11,8 +11,8 @@ import libtmux
 import pytest
 from textual.widgets import TextArea
 
-from nbs_tui import logs
-from nbs_tui.action_log import ActionRecord
+from nbs_tui.housekeeping import logs
+from nbs_tui.operator.action_log import ActionRecord
 from nbs_tui.widgets.problems_screen import ProblemsScreen
 from tests.app.helpers import wait_for
 from tests.app.test_actions import CAT, SIZE, finished, make_app, pane_running, select

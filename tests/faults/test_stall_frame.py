@@ -14,7 +14,7 @@ import libtmux
 
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.widgets.pane_view import PaneView
 from tests.app.helpers import wait_for, widget_text
 from tests.faults.helpers import MAX_PAUSE, Writers

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.chat import (
+from nbs_tui.core.control.chat import (
     ChatError,
     decode_message,
     parse_chat,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from nbs_tui.config import Settings
-from nbs_tui.core.control import Outcome
+from nbs_tui.core.control.control_commands import Outcome
 from nbs_tui.files import control_plane as control_plane_module
 from nbs_tui.files import control_sync as sync_module
 from nbs_tui.files.chat_io import read_chat
@@ -472,8 +472,8 @@ def test_hundred_thousand_line_inbox(started, project: Path) -> None:  # type: i
     assert plane.snapshot().history_total == 100_000
     assert len(plane.history()) == 1000
     assert sum(len(e.entries) for e in recorder.of(HistoryAppended)) == 100_000
-    from nbs_tui.core.control import Replay, process_line
-    from nbs_tui.core.registry import Registry
+    from nbs_tui.core.control.control_commands import Replay, process_line
+    from nbs_tui.core.control.registry import Registry
     from nbs_tui.files.registry_io import seed_entries
 
     one_by_one = Registry(project)
@@ -526,7 +526,7 @@ import os
 import sys
 from pathlib import Path
 from nbs_tui.config import Settings
-from nbs_tui.core.control import Outcome
+from nbs_tui.core.control.control_commands import Outcome
 from nbs_tui.files.control_plane import ControlPlane, ControlPlaneError
 import watchfiles  # imported late by the plane's watcher: import it while the checkout is readable
 """
@@ -584,7 +584,7 @@ import sys
 import time
 from pathlib import Path
 from nbs_tui.config import Settings
-from nbs_tui.core.control import Outcome
+from nbs_tui.core.control.control_commands import Outcome
 from nbs_tui.files.control_plane import NOT_SAVED, ControlPlane
 from tests.helpers import write_chat
 import watchfiles  # imported late by the plane's watcher: import it while the checkout is readable

@@ -1,5 +1,5 @@
 """A control-plane listener that raises: the failure is logged and reported to the problem sink
-(the one route of `nbs_tui.core.problems`; the log's problem lines without one), never printed
+(the one route of `nbs_tui.core.fleet.problems`; the log's problem lines without one), never printed
 under the full-screen UI, and the plane keeps going."""
 
 from __future__ import annotations

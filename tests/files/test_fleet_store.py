@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.fleet_memory import (
+from nbs_tui.core.fleet.fleet_memory import (
     SCHEMA,
     RememberedAgent,
     RememberedPane,
@@ -15,7 +15,7 @@ from nbs_tui.core.fleet_memory import (
     ServerInstance,
     memory_from_json,
 )
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.files.fleet_store import FleetStore, fleet_path
 
 SERVER = ServerAddress(socket_name="work")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from nbs_tui.core.control import Outcome, process_line
-from nbs_tui.core.inbox import InboxLine, InboxNotice
-from nbs_tui.core.registry import Registry
+from nbs_tui.core.control.control_commands import Outcome, process_line
+from nbs_tui.core.control.inbox import InboxLine, InboxNotice
+from nbs_tui.core.control.registry import Registry
 from nbs_tui.files.inbox_reader import ForwardReader
 
 

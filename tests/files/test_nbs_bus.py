@@ -1,4 +1,4 @@
-"""NBS bus events (nbs_tui/core/nbs_events.py, nbs_tui/files/nbs_bus.py) written into real folders
+"""NBS bus events (nbs_tui/core/control/nbs_events.py, nbs_tui/files/nbs_bus.py) written into real folders
 and read back the way NBS's own reader (src/nbs-bus/bus.c) reads them."""
 
 from __future__ import annotations
@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.nbs_events import BusEvent, EventError, event_text, worker_died, worker_spawned
+from nbs_tui.core.control.nbs_events import (
+    BusEvent,
+    EventError,
+    event_text,
+    worker_died,
+    worker_spawned,
+)
 from nbs_tui.files.nbs_bus import events_dir, publish
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nbs_tui.core.registry import Registry
+from nbs_tui.core.control.registry import Registry
 from nbs_tui.files.atomic import write_atomic
 from nbs_tui.files.registry_io import read_text, seed_entries
 

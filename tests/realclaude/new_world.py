@@ -18,7 +18,7 @@ import libtmux
 from nbs_tui.claude.hooks import install
 from nbs_tui.claude.spool import parse_line
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from tests.realclaude.harness import _SCRUB_PREFIXES, OFFLINE_ENV, ClaudeFleet, FakeAPI, Scenario
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,10 +15,10 @@ from pathlib import Path
 import libtmux
 import pytest
 
-from nbs_tui.action_log import ActionRecord, Outcome
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.model import AgentState, ServerAddress
+from nbs_tui.core.fleet.model import AgentState, ServerAddress
+from nbs_tui.operator.action_log import ActionRecord, Outcome
 from nbs_tui.widgets.answer_card import AnswerScreen
 from nbs_tui.widgets.send_bar import KeyPicker
 from tests.app.helpers import wait_for

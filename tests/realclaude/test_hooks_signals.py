@@ -24,10 +24,17 @@ from nbs_tui.claude.monitor import AgentMonitor
 from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
 from nbs_tui.cli import main as cli_main
 from nbs_tui.config import Settings
-from nbs_tui.core.detect import detect_text
-from nbs_tui.core.fusion import MENU_STATES, FusedState, Reading, Source, fuse, screen_reading
-from nbs_tui.core.model import AgentState, PaneInfo, ServerAddress
-from nbs_tui.core.stuck import Ended, Escalate, Liveness, Nudge, StuckWatch
+from nbs_tui.core.detection.detect import detect_text
+from nbs_tui.core.detection.fusion import (
+    MENU_STATES,
+    FusedState,
+    Reading,
+    Source,
+    fuse,
+    screen_reading,
+)
+from nbs_tui.core.fleet.model import AgentState, PaneInfo, ServerAddress
+from nbs_tui.core.sidecar.stuck_agents import Ended, Escalate, Liveness, Nudge, StuckWatch
 from tests.realclaude.harness import Ask, Bash, ClaudeAgent, ClaudeFleet, Error, Plan, Slow, Text
 
 S = AgentState

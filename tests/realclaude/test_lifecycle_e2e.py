@@ -21,18 +21,8 @@ import pytest
 from nbs_tui.claude.hooks import install
 from nbs_tui.claude.spool import parse_line
 from nbs_tui.claude.status import read_status_file
-from nbs_tui.core.agent_spec import shell_command
-from nbs_tui.core.detect import detect_text
-from nbs_tui.core.fleet_memory import (
-    RememberedAgent,
-    RememberedPane,
-    RememberedWindow,
-    SessionSighting,
-    SessionSource,
-    current_session,
-)
-from nbs_tui.core.restore import HostChecks, LiveServer, plan_restore
-from nbs_tui.core.startup import (
+from nbs_tui.core.detection.detect import detect_text
+from nbs_tui.core.detection.startup import (
     PressKey,
     Ready,
     StartupExpectation,
@@ -40,6 +30,16 @@ from nbs_tui.core.startup import (
     StartupStep,
     Stop,
 )
+from nbs_tui.core.fleet.agent_spec import shell_command
+from nbs_tui.core.fleet.fleet_memory import (
+    RememberedAgent,
+    RememberedPane,
+    RememberedWindow,
+    SessionSighting,
+    SessionSource,
+    current_session,
+)
+from nbs_tui.core.fleet.restore import HostChecks, LiveServer, plan_restore
 from tests.realclaude.harness import ClaudeAgent, ClaudeFleet
 
 

@@ -11,8 +11,8 @@ import libtmux
 
 from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
 from nbs_tui.config import Settings
-from nbs_tui.core.meters import DEFAULT_PRICES, Tokens, price_for, usage_tokens
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.meters import DEFAULT_PRICES, Tokens, price_for, usage_tokens
 from tests.realclaude.harness import ClaudeFleet, Text, ToolUse, Usage
 from tests.realclaude.test_hooks_signals import fleet_panes, until
 

@@ -23,9 +23,9 @@ import libtmux
 import pytest
 
 from nbs_tui.config import Settings
-from nbs_tui.core.hosts import HostSpec
-from nbs_tui.core.lease import Lease
-from nbs_tui.core.sidecar import BACKOFF
+from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.core.sidecar.lease_rules import Lease
+from nbs_tui.core.sidecar.pane_sidecar import BACKOFF
 from nbs_tui.runtime.contract import LeaseMode
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.runtime.service import EXIT_NOT_RUNNING, _is_service

@@ -13,7 +13,7 @@ from pathlib import Path
 import libtmux
 import pytest
 
-from nbs_tui.core.detect import detect_text
+from nbs_tui.core.detection.detect import detect_text
 from tests.headless_proc import Headless
 from tests.realclaude.harness import ClaudeFleet
 from tests.realclaude.new_world import NewAgentWorld, make_world, started_sessions, wait_until

@@ -18,8 +18,8 @@ import pytest
 from libtmux.test.retry import retry_until
 
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
-from nbs_tui.core.sidecar import SidecarConfig
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
 from nbs_tui.sidecar.runner import ControlPort
 from tests.realclaude.harness import Bash, ClaudeFleet, Plan, Slow, Text
 from tests.tmux.sidecar_helpers import RunningSidecar, sidecars

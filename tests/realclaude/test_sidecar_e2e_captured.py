@@ -10,8 +10,8 @@ import libtmux
 import pytest
 
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
-from nbs_tui.core.sidecar import SidecarConfig
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
 from nbs_tui.sidecar.runner import ControlPort
 from nbs_tui.tmux.fleet import TmuxFleet
 from tests.realclaude.test_sidecar_e2e import (  # noqa: F401  (run again here, on captures)

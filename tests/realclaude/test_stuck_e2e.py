@@ -23,9 +23,9 @@ from libtmux.test.retry import retry_until
 from nbs_tui.claude.hooks import install
 from nbs_tui.claude.watcher import ClaudeSignals
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
-from nbs_tui.core.sidecar import SidecarConfig
-from nbs_tui.core.stuck import Phase
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
+from nbs_tui.core.sidecar.stuck_agents import Phase
 from tests.realclaude.harness import ClaudeFleet, Text
 from tests.tmux.sidecar_helpers import RunningSidecar, sidecars
 

@@ -6,7 +6,7 @@ import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from nbs_tui.core.screen import PaneScreen
+from nbs_tui.core.screen.pane_screen import PaneScreen
 from nbs_tui.tmux.fleet import TmuxFleet
 from nbs_tui.tmux.ssh import SshHost, SshTmuxRunner
 from tests.remote.conftest import Host, SshLab

@@ -7,10 +7,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from nbs_tui.action_log import ActionRecord, Outcome
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.operator.action_log import ActionRecord, Outcome
 from nbs_tui.widgets.answer_card import AnswerScreen
 from tests.app.helpers import wait_for
 from tests.app.test_answer_card_tmux import SIZE, card_text, keys

@@ -10,7 +10,7 @@ from textual.widgets import TextArea
 
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.fleet.host_spec import HostSpec
 from tests.app.helpers import wait_for
 from tests.app.test_actions import SIZE, TRICKY, records, select
 from tests.remote.conftest import SshLab

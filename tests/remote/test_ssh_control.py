@@ -12,7 +12,7 @@ from textual.widgets import Input
 
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.fleet.host_spec import HostSpec
 from nbs_tui.files.chat_io import create_chat, post_message
 from nbs_tui.runtime.remote_plane import RemoteControlPlane
 from nbs_tui.widgets.chat_editor import ChatEditor

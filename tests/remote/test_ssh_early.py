@@ -9,7 +9,7 @@ from pathlib import Path
 
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.fleet.host_spec import HostSpec
 from nbs_tui.runtime.contract import RuntimeOptions
 from nbs_tui.runtime.early import start_early, take_early
 from nbs_tui.tmux import ssh

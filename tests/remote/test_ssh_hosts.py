@@ -17,9 +17,9 @@ from textual.widgets import TextArea
 
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.fleet_filter import FleetFilter
-from nbs_tui.core.hosts import HostSpec, HostState
-from nbs_tui.core.lease import LEASE_OPTION
+from nbs_tui.core.fleet.fleet_filter import FleetFilter
+from nbs_tui.core.fleet.host_spec import HostSpec, HostState
+from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION
 from nbs_tui.runtime.contract import RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
 from tests.app.helpers import wait_for as pilot_wait

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import libtmux
 
-from nbs_tui.core.hosts import HostSpec
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.tmux.jump import Jumper, plan_jump
 from tests.remote.conftest import SshLab
 from tests.remote.helpers import new_session

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.hosts import HostSpec
-from nbs_tui.core.lease import Lease, parse_lease
+from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.core.sidecar.lease_rules import Lease, parse_lease
 from nbs_tui.runtime.contract import LeaseMode
 from nbs_tui.runtime.runtime import Runtime, not_installed
 from nbs_tui.runtime.service import _is_service

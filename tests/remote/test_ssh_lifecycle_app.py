@@ -14,7 +14,7 @@ from textual.widgets import Input, TextArea
 
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.fleet.host_spec import HostSpec
 from nbs_tui.widgets.confirm_screen import ConfirmScreen
 from nbs_tui.widgets.new_agent_form import NewAgentScreen
 from tests.app.helpers import wait_for
@@ -94,7 +94,7 @@ def test_stop_on_a_host_from_the_command_line(ssh_lab: SshLab, tmp_path: Path) -
     import subprocess
     import sys
 
-    from nbs_tui.core.relay import LIFECYCLE_OPTION, parse_ring
+    from nbs_tui.core.sidecar.relay import LIFECYCLE_OPTION, parse_ring
     from tests.realclaude.new_world import REPO
 
     a = ssh_lab.hosts["hosta"]

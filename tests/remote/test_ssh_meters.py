@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.hosts import HostSpec
-from nbs_tui.core.meters import DEFAULT_PRICES, Meters, Tokens, describe
-from nbs_tui.core.pane_state import PaneState
+from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.core.fleet.pane_state import PaneState
+from nbs_tui.core.sidecar.meters import DEFAULT_PRICES, Meters, Tokens, describe
 from nbs_tui.runtime.contract import LeaseMode
 from nbs_tui.runtime.runtime import Runtime
 from tests.remote.conftest import SshLab

@@ -12,14 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from nbs_tui.core.fleet_memory import (
+from nbs_tui.core.fleet.fleet_memory import (
     FleetMemory,
     RememberedAgent,
     RememberedPane,
     RememberedWindow,
     ServerInstance,
 )
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.files.fleet_store import FleetStore
 from tests.realclaude.conftest import claude_binary, claude_fleet  # noqa: F401  (fixtures)
 from tests.realclaude.harness import ClaudeFleet, Text

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from libtmux.test.retry import retry_until
 
-from nbs_tui import logs
 from nbs_tui.app import create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.housekeeping import logs
 from nbs_tui.widgets.problems_screen import ProblemsScreen
 from tests.app.helpers import wait_for as pilot_wait
 from tests.headless_proc import Headless

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.hosts import HostSpec
-from nbs_tui.core.lease import Lease
-from nbs_tui.core.pane_state import HistoryEntry
+from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.core.fleet.pane_state import HistoryEntry
+from nbs_tui.core.sidecar.lease_rules import Lease
 from nbs_tui.runtime.contract import LeaseMode
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.pane_options import SidecarSwitches

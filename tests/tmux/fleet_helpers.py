@@ -11,8 +11,8 @@ from pathlib import Path
 import libtmux
 from libtmux.test.retry import retry_until
 
-from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
-from nbs_tui.core.screen import BLANK, Cell, PaneScreen
+from nbs_tui.core.fleet.model import PaneId, PaneInfo, ServerAddress
+from nbs_tui.core.screen.pane_screen import BLANK, Cell, PaneScreen
 from nbs_tui.tmux.fleet import TmuxFleet
 
 WAIT = 10.0

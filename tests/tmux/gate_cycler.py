@@ -8,7 +8,7 @@ import random
 import sys
 import time
 
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.tmux.control import ControlClient
 
 

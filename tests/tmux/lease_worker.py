@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from nbs_tui.core.lease import Lease, LeaseValue
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.lease_rules import Lease, LeaseValue
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
 from nbs_tui.tmux.commands import TmuxServerCommands
 

@@ -1,5 +1,5 @@
 """A world where several backends fail for real at once, for the tests of the one problem route
-(`nbs_tui.core.problems`): each failure must reach the problems screen, the log file and
+(`nbs_tui.core.fleet.problems`): each failure must reach the problems screen, the log file and
 ``--headless``'s ``error`` lines, in the same words.
 
 On a private tmux server, with every file in a temporary folder:
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import libtmux
 
-from nbs_tui.core.lease import LEASE_OPTION
+from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION
 from tests.tmux.replay_agent import ReplayPane, corpus_screen, start_replay
 
 LEASE_TTL = 2.0

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import libtmux
 
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
-from nbs_tui.core.sidecar import SidecarConfig
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
 from nbs_tui.sidecar.runner import ControlPort, SidecarEvent, SidecarRunner
 
 

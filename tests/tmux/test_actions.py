@@ -15,10 +15,10 @@ import libtmux
 import pytest
 from libtmux.test.retry import retry_until
 
-from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
-from nbs_tui.actions import Operator, summarize, tmux_key
-from nbs_tui.core.model import PaneId, PaneInfo, ServerAddress
-from nbs_tui.core.screen import PaneScreen
+from nbs_tui.core.fleet.model import PaneId, PaneInfo, ServerAddress
+from nbs_tui.core.screen.pane_screen import PaneScreen
+from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
+from nbs_tui.operator.pane_actions import Operator, summarize, tmux_key
 from nbs_tui.tmux.commands import Guard, TmuxServerCommands
 from nbs_tui.tmux.errors import TmuxCommandError
 from nbs_tui.tmux.port import FleetPort, PaneGone

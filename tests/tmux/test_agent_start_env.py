@@ -10,8 +10,8 @@ import libtmux
 import pytest
 from libtmux.test.retry import retry_until
 
-from nbs_tui.core.agent_spec import CLAUDE_SESSION_ENV, agent_command
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.agent_spec import CLAUDE_SESSION_ENV, agent_command
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.runtime.agent_start import AgentStarter
 from nbs_tui.tmux.commands import TmuxServerCommands
 

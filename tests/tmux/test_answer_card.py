@@ -12,11 +12,11 @@ import libtmux
 import pytest
 from libtmux.test.retry import retry_until
 
-from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
-from nbs_tui.actions import Operator
-from nbs_tui.core.answer import AnswerCard, card_for
-from nbs_tui.core.detect import detect_text
-from nbs_tui.core.model import PaneInfo, ServerAddress
+from nbs_tui.core.detection.answer import AnswerCard, card_for
+from nbs_tui.core.detection.detect import detect_text
+from nbs_tui.core.fleet.model import PaneInfo, ServerAddress
+from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
+from nbs_tui.operator.pane_actions import Operator
 from nbs_tui.tmux.fleet import TmuxFleet
 from tests.tmux.replay_agent import ReplayPane, corpus_screen, start_replay
 

@@ -29,7 +29,7 @@ import time
 
 import libtmux
 
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.tmux.control import ControlClient
 from nbs_tui.tmux.fleet import STRUCTURE_QUIET
 from tests.tmux.fleet_helpers import process_alive, running_fleet, tmux, wait_for

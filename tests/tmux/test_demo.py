@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from libtmux.server import Server
 
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.demo.launcher import DemoFleet, make_project
 from nbs_tui.files.chat_io import read_chat
 
@@ -373,7 +373,7 @@ def test_status_file_and_hook_spool_like_claude_code(start_agent: Callable[..., 
     from nbs_tui.claude.spool import parse_line
     from nbs_tui.claude.status import proc_info, read_status_file
     from nbs_tui.claude.transcript import TranscriptTail
-    from nbs_tui.core.model import AgentState
+    from nbs_tui.core.fleet.model import AgentState
 
     config, spool = tmp_path / "cc", tmp_path / "hooks.jsonl"
     pane = start_agent("--script", "idle", "--seed", "1", "--claude-config", str(config), "--hook-spool", str(spool))

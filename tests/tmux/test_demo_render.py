@@ -11,7 +11,7 @@ from pathlib import Path
 import pyte
 
 from nbs_tui.demo.agent import Agent, Options
-from nbs_tui.demo.terminal import Row, Terminal, paint_row, text_width, wrap_row
+from nbs_tui.demo.demo_terminal import Row, Terminal, paint_row, text_width, wrap_row
 
 
 class PyteTerminal(Terminal):

@@ -17,7 +17,7 @@ from pathlib import Path
 import libtmux
 import pytest
 
-from nbs_tui.core.model import PaneInfo
+from nbs_tui.core.fleet.model import PaneInfo
 from nbs_tui.tmux.discovery import (
     FORMAT,
     agent_in_process_tree,
@@ -167,8 +167,8 @@ def test_an_agent_walk_short_of_file_descriptors_is_not_remembered(server: libtm
     code = (
         "import json, os, resource, sys\n"
         "from nbs_tui.tmux.discovery import FORMAT, panes_from_listing\n"
-        "from nbs_tui.tmux.runner import TmuxRunner\n"
-        "from nbs_tui.core.model import ServerAddress\n"
+        "from nbs_tui.tmux.tmux_runner import TmuxRunner\n"
+        "from nbs_tui.core.fleet.model import ServerAddress\n"
         "text = TmuxRunner(ServerAddress(socket_name=sys.argv[1])).run('list-panes', '-a', '-F', FORMAT)\n"
         "cache = {}\n"
         "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
@@ -422,7 +422,7 @@ def test_killed_dashboard_leaves_no_control_client(server: libtmux.Server, tmp_p
     probe = tmp_path / "probe.py"
     probe.write_text(
         "import sys, time\n"
-        "from nbs_tui.core.model import ServerAddress\n"
+        "from nbs_tui.core.fleet.model import ServerAddress\n"
         "from nbs_tui.tmux.fleet import TmuxFleet\n"
         f"f = TmuxFleet(ServerAddress(socket_name={str(server.socket_name)!r}))\n"
         "f.start(); f.wait_seeded(10); print('ready', flush=True); time.sleep(600)\n"
@@ -454,7 +454,7 @@ def test_killed_dashboard_streaming_a_busy_pane_leaves_no_control_client(
     probe = tmp_path / "probe.py"
     probe.write_text(
         "import sys, time\n"
-        "from nbs_tui.core.model import ServerAddress\n"
+        "from nbs_tui.core.fleet.model import ServerAddress\n"
         "from nbs_tui.tmux.fleet import TmuxFleet\n"
         f"f = TmuxFleet(ServerAddress(socket_name={str(server.socket_name)!r}), watch_all=False)\n"
         f"f.start(); f.wait_seeded(10); f.set_watched('mirror', [{pane!r}])\n"

@@ -1,4 +1,4 @@
-"""The fleet's own failures reach the problem sink (`nbs_tui.core.problems`: the E screen, the
+"""The fleet's own failures reach the problem sink (`nbs_tui.core.fleet.problems`: the E screen, the
 log, ``--headless``'s error lines), each once while it repeats, not only the module's log."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import libtmux
 
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.tmux.fleet import TmuxFleet
 
 from .fleet_helpers import Recorder, address, new_session, wait_for

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import libtmux
 
-from nbs_tui.core.detect import detect_text
+from nbs_tui.core.detection.detect import detect_text
 from nbs_tui.tmux.fleet import CAPTURE_MAX_AGE, TmuxFleet
 
 from .fleet_helpers import (

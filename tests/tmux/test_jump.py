@@ -15,7 +15,7 @@ import libtmux
 import pytest
 from libtmux.test.retry import retry_until
 
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.tmux.address import socket_path_of
 from nbs_tui.tmux.jump import Jumper, inside_server, plan_jump
 

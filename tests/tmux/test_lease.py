@@ -16,8 +16,8 @@ from pathlib import Path
 import libtmux
 import pytest
 
-from nbs_tui.core.lease import LEASE_OPTION, ForeignLease, Lease, LeaseValue
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION, ForeignLease, Lease, LeaseValue
 from nbs_tui.sidecar.heartbeat import LeaseClient, LeaseHeartbeat, tmux_too_old
 from nbs_tui.tmux.commands import TmuxServerCommands
 

@@ -17,7 +17,7 @@ import libtmux
 import pytest
 from libtmux.test.retry import retry_until
 
-from nbs_tui.core.detect import detect_text
+from nbs_tui.core.detection.detect import detect_text
 from tests.tmux.test_lease_headless import agent, submits
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ from pathlib import Path
 import libtmux
 from libtmux.test.retry import retry_until
 
-from nbs_tui.core.lease import LEASE_OPTION
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
 from nbs_tui.sidecar.pane_options import SidecarSwitches, typing_guard
 from nbs_tui.tmux.commands import TmuxServerCommands

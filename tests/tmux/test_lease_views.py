@@ -13,9 +13,9 @@ import pytest
 from libtmux.test.retry import retry_until
 
 from nbs_tui.config import Settings
-from nbs_tui.core.detect import detect_text
-from nbs_tui.core.model import ServerAddress
-from nbs_tui.core.sidecar import SidecarConfig, SidecarStatus
+from nbs_tui.core.detection.detect import detect_text
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig, SidecarStatus
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
 from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.sidecar.pane_options import SidecarSwitches

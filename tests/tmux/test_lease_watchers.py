@@ -16,7 +16,7 @@ import libtmux
 import pytest
 from libtmux.test.retry import retry_until
 
-from nbs_tui.core.lease import LEASE_OPTION
+from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION
 from nbs_tui.demo.launcher import DemoFleet
 from tests.tmux.test_lease_headless import LeaseHeadless
 

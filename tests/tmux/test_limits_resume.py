@@ -19,7 +19,7 @@ import pytest
 from libtmux.test.retry import retry_until
 
 from nbs_tui.config import Settings
-from nbs_tui.core.model import AgentState, ServerAddress
+from nbs_tui.core.fleet.model import AgentState, ServerAddress
 from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner, config_from_settings
 from nbs_tui.tmux.fleet import TmuxFleet
 from tests.tmux.replay_agent import corpus_screen, start_replay

@@ -1,4 +1,4 @@
-"""Meters reach every view through tmux (nbs_tui/core/meters_relay.py): a real ``nbs-tui
+"""Meters reach every view through tmux (nbs_tui/core/sidecar/meters_relay.py): a real ``nbs-tui
 service`` process, whose Claude signals read an agent's transcript with known usage, publishes
 the agent's meters in ``@nbs_meters``; a separate dashboard runtime, only a viewer and reading
 no transcript, shows the same totals, follows a new response, and drops them when the service
@@ -15,10 +15,10 @@ import libtmux
 from libtmux.test.retry import retry_until
 
 from nbs_tui.claude.transcript import TranscriptTail
-from nbs_tui.core.meters import DEFAULT_PRICES, Meters, Tokens, describe, describe_total
-from nbs_tui.core.meters_relay import METERS_OPTION, parse_meters
-from nbs_tui.core.model import ServerAddress
-from nbs_tui.core.pane_state import PaneState
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.fleet.pane_state import PaneState
+from nbs_tui.core.sidecar.meters import DEFAULT_PRICES, Meters, Tokens, describe, describe_total
+from nbs_tui.core.sidecar.meters_relay import METERS_OPTION, parse_meters
 from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.tmux.commands import TmuxServerCommands

@@ -5,8 +5,8 @@ from __future__ import annotations
 import libtmux
 from libtmux.test.retry import retry_until
 
-from nbs_tui.core.lease import START_CLAIM_OPTION, InflightMark, StartClaim, answered
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.lease_rules import START_CLAIM_OPTION, InflightMark, StartClaim, answered
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
 from nbs_tui.sidecar.pane_options import (
     PaneOptionsPublisher,

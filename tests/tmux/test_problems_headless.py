@@ -21,8 +21,8 @@ import libtmux
 import pytest
 from libtmux.test.retry import retry_until
 
-from nbs_tui import logs
 from nbs_tui.config import Settings
+from nbs_tui.housekeeping import logs
 from nbs_tui.runtime.headless import run_headless
 from tests.headless_proc import Headless
 from tests.tmux.fleet_helpers import address, tmux

@@ -1,4 +1,4 @@
-"""The holder's actions reach every viewer through tmux (nbs_tui/core/relay.py): a real
+"""The holder's actions reach every viewer through tmux (nbs_tui/core/sidecar/relay.py): a real
 ``nbs-tui service`` process polls an idle agent and answers a plan menu; a separate dashboard
 runtime, only a viewer of the same server, hears each of those actions once, marked as the
 service's, and a gap in the numbers is said."""
@@ -11,10 +11,10 @@ from pathlib import Path
 import libtmux
 from libtmux.test.retry import retry_until
 
-from nbs_tui.core.lease import Lease
-from nbs_tui.core.model import ServerAddress
-from nbs_tui.core.pane_state import HistoryEntry
-from nbs_tui.core.relay import ACTIONS_OPTION, encode_ring, parse_ring
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.fleet.pane_state import HistoryEntry
+from nbs_tui.core.sidecar.lease_rules import Lease
+from nbs_tui.core.sidecar.relay import ACTIONS_OPTION, encode_ring, parse_ring
 from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.runner import SidecarEvent

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import libtmux
 
-from nbs_tui.core.agent_spec import ClaudeFlags
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.agent_spec import ClaudeFlags
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.runtime.agent_start import AgentStarter
 from nbs_tui.runtime.agent_stop import AgentControl
 from nbs_tui.tmux.commands import TmuxServerCommands

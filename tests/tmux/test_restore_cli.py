@@ -8,14 +8,14 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from nbs_tui.core.fleet_memory import (
+from nbs_tui.core.fleet.fleet_memory import (
     FleetMemory,
     RememberedAgent,
     RememberedPane,
     RememberedWindow,
     ServerInstance,
 )
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.files.fleet_store import FleetStore
 from tests.tmux.cli_process import run_nbs_tui
 

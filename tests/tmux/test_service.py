@@ -14,8 +14,8 @@ import libtmux
 import pytest
 from libtmux.test.retry import retry_until
 
-from nbs_tui.core.lease import Lease, LeaseValue
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.lease_rules import Lease, LeaseValue
 from nbs_tui.runtime.contract import LeaseMode
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.runtime.service import EXIT_NOT_RUNNING, SERVICE_NICE, ServerWatch, _is_service

@@ -21,7 +21,7 @@ import pytest
 from libtmux.test.retry import retry_until
 
 from nbs_tui.config import Settings
-from nbs_tui.core.sidecar import SidecarConfig
+from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
 from tests.tmux.sidecar_helpers import RunningSidecar, sidecars
 
 FAKE_AGENT = r"""#!PYTHON

@@ -14,8 +14,8 @@ import pytest
 from libtmux.test.retry import retry_until
 
 from nbs_tui.config import Settings
-from nbs_tui.core.model import ServerAddress
-from nbs_tui.core.sidecar import SidecarConfig
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
 from tests.tmux.sidecar_helpers import RunningSidecar, sidecars
 from tests.tmux.test_sidecar_runner import Agent, write_fake_claude
 

@@ -11,7 +11,7 @@ import libtmux
 import pytest
 
 from nbs_tui.config import Settings
-from nbs_tui.core.sidecar import SidecarConfig
+from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
 from nbs_tui.tmux.fleet import TmuxFleet
 from tests.tmux.sidecar_helpers import RunningSidecar, sidecars
 from tests.tmux.test_sidecar_runner import (  # noqa: F401  (fixtures and tests, run again here)

@@ -6,7 +6,7 @@ import json
 import threading
 from pathlib import Path
 
-from nbs_tui.action_log import ActionLog, ActionRecord, Outcome
+from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
 
 
 def record(n: int, sent: str = "hi") -> ActionRecord:

@@ -1,4 +1,4 @@
-"""The new-agent spec, its checks, and the Claude Code command line (nbs_tui/core/agent_spec.py).
+"""The new-agent spec, its checks, and the Claude Code command line (nbs_tui/core/fleet/agent_spec.py).
 
 The flags are checked against the real ``claude --help`` of each corpus version
 (tests/corpus/claude/<version>/help.txt, agents-help.txt)."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.agent_spec import (
+from nbs_tui.core.fleet.agent_spec import (
     ASSUMED_FLAGS,
     ClaudeFlags,
     ClaudeLaunch,
@@ -25,7 +25,7 @@ from nbs_tui.core.agent_spec import (
     problems,
     shell_command,
 )
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "claude"
 VERSIONS = ("2.1.100", "2.1.150", "2.1.197", "2.1.265", "2.1.332")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.answer import AnswerCard, Choice, card_for, choose, recheck
-from nbs_tui.core.detect import detect_text
-from nbs_tui.core.model import AgentState, Detection
+from nbs_tui.core.detection.answer import AnswerCard, Choice, card_for, choose, recheck
+from nbs_tui.core.detection.detect import detect_text
+from nbs_tui.core.fleet.model import AgentState, Detection
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "claude"
 

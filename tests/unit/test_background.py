@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.background import (
+from nbs_tui.core.fleet.background import (
     BackgroundSession,
     attach_argv,
     background_support,

@@ -6,14 +6,14 @@ import re
 
 import pytest
 
-from nbs_tui.core.card_target import (
+from nbs_tui.core.fleet.card_target import (
     CardTarget,
     CardTargetError,
     format_card_target,
     parse_card_target,
 )
-from nbs_tui.core.hosts import HostSpec
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.core.fleet.model import ServerAddress
 
 
 def test_format_names_host_server_and_the_pane_on_its_server() -> None:

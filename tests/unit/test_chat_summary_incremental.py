@@ -1,4 +1,4 @@
-"""A chat's summary counted on from the last read (core.chat.tail_chat with keep=1, as the
+"""A chat's summary counted on from the last read (core.control.chat.tail_chat with keep=1, as the
 control plane does) is exactly the summary a full parse gives, however the file changed."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbs_tui.core.chat import (
+from nbs_tui.core.control.chat import (
     ChatTail,
     append_message,
     empty_chat,

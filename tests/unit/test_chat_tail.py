@@ -1,5 +1,5 @@
 """Decoding only the newest messages of a chat, and only those appended since the last read
-(core.chat.tail_chat), reports exactly what a full parse reports about the whole chat."""
+(core.control.chat.tail_chat), reports exactly what a full parse reports about the whole chat."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbs_tui.core.chat import (
+from nbs_tui.core.control.chat import (
     ChatTail,
     append_message,
     empty_chat,

@@ -16,8 +16,8 @@ import pytest
 from nbs_tui.claude.status import ExitWatch, descendants, proc_info, process_table, subtree_table
 from nbs_tui.claude.watcher import RACY, ClaudeFacts, ClaudeSignals
 from nbs_tui.config import Settings
-from nbs_tui.core.model import AgentState, PaneInfo
-from nbs_tui.core.stuck import Liveness
+from nbs_tui.core.fleet.model import AgentState, PaneInfo
+from nbs_tui.core.sidecar.stuck_agents import Liveness
 
 SID = "fec664d9-dbab-4a3a-84db-35b023e9b68c"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from nbs_tui.claude.watcher import PROBLEM_SOURCE, ClaudeFacts, ClaudeSignals
 from nbs_tui.config import Settings
-from nbs_tui.core.model import PaneId
+from nbs_tui.core.fleet.model import PaneId
 from tests.unit.test_claude_status import SOCKET, _pane, _spool_line
 
 

@@ -21,10 +21,10 @@ from nbs_tui.claude.status import (
 )
 from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals, hook_reading
 from nbs_tui.config import Settings
-from nbs_tui.core.fusion import Source
-from nbs_tui.core.model import AgentState, PaneInfo
-from nbs_tui.core.process_tree import descendants
-from nbs_tui.core.stuck import Liveness
+from nbs_tui.core.detection.fusion import Source
+from nbs_tui.core.fleet.model import AgentState, PaneInfo
+from nbs_tui.core.fleet.process_tree import descendants
+from nbs_tui.core.sidecar.stuck_agents import Liveness
 
 SOCKET = "/tmp/nbs-test-tmux-socket"
 SID = "fec664d9-dbab-4a3a-84db-35b023e9b68c"

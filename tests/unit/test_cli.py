@@ -99,7 +99,7 @@ def test_a_host_watched_from_inside_tmux_gets_its_own_default_server(
 ) -> None:
     """$TMUX names a socket on this machine: it picks this machine's server, never another host's."""
     from nbs_tui.cli import build_parser, settings_from_args
-    from nbs_tui.core.model import ServerAddress
+    from nbs_tui.core.fleet.model import ServerAddress
 
     monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))
     monkeypatch.setenv("TMUX", f"{tmp_path}/tmux-{os.getuid()}/work,4242,0")

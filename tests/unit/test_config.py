@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.config import ConfigError, Settings, load_settings, save_setting
+from nbs_tui.config import ConfigError, Settings, load_settings
+from nbs_tui.files.config_edit import save_setting
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -166,7 +167,7 @@ def test_save_setting_refuses_a_broken_file_and_leaves_it_alone(tmp_path: Path) 
 
 
 def test_prices_table_adds_and_replaces_models_over_the_defaults(tmp_path: Path) -> None:
-    from nbs_tui.core.meters import DEFAULT_PRICES
+    from nbs_tui.core.sidecar.meters import DEFAULT_PRICES
 
     config = write(tmp_path, '[prices."claude-opus-5-5"]\ninput = 1\noutput = 2\n\n[prices.my-proxy-model]\ninput = 0.5\noutput = 1.5\ncontext = 32000\n')
     prices = load_settings(config, environ={}).prices

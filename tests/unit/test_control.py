@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.control import (
+from nbs_tui.core.control.control_commands import (
     Comment,
     ControlCommand,
     ControlError,
@@ -16,7 +16,7 @@ from nbs_tui.core.control import (
     process_line,
     scan_screen_lines,
 )
-from nbs_tui.core.registry import Registry
+from nbs_tui.core.control.registry import Registry
 
 
 @pytest.mark.parametrize("verb", [v.value for v in Verb if v is not Verb.SET_POLL_INTERVAL])
@@ -142,7 +142,7 @@ def test_scan_screen_lines_finds_commands_not_prose() -> None:
 def test_replay_of_the_inbox_is_a_fixed_point(tmp_path: Path) -> None:
     import random
 
-    from nbs_tui.core.control import Replay
+    from nbs_tui.core.control.control_commands import Replay
 
     rng = random.Random(7)
     paths = [f".nbs/chat/c{i}.chat" for i in range(6)] + [f"./.nbs/chat/c{i}.chat" for i in range(3)]
@@ -162,7 +162,7 @@ def test_replay_of_the_inbox_is_a_fixed_point(tmp_path: Path) -> None:
 
 
 def test_replay_keeps_position_where_one_by_one_would_move(tmp_path: Path) -> None:
-    from nbs_tui.core.control import Replay
+    from nbs_tui.core.control.control_commands import Replay
 
     registry = Registry(tmp_path, ["chat:a.chat", "chat:b.chat"])
     replay = Replay(registry)
@@ -174,7 +174,7 @@ def test_replay_keeps_position_where_one_by_one_would_move(tmp_path: Path) -> No
 def test_replay_outcomes_match_one_by_one(tmp_path: Path) -> None:
     import random
 
-    from nbs_tui.core.control import Replay
+    from nbs_tui.core.control.control_commands import Replay
 
     rng = random.Random(3)
     paths = ["a.chat", "./a.chat", "b.chat", f"{tmp_path}/b.chat", "c dir/c.chat"]

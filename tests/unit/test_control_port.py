@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from nbs_tui.config import Settings
-from nbs_tui.core.chat import ChatMessage
-from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.control.chat import ChatMessage
+from nbs_tui.core.fleet.host_spec import HostSpec
 from nbs_tui.files.control_events import ControlPlaneError, HistoryEntry, PlaneSnapshot
 from nbs_tui.files.control_plane import ControlPlane
 from nbs_tui.files.control_port import ControlPlanePort

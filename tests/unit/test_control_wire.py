@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from nbs_tui.core.chat import ChatMessage, ChatSummary, ReaderState
-from nbs_tui.core.control import Outcome
-from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.control.chat import ChatMessage, ChatSummary, ReaderState
+from nbs_tui.core.control.control_commands import Outcome
+from nbs_tui.core.fleet.host_spec import HostSpec
 from nbs_tui.files.control_events import (
     HISTORY_KEEP,
     ChannelSnapshot,

@@ -13,12 +13,12 @@ from pathlib import Path
 import libtmux
 import pytest
 
-from nbs_tui.action_log import ActionRecord, Outcome
 from nbs_tui.config import Settings
-from nbs_tui.controller import OperatorController, report_text
-from nbs_tui.core.agent_spec import NewAgent
-from nbs_tui.core.model import AgentState, ServerAddress
-from nbs_tui.core.pane_state import PaneState, PaneStatus
+from nbs_tui.core.fleet.agent_spec import NewAgent
+from nbs_tui.core.fleet.model import AgentState, ServerAddress
+from nbs_tui.core.fleet.pane_state import PaneState, PaneStatus
+from nbs_tui.operator.action_log import ActionRecord, Outcome
+from nbs_tui.operator.operator_controller import OperatorController, report_text
 from nbs_tui.runtime.contract import RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.tmux.port import FleetListener
@@ -228,7 +228,7 @@ def test_text_goes_to_the_pane_chosen_and_never_to_its_replacement(tmp_path: Pat
 
 
 def test_report_text() -> None:
-    from nbs_tui.actions import ActionResult
+    from nbs_tui.operator.pane_actions import ActionResult
 
     sent = ActionResult("%1", "a:0.0", "text", "hi", Outcome.SENT)
     skipped = ActionResult("%2", "a:1.0", "text", "hi", Outcome.SKIPPED, "pane is gone")

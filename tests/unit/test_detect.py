@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.detect import (
+from nbs_tui.core.detection.detect import (
     FLAG_CONTEXT_PRESSURE,
     FLAG_GHOST_INPUT,
     FLAG_PLAN_MODE,
@@ -16,8 +16,8 @@ from nbs_tui.core.detect import (
     detect_text,
     detection_as_json,
 )
-from nbs_tui.core.model import AgentState, MenuOption
-from nbs_tui.core.screen_rows import strip_escapes
+from nbs_tui.core.fleet.model import AgentState, MenuOption
+from nbs_tui.core.screen.screen_rows import strip_escapes
 
 RULE = "─" * 80
 REPO = Path(__file__).resolve().parents[2]
@@ -522,8 +522,8 @@ def test_detection_as_json_shape() -> None:
 
 
 def test_detect_screen_uses_dim_attribute_for_suggestions() -> None:
-    from nbs_tui.core.detect import detect_screen
-    from nbs_tui.core.screen import PaneScreen
+    from nbs_tui.core.detection.detect import detect_screen
+    from nbs_tui.core.screen.pane_screen import PaneScreen
 
     screen = PaneScreen(60, 8)
     rule = "─" * 60
@@ -667,8 +667,8 @@ def test_prose_question_with_numbered_answers_above_idle_box_is_idle() -> None:
 
 
 def test_row_cache_reads_the_same_as_a_fresh_read() -> None:
-    from nbs_tui.core.screen import PaneScreen
-    from nbs_tui.core.screen_rows import RowCache, screen_lines_and_faint
+    from nbs_tui.core.screen.pane_screen import PaneScreen
+    from nbs_tui.core.screen.screen_rows import RowCache, screen_lines_and_faint
 
     screen = PaneScreen(40, 8)
     cache = RowCache()

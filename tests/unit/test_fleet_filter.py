@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nbs_tui.core.fleet_filter import FleetFilter
-from nbs_tui.core.model import AgentState, PaneInfo
+from nbs_tui.core.fleet.fleet_filter import FleetFilter
+from nbs_tui.core.fleet.model import AgentState, PaneInfo
 
 
 def pane(session: str, window: int, title: str, path: str, pane_id: str = "%1") -> PaneInfo:

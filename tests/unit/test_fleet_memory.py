@@ -1,4 +1,4 @@
-"""The fleet memory's model (nbs_tui/core/fleet_memory.py): the current session id, what a new
+"""The fleet memory's model (nbs_tui/core/fleet/fleet_memory.py): the current session id, what a new
 server run keeps, what a restore brings back, the JSON form."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from nbs_tui.core.fleet_memory import (
+from nbs_tui.core.fleet.fleet_memory import (
     SCHEMA,
     FleetMemory,
     MemoryFormatError,
@@ -27,7 +27,7 @@ from nbs_tui.core.fleet_memory import (
     remember,
     store_key,
 )
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.runtime.service import server_key
 
 HOOK, STATUS, TRANSCRIPT = SessionSource.HOOK, SessionSource.STATUS, SessionSource.TRANSCRIPT

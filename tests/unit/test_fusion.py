@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nbs_tui.core.fusion import FusionPolicy, Reading, Source, fuse, screen_reading
-from nbs_tui.core.model import AgentState, Detection
+from nbs_tui.core.detection.fusion import FusionPolicy, Reading, Source, fuse, screen_reading
+from nbs_tui.core.fleet.model import AgentState, Detection
 
 S = AgentState
 

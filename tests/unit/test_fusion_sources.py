@@ -1,14 +1,14 @@
-"""The detail panel's Claude rows (`nbs_tui.messages.fuse_claude`): every source's last value."""
+"""The detail panel's Claude rows (`nbs_tui.dashboard.messages.fuse_claude`): every source's last value."""
 
 from __future__ import annotations
 
 import time
 
 from nbs_tui.claude.watcher import ClaudeFacts
-from nbs_tui.core.fusion import Reading, Source
-from nbs_tui.core.model import AgentState
-from nbs_tui.core.stuck import Liveness
-from nbs_tui.messages import PaneStatus, fuse_claude
+from nbs_tui.core.detection.fusion import Reading, Source
+from nbs_tui.core.fleet.model import AgentState
+from nbs_tui.core.sidecar.stuck_agents import Liveness
+from nbs_tui.dashboard.messages import PaneStatus, fuse_claude
 
 
 def test_each_source_last_value_and_the_process_are_listed() -> None:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from nbs_tui.claude.spool import SpoolReader, parse_line
 from nbs_tui.claude.transcript import TranscriptFacts, TranscriptTail, apply_record
-from nbs_tui.core.chat import (
+from nbs_tui.core.control.chat import (
     ChatError,
     append_message,
     decode_message,
@@ -24,10 +24,10 @@ from nbs_tui.core.chat import (
     parse_chat,
     parse_cursors,
 )
-from nbs_tui.core.control import Comment, ControlCommand, ControlError
-from nbs_tui.core.control import parse_line as parse_control
-from nbs_tui.core.inbox import decode_line
-from nbs_tui.core.meters import MeterAccount, usage_of_record
+from nbs_tui.core.control.control_commands import Comment, ControlCommand, ControlError
+from nbs_tui.core.control.control_commands import parse_line as parse_control
+from nbs_tui.core.control.inbox import decode_line
+from nbs_tui.core.sidecar.meters import MeterAccount, usage_of_record
 from nbs_tui.files.tail import TailLine, TailReader
 from tests.unit.fuzz import HOSTILE_TEXT, bounded, cuts, hostile_bytes
 

@@ -14,10 +14,10 @@ from pathlib import Path
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from nbs_tui.core.detect import detect_lines, detect_screen, detect_text
-from nbs_tui.core.model import AgentState, Detection
-from nbs_tui.core.screen import PaneScreen
-from nbs_tui.core.screen_rows import _ESCAPES as ESCAPE_SEQUENCE
+from nbs_tui.core.detection.detect import detect_lines, detect_screen, detect_text
+from nbs_tui.core.fleet.model import AgentState, Detection
+from nbs_tui.core.screen.pane_screen import PaneScreen
+from nbs_tui.core.screen.screen_rows import _ESCAPES as ESCAPE_SEQUENCE
 from tests.unit.fuzz import (
     HOSTILE_TEXT,
     RENDERING_ESCAPES,

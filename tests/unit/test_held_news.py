@@ -7,8 +7,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nbs_tui.core.hosts import HostState
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.host_spec import HostState
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.runtime.early import HeldNews
 
 

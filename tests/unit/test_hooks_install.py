@@ -23,6 +23,7 @@ from nbs_tui.claude.hooks import (
     uninstall,
 )
 from nbs_tui.cli import main
+from nbs_tui.config import script_path
 
 USER_SETTINGS = b"""{
     "model": "opus",
@@ -71,7 +72,7 @@ def test_install_merges_and_keeps_every_user_hook(tmp_path: Path, spool: Path) -
     # The file keeps its four-space indent.
     assert '\n    "model"' in settings.read_text()
     assert outcome.backup is not None and outcome.backup.read_bytes() == USER_SETTINGS
-    script = hooks.script_path(spool)
+    script = script_path(spool)
     assert script.is_file() and os.access(script, os.X_OK)
 
 
@@ -183,7 +184,7 @@ def test_status_reports_each_event(tmp_path: Path, spool: Path) -> None:
     assert hooks_command("status", settings, spool, out=out) == 0
     text = out.getvalue()
     assert all(f"{event}: ok" in text for event in HOOK_EVENTS)
-    hooks.script_path(spool).unlink()
+    script_path(spool).unlink()
     assert not status(settings, spool).installed
 
 
@@ -240,7 +241,7 @@ def test_hook_exits_zero_when_the_spool_cannot_be_written(tmp_path: Path) -> Non
     blocker = tmp_path / "not-a-dir"
     spool = blocker / "hooks.jsonl"
     install(tmp_path / "settings.json", tmp_path / "real" / "hooks.jsonl")
-    script = hooks.script_path(tmp_path / "real" / "hooks.jsonl")
+    script = script_path(tmp_path / "real" / "hooks.jsonl")
     blocker.write_text("a file where the spool folder should be")
     command = f"/bin/sh {script} {spool}; exit 0"
     result = _run_hook(command, b'{"hook_event_name":"Stop"}', {"TMUX_PANE": "%1"})

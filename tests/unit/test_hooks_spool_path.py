@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.claude.hooks import default_spool, installed_events, legacy_spool, xdg_spool
+from nbs_tui.claude.hooks import installed_events
 from nbs_tui.claude.spool import SpoolReader
-from nbs_tui.config import load_settings
+from nbs_tui.config import default_spool, legacy_spool, load_settings, xdg_spool
 
 REPO = Path(__file__).resolve().parents[2]
 

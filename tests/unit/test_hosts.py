@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from nbs_tui.config import ConfigError, load_settings
-from nbs_tui.core.hosts import HostsError, HostSpec, choose_hosts, parse_hosts
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.host_spec import HostsError, HostSpec, choose_hosts, parse_hosts
+from nbs_tui.core.fleet.model import ServerAddress
 
 GPU = {"name": "gpu", "ssh": "me@gpu.example", "ssh_options": ["-p", "2222"], "tmux_socket_name": "agents"}
 
@@ -87,7 +87,7 @@ def test_the_config_file_holds_hosts_and_flags_choose(tmp_path: Path) -> None:
 
 
 def test_pane_ids_of_other_hosts_are_qualified_and_split_back() -> None:
-    from nbs_tui.core.hosts import LOCAL, qualify_pane_id, split_pane_id
+    from nbs_tui.core.fleet.host_spec import LOCAL, qualify_pane_id, split_pane_id
 
     far = HostSpec("hosta", "user@box")
     assert qualify_pane_id(far, "%3") == "hosta:%3"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nbs_tui.core.lease import (
+from nbs_tui.core.sidecar.lease_rules import (
     DEFAULT_TTL,
     MAX_TTL,
     ForeignLease,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from nbs_tui.cli import UsageError, _Parser
-from nbs_tui.core.agent_spec import NewAgent, SpecError
-from nbs_tui.core.model import ServerAddress
+from nbs_tui.core.fleet.agent_spec import NewAgent, SpecError
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.files.agent_input import MAX_PROMPT, PreparedAgent, prepare_local
 from nbs_tui.lifecycle_cli import add_lifecycle_parsers, prepare_new, restore_request_from_args
 from nbs_tui.server_options import add_server_options

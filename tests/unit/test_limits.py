@@ -7,9 +7,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from nbs_tui.core.detect import detect_lines
-from nbs_tui.core.fusion import Reading, Source, fuse
-from nbs_tui.core.limits import (
+from nbs_tui.core.detection.detect import detect_lines
+from nbs_tui.core.detection.fusion import Reading, Source, fuse
+from nbs_tui.core.detection.usage_limits import (
     ResumeConfig,
     ResumePlanner,
     countdown,
@@ -17,7 +17,7 @@ from nbs_tui.core.limits import (
     parse_limit_line,
     reset_instant,
 )
-from nbs_tui.core.model import AgentState, UsageLimit
+from nbs_tui.core.fleet.model import AgentState, UsageLimit
 
 RULE = "─" * 80
 
@@ -289,7 +289,7 @@ def limited_screen(box_text: str = "", footer: tuple[str, ...] = ("  ? for short
 
 
 def test_a_limited_pane_gets_no_poll_and_no_other_text() -> None:
-    from nbs_tui.core.sidecar import InjectPoll, PaneSidecar, SidecarConfig
+    from nbs_tui.core.sidecar.pane_sidecar import InjectPoll, PaneSidecar, SidecarConfig
 
     sidecar = PaneSidecar("%1", SidecarConfig(poll_interval=5))
     sidecar.tick(0.0, limited_screen())
@@ -302,7 +302,7 @@ def test_a_limited_pane_gets_no_poll_and_no_other_text() -> None:
 
 
 def test_the_resume_goes_through_the_handshake_and_only_into_a_free_box() -> None:
-    from nbs_tui.core.sidecar import InjectPoll, Notice, PaneSidecar, SubmitPoll
+    from nbs_tui.core.sidecar.pane_sidecar import InjectPoll, Notice, PaneSidecar, SubmitPoll
 
     sidecar = PaneSidecar("%1")
     sidecar.tick(0.0, limited_screen(box_text="half-typed"))
@@ -317,7 +317,7 @@ def test_the_resume_goes_through_the_handshake_and_only_into_a_free_box() -> Non
 
 
 def test_no_resume_where_claude_code_continues_by_itself_or_a_menu_is_open() -> None:
-    from nbs_tui.core.sidecar import PaneSidecar
+    from nbs_tui.core.sidecar.pane_sidecar import PaneSidecar
 
     sidecar = PaneSidecar("%1")
     sidecar.tick(0.0, limited_screen(footer=(
@@ -341,7 +341,7 @@ AUTO_CONTINUES = {"2.1.265", "2.1.332"}
 @pytest.mark.parametrize("version", ["2.1.100", "2.1.150", "2.1.197", "2.1.265", "2.1.332"])
 @pytest.mark.parametrize("name", ["limited_session", "limited_weekly"])
 def test_real_limit_screens(version: str, name: str) -> None:
-    from nbs_tui.core.detect import detect_text
+    from nbs_tui.core.detection.detect import detect_text
 
     path = CORPUS / version / f"{name}.ansi"
     d = detect_text("\n".join(path.read_text(encoding="utf-8").split("\n")[2:]))
@@ -356,7 +356,7 @@ def test_real_limit_screens(version: str, name: str) -> None:
 
 
 def test_headless_state_events_carry_the_limit() -> None:
-    from nbs_tui.core.detect import detection_as_json
+    from nbs_tui.core.detection.detect import detection_as_json
 
     d = detect_lines(limited_screen())
     assert detection_as_json(d)["limit"] == {

@@ -6,7 +6,7 @@ import logging
 import threading
 from pathlib import Path
 
-from nbs_tui import logs
+from nbs_tui.housekeeping import logs
 
 
 def test_state_dir_follows_xdg_and_defaults_under_home() -> None:

@@ -1,4 +1,4 @@
-"""Freed memory goes back to the system (nbs_tui.memory): real allocations, real RSS."""
+"""Freed memory goes back to the system (nbs_tui.housekeeping.memory): real allocations, real RSS."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 
-from nbs_tui.memory import MemoryTrimmer, can_trim, trim_memory
+from nbs_tui.housekeeping.memory import MemoryTrimmer, can_trim, trim_memory
 
 
 def rss_mb() -> float:
@@ -69,7 +69,7 @@ def test_one_trimmer_runs_per_process_and_stops() -> None:
 
 MMAPPED = """
 import ctypes, sys
-from nbs_tui.memory import MemoryTrimmer
+from nbs_tui.housekeeping.memory import MemoryTrimmer
 
 
 class Info(ctypes.Structure):  # glibc's struct mallinfo2

@@ -10,7 +10,7 @@ import pytest
 
 from nbs_tui.claude import transcript as transcript_module
 from nbs_tui.claude.transcript import TranscriptTail
-from nbs_tui.core.meters import (
+from nbs_tui.core.sidecar.meters import (
     DEFAULT_PRICES,
     SEEN_KEEP,
     MeterAccount,

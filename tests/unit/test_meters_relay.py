@@ -1,4 +1,4 @@
-"""An agent's meters relayed through a pane option (nbs_tui/core/meters_relay.py): the value
+"""An agent's meters relayed through a pane option (nbs_tui/core/sidecar/meters_relay.py): the value
 round-trips as one ``list-panes`` field, and a garbled or oversized one is no meters."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from nbs_tui.core.meters import DEFAULT_PRICES, Meters, Tokens, describe
-from nbs_tui.core.meters_relay import MAX_MODELS, MAX_VALUE, encode_meters, parse_meters
-from nbs_tui.core.pane_state import HistoryEntry
+from nbs_tui.core.fleet.pane_state import HistoryEntry
+from nbs_tui.core.sidecar.meters import DEFAULT_PRICES, Meters, Tokens, describe
+from nbs_tui.core.sidecar.meters_relay import MAX_MODELS, MAX_VALUE, encode_meters, parse_meters
 
 METERS = Meters(
     by_model=(
@@ -71,8 +71,8 @@ def test_sizes_are_bounded() -> None:
 
 
 def test_the_dashboard_shows_relayed_meters_only_where_it_reads_no_transcript() -> None:
-    from nbs_tui.core.model import PaneInfo
-    from nbs_tui.core.pane_state import ClaudeFacts, PaneState
+    from nbs_tui.core.fleet.model import PaneInfo
+    from nbs_tui.core.fleet.pane_state import ClaudeFacts, PaneState
     from nbs_tui.sidecar.runner import SidecarEvent
 
     state = PaneState()

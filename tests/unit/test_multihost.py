@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nbs_tui.core.hosts import LOCAL, HostSpec, HostState
-from nbs_tui.core.lease import Lease
-from nbs_tui.core.model import AgentState, Detection, PaneId, PaneInfo
-from nbs_tui.core.sidecar import SidecarStatus
+from nbs_tui.core.fleet.host_spec import LOCAL, HostSpec, HostState
+from nbs_tui.core.fleet.model import AgentState, Detection, PaneId, PaneInfo
+from nbs_tui.core.sidecar.lease_rules import Lease
+from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
 from nbs_tui.runtime.hosts import HostsHub
 from nbs_tui.sidecar.runner import SidecarEvent
 

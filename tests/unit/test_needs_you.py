@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nbs_tui.core.model import AgentState
-from nbs_tui.core.needs_you import NeedsYouQueue
+from nbs_tui.core.fleet.model import AgentState
+from nbs_tui.core.fleet.needs_you import NeedsYouQueue
 
 
 class Clock:

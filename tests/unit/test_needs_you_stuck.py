@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nbs_tui.core.model import AgentState
+from nbs_tui.core.fleet.model import AgentState
 from tests.unit.test_needs_you import make
 
 IDLE = AgentState.IDLE

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nbs_tui.core.fusion import Reading, Source
-from nbs_tui.core.model import AgentState, PaneId, PaneInfo
-from nbs_tui.core.pane_state import HistoryEntry, PaneState, PaneStatus
+from nbs_tui.core.detection.fusion import Reading, Source
+from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
+from nbs_tui.core.fleet.pane_state import HistoryEntry, PaneState, PaneStatus
 
 
 def pane(pane_id: str, index: int, *, agent: bool = True) -> PaneInfo:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nbs_tui.core.problems import Problem, Problems
+from nbs_tui.core.fleet.problems import Problem, Problems
 
 
 def test_a_repeated_problem_is_one_entry_with_count_and_times() -> None:

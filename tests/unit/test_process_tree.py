@@ -1,10 +1,10 @@
-"""`nbs_tui.core.process_tree`: the one walk of a process tree, without /proc (children given)."""
+"""`nbs_tui.core.fleet.process_tree`: the one walk of a process tree, without /proc (children given)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nbs_tui.core.process_tree import children_map, descendants, walk
+from nbs_tui.core.fleet.process_tree import children_map, descendants, walk
 
 TREE = {1: [2, 3], 2: [4, 5], 3: [6], 4: [], 5: [7], 6: [], 7: []}
 

@@ -16,7 +16,7 @@ import pytest
 from libtmux.test.retry import retry_until
 
 from nbs_tui.config import ConfigError, Settings, load_settings
-from nbs_tui.core.hosts import HostSpec
+from nbs_tui.core.fleet.host_spec import HostSpec
 from nbs_tui.core.notify import Notification, NotifyKind, push_message, question_line
 from nbs_tui.core.web_links import LinkRedeemer, new_link_key
 from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, write_endpoint

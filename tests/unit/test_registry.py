@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nbs_tui.core.registry import Registry
+from nbs_tui.core.control.registry import Registry
 
 
 def test_spellings_of_one_path_are_one_entry(tmp_path: Path) -> None:

@@ -1,10 +1,10 @@
-"""The relay of the holder's actions through a pane option (nbs_tui/core/relay.py): the value
+"""The relay of the holder's actions through a pane option (nbs_tui/core/sidecar/relay.py): the value
 travels as one ``list-panes`` field, each action is shown once, a gap is counted."""
 
 from __future__ import annotations
 
-from nbs_tui.core.pane_state import HistoryEntry
-from nbs_tui.core.relay import (
+from nbs_tui.core.fleet.pane_state import HistoryEntry
+from nbs_tui.core.sidecar.relay import (
     MAX_TEXT,
     RELAY_KEEP,
     RelayedAction,
@@ -81,6 +81,6 @@ def test_a_relayed_event_reads_as_the_holders_in_the_history() -> None:
 
 
 def test_a_ring_nested_past_the_recursion_limit_reads_as_garbled_not_raised() -> None:
-    from nbs_tui.core.relay import parse_ring
+    from nbs_tui.core.sidecar.relay import parse_ring
 
     assert parse_ring("[" * 100_000 + "]" * 100_000) == ()

@@ -1,4 +1,4 @@
-"""The restore plan (nbs_tui/core/restore.py): what comes back, where, how, and why not."""
+"""The restore plan (nbs_tui/core/fleet/restore.py): what comes back, where, how, and why not."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.agent_spec import ClaudeFlags, SpecError
-from nbs_tui.core.fleet_memory import RememberedAgent, RememberedPane, RememberedWindow
-from nbs_tui.core.model import ServerAddress
-from nbs_tui.core.restore import (
+from nbs_tui.core.fleet.agent_spec import ClaudeFlags, SpecError
+from nbs_tui.core.fleet.fleet_memory import RememberedAgent, RememberedPane, RememberedWindow
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.fleet.restore import (
     HostChecks,
     LiveServer,
     LiveWindow,

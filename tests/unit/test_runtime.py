@@ -12,7 +12,7 @@ import pytest
 
 from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.config import Settings
-from nbs_tui.core.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.files.control_plane import ControlEvent
 from nbs_tui.runtime.contract import RuntimeOptions, SidecarRole
 from nbs_tui.runtime.runtime import Runtime

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from nbs_tui.core.screen import Cell, PaneScreen
+from nbs_tui.core.screen.pane_screen import Cell, PaneScreen
 
 ESC = b"\x1b"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nbs_tui.core.scrollback import (
+from nbs_tui.core.screen.scrollback_search import (
     ALIGN_TRIES,
     Grown,
     Match,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from nbs_tui.core.model import AgentState
-from nbs_tui.core.sidecar import (
+from nbs_tui.core.fleet.model import AgentState
+from nbs_tui.core.sidecar.pane_sidecar import (
     Action,
     InjectPoll,
     Notice,

@@ -12,8 +12,8 @@ import pytest
 from libtmux.test.retry import retry_until
 
 from nbs_tui.config import Settings
-from nbs_tui.core.model import PaneId
-from nbs_tui.core.sidecar import SidecarConfig
+from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
 from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
 from tests.unit.test_sidecar_runner import FakeAgentFleet, idle_rows
 

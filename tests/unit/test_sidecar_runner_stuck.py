@@ -8,8 +8,8 @@ from pathlib import Path
 
 from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.config import Settings
-from nbs_tui.core.model import PaneId
-from nbs_tui.core.stuck import Liveness, Phase
+from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.sidecar.stuck_agents import Liveness, Phase
 from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
 from nbs_tui.tmux.commands import Guard
 from tests.unit.test_sidecar_runner import Clock, FakeAgentFleet, idle_rows, make, run

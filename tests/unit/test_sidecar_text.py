@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nbs_tui.core.sidecar import (
+from nbs_tui.core.sidecar.pane_sidecar import (
     InjectPoll,
     Notice,
     PaneSidecar,

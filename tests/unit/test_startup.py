@@ -1,4 +1,4 @@
-"""Startup screens (nbs_tui/core/startup.py), on screens recorded from the real CLI.
+"""Startup screens (nbs_tui/core/detection/startup.py), on screens recorded from the real CLI.
 
 tests/corpus/claude/<version>/: dialog_trust (the mark on the first option), dialog_trust_moved
 (after one Down), dialog_trust_long (a folder whose path wraps), dialog_bypass; and the screens
@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.detect import detect_text
-from nbs_tui.core.model import AgentState, Detection, MenuOption
-from nbs_tui.core.startup import (
+from nbs_tui.core.detection.detect import detect_text
+from nbs_tui.core.detection.startup import (
     BYPASS_CONFIRMATION,
     TRUST,
     PressKey,
@@ -23,6 +22,7 @@ from nbs_tui.core.startup import (
     Wait,
     trust_folder,
 )
+from nbs_tui.core.fleet.model import AgentState, Detection, MenuOption
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "claude"
 VERSIONS = ("2.1.100", "2.1.150", "2.1.197", "2.1.265", "2.1.332")

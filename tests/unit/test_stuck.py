@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nbs_tui.core.model import AgentState
-from nbs_tui.core.stuck import Ended, Escalate, Liveness, Nudge, Phase, StuckWatch
+from nbs_tui.core.fleet.model import AgentState
+from nbs_tui.core.sidecar.stuck_agents import Ended, Escalate, Liveness, Nudge, Phase, StuckWatch
 
 S = AgentState
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from nbs_tui.claude.transcript import TranscriptTail, classify_api_error, find_transcript
-from nbs_tui.core.model import AgentState
+from nbs_tui.core.fleet.model import AgentState
 
 SID = "e2aea7bf-67d2-4b1d-9c63-08c462dd429c"
 

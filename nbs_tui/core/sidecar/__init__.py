@@ -1,0 +1,2 @@
+"""The sidecar's pure decisions: the per-pane state machine, stuck agents, the lease's rules,
+and what the lease holder relays to viewers (actions, meters). `nbs_tui.sidecar` carries them out."""
