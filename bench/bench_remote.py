@@ -60,6 +60,7 @@ from bench_app import compile_checkout  # noqa: E402
 
 from nbs_tui.core.fleet.model import PaneId, PaneInfo, ServerAddress  # noqa: E402
 from nbs_tui.tmux.fleet import TmuxFleet  # noqa: E402
+from nbs_tui.tmux.port import FleetListener  # noqa: E402
 from nbs_tui.tmux.ssh import SshHost, SshTmuxRunner  # noqa: E402
 from nbs_tui.tmux.tmux_runner import TmuxRunner  # noqa: E402
 from tests.remote.conftest import SshLab, _children_of, marked_processes, running_lab  # noqa: E402
@@ -80,7 +81,7 @@ MODES = ("local", "ssh", "nbs-claude", "dash-local", "dash-ssh")
 HZ = os.sysconf("SC_CLK_TCK")
 
 
-class Latency:
+class Latency(FleetListener):
     """A FleetListener that records write-to-model latency of every new marker line."""
 
     def __init__(self) -> None:

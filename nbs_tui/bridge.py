@@ -19,10 +19,9 @@ from nbs_tui.core.fleet.host_spec import HostState
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.fleet.pane_state import HistoryEntry, PaneStatus
 from nbs_tui.core.sidecar.lease_rules import LeaseValue, describe_holder
-from nbs_tui.core.sidecar.meters import Meters
-from nbs_tui.core.sidecar.relay import LIFECYCLE_KINDS
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.dashboard.messages import (
+    AgentNews,
     BackendProblem,
     BackgroundSessionsChanged,
     ClaudeSignalsChanged,
@@ -34,28 +33,27 @@ from nbs_tui.dashboard.messages import (
     RelayedMeters,
 )
 from nbs_tui.files.control_plane import ControlEvent
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.runtime.contract import RuntimeListener
+from nbs_tui.sidecar.events import AgentEnded, LifecycleNews, MetersNews, SidecarEvent, StatusChange
 
 if TYPE_CHECKING:
-    from textual.notifications import SeverityLevel
-
     from nbs_tui.widgets.control_view import ControlView
 
 
 class BridgedApp(Protocol):
-    """What the bridge asks of the app (`nbs_tui.app.NbsApp`): posting is thread-safe, the rest
-    is read or called as documented on each."""
+    """What the bridge asks of the app (`nbs_tui.app.NbsApp`): posting is thread-safe, the
+    Control view is read as documented on it."""
 
     def post_message(self, message: Message) -> bool: ...
-
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None) -> None: ...
 
     @property
     def control_view(self) -> ControlView | None: ...
 
 
-class FleetBridge:
+class FleetBridge(RuntimeListener):
     """The app's `RuntimeListener`: called on the backends' threads, touches no widget."""
+
+    shows_background_sessions = True
 
     def __init__(self, app: BridgedApp, frames: FrameScheduler) -> None:
         self._app = app
@@ -74,22 +72,15 @@ class FleetBridge:
         self._app.post_message(ClaudeSignalsChanged(tuple(facts.items())))
 
     def sidecar_event(self, event: SidecarEvent) -> None:
-        """Turn the event into messages, touch nothing else (``notify`` only posts one)."""
+        """Turn the event into messages, touch nothing else: what they mean is the app's parts'
+        (`nbs_tui.dashboard.news`, and `nbs_tui.notify.toasts` for an `AgentNews`)."""
         app = self._app
-        if event.kind == "meters":
-            meters = dict(event.data).get("meters")
-            app.post_message(RelayedMeters(event.pane_id, meters if isinstance(meters, Meters) else None))
+        if isinstance(event, MetersNews):
+            app.post_message(RelayedMeters(event.pane_id, event.meters))
             return
-        if event.kind in LIFECYCLE_KINDS and event.relayed_by:  # another process stopped or restarted one
-            data = dict(event.data)
-            ok = data.get("result") != "failed"
-            app.notify(
-                f"{data.get('target') or event.pane_id} ({event.pane_id}): {event.message}\nby {event.relayed_by}",
-                title=f"Agent {event.kind}", severity="information" if ok else "warning", timeout=8,
-            )  # fmt: skip
-        if event.kind == "agent-ended":  # an ``error`` event reaches `problem` through the runtime
-            app.notify(f"{event.pane_id}: {event.message}", title="Agent ended", severity="warning", timeout=8)
-        status = PaneStatus.from_sidecar(event.status) if event.status is not None else None
+        if isinstance(event, AgentEnded | LifecycleNews):
+            app.post_message(AgentNews(event))
+        status = PaneStatus.from_sidecar(event.status) if isinstance(event, StatusChange) else None
         history = HistoryEntry.from_sidecar_event(event)
         if event.pane_id and (status is not None or history is not None):
             app.post_message(PaneStatusChanged(event.pane_id, status, history))
@@ -110,5 +101,5 @@ class FleetBridge:
         self._app.post_message(HostsChanged(states))
 
     def background_sessions_changed(self, sessions: tuple[BackgroundSession, ...]) -> None:
-        """Claude Code's background sessions (`nbs_tui.runtime.background_poll`)."""
+        """Claude Code's background sessions (`nbs_tui.lifecycle.background_poll`)."""
         self._app.post_message(BackgroundSessionsChanged(sessions))

@@ -18,10 +18,15 @@ from typing import Any
 from nbs_tui.core.fleet.agent_spec import SpecError, command_words
 from nbs_tui.core.fleet.host_spec import HostsError, HostSpec, choose_hosts, parse_hosts
 from nbs_tui.core.fleet.model import ServerAddress
-from nbs_tui.core.notify import NotifySettingsError, parse_kinds
+from nbs_tui.core.notifications.notify_rules import NotifySettingsError, parse_kinds
+from nbs_tui.core.notifications.notify_settings import (
+    NotifyConfigError,
+    check_command,
+    check_urls,
+    parse_protocols,
+)
 from nbs_tui.core.sidecar.meters import DEFAULT_PRICES, ModelPrice, parse_prices
 from nbs_tui.housekeeping.logs import state_dir
-from nbs_tui.notify import NotifyConfigError, check_command, check_urls, parse_protocols
 
 SPOOL_NAME = "hooks.jsonl"
 SCRIPT_NAME = "nbs-tui-hook.sh"
@@ -102,7 +107,7 @@ class Settings:
     """Also raise a desktop notification (``notify-send``) when one joins."""
     notify_osc: str = "auto"
     """Terminal notifications written to the dashboard's own terminal (they travel back through
-    ssh): ``auto`` (the terminal's one, else a bell), ``off`` or protocols ``9,777,99,bell`` (nbs_tui/notify.py)."""
+    ssh): ``auto`` (the terminal's one, else a bell), ``off`` or protocols ``9,777,99,bell`` (nbs_tui/notify/terminal_notifier.py)."""
     notify_command: str = ""
     """A command run per notification, without a shell: ``{pane} {host} {project} {state} {reason} {event}``."""
     notify_mute: tuple[str, ...] = ()
@@ -111,7 +116,7 @@ class Settings:
     """Seconds before the same kind of notification for the same pane is sent again."""
     notify_urls: tuple[str, ...] = ()
     """Apprise URLs (``ntfy://host/topic``, ``tgram://...``, ``json://host/``) the lease holder
-    sends each notification to as a push (nbs_tui/push.py, docs/notifications.md)."""
+    sends each notification to as a push (nbs_tui/notify/push.py, docs/notifications.md)."""
     web_link_ttl: float = 10.0
     """Minutes a push's link to the browser view's answer card works (once)."""
     action_log: Path = field(default_factory=lambda: state_dir() / "actions.log")

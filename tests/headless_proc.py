@@ -43,9 +43,11 @@ class Headless:
         env: Mapping[str, str] | None = None,
         stop_signal: int = signal.SIGTERM,
         nofile: int | None = None,
+        prefix: Sequence[str] = (),
     ) -> None:
         """``nofile``: the process's soft limit of open files (``RLIMIT_NOFILE``), set in the
-        child before it runs."""
+        child before it runs. ``prefix``: words before ``python -m nbs_tui`` that exec it
+        (``nsenter ... --``)."""
         self.stop_signal = stop_signal
         self.events: list[dict[str, Any]] = []
         """Every JSON line printed so far, parsed, in order."""
@@ -56,7 +58,7 @@ class Headless:
         """All the process wrote to stderr (once it ended: `stop`)."""
         self._stderr_lines: list[str] = []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "nbs_tui", *args, "--headless"],
+            [*prefix, sys.executable, "-m", "nbs_tui", *args, "--headless"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=REPO,
             env=dict(env) if env is not None else None, preexec_fn=_limit_files(nofile) if nofile is not None else None,
         )  # fmt: skip

@@ -19,7 +19,7 @@ one such concern, so that no file holds more than one:
 
 A part is given what it needs (widgets, the state, callables) when the app builds it, or asks
 the app through a small protocol (`news.NewsView`); none imports the app (it imports them: no
-cycle). They may import the widgets, the core, the controller, the runtime and the ports'
+cycle). They may import the widgets, the core, the operator room, the runtime and the ports'
 types. Each runs on the UI thread but `frames.FrameScheduler.changed`, which the fleet's
 threads call.
 """

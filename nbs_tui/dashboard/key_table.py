@@ -62,51 +62,51 @@ COMMANDS: tuple[Command, ...] = (
         "List the problems the backends reported (the status bar counts them; tracebacks are in the log file)",
         show=False, palette="Show problems",
     ),
-    Command("app.quit", "q", "quit", "Quit", "Leave nbs-tui (the agents keep running)", palette="Quit nbs-tui"),
+    Command("app.quit", "q", "app.quit", "Quit", "Leave nbs-tui (the agents keep running)", palette="Quit nbs-tui"),
     Command(
-        "pane.jump", "g", "jump", "Jump",
+        "pane.jump", "g", "operator('jump')", "Jump",
         "Go into the selected pane in tmux: inside tmux your client switches (prefix B comes back); "
         "outside, the dashboard suspends and attaches until you detach (prefix d)",
         palette="Jump into the pane",
     ),
     Command(
-        "send.text", "i", "send_text", "Send",
+        "send.text", "i", "operator('send_text')", "Send",
         "Type text for the selected pane: Enter sends it exactly, Ctrl+T also presses Enter, Ctrl+J new line",
         palette="Send text to the pane",
     ),
     Command(
-        "send.key", "K", "send_key", "Key",
+        "send.key", "K", "operator('send_key')", "Key",
         "Press a named key in the selected pane: Enter, Esc, Ctrl-C, arrows, Tab, Shift-Tab, a menu digit",
         palette="Press a key in the pane",
     ),
     Command(
-        "send.passthrough", "p", "pass_through", "Pass",
+        "send.passthrough", "p", "operator('pass_through')", "Pass",
         "Type straight into the selected pane, every key as if there; Ctrl+] leaves",
         palette="Pass-through: type into the pane",
     ),
     Command(
-        "pane.mark", "m,space", "toggle_mark", "Mark",
+        "pane.mark", "m,space", "operator('toggle_mark')", "Mark",
         "Mark or unmark the selected pane for broadcast (● on its row)", show=False, key_display="m",
         palette="Mark pane for broadcast",
     ),
-    Command("pane.unmark", "M", "clear_marks", "Unmark all", "Clear every broadcast mark", show=False, palette="Unmark all panes"),
+    Command("pane.unmark", "M", "operator('clear_marks')", "Unmark all", "Clear every broadcast mark", show=False, palette="Unmark all panes"),
     Command(
-        "send.broadcast", "b", "broadcast_text", "Bcast",
+        "send.broadcast", "b", "operator('broadcast_text')", "Bcast",
         "Send the same text to every marked pane (names them and asks first)",
         palette="Broadcast text to marked panes",
     ),
     Command(
-        "send.broadcast_key", "B", "broadcast_key", "Broadcast key",
+        "send.broadcast_key", "B", "operator('broadcast_key')", "Broadcast key",
         "Press the same named key in every marked pane (names them and asks first)", show=False,
         palette="Broadcast a key to marked panes",
     ),
     Command(
-        "poll.now", "r", "force_poll", "Poll",
+        "poll.now", "r", "operator('force_poll')", "Poll",
         "Inject /nbs-poll into the selected agent now, if typing there is safe (says why not)",
         palette="Force a poll in the pane",
     ),
     Command(
-        "poll.idle", "R", "force_poll_all", "Poll idle",
+        "poll.idle", "R", "operator('force_poll_all')", "Poll idle",
         "Inject /nbs-poll into every idle agent now; reports each one skipped and why", show=False,
         palette="Force a poll in every idle agent",
     ),
@@ -127,17 +127,17 @@ COMMANDS: tuple[Command, ...] = (
         palette="Filter the fleet list",
     ),
     Command(
-        "pane.toggle_poll", "t", "toggle_poll", "Poll on/off",
+        "pane.toggle_poll", "t", "operator('toggle_poll')", "Poll on/off",
         "Turn poll injection on or off for the selected pane (⊘p on its row when off)", show=False,
         palette="Toggle poll injection for the pane",
     ),
     Command(
-        "pane.toggle_plan", "a", "toggle_plan", "Plan auto",
+        "pane.toggle_plan", "a", "operator('toggle_plan')", "Plan auto",
         "Turn plan-menu auto-select on or off for the selected pane (⊘a on its row when off)", show=False,
         palette="Toggle plan auto-select for the pane",
     ),
     Command(
-        "sidecar.pause", "P", "toggle_sidecar_pause", "Pause sidecar",
+        "sidecar.pause", "P", "operator('toggle_sidecar_pause')", "Pause sidecar",
         "Pause or resume the sidecar for the whole tmux server (tmux option @nbs_pause: every view and "
         "whichever process acts honour it; detection goes on)", show=False,
         palette="Pause or resume the sidecar (server-wide)",

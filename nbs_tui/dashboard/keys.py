@@ -12,11 +12,12 @@ from functools import partial
 from typing import Any
 
 from textual.app import App, SystemCommand
+from textual.screen import Screen
 
 from nbs_tui.core.fleet.background import BackgroundSession
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
-from nbs_tui.core.notify import KIND_LABELS, NotifyKind
-from nbs_tui.dashboard.key_table import COMMANDS, help_rows
+from nbs_tui.core.notifications.notify_rules import KIND_LABELS, NotifyKind
+from nbs_tui.dashboard.key_table import COMMAND_BY_ID, COMMANDS, help_rows
 from nbs_tui.housekeeping import logs
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.grid import PaneGrid
@@ -24,8 +25,13 @@ from nbs_tui.widgets.scrollback import Scrollback
 
 
 def key_rows(app: App[Any], control: ControlView) -> list[tuple[str, str, str]]:
-    """(keys, what, binding id) for the help screen."""
-    active = [a.binding for a in app.screen.active_bindings.values() if a.node is app]
+    """(keys, what, binding id) for the help screen: the key table's as bound now on the
+    dashboard screen, the app's own, then the widgets' own."""
+    screen = app.screen
+    active = [
+        a.binding for a in screen.active_bindings.values()
+        if a.node is app or (a.node is screen and a.binding.id in COMMAND_BY_ID)
+    ]  # fmt: skip
     widget_keys = [
         ("Grid", PaneGrid.BINDINGS),
         ("Scrollback", Scrollback.BINDINGS),
@@ -45,7 +51,7 @@ def open_help(app: App[Any], control: ControlView, server: str) -> None:
 
 
 def palette_commands(
-    app: App[Any], muted: Iterable[NotifyKind], toggle_mute: Callable[[NotifyKind], None],
+    app: App[Any], dashboard: Screen[Any], muted: Iterable[NotifyKind], toggle_mute: Callable[[NotifyKind], None],
     panes: Iterable[PaneInfo], select_pane: Callable[[PaneId], None],
     background: Iterable[BackgroundSession] = (), open_background: Callable[[BackgroundSession], None] | None = None,
 ) -> Iterable[SystemCommand]:  # fmt: skip
@@ -53,7 +59,7 @@ def palette_commands(
     Claude Code background session listed (none where the version has none)."""
     for command in COMMANDS:
         if command.in_palette:
-            yield SystemCommand(command.palette or command.label, command.help, partial(app.run_action, command.action))
+            yield SystemCommand(command.palette or command.label, command.help, partial(app.run_action, command.action, dashboard))
     muted = frozenset(muted)
     for kind in NotifyKind:
         off = kind in muted

@@ -28,8 +28,11 @@ from nbs_tui.core.fleet.pane_state import (
     fuse_claude,
 )
 from nbs_tui.core.sidecar.meters import Meters
+from nbs_tui.sidecar.events import AgentEnded, LifecycleNews
 
 __all__ = [
+    "AgentNews",
+    "BackendNews",
     "BackendProblem",
     "BackgroundSessionsChanged",
     "ClaudeFacts",
@@ -44,8 +47,13 @@ __all__ = [
 ]
 
 
+class BackendNews(Message):
+    """What a backend reported, posted to the app by its bridge; every kind below is one, and
+    the dashboard screen takes them all in one place (`DashboardScreen.news_arrived`)."""
+
+
 @dataclass
-class FleetChanged(Message):
+class FleetChanged(BackendNews):
     """The fleet's panes (or their details) changed; ``panes`` is the whole fleet."""
 
     panes: tuple[PaneInfo, ...]
@@ -56,7 +64,7 @@ class FleetChanged(Message):
 
 
 @dataclass
-class ConnectionChanged(Message):
+class ConnectionChanged(BackendNews):
     """The tmux server went away or came back."""
 
     connected: bool
@@ -64,7 +72,7 @@ class ConnectionChanged(Message):
 
 
 @dataclass
-class PaneStatusChanged(Message):
+class PaneStatusChanged(BackendNews):
     """The sidecar has news about one pane: a new status, a history line, or both."""
 
     pane_id: PaneId
@@ -73,7 +81,7 @@ class PaneStatusChanged(Message):
 
 
 @dataclass
-class RelayedMeters(Message):
+class RelayedMeters(BackendNews):
     """The lease holder published new meters for one pane (None: none any more)."""
 
     pane_id: PaneId
@@ -81,14 +89,22 @@ class RelayedMeters(Message):
 
 
 @dataclass
-class ClaudeSignalsChanged(Message):
+class AgentNews(BackendNews):
+    """An agent ended, or another process stopped or restarted one: the dashboard says so
+    (`nbs_tui.notify.toasts` decides how)."""
+
+    event: AgentEnded | LifecycleNews
+
+
+@dataclass
+class ClaudeSignalsChanged(BackendNews):
     """Raw `nbs_tui.claude.watcher.ClaudeFacts` for the panes whose facts changed."""
 
     facts: tuple[tuple[PaneId, RawFacts], ...]
 
 
 @dataclass
-class LeaseChanged(Message):
+class LeaseChanged(BackendNews):
     """Who holds the server's sidecar lease (docs/lease.md), worded for the status bar."""
 
     text: str
@@ -97,14 +113,14 @@ class LeaseChanged(Message):
 
 
 @dataclass
-class HostsChanged(Message):
+class HostsChanged(BackendNews):
     """Several hosts watched: each one's connection and lease (`nbs_tui.runtime.hosts`)."""
 
     states: tuple[HostState, ...]
 
 
 @dataclass
-class BackgroundSessionsChanged(Message):
+class BackgroundSessionsChanged(BackendNews):
     """Claude Code's background sessions, all of them, as ``claude agents --json`` last said."""
 
     sessions: tuple[BackgroundSession, ...]
@@ -114,7 +130,7 @@ class BackgroundSessionsChanged(Message):
 
 
 @dataclass
-class BackendProblem(Message):
+class BackendProblem(BackendNews):
     """A backend failed in a way the operator should see (kept on the problems screen, counted in
     the status bar, notified)."""
 

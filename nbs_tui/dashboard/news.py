@@ -27,6 +27,7 @@ from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.core.fleet.pane_state import PaneState, PaneStatus
 from nbs_tui.core.sidecar.meters import describe_total, format_cost
 from nbs_tui.dashboard.messages import (
+    BackendNews,
     BackgroundSessionsChanged,
     ClaudeSignalsChanged,
     ConnectionChanged,
@@ -37,7 +38,7 @@ from nbs_tui.dashboard.messages import (
     RelayedMeters,
 )
 from nbs_tui.runtime.runtime import Runtime
-from nbs_tui.sidecar.runner import SidecarSnapshot
+from nbs_tui.sidecar.sidecar_runner import SidecarSnapshot
 from nbs_tui.widgets.filter_bar import OperatorFleetList
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.status_bar import StatusBar
@@ -99,11 +100,31 @@ class FleetNews:
         self._empty_text: str | None = None
         """What the empty-state message shows ("" while there are panes), to update it only on a change."""
         self.background: tuple[BackgroundSession, ...] = ()
-        """Claude Code's background sessions, as last listed (`nbs_tui.runtime.background_poll`)."""
+        """Claude Code's background sessions, as last listed (`nbs_tui.lifecycle.background_poll`)."""
         self.opened: dict[str, PaneId] = {}
         """Background session id -> the pane it was opened in (``o``): not listed while that pane is."""
         self._snapshot: SidecarSnapshot | None = None
         """The sidecar snapshot last shown (a new one is published each tick)."""
+
+    def apply(self, message: BackendNews) -> None:
+        """One piece of the backends' news, whatever it is (a problem is `ProblemsShown`'s)."""
+        match message:
+            case FleetChanged():
+                self.fleet_changed(message)
+            case ConnectionChanged():
+                self.connection_changed(message)
+            case PaneStatusChanged():
+                self.pane_status_changed(message)
+            case RelayedMeters():
+                self.relayed_meters(message)
+            case ClaudeSignalsChanged():
+                self.claude_signals_changed(message)
+            case LeaseChanged():
+                self.lease_changed(message)
+            case HostsChanged():
+                self.hosts_changed(message)
+            case BackgroundSessionsChanged():
+                self.background_changed(message)
 
     # -- the fleet and tmux --------------------------------------------------------------------
 
@@ -221,7 +242,15 @@ class FleetNews:
             return False
         self._refresh_statuses()
         if state.raw_claude:
-            self.show_changed(state.refuse(list(state.raw_claude), self._clock(), self._wall()))
+            # Only a pane with a reading (Claude Code's or the screen's) can go stale as time
+            # passes; the others change only with news, which refuses them then. At 1,000 idle
+            # shells, fusing every pane each second was a third of the UI thread (issue 35).
+            timed = [
+                pane_id for pane_id, raw in state.raw_claude.items()
+                if raw.readings
+                or ((status := state.sidecar_statuses.get(pane_id)) is not None and status.state is not None)
+            ]  # fmt: skip
+            self.show_changed(state.refuse(timed, self._clock(), self._wall()))
         self._fleet_list.refresh_cells(state.statuses, state.last_change, self._clock())
         return True
 

@@ -1,7 +1,7 @@
 """The operator's notifications outside the dashboard: its own terminal and ``notify_command``.
 
 The controller decides what is worth a notification (`OperatorController.notify_tick`: an agent
-that started waiting on the operator, one that finished, ...); `nbs_tui.notify.TerminalNotifier`
+that started waiting on the operator, one that finished, ...); `nbs_tui.notify.terminal_notifier.TerminalNotifier`
 turns each into OSC sequences written into the dashboard's own output stream, in order with its
 frames (so they travel through ssh and tmux as the frames do), and runs ``notify_command``.
 Inside tmux the sequences need tmux's ``allow-passthrough``: at start, once, a thread picks the
@@ -19,16 +19,14 @@ from textual.app import App
 
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
-from nbs_tui.core.notify import KIND_LABELS, Notification, NotifyKind, coalesce
-from nbs_tui.notify import (
-    OSC_PROTOCOLS,
-    Subject,
-    TerminalNotifier,
-    parse_protocols,
-    passthrough_problem,
-)
+from nbs_tui.core.notifications.notify_rules import KIND_LABELS, Notification, NotifyKind, coalesce
+from nbs_tui.core.notifications.notify_settings import OSC_PROTOCOLS, Subject, parse_protocols
+from nbs_tui.notify.mute import Mute
+from nbs_tui.notify.terminal_notifier import TerminalNotifier, passthrough_problem
+from nbs_tui.notify.toasts import toast_for
 from nbs_tui.operator.operator_controller import OperatorController
-from nbs_tui.sidecar.lease import SidecarLease
+from nbs_tui.sidecar.events import SidecarEvent
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
 from nbs_tui.tmux.own import client_terminal, passthrough_state
 from nbs_tui.widgets.pane_text import project_name
 from nbs_tui.widgets.textual_internals import terminal_driver
@@ -47,9 +45,10 @@ class OperatorNotifications:
         self._operator = operator
         self._problem = problem
         self._panes = panes
-        self._leases = leases
-        """The lease of every watched server: the palette's mute is theirs (``@nbs_mute``), so
-        that the process sending pushes (the lease holder, often the service) honours it too."""
+        self.mute = Mute(operator.notifications, leases)
+        """This dashboard's mute and every watched server's, through its lease: the palette's
+        mute is theirs (``@nbs_mute``), so that the process sending pushes (the lease holder,
+        often the service) honours it too."""
         self.notifier = TerminalNotifier(
             self._write, parse_protocols(settings.notify_osc, os.environ),
             in_tmux=bool(os.environ.get("TMUX")), command=settings.notify_command,
@@ -65,30 +64,27 @@ class OperatorNotifications:
     def tick(self, looking_at: PaneId | None) -> None:
         """Send what the controller says is due (twice a second, with the needs-you queue);
         nothing about the pane the operator is ``looking_at``."""
-        self._operator.notifications.also_muted = self._server_muted()
+        self.mute.follow_servers()
         notes = coalesce(self._operator.notify_tick(looking_at))
         self.notifier.notify_all(notes, bell_rang=self._operator.rang_bell)  # one bell per tick
 
+    def toast(self, event: SidecarEvent) -> None:
+        """The toast a sidecar event makes, if any (`nbs_tui.notify.toasts`)."""
+        toast = toast_for(event)
+        if toast is not None:
+            self._app.notify(toast.text, title=toast.title, severity=toast.severity, timeout=toast.timeout)
+
     def muted(self) -> frozenset[NotifyKind]:
         """The kinds muted here: this dashboard's own (``notify_mute``) and the server's."""
-        return self._operator.notifications.muted | self._server_muted()
+        return self.mute.muted()
 
     def toggle_mute(self, kind: NotifyKind) -> None:
         """Mute ``kind`` for this dashboard and for every watched server (its other dashboards
         and its pushes), or, if it is muted here or there, unmute it everywhere."""
-        decider = self._operator.notifications
-        muted = kind not in self.muted()
-        decider.muted = decider.muted | {kind} if muted else decider.muted - {kind}
-        for lease in self._leases():
-            if (kind in lease.muted) != muted:
-                lease.set_muted(lease.muted | {kind} if muted else lease.muted - {kind})
-        decider.also_muted = self._server_muted()
-        where = ", server-wide (pushes too)" if self._leases() else ""
+        muted = self.mute.toggle(kind)
+        where = ", server-wide (pushes too)" if self.mute.reaches_servers() else ""
         said = ("muted" if muted else "on") + where
         self._app.notify(f"{KIND_LABELS[kind]} notifications {said}", title="Notifications", timeout=3)
-
-    def _server_muted(self) -> frozenset[NotifyKind]:
-        return frozenset().union(*(lease.muted for lease in self._leases()))
 
     def _check_passthrough(self) -> None:
         """Thread: with ``notify_osc = "auto"``, choose the protocols by the terminal tmux's

@@ -93,11 +93,14 @@ class PollInjector(Protocol):
 
 
 class PaneControls(Protocol):
-    """Per-pane switches owned by the sidecar: poll injection and plan auto-select."""
+    """Per-pane switches owned by the sidecar: poll injection and plan auto-select, and the
+    hands-off a person's typing asks of it."""
 
     def set_poll_enabled(self, pane_id: PaneId, enabled: bool) -> None: ...
 
     def set_plan_auto(self, pane_id: PaneId, enabled: bool) -> None: ...
+
+    def note_operator_input(self, pane_id: PaneId) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +143,7 @@ class PaneCommands(Protocol):
 
     def pane_identity(self, pane_id: PaneId) -> PaneIdentity | None: ...
 
-    def paste(self, pane_id: PaneId, text: str, *, bracketed: bool = True) -> None: ...
+    def paste(self, pane_id: PaneId, text: str, *, bracketed: bool = True) -> bool: ...
 
 
 class Operator:
@@ -218,11 +221,8 @@ class Operator:
 
     def _hands_off(self, pane_id: PaneId) -> None:
         """Tell the sidecar a person is typing here, so it does not type over them."""
-        for helper in (self.poller, self.controls):
-            note = getattr(helper, "note_operator_input", None)
-            if note is not None:
-                note(pane_id)
-                return
+        if self.controls is not None:
+            self.controls.note_operator_input(pane_id)
 
     # -- text and keys -------------------------------------------------------------------
 

@@ -1,6 +1,5 @@
 """What the runtime's callers build it with and give it: `RuntimeOptions` and the listener
-protocols (`RuntimeListener`, `LeaseListener`), and what they may ask of its sidecar
-(`SidecarView`).
+listener's base class (`RuntimeListener`), and what they may ask of its sidecar (`SidecarView`).
 
 Apart from `nbs_tui.runtime.runtime` so that `nbs_tui.runtime.hosts`, which runs a runtime per
 host, needs nothing of the module that builds it: no import cycle.
@@ -11,58 +10,79 @@ from __future__ import annotations
 import enum
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from nbs_tui.claude.watcher import ClaudeFacts
+from nbs_tui.core.fleet.background import BackgroundSession
+from nbs_tui.core.fleet.host_spec import HostState
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.fleet.problems import ProblemSink
 from nbs_tui.core.sidecar.lease_rules import LeaseValue
 from nbs_tui.files.control_plane import ControlEvent
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.sidecar.sidecar_runner import SidecarEvent
 from nbs_tui.tmux.port import FleetListener, FleetPort
 
 if TYPE_CHECKING:
     from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
-    from nbs_tui.sidecar.runner import SidecarSnapshot
+    from nbs_tui.sidecar.sidecar_runner import SidecarSnapshot
 
 SEED_TIMEOUT = 5.0
 """The longest the sidecar waits for the fleet's first seed (a slow server only delays it)."""
 
 FleetFactory = Callable[[FleetListener], FleetPort]
 
-class RuntimeListener(Protocol):
-    """Everything the backends report, each called on the reporting backend's thread."""
+class RuntimeListener(ABC):
+    """Everything the backends report, each called on the reporting backend's thread.
 
+    A listener subclasses this: the news every listener takes are abstract; the optional ones
+    (the lease, the hosts, background sessions) do nothing unless overridden, so the runtime
+    calls them without asking first."""
+
+    shows_background_sessions: ClassVar[bool] = False
+    """True: the listener shows Claude Code's background sessions, so the runtime polls them
+    (`background_sessions_changed`); false, none are polled."""
+
+    @abstractmethod
     def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
         """The whole fleet, after any change (from the fleet's supervisor thread)."""
 
+    @abstractmethod
     def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
         """These panes' screens changed (from the fleet's feeder thread, up to ~60 Hz)."""
 
+    @abstractmethod
     def connection_changed(self, connected: bool, message: str) -> None:
         """The tmux server went away (with why) or is back."""
 
+    @abstractmethod
     def claude_facts_changed(self, facts: Mapping[PaneId, ClaudeFacts]) -> None:
         """Claude Code's own signals changed for these panes."""
 
+    @abstractmethod
     def sidecar_event(self, event: SidecarEvent) -> None:
         """The sidecar saw or did something (``error`` events included)."""
 
+    @abstractmethod
     def control_event(self, event: ControlEvent) -> None:
         """The control plane's news (registries, inboxes, pause, errors)."""
 
+    @abstractmethod
     def problem(self, source: str, message: str) -> None:
         """A backend failed in a way a person should see (``source`` names it)."""
 
-
-class LeaseListener(Protocol):
-    """Optional: a `RuntimeListener` that also has this method hears who holds the lease."""
-
-    def lease_changed(self, holder: LeaseValue, acting: bool) -> None:
+    def lease_changed(self, holder: LeaseValue, acting: bool) -> None:  # noqa: B027 (optional news)
         """The lease holder changed (``holder``: None when free); ``acting``: it is this process.
         Called on the lease's thread."""
+
+    def hosts_changed(self, states: tuple[HostState, ...]) -> None:  # noqa: B027 (optional news)
+        """Some watched host's state changed (`nbs_tui.runtime.hosts`); every host's, in order."""
+
+    def background_sessions_changed(self, sessions: tuple[BackgroundSession, ...]) -> None:  # noqa: B027
+        """Claude Code's background sessions, polled only for a listener that
+        `shows_background_sessions` (`nbs_tui.lifecycle.background_poll`)."""
 
 
 class SidecarView(Protocol):

@@ -8,7 +8,7 @@ and the app mounts to panes already listed and seeded (bench_remote.py's dash-ss
 in bench/results/2026-11-29-remote-first-frame.md).
 
 Until the app mounts, the runtime reports to `HeldNews`, which keeps what it hears in order;
-the app takes the runtime (`take_early`) and, once mounted, `HeldNews.attach` hands what was held
+the CLI hands the runtime to the app (`nbs_tui.app.create_app`'s ``early``) and, once mounted, `HeldNews.attach` hands what was held
 to the app's listener and then passes everything straight on. The lease and the sidecar wait for
 that too (`RuntimeOptions.sidecar_after`): as at mount, they start after the first frame's seeds
 and leave the import alone. A runtime no app claimed is stopped at exit.
@@ -32,7 +32,7 @@ from nbs_tui.core.sidecar.lease_rules import LeaseValue
 from nbs_tui.files.control_plane import ControlEvent
 from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.sidecar.sidecar_runner import SidecarEvent
 from nbs_tui.tmux.errors import TmuxUnavailable
 
 log = logging.getLogger(__name__)
@@ -41,9 +41,11 @@ _WHOLE = frozenset({"fleet_changed", "hosts_changed", "background_sessions_chang
 """News that carries the whole state each time: only the latest is worth holding."""
 
 
-class HeldNews:
+class HeldNews(RuntimeListener):
     """A `RuntimeListener` that holds the runtime's news until the real listener is attached,
     then hands it over in order and passes on every later call (any thread)."""
+
+    shows_background_sessions = True  # the dashboard's bridge shows them: poll as for the bridge
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -63,11 +65,8 @@ class HeldNews:
         with self._lock:  # a backend's call waits meanwhile: nothing overtakes the held news
             held, self._held = self._held, []
             for name, args in held:
-                method = getattr(listener, name, None)  # lease_changed, hosts_changed: optional
-                if method is None:
-                    continue
                 try:
-                    method(*args)
+                    getattr(listener, name)(*args)  # a RuntimeListener's method: every one exists
                 except Exception:  # as the backend that said it would have: logged, not raised
                     log.exception("listener.%s failed", name)
             self._target = listener
@@ -79,9 +78,7 @@ class HeldNews:
             if target is None:
                 self._hold(name, args)
                 return
-        method = getattr(target, name, None)
-        if method is not None:
-            method(*args)
+        getattr(target, name)(*args)
 
     def _hold(self, name: str, args: tuple[Any, ...]) -> None:
         held = self._held
@@ -133,16 +130,26 @@ class EarlyRuntime:
     news: HeldNews
     failed: TmuxUnavailable | None = None
     """Why its fleet did not start (the app shows it as it would its own start's failure)."""
+    claimed: bool = False
 
+    def serves(self, settings: Settings, options: RuntimeOptions) -> bool:
+        """Whether the app would build this very runtime (``options`` its defaults); if so, it is
+        the app's from now on. Taken once."""
+        if self.claimed or self.settings is not settings or options != replace(self.runtime.options, sidecar_after=None):
+            return False
+        self.claimed = True
+        return True
 
-_early: EarlyRuntime | None = None
-_early_lock = threading.Lock()
+    def stop_unclaimed(self) -> None:
+        """At exit: a runtime no app took is stopped here (one the app took, the app stops)."""
+        if not self.claimed:
+            self.runtime.stop()
 
 
 def start_early(settings: Settings) -> EarlyRuntime:
     """Build and start the runtime the dashboard would start at mount, with its default options,
-    its news held until `take_early`'s caller attaches (module docstring)."""
-    global _early
+    its news held until the app attaches (module docstring). The caller hands it to the app
+    (`nbs_tui.app.create_app`'s ``early``); if the app never takes it, it stops at exit."""
     news = HeldNews()
     runtime = Runtime(settings, news, RuntimeOptions(sidecar_after=news.attached))
     early = EarlyRuntime(settings, runtime, news)
@@ -150,30 +157,5 @@ def start_early(settings: Settings) -> EarlyRuntime:
         runtime.start()
     except TmuxUnavailable as error:
         early.failed = error
-    with _early_lock:
-        unclaimed, _early = _early, early
-    if unclaimed is None:
-        atexit.register(_stop_unclaimed)
-    else:
-        unclaimed.runtime.stop()
+    atexit.register(early.stop_unclaimed)
     return early
-
-
-def take_early(settings: Settings, options: RuntimeOptions) -> EarlyRuntime | None:
-    """The runtime `start_early` started for these very settings, if the app would build the same
-    (``options`` its defaults); each is taken once. None: build one as usual."""
-    global _early
-    with _early_lock:
-        early = _early
-        if early is None or early.settings is not settings or options != replace(early.runtime.options, sidecar_after=None):
-            return None
-        _early = None
-    return early
-
-
-def _stop_unclaimed() -> None:
-    global _early
-    with _early_lock:
-        early, _early = _early, None
-    if early is not None:
-        early.runtime.stop()

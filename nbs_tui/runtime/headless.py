@@ -35,7 +35,7 @@ import json
 import signal
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import FrameType
 from typing import IO, Any
 
@@ -43,16 +43,15 @@ from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.host_spec import HostState
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
-from nbs_tui.core.notify import NotifyKind
 from nbs_tui.core.screen.text import json_line_safe
 from nbs_tui.core.sidecar.lease_rules import Lease, LeaseValue
 from nbs_tui.files.control_plane import ControlEvent, event_as_json
-from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
+from nbs_tui.notify.event_notices import EventNotices
+from nbs_tui.runtime.contract import LeaseMode, RuntimeListener, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
-from nbs_tui.sidecar.notices import EventNotices
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.sidecar.events import MetersNews, SidecarError, SidecarEvent, StatusChange
 
-QUIET_KINDS = frozenset({"status", "control-snapshot", "meters"})
+QUIET_KINDS = frozenset({"control-snapshot"})
 
 
 class _Printer:
@@ -72,17 +71,15 @@ class _Printer:
                 pass
 
 
-class _Events:
+class _Events(RuntimeListener):
     """The runtime's listener: every report becomes one JSON line (or none, for screen news)."""
 
     def __init__(self, emit: _Printer, settings: Settings | None = None) -> None:
         self.emit = emit
         self._hosts: dict[str, HostState] = {}
         self.notices = EventNotices(settings or Settings())
-        """The dashboard's notification rules, as ``notify`` lines (nobody is looking at a pane)."""
-        self.server_muted: Callable[[], frozenset[NotifyKind]] = frozenset
-        """The kinds muted for the whole server from a dashboard's palette (``@nbs_mute``, read by
-        the lease each tick): silent here too, as in every dashboard and in pushes."""
+        """The dashboard's notification rules, as ``notify`` lines (nobody is looking at a pane);
+        `run_headless` makes them follow the server's mute once the lease is built."""
 
     def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
         pass
@@ -98,13 +95,13 @@ class _Events:
         pass
 
     def sidecar_event(self, event: SidecarEvent) -> None:
-        if event.kind != "error":  # the runtime reports those as problems: one line each
+        # errors: the runtime reports those as problems, one line each
+        if not isinstance(event, SidecarError | StatusChange | MetersNews):
             self.emit(event.as_json())
         self._notify(event)
 
     def _notify(self, event: SidecarEvent) -> None:
         """A ``notify`` line for each notification the dashboard would send on this event."""
-        self.notices.mute_also(self.server_muted())
         for note in self.notices.observe(event):
             self.emit(
                 {"event": "notify", "pane": note.pane_id, "kind": note.kind.value, "state": note.state,
@@ -150,7 +147,9 @@ def run_headless(
     runtime.build()
     lease = runtime.lease
     if lease is not None:
-        events.server_muted = lambda: lease.muted
+        # the kinds a dashboard's palette muted for the whole server (``@nbs_mute``, read by the
+        # lease each tick) are silent here too, as in every dashboard and in pushes
+        events.notices = EventNotices(settings, lambda: [lease])
 
     previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():

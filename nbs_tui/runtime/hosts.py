@@ -10,7 +10,7 @@ one fleet of qualified pane ids (``hosta:%3``; the local host keeps ``%3``:
 * `HostsHub` takes each host's news on that host's threads, qualifies pane ids, keeps each
   host's last pane list (an offline host keeps its last view) and hands the runtime's listener
   the whole fleet in host order, the connection as a whole (connected while any host is) and,
-  to a listener that has ``hosts_changed``, every host's connection and lease (`HostState`);
+  to the listener's ``hosts_changed``, every host's connection and lease (`HostState`);
   each host's problems go, named by host, to the dashboard runtime's problem sink (which logs
   them and tells the listener: `nbs_tui.core.fleet.problems`);
 * `HostsFleet` is the `FleetPort` over the hosts' fleets: it routes a qualified id to its host;
@@ -37,8 +37,9 @@ from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.fleet.problems import ProblemSink
 from nbs_tui.core.sidecar.lease_rules import LeaseValue, describe_holder
 from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions, SidecarRole
-from nbs_tui.sidecar.lease import SidecarLease
-from nbs_tui.sidecar.runner import EMPTY_SNAPSHOT, SidecarEvent, SidecarRunner, SidecarSnapshot
+from nbs_tui.sidecar.events import EMPTY_SNAPSHOT, SidecarEvent, SidecarSnapshot, StatusChange
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
+from nbs_tui.sidecar.sidecar_runner import SidecarRunner
 from nbs_tui.tmux.commands import Guard, PaneIdentity, TmuxServerCommands
 from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory
 
@@ -119,12 +120,10 @@ class HostsHub:
                 self._connected = overall
                 why = "" if overall else "; ".join(s.message for s in states if s.message)
                 self.listener.connection_changed(overall, state.message if overall else why)
-            tell = getattr(self.listener, "hosts_changed", None)
-            if tell is not None:
-                tell(states)
+            self.listener.hosts_changed(states)
 
 
-class HostListener:
+class HostListener(RuntimeListener):
     """One host's `RuntimeListener`: qualifies its pane ids and reports to the hub."""
 
     def __init__(self, hub: HostsHub, host: HostSpec) -> None:
@@ -148,10 +147,10 @@ class HostListener:
         self.hub.listener.claude_facts_changed(facts)  # local files, local ids
 
     def sidecar_event(self, event: SidecarEvent) -> None:
-        status = event.status
-        if status is not None:
-            status = replace(status, pane_id=self._id(status.pane_id))
-        self.hub.listener.sidecar_event(replace(event, pane_id=self._id(event.pane_id), status=status))
+        event = replace(event, pane_id=self._id(event.pane_id))
+        if isinstance(event, StatusChange):
+            event = replace(event, status=replace(event.status, pane_id=self._id(event.status.pane_id)))
+        self.hub.listener.sidecar_event(event)
 
     def control_event(self, event: ControlEvent) -> None:
         control = self.hub.control
@@ -324,9 +323,9 @@ class HostsTmux:
         commands, raw = self._route(pane_id)
         return commands.pane_identity(raw)
 
-    def paste(self, pane_id: PaneId, text: str, *, bracketed: bool = True) -> None:
+    def paste(self, pane_id: PaneId, text: str, *, bracketed: bool = True) -> bool:
         commands, raw = self._route(pane_id)
-        commands.paste(raw, text, bracketed=bracketed)
+        return commands.paste(raw, text, bracketed=bracketed)
 
 
 class HostsRuntime:
@@ -368,16 +367,16 @@ class HostsRuntime:
     def _remote_planes(self, wanted: bool) -> None:
         """Another host's projects: its files stay there, read by its own nbs-tui over ssh
         (`nbs_tui.runtime.remote_plane`); set after `build`, so that host's sidecar never gets it."""
+        from nbs_tui.lifecycle.host import host_of
         from nbs_tui.runtime.remote_plane import HostsControl, RemoteControlPlane
-        from nbs_tui.tmux.ssh import SshTmuxRunner
 
         remotes = []
         for host, runtime in self.runtimes.values():
             if host.is_local or not wanted:
                 continue
             commands = runtime.fleet.commands if runtime.fleet is not None else None
-            ssh = commands.runner if commands is not None and isinstance(commands.runner, SshTmuxRunner) else None
-            remote = RemoteControlPlane(host, ssh, self.hub.for_host(host).control_event, runtime.problem)
+            there = host_of(commands) if commands is not None else None
+            remote = RemoteControlPlane(host, there, self.hub.for_host(host).control_event, runtime.problem)
             runtime.control_plane = remote
             remotes.append(remote)
         if remotes:

@@ -30,7 +30,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from nbs_tui.tmux.errors import (
     HostUnreachable,
@@ -47,11 +47,9 @@ __all__ = [
     "FleetListener",
     "FleetPort",
     "HostUnreachable",
-    "LayoutListener",
     "PaneGone",
     "PaneHistory",
     "PaneNotFound",
-    "ProblemListener",
     "ServerGone",
     "TmuxCommandError",
     "TmuxError",
@@ -79,32 +77,31 @@ class PaneHistory:
     """Lines tmux holds above the visible screen (of the normal screen)."""
 
 
-class FleetListener(Protocol):
+class FleetListener(ABC):
+    """What a fleet tells, on its own threads. A listener subclasses this: the fleet's news are
+    abstract; its trouble (`problem`) and layout-only changes (`layout_changed`) do nothing
+    unless overridden, so the fleet calls them without asking first."""
+
+    @abstractmethod
     def fleet_changed(self, panes: Sequence[PaneInfo]) -> None:
         """The set of panes or any of their details changed; ``panes`` is the whole fleet."""
 
+    @abstractmethod
     def screens_changed(self, pane_ids: frozenset[PaneId]) -> None:
         """These panes' screen models changed since the last call (coalesced, at most ~60 Hz)."""
 
+    @abstractmethod
     def connection_changed(self, connected: bool, message: str) -> None:
         """The server went away (``connected=False``, with why) or is back."""
 
+    def problem(self, source: str, message: str) -> None:  # noqa: B027 (optional news)
+        """Something went wrong that a person should see (``source``: ``tmux``): a control
+        client that died."""
 
-class ProblemListener(FleetListener, Protocol):
-    """A fleet listener that also takes the fleet's own trouble (a control client that died);
-    the fleet calls ``problem`` only when its listener has it."""
-
-    def problem(self, source: str, message: str) -> None:
-        """Something went wrong that a person should see (``source``: ``tmux``)."""
-
-
-class LayoutListener(FleetListener, Protocol):
-    """A fleet listener told of layout-only changes (panes resized or rearranged: tmux's
-    ``%layout-change``), which change no `PaneInfo` and so call no ``fleet_changed``; the fleet
-    calls ``layout_changed`` only when its listener has it (the fleet keeper remembers layouts)."""
-
-    def layout_changed(self) -> None:
-        """Some window's layout changed (the fleet's reader thread: must not block)."""
+    def layout_changed(self) -> None:  # noqa: B027 (optional news)
+        """Some window's layout changed (panes resized or rearranged: tmux's ``%layout-change``,
+        which changes no `PaneInfo` and so calls no ``fleet_changed``); the fleet keeper
+        remembers layouts. On the fleet's reader thread: must not block."""
 
 
 class FleetPort(ABC):

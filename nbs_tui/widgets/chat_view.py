@@ -97,10 +97,6 @@ class ChatView(RichLog):
             self._seen = key
             self._load(summary.path)
 
-    def reload(self) -> None:
-        if self.path is not None:
-            self._load(self.path)
-
     @work(thread=True, exclusive=True, group="chat-view")
     def _load(self, path: str) -> None:
         before = self.chat

@@ -17,10 +17,6 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 
-def _key_label(binding: Binding, display: str) -> str:
-    return display or binding.key
-
-
 class HelpScreen(ModalScreen[None]):
     """A modal listing keys; Escape, q or ? closes it."""
 

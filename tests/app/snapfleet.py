@@ -103,7 +103,7 @@ def _stable(pane: PaneInfo) -> PaneInfo:
     return replace(pane, pid=4000 + int(pane.pane_id.lstrip("%") or 0), current_path=f"/work/{project}")
 
 
-class _StableListener:
+class _StableListener(FleetListener):
     def __init__(self, listener: FleetListener) -> None:
         self.listener = listener
 

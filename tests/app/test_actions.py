@@ -67,13 +67,13 @@ def finished(server: libtmux.Server, pane_id: str, out: Path) -> Callable[[], by
 
 async def select(app: NbsApp, pilot: Pilot[int], pane_id: str) -> None:
     """Move the list's cursor to the pane with j/k, as the operator would."""
-    table = app.fleet_list
+    table = app.dashboard.fleet_list
     await wait_for(pilot, lambda: pane_id in set(table.row_keys), what=f"{pane_id} listed")
     order = table.row_keys
     steps = order.index(pane_id) - table.cursor_row
     for _ in range(abs(steps)):
         await pilot.press("j" if steps > 0 else "k")
-    await wait_for(pilot, lambda: app.selected_id == pane_id, what=f"{pane_id} selected")
+    await wait_for(pilot, lambda: app.dashboard.selected_id == pane_id, what=f"{pane_id} selected")
 
 
 def records(app: NbsApp) -> list[ActionRecord]:
@@ -90,14 +90,14 @@ async def test_send_bar_types_tricky_text_byte_exact(session: libtmux.Session, t
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, pane)
         await pilot.press("i")
-        area = app.send_bar.query_one(TextArea)
-        assert area.has_focus and app.send_bar.display
+        area = app.dashboard.send_bar.query_one(TextArea)
+        assert area.has_focus and app.dashboard.send_bar.display
         await pilot.press("o", "k", "semicolon", "space")
         await pilot.press("enter")  # sends "ok; " without Enter
         area.load_text(TRICKY)
         await pilot.press("enter")
         await pilot.press("ctrl+t")  # now also press Enter
-        assert app.send_bar.enter_after
+        assert app.dashboard.send_bar.enter_after
         area.load_text("last")
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(records(app)) == 3, what="three sends logged")
@@ -107,7 +107,7 @@ async def test_send_bar_types_tricky_text_byte_exact(session: libtmux.Session, t
         kinds = [(r.action, r.outcome) for r in records(app)]
         assert kinds == [("text", Outcome.SENT), ("paste", Outcome.SENT), ("text", Outcome.SENT)]
         await pilot.press("escape")
-        assert not app.send_bar.display and app.fleet_list.has_focus
+        assert not app.dashboard.send_bar.display and app.dashboard.fleet_list.has_focus
 
 
 async def test_named_keys_from_the_picker(session: libtmux.Session, tmp_path: Path) -> None:
@@ -136,11 +136,11 @@ async def test_pass_through_sends_every_key_until_ctrl_bracket(session: libtmux.
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, pane)
         await pilot.press("p")
-        assert app.pass_through.display and app.pass_through.has_focus
-        assert app.mirror.has_class("passthrough")
+        assert app.dashboard.pass_through.display and app.dashboard.pass_through.has_focus
+        assert app.dashboard.mirror.has_class("passthrough")
         await pilot.press("q", "j", "semicolon", "ctrl+c", "ctrl+p", "tab", "shift+tab", "enter")  # not the app's
         await pilot.press("ctrl+right_square_bracket")
-        assert not app.pass_through.display and not app.mirror.has_class("passthrough")
+        assert not app.dashboard.pass_through.display and not app.dashboard.mirror.has_class("passthrough")
         assert app.is_running
         await wait_for(pilot, lambda: Path(f"{out}.done").exists(), what="keys arrived")
         assert out.read_bytes() == b"qj;\x03\x10\t\x1b[Z\r"
@@ -156,14 +156,14 @@ async def test_broadcast_names_the_panes_and_sends_to_each(session: libtmux.Sess
             await pilot.press("m")
         assert app.operator.marked == {panes[0], panes[2]}
         await pilot.press("b")
-        app.send_bar.query_one(TextArea).load_text("all: $HOME; 'go'")
+        app.dashboard.send_bar.query_one(TextArea).load_text("all: $HOME; 'go'")
         await pilot.press("ctrl+t", "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="confirmation")
         confirm = app.screen
         assert isinstance(confirm, ConfirmScreen)
-        targets = {app.pane_by_id[p].target for p in (panes[0], panes[2])}
+        targets = {app.state.pane_by_id[p].target for p in (panes[0], panes[2])}
         assert all(any(t in item for item in confirm.items) for t in targets)
-        assert not any(app.pane_by_id[panes[1]].target in item for item in confirm.items)
+        assert not any(app.state.pane_by_id[panes[1]].target in item for item in confirm.items)
         await pilot.press("n")  # first: cancel; nothing is sent
         await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen), what="cancelled")
         await pilot.press("enter")
@@ -198,7 +198,7 @@ async def test_replaced_pane_gets_nothing_and_the_operator_is_told(session: libt
         import libtmux.test.retry as r
 
         r.retry_until(Path(f"{second}.ready").exists)
-        app.send_bar.query_one(TextArea).load_text("meant for the old agent")
+        app.dashboard.send_bar.query_one(TextArea).load_text("meant for the old agent")
         await pilot.press("ctrl+t", "enter")
         await wait_for(pilot, lambda: any("replaced" in n for n in notes), what="the operator is told")
         (record,) = records(app)
@@ -213,10 +213,10 @@ async def test_filter_by_name_and_state(session: libtmux.Session, tmp_path: Path
     beta = pane_running(session, CAT, tmp_path / "b.txt", "beta")
     app = make_app(session.server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        table = app.fleet_list
+        table = app.dashboard.fleet_list
         await wait_for(pilot, lambda: {alpha, beta} <= set(table.row_keys), what="both listed")
         await pilot.press("slash")
-        assert app.filter_bar.has_focus
+        assert app.dashboard.filter_bar.has_focus
         await pilot.press("b", "e", "t", "a")
         await wait_for(pilot, lambda: table.row_keys == [beta], what="only beta")
         await pilot.press("enter")
@@ -252,14 +252,14 @@ async def test_needs_you_queue_rings_and_a_key_answers_the_prompt(session: libtm
         app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
         await wait_for(pilot, lambda: waiting in app.operator.needs_you, timeout=30, what="the agent joins the queue")
         assert bells, "a bell rang when it joined"
-        assert app.needs_panel.display and app.operator.needs_you.entries()[0].state is AgentState.PERMISSION
+        assert app.dashboard.needs_panel.display and app.operator.needs_you.entries()[0].state is AgentState.PERMISSION
         await pilot.press("n")
-        assert app.selected_id == waiting
+        assert app.dashboard.selected_id == waiting
         await pilot.press("K")
         await wait_for(pilot, lambda: isinstance(app.screen, KeyPicker), what="key picker")
         await pilot.press("1")
         await wait_for(pilot, lambda: waiting not in app.operator.needs_you, timeout=30, what="the agent leaves the queue")
-        assert not app.needs_panel.display
+        assert not app.dashboard.needs_panel.display
         (record,) = [r for r in records(app) if r.action == "key"]
         assert record.pane_id == waiting and record.sent == "1" and record.outcome is Outcome.SENT
 
@@ -272,7 +272,7 @@ async def test_force_poll_injects_into_an_idle_agent_and_reports_skips(session: 
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(
             pilot,
-            lambda: (s := app.statuses.get(idle)) is not None and s.state is AgentState.IDLE,
+            lambda: (s := app.state.statuses.get(idle)) is not None and s.state is AgentState.IDLE,
             timeout=30,
             what="the demo agent is idle",
         )
@@ -301,11 +301,11 @@ async def test_toggles_log_and_help(session: libtmux.Session, tmp_path: Path) ->
         (toggle,) = [r for r in records(app) if r.action == "toggle"]
         if toggle.outcome is Outcome.SENT:  # the sidecar watches this pane: its row says so
             assert toggle.sent == "poll injection off"
-            await wait_for(pilot, lambda: "⊘p" in str(app.fleet_list.get_cell(pane, "target")), what="⊘p")
+            await wait_for(pilot, lambda: "⊘p" in str(app.dashboard.fleet_list.get_cell(pane, "target")), what="⊘p")
             await pilot.press("t")
             await wait_for(pilot, lambda: len(records(app)) == 2, what="second toggle")
             assert records(app)[1].sent == "poll injection on"
-            await wait_for(pilot, lambda: "⊘p" not in str(app.fleet_list.get_cell(pane, "target")), what="no ⊘p")
+            await wait_for(pilot, lambda: "⊘p" not in str(app.dashboard.fleet_list.get_cell(pane, "target")), what="no ⊘p")
         else:  # a pane the sidecar does not watch: nothing changes, and the reason is told
             assert toggle.outcome is Outcome.SKIPPED and toggle.reason
         await pilot.press("g")  # headless: cannot suspend, says how to attach instead

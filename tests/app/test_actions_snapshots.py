@@ -53,11 +53,11 @@ def _then(*keys: str, text: str | None = None) -> Callable[[Pilot[object]], Awai
         await _settled(pilot)
         app = pilot.app
         assert isinstance(app, NbsApp)
-        app.send_bar.text.cursor_blink = False  # a blinking cursor is a coin toss in a snapshot
-        app.filter_bar.cursor_blink = False
+        app.dashboard.send_bar.text.cursor_blink = False  # a blinking cursor is a coin toss in a snapshot
+        app.dashboard.filter_bar.cursor_blink = False
         for key in keys:
             if key == "<text>":
-                app.send_bar.text.load_text(text or "")
+                app.dashboard.send_bar.text.load_text(text or "")
                 continue
             await pilot.press(key)
         await pilot.pause(0.4)

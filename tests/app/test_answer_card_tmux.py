@@ -55,7 +55,7 @@ async def test_answer_one_agent_then_the_next_from_the_card(server: libtmux.Serv
         await wait_for(
             pilot, lambda: perm.pane_id in app.operator.needs_you and ask.pane_id in app.operator.needs_you, timeout=20, what="both wait"
         )
-        app.select_pane(perm.pane_id)
+        app.dashboard.select_pane(perm.pane_id)
         await pilot.press("A")
         await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen), what="the card")
         screen = app.screen
@@ -116,11 +116,11 @@ async def test_a_pressed_before_the_menu_is_read_opens_the_card_once_it_is(serve
     late = ReplayPane(pane.pane_id, log)
     app = make_app(server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: late.pane_id in app.pane_by_id and app.pane_by_id[late.pane_id].is_agent, what="listed")
+        await wait_for(pilot, lambda: late.pane_id in app.state.pane_by_id and app.state.pane_by_id[late.pane_id].is_agent, what="listed")
         hook = Reading(Source.HOOK, AgentState.PERMISSION, app.wall() + 30, "Notification permission_prompt")
         app.post_message(ClaudeSignalsChanged(((late.pane_id, ClaudeFacts(late.pane_id, hook=hook)),)))
         await wait_for(pilot, lambda: late.pane_id in app.operator.needs_you, what="queued by the signal")
-        app.select_pane(late.pane_id)
+        app.dashboard.select_pane(late.pane_id)
         assert app.operator.answer_card(late.pane_id) is None, "no menu on the screen yet"
         await pilot.press("A")
         await pilot.pause(0.3)

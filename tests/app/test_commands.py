@@ -6,10 +6,12 @@ import re
 
 from nbs_tui.app import NbsApp
 from nbs_tui.dashboard.key_table import COMMANDS, bindings, scope_bindings
+from nbs_tui.dashboard.main_screen import DashboardScreen
+from nbs_tui.dashboard.operator_actions import OperatorActions
 from nbs_tui.widgets.answer_card import AnswerScreen
 from nbs_tui.widgets.scrollback import Scrollback
 
-SCOPES: dict[str, type] = {"": NbsApp, "scrollback": Scrollback, "answer": AnswerScreen}
+SCOPES: dict[str, type] = {"": DashboardScreen, "scrollback": Scrollback, "answer": AnswerScreen}
 """Who binds each scope's commands."""
 
 
@@ -20,9 +22,12 @@ def test_ids_are_unique_and_every_bound_action_exists() -> None:
         if not command.bound:
             assert command.action == "" and not command.in_palette, command.id
             continue
-        name = re.match(r"\w+", command.action)
-        owner = SCOPES[command.scope]
+        namespace, _, action = command.action.rpartition(".")
+        name = re.match(r"\w+", action)
+        owner = NbsApp if namespace == "app" else SCOPES[command.scope]
         assert name is not None and callable(getattr(owner, f"action_{name.group(0)}", None)), command.id
+        part = re.fullmatch(r"operator\('(\w+)'\)", action)  # the dashboard's operator actions, by name
+        assert part is None or callable(getattr(OperatorActions, part.group(1), None)), command.id
 
 
 def test_no_key_is_bound_twice_in_one_scope() -> None:
@@ -33,7 +38,7 @@ def test_no_key_is_bound_twice_in_one_scope() -> None:
 
 
 def test_the_app_and_each_scope_bind_the_table_in_order() -> None:
-    assert [b.id for b in NbsApp.BINDINGS if not isinstance(b, tuple)] == [
+    assert [b.id for b in DashboardScreen.BINDINGS if not isinstance(b, tuple)] == [
         c.id for c in COMMANDS if c.bound and not c.scope
     ]
     assert [b.id for b in Scrollback.BINDINGS if not isinstance(b, tuple)] == [

@@ -165,8 +165,8 @@ async def test_the_mirror_rows_are_drawn_by_a_widget_without_a_border() -> None:
     app, holder = app_on_a_fake_fleet(pane_info("%1", 0, title="the title"))
     async with app.run_test(size=(120, 40)) as pilot:
         holder[0].feed("%1", "hello from the pane")
-        await wait_for(pilot, lambda: "hello from the pane" in widget_text(app.mirror.rows), what="the row drawn")
-        frame, rows = app.mirror, app.mirror.rows
+        await wait_for(pilot, lambda: "hello from the pane" in widget_text(app.dashboard.mirror.rows), what="the row drawn")
+        frame, rows = app.dashboard.mirror, app.dashboard.mirror.rows
         assert all(edge for edge, _ in frame.styles.border) and not any(edge for edge, _ in rows.styles.border)
         assert rows.region.width == frame.region.width - 2 and rows.region.height == frame.region.height - 2
         assert "the title" in str(frame.border_title)
@@ -199,7 +199,7 @@ async def test_a_burst_of_relayed_meters_sums_the_fleet_once() -> None:
         for pane in panes:
             app.post_message(RelayedMeters(pane.pane_id, Meters((("claude-opus-4-6", Tokens(output=1000)),), 1)))
         expected = describe_total(Meters((("claude-opus-4-6", Tokens(output=40_000)),), 40), DEFAULT_PRICES)
-        await wait_for(pilot, lambda: app.status_bar.meters[0] == expected, what=f"Σ {expected}")
+        await wait_for(pilot, lambda: app.dashboard.status_bar.meters[0] == expected, what=f"Σ {expected}")
         assert sums <= 2, f"the fleet's meters were summed {sums} times for one burst"
 
 
@@ -240,8 +240,8 @@ async def test_a_mirror_paint_walks_the_dom_for_its_look_once(monkeypatch: pytes
     app, holder = app_on_a_fake_fleet(pane_info("%1", 0))
     async with app.run_test(size=(120, 40)) as pilot:
         holder[0].feed("%1", "\r\n".join(f"line {n}" for n in range(30)))
-        await wait_for(pilot, lambda: "line 29" in widget_text(app.mirror.rows), what="the rows drawn")
-        rows = app.mirror.rows
+        await wait_for(pilot, lambda: "line 29" in widget_text(app.dashboard.mirror.rows), what="the rows drawn")
+        rows = app.dashboard.mirror.rows
         walks = {"rich_style": 0, "background_colors": 0}
         for name in walks:
             walk = getattr(DOMNode, name)
@@ -268,20 +268,20 @@ async def test_the_app_timers_paint_nothing_once_the_app_is_shutting_down(monkey
 
     app, _fleet = app_on_a_fake_fleet(pane_info("%1", 0))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: bool(app.panes), what="the pane listed")
+        await wait_for(pilot, lambda: bool(app.state.panes), what="the pane listed")
         touched: list[str] = []
-        monkeypatch.setattr(app.fleet_list, "refresh_cells", lambda *_a, **_k: touched.append("fleet list"))
-        monkeypatch.setattr(app.needs_panel, "show_entries", lambda *_a, **_k: touched.append("needs you"))
+        monkeypatch.setattr(app.dashboard.fleet_list, "refresh_cells", lambda *_a, **_k: touched.append("fleet list"))
+        monkeypatch.setattr(app.dashboard.needs_panel, "show_entries", lambda *_a, **_k: touched.append("needs you"))
 
-        monkeypatch.setattr(app.mirror, "screen_changed", lambda: touched.append("frame"))
-        app._clock()
-        app._needs_you_tick()
-        app._frame({"%1"}, True)
+        monkeypatch.setattr(app.dashboard.mirror, "screen_changed", lambda: touched.append("frame"))
+        app.dashboard.clock_tick()
+        app.dashboard.needs_you_tick()
+        app.dashboard.draw({"%1"}, True)
         assert touched == ["fleet list", "needs you", "frame"]  # running: each does its work
         touched.clear()
         monkeypatch.setattr(NbsApp, "is_running", property(lambda _app: False))  # as in Textual's shutdown, before pruning
-        app._clock()
-        app._needs_you_tick()
-        app._frame({"%1"}, True)
+        app.dashboard.clock_tick()
+        app.dashboard.needs_you_tick()
+        app.dashboard.draw({"%1"}, True)
         monkeypatch.undo()
         assert touched == []

@@ -44,7 +44,7 @@ async def test_selecting_a_pane_shows_its_screen_in_the_mirror() -> None:
         await wait_for(pilot, lambda: "hello" in widget_text(mirror.rows), what="pane 1 in the mirror")
         await pilot.press("j")
         await wait_for(pilot, lambda: "bye" in widget_text(mirror.rows), what="pane 2 in the mirror")
-        assert app.selected_pane() == PANES[1]
+        assert app.dashboard.selected_pane() == PANES[1]
         fleet.feed("%2", "\r\nmore output")
         await wait_for(pilot, lambda: "more output" in widget_text(mirror.rows), what="live update")
 
@@ -71,9 +71,9 @@ async def test_grid_shows_a_thumbnail_per_pane_and_opens_one() -> None:
         assert thumb is not None and thumb.has_class("non-agent")
         await wait_for(pilot, lambda: "shell prompt" in widget_text(thumb), what="thumbnail text")
         await pilot.press("right", "right")
-        assert app.selected_id == "%3"
+        assert app.dashboard.selected_id == "%3"
         await pilot.press("enter")
-        assert app.view == "dashboard" and app.selected_id == "%3"
+        assert app.dashboard.view == "dashboard" and app.dashboard.selected_id == "%3"
 
 
 async def test_help_screen_opens_and_closes() -> None:
@@ -104,7 +104,7 @@ async def test_a_pane_that_goes_away_leaves_the_list() -> None:
         await pilot.press("j")
         holder["fleet"].set_panes([PANES[0], PANES[2]])
         await wait_for(pilot, lambda: table.row_count == 2, what="row removed")
-        assert app.selected_id in {"%1", "%3"}
+        assert app.dashboard.selected_id in {"%1", "%3"}
 
 
 async def test_server_gone_banner_keeps_the_view_and_clears_on_reconnect() -> None:
@@ -145,12 +145,12 @@ async def test_sidecar_news_reaches_list_grid_and_details() -> None:
         await wait_for(pilot, lambda: "working → permission" in static_text(detail), what="history")
         assert "tool approval menu" in static_text(detail)
         assert "permission" in str(app.query_one(FleetList).get_cell("%1", "state"))
-        assert "1 permission" in str(app.status_bar.render())
+        assert "1 permission" in str(app.dashboard.status_bar.render())
         # the hidden grid has no thumbnails yet (they cost the first frame); shown, it has
         # one per pane, with the news that came while it was hidden
         grid = app.query_one(PaneGrid)
         assert grid.thumbnails == []
-        app.action_show_view("grid")
+        app.dashboard.action_show_view("grid")
         await pilot.pause()
         assert [t.pane_id for t in grid.thumbnails] == ["%1", "%2", "%3"]
         thumb = grid.thumbnail("%1")
@@ -192,7 +192,7 @@ async def test_claude_signals_are_fused_with_the_screen() -> None:
         app.post_message(ClaudeSignalsChanged((("%1", raw),)))
         detail = app.query_one(DetailPanel)
         await wait_for(pilot, lambda: "sess-42" in static_text(detail), what="fused facts")
-        assert app.statuses["%1"].state is AgentState.WORKING
+        assert app.state.statuses["%1"].state is AgentState.WORKING
         text = static_text(detail)
         assert "hook" in text and "All tests pass." in text and "claude-opus" in text
 
@@ -210,12 +210,12 @@ async def test_meters_move_in_the_status_bar_and_details_while_the_state_stays()
         account.add(UsageRecord("m1", "claude-haiku-4-5", Tokens(input=1_000_000), False))
         app.post_message(ClaudeSignalsChanged((("%1", RawFacts("%1", meters=account.meters)),)))
         detail = app.query_one(DetailPanel)
-        await wait_for(pilot, lambda: "Σ $1.00" in str(app.status_bar.render()), what="the fleet's cost in the bar")
+        await wait_for(pilot, lambda: "Σ $1.00" in str(app.dashboard.status_bar.render()), what="the fleet's cost in the bar")
         await wait_for(pilot, lambda: "in 1.0M" in static_text(detail), what="the agent's meters in the details")
         # more tokens, same state: the bar and the details follow
         account.add(UsageRecord("m2", "claude-haiku-4-5", Tokens(output=1_000_000), False))
         app.post_message(ClaudeSignalsChanged((("%1", RawFacts("%1", meters=account.meters)),)))
-        await wait_for(pilot, lambda: "Σ $6.00" in str(app.status_bar.render()), what="the new total")
+        await wait_for(pilot, lambda: "Σ $6.00" in str(app.dashboard.status_bar.render()), what="the new total")
         await wait_for(pilot, lambda: "out 1.0M" in static_text(detail), what="the new details")
 
 
@@ -267,7 +267,7 @@ async def test_a_backend_that_fails_to_start_is_reported_not_fatal(monkeypatch: 
         await wait_for(pilot, lambda: notified, what="a notification")
         assert any("read-only" in message for message in notified)
         holder["fleet"].feed("%1", "still mirrored")
-        await wait_for(pilot, lambda: "still mirrored" in widget_text(app.mirror.rows), what="the mirror")
+        await wait_for(pilot, lambda: "still mirrored" in widget_text(app.dashboard.mirror.rows), what="the mirror")
 
 
 async def test_list_cells_sit_under_their_columns() -> None:
@@ -289,10 +289,10 @@ async def test_a_pane_wider_than_the_mirror_is_cropped_with_a_note() -> None:
     app, holder = _app()
     async with app.run_test(size=(120, 40)) as pilot:
         holder["fleet"].feed("%1", "x" * 100)
-        await wait_for(pilot, lambda: "cropped" in str(app.mirror.border_subtitle), what="the crop note")
-        first = widget_text(app.mirror.rows).splitlines()[0]
+        await wait_for(pilot, lambda: "cropped" in str(app.dashboard.mirror.border_subtitle), what="the crop note")
+        first = widget_text(app.dashboard.mirror.rows).splitlines()[0]
         assert first.endswith("›") and "\n" not in first
-        assert "xxxxxxxxxx" not in widget_text(app.mirror.rows).splitlines()[1], "never wrapped"
+        assert "xxxxxxxxxx" not in widget_text(app.dashboard.mirror.rows).splitlines()[1], "never wrapped"
 
 
 async def test_grid_density_and_double_click() -> None:
@@ -321,7 +321,7 @@ async def test_grid_density_and_double_click() -> None:
         target = grid.thumbnail("%1")
         assert target is not None
         await pilot.click(target, times=2)
-        await wait_for(pilot, lambda: app.view == "dashboard" and app.selected_id == "%1", what="opened by double click")
+        await wait_for(pilot, lambda: app.dashboard.view == "dashboard" and app.dashboard.selected_id == "%1", what="opened by double click")
 
 
 async def test_selection_survives_a_reordered_fleet() -> None:
@@ -330,10 +330,10 @@ async def test_selection_survives_a_reordered_fleet() -> None:
         table = app.query_one(FleetList)
         await wait_for(pilot, lambda: table.row_count == 3)
         await pilot.press("j", "j")
-        assert app.selected_id == "%3"
+        assert app.dashboard.selected_id == "%3"
         newcomer = pane_info("%9", 0, title="new agent")
         holder["fleet"].set_panes([newcomer, *PANES])
         await wait_for(pilot, lambda: table.row_count == 4, what="the new pane")
         await pilot.pause(0.3)
-        assert app.selected_id == "%3" and table.selected_pane_id == "%3"
-        assert app.mirror.pane is not None and app.mirror.pane.pane_id == "%3"
+        assert app.dashboard.selected_id == "%3" and table.selected_pane_id == "%3"
+        assert app.dashboard.mirror.pane is not None and app.dashboard.mirror.pane.pane_id == "%3"

@@ -46,7 +46,7 @@ async def test_select_a_pane_and_see_its_text_in_the_mirror(session: libtmux.Ses
         await wait_for(pilot, lambda: {first, second} <= set(table.row_keys), what="panes listed")
         mirror = app.query_one(PaneView)
         await _select(app, pilot, second)
-        assert app.selected_id == second
+        assert app.dashboard.selected_id == second
         await wait_for(pilot, lambda: "MARKER-BETA" in widget_text(mirror.rows), what="beta in the mirror")
         await _select(app, pilot, first)
         await wait_for(pilot, lambda: "MARKER-ALPHA" in widget_text(mirror.rows), what="alpha in the mirror")
@@ -60,7 +60,7 @@ async def test_a_killed_pane_leaves_the_list(session: libtmux.Session) -> None:
         await wait_for(pilot, lambda: doomed in set(table.row_keys), what="pane listed")
         session.server.cmd("kill-pane", "-t", doomed)
         await wait_for(pilot, lambda: doomed not in set(table.row_keys), what="pane gone")
-        assert app.selected_id != doomed
+        assert app.dashboard.selected_id != doomed
 
 
 async def test_server_gone_then_back(server: libtmux.Server) -> None:

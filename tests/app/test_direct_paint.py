@@ -25,11 +25,11 @@ async def test_the_mirror_is_unobstructed_until_a_toast_covers_it(session: libtm
     pane.send_keys("echo MIRROR-SHOWN", enter=True)
     app = create_app(Settings(server=ServerAddress(socket_name=session.server.socket_name)))
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        rows = app.mirror.rows
+        rows = app.dashboard.mirror.rows
         await wait_for(pilot, lambda: "MIRROR-SHOWN" in widget_text(rows), what="the pane in the mirror")
         visible = visible_widgets(app.screen)
         assert unobstructed_region(visible, rows) == rows.region
-        assert unobstructed_region(visible, app.mirror) is None, "the mirror's own rows are drawn over its frame"
+        assert unobstructed_region(visible, app.dashboard.mirror) is None, "the mirror's own rows are drawn over its frame"
 
         app.notify("a toast over the mirror's corner", timeout=60)
         await wait_for(

@@ -56,8 +56,8 @@ async def test_a_burst_of_statuses_redraws_the_bar_and_the_list_once() -> None:
     redrawn once for the batch, not once per message (50 times at 50 agents)."""
     app = _app()
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: "50 panes" in str(app.status_bar.render()), what="the fleet listed")
-        redraws = _count(app.status_bar, "_redraw")
+        await wait_for(pilot, lambda: "50 panes" in str(app.dashboard.status_bar.render()), what="the fleet listed")
+        redraws = _count(app.dashboard.status_bar, "_redraw")
         # The rows of given panes (the statuses' path); the clock's tick, once a second, refreshes
         # every row's clock cells as well, and under load it came in the middle of the burst
         # ("2 list refreshes for one burst").
@@ -65,9 +65,9 @@ async def test_a_burst_of_statuses_redraws_the_bar_and_the_list_once() -> None:
         for i, pane in enumerate(PANES):  # every message changes the counts
             state = AgentState.WORKING if i % 2 else AgentState.IDLE
             app.post_message(PaneStatusChanged(pane.pane_id, PaneStatus(pane.pane_id, state, reason="screen")))
-        await wait_for(pilot, lambda: "25 idle" in str(app.status_bar.render()), what="the counts")
+        await wait_for(pilot, lambda: "25 idle" in str(app.dashboard.status_bar.render()), what="the counts")
         await pilot.pause()
-        assert "25 working" in str(app.status_bar.render())
+        assert "25 working" in str(app.dashboard.status_bar.render())
         assert len(redraws) == 1, f"{len(redraws)} status-bar redraws for one burst"
         assert len(refreshes) == 1, f"{len(refreshes)} list refreshes for one burst"
         assert "working" in str(app.query_one(FleetList).get_cell("%49", "state"))
@@ -81,15 +81,15 @@ async def test_the_footer_is_rebuilt_only_when_its_keys_change() -> None:
         await wait_for(pilot, lambda: footer.query(FooterKey), what="the footer's keys")
         await pilot.pause()
         composed = _count(footer, "compose")
-        app.mirror.focus()
+        app.dashboard.mirror.focus()
         await pilot.pause()
-        app.fleet_list.focus()
+        app.dashboard.fleet_list.focus()
         await pilot.pause()
         app.refresh_bindings()
         await pilot.pause()
         assert composed == [], "the same keys were composed again"
         assert "Next" in _footer_text(footer)
-        app.action_show_view("control")  # the pane keys do nothing there: the footer drops them
+        app.dashboard.action_show_view("control")  # the pane keys do nothing there: the footer drops them
         await wait_for(pilot, lambda: "Next" not in _footer_text(footer), what="the pane keys gone")
         assert len(composed) == 1
 
@@ -112,7 +112,7 @@ async def test_the_footer_keys_are_not_restyled_as_they_mount() -> None:
             update_styles(node, **kwargs)
 
         app.update_styles = counting  # type: ignore[method-assign,assignment]
-        app.action_show_view("control")  # new keys
+        app.dashboard.action_show_view("control")  # new keys
         await wait_for(pilot, lambda: "Next" not in _footer_text(footer), what="the footer rebuilt")
         await pilot.pause()
         assert footer.query(FooterKey) and restyled == []
@@ -134,7 +134,7 @@ def test_the_dashboard_is_imported_without_collections_and_then_frozen() -> None
         "gc.callbacks.append(lambda phase, info: runs.append(info['generation']) if phase == 'start' else None)\n"
         "frozen = gc.get_freeze_count()\n"
         "run_app = cli._load_app()\n"
-        "print(run_app.__module__, len(runs), gc.get_freeze_count() - frozen, gc.isenabled())\n"
+        "print(run_app.func.__module__, len(runs), gc.get_freeze_count() - frozen, gc.isenabled())\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     module, collections, frozen, enabled = out.stdout.split()
@@ -166,7 +166,7 @@ async def test_each_screen_opened_on_demand_opens() -> None:
     an agent waiting and a control plane: tests/app/test_actions.py and test_control_panels.py)."""
     app = _app()
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: "50 panes" in str(app.status_bar.render()), what="the fleet listed")
+        await wait_for(pilot, lambda: "50 panes" in str(app.dashboard.status_bar.render()), what="the fleet listed")
         for key, screen in (("question_mark", "HelpScreen"), ("E", "ProblemsScreen"), ("L", "ActionLogScreen")):
             await pilot.press(key)
             await wait_for(pilot, partial(_showing, app, screen), what=screen)

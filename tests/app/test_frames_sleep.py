@@ -36,14 +36,14 @@ async def test_an_idle_fleet_stops_the_frames_and_a_change_starts_one(session: l
         await wait_for(pilot, lambda: "QUIET-PANE" in widget_text(thumb), what="the pane's first text")
         await wait_for(pilot, lambda: app.frames.asleep, timeout=20, what="the frames asleep")
         quiet = frames.mark()
-        ticks = app.frames_run
+        ticks = app.frames.frames_run
         await pilot.pause(0.5)
         causes, ran = frames.since(quiet)
-        assert app.frames_run - ticks == len(ran)
+        assert app.frames.frames_run - ticks == len(ran)
         assert len(ran) <= causes, f"frames ran while nothing changed: {len(ran)} frames for {causes} changes"
         assert all(panes or whole for panes, whole in ran), "a frame ran with nothing to draw"
 
         pane.send_keys("WOKEN-BY-THIS", enter=True)
-        await wait_for(pilot, lambda: app.frames_run > ticks + len(ran), what="a frame run for the change")
+        await wait_for(pilot, lambda: app.frames.frames_run > ticks + len(ran), what="a frame run for the change")
         await wait_for(pilot, lambda: "WOKEN-BY-THIS" in widget_text(thumb), what="the change drawn")
         await wait_for(pilot, lambda: app.frames.asleep, timeout=20, what="the frames asleep again")

@@ -72,8 +72,8 @@ async def test_a_viewing_dashboard_shows_the_holders_actions_in_the_pane_history
 ) -> None:
     """The holder (another process) types a poll; the dashboard, a viewer, lists it in the
     pane's history and details marked with the holder (relayed through ``@nbs_actions``)."""
-    from nbs_tui.sidecar.lease import SidecarLease
-    from nbs_tui.sidecar.runner import SidecarEvent
+    from nbs_tui.sidecar.events import PollStep
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
     from nbs_tui.widgets.detail_panel import DetailPanel
 
     address = ServerAddress(socket_name=session.server.socket_name)
@@ -89,11 +89,11 @@ async def test_a_viewing_dashboard_shows_the_holders_actions_in_the_pane_history
         await wait_for(pilot, lambda: runner is not None and runner.ticks >= 2, what="two viewer ticks")
         other.tick()  # renewed: the holder may act
         assert holder.sync() and holder.acting()
-        holder.record(SidecarEvent("poll", pane_id, 1.0, "", None, (("result", "typed"), ("text", "/nbs-poll"))))
+        holder.record(PollStep(pane_id, 1.0, result="typed", text="/nbs-poll"))
         holder.flush_actions()
         line = f"poll typed /nbs-poll (by sidecar {other.host} pid {os.getpid() + 1})"
         await wait_for(
-            pilot, lambda: any(line in h.text for h in app.history.get(pane_id, ())), what="the relayed poll"
+            pilot, lambda: any(line in h.text for h in app.state.history.get(pane_id, ())), what="the relayed poll"
         )
         await wait_for(pilot, lambda: line in widget_text(app.query_one(DetailPanel)), what="in the details")
         assert app.runtime.lease is not None and not app.runtime.lease.acting()

@@ -23,27 +23,27 @@ async def test_limited_agents_shown_with_their_reset_and_the_menu_answered(
     app = make_app(server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         def limited(pane_id: str) -> bool:
-            status = app.statuses.get(pane_id)
+            status = app.state.statuses.get(pane_id)
             return status is not None and status.state is AgentState.LIMITED
 
         await wait_for(pilot, lambda: limited(waiting.pane_id) and limited(menu.pane_id), timeout=20, what="limited")
         await wait_for(
             pilot,
-            lambda: str(app.fleet_list.get_cell(waiting.pane_id, "poll")).startswith("⏳"),
+            lambda: str(app.dashboard.fleet_list.get_cell(waiting.pane_id, "poll")).startswith("⏳"),
             what="the reset countdown in the list",
         )
-        app.select_pane(waiting.pane_id)
+        app.dashboard.select_pane(waiting.pane_id)
         # The state row says "resets 9:..." first; the limit and resume rows make the panel taller,
         # drawn once the next layout pass has grown it: wait for the last of them.
         await wait_for(
-            pilot, lambda: "none planned (limit_resume off" in widget_text(app.detail), what="the resume plan in the details"
+            pilot, lambda: "none planned (limit_resume off" in widget_text(app.dashboard.detail), what="the resume plan in the details"
         )
-        details = widget_text(app.detail)
+        details = widget_text(app.dashboard.detail)
         assert "session limit" in details and "resets 9:" in details and "(UTC)" in details
         assert waiting.pane_id not in app.operator.needs_you  # it waits for the clock, not for you
 
         await wait_for(pilot, lambda: menu.pane_id in app.operator.needs_you, what="the limit menu needs you")
-        app.select_pane(menu.pane_id)
+        app.dashboard.select_pane(menu.pane_id)
         await pilot.press("A")
         await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen), what="the card")
         screen = app.screen

@@ -44,10 +44,10 @@ async def test_the_dashboard_shows_the_services_meters(
     try:
         async with app.run_test(size=SIZE) as pilot:
             total = describe_total(expected, DEFAULT_PRICES)
-            await wait_for(pilot, lambda: app.status_bar.meters[0] == total, timeout=30, what=f"Σ {total}")
-            app.select_pane(pane_id)
+            await wait_for(pilot, lambda: app.dashboard.status_bar.meters[0] == total, timeout=30, what=f"Σ {total}")
+            app.dashboard.select_pane(pane_id)
             line = describe(expected, DEFAULT_PRICES) + " · 2 responses"
-            await wait_for(pilot, lambda: line in static_text(app.detail, 200), what="the details' meters")
+            await wait_for(pilot, lambda: line in static_text(app.dashboard.detail, 200), what="the details' meters")
             assert not app.runtime.lease or not app.runtime.lease.acting()
     finally:
         assert cli(server, env, "stop").returncode == 0

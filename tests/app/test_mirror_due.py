@@ -29,10 +29,10 @@ async def test_back_to_back_changes_of_the_mirrored_pane_each_run_a_frame(sessio
         await wait_for(pilot, lambda: app.frames.asleep, timeout=20, what="the frames asleep")
         app.frames.gap = 3600.0  # only the mirror's own path may run a frame from here on
         for _ in range(5):
-            ran = app.frames_run
+            ran = app.frames.frames_run
             # called on another thread, as the fleet's feeder calls it
             await asyncio.to_thread(app.bridge.screens_changed, frozenset({pane.pane_id}))
-            await wait_for(pilot, lambda: app.frames_run > ran, timeout=2, what="a frame for the change")  # noqa: B023
+            await wait_for(pilot, lambda: app.frames.frames_run > ran, timeout=2, what="a frame for the change")  # noqa: B023
 
 
 async def test_a_change_of_the_mirrored_pane_runs_one_frame_and_then_nothing(session: libtmux.Session) -> None:
@@ -47,10 +47,10 @@ async def test_a_change_of_the_mirrored_pane_runs_one_frame_and_then_nothing(ses
         await wait_for(pilot, lambda: app.frames.mirrored == pane.pane_id, what="the pane mirrored")
         await wait_for(pilot, lambda: app.frames.asleep, timeout=20, what="the frames asleep")
         for _ in range(5):
-            ran = app.frames_run
+            ran = app.frames.frames_run
             mark = frames.mark()
             await asyncio.to_thread(app.bridge.screens_changed, frozenset({pane.pane_id}))
-            await wait_for(pilot, lambda: app.frames_run > ran, timeout=2, what="a frame for the change")  # noqa: B023
+            await wait_for(pilot, lambda: app.frames.frames_run > ran, timeout=2, what="a frame for the change")  # noqa: B023
             await pilot.pause(0.15)  # several frame periods: a second frame would have run by now
             causes, drawn = frames.since(mark)
             assert any(pane.pane_id in panes for panes, _whole in drawn), "a frame drew the change"
@@ -72,6 +72,6 @@ async def test_a_mirror_frame_that_fails_stops_the_app_as_a_failing_handler_does
     with pytest.raises(RuntimeError, match="the frame broke"):
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: app.frames.mirrored == pane.pane_id, what="the pane mirrored")
-            monkeypatch.setattr(app.mirror, "screen_changed", broken)
+            monkeypatch.setattr(app.dashboard.mirror, "screen_changed", broken)
             await asyncio.to_thread(app.bridge.screens_changed, frozenset({pane.pane_id}))
             await pilot.pause(2)

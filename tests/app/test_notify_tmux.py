@@ -146,7 +146,7 @@ def _sh_recorder(out: Path) -> str:
 
 
 def test_allow_passthrough_is_read_from_the_dashboards_own_pane(operator_server: libtmux.Server) -> None:
-    from nbs_tui.notify import passthrough_problem
+    from nbs_tui.notify.terminal_notifier import passthrough_problem
     from nbs_tui.tmux.own import passthrough_state
 
     session = operator_server.new_session("operator", window_command="sleep 600")
@@ -167,7 +167,7 @@ def test_auto_chooses_by_the_terminal_of_the_dashboards_tmux_client(operator_ser
     import pty
     import signal
 
-    from nbs_tui.notify import parse_protocols
+    from nbs_tui.core.notifications.notify_settings import parse_protocols
     from nbs_tui.tmux.own import client_terminal
 
     session = operator_server.new_session("operator", window_command="sleep 600")

@@ -52,12 +52,12 @@ async def test_open_card_then_a_tap_answers_the_agent_and_close_goes_back(server
     app = make_app(server, tmp_path)
     target = format_card_target("local", ServerAddress(socket_name=server.socket_name), perm.pane_id)
     app.settings = replace(app.settings, open_card=target)
-    app.answering.open_at_start(target)  # as create_app does with --open-card
+    app.dashboard.answering.open_at_start(target)  # as create_app does with --open-card
     async with app.run_test(size=PHONE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen), timeout=30, what="the card, opened by itself")
         screen = app.screen
         assert isinstance(screen, AnswerScreen) and screen.card.pane_id == perm.pane_id  # not the older one
-        assert app.selected_id == perm.pane_id
+        assert app.dashboard.selected_id == perm.pane_id
         await wait_for(pilot, lambda: screen.has_class("-narrow"), what="the phone layout")
         await wait_for(pilot, lambda: "ls -la /" in card_text(app, "prompt"), what="the prompt drawn")
         assert [b.name for b in screen.query(Button)] == ["1", "2", "3", "escape", "skip", "close"]
@@ -80,7 +80,7 @@ async def test_open_card_then_a_tap_answers_the_agent_and_close_goes_back(server
 async def test_an_unknown_target_is_one_problem_line_and_nothing_else(server: libtmux.Server, tmp_path: Path) -> None:
     perm = start_replay(server, tmp_path, "perm", corpus_screen("2.1.332", "permission_bash"))
     app = make_app(server, tmp_path)
-    app.answering.open_at_start(f"local/L-{server.socket_name}/%999")
+    app.dashboard.answering.open_at_start(f"local/L-{server.socket_name}/%999")
     async with app.run_test(size=PHONE) as pilot:
         await wait_for(pilot, lambda: perm.pane_id in app.operator.needs_you, timeout=30, what="the agent waits")
         await wait_for(pilot, lambda: len(app.problems.entries()) > 0, what="the problem line")
@@ -88,6 +88,6 @@ async def test_an_unknown_target_is_one_problem_line_and_nothing_else(server: li
         assert problem.source == "open card" and "%999: no such pane" in problem.message
         # the fleet listed again (a new pane): the target is not looked for, nor said, again
         later = start_replay(server, tmp_path, "later", corpus_screen("2.1.332", "idle_empty"))
-        await wait_for(pilot, lambda: later.pane_id in app.pane_by_id, timeout=30, what="the fleet listed again")
+        await wait_for(pilot, lambda: later.pane_id in app.state.pane_by_id, timeout=30, what="the fleet listed again")
         assert app.problems.entries() == [problem]
         assert not isinstance(app.screen, AnswerScreen) and perm.raw() == []

@@ -59,8 +59,8 @@ async def test_every_failing_backend_is_on_the_problems_screen_and_in_the_log(
             await wait_for(pilot, lambda s=source, n=needle: find(app, s, n), 30, f"{source}: {needle}")  # type: ignore[misc]
 
         # a turn finished where the operator is not looking: notified, and the command fails
-        await wait_for(pilot, lambda: app.statuses.get(talker) is not None, 30, "the demo agent seen")
-        app.action_show_view("control")
+        await wait_for(pilot, lambda: app.state.statuses.get(talker) is not None, 30, "the demo agent seen")
+        app.dashboard.action_show_view("control")
         finish_a_turn(session, talker)
         expected.append(("notify", f"notify_command: {NOTIFY} not found"))
         await wait_for(pilot, lambda: find(app, *expected[-1]), 60, "the notification's command failed")

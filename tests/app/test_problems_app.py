@@ -110,7 +110,7 @@ async def test_every_failing_backend_is_seen_in_the_app_and_the_log(
         def server_lost() -> bool:
             return any(p.source == "tmux" and "control client" not in p.message for p in screen.entries)
 
-        await wait_for(pilot, lambda: app.connected is False and server_lost(), what="the lost server listed")
+        await wait_for(pilot, lambda: app.dashboard.news.connected is False and server_lost(), what="the lost server listed")
         assert bar.problems == 0 and "problem" not in static_text(bar)
         assert "is gone" not in notified
 

@@ -51,11 +51,11 @@ async def test_page_up_search_next_previous_and_back_to_live(session: libtmux.Se
     app = create_app(settings(session.server, tmp_path, poll_disabled=True), sidecar=False, control_plane=False, claude=False)
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, log)
-        await wait_for(pilot, lambda: "step 200" in widget_text(app.mirror.rows) or "ERROR at step 200" in widget_text(app.mirror.rows), what="the log mirrored")
+        await wait_for(pilot, lambda: "step 200" in widget_text(app.dashboard.mirror.rows) or "ERROR at step 200" in widget_text(app.dashboard.mirror.rows), what="the log mirrored")
         await pilot.press("pageup")
-        view = app.scrollback
+        view = app.dashboard.scrollback
         await wait_for(pilot, lambda: view.display and view.lines.texts, what="the history shown")
-        assert not app.mirror.display
+        assert not app.dashboard.mirror.display
         assert view.lines.has_focus
         assert "history of" in str(view.border_title) and "lines of history" in str(view.border_title)
         assert any("step 001 ok" in line for line in view.lines.plain)  # read back from tmux
@@ -71,7 +71,7 @@ async def test_page_up_search_next_previous_and_back_to_live(session: libtmux.Se
         await pilot.press("end")
 
         await pilot.press("slash")  # the view's search, not the fleet filter
-        assert view.search_bar.has_focus and not app.filter_bar.display
+        assert view.search_bar.has_focus and not app.dashboard.filter_bar.display
         await pilot.press(*"error")  # no capital: any case
         await wait_for(pilot, lambda: len(view.lines.matches) == 4, what="four matches")
         await pilot.press("enter")
@@ -94,9 +94,9 @@ async def test_page_up_search_next_previous_and_back_to_live(session: libtmux.Se
         assert match_colours(view.lines, view.lines.matches[view.lines.current].row) == [CURRENT_STYLE.bgcolor]
 
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.mirror.display and not view.display, what="back to live")
+        await wait_for(pilot, lambda: app.dashboard.mirror.display and not view.display, what="back to live")
         assert view.lines.texts == []  # nothing kept
-        assert app.fleet_list.has_focus
+        assert app.dashboard.fleet_list.has_focus
 
 
 async def test_alternate_screen_says_so_and_the_wheel_opens_it(session: libtmux.Session, tmp_path: Path) -> None:
@@ -104,14 +104,14 @@ async def test_alternate_screen_says_so_and_the_wheel_opens_it(session: libtmux.
     app = create_app(settings(session.server, tmp_path, poll_disabled=True), sidecar=False, control_plane=False, claude=False)
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, full)
-        await wait_for(pilot, lambda: "FULL SCREEN APP" in widget_text(app.mirror.rows), what="the program mirrored")
-        mirror = app.mirror
+        await wait_for(pilot, lambda: "FULL SCREEN APP" in widget_text(app.dashboard.mirror.rows), what="the program mirrored")
+        mirror = app.dashboard.mirror
         await wheel_up(pilot, mirror, (5, 5))  # the wheel, up
-        view = app.scrollback
+        view = app.dashboard.scrollback
         await wait_for(pilot, lambda: view.display and view.lines.texts, what="the screen shown")
         assert "alternate screen" in str(view.border_title) and "no scrollback" in str(view.border_title)
         assert any("FULL SCREEN APP" in line for line in view.lines.plain)
-        assert len(view.lines.plain) == app.pane_by_id[full].height
+        assert len(view.lines.plain) == app.state.pane_by_id[full].height
 
 
 FOLLOWED = "for i in $(seq 1 200); do printf 'step %03d ok\\n' $i; done; exec tail -n 0 -f {feed}"
@@ -132,9 +132,9 @@ async def test_the_view_follows_new_output_at_the_bottom_and_holds_still_above_i
     app = create_app(settings(session.server, tmp_path, poll_disabled=True), sidecar=False, control_plane=False, claude=False)
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, log)
-        await wait_for(pilot, lambda: "step 200" in widget_text(app.mirror.rows), what="the log mirrored")
+        await wait_for(pilot, lambda: "step 200" in widget_text(app.dashboard.mirror.rows), what="the log mirrored")
         await pilot.press("pageup")
-        view, lines = app.scrollback, app.scrollback.lines
+        view, lines = app.dashboard.scrollback, app.dashboard.scrollback.lines
         await wait_for(pilot, lambda: view.display and lines.texts, what="the history shown")
         await pilot.press("end")
         await wait_for(pilot, lambda: lines.at_bottom and "step 200" in widget_text(lines), what="the bottom")
@@ -184,9 +184,9 @@ async def test_following_survives_the_history_limit_and_a_cleared_history(
     app = create_app(settings(server, tmp_path, poll_disabled=True), sidecar=False, control_plane=False, claude=False)
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, log)
-        await wait_for(pilot, lambda: "step 200" in widget_text(app.mirror.rows), what="the log mirrored")
-        await wheel_up(pilot, app.mirror, (5, 5))  # at the bottom
-        view, lines = app.scrollback, app.scrollback.lines
+        await wait_for(pilot, lambda: "step 200" in widget_text(app.dashboard.mirror.rows), what="the log mirrored")
+        await wheel_up(pilot, app.dashboard.mirror, (5, 5))  # at the bottom
+        view, lines = app.dashboard.scrollback, app.dashboard.scrollback.lines
         await wait_for(pilot, lambda: view.display and lines.texts, what="the history shown")
         first = lines.plain[0]
         with feed.open("a") as out:

@@ -64,20 +64,20 @@ async def _settled(pilot: Pilot[object], timeout: float = 20.0, extra_agents: in
     waiting = sum(1 for entry in LAYOUT if entry[2] in ("permission", "question", "plan"))
     while time.monotonic() < deadline:
         ready = (
-            len(app.panes) == len(LAYOUT) + extra_agents
-            and len(app.statuses) == agents
-            and all(s.state is not None for s in app.statuses.values())
+            len(app.state.panes) == len(LAYOUT) + extra_agents
+            and len(app.state.statuses) == agents
+            and all(s.state is not None for s in app.state.statuses.values())
             and app.fleet is not None
-            and all(app.fleet.screen(p.pane_id) is not None for p in app.panes)
-            and (not mirror or "Brewing" in widget_text(app.mirror.rows))
+            and all(app.fleet.screen(p.pane_id) is not None for p in app.state.panes)
+            and (not mirror or "Brewing" in widget_text(app.dashboard.mirror.rows))
             # every pane's quiet clock has started (a shell pane's from its first screen news)
             # and the list shows it (the Quiet cells are written by the 1 Hz clock)
-            and all(p.pane_id in app.last_change for p in app.panes)
+            and all(p.pane_id in app.state.last_change for p in app.state.panes)
             # the needs-you panel lists every agent waiting on a person
-            and len(app.needs_panel.entries) == waiting
+            and len(app.dashboard.needs_panel.entries) == waiting
             and all(
-                str(app.fleet_list.get_cell(p.pane_id, "idle")).strip() not in ("", "—")
-                for p in app.panes
+                str(app.dashboard.fleet_list.get_cell(p.pane_id, "idle")).strip() not in ("", "—")
+                for p in app.state.panes
             )
         )
         if ready:
@@ -85,12 +85,12 @@ async def _settled(pilot: Pilot[object], timeout: float = 20.0, extra_agents: in
         await pilot.pause(0.1)
     else:
         raise AssertionError(
-            f"the snapshot fleet did not settle: {len(app.panes)} panes, statuses "
-            f"{ {k: (v.state, v.reason) for k, v in app.statuses.items()} }, "
-            f"agents {[p.is_agent for p in app.panes]}, mirror {widget_text(app.mirror.rows)[:300]!r}"
+            f"the snapshot fleet did not settle: {len(app.state.panes)} panes, statuses "
+            f"{ {k: (v.state, v.reason) for k, v in app.state.statuses.items()} }, "
+            f"agents {[p.is_agent for p in app.state.panes]}, mirror {widget_text(app.dashboard.mirror.rows)[:300]!r}"
         )
-    app.status_bar.set_server("tmux server -L nbs-snapshot")
-    await wait_for(pilot, lambda: "nbs-snapshot" in str(app.status_bar.render()), what="the server named")
+    app.dashboard.status_bar.set_server("tmux server -L nbs-snapshot")
+    await wait_for(pilot, lambda: "nbs-snapshot" in str(app.dashboard.status_bar.render()), what="the server named")
 
 
 def _then(*keys: str) -> Callable[[Pilot[object]], Awaitable[None]]:
@@ -139,9 +139,9 @@ def test_server_gone_banner(
         # pin the banner's wording: the real one names this test's random socket.
         server.kill()
         deadline = time.monotonic() + 15
-        while snapshot_app.connected is not False and time.monotonic() < deadline:
+        while snapshot_app.dashboard.news.connected is not False and time.monotonic() < deadline:
             await pilot.pause(0.1)
-        assert snapshot_app.connected is False, "the app never noticed the server was gone"
+        assert snapshot_app.dashboard.news.connected is False, "the app never noticed the server was gone"
         snapshot_app.post_message(ConnectionChanged(False, "server exited"))
         await pilot.pause(0.3)
 
@@ -155,12 +155,12 @@ def test_no_server_empty_state(server: libtmux.Server, snap_compare: Callable[..
     )
 
     async def run_before(pilot: Pilot[object]) -> None:
-        app.status_bar.set_server("tmux server -L nbs-snapshot")
+        app.dashboard.status_bar.set_server("tmux server -L nbs-snapshot")
         deadline = time.monotonic() + 15
-        while app.connected is not False and time.monotonic() < deadline:
+        while app.dashboard.news.connected is not False and time.monotonic() < deadline:
             await pilot.pause(0.1)
-        app.news.connection_message = ""
-        app.news.update_empty_state()
+        app.dashboard.news.connection_message = ""
+        app.dashboard.news.update_empty_state()
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

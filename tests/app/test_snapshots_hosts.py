@@ -35,7 +35,7 @@ def _on_host(pane: PaneInfo) -> PaneInfo:
     return replace(pane, pane_id=f"{host}:{pane.pane_id}", host=host)
 
 
-class _HostsListener:
+class _HostsListener(FleetListener):
     def __init__(self, listener: FleetListener, fleet: _TwoHosts) -> None:
         self.listener = listener
         self.fleet = fleet
@@ -121,9 +121,9 @@ def test_two_hosts_one_offline(hosts_app: NbsApp, snap_compare: Callable[..., bo
                 )
             )
         )
-        app.status_bar.set_server("2 hosts")
-        beta = next(p.pane_id for p in app.panes if p.host == "hostb")
-        app.select_pane(beta)
+        app.dashboard.status_bar.set_server("2 hosts")
+        beta = next(p.pane_id for p in app.state.panes if p.host == "hostb")
+        app.dashboard.select_pane(beta)
         await pilot.pause(0.5)
 
     assert snap_compare(hosts_app, terminal_size=SIZE, run_before=run_before)
@@ -148,26 +148,26 @@ async def test_the_list_groups_panes_under_a_header_per_host_and_the_cursor_step
             )
         )
         await pilot.pause(0.2)
-        table = app.fleet_list
+        table = app.dashboard.fleet_list
         keys = table.row_keys
         assert keys[0] == HEADER + "hosta" and HEADER + "hostb" in keys and keys[-1] == HEADER + "hostc"
-        a = [p.pane_id for p in app.panes if p.host == "hosta"]
-        b = [p.pane_id for p in app.panes if p.host == "hostb"]
+        a = [p.pane_id for p in app.state.panes if p.host == "hosta"]
+        b = [p.pane_id for p in app.state.panes if p.host == "hostb"]
         assert keys == [HEADER + "hosta", *a, HEADER + "hostb", *b, HEADER + "hostc"]  # hostc: no panes yet
         header = [str(cell) for cell in table.get_row(HEADER + "hosta")]
         assert header[0] == "▾ hosta" and "online" in header[1] and "3 panes" in header and "sidecar hosta pid 7" in header
         assert "offline" in str(table.get_row(HEADER + "hostb")[1])
         assert "connecting" in str(table.get_row(HEADER + "hostc")[1])
         table.focus()
-        app.select_pane(a[-1])
+        app.dashboard.select_pane(a[-1])
         await pilot.pause(0.1)
         await pilot.press("down")  # over hostb's header, onto its first pane
         await pilot.pause(0.1)
-        assert table.selected_pane_id == b[0] and app.selected_id == b[0]
+        assert table.selected_pane_id == b[0] and app.dashboard.selected_id == b[0]
         await pilot.press("up")  # and back over it
         await pilot.pause(0.1)
         assert table.selected_pane_id == a[-1]
-        app.select_pane(a[0])
+        app.dashboard.select_pane(a[0])
         await pilot.pause(0.1)
         await pilot.press("up")  # the first header: nowhere to go but stay on a pane
         await pilot.pause(0.1)

@@ -37,18 +37,18 @@ def test_limited_agent_selected(limited_app: NbsApp, snap_compare: Callable[...,
 
     async def run_before(pilot: Pilot[object]) -> None:
         await _settled(pilot, extra_agents=1)
-        pane_id = next(p.pane_id for p in app.panes if p.session_name == LIMITED[0])
-        status = app.statuses[pane_id]
+        pane_id = next(p.pane_id for p in app.state.panes if p.session_name == LIMITED[0])
+        status = app.state.statuses[pane_id]
         assert status.state is AgentState.LIMITED, (status.state, status.reason)
         await wait_for(
             pilot,
-            lambda: str(app.fleet_list.get_cell(pane_id, "poll")).startswith("⏳"),
+            lambda: str(app.dashboard.fleet_list.get_cell(pane_id, "poll")).startswith("⏳"),
             what="the countdown to the reset in the list",
         )
-        assert str(app.fleet_list.get_cell(pane_id, "poll")) == "⏳2h05m", app.fleet_list.get_cell(pane_id, "poll")
-        app.select_pane(pane_id)
-        await wait_for(pilot, lambda: "resets 9:25am" in widget_text(app.detail), what="the limit in the details")
-        await wait_for(pilot, lambda: "Usage limit reached" in widget_text(app.mirror.rows), what="the limit in the mirror")
+        assert str(app.dashboard.fleet_list.get_cell(pane_id, "poll")) == "⏳2h05m", app.dashboard.fleet_list.get_cell(pane_id, "poll")
+        app.dashboard.select_pane(pane_id)
+        await wait_for(pilot, lambda: "resets 9:25am" in widget_text(app.dashboard.detail), what="the limit in the details")
+        await wait_for(pilot, lambda: "Usage limit reached" in widget_text(app.dashboard.mirror.rows), what="the limit in the mirror")
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -50,12 +50,12 @@ def log_app(server: libtmux.Server) -> Iterator[NbsApp]:
 async def _searched(pilot: Pilot[object]) -> None:
     app = pilot.app
     assert isinstance(app, NbsApp)
-    await wait_for(pilot, lambda: "step 120" in widget_text(app.mirror.rows), timeout=20, what="the log mirrored")
-    app.status_bar.set_server("tmux server -L nbs-snapshot")
+    await wait_for(pilot, lambda: "step 120" in widget_text(app.dashboard.mirror.rows), timeout=20, what="the log mirrored")
+    app.dashboard.status_bar.set_server("tmux server -L nbs-snapshot")
     await pilot.press("pageup")
-    await wait_for(pilot, lambda: app.scrollback.display and app.scrollback.lines.texts, what="the history")
+    await wait_for(pilot, lambda: app.dashboard.scrollback.display and app.dashboard.scrollback.lines.texts, what="the history")
     await pilot.press("slash", *"error", "enter", "N")
-    await wait_for(pilot, lambda: len(app.scrollback.lines.matches) == 4, what="the matches")
+    await wait_for(pilot, lambda: len(app.dashboard.scrollback.lines.matches) == 4, what="the matches")
     await pilot.pause(0.3)
 
 

@@ -33,15 +33,15 @@ async def test_a_stuck_agent_is_nudged_then_waits_in_the_needs_you_queue(
     bells: list[int] = []
     async with app.run_test(size=SIZE) as pilot:
         app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
-        await wait_for(pilot, lambda: app.sidecar is not None and app.claude is not None, what="backends")
-        sidecar = app.sidecar
+        await wait_for(pilot, lambda: app.runtime.sidecar is not None and app.runtime.claude is not None, what="backends")
+        sidecar = app.runtime.sidecar
         assert sidecar is not None
-        await wait_for(pilot, lambda: sidecar.monitor.signals is app.claude, what="the runner reads Claude's signals")
+        await wait_for(pilot, lambda: sidecar.monitor.signals is app.runtime.claude, what="the runner reads Claude's signals")
         await wait_for(pilot, lambda: pane in app.operator.needs_you, timeout=90, what="the stuck agent joins the queue")
         [entry] = app.operator.needs_you.entries()
         assert entry.reason == "stuck (1 nudge)"
         assert bells, "a bell rang when it joined"
         assert screen_text(session, pane).count(NUDGE) >= 1
-        history = [h.text for h in app.history.get(pane, ())]
+        history = [h.text for h in app.state.history.get(pane, ())]
         assert any(t.startswith("nudge") and "queued" in t for t in history), history
         assert any(t.startswith("escalate") for t in history), history

@@ -37,11 +37,11 @@ async def test_only_the_mirrored_pane_and_visible_thumbnails_are_parsed(session:
         fleet = app.fleet
         assert isinstance(fleet, TmuxFleet)
         mirror = app.query_one(PaneView)
-        await wait_for(pilot, lambda: app.selected_id is not None, what="a selection")
-        assert fleet.watched() == {app.selected_id}
+        await wait_for(pilot, lambda: app.dashboard.selected_id is not None, what="a selection")
+        assert fleet.watched() == {app.dashboard.selected_id}
 
         await pilot.press("j")
-        selected = app.selected_id
+        selected = app.dashboard.selected_id
         assert selected is not None and fleet.watched() == {selected}
         text = f"WATCHED-{panes.index(selected)}" if selected in panes else ""
         if text:

@@ -38,7 +38,7 @@ async def test_a_full_disk_under_the_dashboard(session: libtmux.Session, tmp_pat
             fh.write("\n" * (-log_file.stat().st_size % 4096))
         filler = fill(state)
         await pilot.press("i")
-        app.send_bar.query_one(TextArea).load_text("while full")
+        app.dashboard.send_bar.query_one(TextArea).load_text("while full")
         await pilot.press("enter")
 
         def problem(source: str) -> bool:
@@ -56,7 +56,7 @@ async def test_a_full_disk_under_the_dashboard(session: libtmux.Session, tmp_pat
         await pilot.press("escape")
         filler.unlink()  # room again: the next action is logged
         await pilot.press("i")
-        app.send_bar.query_one(TextArea).load_text(" and after")
+        app.dashboard.send_bar.query_one(TextArea).load_text(" and after")
         await pilot.press("enter")
         await wait_for(pilot, lambda: any(isinstance(r, ActionRecord) and r.sent == " and after"
                                           for r in app.operator.action_log.tail()), what="logged again")

@@ -46,7 +46,7 @@ async def test_a_frame_that_takes_seconds_blocks_no_pane(server: libtmux.Server,
             sum(range(1000))  # Python work: the GIL is only given up at the switch interval
         spent.append(time.monotonic() - began)
         # still on the stuck UI thread: only the feeder can have read the output into this screen
-        fleet, mirrored = app.fleet, app.selected_id
+        fleet, mirrored = app.fleet, app.dashboard.selected_id
         screen = fleet.screen(mirrored) if fleet is not None and mirrored is not None else None
         read_in_stall.extend(written_at(screen.text_lines() if screen is not None else []))
         stall.append(time.time())

@@ -18,8 +18,16 @@ import libtmux
 from nbs_tui.claude.hooks import install
 from nbs_tui.claude.spool import parse_line
 from nbs_tui.config import Settings
+from nbs_tui.core.detection.detect import detect_text
 from nbs_tui.core.fleet.model import ServerAddress
-from tests.realclaude.harness import _SCRUB_PREFIXES, OFFLINE_ENV, ClaudeFleet, FakeAPI, Scenario
+from tests.realclaude.harness import (
+    _SCRUB_PREFIXES,
+    OFFLINE_ENV,
+    ClaudeFleet,
+    FakeAPI,
+    Scenario,
+    looks_idle,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -148,3 +156,38 @@ def wait_until(done: Callable[[], object], timeout: float = 30.0, what: str = ""
     while not done():
         assert time.monotonic() < deadline, f"waited {timeout:.0f}s for {what or done}"
         time.sleep(0.1)
+
+
+AGAIN = "and what next?"
+"""The question `prompted_once` types one reply after the first prompt."""
+
+
+def local_tmux(socket: str) -> Callable[..., str]:
+    """``tmux -L SOCKET ARGS``: its output (what `tests.remote.conftest.Host.tmux` is for a host)."""
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=True).stdout
+
+    return tmux
+
+
+def prompted_once(world: NewAgentWorld, tmux: Callable[..., str], pane: str, first: Callable[[str], bool]) -> str:
+    """The first prompt reached the API once, and is still once a reply later: once the agent has
+    answered it and is idle, a question typed into ``pane`` (through ``tmux``) is the API's second
+    prompt. A prompt typed twice, or an Enter pressed again, would have come in between: Claude
+    Code queues what is submitted while it works and sends it when the turn ends. Returns the
+    first prompt."""
+    wait_until(lambda: len(world.api.prompts()) >= 1, 30, "the first prompt")
+    assert first(world.api.prompts()[0]), world.api.prompts()
+
+    def screen() -> str:
+        return tmux("capture-pane", "-p", "-t", pane)
+
+    wait_until(lambda: looks_idle(screen()), 30, "the agent idle after its answer")
+    tmux("send-keys", "-t", pane, "-l", AGAIN)
+    wait_until(lambda: AGAIN in (detect_text(screen()).input_text or ""), 10, "the question in the box")
+    tmux("send-keys", "-t", pane, "Enter")
+    wait_until(lambda: len(world.api.prompts()) >= 2, 30, f"a second prompt (so far {world.api.prompts()})")
+    prompts = world.api.prompts()
+    assert len(prompts) == 2 and first(prompts[0]) and prompts[1] == AGAIN, prompts
+    return prompts[0]

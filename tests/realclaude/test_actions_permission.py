@@ -58,7 +58,7 @@ async def test_answer_a_permission_prompt_from_the_dashboard(
         await wait_for(pilot, lambda: agent.pane_id in app.operator.needs_you, timeout=45, what="the agent needs you")
         assert app.operator.needs_you.entries()[0].state is AgentState.PERMISSION
         await pilot.press("n")
-        assert app.selected_id == agent.pane_id
+        assert app.dashboard.selected_id == agent.pane_id
         await pilot.press("K")
         await wait_for(pilot, lambda: isinstance(app.screen, KeyPicker), what="key picker")
         await pilot.press("1")
@@ -104,11 +104,11 @@ async def test_send_bar_text_reaches_claude_exactly(
     agent = claude_fleet.start([Text("Got it.")])
     app = make_app(server, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: agent.pane_id in app.pane_by_id, timeout=30, what="agent listed")
-        app.select_pane(agent.pane_id)
-        await wait_for(pilot, lambda: app.selected_id == agent.pane_id, what="agent selected")
+        await wait_for(pilot, lambda: agent.pane_id in app.state.pane_by_id, timeout=30, what="agent listed")
+        app.dashboard.select_pane(agent.pane_id)
+        await wait_for(pilot, lambda: app.dashboard.selected_id == agent.pane_id, what="agent selected")
         await pilot.press("i")
-        app.send_bar.text.load_text(TRICKY)
+        app.dashboard.send_bar.text.load_text(TRICKY)
         await pilot.press("ctrl+t", "enter")
         await wait_for(pilot, lambda: len(agent.api.prompts()) == 1, timeout=45, what="the prompt reached the API")
         assert agent.api.prompts()[0] == TRICKY

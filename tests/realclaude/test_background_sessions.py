@@ -26,11 +26,13 @@ import pytest
 from nbs_tui.app import create_app
 from nbs_tui.core.fleet.background import NO_SUPPORT, BackgroundSession
 from nbs_tui.core.fleet.model import AgentState
-from nbs_tui.runtime.background_poll import PROBLEM_SOURCE, BackgroundPoller
+from nbs_tui.lifecycle.background_poll import PROBLEM_SOURCE, BackgroundPoller
 from tests.app.helpers import wait_for
 from tests.realclaude.harness import ClaudeFleet, Text, find_claude
 from tests.realclaude.new_world import NewAgentWorld, make_world, wait_until
 
+OLDER_VERSION = "2.1.120"
+"""A version without ``agents --json``; scripts/test installs it (keep the two in step)."""
 _BACKGROUNDED = re.compile(r"backgrounded · ([0-9a-f]+) · ")
 
 
@@ -89,27 +91,27 @@ async def test_a_background_session_is_listed_opened_in_tmux_and_then_watched(
         app = create_app(world.dashboard_settings(server, poll=False))
         row = "bg " + short
         async with app.run_test(size=(160, 48)) as pilot:
-            await wait_for(pilot, lambda: row in app.fleet_list.row_keys, 60, what="the background session listed")
-            cells = [cell.plain for cell in app.fleet_list.get_row(row)]
+            await wait_for(pilot, lambda: row in app.dashboard.fleet_list.row_keys, 60, what="the background session listed")
+            cells = [cell.plain for cell in app.dashboard.fleet_list.get_row(row)]
             assert cells[0] == f"◇ bg {short}"
             assert cells[1] in ("idle", "busy")  # what it reports (`status`)
             assert cells[4:7] == ["work", "bgjob", "claude --bg"]  # its folder, its name
-            assert row == app.fleet_list.row_keys[-1]  # after the panes
+            assert row == app.dashboard.fleet_list.row_keys[-1]  # after the panes
             palette = [command.title for command in app.get_system_commands(app.screen)]
             assert "Open background session bgjob in tmux" in palette
-            app.fleet_list.move_cursor(app.fleet_list.row_keys.index(row))
-            assert app.fleet_list.selected_background is not None
-            assert app.fleet_list.selected_pane_id is None
+            app.dashboard.fleet_list.move_cursor(app.dashboard.fleet_list.row_keys.index(row))
+            assert app.dashboard.fleet_list.selected_background is not None
+            assert app.dashboard.fleet_list.selected_pane_id is None
             await pilot.press("o")
 
             def opened_pane() -> str | None:
-                return next((p.pane_id for p in app.panes if p.window_name == "bgjob"), None)
+                return next((p.pane_id for p in app.state.panes if p.window_name == "bgjob"), None)
 
             await wait_for(pilot, lambda: opened_pane() is not None, 60, what="the window of claude attach")
             pane_id = opened_pane()
             assert pane_id is not None
-            await wait_for(pilot, lambda: row not in app.fleet_list.row_keys, 30, what="the row gone (its pane stands for it)")
-            await wait_for(pilot, lambda: app.pane_by_id[pane_id].is_agent, 30, what="the pane seen as an agent")
+            await wait_for(pilot, lambda: row not in app.dashboard.fleet_list.row_keys, 30, what="the row gone (its pane stands for it)")
+            await wait_for(pilot, lambda: app.state.pane_by_id[pane_id].is_agent, 30, what="the pane seen as an agent")
             await wait_for(
                 pilot, lambda: (s := app.state.statuses.get(pane_id)) is not None and s.state is AgentState.IDLE, 60,
                 what="the attached session read idle from its screen",
@@ -162,9 +164,11 @@ def _asked_once(claude_command: str) -> tuple[BackgroundPoller, _Heard]:
 
 @pytest.mark.realclaude
 def test_a_version_without_background_sessions_lists_nothing_and_says_nothing(tmp_path: Path) -> None:
-    # an older version is a bonus where it is cached: CI installs the primary version only
-    found = find_claude("2.1.120")
+    # scripts/test installs 2.1.120 beside the primary version, so under CI this runs, never skips
+    found = find_claude(OLDER_VERSION)
     if isinstance(found, str):
+        if os.environ.get("NBS_REQUIRE_CLAUDE"):
+            pytest.fail(f"NBS_REQUIRE_CLAUDE is set but {found}")
         pytest.skip(found)
     poller, heard = _asked_once(str(_wrapper_for(found.path, tmp_path)))
     assert poller.support == NO_SUPPORT

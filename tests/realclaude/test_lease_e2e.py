@@ -16,9 +16,10 @@ from libtmux.test.retry import retry_until
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
+from nbs_tui.sidecar.events import NudgeStep, PollStep, SidecarEvent, TypingStep
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
-from nbs_tui.sidecar.lease import SidecarLease
-from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
+from nbs_tui.sidecar.sidecar_runner import SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.fleet import TmuxFleet
 from tests.realclaude.harness import ClaudeFleet, Text
@@ -46,12 +47,12 @@ class Watcher:
         with self.lock:
             self.events.append(event)
 
-    def typed(self, pane_id: str, kind: str = "poll") -> int:
+    def typed(self, pane_id: str, kind: type[TypingStep] = PollStep) -> int:
         with self.lock:
             return sum(
                 1 for e in self.events
-                if e.pane_id == pane_id and e.kind == kind and dict(e.data).get("result") == "typed"
-                and not e.relayed_by  # a view hears of the holder's typing: not its own
+                if e.pane_id == pane_id and isinstance(e, kind) and e.result == "typed"
+                and not e.by  # a view hears of the holder's typing: not its own
             )  # fmt: skip
 
     def start(self) -> None:
@@ -90,7 +91,7 @@ def test_three_sidecars_poll_like_one(claude_fleet: ClaudeFleet, server: libtmux
         while not deadline_reached.wait(1.0):
             assert sum(w.lease.acting() for w in running) <= 1
         actors = [
-            w for w in running if any(w.typed(a.pane_id) or w.typed(a.pane_id, "nudge") for a in agents)
+            w for w in running if any(w.typed(a.pane_id) or w.typed(a.pane_id, NudgeStep) for a in agents)
         ]
         assert len(actors) == 1, [[w.typed(a.pane_id) for a in agents] for w in running]
         (actor,) = actors
@@ -100,7 +101,7 @@ def test_three_sidecars_poll_like_one(claude_fleet: ClaudeFleet, server: libtmux
             polls = sum(POLL_NEEDLE in p for p in prompts)
             # the stuck watch may nudge an agent idle past its grace: by the holder too, once each
             nudges = [p for p in prompts if POLL_NEEDLE not in p]
-            nudged = actor.typed(agent.pane_id, "nudge")
+            nudged = actor.typed(agent.pane_id, NudgeStep)
             assert len(nudges) in (nudged, nudged - 1), (nudges, nudged)
             assert all(p == Settings().stuck_nudge for p in nudges), nudges
             # every poll typed became one turn (the last may still be in flight) and the agent
@@ -111,5 +112,5 @@ def test_three_sidecars_poll_like_one(claude_fleet: ClaudeFleet, server: libtmux
             # one sidecar's rate: 3 s idle + the turn + 3 s backoff, so at most one per 6 s
             assert polls <= (WINDOW + 60) / 6 + 1
         print("polls per agent:", [a.api.count_prompts(POLL_NEEDLE) for a in agents],
-              "nudges typed:", [[w.typed(a.pane_id, "nudge") for a in agents] for w in running],
+              "nudges typed:", [[w.typed(a.pane_id, NudgeStep) for a in agents] for w in running],
               "typed by each sidecar:", [[w.typed(a.pane_id) for a in agents] for w in running])

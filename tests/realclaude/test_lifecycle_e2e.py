@@ -1,8 +1,8 @@
-"""The lifecycle's pure parts on the real Claude Code CLI (issue 29), before the tmux path wires them.
+"""The lifecycle on the real Claude Code CLI (issue 29).
 
-The test stands in for the wiring: it shows each screen to the `StartupGuide` and presses what it
-says; it reads the session id's sources (nbs-tui's hook spool, the status file, the transcripts)
-and asks `current_session`; it builds the restore plan and types the planned command into the
+The startup tests run `AgentStarter.start`, the path of ``nbs-tui new``, and check the keys it
+pressed (`PressRecorder`). The session test stands in for the wiring: it reads the session id's
+sources (nbs-tui's hook spool, the status file, the transcripts) and asks `current_session`; it builds the restore plan and types the planned command into the
 pane's shell. What is checked is what the product will rely on: the trust dialog of a fresh
 folder answered for the folder named and for no other, bypass mode confirmed only when asked,
 the newest session id after ``/clear``, and that resuming it brings that conversation back.
@@ -11,11 +11,13 @@ the newest session id after ``/clear``, and that resuming it brings that convers
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import libtmux
 import pytest
 
 from nbs_tui.claude.hooks import install
@@ -30,7 +32,7 @@ from nbs_tui.core.detection.startup import (
     StartupStep,
     Stop,
 )
-from nbs_tui.core.fleet.agent_spec import shell_command
+from nbs_tui.core.fleet.agent_spec import BYPASS, NewAgent, shell_command
 from nbs_tui.core.fleet.fleet_memory import (
     RememberedAgent,
     RememberedPane,
@@ -39,8 +41,15 @@ from nbs_tui.core.fleet.fleet_memory import (
     SessionSource,
     current_session,
 )
+from nbs_tui.core.fleet.model import PaneId, ServerAddress
 from nbs_tui.core.fleet.restore import HostChecks, LiveServer, plan_restore
+from nbs_tui.files.agent_input import prepare_local
+from nbs_tui.lifecycle.agent_start import AgentStarter, Started, StartStopped
+from nbs_tui.lifecycle.host import LocalHost
+from nbs_tui.tmux.commands import Guard, TmuxServerCommands
+from nbs_tui.tmux.tmux_runner import TmuxRunner
 from tests.realclaude.harness import ClaudeAgent, ClaudeFleet
+from tests.realclaude.new_world import NewAgentWorld, make_world, trusted, wait_until
 
 
 def walk(agent: ClaudeAgent, expect: StartupExpectation, timeout: float = 30.0) -> tuple[StartupStep, list[str]]:
@@ -59,47 +68,100 @@ def walk(agent: ClaudeAgent, expect: StartupExpectation, timeout: float = 30.0) 
         time.sleep(0.2)
 
 
-def trusted(agent: ClaudeAgent) -> bool:
-    projects = json.loads((agent.home / ".claude.json").read_text()).get("projects", {})
-    return bool(projects.get(str(agent.workdir), {}).get("hasTrustDialogAccepted"))
+class PressRecorder(TmuxServerCommands):
+    """The server's commands as ``nbs-tui new`` runs them, noting each key `press` sent (a guard
+    that refused is no key pressed)."""
+
+    def __init__(self, server: libtmux.Server) -> None:
+        super().__init__(TmuxRunner(ServerAddress(socket_name=server.socket_name)))
+        self.pressed: list[str] = []
+
+    def press(self, pane_id: PaneId, *keys: str, guard: Guard | None = None) -> bool:
+        done = super().press(pane_id, *keys, guard=guard)
+        if done:
+            self.pressed.extend(keys)
+        return done
 
 
-def test_a_fresh_folder_is_trusted_when_named_and_the_prompt_reaches_the_api_once(claude_fleet: ClaudeFleet) -> None:
-    agent = claude_fleet.start(["Started."], trust=False, wait=False)
-    assert not trusted(agent)
-    step, keys = walk(agent, StartupExpectation(str(agent.workdir)))
-    assert isinstance(step, Ready), step
-    assert keys[-1] == "Enter" and keys.count("Enter") == 1  # Down first on 2.1.265+, then Enter
-    assert trusted(agent)
-    agent.submit("build the parser")
-    agent.wait_for("Started.")
-    assert agent.api.prompts() == ["build the parser"]
+def start_as_new(
+    server: libtmux.Server, world: NewAgentWorld, folder: Path, claude_command: Path, **spec: Any
+) -> tuple[Started | StartStopped, list[str]]:
+    """``AgentStarter.start``, the path of ``nbs-tui new``, for an agent named "ag" in ``folder``
+    on ``server``: what it returned (or raised) and the keys it pressed, in order."""
+    commands = PressRecorder(server)
+    starter = AgentStarter(LocalHost(commands), str(claude_command), claude_home=world.home / ".claude", home=str(world.home))
+    agent = prepare_local(NewAgent(str(folder), name="ag", **spec))
+    try:
+        return starter.start(agent), commands.pressed
+    except StartStopped as stop:
+        return stop, commands.pressed
 
 
-def test_a_folder_not_named_is_never_trusted(claude_fleet: ClaudeFleet) -> None:
-    agent = claude_fleet.start((), trust=False, wait=False)
-    step, keys = walk(agent, StartupExpectation(str(agent.workdir.parent)))
-    assert isinstance(step, Stop) and f"asks to trust {agent.workdir}, not {agent.workdir.parent}" in step.line
+def wrapped(world: NewAgentWorld, name: str, *lines: str) -> Path:
+    """A ``claude_command`` that runs ``lines`` then the world's Claude Code with its arguments."""
+    script = world.wrapper.with_name(name)
+    script.write_text("#!/bin/bash\n" + "".join(line + "\n" for line in lines))
+    script.chmod(0o755)
+    return script
+
+
+def screen(server: libtmux.Server, pane_id: str) -> str:
+    return "\n".join(server.cmd("capture-pane", "-p", "-t", pane_id).stdout)
+
+
+def command_in(server: libtmux.Server, pane_id: str) -> str:
+    return "".join(server.cmd("display-message", "-p", "-t", pane_id, "#{pane_current_command}").stdout)
+
+
+def test_a_fresh_folder_is_trusted_when_named_and_the_prompt_reaches_the_api_once(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    server.new_session(session_name="work")
+    world = make_world(claude_fleet, tmp_path, "fresh", ["Started."])
+    assert not trusted(world)
+    started, keys = start_as_new(server, world, world.workdir, world.wrapper, prompt="build the parser")
+    assert isinstance(started, Started) and started.prompt_submitted, started
+    # the trust dialog (Down first on 2.1.265+, then Enter), then the prompt's one Enter
+    assert keys[-2:] == ["Enter", "Enter"] and keys.count("Enter") == 2 and set(keys) <= {"Down", "Enter"}, keys
+    assert trusted(world)
+    wait_until(lambda: "Started." in screen(server, started.pane_id), 30, "the answer")
+    assert world.api.prompts() == ["build the parser"]
+
+
+def test_a_folder_not_named_is_never_trusted(claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path) -> None:
+    server.new_session(session_name="work")
+    world = make_world(claude_fleet, tmp_path, "elsewhere", [])
+    # a claude_command that changes folder: Claude Code asks about one the start did not name
+    moving = wrapped(world, "claude-moves", f"cd {shlex.quote(str(world.workdir))}", f'exec {shlex.quote(str(world.wrapper))} "$@"')
+    stopped, keys = start_as_new(server, world, world.workdir.parent, moving)
+    assert isinstance(stopped, StartStopped), stopped
+    assert f"asks to trust {world.workdir}, not {world.workdir.parent}" in stopped.line
     assert keys == []
+    assert stopped.started is not None
     time.sleep(1.0)  # (not an assertion: time for a wrongly sent key to have shown)
-    assert not trusted(agent) and "trust this folder" in agent.screen()
-    assert agent.current_command() == "claude"
+    assert not trusted(world) and "trust this folder" in screen(server, stopped.started.pane_id)
+    assert command_in(server, stopped.started.pane_id) == "claude"
 
 
-BYPASS: dict[str, Any] = {"args": ["--permission-mode", "bypassPermissions"], "extra_env": {"IS_SANDBOX": "1"}}
-
-
-def test_bypass_is_confirmed_only_when_asked(claude_fleet: ClaudeFleet) -> None:
-    asked = claude_fleet.start((), trust=False, wait=False, **BYPASS)
-    step, keys = walk(asked, StartupExpectation(str(asked.workdir), bypass=True))
-    assert isinstance(step, Ready), step
+def test_bypass_is_confirmed_only_when_asked(claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path) -> None:
+    server.new_session(session_name="work")
+    world = make_world(claude_fleet, tmp_path, "bypass", [])
+    sandboxed = wrapped(world, "claude-sandboxed", "export IS_SANDBOX=1", f'exec {shlex.quote(str(world.wrapper))} "$@"')
+    started, keys = start_as_new(server, world, world.workdir, sandboxed, permission_mode=BYPASS)
+    assert isinstance(started, Started), started
     assert keys.count("Enter") == 2  # the trust dialog, then the confirmation
-    assert "bypass permissions on" in asked.screen().lower()
+    assert "bypass permissions on" in screen(server, started.pane_id).lower()
 
-    not_asked = claude_fleet.start((), wait=False, **BYPASS)
-    step, keys = walk(not_asked, StartupExpectation(str(not_asked.workdir)))
-    assert isinstance(step, Stop) and "bypass-permissions mode, which was not asked" in step.line
-    assert keys == [] and not_asked.current_command() == "claude"
+    server.cmd("kill-window", "-t", started.pane_id)
+    other = make_world(claude_fleet, tmp_path, "unasked", [], trust=True)  # (accepted once, not shown again)
+    always = wrapped(
+        other, "claude-always-bypass", "export IS_SANDBOX=1",
+        f'exec {shlex.quote(str(other.wrapper))} --permission-mode {BYPASS} "$@"',
+    )  # fmt: skip
+    stopped, keys = start_as_new(server, other, other.workdir, always)  # bypass not asked
+    assert isinstance(stopped, StartStopped) and "bypass-permissions mode, which was not asked" in stopped.line, stopped
+    assert stopped.started is not None
+    assert keys == [] and command_in(server, stopped.started.pane_id) == "claude"
 
 
 # -- the newest session id, and resuming it -----------------------------------------------------

@@ -17,7 +17,8 @@ from libtmux.test.retry import retry_until
 
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import AgentState, ServerAddress
-from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner, config_from_settings
+from nbs_tui.sidecar.events import ResumeStep, SidecarEvent
+from nbs_tui.sidecar.sidecar_runner import SidecarRunner, config_from_settings
 from nbs_tui.tmux.fleet import TmuxFleet
 from tests.realclaude.harness import ClaudeFleet, usage_limit
 
@@ -69,16 +70,16 @@ def test_a_limited_agent_gets_no_poll_and_no_second_continue(
     )
     runner.start()
     try:
-        def steps(result: str | None = None) -> list[SidecarEvent]:
+        def steps(result: str | None = None) -> list[ResumeStep]:
             return [
                 e for e in events
-                if e.pane_id == limited.pane_id and e.kind == "resume"
-                and (result is None or dict(e.data).get("result") == result)
+                if e.pane_id == limited.pane_id and isinstance(e, ResumeStep)
+                and (result is None or e.result == result)
             ]  # fmt: skip
 
         if menu:  # 2.1.1xx: "Stop and wait" chosen, then one continue after the reset, once
             assert retry_until(lambda: bool(steps("submitted")), 30, raises=False), events
-            done = [dict(e.data)["result"] for e in steps() if dict(e.data)["result"] != "held"]
+            done = [e.result for e in steps() if e.result != "held"]
             assert done[:2] == ["wait-chosen", "queued"], done
             # the scripted API still refuses: the limit is back, and is not resumed a second time
             assert retry_until(
@@ -92,7 +93,7 @@ def test_a_limited_agent_gets_no_poll_and_no_second_continue(
         ticks = runner.ticks
         assert retry_until(lambda: runner.ticks >= ticks + 4, 15, raises=False)  # > a poll interval
         said = steps()
-        assert said and all(dict(e.data)["result"] == "held" for e in said), said
+        assert said and all(e.result == "held" for e in said), said
         assert "continues by itself" in said[0].message
         status = runner.status(limited.pane_id)
         assert status is not None and status.state is AgentState.LIMITED

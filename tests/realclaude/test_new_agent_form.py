@@ -6,6 +6,8 @@ the start is a line of the action log."""
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ async def test_the_form_starts_an_agent_and_its_prompt_reaches_the_api_once(
     log = world.action_log
     app = create_app(world.dashboard_settings(server))
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: len(app.panes) >= 1, what="the fleet")
+        await wait_for(pilot, lambda: len(app.state.panes) >= 1, what="the fleet")
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, NewAgentScreen), what="the form")
         form = app.screen
@@ -66,12 +68,13 @@ async def test_restart_and_stop_from_the_dashboard_after_a_confirmation(
     log = world.action_log
     app = create_app(world.dashboard_settings(server, poll=False))
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: pane_id in app.pane_by_id, what="the agent listed")
-        app.select_pane(pane_id)
+        await wait_for(pilot, lambda: pane_id in app.state.pane_by_id, what="the agent listed")
+        app.dashboard.select_pane(pane_id)
         await pilot.press("S")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
-        await pilot.press("n")  # no: nothing happens
-        await pilot.pause(0.5)
+        await pilot.press("n")  # no: nothing happens, once the answer is taken and the actions are done
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen), what="the confirmation closed")
+        await wait_for(pilot, lambda: lifecycle_idle(), 60, what="the controller idle")
         assert not log.exists()
         await pilot.press("S")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
@@ -83,8 +86,10 @@ async def test_restart_and_stop_from_the_dashboard_after_a_confirmation(
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
         await pilot.press("y")
         await wait_for(pilot, lambda: '"action":"stop"' in log.read_text(), 60, what="stopped")
-    record = json.loads(log.read_text().splitlines()[-1])
-    assert (record["outcome"], record["sent"]) == ("sent", "/exit")
+        await wait_for(pilot, lambda: lifecycle_idle(), 60, what="the controller idle")
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["action"], r["outcome"]) for r in records] == [("restart", "sent"), ("stop", "sent")]
+    assert records[-1]["sent"] == "/exit"
     assert pane_id not in server.cmd("list-panes", "-a", "-F", "#{pane_id}").stdout
 
 
@@ -98,10 +103,11 @@ async def test_the_dashboard_offers_a_remembered_fleet_whose_agents_are_gone_and
     settings = world.dashboard_settings(server, poll=False)
     memory = memory_path(str(server.socket_name))
     app = watch_notifications(create_app(settings))
+    answers = watch_remembered_checks(app)
     async with app.run_test(size=(160, 48)) as pilot:  # this dashboard acts: it remembers the fleet
         await wait_for(pilot, lambda: memory.exists() and session_id in memory.read_text(), 30, what="remembered")
-        await pilot.pause(1.0)
-        assert not offered(app)  # nothing is gone
+        await wait_for(pilot, lambda: bool(answers), 30, what="the dashboard's own check of the remembered fleet")
+        assert answers == ["nothing"] and not offered(app)  # nothing is gone
     server.kill()  # the server is lost with its agent; a new one is started by hand
     server.new_session(session_name="work", start_directory=str(tmp_path))
     app = watch_notifications(create_app(settings))
@@ -147,6 +153,39 @@ def memory_path(socket: str) -> Path:
 
 def offered(app: NbsApp) -> bool:
     return "Remembered agents are gone" in getattr(app, "titles_notified", [])
+
+
+LIFECYCLE_THREADS = ("nbs-new-agent", "nbs-stop-agent", "nbs-restore", "nbs-remembered", "nbs-open-background")
+
+
+def lifecycle_idle() -> bool:
+    """No start, stop, restart, restore or check of the dashboard's lifecycle runs (each has a
+    thread of its own, named as `LifecycleController` names it; one dashboard runs in a test)."""
+    return not {t.name for t in threading.enumerate()}.intersection(LIFECYCLE_THREADS)
+
+
+def watch_remembered_checks(app: NbsApp) -> list[str]:
+    """How each of the dashboard's checks of the remembered fleet answered, in order: "offer" or
+    "nothing" (the check's own callbacks, called as before; the dashboard's timed check passes no
+    ``nothing``, so one is added that only notes it)."""
+    lifecycle = app.operator.lifecycle
+    check = lifecycle.check_remembered
+    answers: list[str] = []
+
+    def noting(offer: Callable[[list[str]], None], nothing: Callable[[], None] | None = None) -> None:
+        def offered(lines: list[str]) -> None:
+            answers.append("offer")
+            offer(lines)
+
+        def none() -> None:
+            answers.append("nothing")
+            if nothing is not None:
+                nothing()
+
+        check(offered, none)
+
+    lifecycle.check_remembered = noting  # type: ignore[method-assign]
+    return answers
 
 
 def watch_notifications(app: NbsApp) -> NbsApp:

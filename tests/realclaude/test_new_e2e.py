@@ -4,7 +4,8 @@ Each test runs the real ``nbs-tui new`` command line (a process, as an operator 
 test's private tmux server; the configured ``claude_command`` is a small wrapper that gives
 Claude Code the test's HOME and scripted API (`NewAgentWorld`). What is checked is what the
 operator relies on: the window named NAME in SESSION and DIR, a fresh folder's trust dialog
-answered (the folder was named), the prompt reaching the API once and whole, ``--json``'s line,
+answered (the folder was named), the prompt reaching the API once and whole (and still once
+after the agent's answer: `prompted_once`), ``--json``'s line,
 a server that was not running started, and a worker's ``worker-spawned`` on the NBS bus.
 """
 
@@ -20,7 +21,14 @@ import pytest
 
 from tests.headless_proc import Headless
 from tests.realclaude.harness import ClaudeBinary, ClaudeFleet, Text
-from tests.realclaude.new_world import NewAgentWorld, make_world, trusted, wait_until, windows
+from tests.realclaude.new_world import (
+    local_tmux,
+    make_world,
+    prompted_once,
+    trusted,
+    wait_until,
+    windows,
+)
 from tests.realclaude.test_fleet_memory_e2e import agents, memory_file
 
 
@@ -34,7 +42,7 @@ def test_new_starts_trusts_the_folder_named_and_submits_the_prompt_once(
     claude_fleet: ClaudeFleet, server: libtmux.Server, socket_name: str, tmp_path: Path
 ) -> None:
     server.new_session(session_name="work")  # the server runs; the session "agents" does not exist yet
-    world = make_world(claude_fleet, tmp_path, "alpha", [Text("Parser built.")])
+    world = make_world(claude_fleet, tmp_path, "alpha", [Text("Parser built."), Text("Next, the tests.")])
     assert not trusted(world)
     done = world.run(socket_name, str(world.workdir), "--name", "alpha", "--prompt", "build the parser", "--json")
     assert done.returncode == 0, done.stderr
@@ -47,19 +55,14 @@ def test_new_starts_trusts_the_folder_named_and_submits_the_prompt_once(
     claim = server.cmd("show-options", "-pqv", "-t", pane, "@nbs_starting").stdout
     remain = server.cmd("show-options", "-pqv", "-t", pane, "remain-on-exit").stdout
     assert claim == [] and remain in ([], ["off"])  # nothing of the start left on the pane
-    claude_fleet_wait(world, lambda: world.api.prompts() == ["build the parser"])
-
-
-def claude_fleet_wait(world: NewAgentWorld, done: object, timeout: float = 20.0) -> None:
-    assert callable(done)
-    wait_until(done, timeout, f"the API's prompts (so far {world.api.prompts()})")
+    prompted_once(world, local_tmux(socket_name), pane, lambda p: p == "build the parser")
 
 
 def test_new_starts_a_server_that_is_not_running_and_pastes_a_multiline_prompt_whole(
     claude_fleet: ClaudeFleet, tmp_path: Path, claude_binary: ClaudeBinary
 ) -> None:
     socket = f"nbs-new-{uuid.uuid4().hex[:8]}"
-    world = make_world(claude_fleet, tmp_path, "beta", [Text("Done.")], trust=True)
+    world = make_world(claude_fleet, tmp_path, "beta", [Text("Done."), Text("Nothing.")], trust=True)
     prompt_file = tmp_path / "task.md"
     task = "# Task\n\nRead the notes; then:\n- write the parser\n- test it with `$HOME` and #{x} ; left alone"
     prompt_file.write_text(task + "\n\n")
@@ -68,8 +71,8 @@ def test_new_starts_a_server_that_is_not_running_and_pastes_a_multiline_prompt_w
         assert done.returncode == 0, done.stderr
         assert "work: started in crew:" in done.stdout  # the folder's name is the default NAME
         # Claude Code sends a multi-line paste wrapped in its own <pasted_content> tags: whole, once
-        claude_fleet_wait(world, lambda: len(world.api.prompts()) == 1)
-        assert task in world.api.prompts()[0]
+        (pane,) = local_tmux(socket)("list-panes", "-a", "-F", "#{pane_id}").split()
+        prompted_once(world, local_tmux(socket), pane, lambda p: task in p)
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
 
@@ -78,7 +81,7 @@ def test_a_worker_gets_its_task_file_and_is_announced_on_the_bus(
     claude_fleet: ClaudeFleet, server: libtmux.Server, socket_name: str, tmp_path: Path
 ) -> None:
     server.new_session(session_name="work")
-    world = make_world(claude_fleet, tmp_path, "gamma", [Text("On it.")], trust=True)
+    world = make_world(claude_fleet, tmp_path, "gamma", [Text("On it."), Text("Counting.")], trust=True)
     nbs = world.workdir / ".nbs"
     (nbs / "workers").mkdir(parents=True)
     (nbs / "events").mkdir()
@@ -88,8 +91,7 @@ def test_a_worker_gets_its_task_file_and_is_announced_on_the_bus(
     assert done.returncode == 0, done.stderr
     line = json.loads(done.stdout)
     assert line["name"] == "counter"
-    claude_fleet_wait(world, lambda: len(world.api.prompts()) == 1)
-    assert task in world.api.prompts()[0]
+    prompted_once(world, local_tmux(socket_name), line["pane_id"], lambda p: task in p)
     (event,) = (nbs / "events").glob("*.event")
     text = event.read_text()
     assert "type: worker-spawned" in text and "source: counter" in text and line["pane_id"] in text

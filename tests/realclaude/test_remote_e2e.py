@@ -29,6 +29,7 @@ from nbs_tui.core.sidecar.pane_sidecar import BACKOFF
 from nbs_tui.runtime.contract import LeaseMode
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.runtime.service import EXIT_NOT_RUNNING, _is_service
+from nbs_tui.sidecar.events import PlanSelect, TypingStep
 from tests.realclaude.harness import ClaudeBinary, ClaudeFleet, Plan, Text
 from tests.remote.conftest import SshLab, ssh_lab  # noqa: F401  (the lab fixture, used below)
 from tests.remote.helpers import new_session
@@ -116,10 +117,10 @@ def test_real_agent_on_a_remote_host_is_polled_and_its_plan_answered_by_the_host
             assert not any(acting for _, acting in recorder.leases)  # the dashboard only watches
             time.sleep(1.0)
         assert {h.pid for h in holders()} == {service}  # one service held it all along
-        keys = [e for e in recorder.sidecar if dict(e.data).get("result") in ("typed", "pressed")]
-        mine = [e for e in keys if not e.relayed_by]
+        keys = [e for e in recorder.sidecar if isinstance(e, TypingStep | PlanSelect) and e.result in ("typed", "pressed")]
+        mine = [e for e in keys if not e.by]
         assert not mine, mine  # and the dashboard never typed or pressed a key into an agent
-        assert keys and {e.relayed_by.rsplit(" ", 1)[-1] for e in keys} == {str(service)}, keys  # it heard the service's
+        assert keys and {e.by.rsplit(" ", 1)[-1] for e in keys} == {str(service)}, keys  # it heard the service's
         prompts = idle.api.prompts()  # one reading: a poll may land while we look
         typed = len(_of(log, idle.pane_id, "poll", "typed"))  # read after: one ahead, never behind
         polls = sum(POLL_NEEDLE in p for p in prompts)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import libtmux
@@ -18,6 +19,7 @@ from tests.headless_proc import Headless
 from tests.realclaude.harness import ClaudeFleet
 from tests.realclaude.new_world import NewAgentWorld, make_world, started_sessions, wait_until
 from tests.realclaude.test_fleet_memory_e2e import agents, memory_file
+from tests.tmux.fleet_helpers import process_alive
 
 
 def live_ids(world: NewAgentWorld) -> set[str]:
@@ -107,7 +109,23 @@ def test_three_agents_restored_after_the_server_is_killed_with_their_conversatio
     assert "apricot" in asked["fig"] and "bramble" not in asked["fig"]
     assert "bramble" in asked["kiwi"] and "apricot" not in asked["kiwi"]
     assert "damson" in asked["lime"] and "cherry" not in asked["lime"]  # the conversation after /clear
-    # a second restore finds them live (and the lost fleet forgotten): nothing started twice
-    again = restore(world, socket, "--dry-run")
-    assert again.returncode == 0 and "restore 0 agents" in again.stdout, (again.stdout, again.stderr)
+    # a second restore, run for real, finds the lost fleet forgotten and starts nothing: the same
+    # panes, the same Claude Code processes, no window more, no request more to the API
+    panes_before = server.cmd("list-panes", "-a", "-F", "#{pane_id} #{pane_pid} #{window_name}").stdout
+    running = claude_processes(world)
+    requests = len(world.api.requests)
+    again = restore(world, socket, "--json")
+    assert again.returncode == 0, (again.stdout, again.stderr)
+    second = json.loads(again.stdout)
+    assert (second["restored"], second["not_restored"]) == ([], []), second
+    time.sleep(2.0)  # (not an assertion: time for anything started by mistake to show)
+    assert server.cmd("list-panes", "-a", "-F", "#{pane_id} #{pane_pid} #{window_name}").stdout == panes_before
+    assert claude_processes(world) == running and len(running) == 3
+    assert len(world.api.requests) == requests
     assert os.path.exists(path)
+
+
+def claude_processes(world: NewAgentWorld) -> set[int]:
+    """The live processes with a Claude Code status file in the world's HOME."""
+    folder = world.home / ".claude" / "sessions"
+    return {int(p.stem) for p in folder.glob("*.json") if p.stem.isdigit() and process_alive(int(p.stem))}

@@ -20,7 +20,8 @@ from libtmux.test.retry import retry_until
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
-from nbs_tui.sidecar.runner import ControlPort
+from nbs_tui.sidecar.events import CommandSeen, PlanSelect, PollStep, StateChange
+from nbs_tui.sidecar.sidecar_runner import ControlPort
 from tests.realclaude.harness import Bash, ClaudeFleet, Plan, Slow, Text
 from tests.tmux.sidecar_helpers import RunningSidecar, sidecars
 
@@ -73,8 +74,8 @@ def test_poll_reaches_only_the_idle_agent_once_per_interval(
     assert _until(lambda: idle.api.count_prompts(POLL_NEEDLE) >= 2, 90), idle.screen()
 
     # each injection became exactly one submitted turn; the agent saw nothing else
-    typed_events = running.of(idle.pane_id, "poll", result="typed")
-    assert all(dict(e.data)["attempt"] == 1 for e in typed_events)
+    typed_events = running.of(idle.pane_id, PollStep, result="typed")
+    assert all(e.attempt == 1 for e in typed_events)
     assert idle.api.count_prompts(POLL_NEEDLE) in (len(typed_events), len(typed_events) - 1)
     assert len(idle.api.prompts()) == idle.api.count_prompts(POLL_NEEDLE)
     times = [e.at for e in typed_events]
@@ -82,11 +83,11 @@ def test_poll_reaches_only_the_idle_agent_once_per_interval(
 
     for agent in (working, typed, permission):
         assert agent.api.count_prompts(POLL_NEEDLE) == 0, agent.name
-        assert not running.of(agent.pane_id, "poll", result="typed"), agent.name
+        assert not running.of(agent.pane_id, PollStep, result="typed"), agent.name
     assert "half a thought" in typed.screen()
     assert "Do you want to proceed?" in permission.screen()
     assert working.api.prompts() == ["think for a long time"]
-    states = {e.pane_id: dict(e.data).get("state") for e in running.events if e.kind == "state"}
+    states = {e.pane_id: e.detection.state.value for e in running.events if isinstance(e, StateChange)}
     assert states[working.pane_id] == "working"
     assert states[permission.pane_id] == "permission"
     assert states[typed.pane_id] == "idle"
@@ -98,18 +99,18 @@ def test_plan_menu_answered_with_the_no_prompts_option_once(
     agent = claude_fleet.start([Plan(), Text("Implemented.")], permission_mode="plan")
     running = sidecar(interval=600.0)
     agent.submit("plan a small change")
-    assert _until(lambda: bool(running.of(agent.pane_id, "plan-select", result="pressed")), 60), (
+    assert _until(lambda: bool(running.of(agent.pane_id, PlanSelect, result="pressed")), 60), (
         agent.screen()
     )
-    assert _until(lambda: bool(running.of(agent.pane_id, "plan-select", result="landed")), 30), (
+    assert _until(lambda: bool(running.of(agent.pane_id, PlanSelect, result="landed")), 30), (
         agent.screen()
     )
-    pressed = running.of(agent.pane_id, "plan-select", result="pressed")
+    pressed = running.of(agent.pane_id, PlanSelect, result="pressed")
     assert len(pressed) == 1
-    label = str(dict(pressed[0].data)["label"]).lower()
+    label = str(pressed[0].label).lower()
     assert any(words in label for words in ("bypass permissions", "auto mode", "accept edits"))
     assert "clear" not in label
-    assert not running.of(agent.pane_id, "plan-select", result="failed")
+    assert not running.of(agent.pane_id, PlanSelect, result="failed")
     # the plan was approved (the API got a tool result that is not a rejection) and work went on
     assert _until(lambda: len(agent.api.main_requests()) >= 2, 30)
     results = " ".join(str(r.get("content")) for r in agent.api.tool_results()).lower()
@@ -132,7 +133,7 @@ def test_nbs_register_chat_on_screen_reaches_the_registry_once(
     try:
         running = sidecar(interval=600.0, control=plane)
         agent.submit("please register the chat")
-        assert _until(lambda: bool(running.of(agent.pane_id, "command")), 60), agent.screen()
+        assert _until(lambda: bool(running.of(agent.pane_id, CommandSeen)), 60), agent.screen()
         registry = nbs / "control-registry"
         assert _until(
             lambda: registry.is_file() and "chat:.nbs/chat/new.chat" in registry.read_text(), 30
@@ -142,8 +143,8 @@ def test_nbs_register_chat_on_screen_reaches_the_registry_once(
         assert _until(lambda: running.runner.ticks >= ticks + 3, 15)
         assert "nbs-register-chat .nbs/chat/new.chat" in agent.screen()
         plane.flush(10)
-        commands = running.of(agent.pane_id, "command")
-        assert [dict(e.data)["line"] for e in commands] == [
+        commands = running.of(agent.pane_id, CommandSeen)
+        assert [e.line for e in commands] == [
             "\\nbs-register-chat .nbs/chat/new.chat"
         ]
         assert registry.read_text().count("chat:.nbs/chat/new.chat") == 1

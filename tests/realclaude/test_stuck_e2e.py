@@ -26,6 +26,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
 from nbs_tui.core.sidecar.stuck_agents import Phase
+from nbs_tui.sidecar.events import AgentEnded, Escalation, NudgeStep, StateChange, StatusChange
 from tests.realclaude.harness import ClaudeFleet, Text
 from tests.tmux.sidecar_helpers import RunningSidecar, sidecars
 
@@ -91,15 +92,15 @@ def test_stuck_agent_is_nudged_once_then_escalated(claude_fleet: ClaudeFleet, st
     agent.submit("start")
     agent.wait_for("I will wait here.", timeout=60)
     running = rig.running
-    assert _until(lambda: bool(running.of(agent.pane_id, "escalate")), 120), (
-        [(e.kind, e.message, e.data) for e in running.events if e.kind != "status"],
+    assert _until(lambda: bool(running.of(agent.pane_id, Escalation)), 120), (
+        [e.as_json() for e in running.events if not isinstance(e, StatusChange)],
         agent.screen(),
     )
     assert agent.api.prompts() == ["start", NUDGE], "the nudge reached the model once, whole"
-    steps = [dict(e.data).get("result") for e in running.of(agent.pane_id, "nudge")]
+    steps = [e.result for e in running.of(agent.pane_id, NudgeStep)]
     assert steps == ["queued", "typed", "enter", "submitted"]
-    [escalation] = running.of(agent.pane_id, "escalate")
-    assert dict(escalation.data)["reason"] == "stuck" and "after 1 nudge" in escalation.message
+    [escalation] = running.of(agent.pane_id, Escalation)
+    assert escalation.reason == "stuck" and "after 1 nudge" in escalation.message
     agent.wait_for("Still waiting.", timeout=30)
     verdict = running.runner.monitor.verdict(agent.pane_id)
     assert verdict is not None and verdict.stuck.phase is Phase.ESCALATED
@@ -116,14 +117,14 @@ def test_exit_and_gone_are_reported_once(
     rig.watch(closing.pane_id)
     running = rig.running
     for agent in (quitting, closing):
-        assert _until(lambda a=agent: bool(running.of(a.pane_id, "state")), 30)  # type: ignore[misc]
+        assert _until(lambda a=agent: bool(running.of(a.pane_id, StateChange)), 30)  # type: ignore[misc]
     quitting.exit()
-    assert _until(lambda: bool(running.of(quitting.pane_id, "agent-ended")), 30), running.events
+    assert _until(lambda: bool(running.of(quitting.pane_id, AgentEnded)), 30), running.events
     server.cmd("kill-session", "-t", f"claude-{closing.name}")
     rig.signals.set_panes(running.runner.fleet.panes())
-    assert _until(lambda: bool(running.of(closing.pane_id, "agent-ended")), 30), running.events
-    assert not _until(lambda: len(running.of(quitting.pane_id, "agent-ended")) > 1, 3)
-    [quit_event] = running.of(quitting.pane_id, "agent-ended")
-    [close_event] = running.of(closing.pane_id, "agent-ended")
-    assert dict(quit_event.data)["liveness"] == "exited", quit_event
-    assert dict(close_event.data)["liveness"] == "gone", close_event
+    assert _until(lambda: bool(running.of(closing.pane_id, AgentEnded)), 30), running.events
+    assert not _until(lambda: len(running.of(quitting.pane_id, AgentEnded)) > 1, 3)
+    [quit_event] = running.of(quitting.pane_id, AgentEnded)
+    [close_event] = running.of(closing.pane_id, AgentEnded)
+    assert quit_event.liveness == "exited", quit_event
+    assert close_event.liveness == "gone", close_event

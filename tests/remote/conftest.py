@@ -8,6 +8,10 @@ both host keys, ``StrictHostKeyChecking yes``. Faulty aliases for the error mess
 ``hostunknown`` (host key not in known_hosts), ``hostnokey`` (a key the server does not
 accept), ``hostrefused`` (a port nobody listens on).
 
+As root, each sshd runs in a mount namespace of its own (``unshare --mount``), the same as this
+machine's until a test calls `Host.private_folder`: a folder the host sees and this machine does
+not (on one machine, the only way a read "on the host" can differ from a read here).
+
 As root, sshd allows root with this key only (``PermitRootLogin prohibit-password``,
 ``from="127.0.0.1"`` on the key); as another user, sshd runs unprivileged for that user.
 Teardown stops every process this fixture started (sshd, its sessions, the hosts' tmux
@@ -50,12 +54,17 @@ class Host:
     sshd: subprocess.Popen[bytes] | None = None
     log: Path | None = None
     sshd_config: Path | None = None
+    own_mounts: bool = False
+    """sshd (so every ssh session, and a tmux server one starts) runs in a mount namespace of its
+    own (root only): `private_folder` can then show the host a folder this machine does not see."""
 
     def launch_sshd(self) -> None:
         """Start this host's sshd (again, after `kill_sshd`) and wait until it listens."""
         assert self.sshd_config is not None and self.log is not None
+        # unshare execs sshd (no fork): the Popen's pid is sshd's
+        own = ["unshare", "--mount", "--propagation", "private"] if self.own_mounts else []
         self.sshd = subprocess.Popen(
-            [SSHD, "-D", "-e", "-f", str(self.sshd_config), "-E", str(self.log)],
+            [*own, SSHD, "-D", "-e", "-f", str(self.sshd_config), "-E", str(self.log)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -77,6 +86,34 @@ class Host:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         self.sshd.wait(10)
+
+    def private_folder(self, path: Path) -> Path:
+        """Make ``path`` (a folder, made if missing) show, on this host only, another folder: the
+        one returned, ``PATH.on-ALIAS`` beside it, which the test reads. Processes started
+        through the host's ssh (and its tmux server, when ssh started it) write there; this
+        machine still sees ``path`` as it was. So a file the product reads "on the host" is
+        not found by a read made here, as on a real other machine. Skips (fails under CI) when
+        the lab cannot (not root, or no mount namespaces)."""
+        if not self.own_mounts or self.sshd is None:
+            why = "the ssh lab's hosts have no mount namespace of their own (needs root and unshare)"
+            if os.environ.get("CI"):
+                pytest.fail(f"CI: {why}")
+            pytest.skip(why)
+        seen = path.with_name(f"{path.name}.on-{self.alias}")
+        path.mkdir(parents=True, exist_ok=True)
+        seen.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["nsenter", "--target", str(self.sshd.pid), "--mount", "--", "mount", "--bind", str(seen), str(path)],
+            check=True, capture_output=True,
+        )  # fmt: skip
+        return seen
+
+    def enter(self) -> list[str]:
+        """A command prefix that runs a process of this machine in the host's mount namespace
+        (as the host's own nbs-tui would see its files); empty when the host has none."""
+        if not self.own_mounts or self.sshd is None:
+            return []
+        return ["nsenter", "--target", str(self.sshd.pid), "--mount", "--"]
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -311,6 +348,14 @@ def ssh_lab(monkeypatch: pytest.MonkeyPatch) -> Iterator[SshLab]:
         yield lab
 
 
+def _mount_namespaces() -> bool:
+    """Whether this process may give a host's sshd a mount namespace of its own."""
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("nsenter"):
+        return False
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "true"], capture_output=True, check=False)
+    return probe.returncode == 0
+
+
 def _build(lab: SshLab, aliases: tuple[str, ...]) -> None:
     """Keys, two sshd hosts, the client's ssh config and known_hosts."""
     root = lab.root
@@ -323,10 +368,11 @@ def _build(lab: SshLab, aliases: tuple[str, ...]) -> None:
     authorized.chmod(0o600)
 
     known: list[str] = []
+    own_mounts = _mount_namespaces()
     for alias in aliases:
         tmpdir = root / f"tmux-{alias}"
         tmpdir.mkdir(mode=0o700)
-        host = Host(alias=alias, port=_free_port(), tmux_tmpdir=tmpdir)
+        host = Host(alias=alias, port=_free_port(), tmux_tmpdir=tmpdir, own_mounts=own_mounts)
         host_key = root / f"hostkey_{alias}"
         _keygen(host_key, alias)
         known.append(f"[127.0.0.1]:{host.port} {Path(f'{host_key}.pub').read_text().split(' ', 2)[0]} "

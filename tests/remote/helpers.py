@@ -14,7 +14,7 @@ from tests.tmux.fleet_helpers import QUICK_SHELL, Recorder
 
 
 class ProblemRecorder(Recorder):
-    """A Recorder that also takes the fleet's problems (`ProblemListener`)."""
+    """A Recorder that also takes the fleet's problems (`FleetListener.problem`)."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -58,7 +58,7 @@ async def test_the_answer_card_answers_menus_on_a_remote_host(ssh_lab: SshLab, t
         await wait_for(pilot, lambda: bool(listed(perm) and listed(ask)), timeout=30, what="both remote prompts wait")
         perm_id, ask_id = listed(perm), listed(ask)
         assert perm_id is not None and ask_id is not None
-        app.select_pane(perm_id)
+        app.dashboard.select_pane(perm_id)
         await pilot.press("A")
         await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen), what="the card")
         screen = app.screen

@@ -35,7 +35,7 @@ async def test_dashboard_on_a_remote_host_lists_mirrors_and_types(ssh_lab: SshLa
         assert app.runtime.fleet is not None and getattr(app.runtime.fleet, "runner").remote  # noqa: B009
         await wait_for(pilot, lambda: Path(f"{out}.ready").exists(), what="cat ready")
         await pilot.press("i")
-        area = app.send_bar.query_one(TextArea)
+        area = app.dashboard.send_bar.query_one(TextArea)
         area.load_text(TRICKY)  # several lines: pasted (load-buffer over ssh)
         await pilot.press("enter")
         area.load_text("one line")

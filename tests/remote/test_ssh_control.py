@@ -46,7 +46,7 @@ async def test_a_remote_hosts_project_shows_and_is_edited_on_that_host(ssh_lab: 
     root = f"hosta:{project.resolve()}"
     app = create_app(settings, sidecar=False)
     async with app.run_test(size=SIZE) as pilot:
-        app.action_show_view("control")
+        app.dashboard.action_show_view("control")
         panel = app.control_view.registry_panel
 
         def paths() -> list[str]:
@@ -125,7 +125,7 @@ async def test_one_remote_host_reads_its_projects_there_not_here(ssh_lab: SshLab
     async with app.run_test(size=SIZE) as pilot:
         assert isinstance(app.runtime.control_plane, RemoteControlPlane)
         assert app.runtime.claude is None
-        app.action_show_view("control")
+        app.dashboard.action_show_view("control")
         panel = app.control_view.registry_panel
 
         def paths() -> list[str]:

@@ -11,7 +11,7 @@ from nbs_tui.app import create_app
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.host_spec import HostSpec
 from nbs_tui.runtime.contract import RuntimeOptions
-from nbs_tui.runtime.early import start_early, take_early
+from nbs_tui.runtime.early import start_early
 from nbs_tui.tmux import ssh
 from nbs_tui.tmux.fleet import TmuxFleet
 from nbs_tui.tmux.ssh import SshTmuxRunner
@@ -44,21 +44,22 @@ async def test_an_app_takes_the_runtime_started_before_it_and_shows_what_it_hear
         assert not runtime.wait_started(0.5)  # seeded, yet the lease and sidecars wait for the app
         other = Settings(hosts=settings.hosts, action_log=settings.action_log, hook_spool=settings.hook_spool,
                          claude_home=settings.claude_home)  # fmt: skip
-        assert take_early(other, RuntimeOptions()) is None  # only for the very settings it was started with
-        assert take_early(settings, RuntimeOptions(control_plane=False)) is None  # nor for other backends
-        app = create_app(settings)
+        assert not early.serves(other, RuntimeOptions())  # only for the very settings it was started with
+        assert not early.serves(settings, RuntimeOptions(control_plane=False))  # nor for other backends
+        assert create_app(other, early=early).runtime is not runtime
+        app = create_app(settings, early=early)
         assert app.runtime is runtime
-        assert take_early(settings, RuntimeOptions()) is None  # taken once
+        assert not early.serves(settings, RuntimeOptions())  # taken once
         async with app.run_test(size=SIZE) as pilot:
             wanted = {f"{alias}:{pane}" for alias, pane in panes.items()}
-            await pilot_wait(pilot, lambda: wanted <= set(app.pane_by_id), 30, "both hosts' panes listed")
+            await pilot_wait(pilot, lambda: wanted <= set(app.state.pane_by_id), 30, "both hosts' panes listed")
             await pilot_wait(
-                pilot, lambda: {s.name: s.connected for s in app.hosts.values()} == {"hosta": True, "hostb": True},
+                pilot, lambda: {s.name: s.connected for s in app.dashboard.news.hosts.values()} == {"hosta": True, "hostb": True},
                 30, "both hosts connected",
             )  # fmt: skip
             assert early.news.held == 0
             await pilot_wait(pilot, lambda: runtime.wait_started(0), 30, "the sidecars started once the app mounted")
-            app.select_pane(f"hostb:{panes['hostb']}")
+            app.dashboard.select_pane(f"hostb:{panes['hostb']}")
             fleet = app.fleet
             assert fleet is not None
 

@@ -20,7 +20,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.fleet.fleet_filter import FleetFilter
 from nbs_tui.core.fleet.host_spec import HostSpec, HostState
 from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION
-from nbs_tui.runtime.contract import RuntimeOptions
+from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
 from tests.app.helpers import wait_for as pilot_wait
 from tests.app.test_actions import SIZE, records
@@ -41,17 +41,17 @@ def _cat(lab: SshLab, alias: str, out: Path) -> str:
 async def _choose(app: NbsApp, pilot: Pilot[int], pane: str) -> None:
     """Select ``pane`` and see the selection hold: a highlight still queued from an earlier fleet
     update (the hosts' lists arrive apart) would otherwise move it back before the send."""
-    await pilot_wait(pilot, lambda: pane in app.pane_by_id, 30, f"{pane} listed")
-    app.fleet_list.focus()
+    await pilot_wait(pilot, lambda: pane in app.state.pane_by_id, 30, f"{pane} listed")
+    app.dashboard.fleet_list.focus()
     deadline = time.monotonic() + 15
     held = 0
     while held < 3:
-        assert time.monotonic() < deadline, f"{pane} never stayed selected ({app.selected_id})"
-        if app.selected_id != pane:
-            app.select_pane(pane)
+        assert time.monotonic() < deadline, f"{pane} never stayed selected ({app.dashboard.selected_id})"
+        if app.dashboard.selected_id != pane:
+            app.dashboard.select_pane(pane)
             held = 0
         await pilot.pause(0.05)  # lets queued messages in (a pause for CPU idle may never come)
-        held += app.selected_id == pane
+        held += app.dashboard.selected_id == pane
 
 
 def _mirrored(app: NbsApp, pane: str) -> str:
@@ -62,8 +62,8 @@ def _mirrored(app: NbsApp, pane: str) -> str:
 async def _send(app: NbsApp, pilot: Pilot[int], pane: str, text: str) -> None:
     await _choose(app, pilot, pane)
     await pilot.press("i")
-    assert app.send_bar.target == app.pane_by_id[pane].target  # the bar names the pane it sends to
-    app.send_bar.query_one(TextArea).load_text(text)  # a newline: pasted over that host's ssh
+    assert app.dashboard.send_bar.target == app.state.pane_by_id[pane].target  # the bar names the pane it sends to
+    app.dashboard.send_bar.query_one(TextArea).load_text(text)  # a newline: pasted over that host's ssh
     await pilot.press("enter")
     await pilot.press("escape")  # the send bar stays open after a send
 
@@ -81,14 +81,14 @@ async def test_two_hosts_in_one_dashboard_mirrored_steered_and_filtered(ssh_lab:
     app = create_app(settings, control_plane=False)
     async with app.run_test(size=SIZE) as pilot:
         qa, qb = f"hosta:{pane_a}", f"hostb:{pane_b}"
-        await pilot_wait(pilot, lambda: {qa, qb} <= set(app.pane_by_id), 30, "both hosts' panes listed")
-        assert app.pane_by_id[qa].host == "hosta" and app.pane_by_id[qa].target.startswith("hosta:work:")
-        await pilot_wait(pilot, lambda: {s.name: s.connected for s in app.hosts.values()} == {"hosta": True, "hostb": True},
+        await pilot_wait(pilot, lambda: {qa, qb} <= set(app.state.pane_by_id), 30, "both hosts' panes listed")
+        assert app.state.pane_by_id[qa].host == "hosta" and app.state.pane_by_id[qa].target.startswith("hosta:work:")
+        await pilot_wait(pilot, lambda: {s.name: s.connected for s in app.dashboard.news.hosts.values()} == {"hosta": True, "hostb": True},
                          30, "both hosts connected")  # fmt: skip
         for alias, pane in (("hosta", qa), ("hostb", qb)):  # a jump attaches over that host's ssh
-            argv = app.operator.attach_argv(app.pane_by_id[pane])
+            argv = app.operator.attach_argv(app.state.pane_by_id[pane])
             assert argv[argv.index("-t") + 1] == alias and argv[-1].endswith(f"attach-session -t {pane_a}"), argv
-        bar = str(app.status_bar.render())
+        bar = str(app.dashboard.status_bar.render())
         assert "● hosta" in bar and "● hostb" in bar, bar
         for pane, out, text in ((qa, out_a, "to a\n"), (qb, out_b, "to b\n")):
 
@@ -98,7 +98,7 @@ async def test_two_hosts_in_one_dashboard_mirrored_steered_and_filtered(ssh_lab:
             await pilot_wait(pilot, ready, what="cat ready")
             await _send(app, pilot, pane, text)
         await pilot_wait(pilot, lambda: len(records(app)) == 2, what="two sends logged")
-        app.operator.broadcast([app.pane_by_id[qa], app.pane_by_id[qb]], text="both\n")  # across hosts
+        app.operator.broadcast([app.state.pane_by_id[qa], app.state.pane_by_id[qb]], text="both\n")  # across hosts
         await pilot_wait(pilot, lambda: len(records(app)) == 4, what="the broadcast logged")
         for alias, pane, out in (("hosta", pane_a, out_a), ("hostb", pane_b, out_b)):
             ssh_lab.hosts[alias].tmux("send-keys", "-t", pane, "C-d")
@@ -120,12 +120,12 @@ async def test_two_hosts_in_one_dashboard_mirrored_steered_and_filtered(ssh_lab:
 
             await pilot_wait(pilot, mirrored, what=f"{alias}'s pane mirrored")
         # host: filter
-        app.fleet_list.set_filter(FleetFilter.parse("host:hostb"))
+        app.dashboard.fleet_list.set_filter(FleetFilter.parse("host:hostb"))
         await pilot.pause()
-        rows = app.fleet_list.row_keys
+        rows = app.dashboard.fleet_list.row_keys
         assert rows[0] == "# host hostb"  # its header (grouped by host), hosta's hidden with its panes
         assert sorted(rows[1:]) == sorted([qb, f"hostb:{shown['hostb']}"])
-        app.fleet_list.set_filter(FleetFilter.parse(""))
+        app.dashboard.fleet_list.set_filter(FleetFilter.parse(""))
         await pilot.pause()
 
         # hostb dies for good: it is marked offline with its last view; hosta still takes keys
@@ -135,10 +135,10 @@ async def test_two_hosts_in_one_dashboard_mirrored_steered_and_filtered(ssh_lab:
         if master is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(master, signal.SIGKILL)
-        await pilot_wait(pilot, lambda: app.hosts["hostb"].connected is False, 30, "hostb offline")
-        assert qb in app.pane_by_id and app.hosts["hosta"].connected is True
-        assert "✖ hostb offline" in str(app.status_bar.render())
-        await pilot_wait(pilot, lambda: str(app.fleet_list.get_cell(qb, "target")).endswith("✖"), what="hostb's rows marked")
+        await pilot_wait(pilot, lambda: app.dashboard.news.hosts["hostb"].connected is False, 30, "hostb offline")
+        assert qb in app.state.pane_by_id and app.dashboard.news.hosts["hosta"].connected is True
+        assert "✖ hostb offline" in str(app.dashboard.status_bar.render())
+        await pilot_wait(pilot, lambda: str(app.dashboard.fleet_list.get_cell(qb, "target")).endswith("✖"), what="hostb's rows marked")
         out_a2 = tmp_path / "a2.txt"
         pane_a2 = new_session(ssh_lab.hosts["hosta"], "more", "sh -c " + shlex.quote(CAT.format(out=shlex.quote(str(out_a2)))))
         await pilot_wait(pilot, lambda: Path(f"{out_a2}.ready").exists(), what="cat ready")
@@ -225,7 +225,7 @@ def test_headless_on_this_machine_and_a_remote_host_keeps_local_ids(
     assert all("SUBMIT /nbs-poll" in log.read_text() for log in logs.values())
 
 
-class _HostsRecorder(ProblemRecorder):
+class _HostsRecorder(ProblemRecorder, RuntimeListener):
     """A runtime listener that keeps the fleets and every host's states."""
 
     def __init__(self) -> None:

@@ -45,7 +45,7 @@ async def test_form_restart_and_stop_on_a_remote_hosts_pane(
         return [r for r in map(json.loads, text.splitlines()) if r.get("action") == action]
 
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: len(app.panes) >= 1, 30, what="hosta's fleet")
+        await wait_for(pilot, lambda: len(app.state.panes) >= 1, 30, what="hosta's fleet")
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, NewAgentScreen), what="the form")
         form = app.screen
@@ -66,8 +66,8 @@ async def test_form_restart_and_stop_on_a_remote_hosts_pane(
         statuses = [json.loads(p.read_text()) for p in (world.home / ".claude" / "sessions").glob("*.json")]
         (session_id,) = {s["sessionId"] for s in statuses}
 
-        await wait_for(pilot, lambda: pane_id in app.pane_by_id, 20, what="the agent listed")
-        app.select_pane(pane_id)
+        await wait_for(pilot, lambda: pane_id in app.state.pane_by_id, 20, what="the agent listed")
+        app.dashboard.select_pane(pane_id)
         await pilot.press("S")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
         await pilot.press("y")

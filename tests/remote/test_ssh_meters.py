@@ -16,6 +16,7 @@ from nbs_tui.core.fleet.pane_state import PaneState
 from nbs_tui.core.sidecar.meters import DEFAULT_PRICES, Meters, Tokens, describe
 from nbs_tui.runtime.contract import LeaseMode
 from nbs_tui.runtime.runtime import Runtime
+from nbs_tui.sidecar.events import MetersNews
 from tests.remote.conftest import SshLab
 from tests.remote.helpers import new_session
 from tests.remote.test_ssh_lease import NBS_TUI
@@ -51,8 +52,8 @@ def test_a_dashboard_over_ssh_shows_a_remote_agents_meters(ssh_lab: SshLab, tmp_
     assert runtime.lease_mode() is LeaseMode.SERVICE
 
     def relayed() -> Meters | None:
-        told = [e for e in list(recorder.sidecar) if e.kind == "meters" and e.pane_id == pane]
-        return dict(told[-1].data)["meters"] if told else None
+        told = [e for e in list(recorder.sidecar) if isinstance(e, MetersNews) and e.pane_id == pane]
+        return told[-1].meters if told else None
 
     expected = Tokens(input=1007, output=61, cache_creation=213, cache_read=3017)
     runtime.start()

@@ -1,7 +1,8 @@
 """``nbs-tui new --host`` through the ssh lab, with the real Claude Code CLI (issue 29, item 1):
 the folder and Claude Code are checked on the host, the window is made on the host's own tmux
-server, its trust dialog answered and its prompt submitted once, all through the host's ssh
-connection. A host that cannot be reached, or a folder missing there, exits 4 and makes nothing."""
+server, its trust dialog answered and its prompt submitted once (still once a reply later), all
+through the host's ssh connection. Claude Code's status files are in a folder only the host sees
+(`Host.private_folder`), so the session id ``--json`` names was read there, not here. A host that cannot be reached, or a folder missing there, exits 4 and makes nothing."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.files.fleet_store import FleetStore
 from tests.realclaude.conftest import claude_binary, claude_fleet  # noqa: F401  (fixtures)
 from tests.realclaude.harness import ClaudeFleet, Text
-from tests.realclaude.new_world import REPO, NewAgentWorld, make_world, wait_until
+from tests.realclaude.new_world import REPO, NewAgentWorld, make_world, prompted_once, wait_until
 from tests.remote.conftest import SshLab
 
 NBS_TUI = Path(sys.executable).with_name("nbs-tui")
@@ -48,14 +49,17 @@ def test_new_on_a_host_starts_there_trusts_the_folder_and_submits_once(
     ssh_lab: SshLab, claude_fleet: ClaudeFleet, tmp_path: Path  # noqa: F811
 ) -> None:
     a = ssh_lab.hosts["hosta"]
-    world = make_world(claude_fleet, tmp_path, "far", [Text("Done there.")])
+    world = make_world(claude_fleet, tmp_path, "far", [Text("Done there."), Text("Nothing more.")])
+    here = world.home / ".claude" / "sessions"
+    there = a.private_folder(here)  # Claude Code's status files: seen on hosta only
     done = new_on(ssh_lab, world, str(world.workdir), "--host", "hosta", "--name", "far", "--prompt", "build it there", "--json")
     assert done.returncode == 0, done.stderr
     line = json.loads(done.stdout)
     assert line["name"] == "far" and line["target"].startswith("agents:")
-    wait_until(lambda: world.api.prompts() == ["build it there"], 30, "the prompt once")
-    statuses = [json.loads(p.read_text()) for p in (world.home / ".claude" / "sessions").glob("*.json")]
+    prompted_once(world, a.tmux, line["pane_id"], lambda p: p == "build it there")
+    statuses = [json.loads(p.read_text()) for p in there.glob("*.json")]
     assert line["session_id"] in [s["sessionId"] for s in statuses]  # read on the host, over ssh
+    assert list(here.iterdir()) == []  # a read made here would have found nothing
     assert a.tmux("list-windows", "-a", "-F", "#{window_name} #{pane_current_path}").split("\n")[0] == f"far {world.workdir}"
 
 
@@ -82,7 +86,8 @@ def test_restore_on_a_host_runs_there_and_resumes_the_conversation(
     world = make_world(claude_fleet, tmp_path, "far", [])
     done = new_on(ssh_lab, world, str(world.workdir), "--host", "hosta", "--name", "far", "--prompt", "remember the word medlar")
     assert done.returncode == 0, done.stderr
-    wait_until(lambda: world.api.count_prompts("medlar") == 1, 30)
+    (pane,) = a.tmux("list-panes", "-a", "-F", "#{pane_id}").split()
+    prompted_once(world, a.tmux, pane, lambda p: "medlar" in p)
     wait_until(lambda: bool(list((world.home / ".claude" / "sessions").glob("*.json"))), 20, "a status file")
     statuses = list((world.home / ".claude" / "sessions").glob("*.json"))
     session_id = json.loads(statuses[0].read_text())["sessionId"]
@@ -134,22 +139,26 @@ def test_new_on_a_host_reads_its_session_id_there_and_announces_the_worker_on_th
     from tests.headless_proc import Headless
 
     a = ssh_lab.hosts["hosta"]
-    world = make_world(claude_fleet, tmp_path, "far", [Text("Parsing.")])
+    world = make_world(claude_fleet, tmp_path, "far", [Text("Parsing."), Text("Still parsing.")])
+    here = world.home / ".claude" / "sessions"
+    there = a.private_folder(here)  # Claude Code's status files: seen on hosta only
     (world.workdir / ".nbs" / "workers").mkdir(parents=True)
     (world.workdir / ".nbs" / "workers" / "parser.md").write_text("parse the logs\n")
     events = world.workdir / ".nbs" / "events"
     events.mkdir()
     host_env = {k: v for k, v in a.env().items() if not k.startswith(("CLAUDE", "NBS_"))}
     host_env.update(XDG_STATE_HOME=str(tmp_path / "hosta-state"), XDG_CONFIG_HOME=str(tmp_path / "hosta-config"))
-    a.tmux("new-session", "-d", "-s", "keep")  # the host's server runs before its service watches it
-    with Headless(["--config", str(world.config), "--poll-interval", "600"], env=host_env) as service:
+    # the host's server runs before its service watches it (started over ssh: in the host's mounts)
+    assert ssh_lab.ssh("hosta", "tmux new-session -d -s keep").returncode == 0
+    with Headless(["--config", str(world.config), "--poll-interval", "600"], env=host_env, prefix=a.enter()) as service:
         wait_until(lambda: any(e["event"] == "lease" and e.get("acting") for e in list(service.events)), 30, "hosta's service acts")
         done = new_on(ssh_lab, world, str(world.workdir), "--host", "hosta", "--worker", "parser", "--json")
         assert done.returncode == 0, done.stderr
         line = json.loads(done.stdout)
-        wait_until(lambda: world.api.prompts() == ["parse the logs"], 30, "the task file, once")
-        statuses = [json.loads(p.read_text()) for p in (world.home / ".claude" / "sessions").glob("*.json")]
+        prompted_once(world, a.tmux, line["pane_id"], lambda p: p == "parse the logs")
+        statuses = [json.loads(p.read_text()) for p in there.glob("*.json")]
         assert line["session_id"] is not None and line["session_id"] in [s["sessionId"] for s in statuses]
+        assert list(here.iterdir()) == []  # a read made here would have found nothing
         spawned = [p.read_text() for p in events.glob("*.event") if "worker-spawned" in p.name]
         assert len(spawned) == 1 and "source: parser" in spawned[0] and line["session_id"] in spawned[0]
         a.tmux("kill-window", "-t", line["pane_id"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -15,8 +16,8 @@ from nbs_tui.core.fleet.pane_state import HistoryEntry
 from nbs_tui.core.sidecar.lease_rules import Lease
 from nbs_tui.runtime.contract import LeaseMode
 from nbs_tui.runtime.runtime import Runtime
+from nbs_tui.sidecar.events import PlanSelect, PollStep, SidecarEvent
 from nbs_tui.sidecar.pane_options import SidecarSwitches
-from nbs_tui.sidecar.runner import SidecarEvent
 from nbs_tui.tmux.commands import TmuxServerCommands
 from tests.remote.conftest import SshLab
 from tests.remote.helpers import new_session
@@ -25,6 +26,8 @@ from tests.tmux.fleet_helpers import wait_for
 from tests.tmux.test_service import LeaseRecorder
 from tests.tmux.test_sidecar_runner import write_fake_claude
 from tests.unit.test_runtime import settings
+
+E = TypeVar("E", bound=SidecarEvent)
 
 
 @pytest.mark.service_auto
@@ -46,16 +49,16 @@ def test_a_dashboard_over_ssh_hears_the_remote_services_polls_and_plan_answers(
     runtime.build()
     assert runtime.lease_mode() is LeaseMode.SERVICE
 
-    def heard(pane_id: str, kind: str) -> list[SidecarEvent]:
-        return [e for e in list(recorder.sidecar) if e.pane_id == pane_id and e.kind == kind and dict(e.data).get("by")]
+    def heard(pane_id: str, kind: type[E]) -> list[E]:
+        return [e for e in list(recorder.sidecar) if e.pane_id == pane_id and isinstance(e, kind) and e.by]
 
     runtime.start()
     try:
         wait_for(lambda: any(isinstance(h, Lease) for h, _ in recorder.leases), 40)
         service = next(h for h, _ in recorder.leases if isinstance(h, Lease))
         assert isinstance(service, Lease)
-        wait_for(lambda: any(dict(e.data)["result"] == "submitted" for e in heard(pane, "poll")), 45)
-        wait_for(lambda: any(dict(e.data)["result"] == "landed" for e in heard(plan, "plan-select")), 45)
+        wait_for(lambda: any(e.result == "submitted" for e in heard(pane, PollStep)), 45)
+        wait_for(lambda: any(e.result == "landed" for e in heard(plan, PlanSelect)), 45)
         # the viewer's per-tick option read goes on the fleet's control connection, not an ssh exec
         lease = runtime.lease
         assert lease is not None
@@ -71,11 +74,11 @@ def test_a_dashboard_over_ssh_hears_the_remote_services_polls_and_plan_answers(
         runtime.stop()
         ssh_lab.ssh("hosta", f"{command} service stop")
     assert not any(acting for _, acting in recorder.leases)  # the dashboard only watched
-    polls = heard(pane, "poll")
-    assert [dict(e.data)["result"] for e in polls][:3] == ["typed", "enter", "submitted"], polls
-    assert all(dict(e.data)["by"] == f"{service.host} pid {service.pid}" for e in polls)
-    pressed = [e for e in heard(plan, "plan-select") if dict(e.data)["result"] == "pressed"]
-    assert len(pressed) == 1 and dict(pressed[0].data)["number"] == 1
+    polls = heard(pane, PollStep)
+    assert [e.result for e in polls][:3] == ["typed", "enter", "submitted"], polls
+    assert all(e.by == f"{service.host} pid {service.pid}" for e in polls)
+    pressed = [e for e in heard(plan, PlanSelect) if e.result == "pressed"]
+    assert len(pressed) == 1 and pressed[0].number == 1
     entry = HistoryEntry.from_sidecar_event(polls[0])
     assert entry is not None and entry.text.endswith(f"(by sidecar {service.host} pid {service.pid})")
     assert "SUBMIT /nbs-poll" in log.read_text()

@@ -14,11 +14,12 @@ from libtmux.test.retry import retry_until
 from nbs_tui.core.fleet.model import PaneId, PaneInfo, ServerAddress
 from nbs_tui.core.screen.pane_screen import BLANK, Cell, PaneScreen
 from nbs_tui.tmux.fleet import TmuxFleet
+from nbs_tui.tmux.port import FleetListener
 
 WAIT = 10.0
 
 
-class Recorder:
+class Recorder(FleetListener):
     """A FleetListener that keeps everything it is told, safely across threads."""
 
     def __init__(self) -> None:

@@ -10,13 +10,17 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 
 import libtmux
 
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
-from nbs_tui.sidecar.runner import ControlPort, SidecarEvent, SidecarRunner
+from nbs_tui.sidecar.events import SidecarEvent
+from nbs_tui.sidecar.sidecar_runner import ControlPort, SidecarRunner
+
+E = TypeVar("E", bound=SidecarEvent)
 
 
 @dataclass
@@ -25,11 +29,11 @@ class RunningSidecar:
     events: list[SidecarEvent]
     lock: threading.Lock
 
-    def of(self, pane_id: str, kind: str, **match: object) -> list[SidecarEvent]:
-        """Events of ``kind`` for ``pane_id`` whose data holds every ``match`` item."""
+    def of(self, pane_id: str, kind: type[E], **match: object) -> list[E]:
+        """Events of class ``kind`` for ``pane_id`` whose fields equal every ``match`` item."""
         with self.lock:
-            found = [e for e in self.events if e.pane_id == pane_id and e.kind == kind]
-        return [e for e in found if all(dict(e.data).get(k) == v for k, v in match.items())]
+            found = [e for e in self.events if e.pane_id == pane_id and isinstance(e, kind)]
+        return [e for e in found if all(getattr(e, k) == v for k, v in match.items())]
 
 
 StartSidecar = Callable[..., RunningSidecar]

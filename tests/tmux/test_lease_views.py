@@ -16,10 +16,11 @@ from nbs_tui.config import Settings
 from nbs_tui.core.detection.detect import detect_text
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig, SidecarStatus
+from nbs_tui.sidecar.events import PlanSelect, PollStep
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
-from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.sidecar.pane_options import SidecarSwitches
-from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
+from nbs_tui.sidecar.sidecar_runner import SidecarEvent, SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.fleet import TmuxFleet
 from tests.tmux.test_lease_headless import agent, submits
@@ -84,11 +85,11 @@ def test_a_viewers_forced_poll_is_typed_by_the_holder(
 
     def typed() -> list[SidecarEvent]:
         with viewer.lock:
-            return [e for e in viewer.events if e.kind == "poll" and dict(e.data).get("result") == "typed"]
+            return [e for e in viewer.events if isinstance(e, PollStep) and e.result == "typed"]
 
     # the viewer typed nothing; it hears the holder's typing, relayed through tmux (``by``)
     assert retry_until(lambda: bool(typed()), 5, raises=False)
-    assert all(dict(e.data).get("by") == holder.lease.by for e in typed()), typed()
+    assert all(e.by == holder.lease.by for e in typed()), typed()
 
 
 def test_a_viewers_switch_and_pause_reach_the_holder_and_every_view(
@@ -129,7 +130,7 @@ def test_a_viewers_switch_and_pause_reach_the_holder_and_every_view(
 
 def typed_polls(view: View) -> list[SidecarEvent]:
     with view.lock:
-        return [e for e in view.events if e.kind == "poll" and dict(e.data).get("result") == "typed"]
+        return [e for e in view.events if isinstance(e, PollStep) and e.result == "typed"]
 
 
 def ticks_with(
@@ -169,12 +170,12 @@ def test_only_the_holder_answers_a_plan_menu_once(
         with view.lock:
             return sum(
                 1 for e in view.events
-                if e.kind == "plan-select" and dict(e.data).get("result") == "pressed" and not dict(e.data).get("by")
+                if isinstance(e, PlanSelect) and e.result == "pressed" and not e.by
             )
 
     def heard(view: View) -> int:
         with view.lock:
-            return sum(1 for e in view.events if e.kind == "plan-select" and dict(e.data).get("by") == holder.lease.by)
+            return sum(1 for e in view.events if isinstance(e, PlanSelect) and e.by == holder.lease.by)
 
     assert retry_until(lambda: pressed(holder) == 1, 5, raises=False)
     assert pressed(viewer) == 0 and choices() == ["CHOICE 1"]

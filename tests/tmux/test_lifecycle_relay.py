@@ -18,7 +18,7 @@ from libtmux.test.retry import retry_until
 
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.sidecar.relay import LIFECYCLE_OPTION, parse_ring
-from nbs_tui.runtime.agent_stop import tell_views
+from nbs_tui.lifecycle.agent_stop import tell_views
 from nbs_tui.tmux.commands import TmuxServerCommands
 from tests.headless_proc import REPO
 from tests.tmux.test_lease_headless import LeaseHeadless

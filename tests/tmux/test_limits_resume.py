@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 import libtmux
 import pytest
@@ -20,7 +21,8 @@ from libtmux.test.retry import retry_until
 
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import AgentState, ServerAddress
-from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner, config_from_settings
+from nbs_tui.sidecar.events import LimitStep, ResumeStep, SidecarEvent, TypingStep
+from nbs_tui.sidecar.sidecar_runner import SidecarRunner, config_from_settings
 from nbs_tui.tmux.fleet import TmuxFleet
 from tests.tmux.replay_agent import corpus_screen, start_replay
 
@@ -39,6 +41,9 @@ def _reset_hour(screen: Path) -> tuple[int, int]:
     return hour, int(m.group(2))
 
 
+E = TypeVar("E", bound=SidecarEvent)
+
+
 class Events:
     def __init__(self) -> None:
         self.items: list[SidecarEvent] = []
@@ -48,11 +53,12 @@ class Events:
         with self.lock:
             self.items.append(event)
 
-    def of(self, pane_id: str, kind: str, result: str | None = None) -> list[SidecarEvent]:
+    def of(self, pane_id: str, kind: type[E], result: str | None = None) -> list[E]:
+        """Events of class ``kind`` for ``pane_id`` (with this ``result``, if given)."""
         with self.lock:
             return [
                 e for e in self.items
-                if e.pane_id == pane_id and e.kind == kind and (result is None or dict(e.data).get("result") == result)
+                if e.pane_id == pane_id and isinstance(e, kind) and (result is None or getattr(e, "result", None) == result)
             ]
 
 
@@ -112,31 +118,31 @@ def test_limited_agents_resumed_once_staggered_and_never_where_the_cli_continues
     runner, events = runner_for(settings, _after_reset(waiting, 5))
 
     def all_submitted() -> bool:
-        return all(events.of(p.pane_id, "resume", "submitted") for p in (a, b, menu))
+        return all(events.of(p.pane_id, ResumeStep, "submitted") for p in (a, b, menu))
 
     assert retry_until(all_submitted, 30, raises=False), events.items
     first, second, third = sorted(
-        (events.of(p.pane_id, "resume", "queued")[0].at, p.pane_id) for p in (a, b, menu)
+        (events.of(p.pane_id, ResumeStep, "queued")[0].at, p.pane_id) for p in (a, b, menu)
     )
     assert second[0] - first[0] >= 2.5 and third[0] - second[0] >= 2.5, "resumes wait for the stagger"
     # the menu was answered by its "wait" option's digit, once, before its resume
     assert [line for line in menu.lines() if line.startswith("KEY ")] == ["KEY '1'"]
-    [chosen] = events.of(menu.pane_id, "resume", "wait-chosen")
+    [chosen] = events.of(menu.pane_id, ResumeStep, "wait-chosen")
     assert "Stop and wait for limit to reset" in chosen.message
-    assert chosen.at < events.of(menu.pane_id, "resume", "queued")[0].at
+    assert chosen.at < events.of(menu.pane_id, ResumeStep, "queued")[0].at
     assert menu.submitted()[0] == "go on after the limit"
     # the first thing ever submitted in each is the resume: no poll or nudge was typed while
     # limited (once resumed, the replayed agent finishes its turn and is an ordinary idle agent)
     assert a.submitted()[0] == "go on after the limit" and b.submitted()[0] == "go on after the limit"
     for pane in (a, b):
-        resumed_at = events.of(pane.pane_id, "resume", "queued")[0].at
-        early = [e for kind in ("poll", "nudge") for e in events.of(pane.pane_id, kind) if e.at <= resumed_at]
+        resumed_at = events.of(pane.pane_id, ResumeStep, "queued")[0].at
+        early = [e for e in events.of(pane.pane_id, TypingStep) if not isinstance(e, ResumeStep) and e.at <= resumed_at]
         assert early == []
     assert auto.raw() == [], f"{auto.pane_id} got keys: {auto.raw()}"
-    assert "continues by itself" in events.of(auto.pane_id, "resume", "held")[0].message
+    assert "continues by itself" in events.of(auto.pane_id, ResumeStep, "held")[0].message
     ticks = runner.ticks
     assert retry_until(lambda: runner.ticks >= ticks + 3, 10, raises=False)
-    assert [len(events.of(p.pane_id, "resume", "queued")) for p in (a, b, menu)] == [1, 1, 1]
+    assert [len(events.of(p.pane_id, ResumeStep, "queued")) for p in (a, b, menu)] == [1, 1, 1]
     records = [json.loads(line) for line in (tmp_path / "actions.log").read_text().splitlines()]
     steps = [(r["pane_id"], r["action"]) for r in records]
     for pane in (a, b, menu):
@@ -156,12 +162,12 @@ def test_without_the_opt_in_nothing_is_typed_and_the_hold_is_said_once(
     a = start_replay(server, tmp_path, "a", waiting)
     menu = start_replay(server, tmp_path, "menu", corpus_screen(MENU_VERSION, "limited_session"))
     runner, events = runner_for(_settings(tmp_path), _after_reset(waiting, 120))
-    assert retry_until(lambda: bool(events.of(a.pane_id, "resume", "held")), 10, raises=False)
+    assert retry_until(lambda: bool(events.of(a.pane_id, ResumeStep, "held")), 10, raises=False)
     ticks = runner.ticks
     assert retry_until(lambda: runner.ticks >= ticks + 3, 10, raises=False)
     assert a.raw() == [] and menu.raw() == []
-    assert len(events.of(a.pane_id, "resume", "held")) == 1
-    assert events.of(a.pane_id, "limit", "limited")
+    assert len(events.of(a.pane_id, ResumeStep, "held")) == 1
+    assert events.of(a.pane_id, LimitStep, "limited")
     status = runner.status(a.pane_id)
     assert status is not None and status.state is AgentState.LIMITED
     assert status.limit_reset_at is not None and status.limit_reset_at < status.at  # passed

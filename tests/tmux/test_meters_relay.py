@@ -21,6 +21,7 @@ from nbs_tui.core.sidecar.meters import DEFAULT_PRICES, Meters, Tokens, describe
 from nbs_tui.core.sidecar.meters_relay import METERS_OPTION, parse_meters
 from nbs_tui.runtime.contract import LeaseMode, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
+from nbs_tui.sidecar.events import MetersNews
 from nbs_tui.tmux.commands import TmuxServerCommands
 from tests.tmux.test_lease_headless import agent
 from tests.tmux.test_service import LeaseRecorder, cli, service_env
@@ -76,8 +77,8 @@ def test_a_viewer_shows_the_meters_the_service_reads(
     )
 
     def relayed() -> Meters | None:
-        told = [e for e in list(recorder.sidecar) if e.kind == "meters" and e.pane_id == pane_id]
-        return dict(told[-1].data)["meters"] if told else None
+        told = [e for e in list(recorder.sidecar) if isinstance(e, MetersNews) and e.pane_id == pane_id]
+        return told[-1].meters if told else None
 
     def counted(expected: Tokens) -> bool:
         meters = relayed()
@@ -100,8 +101,8 @@ def test_a_viewer_shows_the_meters_the_service_reads(
         state = PaneState()
         state.set_fleet(recorder.fleets[-1])
         for event in recorder.sidecar:
-            if event.kind == "meters":
-                state.set_relayed_meters(event.pane_id, dict(event.data)["meters"])
+            if isinstance(event, MetersNews):
+                state.set_relayed_meters(event.pane_id, event.meters)
         total = state.fleet_meters()
         assert total is not None
         assert describe_total(total, DEFAULT_PRICES) == describe_total(tail.facts.meters, DEFAULT_PRICES)

@@ -13,7 +13,7 @@ import libtmux
 import pytest
 from libtmux.test.retry import retry_until
 
-from nbs_tui.core.notify import NotifyKind, encode_kinds
+from nbs_tui.core.notifications.notify_rules import NotifyKind, encode_kinds
 from nbs_tui.core.sidecar.lease_rules import MUTE_OPTION
 from tests.app.test_actions import demo_agent, screen_text
 from tests.headless_proc import Headless

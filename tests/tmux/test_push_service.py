@@ -19,11 +19,11 @@ from libtmux.test.retry import retry_until
 from nbs_tui.app import NbsApp
 from nbs_tui.core.fleet.card_target import format_card_target
 from nbs_tui.core.fleet.model import AgentState, ServerAddress
-from nbs_tui.core.notify import Notification, NotifyKind
+from nbs_tui.core.notifications.notify_rules import Notification, NotifyKind
 from nbs_tui.core.sidecar.lease_rules import MUTE_OPTION
 from nbs_tui.core.web_links import LinkRedeemer, new_link_key
 from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, write_endpoint
-from nbs_tui.push import PushSender
+from nbs_tui.notify.push import PushSender
 from tests.app.helpers import wait_for
 from tests.app.test_actions import demo_agent, make_app, screen_text
 from tests.headless_proc import Headless
@@ -88,7 +88,7 @@ async def test_one_push_per_event_from_the_service_while_two_dashboards_and_head
             async with app.run_test(size=(160, 48)) as pilot, second.run_test(size=(50, 30)) as phone:
                 await wait_for(pilot, lambda: viewer.has("state", pane=pane, state="idle"), 40, "the viewer sees idle")
                 await wait_for(pilot, lambda: app.runtime.push is not None and app.runtime.lease is not None, 20, "push")
-                await wait_for(phone, lambda: second.runtime.push is not None and pane in second.statuses, 40, "2nd")
+                await wait_for(phone, lambda: second.runtime.push is not None and pane in second.state.statuses, 40, "2nd")
                 for dashboard in (app, second):
                     lease = dashboard.runtime.lease
                     assert lease is not None and not lease.acting()  # the service holds it
@@ -113,7 +113,7 @@ async def test_one_push_per_event_from_the_service_while_two_dashboards_and_head
                 assert "✻ " in screen_text(session, pane).split("run the tests", 1)[-1]  # the turn ended
                 # The next turn's menu: its push comes a turn after every watcher decided the
                 # first two (a watcher that pushed them would have sent them by now).
-                await wait_for(pilot, lambda: app.statuses[pane].state is AgentState.IDLE, 40, "idle again")
+                await wait_for(pilot, lambda: app.state.statuses[pane].state is AgentState.IDLE, 40, "idle again")
                 server.cmd("send-keys", "-t", pane, "-l", "run the tests")
                 server.cmd("send-keys", "-t", pane, "Enter")
                 await wait_for(pilot, lambda: len(receiver.pushes()) >= 3, 40, "the second needs-input push")
@@ -175,7 +175,7 @@ async def test_muting_in_a_dashboard_mutes_the_services_pushes_until_it_unmutes(
         with service_running(server, env):
             app = make_app(server, tmp_path, service="off", notify_urls=(receiver.url,))
             async with app.run_test(size=(160, 48)) as pilot:
-                await wait_for(pilot, lambda: app.runtime.lease is not None and pane in app.statuses, 40, "watching")
+                await wait_for(pilot, lambda: app.runtime.lease is not None and pane in app.state.statuses, 40, "watching")
                 lease = app.runtime.lease
                 assert lease is not None
                 await wait_for(pilot, lambda: not lease.acting(), 20, "service holds")
@@ -184,7 +184,7 @@ async def test_muting_in_a_dashboard_mutes_the_services_pushes_until_it_unmutes(
 
                 server.cmd("send-keys", "-t", pane, "-l", "run the tests")
                 server.cmd("send-keys", "-t", pane, "Enter")
-                await wait_for(pilot, lambda: app.statuses[pane].state is AgentState.PERMISSION, 40, "permission")
+                await wait_for(pilot, lambda: app.state.statuses[pane].state is AgentState.PERMISSION, 40, "permission")
                 server.cmd("send-keys", "-t", pane, "Enter")  # "Yes": the turn runs on and ends
                 await wait_for(pilot, lambda: len(receiver.pushes()) >= 1, 40, "the finished push")
                 # the needs-input push, were it not muted, would have come first
@@ -193,7 +193,7 @@ async def test_muting_in_a_dashboard_mutes_the_services_pushes_until_it_unmutes(
 
                 palette_toggle(app, "Unmute needs input notifications")
                 await wait_for(pilot, lambda: muted_on_server(server) == "", 10, "@nbs_mute unset")
-                await wait_for(pilot, lambda: app.statuses[pane].state is AgentState.IDLE, 40, "idle again")
+                await wait_for(pilot, lambda: app.state.statuses[pane].state is AgentState.IDLE, 40, "idle again")
                 server.cmd("send-keys", "-t", pane, "-l", "run the tests")
                 server.cmd("send-keys", "-t", pane, "Enter")
                 await wait_for(pilot, lambda: len(receiver.pushes()) >= 2, 40, "the needs-input push, unmuted")

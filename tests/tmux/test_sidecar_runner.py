@@ -21,7 +21,10 @@ import pytest
 from libtmux.test.retry import retry_until
 
 from nbs_tui.config import Settings
+from nbs_tui.core.detection.detect import ScreenKey, detect_lines, screen_key
+from nbs_tui.core.fleet.model import Detection
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
+from nbs_tui.sidecar.events import CommandSeen, PlanSelect, PollStep, StateChange
 from tests.tmux.sidecar_helpers import RunningSidecar, sidecars
 
 FAKE_AGENT = r"""#!PYTHON
@@ -193,7 +196,7 @@ def test_poll_reaches_idle_agent_once_per_interval_and_never_others(
     assert submits == ["/nbs-poll"] * len(submits), (
         "only whole /nbs-poll submissions, never a bare Enter"
     )
-    typed_events = running.of(idle.pane_id, "poll", result="typed")
+    typed_events = running.of(idle.pane_id, PollStep, result="typed")
     assert len(typed_events) == len(submits) or len(typed_events) == len(submits) + 1
     # at least the interval (plus back-off) between two injections
     times = [e.at for e in typed_events]
@@ -204,7 +207,7 @@ def test_poll_reaches_idle_agent_once_per_interval_and_never_others(
     # the operator's text is still there, untouched
     capture = "\n".join(server.cmd("capture-pane", "-p", "-t", typed.pane_id).stdout)
     assert "❯ half a thought" in capture
-    states = {e.pane_id: dict(e.data).get("state") for e in running.events if e.kind == "state"}
+    states = {e.pane_id: e.detection.state.value for e in running.events if isinstance(e, StateChange)}
     assert states[working.pane_id] == "working"
     assert states[permission.pane_id] == "permission"
 
@@ -215,10 +218,10 @@ def test_plan_menu_answered_once_with_the_right_option(
     plan = spawn("plan", "plan")
     running = run_sidecar(interval=300.0)
     assert _wait(lambda: plan.lines("CHOICE") == ["1"], 15), plan.log.read_text()
-    assert _wait(lambda: bool(running.of(plan.pane_id, "plan-select", result="landed")), 15)
+    assert _wait(lambda: bool(running.of(plan.pane_id, PlanSelect, result="landed")), 15)
     assert plan.lines("CHOICE") == ["1"]
-    pressed = running.of(plan.pane_id, "plan-select", result="pressed")
-    assert len(pressed) == 1 and dict(pressed[0].data)["label"] == "Yes, and use auto mode"
+    pressed = running.of(plan.pane_id, PlanSelect, result="pressed")
+    assert len(pressed) == 1 and pressed[0].label == "Yes, and use auto mode"
     assert plan.lines("SUBMIT") == []
 
 
@@ -227,14 +230,14 @@ def test_nbs_command_on_screen_reported_once(
 ) -> None:
     agent = spawn("nbs", "nbs")
     running = run_sidecar(interval=1.0, backoff=30.0)
-    assert _wait(lambda: bool(running.of(agent.pane_id, "command")), 20)
+    assert _wait(lambda: bool(running.of(agent.pane_id, CommandSeen)), 20)
     # the line stays on screen while the runner looks at it three more times
     ticks = running.runner.ticks
     assert _wait(lambda: running.runner.ticks >= ticks + 3, 15)
     screen = "\n".join(server.cmd("capture-pane", "-p", "-t", agent.pane_id).stdout)
     assert "\\nbs-register-chat" in screen, screen
-    commands = running.of(agent.pane_id, "command")
-    assert [dict(e.data)["line"] for e in commands] == ["\\nbs-register-chat .nbs/chat/new.chat"]
+    commands = running.of(agent.pane_id, CommandSeen)
+    assert [e.line for e in commands] == ["\\nbs-register-chat .nbs/chat/new.chat"]
 
 
 def test_paused_project_gets_nothing(
@@ -261,9 +264,45 @@ def test_paused_project_gets_nothing(
     assert _wait(agent.ready, 10), "the fake agent did not start"
     control = spawn("control", "idle")  # the same agent outside the paused project
     running = run_sidecar(interval=1.0, backoff=1.0)
-    assert _wait(lambda: bool(running.of(pane_id, "state")), 10)
+    assert _wait(lambda: bool(running.of(pane_id, StateChange)), 10)
     # long enough for a poll to arrive: the other agent got two
     assert _wait(lambda: control.lines("SUBMIT").count("/nbs-poll") >= 2, 30), control.log.read_text()
     assert agent.lines("SUBMIT") == [] and agent.lines("RAW") == [], log.read_text()
     status = running.runner.status(pane_id)
     assert status is not None and status.paused and status.next_poll_in is None
+
+
+def test_detection_runs_once_per_screen_on_the_way_to_the_keys(
+    spawn: Callable[[str, str], Agent],
+    run_sidecar: Callable[..., RunningSidecar],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The live re-read before each key (`LivePane.read`) usually finds the very screen the tick
+    just read and detected: its detection is then the tick's, not run a second time. Every
+    detection of a pane is recorded with the rows and faint rows it was given; no pane's screen
+    is detected twice in a row (a poll's handshake and a plan menu's answer, on real tmux)."""
+    from nbs_tui.sidecar import watched_panes
+
+    detected: list[ScreenKey] = []
+
+    def recording(lines: list[str], faint_rows: list[int]) -> Detection:
+        detected.append(screen_key(lines, faint_rows))
+        return detect_lines(lines, faint_rows=faint_rows)
+
+    monkeypatch.setattr(watched_panes, "detect_lines", recording)
+    idle = spawn("idle", "idle")
+    plan = spawn("plan", "plan")
+    running = run_sidecar(interval=2.0, backoff=30.0)
+    assert _wait(lambda: plan.lines("CHOICE") == ["1"], 20), plan.log.read_text()
+    assert _wait(lambda: bool(running.of(idle.pane_id, PollStep, result="submitted")), 30), idle.log.read_text()
+    ticks = running.runner.ticks
+    assert _wait(lambda: running.runner.ticks >= ticks + 2, 10)  # later repeats would show here
+    assert idle.lines("SUBMIT") == ["/nbs-poll"] and plan.lines("CHOICE") == ["1"]
+    pressed = running.of(plan.pane_id, PlanSelect, result="pressed")
+    typed = running.of(idle.pane_id, PollStep, result="typed")
+    assert len(pressed) == 1 and len(typed) == 1
+    # each detection was of a screen not detected just before (keys: one pane's screens follow
+    # each other; the two panes' screens never look alike)
+    repeats = [a for a, b in itertools.pairwise(detected) if a == b]
+    assert repeats == [], f"{len(repeats)} screens detected twice in a row"
+    assert running.runner.detections == len(detected)

@@ -14,8 +14,9 @@ import pytest
 from libtmux.test.retry import retry_until
 
 from nbs_tui.config import Settings
-from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.fleet.model import AgentState, ServerAddress
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
+from nbs_tui.sidecar.events import AgentEnded, Escalation, NudgeStep, StateChange, StatusChange
 from tests.tmux.sidecar_helpers import RunningSidecar, sidecars
 from tests.tmux.test_sidecar_runner import Agent, write_fake_claude
 
@@ -67,17 +68,17 @@ def test_idle_agent_is_nudged_once_then_escalated(
 ) -> None:
     agent = start_agent("stuck")
     running = stuck_sidecar()
-    assert _wait(lambda: bool(running.of(agent.pane_id, "escalate")), 40), [
-        (e.kind, e.message, e.data) for e in running.events if e.kind != "status"
+    assert _wait(lambda: bool(running.of(agent.pane_id, Escalation)), 40), [
+        e.as_json() for e in running.events if not isinstance(e, StatusChange)
     ]
     assert agent.lines("SUBMIT") == [NUDGE], "the nudge arrived whole, once, with one Enter"
-    steps = [dict(e.data).get("result") for e in running.of(agent.pane_id, "nudge")]
+    steps = [e.result for e in running.of(agent.pane_id, NudgeStep)]
     assert steps == ["queued", "typed", "enter", "submitted"]
-    [escalation] = running.of(agent.pane_id, "escalate")
-    assert "after 1 nudge" in escalation.message and dict(escalation.data)["reason"] == "stuck"
+    [escalation] = running.of(agent.pane_id, Escalation)
+    assert "after 1 nudge" in escalation.message and escalation.reason == "stuck"
     assert running.runner.escalated().keys() == {agent.pane_id}
     # still idle: nothing more is typed, nothing escalated twice
-    assert not _wait(lambda: len(running.of(agent.pane_id, "escalate")) > 1, GRACE + 2)
+    assert not _wait(lambda: len(running.of(agent.pane_id, Escalation)) > 1, GRACE + 2)
     assert agent.lines("SUBMIT") == [NUDGE]
 
 
@@ -91,8 +92,8 @@ def test_operator_text_in_the_box_is_never_typed_over(
     server.cmd("send-keys", "-t", agent.pane_id, "-l", "half a thought")
     assert _wait(lambda: "half a thought" in "".join(agent.lines("RAW")).replace("'", ""), 5)
     running = stuck_sidecar()
-    assert _wait(lambda: bool(running.of(agent.pane_id, "state")), 10)
-    assert not _wait(lambda: bool(running.of(agent.pane_id, "nudge")), 2 * GRACE)
+    assert _wait(lambda: bool(running.of(agent.pane_id, StateChange)), 10)
+    assert not _wait(lambda: bool(running.of(agent.pane_id, NudgeStep)), 2 * GRACE)
     assert agent.lines("SUBMIT") == []
     capture = "\n".join(server.cmd("capture-pane", "-p", "-t", agent.pane_id).stdout)
     assert "❯ half a thought" in capture
@@ -107,15 +108,15 @@ def test_exit_and_gone_are_reported(
     closing = start_agent("closing")
     running = stuck_sidecar()
     for agent in (quitting, closing):
-        assert _wait(lambda a=agent: bool(running.of(a.pane_id, "state", state="idle")), 15)  # type: ignore[misc]
+        assert _wait(lambda a=agent: any(e.detection.state is AgentState.IDLE for e in running.of(a.pane_id, StateChange)), 15)  # type: ignore[misc]
     [pane_pid] = server.cmd("display-message", "-p", "-t", quitting.pane_id, "#{pane_pid}").stdout
     children = Path(f"/proc/{pane_pid}/task/{pane_pid}/children").read_text().split()
     for pid in children:  # the fake agent this test started
         os.kill(int(pid), signal.SIGTERM)
     server.cmd("kill-window", "-t", f"{closing.pane_id}")
-    assert _wait(lambda: bool(running.of(quitting.pane_id, "agent-ended")), 15)
-    assert _wait(lambda: bool(running.of(closing.pane_id, "agent-ended")), 15)
-    [quit_event] = running.of(quitting.pane_id, "agent-ended")
-    [close_event] = running.of(closing.pane_id, "agent-ended")
-    assert dict(quit_event.data)["liveness"] == "exited", quit_event
-    assert dict(close_event.data)["liveness"] == "gone", close_event
+    assert _wait(lambda: bool(running.of(quitting.pane_id, AgentEnded)), 15)
+    assert _wait(lambda: bool(running.of(closing.pane_id, AgentEnded)), 15)
+    [quit_event] = running.of(quitting.pane_id, AgentEnded)
+    [close_event] = running.of(closing.pane_id, AgentEnded)
+    assert quit_event.liveness == "exited", quit_event
+    assert close_event.liveness == "gone", close_event

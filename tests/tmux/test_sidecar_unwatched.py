@@ -12,6 +12,7 @@ import pytest
 
 from nbs_tui.config import Settings
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
+from nbs_tui.sidecar.events import StateChange
 from nbs_tui.tmux.fleet import TmuxFleet
 from tests.tmux.sidecar_helpers import RunningSidecar, sidecars
 from tests.tmux.test_sidecar_runner import (  # noqa: F401  (fixtures and tests, run again here)
@@ -63,10 +64,10 @@ def test_busy_unwatched_agent_is_detected_without_parsing_its_output(
     running = run_sidecar(interval=300.0)
     fleet = running.runner.fleet
     assert isinstance(fleet, TmuxFleet)
-    assert _wait(lambda: bool(running.of(working.pane_id, "state")), 5)
-    assert dict(running.of(working.pane_id, "state")[0].data)["state"] == "working"
+    assert _wait(lambda: bool(running.of(working.pane_id, StateChange)), 5)
+    assert running.of(working.pane_id, StateChange)[0].detection.state.value == "working"
     # read at the first tick: well within two ticks of the runner's start
-    assert running.of(working.pane_id, "state")[0].at - started < 2.5
+    assert running.of(working.pane_id, StateChange)[0].at - started < 2.5
     assert _wait(lambda: plan.lines("CHOICE") == ["1"], 15), plan.log.read_text()
     if fleet.stream_output and not fleet.output_follows_watch:  # output arrives and is counted, never parsed
         assert _wait(lambda: fleet.fed(working.pane_id)[1] > 10, 5)
@@ -94,7 +95,7 @@ def test_a_turn_shorter_than_the_max_age_is_seen_working_right_after_a_read(
     running = run_sidecar(interval=300.0)
 
     def states() -> list[str]:
-        return [str(dict(e.data)["state"]) for e in running.of(agent.pane_id, "state")]
+        return [e.detection.state.value for e in running.of(agent.pane_id, StateChange)]
 
     assert _wait(lambda: states() == ["idle"], 10), states()
     def seen(count: int) -> Callable[[], bool]:

@@ -9,11 +9,12 @@ from typing import Any
 
 from nbs_tui.core.fleet.host_spec import HostState
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.runtime.contract import RuntimeListener
 from nbs_tui.runtime.early import HeldNews
 
 
-class Recorder:
-    """A listener without the optional ``lease_changed``: calls to it are skipped."""
+class Recorder(RuntimeListener):
+    """A listener that keeps the optional ``lease_changed`` of its base: a call to it does nothing."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
@@ -58,7 +59,7 @@ def test_held_news_reaches_the_listener_in_order_with_only_the_latest_whole_stat
     news.fleet_changed([_pane("%0"), _pane("%1")])  # the whole fleet again: the earlier one goes
     news.hosts_changed((HostState("a"), HostState("b")))
     news.screens_changed(frozenset({"%2"}))  # after other news: its own entry
-    news.lease_changed(None, False)  # the listener has no lease_changed: skipped, not an error
+    news.lease_changed(None, False)  # the base class's lease_changed: nothing, not an error
     assert news.held == 7
     listener = Recorder()
     news.attach(listener)

@@ -302,7 +302,12 @@ def test_a_limited_pane_gets_no_poll_and_no_other_text() -> None:
 
 
 def test_the_resume_goes_through_the_handshake_and_only_into_a_free_box() -> None:
-    from nbs_tui.core.sidecar.pane_sidecar import InjectPoll, Notice, PaneSidecar, SubmitPoll
+    from nbs_tui.core.sidecar.pane_sidecar import (
+        HandshakeEnded,
+        InjectPoll,
+        PaneSidecar,
+        SubmitPoll,
+    )
 
     sidecar = PaneSidecar("%1")
     sidecar.tick(0.0, limited_screen(box_text="half-typed"))
@@ -313,7 +318,7 @@ def test_the_resume_goes_through_the_handshake_and_only_into_a_free_box() -> Non
     assert sidecar.tick(3.0, limited_screen("continue")) == [SubmitPoll("continue", 1, "resume")]
     working = box("❯ continue", "✢ Sautéing… (1s)", footer=("  esc to interrupt",))
     actions = sidecar.tick(4.0, working)
-    assert Notice("resume", "continue submitted") in actions
+    assert HandshakeEnded("resume", True, "continue submitted") in actions
 
 
 def test_no_resume_where_claude_code_continues_by_itself_or_a_menu_is_open() -> None:

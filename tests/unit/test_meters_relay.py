@@ -73,7 +73,7 @@ def test_sizes_are_bounded() -> None:
 def test_the_dashboard_shows_relayed_meters_only_where_it_reads_no_transcript() -> None:
     from nbs_tui.core.fleet.model import PaneInfo
     from nbs_tui.core.fleet.pane_state import ClaudeFacts, PaneState
-    from nbs_tui.sidecar.runner import SidecarEvent
+    from nbs_tui.sidecar.events import MetersNews
 
     state = PaneState()
     here = PaneInfo("%1", "s", 0, "w", 0, "t", "claude", "/p", 1, 80, 24)
@@ -89,7 +89,7 @@ def test_the_dashboard_shows_relayed_meters_only_where_it_reads_no_transcript() 
     assert shown is not None and shown.meters == METERS and shown.model is None
     total = state.fleet_meters()
     assert total is not None and total.responses == 8
-    event = SidecarEvent("meters", "b:%1", 1.0, "", None, (("meters", METERS),))
+    event = MetersNews("b:%1", 1.0, meters=METERS)
     assert HistoryEntry.from_sidecar_event(event) is None  # not a line of history
     assert state.set_relayed_meters("b:%1", None) and state.facts_shown("b:%1") is None
     state.set_fleet([here])

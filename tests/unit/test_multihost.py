@@ -9,11 +9,12 @@ from nbs_tui.core.fleet.host_spec import LOCAL, HostSpec, HostState
 from nbs_tui.core.fleet.model import AgentState, Detection, PaneId, PaneInfo
 from nbs_tui.core.sidecar.lease_rules import Lease
 from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
+from nbs_tui.runtime.contract import RuntimeListener
 from nbs_tui.runtime.hosts import HostsHub
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.sidecar.events import SidecarEvent, StatusChange
 
 
-class _Listener:
+class _Listener(RuntimeListener):
     def __init__(self) -> None:
         self.fleets: list[list[PaneInfo]] = []
         self.connections: list[tuple[bool, str]] = []
@@ -82,9 +83,9 @@ def test_sidecar_events_problems_and_leases_name_their_host() -> None:
     hub = HostsHub(HOSTS, listener, listener.problem)
     far = hub.for_host(HOSTS[1])
     status = SidecarStatus("%3", 1.0, Detection(AgentState.IDLE), None, 0.0, None, True, 300.0, "no-prompts", False, False)
-    far.sidecar_event(SidecarEvent("state", "%3", 1.0, status=status))
-    assert listener.events[-1].pane_id == "hosta:%3" and listener.events[-1].status is not None
-    assert listener.events[-1].status.pane_id == "hosta:%3"
+    far.sidecar_event(StatusChange("%3", 1.0, status=status))
+    told = listener.events[-1]
+    assert isinstance(told, StatusChange) and told.pane_id == "hosta:%3" and told.status.pane_id == "hosta:%3"
     far.problem("sidecar", "%3 poll: failed")
     far.problem("tmux", "hosta: connection refused")
     assert listener.problems == [("sidecar", "hosta: %3 poll: failed"), ("tmux", "hosta: connection refused")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nbs_tui.core.notify import (
+from nbs_tui.core.notifications.notify_rules import (
     Notification,
     NotifyDecider,
     NotifyKind,
@@ -14,14 +14,16 @@ from nbs_tui.core.notify import (
     message,
     parse_kinds,
 )
-from nbs_tui.notify import (
+from nbs_tui.core.notifications.notify_settings import (
     NotifyConfigError,
     Subject,
-    TerminalNotifier,
     fill,
     guess_protocols,
-    osc_sequence,
     parse_protocols,
+)
+from nbs_tui.notify.terminal_notifier import (
+    TerminalNotifier,
+    osc_sequence,
     passthrough_problem,
     tmux_wrap,
 )
@@ -208,14 +210,15 @@ def test_headless_prints_notify_lines_from_sidecar_events() -> None:
     import json
 
     from nbs_tui.config import Settings
+    from nbs_tui.core.fleet.model import AgentState, Detection
     from nbs_tui.runtime.headless import _Events, _Printer
-    from nbs_tui.sidecar.runner import SidecarEvent
+    from nbs_tui.sidecar.events import Escalation, StateChange
 
     out = io.StringIO()
     events = _Events(_Printer(out), Settings(notify_mute=("error",)))
-    for kind, state, at in [("state", "working", 1.0), ("state", "idle", 2.0), ("state", "error", 3.0)]:
-        events.sidecar_event(SidecarEvent(kind, "%3", at, "why", data=(("state", state),)))
-    events.sidecar_event(SidecarEvent("escalate", "%3", 4.0, "still idle 60s after 1 nudge(s)", data=(("reason", "stuck"),)))
+    for state, at in [("working", 1.0), ("idle", 2.0), ("error", 3.0)]:
+        events.sidecar_event(StateChange("%3", at, "why", detection=Detection(AgentState(state), reason="why")))
+    events.sidecar_event(Escalation("%3", 4.0, "still idle 60s after 1 nudge(s)"))
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     notes = [line for line in lines if line["event"] == "notify"]
     assert notes == [
@@ -240,7 +243,7 @@ def test_a_real_limit_screen_read_by_detection_is_a_usage_limit_notification(ver
 
 
 def test_a_burst_of_one_kind_becomes_one_notification() -> None:
-    from nbs_tui.core.notify import coalesce
+    from nbs_tui.core.notifications.notify_rules import coalesce
 
     limited = [Notification(NotifyKind.LIMITED, f"%{i}", "limited", "resets 9am", 5.0) for i in range(6)]
     finished = [Notification(NotifyKind.FINISHED, "%9", "idle", "done", 5.0)]
@@ -250,3 +253,27 @@ def test_a_burst_of_one_kind_becomes_one_notification() -> None:
     assert message(one, "s:0.0") == ("nbs-tui: s:0.0 and 5 more usage limit", "resets 9am")
     assert coalesce(limited[:3]) == limited[:3]  # a few stay apart
     assert fill("echo {pane}", one, Subject("s:0.0", "h", "p")) == ["echo", "s:0.0 and 5 more"]
+
+
+def test_the_mute_toggles_here_and_on_every_server_and_follows_what_the_servers_say() -> None:
+    from nbs_tui.notify.mute import Mute
+
+    class Server:  # the part of a lease the mute reads and writes (@nbs_mute)
+        def __init__(self, *kinds: NotifyKind) -> None:
+            self.muted = frozenset(kinds)
+
+        def set_muted(self, kinds: frozenset[NotifyKind]) -> None:
+            self.muted = kinds
+
+    a, b = Server(), Server(NotifyKind.ERROR)
+    decider = NotifyDecider(muted=frozenset({NotifyKind.STUCK}))
+    mute = Mute(decider, lambda: [a, b])
+    assert mute.muted() == {NotifyKind.STUCK, NotifyKind.ERROR}
+    assert mute.toggle(NotifyKind.FINISHED)  # muted here and on both servers
+    assert NotifyKind.FINISHED in decider.muted and NotifyKind.FINISHED in a.muted and NotifyKind.FINISHED in b.muted
+    assert not mute.toggle(NotifyKind.ERROR)  # muted on one server: unmuted everywhere
+    assert NotifyKind.ERROR not in mute.muted() | a.muted | b.muted
+    b.set_muted(frozenset({NotifyKind.LIMITED}))  # another dashboard muted it for the server
+    mute.follow_servers()
+    assert decider.also_muted == {NotifyKind.FINISHED, NotifyKind.LIMITED} and mute.reaches_servers()
+    assert not Mute(NotifyDecider()).reaches_servers()

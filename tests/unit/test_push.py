@@ -17,12 +17,18 @@ from libtmux.test.retry import retry_until
 
 from nbs_tui.config import ConfigError, Settings, load_settings
 from nbs_tui.core.fleet.host_spec import HostSpec
-from nbs_tui.core.notify import Notification, NotifyKind, push_message, question_line
+from nbs_tui.core.fleet.model import AgentState, Detection
+from nbs_tui.core.notifications.notify_rules import (
+    Notification,
+    NotifyKind,
+    push_message,
+    question_line,
+)
 from nbs_tui.core.web_links import LinkRedeemer, new_link_key
 from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, write_endpoint
-from nbs_tui.push import PushSender
-from nbs_tui.sidecar.events import SidecarEvent
-from nbs_tui.sidecar.notices import EventNotices
+from nbs_tui.notify.event_notices import EventNotices
+from nbs_tui.notify.push import PushSender
+from nbs_tui.sidecar.events import SidecarEvent, StateChange
 from tests.push_receiver import PushReceiver
 
 LOCAL = HostSpec("local", socket_name="work")
@@ -118,7 +124,7 @@ def test_nothing_is_sent_while_another_process_holds_the_lease(tmp_path: Path) -
 
 def test_the_rules_see_every_event_muted_kinds_are_not_sent(tmp_path: Path) -> None:
     def state(pane: str, value: str, at: float, question: str = "") -> SidecarEvent:
-        return SidecarEvent("state", pane, at, "", None, (("state", value),), question)
+        return StateChange(pane, at, detection=Detection(AgentState(value)), question=question)
 
     with PushReceiver() as receiver, Sender(receiver.url, tmp_path, notify_mute=("needs-input",)) as push:
         push.observe(state("%1", "working", 1.0))  # first sight: seeds only

@@ -14,7 +14,7 @@ from nbs_tui.core.sidecar.relay import (
     parse_ring,
     read_all,
 )
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.sidecar.events import PollStep
 
 
 def ring_of(*seqs: int) -> tuple[RelayedAction, ...]:
@@ -73,10 +73,10 @@ def test_a_reader_does_not_repeat_what_this_process_wrote_and_forgets_gone_panes
 
 
 def test_a_relayed_event_reads_as_the_holders_in_the_history() -> None:
-    event = SidecarEvent("poll", "%3", 1.0, "", None, (("result", "typed"), ("text", "/nbs-poll"), ("by", "gpu pid 42")))
+    event = PollStep("%3", 1.0, by="gpu pid 42", result="typed", text="/nbs-poll")
     entry = HistoryEntry.from_sidecar_event(event)
     assert entry is not None and entry.text == "poll typed /nbs-poll (by sidecar gpu pid 42)"
-    own = HistoryEntry.from_sidecar_event(SidecarEvent("poll", "%3", 1.0, "", None, (("result", "typed"),)))
+    own = HistoryEntry.from_sidecar_event(PollStep("%3", 1.0, result="typed"))
     assert own is not None and "by sidecar" not in own.text
 
 

@@ -8,9 +8,10 @@ from typing import TypeVar
 from nbs_tui.core.fleet.model import AgentState
 from nbs_tui.core.sidecar.pane_sidecar import (
     Action,
+    HandshakeEnded,
     InjectPoll,
-    Notice,
     PaneSidecar,
+    PlanNotice,
     ReportCommand,
     SelectPlanOption,
     SidecarConfig,
@@ -97,7 +98,7 @@ def test_poll_after_interval_then_handshake_and_backoff() -> None:
     assert sc.tick(32, idle("/nbs-poll")) == []
     # it left the box: the agent works
     now = sc.tick(33, working())
-    assert any(isinstance(a, Notice) and a.kind == "poll" for a in now)
+    assert any(isinstance(a, HandshakeEnded) and a.purpose == "poll" and a.submitted for a in now)
     assert any(isinstance(a, StateChanged) and a.new is AgentState.WORKING for a in now)
     # back to idle at 40; 10 s back-off from 33 ends at 43, then 30 s of stability: 73
     acts = run(sc, 34, 39, working())
@@ -111,7 +112,7 @@ def test_backoff_counts_from_injection_when_screen_settles_fast() -> None:
     run(sc, 0, 5, idle())
     sc.tick(6, idle("/nbs-poll"))
     now = sc.tick(7, idle())  # submitted and answered instantly
-    assert kinds([(7, a) for a in now], Notice)
+    assert kinds([(7, a) for a in now], HandshakeEnded)
     acts = run(sc, 8, 30, idle())
     # back-off until 17, then 5 s stable → 22
     assert [t for t, a in kinds(acts, InjectPoll) if a.attempt == 1] == [22.0]
@@ -166,7 +167,7 @@ def test_enter_retried_once_then_abandoned() -> None:
     acts = run(sc, 6, 20, idle("/nbs-poll"))
     submits = kinds(acts, SubmitPoll)
     assert [(t, a.attempt) for t, a in submits] == [(6.0, 1), (9.0, 2)]
-    failed = [a for _, a in acts if isinstance(a, Notice) and a.kind == "poll-failed"]
+    failed = [a for _, a in acts if isinstance(a, HandshakeEnded) and not a.submitted]
     assert len(failed) == 1
 
 
@@ -177,7 +178,7 @@ def test_text_not_shown_is_retyped_once_only_into_an_empty_box() -> None:
     injects = kinds(acts, InjectPoll)
     assert [a.attempt for _, a in injects] == [2]
     assert not kinds(acts, SubmitPoll)
-    assert any(isinstance(a, Notice) and a.kind == "poll-failed" for _, a in acts)
+    assert any(isinstance(a, HandshakeEnded) and not a.submitted for _, a in acts)
 
 
 def test_operator_text_in_box_is_never_submitted() -> None:
@@ -186,7 +187,7 @@ def test_operator_text_in_box_is_never_submitted() -> None:
     acts = run(sc, 6, 30, idle("/nbs-pollhello"))  # the operator typed at the same moment
     assert not kinds(acts, SubmitPoll)
     assert not kinds(acts, InjectPoll)
-    assert any(isinstance(a, Notice) and a.kind == "poll-failed" for _, a in acts)
+    assert any(isinstance(a, HandshakeEnded) and not a.submitted for _, a in acts)
 
 
 def test_refused_action_resets_the_handshake() -> None:
@@ -224,7 +225,7 @@ def test_plan_choice_once_per_menu_by_label() -> None:
     assert len(selects) == 1
     t, sel = selects[0]
     assert t == 1.0 and sel.number == 1 and "auto mode" in sel.label
-    failed = [a for _, a in acts if isinstance(a, Notice) and a.kind == "plan-failed"]
+    failed = [a for _, a in acts if isinstance(a, PlanNotice) and a.result == "failed"]
     assert len(failed) == 1  # reported once, never pressed again
     assert not kinds(acts, InjectPoll)
 
@@ -236,7 +237,7 @@ def test_plan_choice_lands_and_next_menu_is_new() -> None:
     acts = run(sc, 2, 2, plan("2.1.158"))  # still drawn for a moment
     assert not kinds(acts, SelectPlanOption)
     acts = run(sc, 3, 6, working())
-    assert any(isinstance(a, Notice) and a.kind == "plan-select" for _, a in acts)
+    assert any(isinstance(a, PlanNotice) and a.result == "landed" for _, a in acts)
     acts = run(sc, 7, 9, plan("2.1.158"))
     assert len(kinds(acts, SelectPlanOption)) == 1
 
@@ -252,7 +253,7 @@ def test_plan_policy_off_and_override() -> None:
     sc = PaneSidecar("%1", SidecarConfig(plan_policy="off"))
     acts = run(sc, 0, 10, plan())
     assert not kinds(acts, SelectPlanOption)
-    assert len([a for _, a in acts if isinstance(a, Notice) and a.kind == "plan-waiting"]) == 1
+    assert len([a for _, a in acts if isinstance(a, PlanNotice) and a.result == "waiting"]) == 1
     sc2 = PaneSidecar("%2")
     sc2.set_plan_policy("off")
     assert not kinds(run(sc2, 0, 10, plan()), SelectPlanOption)

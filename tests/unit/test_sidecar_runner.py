@@ -10,7 +10,8 @@ from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.screen.pane_screen import PaneScreen
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
-from nbs_tui.sidecar.runner import TICK_PHASE, SidecarEvent, SidecarRunner, next_tick
+from nbs_tui.sidecar.events import CommandSeen, PaneLeft, PollStep
+from nbs_tui.sidecar.sidecar_runner import TICK_PHASE, SidecarEvent, SidecarRunner, next_tick
 from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.port import FleetPort, PaneGone
 
@@ -148,7 +149,7 @@ def test_poll_injected_whole_then_submitted_once() -> None:
     run(runner, clock, 8)
     assert fleet.sent == [("%1", "/nbs-poll"), ("%1", "Enter")]
     assert fleet.submitted == [("%1", "/nbs-poll")]
-    results = [dict(e.data).get("result") for e in events if e.kind == "poll"]
+    results = [e.result for e in events if isinstance(e, PollStep)]
     assert results[:3] == ["typed", "enter", "submitted"]
 
 
@@ -203,7 +204,7 @@ def test_live_recheck_refuses_when_operator_typed_meanwhile() -> None:
     runner, events, clock = make(fleet)
     run(runner, clock, 12)
     assert fleet.sent == []
-    assert any(dict(e.data).get("result") == "refused" for e in events if e.kind == "poll")
+    assert any(isinstance(e, PollStep) and e.result == "refused" for e in events)
 
 
 def test_replaced_pane_gets_nothing_and_keeps_operator_switches() -> None:
@@ -217,7 +218,7 @@ def test_replaced_pane_gets_nothing_and_keeps_operator_switches() -> None:
     assert fleet.sent == []
     status = runner.status("%1")
     assert status is not None and not status.poll_enabled
-    assert any(e.kind == "state" and dict(e.data).get("state") == "gone" for e in events)
+    assert any(isinstance(e, PaneLeft) for e in events)
 
 
 def test_non_agent_panes_are_ignored() -> None:
@@ -284,7 +285,7 @@ def test_scanned_commands_go_to_the_control_plane_with_the_pane_project() -> Non
     runner, events, clock = make(fleet, interval=300.0, control=control)
     run(runner, clock, 5)
     assert control.applied == [("%1", "/work/proj", "\\nbs-register-chat .nbs/chat/a.chat")]
-    assert [dict(e.data)["line"] for e in events if e.kind == "command"] == [
+    assert [e.line for e in events if isinstance(e, CommandSeen)] == [
         "\\nbs-register-chat .nbs/chat/a.chat"
     ]
 

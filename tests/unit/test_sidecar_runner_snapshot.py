@@ -14,7 +14,8 @@ from libtmux.test.retry import retry_until
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
-from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.sidecar.events import SidecarEvent, StatusChange
+from nbs_tui.sidecar.sidecar_runner import SidecarRunner
 from tests.unit.test_sidecar_runner import FakeAgentFleet, idle_rows
 
 T = TypeVar("T")
@@ -91,7 +92,7 @@ def test_reads_and_switches_return_at_once_while_a_tick_waits_on_tmux(
         return s is not None and not s.poll_enabled and s.plan_policy == "off"
 
     assert retry_until(applied, seconds=10, raises=False)
-    said = [e.message for e in events if e.kind == "status" and e.pane_id == "%2" and e.message]
+    said = [e.message for e in events if isinstance(e, StatusChange) and e.pane_id == "%2" and e.message]
     assert said[:2] == ["poll injection off", "plan auto-select off"]
 
 
@@ -120,4 +121,4 @@ def test_switches_apply_at_once_when_no_tick_is_running() -> None:
     runner.set_poll_enabled("%1", False)
     status = runner.status("%1")
     assert status is not None and not status.poll_enabled, "published without waiting for a tick"
-    assert [e.message for e in events if e.kind == "status"][-1] == "poll injection off"
+    assert [e.message for e in events if isinstance(e, StatusChange)][-1] == "poll injection off"

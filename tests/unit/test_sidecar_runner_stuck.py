@@ -10,7 +10,8 @@ from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.core.sidecar.stuck_agents import Liveness, Phase
-from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.sidecar.events import AgentEnded, Escalation, NudgeStep, SidecarEvent
+from nbs_tui.sidecar.sidecar_runner import SidecarRunner
 from nbs_tui.tmux.commands import Guard
 from tests.unit.test_sidecar_runner import Clock, FakeAgentFleet, idle_rows, make, run
 
@@ -23,11 +24,16 @@ def settings(grace: float = 3.0, nudges: int = 1) -> Settings:
 
 def stuck_events(events: list[SidecarEvent]) -> list[tuple[str, str]]:
     """(kind, result or message) of the stuck cycle's events, in order."""
-    return [
-        (e.kind, str(dict(e.data).get("result", dict(e.data).get("liveness", ""))))
-        for e in events
-        if e.kind in ("nudge", "escalate", "agent-ended")
-    ]
+    out: list[tuple[str, str]] = []
+    for e in events:
+        match e:
+            case NudgeStep(result=result):
+                out.append(("nudge", result))
+            case Escalation():
+                out.append(("escalate", ""))
+            case AgentEnded(liveness=liveness):
+                out.append(("agent-ended", liveness))
+    return out
 
 
 def start(
@@ -54,14 +60,14 @@ def test_stuck_agent_is_nudged_once_through_the_handshake_then_escalated() -> No
         ("nudge", "submitted"),
         ("escalate", ""),
     ]
-    [escalation] = [e for e in events if e.kind == "escalate"]
+    [escalation] = [e for e in events if isinstance(e, Escalation)]
     assert "after 1 nudge" in escalation.message
     assert escalation.as_json()["event"] == "escalate" and escalation.as_json()["pane"] == "%1"
     assert runner.escalated() == {"%1": "stuck (1 nudge)"}
     status = runner.stuck("%1")
     assert status is not None and status.phase is Phase.ESCALATED
     run(runner, clock, 20)
-    assert len([e for e in events if e.kind == "escalate"]) == 1, "escalated once"
+    assert len([e for e in events if isinstance(e, Escalation)]) == 1, "escalated once"
     fleet.set("%1", ["✢ Sautéing… (1s)", "─" * 60, "❯ ", "─" * 60, "  esc to interrupt"])
     run(runner, clock, 1)
     assert runner.escalated() == {}, "work after an escalation clears it"
@@ -80,12 +86,12 @@ def test_operator_typing_on_the_live_screen_refuses_the_nudge_and_it_does_not_co
     run(runner, clock, 5)
     assert fleet.sent == []
     assert ("nudge", "refused") in stuck_events(events)
-    assert not any(e.kind == "escalate" for e in events)
+    assert not any(isinstance(e, Escalation) for e in events)
     del fleet.live_override["%1"]
     run(runner, clock, 8)
     assert fleet.submitted == [("%1", NUDGE)]
-    queued = [e for e in events if e.kind == "nudge" and dict(e.data)["result"] == "queued"]
-    assert [dict(e.data)["nudge"] for e in queued] == [1], "the refused nudge was not counted"
+    queued = [e for e in events if isinstance(e, NudgeStep) and e.result == "queued"]
+    assert [e.nudge for e in queued] == [1], "the refused nudge was not counted"
 
 
 def test_operator_keys_hold_the_nudge_back() -> None:
@@ -94,7 +100,7 @@ def test_operator_keys_hold_the_nudge_back() -> None:
         runner.note_operator_input("%1")
         run(runner, clock, 1)
     assert fleet.sent == []
-    assert not any(e.kind in ("nudge", "escalate") for e in events)
+    assert not any(isinstance(e, NudgeStep | Escalation) for e in events)
 
 
 def test_paused_project_is_neither_nudged_nor_escalated(tmp_path: Path) -> None:
@@ -116,12 +122,12 @@ def test_a_nudge_the_box_will_not_take_is_not_counted() -> None:
 
     fleet.send_text = ignore  # type: ignore[method-assign]
     run(runner, clock, 20)
-    results = [dict(e.data)["result"] for e in events if e.kind == "nudge"]
+    results = [e.result for e in events if isinstance(e, NudgeStep)]
     assert results[:4] == ["queued", "typed", "typed", "failed"]
-    queued = [e for e in events if e.kind == "nudge" and dict(e.data)["result"] == "queued"]
+    queued = [e for e in events if isinstance(e, NudgeStep) and e.result == "queued"]
     assert len(queued) >= 2, "tried again after the grace period"
-    assert {dict(e.data)["nudge"] for e in queued} == {1}, "an undelivered nudge does not count"
-    assert not any(e.kind == "escalate" for e in events)
+    assert {e.nudge for e in queued} == {1}, "an undelivered nudge does not count"
+    assert not any(isinstance(e, Escalation) for e in events)
     assert fleet.submitted == [], "never a bare Enter"
 
 
@@ -156,8 +162,8 @@ def test_signals_set_later_report_an_exit_once() -> None:
     run(runner, clock, 3)
     fleet.infos["%1"] = replace(fleet.infos["%1"], is_agent=False)  # the shell is back
     run(runner, clock, 2)
-    ended = [e for e in events if e.kind == "agent-ended"]
-    assert [(e.message, dict(e.data)["liveness"]) for e in ended] == [
+    ended = [e for e in events if isinstance(e, AgentEnded)]
+    assert [(e.message, e.liveness) for e in ended] == [
         ("its Claude Code process exited", "exited")
     ]
 
@@ -171,7 +177,7 @@ def test_gone_and_exited_panes_are_reported() -> None:
     fleet.infos["%2"] = replace(fleet.infos["%2"], dead=True)
     fleet.infos["%3"] = replace(fleet.infos["%3"], pid=301)
     run(runner, clock, 2)
-    ended = {e.pane_id: (dict(e.data)["liveness"], e.message) for e in events if e.kind == "agent-ended"}
+    ended = {e.pane_id: (e.liveness, e.message) for e in events if isinstance(e, AgentEnded)}
     assert ended == {
         "%1": ("gone", "its tmux pane is gone"),
         "%2": ("exited", "the pane's process exited"),

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from nbs_tui.core.sidecar.pane_sidecar import (
+    HandshakeEnded,
     InjectPoll,
-    Notice,
     PaneSidecar,
     SidecarConfig,
     SidecarContext,
@@ -27,8 +27,8 @@ def test_text_is_typed_whole_submitted_and_confirmed_with_its_purpose() -> None:
     assert sc.tick(1, None) == [InjectPoll(NUDGE, 1, "nudge")]
     assert sc.injecting
     assert sc.tick(2, idle(NUDGE)) == [SubmitPoll(NUDGE, 1, "nudge")]
-    notices = [a for a in sc.tick(3, working()) if isinstance(a, Notice)]
-    assert notices == [Notice("nudge", f"{NUDGE} submitted")]
+    notices = [a for a in sc.tick(3, working()) if isinstance(a, HandshakeEnded)]
+    assert notices == [HandshakeEnded("nudge", True, f"{NUDGE} submitted")]
     assert not sc.injecting
     assert sc.last_change == 3
 
@@ -37,7 +37,7 @@ def test_text_is_not_typed_when_the_box_became_unsafe() -> None:
     sc = sidecar()
     assert sc.request_text(NUDGE, "nudge")[0]
     actions = sc.tick(1, idle(), SidecarContext(operator_typing=True))
-    assert actions == [Notice("nudge-failed", f"{NUDGE} not typed: operator typing")]
+    assert actions == [HandshakeEnded("nudge", False, f"{NUDGE} not typed: operator typing")]
     assert sc.tick(2, None) == []  # dropped, not retried
 
 
@@ -46,8 +46,8 @@ def test_operator_text_in_the_box_makes_the_handshake_give_up_as_the_purpose() -
     sc.request_text(NUDGE, "nudge")
     sc.tick(1, None)
     actions = sc.tick(5, idle("my own words"))
-    assert [a for a in actions if isinstance(a, Notice)] == [
-        Notice("nudge-failed", f"{NUDGE} did not show in the input box (box holds 'my own words')")
+    assert [a for a in actions if isinstance(a, HandshakeEnded)] == [
+        HandshakeEnded("nudge", False, f"{NUDGE} did not show in the input box (box holds 'my own words')")
     ]
 
 

@@ -23,19 +23,12 @@ HISTORY_LENGTH = 50
 
 
 class EventLike(Protocol):
-    """The fields of a `nbs_tui.sidecar.runner.SidecarEvent` a history line reads."""
-
-    @property
-    def kind(self) -> str: ...
+    """What a history line reads of a `nbs_tui.sidecar.events.SidecarEvent`."""
 
     @property
     def at(self) -> float: ...
 
-    @property
-    def message(self) -> str: ...
-
-    @property
-    def data(self) -> tuple[tuple[str, Any], ...]: ...
+    def history(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,27 +40,10 @@ class HistoryEntry:
 
     @classmethod
     def from_sidecar_event(cls, event: EventLike) -> HistoryEntry | None:
-        """A line for a `nbs_tui.sidecar.runner.SidecarEvent` (None for ``status`` events)."""
-        if event.kind in ("status", "meters"):
-            return None
-        data = dict(event.data)
-        if event.kind == "state":
-            text = f"state → {data.get('state', '?')}"
-            if event.message:
-                text += f" ({event.message})"
-        elif event.kind in ("poll", "plan-select"):
-            result = data.get("result", "")
-            what = data.get("text") or data.get("label") or data.get("number") or ""
-            text = " ".join(str(x) for x in (event.kind, result, what) if x)
-            if event.message:
-                text += f": {event.message}"
-        elif event.kind == "command":
-            text = f"command {data.get('line', '')}"
-        else:
-            text = f"{event.kind}: {event.message}"
-        if data.get("by"):  # relayed from the lease holder, another process (core/sidecar/relay.py)
-            text += f" (by sidecar {data['by']})"
-        return cls(event.at, text)
+        """The line a `nbs_tui.sidecar.events.SidecarEvent` writes (None for most ``status`` and
+        ``meters`` events): each event class words its own."""
+        text = event.history()
+        return None if text is None else cls(event.at, text)
 
 
 @dataclass(frozen=True, slots=True)

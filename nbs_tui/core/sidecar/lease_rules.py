@@ -25,7 +25,7 @@ PAUSE_OPTION = "@nbs_pause"
 MUTE_OPTION = "@nbs_mute"
 """Server user option: the notification kinds muted from a dashboard's palette, comma-separated
 (``needs-input,finished``; unset: none). Every dashboard of the server and the lease holder's
-pushes (`nbs_tui.push`) honour it until a dashboard unmutes the kind."""
+pushes (`nbs_tui.notify.push`) honour it until a dashboard unmutes the kind."""
 INFLIGHT_OPTION = "@nbs_inflight"
 """Pane option set before a poll is typed and cleared once it is submitted: ``TOKEN TEXT``."""
 START_CLAIM_OPTION = "@nbs_starting"

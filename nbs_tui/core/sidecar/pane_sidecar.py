@@ -1,7 +1,7 @@
 """The per-pane sidecar as a pure state machine with an injected clock.
 
 nbs-claude ran one bash loop per agent; nbs-tui runs one `PaneSidecar` per pane, ticked once a
-second by `nbs_tui.sidecar.runner.SidecarRunner`. A tick takes the time, the pane's screen (or
+second by `nbs_tui.sidecar.sidecar_runner.SidecarRunner`. A tick takes the time, the pane's screen (or
 None when it has not changed) and a `SidecarContext`, and returns `Action` values for the runner
 to carry out. Nothing here touches tmux, files or threads, so every rule is unit-testable.
 
@@ -16,7 +16,7 @@ then counting waits ``backoff`` (10 s) before starting again. Added safety:
 * never while paused (``.nbs/control-pause``), while the operator types, during context
   pressure, with a menu open, or with text in the box; never a bare Enter;
 * other text (the stuck watch's nudge) goes through the same handshake: `request_text`
-  queues it for the next tick, and its actions and notices carry its ``purpose``;
+  queues it for the next tick, and its actions and its end (`HandshakeEnded`) carry its ``purpose``;
 * a usage-limited agent (``limited``) gets no poll and no nudge; only the resume after its
   reset (`request_resume`, purpose ``resume``) may type into its free input box;
 * the plan menu is answered once per menu, by label (`choose_plan_option`), after it has been
@@ -29,8 +29,9 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, deque
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
+from typing import Literal
 
 from nbs_tui.core.control.control_commands import scan_screen_lines
 from nbs_tui.core.detection.detect import FLAG_CONTEXT_PRESSURE, choose_plan_option, detect_lines
@@ -99,16 +100,25 @@ class ReportCommand:
 
 
 @dataclass(frozen=True, slots=True)
-class Notice:
-    """Something the operator should read in the pane's history (``kind`` for filtering).
+class HandshakeEnded:
+    """A typing handshake of ``purpose`` is over: its text was submitted, or it failed
+    (``message`` says what happened, for the pane's history)."""
 
-    A typing handshake ends with ``<purpose>`` (submitted) or ``<purpose>-failed``."""
-
-    kind: str
+    purpose: str
+    submitted: bool
     message: str
 
 
-Action = StateChanged | InjectPoll | SubmitPoll | SelectPlanOption | ReportCommand | Notice
+@dataclass(frozen=True, slots=True)
+class PlanNotice:
+    """What became of the plan menu: the pressed option ``landed`` (the menu went), ``failed``
+    (it stayed), or the menu is ``waiting`` for the operator."""
+
+    result: Literal["landed", "failed", "waiting"]
+    message: str
+
+
+Action = StateChanged | InjectPoll | SubmitPoll | SelectPlanOption | ReportCommand | HandshakeEnded | PlanNotice
 
 
 # --- inputs and outputs -----------------------------------------------------------------------
@@ -414,7 +424,7 @@ class PaneSidecar:
                 if queued is not None:
                     why = f"{queued[0]} not typed: {blocker}"
                     self._note(f"{queued[1]} abandoned: {why}")
-                    return [Notice(f"{queued[1]}-failed", why)]
+                    return [HandshakeEnded(queued[1], False, why)]
                 return []
             if queued is not None:
                 self._text, self._purpose = queued
@@ -457,7 +467,7 @@ class PaneSidecar:
             self._phase = _Phase.READY
             self._backoff_until = now + self.config.backoff
             self._note(f"{text} submitted")
-            return [Notice(purpose, f"{text} submitted")]
+            return [HandshakeEnded(purpose, True, f"{text} submitted")]
         if now - self._phase_at < self.config.confirm_timeout:
             return []
         if self._attempt == 1:
@@ -470,7 +480,7 @@ class PaneSidecar:
         self._phase = _Phase.READY
         self._backoff_until = now + self.config.backoff
         self._note(f"{self._purpose} abandoned: {why}")
-        return [Notice(f"{self._purpose}-failed", why)]
+        return [HandshakeEnded(self._purpose, False, why)]
 
     def action_refused(self, now: float, action: Action, why: str) -> None:
         """The runner did not carry ``action`` out (live screen not safe, pane gone, error)."""
@@ -497,7 +507,7 @@ class PaneSidecar:
             if plan.pressed is not None:
                 msg = f"plan option {plan.pressed} landed (menu gone)"
                 self._note(msg)
-                return [Notice("plan-select", msg)]
+                return [PlanNotice("landed", msg)]
             return []
         labels = tuple(o.label for o in d.options)
         if plan is None:
@@ -509,7 +519,7 @@ class PaneSidecar:
                 plan.reported = True
                 msg = f"plan option {plan.pressed} did not land; the menu is left for the operator"
                 self._note(msg)
-                return [Notice("plan-failed", msg)]
+                return [PlanNotice("failed", msg)]
             return []
         if labels != plan.labels:
             plan.labels, plan.options, plan.since = labels, d.options, now
@@ -519,13 +529,13 @@ class PaneSidecar:
         if self.plan_policy == "off":
             plan.reported = True
             self._note("plan menu waiting for the operator (auto-select off)")
-            return [Notice("plan-waiting", "plan menu waiting for the operator (auto-select off)")]
+            return [PlanNotice("waiting", "plan menu waiting for the operator (auto-select off)")]
         choice = choose_plan_option(d.options, self.plan_policy, self.config.plan_fallback)
         if choice is None:
             plan.reported = True
             msg = "plan menu: no option proceeds without prompts; left for the operator"
             self._note(msg)
-            return [Notice("plan-waiting", msg)]
+            return [PlanNotice("waiting", msg)]
         label = next(o.label for o in d.options if o.number == choice)
         plan.pressed, plan.pressed_at = choice, now
         self._note(f"plan menu: choosing {choice}. {label}")
@@ -603,17 +613,13 @@ class PaneSidecar:
         )
 
 
-def with_config(sidecar: PaneSidecar, **changes: object) -> None:
-    """Change global defaults of a running sidecar (e.g. the operator flips polling off)."""
-    sidecar.config = replace(sidecar.config, **changes)  # type: ignore[arg-type]
-
-
 __all__ = [
     "Action",
+    "HandshakeEnded",
     "HistoryItem",
     "InjectPoll",
-    "Notice",
     "PaneSidecar",
+    "PlanNotice",
     "ReportCommand",
     "SelectPlanOption",
     "SidecarConfig",

@@ -27,8 +27,6 @@ ACTIONS_OPTION = "@nbs_actions"
 RELAY_KEEP = 6
 """Actions kept per pane: a poll is typed, entered and confirmed over about three ticks, and a
 viewer reads once a tick, so six leave room for a viewer one or two ticks late."""
-RELAYED_KINDS = frozenset({"poll", "plan-select", "nudge", "escalate", "resume"})
-"""Event kinds only the holder produces (a viewer detects states and commands itself)."""
 LIFECYCLE_OPTION = "@nbs_lifecycle"
 """Server option: the last lifecycle actions on this server (`LIFECYCLE_KINDS`), by any process (a
 ``nbs-tui stop`` run, any dashboard, holder or viewer): a ring as `encode_ring`, each action's pane

@@ -2,7 +2,7 @@
 
 Pure: the caller feeds every agent's state (and the stuck watch's escalations) with the time,
 and gets back the notifications due. Writing them (terminal escape sequences, a user command)
-is `nbs_tui.notify`'s job.
+is the notify room's (`nbs_tui.notify`).
 
 Rules:
 - a pane seen for the first time only seeds its state: a dashboard that starts on a fleet

@@ -17,11 +17,9 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol
 
 from nbs_tui.core.fleet.model import PaneId
-from nbs_tui.core.fleet.pane_state import EventLike
-from nbs_tui.core.notify import NotifyKind
+from nbs_tui.core.notifications.notify_rules import NotifyKind
 from nbs_tui.core.sidecar.lease_rules import (
     Lease,
     LeaseValue,
@@ -29,13 +27,13 @@ from nbs_tui.core.sidecar.lease_rules import (
     answered,
 )
 from nbs_tui.core.sidecar.relay import (
-    RELAYED_KINDS,
     RelayedAction,
     RelayNews,
     RelayReader,
     append_action,
     read_all,
 )
+from nbs_tui.sidecar.events import RELAYED_EVENTS, SidecarEvent
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat, fence
 from nbs_tui.sidecar.pane_options import (
     PaneOptionsPublisher,
@@ -50,13 +48,6 @@ log = logging.getLogger(__name__)
 
 REQUEST_WAIT = 5.0
 """Longest a view waits for the holder to answer a poll request."""
-
-
-class ActionEvent(EventLike, Protocol):
-    """The part of a `nbs_tui.sidecar.runner.SidecarEvent` the relay carries."""
-
-    @property
-    def pane_id(self) -> PaneId: ...
 
 
 class SidecarLease:
@@ -89,7 +80,7 @@ class SidecarLease:
         self._lifecycle_reader = RelayReader()
         """The server's lifecycle ring (stop, restart by any process), read as one "pane"."""
         self._lifecycle_news: list[RelayedAction] = []
-        self._outbox: dict[PaneId, list[ActionEvent]] = {}
+        self._outbox: dict[PaneId, list[SidecarEvent]] = {}
         self._outbox_lock = threading.Lock()
         self._written: dict[PaneId, tuple[RelayedAction, ...]] = {}
         """What this holder last wrote per pane: numbering goes on from it when the tick's read
@@ -202,10 +193,10 @@ class SidecarLease:
 
     # -- the holder's actions, relayed to every view (nbs_tui.core.sidecar.relay) ----------------------
 
-    def record(self, event: ActionEvent) -> None:
+    def record(self, event: SidecarEvent) -> None:
         """The runner did or tried something in a pane: relay it if it is an action of the
-        holder's (`RELAYED_KINDS`) and this process acts. Sent at the tick's `publish`."""
-        if event.kind not in RELAYED_KINDS or not event.pane_id or not self.acting():
+        holder's (`RELAYED_EVENTS`) and this process acts. Sent at the tick's `publish`."""
+        if not isinstance(event, RELAYED_EVENTS) or not event.pane_id or not self.acting():
             return
         with self._outbox_lock:
             self._outbox.setdefault(event.pane_id, []).append(event)
@@ -225,7 +216,7 @@ class SidecarLease:
             if mine and (not ring or mine[-1].seq > ring[-1].seq):
                 ring = mine
             for event in events:
-                ring = append_action(ring, event.at, event.kind, self.by, event.message, event.data)
+                ring = append_action(ring, event.at, event.KIND, self.by, event.message, event.details())
             rings[pane_id] = ring
         try:
             self.switches.write_actions(rings)

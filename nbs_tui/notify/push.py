@@ -3,8 +3,8 @@
 Sent by the process that holds the tmux server's sidecar lease (the service, usually), never by
 each dashboard: a push must reach the phone once per event however many dashboards or browser
 tabs watch, and also when none does (docs/notifications.md says why here). The rules are the
-terminal notifications' own (`nbs_tui.core.notify`: muting, repeat limit, coalescing a burst),
-fed with the sidecar's events (`nbs_tui.sidecar.notices.EventNotices`). Muted are the kinds of
+terminal notifications' own (`nbs_tui.core.notifications`: muting, repeat limit, coalescing a burst),
+fed with the sidecar's events (`nbs_tui.notify.event_notices.EventNotices`). Muted are the kinds of
 ``notify_mute`` and those a dashboard muted from its palette, server-wide (``@nbs_mute``, read
 by the lease each tick: the dashboard and the sender are often different processes).
 
@@ -38,12 +38,12 @@ from typing import Any
 from nbs_tui.core.fleet.card_target import format_card_target
 from nbs_tui.core.fleet.host_spec import HostSpec
 from nbs_tui.core.fleet.model import PaneId
-from nbs_tui.core.notify import Notification, NotifyKind, coalesce, push_message
+from nbs_tui.core.notifications.notify_rules import Notification, NotifyKind, coalesce, push_message
+from nbs_tui.core.notifications.notify_settings import unusable_url
 from nbs_tui.core.web_links import issue_link
 from nbs_tui.files.web_endpoint import endpoint_path, read_endpoint
-from nbs_tui.notify import unusable_url
-from nbs_tui.sidecar.events import SidecarEvent
-from nbs_tui.sidecar.notices import EventNotices
+from nbs_tui.notify.event_notices import EventNotices
+from nbs_tui.sidecar.events import SidecarEvent, StateChange
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,6 @@ class PushSender:
         problem: Callable[[str, str], None],
         link_ttl: float,
         state_dir: Path,
-        muted: Callable[[], frozenset[NotifyKind]] = frozenset,
         wall: Callable[[], float] = time.time,
         load_after: float = LOAD_AFTER,
     ) -> None:
@@ -91,8 +90,6 @@ class PushSender:
         self._host = host
         self._names = names
         self._acting = acting
-        self._muted = muted
-        """The kinds muted server-wide from a dashboard, now (on top of ``notify_mute``)."""
         self._problem = problem
         self._link_ttl = link_ttl
         self._state_dir = state_dir
@@ -113,9 +110,8 @@ class PushSender:
         """One sidecar event (sidecar thread): the rules see every one, acting or not, so a
         process that takes the lease over knows the fleet's states and repeats."""
         with self._lock:
-            self._notices.mute_also(self._muted())
             notes = self._notices.observe(event)
-        self.offer(notes, event.question)
+        self.offer(notes, event.question if isinstance(event, StateChange) else "")
 
     def offer(self, notes: Sequence[Notification], question: str = "") -> None:
         """Notifications the rules made due (sidecar thread): queued if this process acts."""

@@ -5,7 +5,7 @@ that contends) writes the memory, so two processes never race on one file. It is
 something it remembers may have changed, never on a timer:
 
 * the fleet's pane set changed (`changed`, from the runtime's fanout: a pane or window opened or
-  closed, one moved), or a window's layout did (tmux's ``%layout-change``, `LayoutListener`);
+  closed, one moved), or a window's layout did (tmux's ``%layout-change``, `FleetListener.layout_changed`);
 * an agent's Claude Code session id changed (`facts_changed`: ``/clear``, ``/resume``, a new
   start; from `nbs_tui.claude.watcher` facts, which already weigh hooks, the status file and the
   transcript);
