@@ -88,7 +88,7 @@ def test_bash_completes_subcommands_options_choices_and_files(tmp_path: Path) ->
     assert answers == [
         "demo|detect",
         "demo",
-        "demo|detect|hooks|completion|serve-stdio|service|web|new|restore|stop|restart",
+        "demo|detect|hooks|completion|serve-stdio|service|web|new|restore|stop|restart|agents|read",
         "install|uninstall|status",
         "install|uninstall|status",
         "no-prompts|off",
@@ -115,7 +115,10 @@ def test_scripts_follow_the_parser() -> None:
     assert "--brand-new" in bash and "_nbs_reply -W 'left right'" in bash
     assert "'(--brand-new)--brand-new[a flag added later]:left|right:(left right)'" in zsh
     names = [command.name for command in describe(build_parser()).subcommands]
-    assert names == ["demo", "detect", "hooks", "completion", "serve-stdio", "service", "web", "new", "restore", "stop", "restart"]
+    assert names == [
+        "demo", "detect", "hooks", "completion", "serve-stdio", "service", "web", "new", "restore", "stop", "restart",
+        "agents", "read",
+    ]  # fmt: skip
 
 
 @pytest.fixture

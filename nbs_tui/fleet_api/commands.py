@@ -1,0 +1,149 @@
+"""``nbs-tui agents`` and ``nbs-tui read TARGET``: their arguments and what they print.
+
+Every command ends with an `nbs_tui.core.fleet_api.exit_codes.ExitCode`; `run` turns a
+`FleetApiError` into its code and its message on stderr. ``--json``: one JSON document on
+stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from nbs_tui.claude.status import find_claude_process, process_table
+from nbs_tui.claude.watcher import status_reading
+from nbs_tui.config import Settings
+from nbs_tui.core.detection.detect import detect_text, detection_as_json
+from nbs_tui.core.detection.fusion import fuse, screen_reading
+from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.core.fleet.model import server_key
+from nbs_tui.core.fleet_api.agent_row import AgentRow, agents_table, row_from_json
+from nbs_tui.core.fleet_api.exit_codes import ExitCode, FleetApiError
+from nbs_tui.core.fleet_api.target import resolve_target
+from nbs_tui.fleet_api.listing import capture, list_agents
+from nbs_tui.fleet_api.service import ensure_service
+from nbs_tui.server_options import add_server_options
+from nbs_tui.tmux.commands import TmuxServerCommands
+from nbs_tui.tmux.errors import TmuxError
+
+COMMANDS = ("agents", "read")
+REMOTE_TIMEOUT = 60.0
+
+
+def add_parsers(commands: argparse._SubParsersAction[Any]) -> None:
+    agents = commands.add_parser("agents", help="list every agent of the server: target, state, folder, model...")
+    agents.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    add_server_options(agents, inherit=True)
+    read = commands.add_parser("read", help="print an agent's screen as text, with its state")
+    read.add_argument("target", metavar="TARGET", help="%%3, session:window.pane, a window or worker name, or host/server/%%3")
+    read.add_argument("--lines", type=int, default=0, metavar="N", help="also N lines of history above the screen")
+    read.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    add_server_options(read, inherit=True)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    try:
+        if args.command == "agents":
+            return _agents(args, settings)
+        return _read(args, settings)
+    except FleetApiError as error:
+        print(f"nbs-tui {args.command}: {error.message}", file=sys.stderr)
+        return error.code
+
+
+def _warn(command: str, message: str) -> None:
+    print(f"nbs-tui {command}: {message}", file=sys.stderr)
+
+
+def _local_agents(command: str, settings: Settings, host: HostSpec) -> list[AgentRow]:
+    commands = TmuxServerCommands.for_server(host.server)
+    try:
+        problem = ensure_service(settings, commands)
+        if problem:
+            _warn(command, problem)
+        return list_agents(commands, host.name, server_key(host.server), (settings.claude_home,))
+    except TmuxError as error:
+        raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"tmux on {host.server.describe()}: {error}") from None
+
+
+def _remote_agents(host: HostSpec) -> list[AgentRow]:
+    """Another host's agents, as its own ``nbs-tui agents --json`` lists them (its service, its
+    status files), renamed to the host's name here."""
+    from nbs_tui.lifecycle.host import host_for
+
+    there = host_for(host)
+    try:
+        done = there.run_nbs_tui([*host.server.tmux_args(), "agents", "--json"], REMOTE_TIMEOUT)
+    except (OSError, ValueError) as error:
+        raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"--host {host.name}: {error}") from None
+    finally:
+        there.close()
+    if done.returncode != 0 or done.lost:
+        why = done.lost or (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"--host {host.name}: {why}")
+    try:
+        return [row_from_json({**item, "host": host.name}) for item in json.loads(done.stdout)["agents"]]
+    except (ValueError, KeyError, TypeError) as error:
+        raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"--host {host.name}: not an agents listing ({error})") from None
+
+
+def fleet_rows(command: str, settings: Settings) -> list[AgentRow]:
+    """Every agent of every watched host (``--host`` repeated, else the server of -L/-S)."""
+    rows: list[AgentRow] = []
+    for host in settings.watched_hosts():
+        rows += _local_agents(command, settings, host) if host.is_local else _remote_agents(host)
+    return rows
+
+
+def _agents(args: argparse.Namespace, settings: Settings) -> int:
+    rows = fleet_rows("agents", settings)
+    if args.json:
+        print(json.dumps({"agents": [row.as_json() for row in rows]}, ensure_ascii=False))
+    else:
+        print(agents_table(rows))
+    return ExitCode.DONE
+
+
+def _read(args: argparse.Namespace, settings: Settings) -> int:
+    if args.lines < 0:
+        raise FleetApiError(ExitCode.BAD_INPUT, f"--lines {args.lines}: must be 0 or more")
+    hosts = {host.name: host for host in settings.watched_hosts()}
+    row = resolve_target(args.target, fleet_rows("read", settings))
+    host = hosts[row.host]
+    if not host.is_local:
+        raise FleetApiError(ExitCode.BAD_INPUT, f"read {row.target}: reading another host's screen is not built yet")
+    commands = TmuxServerCommands.for_server(host.server)
+    try:
+        text = capture(commands, row.pane_id, args.lines or None)
+        screen = capture(commands, row.pane_id) if args.lines else text
+    except TmuxError as error:
+        raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"{row.target}: {error}") from None
+    detection = detect_text(screen)
+    now = time.time()
+    changed = now - row.quiet_seconds if row.quiet_seconds is not None else now
+    readings = [screen_reading(detection, changed)]
+    claude = find_claude_process(_pane_pid(commands, row), process_table(), (settings.claude_home,))
+    if claude is not None and claude.status is not None:
+        readings.append(status_reading(claude.status))
+    fused = fuse(readings, now)
+    if args.json:
+        out = {
+            "agent": row.as_json(),
+            "state": fused.state.value,
+            "why": fused.why,
+            "detection": detection_as_json(detection),
+            "text": text,
+        }
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        print(f"# {row.target} ({row.address} {row.window_name}): {fused.state.value} ({fused.why})")
+        sys.stdout.write(text)
+    return ExitCode.DONE
+
+
+def _pane_pid(commands: TmuxServerCommands, row: AgentRow) -> int:
+    pid = commands.display(row.pane_id, "#{pane_pid}")
+    return int(pid) if pid.isdigit() else -1
