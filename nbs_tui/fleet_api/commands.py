@@ -69,23 +69,40 @@ def _local_agents(command: str, settings: Settings, host: HostSpec) -> list[Agen
         raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"tmux on {host.server.describe()}: {error}") from None
 
 
-def _remote_agents(host: HostSpec) -> list[AgentRow]:
-    """Another host's agents, as its own ``nbs-tui agents --json`` lists them (its service, its
-    status files), renamed to the host's name here."""
+def _run_there(host: HostSpec, words: list[str]) -> dict[str, Any]:
+    """``nbs-tui WORDS --json`` run by another host's own nbs-tui (its service, its status files,
+    its screens) over ssh, and the JSON document it printed. Its fleet API exit code is ours."""
     from nbs_tui.lifecycle.host import host_for
 
     there = host_for(host)
     try:
-        done = there.run_nbs_tui([*host.server.tmux_args(), "agents", "--json"], REMOTE_TIMEOUT)
+        done = there.run_nbs_tui([*host.server.tmux_args(), *words, "--json"], REMOTE_TIMEOUT)
     except (OSError, ValueError) as error:
         raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"--host {host.name}: {error}") from None
     finally:
         there.close()
-    if done.returncode != 0 or done.lost:
-        why = done.lost or (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-        raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"--host {host.name}: {why}")
+    if done.lost:
+        raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"--host {host.name}: {done.lost}")
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        codes = {int(code) for code in ExitCode}  # anything else (1: tmux unreachable there) is "no such agent"
+        code = ExitCode(done.returncode) if done.returncode in codes else ExitCode.NO_SUCH_AGENT
+        raise FleetApiError(code, f"--host {host.name}: {why}")
     try:
-        return [row_from_json({**item, "host": host.name}) for item in json.loads(done.stdout)["agents"]]
+        out = json.loads(done.stdout)
+    except ValueError as error:
+        raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"--host {host.name}: not JSON ({error})") from None
+    if not isinstance(out, dict):
+        raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"--host {host.name}: not a JSON object")
+    return out
+
+
+def _remote_agents(host: HostSpec) -> list[AgentRow]:
+    """Another host's agents, as its own ``nbs-tui agents --json`` lists them, renamed to the
+    host's name here."""
+    out = _run_there(host, ["agents"])
+    try:
+        return [row_from_json({**item, "host": host.name}) for item in out["agents"]]
     except (ValueError, KeyError, TypeError) as error:
         raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"--host {host.name}: not an agents listing ({error})") from None
 
@@ -113,35 +130,44 @@ def _read(args: argparse.Namespace, settings: Settings) -> int:
     hosts = {host.name: host for host in settings.watched_hosts()}
     row = resolve_target(args.target, fleet_rows("read", settings))
     host = hosts[row.host]
-    if not host.is_local:
-        raise FleetApiError(ExitCode.BAD_INPUT, f"read {row.target}: reading another host's screen is not built yet")
+    if host.is_local:
+        out = _read_here(settings, host, row, args.lines)
+    else:  # that host's own nbs-tui captures and fuses; the agent as named here
+        out = _run_there(host, ["read", row.pane_id, "--lines", str(args.lines)])
+        out["agent"] = row.as_json()
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        print(f"# {row.target} ({row.address} {row.window_name}): {out.get('state')} ({out.get('why')})")
+        sys.stdout.write(str(out.get("text", "")))
+    return ExitCode.DONE
+
+
+def _read_here(settings: Settings, host: HostSpec, row: AgentRow, lines: int) -> dict[str, Any]:
+    """One capture of the pane (``lines`` of history above the screen too: a second capture
+    of the screen alone, for detection), its detection fused with the status file."""
     commands = TmuxServerCommands.for_server(host.server)
     try:
-        text = capture(commands, row.pane_id, args.lines or None)
-        screen = capture(commands, row.pane_id) if args.lines else text
+        text = capture(commands, row.pane_id, lines or None)
+        screen = capture(commands, row.pane_id) if lines else text
+        pid = _pane_pid(commands, row)
     except TmuxError as error:
         raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"{row.target}: {error}") from None
     detection = detect_text(screen)
     now = time.time()
     changed = now - row.quiet_seconds if row.quiet_seconds is not None else now
     readings = [screen_reading(detection, changed)]
-    claude = find_claude_process(_pane_pid(commands, row), process_table(), (settings.claude_home,))
+    claude = find_claude_process(pid, process_table(), (settings.claude_home,))
     if claude is not None and claude.status is not None:
         readings.append(status_reading(claude.status))
     fused = fuse(readings, now)
-    if args.json:
-        out = {
-            "agent": row.as_json(),
-            "state": fused.state.value,
-            "why": fused.why,
-            "detection": detection_as_json(detection),
-            "text": text,
-        }
-        print(json.dumps(out, ensure_ascii=False))
-    else:
-        print(f"# {row.target} ({row.address} {row.window_name}): {fused.state.value} ({fused.why})")
-        sys.stdout.write(text)
-    return ExitCode.DONE
+    return {
+        "agent": row.as_json(),
+        "state": fused.state.value,
+        "why": fused.why,
+        "detection": detection_as_json(detection),
+        "text": text,
+    }
 
 
 def _pane_pid(commands: TmuxServerCommands, row: AgentRow) -> int:

@@ -43,6 +43,7 @@ def fleet(session: libtmux.Session, server: libtmux.Server, tmp_path: Path) -> I
     nbs(server, tmp_path, "service", "stop")
 
 
+@pytest.mark.service_auto
 def test_agents_starts_the_service_and_lists_each_agent_from_its_published_state(
     fleet: tuple[str, str], server: libtmux.Server, tmp_path: Path
 ) -> None:
@@ -93,6 +94,7 @@ def test_agents_reads_the_published_options_not_the_screens(server: libtmux.Serv
     assert json.loads(by_worker.stdout)["agent"]["pane_id"] == pane.pane_id
 
 
+@pytest.mark.service_auto
 def test_read_prints_the_screen_with_its_state_and_refuses_bad_targets(
     fleet: tuple[str, str], server: libtmux.Server, session: libtmux.Session, tmp_path: Path
 ) -> None:

@@ -1,0 +1,75 @@
+"""``nbs-tui agents --host`` and ``read --host`` through the ssh lab: the host's own nbs-tui
+lists its agents (its service, started there by that command; its status files, in a folder only
+the host's agent names) and captures the screen; here they are named after the host."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nbs_tui.core.fleet_api.exit_codes import ExitCode
+from tests.remote.conftest import SshLab
+from tests.remote.helpers import new_session
+from tests.remote.test_ssh_lease import NBS_TUI
+from tests.tmux.fleet_helpers import wait_for
+from tests.tmux.test_sidecar_runner import write_fake_claude
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.service_auto
+def test_agents_and_read_on_another_host(ssh_lab: SshLab, tmp_path: Path) -> None:
+    a = ssh_lab.hosts["hosta"]
+    fake = write_fake_claude(tmp_path / "bin" / "claude")
+    claude_dir = tmp_path / "far-claude"  # found through the agent's own environment, on hosta
+    pane = new_session(
+        a, "agents",
+        f"exec env CLAUDE_CONFIG_DIR={shlex.quote(str(claude_dir))} {fake} permission {tmp_path / 'agent.log'}", 120, 40,
+    )  # fmt: skip
+    pid = int(a.tmux("display-message", "-p", "-t", pane, "#{pane_pid}").strip())
+    (claude_dir / "sessions").mkdir(parents=True)
+    status = {"pid": pid, "sessionId": "s-far", "cwd": str(tmp_path), "status": "waiting", "version": "9.9.9"}
+    (claude_dir / "sessions" / f"{pid}.json").write_text(json.dumps(status))
+    far = f"XDG_STATE_HOME={shlex.quote(str(tmp_path / 'far-state'))} NBS_POLL_DISABLE=1 {shlex.quote(str(NBS_TUI))}"
+    config = tmp_path / "hosts.toml"
+    config.write_text(
+        f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\nnbs_tui = {json.dumps(far)}\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "NBS_"))}
+    env.update(XDG_STATE_HOME=str(tmp_path / "here-state"), NBS_SERVICE="off")
+
+    def nbs(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "nbs_tui", "--config", str(config), *argv, "--host", "hosta"],
+            capture_output=True, text=True, timeout=120, env=env, cwd=REPO, check=False,
+        )  # fmt: skip
+
+    try:
+        listed: list[dict[str, object]] = []
+
+        def seen() -> bool:
+            done = nbs("agents", "--json")
+            assert done.returncode == 0, done.stderr
+            listed[:] = json.loads(done.stdout)["agents"]
+            return bool(listed)
+
+        wait_for(seen, 45)
+        (agent,) = listed
+        assert agent["target"] == f"hosta/default/{pane}" and agent["host"] == "hosta"
+        assert agent["state"] == "permission" and agent["needs_line"] == "Bash command"
+        assert (agent["session_id"], agent["version"]) == ("s-far", "9.9.9")  # read on hosta
+        read = nbs("read", f"hosta/default/{pane}", "--json")
+        assert read.returncode == 0, read.stderr
+        out = json.loads(read.stdout)
+        assert out["state"] == "permission" and "Do you want to proceed?" in out["text"]
+        assert out["agent"]["target"] == f"hosta/default/{pane}"
+        missing = nbs("read", "hosta/default/%999")
+        assert missing.returncode == ExitCode.NO_SUCH_AGENT and "no such agent" in missing.stderr
+    finally:
+        ssh_lab.ssh("hosta", f"{far} service stop")
