@@ -356,13 +356,14 @@ def wait_for_service(socket: str, timeout: float = SERVICE_WAIT) -> int | None:
     return None
 
 
-def stop_service(socket: str, env: dict[str, str]) -> None:
-    """Stop the server's service (``nbs-tui service stop``, with the app's ``env``: its pid
-    file is under the app's HOME) so that nothing of ours runs while the nbs-claude way is
-    measured: its tmux commands would count as that way's tmux extra."""
+def stop_service(socket: str, env: dict[str, str], checkout: Path = ROOT) -> None:
+    """Stop the server's service (``nbs-tui service stop`` of ``checkout``, with the app's
+    ``env``: its pid file is under the app's HOME) so that nothing of ours runs while the
+    nbs-claude way is measured: its tmux commands would count as that way's tmux extra."""
+    own = checkout / ".venv" / "bin" / "python"
     subprocess.run(
-        [sys.executable, "-m", "nbs_tui", "-L", socket, "service", "stop"],
-        cwd=ROOT, env=env, capture_output=True, timeout=30, check=False,
+        [str(own) if own.exists() else sys.executable, "-m", "nbs_tui", "-L", socket, "service", "stop"],
+        cwd=checkout, env=env, capture_output=True, timeout=30, check=False,
     )
     deadline = time.monotonic() + 10.0
     while service_pids(socket) and time.monotonic() < deadline:

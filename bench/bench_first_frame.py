@@ -33,7 +33,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
-from bench_app import MARKED, AppInPty, Markers, app_argv, app_env, compile_checkout  # noqa: E402
+from bench_app import COLS, MARKED, ROWS, AppInPty, Markers, app_argv, app_env, compile_checkout  # noqa: E402
 
 from nbs_tui.demo.launcher import DemoFleet  # noqa: E402
 
@@ -43,10 +43,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def launch_checkout(checkout: Path, socket: str, config: Path, home: Path, n: int) -> AppInPty:
-    """`bench_app.app_argv`'s app, run from ``checkout`` with the Python of its ``.venv``."""
+def launch_checkout(
+    checkout: Path, socket: str, config: Path, home: Path, n: int, size: tuple[int, int] = (COLS, ROWS)
+) -> AppInPty:
+    """`bench_app.app_argv`'s app, run from ``checkout`` with the Python of its ``.venv``, in a
+    terminal of ``size`` (columns, rows)."""
     python = str(checkout / ".venv" / "bin" / "python")
-    return AppInPty([python, *app_argv(socket, config)[1:]], app_env(home), n, checkout)
+    return AppInPty([python, *app_argv(socket, config)[1:]], app_env(home), n, checkout, size=size)
 
 
 def prepare(paths: list[Path], prefix: str, config_text: str = "") -> tuple[list[Path], Path, Path]:

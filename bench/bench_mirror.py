@@ -107,8 +107,17 @@ class CpuMeter:
 
 
 class Bench:
-    def __init__(self, n: int, workdir: Path) -> None:
+    """N plain panes of 120x40 on a private server, in sessions of up to ``per_session`` windows:
+    ``busy`` of them (default a quarter, one in four) run the writer, the rest ``idle`` (default
+    ``cat``; "" for the server's default shell, an idle shell)."""
+
+    def __init__(
+        self, n: int, workdir: Path, busy: int | None = None, idle: str = "cat", per_session: int = 25
+    ) -> None:
         self.n = n
+        self.per_session = per_session
+        self.busy = max(1, n // 4) if busy is None else busy
+        self.idle = idle
         self.socket = f"nbs-bench-{os.getpid()}-{n}"
         self.workdir = workdir
         self.writer = workdir / "writer.py"
@@ -120,14 +129,14 @@ class Bench:
         ).stdout
 
     def start(self) -> None:
-        busy = max(1, self.n // 4)
-        per_session = 25
+        busy = self.busy
+        per_session = self.per_session
         made = 0
         session = 0
         while made < self.n:
             name = f"s{session}"
             command = self._command(made, busy)
-            args = ["new-session", "-d", "-s", name, "-x", "120", "-y", "40", command]
+            args = ["new-session", "-d", "-s", name, "-x", "120", "-y", "40", *command]
             if made == 0:
                 subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args], check=True)
                 self.tmux("set", "-g", "default-size", "120x40")
@@ -138,16 +147,16 @@ class Bench:
             for _ in range(per_session - 1):
                 if made >= self.n:
                     break
-                self.tmux("new-window", "-d", "-t", name, self._command(made, busy))
+                self.tmux("new-window", "-d", "-t", name, *self._command(made, busy))
                 made += 1
             session += 1
         self.server_pid = int(self.tmux("display-message", "-p", "#{pid}").strip())
 
-    def _command(self, index: int, busy: int) -> str:
+    def _command(self, index: int, busy: int) -> list[str]:
         # spread the busy panes over the sessions
         if index % 4 == 0 and index // 4 < busy:
-            return f"{sys.executable} {self.writer}"
-        return "cat"
+            return [f"{sys.executable} {self.writer}"]
+        return [self.idle] if self.idle else []
 
     def stop(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)

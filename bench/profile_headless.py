@@ -71,6 +71,7 @@ finally:
     for name, cpu in sorted(merged.items(), key=lambda kv: -kv[1]):
         print(f"{100 * cpu / wall:6.1f} %  {name}", file=out)
     print(f"{100 * total / wall:6.1f} %  all threads", file=out)
+    out.flush()  # the dashboard may end the process with os._exit: no buffer is flushed then
     if profiles:
         stats = pstats.Stats(profiles[0], stream=out)
         for prof in profiles[1:]:
@@ -85,6 +86,7 @@ finally:
         stats.sort_stats("cumulative").print_stats(top)
         print("\n== own time", file=out)
         stats.sort_stats("tottime").print_stats(top)
+        out.flush()
 """
 
 

@@ -92,8 +92,9 @@ class ProcInfo:
 
 
 def proc_info(pid: int, proc: Path = PROC) -> ProcInfo | None:
-    try:
-        raw = (proc / str(pid) / "stat").read_text()
+    try:  # a string path and a plain read: pathlib was most of a pane's walk (issue 35)
+        with open(f"{proc}/{pid}/stat", "rb") as fh:
+            raw = fh.read().decode()
     except (OSError, ValueError):
         return None
     # comm sits in parentheses and may itself hold spaces or parentheses: split at the last ')'.
@@ -200,9 +201,9 @@ def find_claude_process(
                 if config in tried:
                     continue
                 tried.add(config)
-                path = config / "sessions" / f"{pid}.json"
-                if not path.is_file():
+                if not os.path.isfile(f"{config}/sessions/{pid}.json"):  # no Path made for each miss
                     continue
+                path = config / "sessions" / f"{pid}.json"
                 status = read_status_file(path)
                 if status is None:
                     return ClaudeProcess(pid, info.start, config, None)

@@ -104,6 +104,13 @@ RACY = 0.1
 whatever its stat says: a rewrite of the same size in the same kernel clock tick (a few ms)
 leaves the stat as it was."""
 
+WALK_BUDGET = 200
+"""Process trees a rescan walks at most besides the panes new or changed since their last walk
+(what `nbs_tui.tmux.discovery.WALK_BUDGET` is to the fleet's listing): past that, the panes where
+no Claude Code process was found are walked in turns, each every ``panes / 200`` rescans. A
+Claude Code started there is found sooner all the same: its SessionStart hook asks for a walk,
+and the pane's current command or title changes."""
+
 
 class ClaudeSignalsListener(Protocol):
     def claude_facts_changed(self, facts: Mapping[PaneId, ClaudeFacts]) -> None:
@@ -191,6 +198,8 @@ class _Pane:
         self.seen: dict[Path, tuple[tuple[object, ...], bool]] = {}
         """Per file read: its stat at the last read, and whether that read was racy
         (`ClaudeSignals._changed`)."""
+        self.walked: PaneInfo | None = None
+        """The pane as it was when its process tree was last walked (`WALK_BUDGET`)."""
 
 
 class ClaudeSignals:
@@ -231,6 +240,13 @@ class ClaudeSignals:
         self._last_rescan = 0.0
         self._rescan_now = True
         self._env_cache: dict[tuple[int, str], list[Path]] = {}
+        self._turn = 0
+        """Rescans past `WALK_BUDGET` so far: whose turn the unchanged panes' walk is."""
+        self._turns = 1
+        """Into how many turns the last rescan split the unchanged panes."""
+        self._walked_lately: set[tuple[int, str]] = set()
+        """Processes walked since the environment cache was last pruned (after a whole round
+        of turns: a pane not walked this turn keeps what its process's environment said)."""
         self._exits = ExitWatch()
         self._dirty: set[PaneId] = set()
         """Panes whose facts may have changed since the last publish."""
@@ -418,6 +434,7 @@ class ClaudeSignals:
         if event.event == "UserPromptSubmit":
             pane.last_prompt = event.text("prompt")
         if event.event == "SessionStart":
+            pane.walked = None  # walked at the rescan it asks for, whatever the budget
             pane.session_ended = None
             pane.exited_pid = None
             model = event.text("model")
@@ -463,11 +480,14 @@ class ClaudeSignals:
             pane for pane in self._panes.values()
             if every or pane.process is None or not self._exits.alive(pane.process.pid, pane.process.start)
         ]  # fmt: skip
+        if not every:
+            todo = self._in_budget(todo)
         table = None
         children = None
         walked: set[tuple[int, str]] = set()
         preferred = [self._settings.claude_home]
         for pane in todo:
+            pane.walked = pane.info
             self._dirty.add(pane.info.pane_id)
             sub = subtree_table(pane.info.pid)
             if sub is None:  # no children files: one pass over all of /proc, as before
@@ -494,10 +514,24 @@ class ClaudeSignals:
             if found.status is not None:
                 self._take_status(pane, found.status)
                 pane.seen.pop(found.status.path, None)  # read again at the next refresh
-        if todo:
-            for key in [k for k in self._env_cache if k not in walked]:
+        self._walked_lately |= walked
+        if todo and (self._turns <= 1 or self._turn % self._turns == 0):  # every pane walked since the last pruning
+            for key in [k for k in self._env_cache if k not in self._walked_lately]:
                 del self._env_cache[key]
+            self._walked_lately = set()
         self._exits.keep({(p.process.pid, p.process.start) for p in self._panes.values() if p.process is not None})
+
+    def _in_budget(self, todo: list[_Pane]) -> list[_Pane]:
+        """Of the panes to walk, those new or changed since their last walk (or whose process
+        ended, or that a SessionStart hook named) all, the others at most `WALK_BUDGET` at a time,
+        in turns: a rescan of 1,000 idle shells walks 200 process trees, not 1,000."""
+        fresh = [pane for pane in todo if pane.walked is not pane.info or pane.process is not None]
+        unchanged = [pane for pane in todo if pane.walked is pane.info and pane.process is None]
+        turns = self._turns = -(-len(unchanged) // WALK_BUDGET)
+        if turns <= 1:
+            return todo
+        self._turn += 1
+        return fresh + [pane for at, pane in enumerate(unchanged) if at % turns == self._turn % turns]
 
     def _changed(self, pane: _Pane, path: Path, force: bool) -> bool:
         """Whether ``path`` may hold something new since the pane last read it (a stat); if so

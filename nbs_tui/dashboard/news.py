@@ -242,7 +242,15 @@ class FleetNews:
             return False
         self._refresh_statuses()
         if state.raw_claude:
-            self.show_changed(state.refuse(list(state.raw_claude), self._clock(), self._wall()))
+            # Only a pane with a reading (Claude Code's or the screen's) can go stale as time
+            # passes; the others change only with news, which refuses them then. At 1,000 idle
+            # shells, fusing every pane each second was a third of the UI thread (issue 35).
+            timed = [
+                pane_id for pane_id, raw in state.raw_claude.items()
+                if raw.readings
+                or ((status := state.sidecar_statuses.get(pane_id)) is not None and status.state is not None)
+            ]  # fmt: skip
+            self.show_changed(state.refuse(timed, self._clock(), self._wall()))
         self._fleet_list.refresh_cells(state.statuses, state.last_change, self._clock())
         return True
 

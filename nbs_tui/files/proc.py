@@ -50,14 +50,22 @@ def cmdline(pid: int, proc: Path = PROC) -> tuple[str, ...]:
 
 
 def children(pid: int, proc: Path = PROC) -> list[int]:
-    """The processes whose parent is ``pid`` ([] when it ended); raises `ProcShortage`."""
+    """The processes whose parent is ``pid`` ([] when it ended); raises `ProcShortage`.
+
+    Paths as strings and plain reads, not `Path`: a rescan reads this for every pane (1,000
+    panes: 1,000 a rescan), and pathlib's objects were most of its cost (py-spy, issue 35)."""
     kids: list[int] = []
-    base = proc / str(pid) / "task"
+    base = f"{proc}/{pid}/task/"
     for tid in read_or_none(lambda: os.listdir(base)) or ():
-        text = read_or_none(lambda tid=tid: (base / tid / "children").read_text())  # type: ignore[misc]
-        if text is not None:
-            kids.extend(int(kid) for kid in text.split())
+        data = read_or_none(lambda tid=tid: _read_bytes(f"{base}{tid}/children"))  # type: ignore[misc]
+        if data:
+            kids.extend(int(kid) for kid in data.split())
     return kids
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
 
 
 def children_named(pid: int, proc: Path = PROC) -> tuple[tuple[int, str], ...]:
@@ -67,9 +75,9 @@ def children_named(pid: int, proc: Path = PROC) -> tuple[tuple[int, str], ...]:
     verdicts on it). A child gone meanwhile is left out; raises `ProcShortage`."""
     named: list[tuple[int, str]] = []
     for kid in children(pid, proc):
-        name = read_or_none(lambda kid=kid: (proc / str(kid) / "comm").read_text().strip())  # type: ignore[misc]
-        if name is not None:
-            named.append((kid, name))
+        raw = read_or_none(lambda kid=kid: _read_bytes(f"{proc}/{kid}/comm"))  # type: ignore[misc]
+        if raw is not None:
+            named.append((kid, raw.decode("utf-8", "replace").strip()))
     return tuple(sorted(named))
 
 

@@ -20,6 +20,11 @@ raises `TmuxTimeout`); any other is asked again as a process.
 
 Replies. `CommandOutput`: the lines a command printed, the same whichever way it ran.
 
+Without waiting. `send_many` writes commands on one given control connection (a session's own
+client, its viewer: where a reply must fall in order with that connection's ``%output``) and
+returns at once; each command's `Answer` (its raw lines, or its error mapped as above) comes to
+its callback on the connection's reader thread. The same argv words, quoted by `quote`.
+
 Keys. `type_text` and `press` are how keys reach a pane for everyone (the operator, the
 sidecar). A `Guard` makes them one step inside tmux with a condition and commands run first:
 the sidecar lease's fence on its token and its in-flight mark (`nbs_tui.sidecar.pane_options`),
@@ -38,8 +43,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from nbs_tui.core.fleet.model import PaneId, ServerAddress
-from nbs_tui.tmux.control import CommandLost, ControlClient, ControlError
-from nbs_tui.tmux.errors import PaneGone, PaneNotFound, TmuxCommandError, TmuxError, TmuxTimeout
+from nbs_tui.tmux.control import CommandLost, ControlClient, ControlError, Reply
+from nbs_tui.tmux.errors import (
+    PaneGone,
+    PaneNotFound,
+    TmuxCommandError,
+    TmuxError,
+    TmuxTimeout,
+    TmuxUnavailable,
+)
 from nbs_tui.tmux.tmux_runner import OwnTmuxRunner, TmuxRunner
 
 COMMAND_TIMEOUT = 10.0
@@ -139,6 +151,25 @@ class CommandOutput:
     def rows(self, separator: str) -> list[list[str]]:
         """Each line split into its fields (a ``list-* -F`` whose fields ``separator`` joins)."""
         return [line.split(separator) for line in self.lines]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The answer to one command of `TmuxServerCommands.send_many`: the lines it printed as
+    tmux sent them (bytes: a capture is fed on as it came, not decoded here), or its error."""
+
+    lines: tuple[bytes, ...] = ()
+    error: TmuxError | None = None
+    """`TmuxRunner.refusal` of tmux's message (`PaneNotFound`, `ServerGone`...); a command
+    skipped because an earlier one of its line failed, or lost with its connection, has one too."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+Answered = Callable[[Answer], None]
+"""Gets a `send_many` command's `Answer`, on the connection's reader thread: it must not block."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +297,38 @@ class TmuxServerCommands:
             self.run_many(batch)
             runs += 1
         return runs
+
+    def send_many(
+        self, connection: ControlClient, commands: Sequence[tuple[Command, Answered | None]], *, one_line: bool = False
+    ) -> None:
+        """Write ``commands`` (argv words, unescaped, each with the callback of its `Answer`,
+        or None) on this connection in one write, and return without waiting. Each on a line of
+        its own (one failing skips nothing), or with ``one_line`` as one command line (tmux runs
+        them back to back with no ``%output`` between their replies; one failing skips the
+        rest). Raises `TmuxUnavailable` when the connection is closed: nothing was sent."""
+        lines = [(" ".join(quote(arg) for arg in command), self._answer(then)) for command, then in commands]
+        try:
+            if one_line:
+                connection.send_group(lines)
+            else:
+                connection.send_lines(lines)
+        except ControlError as error:
+            raise TmuxUnavailable(f"{self.describe()}: {error}") from None
+
+    def _answer(self, then: Answered | None) -> Callable[[Reply], None] | None:
+        """A connection's reply callback that hands ``then`` the reply as an `Answer`."""
+        if then is None:
+            return None
+        refusal = self.runner.refusal
+
+        def got(reply: Reply) -> None:
+            if reply.ok:
+                then(Answer(tuple(reply.lines)))
+            else:
+                message = b"\n".join(reply.lines).decode("utf-8", "replace").strip() or "failed"
+                then(Answer(error=refusal(message)))
+
+        return got
 
     def run_guarded(self, guard: Guard, commands: Sequence[Command]) -> bool:
         """Run ``guard.before`` and ``commands`` only while ``guard.condition`` holds, as one

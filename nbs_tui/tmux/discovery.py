@@ -6,6 +6,7 @@ process of a few ms even at 200 panes); agent detection walks ``/proc`` below ea
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -49,6 +50,14 @@ TITLE_MARKS = frozenset("✳✶✻✽✢·*⠁⠂⠄⡀⢀⠠⠐⠈⠋⠙⠹⠸�
 AGENT_MODULES = ("nbs_tui.demo.agent",)
 """Python modules that stand in for Claude Code (the demo fleet's imitation agent)."""
 
+WALK_BUDGET = 200
+"""Panes whose children a listing reads from /proc at most, besides every pane new or changed in
+the listing (first process, current command, dead): a larger fleet's unchanged panes are read
+in turns (`panes_from_listing`'s ``turn``), so a rescan every 2 s of 1,000 idle shells reads 200
+of them, each every 5th rescan (a wrapper's child that execs Claude Code, the one change the
+listing does not show, is seen within 10 s there instead of 2 s; Claude Code's title shows it
+sooner). Up to this many panes, every pane is read every time."""
+
 
 AgentKey = tuple[str, int, str, bool, tuple[tuple[int, str], ...], bool]
 """What an agent verdict holds for: pane, first process, current command, dead, the first
@@ -71,32 +80,42 @@ def parse_panes(text: str) -> list[DiscoveredPane]:
     """Parse ``list-panes -a -F FORMAT`` output; lines that do not parse are skipped."""
     panes: list[DiscoveredPane] = []
     for line in text.splitlines():
-        parts = line.split(SEP)
-        if len(parts) != len(FIELDS):
-            continue
-        f = dict(zip(FIELDS, parts, strict=True))
-        try:
-            info = PaneInfo(
-                pane_id=f["pane_id"],
-                # names only shown are made printable here, once (core/screen/text.py says why);
-                # the folder is kept as it is: the control plane opens it
-                session_name=printable(f["session_name"]),
-                window_index=int(f["window_index"]),
-                window_name=printable(f["window_name"]),
-                pane_index=int(f["pane_index"]),
-                title=printable(f["pane_title"]),
-                current_command=printable(f["pane_current_command"]),
-                current_path=f["pane_current_path"],
-                pid=int(f["pane_pid"] or 0),
-                width=int(f["pane_width"]),
-                height=int(f["pane_height"]),
-                active=f["pane_active"] == "1" and f["window_active"] == "1",
-                dead=f["pane_dead"] == "1",
-            )
-        except ValueError:
-            continue
-        panes.append(DiscoveredPane(info, f["session_id"], f["window_id"], int(f["pid"] or 0)))
+        pane = _parse_line(line)
+        if pane is not None:
+            panes.append(pane)
     return panes
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_line(line: str) -> DiscoveredPane | None:
+    """One listing line as a pane (None: it does not parse). A rescan every 2 s lists every
+    pane again, nearly always as before: a line seen lately is not parsed again (the result is
+    frozen; at 1,000 panes parsing was a third of the supervisor's time, issue 35)."""
+    parts = line.split(SEP)
+    if len(parts) != len(FIELDS):
+        return None
+    f = dict(zip(FIELDS, parts, strict=True))
+    try:
+        info = PaneInfo(
+            pane_id=f["pane_id"],
+            # names only shown are made printable here, once (core/screen/text.py says why);
+            # the folder is kept as it is: the control plane opens it
+            session_name=printable(f["session_name"]),
+            window_index=int(f["window_index"]),
+            window_name=printable(f["window_name"]),
+            pane_index=int(f["pane_index"]),
+            title=printable(f["pane_title"]),
+            current_command=printable(f["pane_current_command"]),
+            current_path=f["pane_current_path"],
+            pid=int(f["pane_pid"] or 0),
+            width=int(f["pane_width"]),
+            height=int(f["pane_height"]),
+            active=f["pane_active"] == "1" and f["window_active"] == "1",
+            dead=f["pane_dead"] == "1",
+        )
+    except ValueError:
+        return None
+    return DiscoveredPane(info, f["session_id"], f["window_id"], int(f["pid"] or 0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +130,7 @@ def discover(
     commands: TmuxServerCommands,
     agent_cache: dict[AgentKey, bool] | None = None,
     timeout: float = 5.0,
+    turn: int = 0,
 ) -> Discovery:
     """Every pane of the server, agents marked, in session/window/pane order.
 
@@ -122,6 +142,7 @@ def discover(
     host this machine's /proc says nothing about the panes: that host is asked
     (`TmuxRunner.detect_agents`), again when a pane's title comes to look like Claude Code's
     (what the listing shows of a wrapper starting one), else command and title decide.
+    ``turn``: the caller's count of its listings, for `WALK_BUDGET`'s turns.
     """
     runner = commands.runner
     try:
@@ -131,7 +152,7 @@ def discover(
             return Discovery([], False)
         raise
     panes = panes_from_listing(
-        out.text, agent_cache, walk=not runner.remote, detect=runner.detect_agents if runner.remote else None
+        out.text, agent_cache, walk=not runner.remote, detect=runner.detect_agents if runner.remote else None, turn=turn
     )
     return Discovery(panes, out.in_band)
 
@@ -152,10 +173,12 @@ def panes_from_listing(
     *,
     walk: bool = True,
     detect: Callable[[Sequence[PaneInfo]], dict[str, bool]] | None = None,
+    turn: int = 0,
 ) -> list[DiscoveredPane]:
     """The fleet from ``list-panes -a -F FORMAT`` output, however it was run (a subprocess, or
     in-band on a control connection); ``walk``: whether this machine's /proc shows the panes;
-    ``detect``: asks the panes' own host, once for every pane not in the cache."""
+    ``detect``: asks the panes' own host, once for every pane not in the cache; ``turn``: which
+    of the unchanged panes past `WALK_BUDGET` have their children read this time."""
     panes = parse_panes(text)
     panes.sort(key=lambda p: (p.info.session_name, p.info.window_index, p.info.pane_index))
     cache = agent_cache if agent_cache is not None else {}
@@ -167,7 +190,7 @@ def panes_from_listing(
         if p.info.pane_id not in seen:
             seen.add(p.info.pane_id)
             unique.append(p)
-    keys = {p.info.pane_id: _agent_key(p.info, walk) for p in unique}
+    keys = _agent_keys(unique, cache, walk, turn)
     for key in keys.values():
         if key is not None and key not in cache:
             # A title that comes to look like Claude Code's is news only to a "no": an agent's
@@ -198,6 +221,31 @@ def panes_from_listing(
     for key in set(cache) - live_keys:
         del cache[key]
     return marked
+
+
+def _agent_keys(
+    panes: Sequence[DiscoveredPane], cache: dict[AgentKey, bool], walk: bool, turn: int
+) -> dict[str, AgentKey | None]:
+    """Each pane's `AgentKey`: its children read from /proc, except for the unchanged panes
+    (first process, current command and dead as when last keyed) not in this ``turn``, past
+    `WALK_BUDGET` of them: those keep the children they were last keyed with."""
+    known = {key[:4]: key for key in cache}
+    unchanged = [p for p in panes if walk and _listed(p.info) in known]
+    turns = -(-len(unchanged) // WALK_BUDGET)
+    later = {p.info.pane_id for at, p in enumerate(unchanged) if turns > 1 and at % turns != turn % turns}
+    keys: dict[str, AgentKey | None] = {}
+    for p in panes:
+        if p.info.pane_id in later:
+            last = known[_listed(p.info)]
+            keys[p.info.pane_id] = (*_listed(p.info), last[4], titled_like_an_agent(p.info.title))
+        else:
+            keys[p.info.pane_id] = _agent_key(p.info, walk)
+    return keys
+
+
+def _listed(info: PaneInfo) -> tuple[str, int, str, bool]:
+    """What of an `AgentKey` the listing itself shows (its children come from /proc)."""
+    return (info.pane_id, info.pid, info.current_command, info.dead)
 
 
 def _agent_key(info: PaneInfo, walk: bool) -> AgentKey | None:

@@ -180,16 +180,17 @@ class TmuxFleet(FleetPort):
         self._table = PaneTable(
             watch_all=watch_all, max_pending=max_pending, reseed_interval=reseed_interval, feed_burst=feed_burst
         )
+        # The command path first: it asks the clients for a ready connection only when it runs one.
+        self._commands = TmuxServerCommands(self.runner, lambda: self._clients.ready_clients())
         self._clients = SessionClients(
-            server, self.runner, self._table, tmux=tmux,
+            server, self.runner, self._table, self._commands, tmux=tmux,
             own_clients_stream=self.stream_output and not self.output_follows_watch,
             output_follows_watch=self.output_follows_watch,
             rescan=self._rescan, stop=self._stop, report=self._report,
             layout_changed=listener.layout_changed if listener is not None else None,
         )  # fmt: skip
-        self._commands = TmuxServerCommands(self.runner, self._clients.ready_clients)
         self._feeder = Feeder(
-            self._table, streaming_client=self._clients.streaming_client, ready_sessions=lambda: self._clients.ready,
+            self._table, self._commands, streaming_client=self._clients.streaming_client, ready_sessions=lambda: self._clients.ready,
             listener=listener, report=self._report, rescan=self._rescan, stop=self._stop, max_rate=max_rate,
             feed_rate=feed_rate,
             feed_burst=feed_burst, reseed_interval=reseed_interval, seeds_per_pass=seeds_per_pass,

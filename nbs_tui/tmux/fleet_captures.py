@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection, Iterable
 
 from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.core.screen.screen_rows import CapturedScreen
-from nbs_tui.tmux.commands import TmuxServerCommands
-from nbs_tui.tmux.control import ControlClient, ControlError, Reply
+from nbs_tui.tmux.commands import Answer, Answered, Command, TmuxServerCommands
+from nbs_tui.tmux.control import ControlClient
 from nbs_tui.tmux.errors import TmuxError
 from nbs_tui.tmux.fleet_clients import SessionClients
 from nbs_tui.tmux.fleet_panes import FleetPane, PaneTable
@@ -135,12 +135,12 @@ class Captures:
                 by_client.setdefault(client, []).append(pane)
         done = threading.Event()
         lock = threading.Lock()
-        replies: dict[PaneId, Reply] = {}
+        replies: dict[PaneId, Answer] = {}
         expected = [0]
         second = int(time.time())
 
-        def on_reply(pane: FleetPane, generation: int) -> Callable[[Reply], None]:
-            def got(reply: Reply) -> None:
+        def on_reply(pane: FleetPane, generation: int) -> Answered:
+            def got(reply: Answer) -> None:
                 # On the reader thread, in order with %output: output after this is unseen.
                 # (With no %output at all, tmux's window activity tells: `_window_activity`.)
                 if reply.ok and pane.generation == generation:
@@ -154,16 +154,16 @@ class Captures:
 
         sent: list[FleetPane] = []
         for client, group in by_client.items():
-            lines: list[tuple[str, Callable[[Reply], None] | None]] = []
+            lines: list[tuple[Command, Answered | None]] = []
             for pane in group:
                 pane.capture_at = now
                 pane.capture_second = second
-                lines.append((f"capture-pane -p -e -t {pane.info.pane_id}", on_reply(pane, pane.generation)))
+                lines.append((("capture-pane", "-p", "-e", "-t", pane.info.pane_id), on_reply(pane, pane.generation)))
             with lock:
                 expected[0] += len(lines)
             try:
-                client.send_lines(lines)
-            except ControlError:
+                self.commands.send_many(client, lines)
+            except TmuxError:
                 with lock:
                     expected[0] -= len(lines)
                 continue

@@ -27,7 +27,9 @@ import time
 from collections.abc import Callable
 
 from nbs_tui.core.fleet.model import PaneId, ServerAddress
-from nbs_tui.tmux.control import ControlClient, ControlError, Reply
+from nbs_tui.tmux.commands import Answer, TmuxServerCommands
+from nbs_tui.tmux.control import ControlClient
+from nbs_tui.tmux.errors import TmuxError
 from nbs_tui.tmux.fleet_panes import PaneTable
 from nbs_tui.tmux.tmux_runner import TmuxRunner
 
@@ -81,6 +83,7 @@ class SessionClients:
         server: ServerAddress,
         runner: TmuxRunner,
         table: PaneTable,
+        commands: TmuxServerCommands,
         *,
         tmux: str,
         own_clients_stream: bool,
@@ -93,6 +96,8 @@ class SessionClients:
         self.server = server
         self.runner = runner
         self.table = table
+        self.commands = commands
+        """The server's command path: lines sent on a client go through it (`TmuxServerCommands.send_many`)."""
         self.lock = table.lock
         self.tmux = tmux
         self.own_clients_stream = own_clients_stream
@@ -239,13 +244,13 @@ class SessionClients:
         if client is None:
             return
 
-        def got(reply: Reply) -> None:
-            text = reply.text()
-            if reply.ok and text and text[0].strip().isdigit():
-                self.remote_pids[session_id] = int(text[0])
+        def got(reply: Answer) -> None:
+            first = reply.lines[0].strip() if reply.lines else b""
+            if reply.ok and first.isdigit():
+                self.remote_pids[session_id] = int(first)
 
-        with contextlib.suppress(ControlError):
-            client.send("display-message -p '#{client_pid}'", got)
+        with contextlib.suppress(TmuxError):
+            self.commands.send_many(client, [(("display-message", "-p", "#{client_pid}"), got)])
 
     def _exit_handler(self, session_id: str, box: list[ControlClient]) -> Callable[[str], None]:
         def handle(reason: str) -> None:
@@ -415,14 +420,14 @@ class SessionClients:
         resume = sorted(paused & table.watched)
         if not pause and not resume:
             return
-        flags = [f"-A '{pid}:pause'" for pid in pause] + [f"-A '{pid}:continue'" for pid in resume]
-        lines = [
-            ("refresh-client " + " ".join(flags[at : at + PAUSES_PER_LINE]), None)
+        flags = [("-A", f"{pid}:pause") for pid in pause] + [("-A", f"{pid}:continue") for pid in resume]
+        lines: list[tuple[tuple[str, ...], None]] = [
+            (("refresh-client", *(word for flag in flags[at : at + PAUSES_PER_LINE] for word in flag)), None)
             for at in range(0, len(flags), PAUSES_PER_LINE)
         ]
         try:
-            viewer.send_lines(lines)
-        except ControlError:
+            self.commands.send_many(viewer, lines)
+        except TmuxError:
             return  # the viewer died: the supervisor replaces it, and the new one pauses again
         paused.update(pause)
         paused.difference_update(resume)

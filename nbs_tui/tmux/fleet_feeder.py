@@ -25,7 +25,9 @@ import time
 from collections.abc import Callable, Iterable
 
 from nbs_tui.core.fleet.model import PaneId
-from nbs_tui.tmux.control import ControlClient, ControlError, Reply
+from nbs_tui.tmux.commands import Answer, Answered, TmuxServerCommands
+from nbs_tui.tmux.control import ControlClient
+from nbs_tui.tmux.errors import TmuxError
 from nbs_tui.tmux.fleet_clients import Episode, Report
 from nbs_tui.tmux.fleet_panes import LIVE, NEEDS_SEED, SEEDING, UNWATCHED, FleetPane, PaneTable
 from nbs_tui.tmux.port import FleetListener
@@ -58,6 +60,7 @@ class Feeder:
     def __init__(
         self,
         table: PaneTable,
+        commands: TmuxServerCommands,
         *,
         streaming_client: Callable[[str], ControlClient | None],
         ready_sessions: Callable[[], Iterable[str]],
@@ -72,6 +75,8 @@ class Feeder:
         seeds_per_pass: int,
     ) -> None:
         self.table = table
+        self.commands = commands
+        """The server's command path: the seeds are sent through it (`TmuxServerCommands.send_many`)."""
         self.streaming_client = streaming_client
         """The ready client that carries a session's ``%output`` (seeds go on it)."""
         self.ready_sessions = ready_sessions
@@ -231,11 +236,11 @@ class Feeder:
         if client is None:
             return  # not attached yet (following the watch: its session's viewer)
         pid = pane.info.pane_id
-        box: dict[str, Reply] = {}
+        box: dict[str, Answer] = {}
         generation = pane.generation
 
-        def got(name: str) -> Callable[[Reply], None]:
-            def cb(reply: Reply) -> None:
+        def got(name: str) -> Answered:
+            def cb(reply: Answer) -> None:
                 box[name] = reply
                 if name == "alt":
                     self.seed_replied(pane, box, generation)
@@ -248,18 +253,20 @@ class Feeder:
             pane.chunks = []
             pane.pending = 0
         try:
-            client.send_group(
+            self.commands.send_many(
+                client,
                 [
-                    (f"display-message -p -t {pid} '{SEED_FORMAT}'", got("info")),
-                    (f"capture-pane -p -e -N -t {pid}", got("screen")),
-                    (f"capture-pane -p -e -N -a -q -t {pid}", got("alt")),
-                ]
+                    (("display-message", "-p", "-t", pid, SEED_FORMAT), got("info")),
+                    (("capture-pane", "-p", "-e", "-N", "-t", pid), got("screen")),
+                    (("capture-pane", "-p", "-e", "-N", "-a", "-q", "-t", pid), got("alt")),
+                ],
+                one_line=True,
             )
-        except ControlError:
+        except TmuxError:
             with pane.lock:
                 pane.mode = NEEDS_SEED
 
-    def seed_replied(self, pane: FleetPane, box: dict[str, Reply], generation: int) -> None:
+    def seed_replied(self, pane: FleetPane, box: dict[str, Answer], generation: int) -> None:
         """Runs on the reader thread, in order with %output: the seed takes effect here."""
         info, screen, alt = box.get("info"), box.get("screen"), box.get("alt")
         with pane.lock:

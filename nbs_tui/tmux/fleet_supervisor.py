@@ -81,6 +81,8 @@ class Supervisor:
         self._announced: bool | None = None
         self._server_pid = 0
         self._agent_cache: dict[AgentKey, bool] = {}
+        self._listings = 0
+        """Listings so far: which turn of /proc reads the next one takes (`WALK_BUDGET`)."""
         self._emitted_fleet = False
         self._start_deferred = False
         self._suspects: dict[int, float] = {}
@@ -144,7 +146,8 @@ class Supervisor:
         """List every pane: in-band on an attached control connection (~1 ms instead of a
         ``tmux`` process, or an ssh exec when tmux is remote), else one ``tmux list-panes``
         process (before the first connection, and while none is ready)."""
-        found = discover(self.commands, self._agent_cache)
+        found = discover(self.commands, self._agent_cache, turn=self._listings)
+        self._listings += 1
         if found.in_band:
             self.discoveries_in_band += 1
         return found.panes

@@ -18,9 +18,12 @@ import libtmux
 import pytest
 
 from nbs_tui.core.fleet.model import PaneInfo
+from nbs_tui.tmux import discovery
+from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.discovery import (
     FORMAT,
     agent_in_process_tree,
+    discover,
     filter_sessions,
     is_claude_cmdline,
     list_panes,
@@ -114,6 +117,44 @@ def test_an_agent_started_later_below_a_wrapper_is_found(server: libtmux.Server,
         return now.info.is_agent and now.info.current_command == "sh"
 
     wait_for(found)
+
+
+def test_past_the_walk_budget_unchanged_panes_are_read_in_turns(
+    server: libtmux.Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large fleet's unchanged panes have their children read from /proc in turns
+    (`WALK_BUDGET` of them a listing), so a rescan of 1,000 idle shells does not read 1,000
+    process trees: here a budget of 1 and three panes. The wrapped pane whose child execs
+    ``claude`` (the one change the listing does not show) is found on its turn, not before, and
+    within as many listings as there are turns."""
+    monkeypatch.setattr(discovery, "WALK_BUDGET", 1)
+    claude = tmp_path / "bin" / "claude"
+    claude.parent.mkdir()
+    claude.write_text("#!/bin/sh\nsleep 600\n")
+    claude.chmod(claude.stat().st_mode | stat.S_IXUSR)
+    gate = tmp_path / "go"
+    inner = f"until [ -e {shlex.quote(str(gate))} ]; do sleep 0.05; done; exec {shlex.quote(str(claude))}"
+    wrapper = f"sh -c {shlex.quote(inner)}; exec sleep 600"
+    new_session(server, "a-idle", 80, 24)
+    pane = new_session(server, "b-wrapped", 80, 24, window_command=f"sh -c {shlex.quote(wrapper)}").active_window.active_pane
+    new_session(server, "c-idle", 80, 24)
+    assert pane is not None and pane.pid is not None
+    wrapper_pid = int(pane.pid)
+    wait_for(lambda: bool(Path(f"/proc/{wrapper_pid}/task/{wrapper_pid}/children").read_text().split()))
+    cache: dict = {}
+
+    def wrapped_is_agent(turn: int) -> bool:
+        listed = {p.info.session_name: p.info for p in discover(TmuxServerCommands.for_server(address(server)), cache, turn=turn).panes}
+        assert listed["b-wrapped"].current_command == "sh"
+        return listed["b-wrapped"].is_agent
+
+    assert not wrapped_is_agent(0)  # every pane new: all read
+    gate.touch()  # the waiting child now execs claude (same pid, new name)
+    wait_for(lambda: agent_in_process_tree(wrapper_pid) is True)
+    # three unchanged panes in listing order, one read a turn: b-wrapped's is turn 1 (mod 3)
+    assert not wrapped_is_agent(3) and not wrapped_is_agent(5)
+    assert wrapped_is_agent(4)
+    assert wrapped_is_agent(5)  # a "yes" is a change: it stays
 
 
 def test_a_remote_verdict_is_asked_again_only_when_the_title_turns_agent_like(

@@ -3,13 +3,14 @@ process): the same answers, the same errors, the same fence as a ``tmux`` proces
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import libtmux
 import pytest
 
 from nbs_tui.sidecar.heartbeat import LeaseClient, LeaseHeartbeat
-from nbs_tui.tmux.commands import TmuxServerCommands, command_line
+from nbs_tui.tmux.commands import Answer, Answered, TmuxServerCommands, command_line
 from nbs_tui.tmux.errors import (
     PaneGone,
     PaneNotFound,
@@ -66,6 +67,49 @@ def test_command_lines_run_in_band_with_a_process_s_answers(server: libtmux.Serv
         assert process.display(pane_id, "#{@probe}") == noted
         beat.stop()
         assert LeaseClient(commands).read() == ""
+
+
+def test_send_many_writes_on_the_given_connection_with_the_path_s_quoting_and_errors(server: libtmux.Server) -> None:
+    """The fleet's lines that do not wait (captures, seeds, pauses) go through `send_many`: the
+    same argv quoting as a command run in-band (text with quotes, ``;``, ``$``, ``#{}``, ``~``
+    arrives literally), each answer its raw lines or tmux's error as the command path maps it,
+    the rest of one line skipped after a failure, and a closed connection a `TmuxUnavailable`."""
+    session = new_session(server, "many", 80, 24)
+    pane = session.active_window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    pane_id = pane.pane_id
+    text = 'a "quoted; $HOME #{x} ~ text;'
+    answers: dict[str, Answer] = {}
+    done = threading.Event()
+
+    def keep(name: str) -> Answered:
+        def got(answer: Answer) -> None:
+            answers[name] = answer
+            if len(answers) == 5:
+                done.set()
+
+        return got
+
+    with running_fleet(server, stream_output=False, watch_all=False) as (fleet, _recorder):
+        wait_for(lambda: bool(fleet._clients.ready_clients()))
+        (client,) = fleet._clients.ready_clients()
+        fleet.commands.send_many(client, [
+            (("set-option", "-p", "-t", pane_id, "@probe", text), keep("set")),
+            (("display-message", "-p", "-t", pane_id, "#{@probe}"), keep("shown")),
+            (("capture-pane", "-p", "-t", "%999"), keep("gone")),
+        ])  # fmt: skip
+        fleet.commands.send_many(
+            client, [(("no-such-command",), keep("refused")), (("display-message", "-p", "skipped"), keep("skipped"))],
+            one_line=True,
+        )  # fmt: skip
+        assert done.wait(5), answers
+        assert answers["set"].ok and answers["shown"].lines == (text.encode(),)
+        assert isinstance(answers["gone"].error, PaneNotFound), answers["gone"]
+        refused = answers["refused"].error
+        assert isinstance(refused, TmuxCommandError) and "unknown command: no-such-command" in str(refused)
+        assert answers["skipped"].error is not None and not answers["skipped"].lines
+    with pytest.raises(TmuxUnavailable):  # the fleet stopped: its connection is closed
+        fleet.commands.send_many(client, [(("display-message", "-p", "late"), None)])
 
 
 def test_keys_and_text_arrive_byte_exact_by_either_route(server: libtmux.Server, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from nbs_tui.claude import watcher
 from nbs_tui.claude.status import ExitWatch, descendants, proc_info, process_table, subtree_table
 from nbs_tui.claude.watcher import RACY, ClaudeFacts, ClaudeSignals
 from nbs_tui.config import Settings
@@ -131,3 +132,40 @@ def test_the_thread_reads_a_rewritten_status_file_and_sees_the_exit(tree: tuple[
         wait_for(lambda: (f := signals.facts("%5")) is not None and f.liveness is Liveness.EXITED)
     finally:
         signals.stop()
+
+
+def test_past_the_walk_budget_unchanged_panes_are_walked_in_turns(
+    tree: tuple[int, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `WALK_BUDGET` panes without a Claude Code process, a rescan walks the unchanged ones
+    in turns (here a budget of 1 and three panes): a status file that appears below one of them
+    is found on its turn, not before."""
+    monkeypatch.setattr(watcher, "WALK_BUDGET", 1)
+    shell, child = tree
+    info = proc_info(child)
+    assert info is not None
+    config = tmp_path / "claude"
+    (config / "sessions").mkdir(parents=True)
+    idle = [subprocess.Popen(["sleep", "60"]) for _ in range(2)]
+    try:
+        signals = ClaudeSignals(
+            Settings(hook_spool=tmp_path / "hooks.jsonl", claude_home=config), _Listener(),
+            tmux_socket="/tmp/nbs-test-socket", refresh=0.0, rescan=0.0,
+        )  # fmt: skip
+        panes = [PaneInfo(f"%{n}", "s", n, "w", 0, "", "sh", "/w", pid, 120, 40)
+                 for n, pid in enumerate([idle[0].pid, idle[1].pid, shell])]  # fmt: skip
+        signals.set_panes(panes)
+
+        def found() -> bool:
+            signals._cycle(force=False)
+            facts = signals.facts("%2")
+            return facts is not None and facts.status is not None and facts.status.state is AgentState.WORKING
+
+        assert not found()  # every pane new: all walked, no status file yet
+        (config / "sessions" / f"{child}.json").write_text(_status_json(child, info.start, "busy", time.time() - 1))
+        assert not found()  # turn 1: the second pane's walk
+        assert found()  # turn 2: the third's, which finds it
+    finally:
+        for process in idle:
+            process.kill()
+            process.wait()

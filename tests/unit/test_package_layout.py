@@ -3,7 +3,8 @@
 - no two modules of nbs_tui share a file name (``__init__.py`` aside), so a name says which
   module it is (``commands.py`` once meant the key table and tmux's command path);
 - at most eight modules loose at the package root;
-- core/ holds only its sub-rooms (screen, detection, sidecar, control, fleet), no loose module;
+- core/ holds only its sub-rooms (screen, detection, sidecar, control, fleet, notifications), no
+  loose module;
 - config.py imports no port below it (claude/, files/, tmux/): config is below the ports.
 
 The ``WAITING_*`` sets name what other work still has to move (each says where and whose); the
@@ -30,8 +31,8 @@ WAITING_AT_ROOT = {
 }
 
 CORE_ROOMS = {"screen", "detection", "sidecar", "control", "fleet", "notifications"}
-"""The issue's five, and the notification rules (pure: which state changes notify whom), whose
-effects live in the notify room (nbs_tui/notify/)."""
+"""``notifications``: the notification policy's pure rules, below the config and the sidecar that
+read them; the notify room (nbs_tui/notify/) applies them."""
 
 WAITING_IN_CORE = {
     "web_links",  # -> core/fleet/ beside card_target, once the browser view's edits to it land
