@@ -53,6 +53,8 @@ from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.textual_internals import report_exception
 
 if TYPE_CHECKING:  # opened on demand, imported when first opened: not for the first frame
+    from textual.notifications import SeverityLevel
+
     from nbs_tui.widgets.answer_card import AnswerScreen
 
 log = logging.getLogger(__name__)
@@ -168,6 +170,7 @@ class NbsApp(App[int]):
         dashboard.news.update_empty_state()
         dashboard.notifications.start()
         dashboard.lifecycle.start()
+        dashboard.answering.mounted()
 
     def on_unmount(self) -> None:
         self.frames.stop()
@@ -212,6 +215,17 @@ class NbsApp(App[int]):
         """Any thread: ``notify`` only posts a message."""
         self.notify(text, title=title, severity=severity, timeout=timeout)  # type: ignore[arg-type]
 
+    def notify(
+        self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:  # fmt: skip
+        """``--card-only``: no toasts (they would tell of other agents); the card and its cover
+        say what this link's holder may know."""
+        if self.settings.card_only:
+            log.info("card-only: not shown: %s", message)
+            return
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
     def on_ui(self, callback: Callable[[], None]) -> None:
         with contextlib.suppress(RuntimeError):  # the app is gone: nothing left to update
             self.call_from_thread(callback)
@@ -229,7 +243,11 @@ class NbsApp(App[int]):
     # -- command palette ------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """In pass-through, Ctrl+P belongs to the pane, not to the command palette (Ctrl+Q still quits)."""
+        """In pass-through, Ctrl+P belongs to the pane, not to the command palette (Ctrl+Q still quits).
+        ``--card-only`` (a browser view's one-time link): no palette, no key of the app's but
+        quit (the card's own keys are its screen's; the dashboard's screen is covered)."""
+        if self.settings.card_only:
+            return action == "quit"
         return not (action == "command_palette" and self.dashboard.pass_through.has_focus)
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:

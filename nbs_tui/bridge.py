@@ -101,5 +101,5 @@ class FleetBridge(RuntimeListener):
         self._app.post_message(HostsChanged(states))
 
     def background_sessions_changed(self, sessions: tuple[BackgroundSession, ...]) -> None:
-        """Claude Code's background sessions (`nbs_tui.runtime.background_poll`)."""
+        """Claude Code's background sessions (`nbs_tui.lifecycle.background_poll`)."""
         self._app.post_message(BackgroundSessionsChanged(sessions))

@@ -15,11 +15,12 @@ import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from nbs_tui import __version__
 from nbs_tui.config import ConfigError, Settings, load_settings
 from nbs_tui.core.fleet.agent_spec import SpecError
+from nbs_tui.core.fleet.host_spec import LOCAL
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.screen.text import json_line_safe
 from nbs_tui.housekeeping.logs import log_path
@@ -27,6 +28,9 @@ from nbs_tui.server_options import add_server_options
 from nbs_tui.tmux.address import default_server
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.errors import TmuxError
+
+if TYPE_CHECKING:
+    from nbs_tui.lifecycle.operations import Lifecycle
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -86,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--open-card", dest="open_card", metavar="TARGET",
         help="open this agent's answer card once the fleet is seen (TARGET: host/server-key/pane-id, e.g. local/default/%%3)",
     )
+    parser.add_argument(
+        "--card-only", dest="card_only", action="store_true", default=None,
+        help="with --open-card: show only that agent's card, no fleet and no other key, and quit when it closes",
+    )
     _add_sidecar_options(parser)
 
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -116,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
         "serve-stdio", help="a host's control plane as JSON lines on stdin/stdout (a dashboard runs it over ssh)"
     )
 
-    from nbs_tui.lifecycle_cli import add_lifecycle_parsers
+    from nbs_tui.lifecycle.arguments import add_lifecycle_parsers
     from nbs_tui.runtime.service import add_parser as add_service_parser
     from nbs_tui.web.command import add_parser as add_web_parser
 
@@ -143,6 +151,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         poll_disabled=getattr(args, "no_poll", None),
         plan_policy=getattr(args, "plan_policy", None),
         open_card=getattr(args, "open_card", None),
+        card_only=getattr(args, "card_only", None),
     )
 
 
@@ -314,65 +323,33 @@ def _run_hooks(args: argparse.Namespace, settings: Settings) -> int:
 
 def _run_new(args: argparse.Namespace, settings: Settings) -> int:
     """``nbs-tui new``: every check first (nothing made on a bad input), then the start
-    (`nbs_tui.runtime.agent_start`)."""
+    (`nbs_tui.lifecycle.operations.Lifecycle`)."""
     import json
 
-    from nbs_tui.core.fleet.agent_spec import SpecError
     from nbs_tui.files.agent_input import PreparedAgent
-    from nbs_tui.lifecycle_cli import prepare_new
-    from nbs_tui.runtime.agent_start import AgentStarter, StartStopped
+    from nbs_tui.lifecycle.agent_start import StartStopped
+    from nbs_tui.lifecycle.arguments import prepare_new
+    from nbs_tui.lifecycle.operations import Lifecycle
 
     _require_tmux()
-    prepared = prepare_new(args, claude_command=settings.claude_command)
-    runner = None
-    if isinstance(prepared, PreparedAgent):
-        commands = TmuxServerCommands.for_server(settings.server)
-        starter = AgentStarter(commands, settings.claude_command, claude_home=settings.claude_home)
-    else:  # another host: its checks are made there, through its ssh connection
-        from nbs_tui.runtime.host_agent import SshAgentHost
-        from nbs_tui.runtime.remote_agent import prepare_remote
-        from nbs_tui.tmux.ssh import SshTmuxRunner
-
-        (host,) = settings.watched_hosts()
-        if host.is_local:
-            raise SpecError([f"--host {prepared.host}: not another host"])
-        runner = SshTmuxRunner(host)
-        commands = TmuxServerCommands(runner)
-        try:
-            remote = prepare_remote(prepared, runner, settings.claude_command)
-        except SpecError:
-            runner.close()
-            raise
-        prepared = remote.prepared
-        starter = AgentStarter(
-            commands, settings.claude_command, flags=remote.flags, home=remote.home, host=SshAgentHost(runner)
-        )
+    found = prepare_new(args, claude_command=settings.claude_command)  # another host's: checked there
+    spec = found.spec if isinstance(found, PreparedAgent) else found
+    lifecycle = Lifecycle.for_command(settings, None if spec.host in (None, LOCAL) else spec.host, "--host")
+    name = spec.name
     try:
-        started = starter.start(prepared)
-        if prepared.events is not None and prepared.spec.worker and started.prompt_submitted and starter.host:
-            from nbs_tui.core.control.nbs_events import worker_spawned
-
-            try:  # into the project's bus, on the agent's host (the runner is still open)
-                starter.host.publish(
-                    str(prepared.events),
-                    worker_spawned(
-                        prepared.spec.worker, target=started.target, pane_id=started.pane_id,
-                        session_id=started.session_id,
-                    ),
-                )  # fmt: skip
-            except (OSError, ValueError) as error:
-                print(f"nbs-tui: worker-spawned not published in {prepared.events}: {error}", file=sys.stderr)
+        prepared = lifecycle.prepare(found)
+        name = prepared.agent.spec.name
+        started = lifecycle.start(prepared, warn=_warn)
     except TmuxError as error:
-        raise RuntimeError(f"{prepared.spec.name}: tmux on {commands.describe()}: {error}") from None
+        raise RuntimeError(f"{name}: tmux on {lifecycle.describe()}: {error}") from None
     except StartStopped as stop:
         where = f" in {stop.started.target} ({stop.started.pane_id})" if stop.started else ""
-        print(f"nbs-tui: {prepared.spec.name}{where}: {stop.line}", file=sys.stderr)
+        print(f"nbs-tui: {name}{where}: {stop.line}", file=sys.stderr)
         if args.json and stop.started:
             print(json.dumps({**stop.started.as_json(), "stopped": stop.line}, ensure_ascii=False))
         return EXIT_ERROR
     finally:
-        if runner is not None:
-            runner.close()
+        lifecycle.close()
     if args.json:
         print(json.dumps(started.as_json(), ensure_ascii=False))
     else:
@@ -383,76 +360,50 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
-def _restore_there(args: argparse.Namespace, settings: Settings) -> int:
-    """``restore --host DEST``: the host's own nbs-tui restores there (its fleet is remembered
-    there, by its service; its folders, transcripts and Claude Code are there), run over the
-    host's ssh connection as its service is; its output and exit status are this command's."""
-    import shlex
-    import subprocess
-
-    from nbs_tui.tmux.ssh import SshTmuxRunner
-
-    (host,) = settings.watched_hosts()
-    if not host.nbs_tui:
-        raise SpecError(
-            [f"restore --host {host.name}: nbs-tui restores on the host itself; set nbs_tui for it in [[hosts]] "
-             "(the command that runs nbs-tui there)"]
-        )  # fmt: skip
-    words = [*host.server.tmux_args(), "restore", *(["--dry-run"] if args.dry_run else []), *(["--json"] if args.json else []), *args.names]
-    runner = SshTmuxRunner(host)
-    try:
-        done = subprocess.run(
-            runner.ssh_argv(f"{host.nbs_tui} {shlex.join(words)}"), stdin=subprocess.DEVNULL, capture_output=True,
-            text=True, timeout=600, env=runner.env(), check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise RuntimeError(f"restore --host {host.name}: {error}") from None
-    finally:
-        runner.close()
-    sys.stdout.write(done.stdout)
-    if done.returncode == 255:  # ssh's own failure: say it as a host problem
-        raise SpecError([f"--host {host.name}: {runner.explain(done.returncode, done.stderr)}"])
-    sys.stderr.write(done.stderr)
-    return done.returncode
+def _warn(message: str) -> None:
+    print(f"nbs-tui: {message}", file=sys.stderr)
 
 
 def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
     """``nbs-tui restore``: the plan from the remembered fleet (`nbs_tui.core.fleet.restore`), printed
-    (``--dry-run``) or carried out (`nbs_tui.runtime.restore_run`)."""
+    (``--dry-run``) or carried out (`Lifecycle.restore`); with ``--host``, the host's own nbs-tui
+    restores there (its fleet is remembered there, by its service; its folders, transcripts and
+    Claude Code are there), its output and exit status this command's."""
     import json
 
-    from nbs_tui.core.fleet.host_spec import LOCAL
     from nbs_tui.core.fleet.restore import plan_as_json, plan_lines
-    from nbs_tui.files.fleet_store import FleetStore
-    from nbs_tui.lifecycle_cli import restore_request_from_args
-    from nbs_tui.runtime.agent_start import AgentStarter
-    from nbs_tui.runtime.restore_run import RestoreRun, after_restore, gather, live_server, plan_for
+    from nbs_tui.lifecycle.arguments import restore_request_from_args
+    from nbs_tui.lifecycle.operations import Lifecycle
 
     _require_tmux()
     request = restore_request_from_args(args)
-    if request.host not in (None, LOCAL):
-        return _restore_there(args, settings)
-    commands = TmuxServerCommands.for_server(settings.server)
-    problems: list[str] = []
-    store = FleetStore.for_server(LOCAL, settings.server, report=problems.append)
+    lifecycle = Lifecycle.for_command(settings, None if request.host in (None, LOCAL) else request.host, "restore --host")
     try:
-        gathered = gather(commands, store, settings.claude_command)
-        plan = plan_for(gathered, settings.server, settings.claude_command, settings.restore_stagger, request.names)
-    except TmuxError as error:
-        raise RuntimeError(f"tmux on {settings.server.describe()}: {error}") from None
+        if lifecycle.host.remote:
+            done = lifecycle.restore_there(request)
+            sys.stdout.write(done.stdout)
+            if done.lost is not None:  # ssh's own failure: said as a host problem
+                raise SpecError([f"--host {lifecycle.host.name}: {done.lost}"])
+            sys.stderr.write(done.stderr)
+            return done.returncode
+        problems: list[str] = []
+        try:
+            parts = lifecycle.restore_plan(lifecycle.fleet_store(problems.append), request.names)
+        except TmuxError as error:
+            raise RuntimeError(f"tmux on {settings.server.describe()}: {error}") from None
+        finally:
+            for problem in problems:
+                _warn(problem)
+        if request.dry_run:
+            plan = parts.plan
+            print(json.dumps(plan_as_json(plan), ensure_ascii=False) if request.json else "\n".join(plan_lines(plan)))
+            return EXIT_OK
+        try:
+            report = lifecycle.restore(parts)
+        except TmuxError as error:
+            raise RuntimeError(f"tmux on {settings.server.describe()}: {error}") from None
     finally:
-        for problem in problems:
-            print(f"nbs-tui: {problem}", file=sys.stderr)
-    if request.dry_run:
-        print(json.dumps(plan_as_json(plan), ensure_ascii=False) if request.json else "\n".join(plan_lines(plan)))
-        return EXIT_OK
-    starter = AgentStarter(commands, settings.claude_command, claude_home=settings.claude_home, flags=gathered.flags)
-    try:
-        report = RestoreRun(commands, starter).execute(plan)
-    except TmuxError as error:
-        raise RuntimeError(f"tmux on {settings.server.describe()}: {error}") from None
-    instance, _live = live_server(commands)
-    after_restore(store, gathered.memory, instance)
+        lifecycle.close()
     if request.json:
         print(json.dumps(report.as_json(), ensure_ascii=False))
     else:
@@ -460,56 +411,19 @@ def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK if not report.not_restored and not any(a.stopped for a in report.restored) else EXIT_ERROR
 
 
-def _log_action(
-    settings: Settings, action: str, pane_id: str, target: str, sent: str, ok: bool, reason: str,
-    commands: TmuxServerCommands | None = None,
-) -> None:
-    """One line in the action log for a lifecycle command (the dashboard's viewer shows it) and,
-    for stop and restart (``commands``), an event every view of the server is told of."""
-    import time
-
-    from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
-
-    def problem(_source: str, message: str) -> None:
-        print(f"nbs-tui: {message}", file=sys.stderr)
-
-    record = ActionRecord(
-        time.time(), action, pane_id, target, sent, f"operator (nbs-tui {action})",
-        Outcome.SENT if ok else Outcome.FAILED, reason,
-    )  # fmt: skip
-    ActionLog(settings.action_log, problem).append(record)
-    if commands is not None:
-        from nbs_tui.runtime.agent_stop import tell_views
-
-        why = tell_views(commands, action, pane_id, target, sent, ok, reason)
-        if why:
-            problem("", f"the dashboards were not told of this {action}: {why}")
-
-
 def _run_stop(args: argparse.Namespace, settings: Settings) -> int:
-    """``nbs-tui stop PANE`` / ``nbs-tui restart PANE`` (`nbs_tui.runtime.agent_stop`)."""
+    """``nbs-tui stop PANE`` / ``nbs-tui restart PANE`` (`nbs_tui.lifecycle.agent_stop`)."""
     import json
 
-    from nbs_tui.runtime.agent_start import AgentStarter
-    from nbs_tui.runtime.agent_stop import AgentControl, StopError
+    from nbs_tui.lifecycle.agent_stop import StopError
+    from nbs_tui.lifecycle.arguments import one_host
+    from nbs_tui.lifecycle.operations import Lifecycle
 
     _require_tmux()
-    runner = None
-    if getattr(args, "hosts", None):  # another host: its tmux and its processes, over its ssh master
-        from nbs_tui.runtime.host_agent import SshAgentHost
-        from nbs_tui.tmux.ssh import SshTmuxRunner
-
-        (host,) = settings.watched_hosts()
-        if host.is_local:
-            raise SpecError([f"{args.command} --host {host.name}: not another host"])
-        runner = SshTmuxRunner(host)
-        commands = TmuxServerCommands(runner)
-        starter = AgentStarter(commands, settings.claude_command, host=SshAgentHost(runner))
-    else:
-        commands = TmuxServerCommands.for_server(settings.server)
-        starter = AgentStarter(commands, settings.claude_command)
-    control = AgentControl(commands, starter)
+    lifecycle = Lifecycle.for_command(settings, one_host(args, args.command), f"{args.command} --host")
+    log = _ActionLine(settings, lifecycle)
     try:
+        control = lifecycle.control()
         pane_id, _pid, target, _folder = control.resolve(args.pane)
         if not args.yes:
             if not sys.stdin.isatty():
@@ -519,29 +433,49 @@ def _run_stop(args: argparse.Namespace, settings: Settings) -> int:
                 return EXIT_ERROR
         if args.command == "stop":
             stopped = control.stop(pane_id)
-            _log_action(settings, "stop", pane_id, target, stopped.how, True, "", commands)
+            log("stop", pane_id, target, stopped.how, True, "")
             out: dict[str, object] = {"pane_id": pane_id, "target": target, "stopped_by": stopped.how}
             said = f"stopped {target} ({pane_id}) with {stopped.how}"
         else:
             restarted = control.restart(pane_id)
-            _log_action(
-                settings, "restart", pane_id, target, f"claude --resume {restarted.session_id}",
-                not restarted.stopped, restarted.stopped or f"stopped with {restarted.how}", commands,
+            log(
+                "restart", pane_id, target, f"claude --resume {restarted.session_id}",
+                not restarted.stopped, restarted.stopped or f"stopped with {restarted.how}",
             )  # fmt: skip
             out = {"pane_id": pane_id, "target": target, "session_id": restarted.session_id, "stopped": restarted.stopped or None}
             said = f"restarted {target} ({pane_id}) in conversation {restarted.session_id}"
             if restarted.stopped:
-                print(f"nbs-tui: {target}: {restarted.stopped}", file=sys.stderr)
+                _warn(f"{target}: {restarted.stopped}")
     except StopError as error:
-        _log_action(settings, args.command, args.pane, args.pane, "", False, str(error), commands)
+        log(args.command, args.pane, args.pane, "", False, str(error))
         raise RuntimeError(str(error)) from None
     except TmuxError as error:
-        raise RuntimeError(f"tmux on {commands.describe()}: {error}") from None
+        raise RuntimeError(f"tmux on {lifecycle.describe()}: {error}") from None
     finally:
-        if runner is not None:
-            runner.close()
+        lifecycle.close()
     print(json.dumps(out, ensure_ascii=False) if args.json else said)
     return EXIT_OK if args.command == "stop" or not out.get("stopped") else EXIT_ERROR
+
+
+class _ActionLine:
+    """A stop's or restart's line in the action log, and the event every view is told of."""
+
+    def __init__(self, settings: Settings, lifecycle: Lifecycle) -> None:
+        from nbs_tui.operator.action_log import ActionLog
+
+        self._log = ActionLog(settings.action_log, lambda _source, message: _warn(message))
+        self._lifecycle = lifecycle
+
+    def __call__(self, action: str, pane_id: str, target: str, sent: str, ok: bool, reason: str) -> None:
+        import time
+
+        from nbs_tui.operator.action_log import ActionRecord, Outcome
+
+        outcome = Outcome.SENT if ok else Outcome.FAILED
+        record = ActionRecord(time.time(), action, pane_id, target, sent, f"operator (nbs-tui {action})", outcome, reason)
+        why = self._lifecycle.record(self._log, record)
+        if why:
+            _warn(f"the dashboards were not told of this {action}: {why}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -118,7 +118,10 @@ class Settings:
     """Apprise URLs (``ntfy://host/topic``, ``tgram://...``, ``json://host/``) the lease holder
     sends each notification to as a push (nbs_tui/notify/push.py, docs/notifications.md)."""
     web_link_ttl: float = 10.0
-    """Minutes a push's link to the browser view's answer card works (once)."""
+    """Minutes a push's link to the browser view's answer card works (once), and at most how
+    long the card it opened stays open."""
+    web_session_ttl: float = 12.0
+    """Hours the browser view's session cookie (the token's) lasts; showing the token again renews it."""
     action_log: Path = field(default_factory=lambda: state_dir() / "actions.log")
     hook_spool: Path = field(default_factory=default_spool)
     """Where hooks append and the watcher reads: ``$XDG_STATE_HOME/nbs-tui/hooks.jsonl``, or
@@ -151,6 +154,9 @@ class Settings:
     open_card: str = ""
     """``--open-card host/server/pane`` (flags only): once the fleet is seeded, the dashboard
     selects that agent and opens its answer card (the browser view's one-time links)."""
+    card_only: bool = False
+    """``--card-only`` (flags only, with ``--open-card``): show that one card and nothing else, and
+    quit when it closes (what a browser view's one-time link starts)."""
     remember_fleet: bool = True
     """The acting runtime keeps the server's fleet memory for ``nbs-tui restore`` (the demo's
     throw-away servers are not remembered)."""
@@ -166,7 +172,7 @@ class Settings:
         return choose_hosts(self.hosts, self.host_choice, self.server, server_is_local=self.server_from_tmux_env)
 
 
-_NOT_IN_FILE = frozenset({"server", "server_from_tmux_env", "config_file", "host_choice", "open_card"})
+_NOT_IN_FILE = frozenset({"server", "server_from_tmux_env", "config_file", "host_choice", "open_card", "card_only"})
 
 _ENV_KEYS: Mapping[str, str] = {
     "NBS_POLL_INTERVAL": "poll_interval",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -39,14 +40,23 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
+def cannot_run(why: str, *, required: str = "") -> NoReturn:
+    """A test that cannot run here (a tool or a corpus missing): a skip that says ``why``, but
+    a failure under CI, or wherever ``required`` says it must run (why it must, e.g. "running
+    as root"): CI installs all the tests need (scripts/test), so a skip there would be a test
+    that passes having run nothing."""
+    if in_ci():
+        pytest.fail(f"CI is set but {why}", pytrace=False)
+    if required:
+        pytest.fail(f"{required} but {why}", pytrace=False)
+    pytest.skip(why)
+
+
 def require_peer_corpus() -> Path:
     """The peer corpus; without it a skip here, a failure under CI (as the real Claude Code
     CLI's tests fail under ``NBS_REQUIRE_CLAUDE``): CI must not pass having read none of it."""
     if not (PEER_CORPUS / "labels.tsv").is_file():
-        why = f"peer corpus not found at {PEER_CORPUS} (set NBS_PEER_CORPUS to its folder)"
-        if in_ci():
-            pytest.fail(f"CI is set but the {why}", pytrace=False)
-        pytest.skip(why)
+        cannot_run(f"the peer corpus not found at {PEER_CORPUS} (set NBS_PEER_CORPUS to its folder)")
     return PEER_CORPUS
 
 

@@ -15,16 +15,24 @@ wait in it). Every stdout line must be JSON: leaving the block fails the test on
 from __future__ import annotations
 
 import json
+import resource
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def _limit_files(nofile: int) -> Callable[[], None]:
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    return limit
 
 
 class Headless:
@@ -34,9 +42,12 @@ class Headless:
         *,
         env: Mapping[str, str] | None = None,
         stop_signal: int = signal.SIGTERM,
+        nofile: int | None = None,
         prefix: Sequence[str] = (),
     ) -> None:
-        """``prefix``: words before ``python -m nbs_tui`` that exec it (``nsenter ... --``)."""
+        """``nofile``: the process's soft limit of open files (``RLIMIT_NOFILE``), set in the
+        child before it runs. ``prefix``: words before ``python -m nbs_tui`` that exec it
+        (``nsenter ... --``)."""
         self.stop_signal = stop_signal
         self.events: list[dict[str, Any]] = []
         """Every JSON line printed so far, parsed, in order."""
@@ -49,7 +60,7 @@ class Headless:
         self.proc = subprocess.Popen(
             [*prefix, sys.executable, "-m", "nbs_tui", *args, "--headless"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=REPO,
-            env=dict(env) if env is not None else None,
+            env=dict(env) if env is not None else None, preexec_fn=_limit_files(nofile) if nofile is not None else None,
         )  # fmt: skip
         self._reader = threading.Thread(target=self._read, name="headless-events", daemon=True)
         self._reader.start()
@@ -97,7 +108,7 @@ class Headless:
             self.returncode = self.proc.returncode
         return self.returncode
 
-    def __enter__(self) -> Headless:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

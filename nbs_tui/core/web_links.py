@@ -4,9 +4,16 @@ A push notification goes out from the process that decides it (the sidecar servi
 browser view is served by another (`nbs-tui web`). They share one secret, the web view's link
 key (`nbs_tui.files.web_endpoint`), and nothing else: the sender signs a credential naming the
 agent and an expiry, the web view checks the signature, the expiry, and that the credential's
-nonce was never redeemed before. So a link works once and for minutes, and is never the web
-view's long-lived token (a leaked link opens one card, once, soon). The redeemer remembers
-redeemed nonces only until their expiry: after it the signature check refuses them anyway.
+nonce was never redeemed before. The redeemer remembers redeemed nonces only until their
+expiry: after it the signature check refuses them anyway.
+
+What a link grants, exactly: the browser that redeems it (a POST from the link's own page, so a
+chat app's preview fetch, a plain GET, does not use it up: `check` looks without redeeming) may
+see and answer that one agent's answer card, in a dashboard started as ``--open-card TARGET
+--card-only``: no fleet, no other agent, no other key. It lasts until that card closes, or
+``web_link_ttl`` minutes after the redemption, whichever is first. It never opens the full
+dashboard (``/``, its websocket), another agent's card, or the same card a second time, and it
+is never the web view's token.
 
 Pure: no clock (``now`` is passed), randomness only from `secrets` for the nonce.
 """
@@ -95,11 +102,16 @@ class LinkRedeemer:
         self._redeemed: dict[str, float] = {}
         """Nonce -> expiry, of credentials already used (forgotten once expired)."""
 
-    def redeem(self, credential: str, *, now: float) -> str | None:
-        """The target the credential opens, or None: bad, expired or already used."""
+    def check(self, credential: str, *, now: float) -> LinkClaim | None:
+        """The claim of a credential that would redeem now, without redeeming it (its landing page)."""
         self._forget_expired(now)
         claim = read_link(self._key, credential, now=now)
-        if claim is None or claim.nonce in self._redeemed:
+        return None if claim is None or claim.nonce in self._redeemed else claim
+
+    def redeem(self, credential: str, *, now: float) -> str | None:
+        """The target the credential opens, or None: bad, expired or already used."""
+        claim = self.check(credential, now=now)
+        if claim is None:
             return None
         self._redeemed[claim.nonce] = claim.expires
         return claim.target

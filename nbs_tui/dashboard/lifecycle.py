@@ -3,7 +3,7 @@ stop (``X``) and restart (``S``) after a confirmation, the remembered fleet: off
 when its agents are gone, restored after a look at the plan (``Ctrl+O``), and Claude Code's own
 background sessions opened in a tmux window (``o``, or Enter on a ``◇`` row).
 
-The controller's lifecycle (`nbs_tui.lifecycle_controller.LifecycleController`, the operator
+The controller's lifecycle (`nbs_tui.lifecycle.threaded.LifecycleController`, the operator
 controller's ``lifecycle``, no Textual) starts, stops and restores off the UI thread and says how
 it went; this part opens the form and the confirmations (UI thread).
 """

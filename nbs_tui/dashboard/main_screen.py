@@ -26,7 +26,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.fleet.pane_state import PaneState
 from nbs_tui.core.fleet.problems import Problems
-from nbs_tui.dashboard.answering import AnswerFlow
+from nbs_tui.dashboard.answering import AnswerFlow, CardOnlyFlow
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.dashboard.history import ScrollbackReader
 from nbs_tui.dashboard.key_table import bindings
@@ -125,8 +125,9 @@ class DashboardScreen(Screen[None]):
             app, problems, self.status_bar, connected=lambda: self.news.connected, clock=clock, wall=wall
         )
         """Each problem notified, counted in the status bar, listed on the ``E`` screen."""
-        self.answering = AnswerFlow(app, operator, lambda: self.selected_id, self.select_pane)
-        """The answer card (``A``) and the choices made on it."""
+        flow = CardOnlyFlow if settings.card_only else AnswerFlow
+        self.answering = flow(app, operator, lambda: self.selected_id, self.select_pane)
+        """The answer card (``A``) and the choices made on it (``--card-only``: that one card alone)."""
         self.answering.open_at_start(settings.open_card)
         self.history_reader = ScrollbackReader(app, self.scrollback, self.mirror, lambda: self.selected_id, lambda: runtime.fleet)
         """The selected pane's scrollback, read and followed."""

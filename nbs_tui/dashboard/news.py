@@ -38,7 +38,7 @@ from nbs_tui.dashboard.messages import (
     RelayedMeters,
 )
 from nbs_tui.runtime.runtime import Runtime
-from nbs_tui.sidecar.runner import SidecarSnapshot
+from nbs_tui.sidecar.sidecar_runner import SidecarSnapshot
 from nbs_tui.widgets.filter_bar import OperatorFleetList
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.status_bar import StatusBar
@@ -100,7 +100,7 @@ class FleetNews:
         self._empty_text: str | None = None
         """What the empty-state message shows ("" while there are panes), to update it only on a change."""
         self.background: tuple[BackgroundSession, ...] = ()
-        """Claude Code's background sessions, as last listed (`nbs_tui.runtime.background_poll`)."""
+        """Claude Code's background sessions, as last listed (`nbs_tui.lifecycle.background_poll`)."""
         self.opened: dict[str, PaneId] = {}
         """Background session id -> the pane it was opened in (``o``): not listed while that pane is."""
         self._snapshot: SidecarSnapshot | None = None

@@ -26,7 +26,7 @@ from nbs_tui.notify.terminal_notifier import TerminalNotifier, passthrough_probl
 from nbs_tui.notify.toasts import toast_for
 from nbs_tui.operator.operator_controller import OperatorController
 from nbs_tui.sidecar.events import SidecarEvent
-from nbs_tui.sidecar.lease import SidecarLease
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
 from nbs_tui.tmux.own import client_terminal, passthrough_state
 from nbs_tui.widgets.pane_text import project_name
 from nbs_tui.widgets.textual_internals import terminal_driver

@@ -20,7 +20,7 @@ from nbs_tui.core.notifications.notify_rules import NotifyDecider, NotifyKind
 
 
 class ServerMute(Protocol):
-    """A server's mute as its lease keeps it (`nbs_tui.sidecar.lease.SidecarLease`)."""
+    """A server's mute as its lease keeps it (`nbs_tui.sidecar.sidecar_lease.SidecarLease`)."""
 
     @property
     def muted(self) -> frozenset[NotifyKind]: ...

@@ -12,7 +12,7 @@ the action thread checks it is still that pane before sending. The marks, per-pa
 needs-you queue are touched on the UI thread only.
 
 The fleet's lifecycle (start, stop, restart, background sessions, the remembered fleet) is
-``lifecycle``, a `nbs_tui.lifecycle_controller.LifecycleController` built here: it shares this
+``lifecycle``, a `nbs_tui.lifecycle.threaded.LifecycleController` built here: it shares this
 controller's view, action log and problem sink, and runs its long actions on threads of its own.
 """
 
@@ -35,7 +35,7 @@ from nbs_tui.core.fleet.pane_state import PaneState
 from nbs_tui.core.fleet.problems import ProblemSink
 from nbs_tui.core.notifications.notify_rules import Notification, NotifyDecider, parse_kinds
 from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
-from nbs_tui.lifecycle_controller import LifecycleController
+from nbs_tui.lifecycle.threaded import LifecycleController
 from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.operator.pane_actions import ActionResult, Operator, summarize
 from nbs_tui.runtime.contract import SidecarView

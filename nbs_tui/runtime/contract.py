@@ -22,12 +22,12 @@ from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.fleet.problems import ProblemSink
 from nbs_tui.core.sidecar.lease_rules import LeaseValue
 from nbs_tui.files.control_plane import ControlEvent
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.sidecar.sidecar_runner import SidecarEvent
 from nbs_tui.tmux.port import FleetListener, FleetPort
 
 if TYPE_CHECKING:
     from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
-    from nbs_tui.sidecar.runner import SidecarSnapshot
+    from nbs_tui.sidecar.sidecar_runner import SidecarSnapshot
 
 SEED_TIMEOUT = 5.0
 """The longest the sidecar waits for the fleet's first seed (a slow server only delays it)."""
@@ -82,7 +82,7 @@ class RuntimeListener(ABC):
 
     def background_sessions_changed(self, sessions: tuple[BackgroundSession, ...]) -> None:  # noqa: B027
         """Claude Code's background sessions, polled only for a listener that
-        `shows_background_sessions` (`nbs_tui.runtime.background_poll`)."""
+        `shows_background_sessions` (`nbs_tui.lifecycle.background_poll`)."""
 
 
 class SidecarView(Protocol):

@@ -32,7 +32,7 @@ from nbs_tui.core.sidecar.lease_rules import LeaseValue
 from nbs_tui.files.control_plane import ControlEvent
 from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions
 from nbs_tui.runtime.runtime import Runtime
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.sidecar.sidecar_runner import SidecarEvent
 from nbs_tui.tmux.errors import TmuxUnavailable
 
 log = logging.getLogger(__name__)

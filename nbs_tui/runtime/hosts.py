@@ -38,8 +38,8 @@ from nbs_tui.core.fleet.problems import ProblemSink
 from nbs_tui.core.sidecar.lease_rules import LeaseValue, describe_holder
 from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions, SidecarRole
 from nbs_tui.sidecar.events import EMPTY_SNAPSHOT, SidecarEvent, SidecarSnapshot, StatusChange
-from nbs_tui.sidecar.lease import SidecarLease
-from nbs_tui.sidecar.runner import SidecarRunner
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
+from nbs_tui.sidecar.sidecar_runner import SidecarRunner
 from nbs_tui.tmux.commands import Guard, PaneIdentity, TmuxServerCommands
 from nbs_tui.tmux.port import FleetPort, PaneGone, PaneHistory
 
@@ -323,9 +323,9 @@ class HostsTmux:
         commands, raw = self._route(pane_id)
         return commands.pane_identity(raw)
 
-    def paste(self, pane_id: PaneId, text: str, *, bracketed: bool = True) -> None:
+    def paste(self, pane_id: PaneId, text: str, *, bracketed: bool = True) -> bool:
         commands, raw = self._route(pane_id)
-        commands.paste(raw, text, bracketed=bracketed)
+        return commands.paste(raw, text, bracketed=bracketed)
 
 
 class HostsRuntime:
@@ -367,16 +367,16 @@ class HostsRuntime:
     def _remote_planes(self, wanted: bool) -> None:
         """Another host's projects: its files stay there, read by its own nbs-tui over ssh
         (`nbs_tui.runtime.remote_plane`); set after `build`, so that host's sidecar never gets it."""
+        from nbs_tui.lifecycle.host import host_of
         from nbs_tui.runtime.remote_plane import HostsControl, RemoteControlPlane
-        from nbs_tui.tmux.ssh import SshTmuxRunner
 
         remotes = []
         for host, runtime in self.runtimes.values():
             if host.is_local or not wanted:
                 continue
             commands = runtime.fleet.commands if runtime.fleet is not None else None
-            ssh = commands.runner if commands is not None and isinstance(commands.runner, SshTmuxRunner) else None
-            remote = RemoteControlPlane(host, ssh, self.hub.for_host(host).control_event, runtime.problem)
+            there = host_of(commands) if commands is not None else None
+            remote = RemoteControlPlane(host, there, self.hub.for_host(host).control_event, runtime.problem)
             runtime.control_plane = remote
             remotes.append(remote)
         if remotes:

@@ -23,7 +23,6 @@ import errno
 import json
 import logging
 import os
-import shlex
 import subprocess
 import sys
 import threading
@@ -61,7 +60,7 @@ from nbs_tui.files.registry_io import open_regular
 
 if TYPE_CHECKING:
     from nbs_tui.core.fleet.host_spec import HostSpec
-    from nbs_tui.tmux.ssh import SshTmuxRunner
+    from nbs_tui.lifecycle.host import Host
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +172,7 @@ class RemoteControlPlane(ControlPlanePort):
     def __init__(
         self,
         host: HostSpec,
-        runner: SshTmuxRunner | None,
+        there: Host | None,
         listener: Listener,
         problem: ProblemSink,
         *,
@@ -181,7 +180,7 @@ class RemoteControlPlane(ControlPlanePort):
     ) -> None:
         self.host = host
         self.name = host.name
-        self.runner = runner
+        self.there = there
         self.operator_handle = operator_handle
         self._tell = listener
         self._report = problem
@@ -200,7 +199,7 @@ class RemoteControlPlane(ControlPlanePort):
         self._calls: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
         self._next_id = 0
         self.connected = False
-        if not host.nbs_tui or runner is None:
+        if not host.nbs_tui or there is None:
             self._set_note(_not_installed(host.name))
 
     # -- naming -------------------------------------------------------------------------------
@@ -224,7 +223,7 @@ class RemoteControlPlane(ControlPlanePort):
     # -- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
-        if self._thread is not None or not self.host.nbs_tui or self.runner is None:
+        if self._thread is not None or not self.host.nbs_tui or self.there is None:
             return
         self._thread = threading.Thread(target=self._run, name=f"nbs-remote-plane-{self.name}", daemon=True)
         self._thread.start()
@@ -307,13 +306,13 @@ class RemoteControlPlane(ControlPlanePort):
         if self._stopping.is_set():
             return True  # stop waiting
         try:
-            return self.runner is not None and self.runner.master_pid() is not None
+            return self.there is not None and self.there.master_up()
         except (OSError, subprocess.SubprocessError):
             return False
 
     def _session(self) -> tuple[int | None, str, bool]:
-        assert self.runner is not None and self.host.nbs_tui
-        argv = self.runner.ssh_argv(f"{self.host.nbs_tui} {shlex.quote(SERVE_COMMAND)}")
+        argv = self.there.nbs_tui_argv([SERVE_COMMAND]) if self.there is not None else None
+        assert argv is not None
         try:
             proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

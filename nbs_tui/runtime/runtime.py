@@ -48,12 +48,10 @@ pane ids (`nbs_tui.runtime.hosts`); `fleet` is then that composite, `sidecar` No
 from __future__ import annotations
 
 import logging
-import shlex
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
 from nbs_tui.config import Settings
@@ -64,9 +62,10 @@ from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
 from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.housekeeping.logs import log_problem, report_failures, state_dir
 from nbs_tui.housekeeping.memory import MemoryTrimmer
+from nbs_tui.lifecycle.background_poll import BackgroundPoller
+from nbs_tui.lifecycle.fleet_keeper import PROBLEM_SOURCE, FleetKeeper
 from nbs_tui.notify.event_notices import EventNotices
 from nbs_tui.notify.push import PushSender
-from nbs_tui.runtime.background_poll import BackgroundPoller
 from nbs_tui.runtime.contract import (
     LeaseMode,
     RuntimeListener,
@@ -74,16 +73,18 @@ from nbs_tui.runtime.contract import (
     SidecarRole,
     SidecarView,
 )
-from nbs_tui.runtime.fleet_keeper import PROBLEM_SOURCE, FleetKeeper
 from nbs_tui.runtime.hosts import HostsRuntime
 from nbs_tui.runtime.service_starter import ServiceStarter, sidecar_flags
 from nbs_tui.sidecar.events import SidecarError, SidecarEvent
-from nbs_tui.sidecar.lease import SidecarLease
-from nbs_tui.sidecar.runner import SidecarRunner
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
+from nbs_tui.sidecar.sidecar_runner import SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.port import FleetListener, FleetPort
-from nbs_tui.tmux.ssh import SshTmuxRunner, runner_for
+from nbs_tui.tmux.ssh import runner_for
 from nbs_tui.tmux.tmux_runner import TmuxRunner
+
+if TYPE_CHECKING:
+    from nbs_tui.lifecycle.host import Host
 
 log = logging.getLogger(__name__)
 
@@ -182,11 +183,13 @@ class Runtime:
         self.hosts: HostsRuntime | None = None
         """The per-host runtimes when several hosts are watched (module docstring)."""
         self.keeper: FleetKeeper | None = None
-        """Keeps this server's fleet memory while this process acts (`nbs_tui.runtime.fleet_keeper`)."""
+        """Keeps this server's fleet memory while this process acts (`nbs_tui.lifecycle.fleet_keeper`)."""
         self.push: PushSender | None = None
         """Sends push notifications (``notify_urls``) while this process holds the lease (`nbs_tui.notify.push`)."""
         self.background: BackgroundPoller | None = None
         """Lists Claude Code's background sessions for a listener that shows them (module docstring)."""
+        self._host: Host | None = None
+        """The watched host, decided once from the fleet's command path (`_there`)."""
         self.role = SidecarRole.OFF
         self.trimmer = MemoryTrimmer()
         self._built = False
@@ -268,7 +271,7 @@ class Runtime:
     def _build_keeper(self) -> FleetKeeper | None:
         """The fleet memory of this machine's server, kept while this process acts."""
         commands, claude = self._commands(), self.claude
-        if commands is None or claude is None or commands.runner.remote or not self.settings.remember_fleet:
+        if commands is None or claude is None or self._there_remote() or not self.settings.remember_fleet:
             return None
         store = FleetStore.for_server(LOCAL, self.settings.server, report=lambda m: self.problem(PROBLEM_SOURCE, m))
         lease = self.lease
@@ -298,9 +301,7 @@ class Runtime:
         """The one watched host's projects, read by its own nbs-tui over ssh (docs/remote.md)."""
         from nbs_tui.runtime.remote_plane import RemoteControlPlane
 
-        commands = self._commands()
-        ssh = commands.runner if commands is not None and isinstance(commands.runner, SshTmuxRunner) else None
-        return RemoteControlPlane(host, ssh, self.listener.control_event, self.problem)
+        return RemoteControlPlane(host, self._there(), self.listener.control_event, self.problem)
 
     def _build_hosts(self, hosts: Sequence[HostSpec]) -> None:
         self.hosts = HostsRuntime(hosts, self.listener, self.settings, self.options, make_runtime=Runtime, problem=self.problem)
@@ -365,26 +366,61 @@ class Runtime:
         """The watched server's tmux commands (the fleet's: in-band when it is connected)."""
         return self.fleet.commands if self.fleet is not None else None
 
+    # -- what the lifecycle acts through (`nbs_tui.lifecycle.threaded.WatchedServers`) ---------
+
+    def command_paths(self) -> dict[str, tuple[TmuxServerCommands, SidecarLease | None]] | None:
+        """With several hosts: each host's fleet command path and its server's lease, by host
+        name; None: one server (`command_path`)."""
+        hosts = self.hosts
+        if hosts is None:
+            return None
+        paths: dict[str, tuple[TmuxServerCommands, SidecarLease | None]] = {}
+        for name, commands in hosts.tmux.by_host.items():
+            entry = hosts.runtimes.get(name)
+            paths[name] = (commands, entry[1].lease if entry is not None else None)
+        return paths
+
+    def command_path(self) -> tuple[TmuxServerCommands, SidecarLease | None] | None:
+        """The one watched server's fleet command path and lease; None: not connected."""
+        commands = self._commands()
+        return (commands, self.lease) if commands is not None else None
+
+    def poll_background(self) -> None:
+        if self.background is not None:
+            self.background.poll_now()
+
+    def _there(self) -> Host | None:
+        """The host whose tmux server this runtime watches, through the fleet's command path
+        (`nbs_tui.lifecycle.host`: this machine or another, decided there); None: no fleet."""
+        commands = self._commands()
+        if commands is None:
+            return None
+        there = self._host
+        if there is None or there.commands is not commands:
+            from nbs_tui.lifecycle.host import host_of
+
+            there = self._host = host_of(commands)
+        return there
+
+    def _there_remote(self) -> bool:
+        there = self._there()
+        return there is not None and there.remote
+
     def _remote_host(self) -> HostSpec | None:
         """The other host whose tmux server this runtime watches (None: this machine's)."""
-        commands = self._commands()
-        return commands.runner.host if commands is not None else None
+        there = self._there()
+        return there.spec if there is not None else None
 
     def _service_argv(self) -> list[str] | None:
         """``nbs-tui service start`` for the watched server: here, or on its host through the
-        fleet's ssh (its ControlMaster); None when that host has no nbs-tui."""
-        server_args = self.settings.server.tmux_args()
-        host = self._remote_host()
-        if host is None:
-            flags = sidecar_flags(self.settings)
-            return [sys.executable, "-m", "nbs_tui", *server_args, *flags, "service", "start"]
-        commands = self._commands()
-        runner = commands.runner if commands is not None else None
-        if not host.nbs_tui or not isinstance(runner, SshTmuxRunner):
-            return None
-        # the host's setting is a command for its shell, as written (``~/.local/bin/nbs-tui``)
-        flags = sidecar_flags(self.settings, local=False)
-        return list(runner.ssh_argv(f"{host.nbs_tui} {shlex.join([*server_args, *flags, 'service', 'start'])}"))
+        fleet's ssh (its ControlMaster); None when that host has no nbs-tui. Paths (the config
+        file, projects) are this machine's: only a service here gets them."""
+        from nbs_tui.lifecycle.host import local_nbs_tui_argv
+
+        there = self._there()
+        remote = there is not None and there.remote
+        words = [*self.settings.server.tmux_args(), *sidecar_flags(self.settings, local=not remote), "service", "start"]
+        return there.nbs_tui_argv(words) if there is not None and remote else local_nbs_tui_argv(words)
 
     def _build_lease(self) -> SidecarLease | None:
         from nbs_tui.sidecar.heartbeat import LeaseHeartbeat

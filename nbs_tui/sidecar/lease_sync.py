@@ -7,7 +7,10 @@ relayed to every view as events, and the pane state the holder publishes.
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable
 
+from nbs_tui.claude.monitor import AgentMonitor
 from nbs_tui.core.fleet.model import AgentState, PaneId
 from nbs_tui.core.sidecar.lease_rules import inflight_erase_count
 from nbs_tui.core.sidecar.meters import Meters
@@ -15,34 +18,57 @@ from nbs_tui.core.sidecar.meters_relay import encode_meters
 from nbs_tui.core.sidecar.relay import RelayedAction
 from nbs_tui.core.sidecar.stuck_agents import Phase
 from nbs_tui.sidecar.events import MetersNews, PollStep, RelayGap, relayed_event
-from nbs_tui.sidecar.lease import SidecarLease
-from nbs_tui.sidecar.live import LivePane
+from nbs_tui.sidecar.live_pane import LivePane
 from nbs_tui.sidecar.pane_options import PublishedState
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
+from nbs_tui.sidecar.watched_panes import EventOutlet, WatchedPanes
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
 
 log = logging.getLogger(__name__)
 
 
-class LeaseSync(LivePane):
+class LeaseSync:
     """The runner's side of the lease: switches, requests, in-flight marks, relay, meters."""
 
-    _encoded: dict[PaneId, tuple[Meters | None, str]]
-    _relayed_meters: dict[PaneId, Meters | None]
+    def __init__(
+        self,
+        lease: SidecarLease,
+        panes: WatchedPanes,
+        live: LivePane,
+        outlet: EventOutlet,
+        monitor: AgentMonitor,
+        *,
+        tick_lock: threading.Lock,
+        wall: Callable[[], float],
+    ) -> None:
+        self.lease = lease
+        self.panes = panes
+        self.live = live
+        self._emit = outlet.emit
+        self._deliver = outlet.deliver
+        self.monitor = monitor
+        self.tick_lock = tick_lock
+        """The runner's tick lock: a stop's withdrawal takes it (`withdraw_inflight`)."""
+        self.wall = wall
+        self._encoded: dict[PaneId, tuple[Meters | None, str]] = {}
+        """The holder's meters per pane as last encoded (re-encoded only when they change)."""
+        self._relayed_meters: dict[PaneId, Meters | None] = {}
+        """The meters read from tmux per pane as last told (a ``meters`` event on change)."""
 
-    def _withdraw_inflight(self) -> None:
+    def withdraw_inflight(self) -> None:
         """A clean stop in the middle of a handshake: erase what this holder typed and did not
         submit (the in-flight rule, applied to its own marks), so no one has to recover it."""
         lease = self.lease
-        if lease is None or not lease.sync() or not self._tick_lock.acquire(timeout=5.0):
+        if not lease.sync() or not self.tick_lock.acquire(timeout=5.0):
             return
         try:
             for pane_id, switches in lease.panes.items():
                 mark = switches.inflight
-                tracked = self._tracked.get(pane_id)
+                tracked = self.panes.tracked.get(pane_id)
                 if mark is None or mark.token != lease.token or tracked is None or tracked.info is None:
                     continue
                 try:
-                    box = self._live(tracked.info).input_text
+                    box = self.live.read(tracked).input_text
                 except (PaneGone, TmuxUnavailable):
                     continue
                 if box is None:
@@ -52,20 +78,20 @@ class LeaseSync(LivePane):
         except Exception:  # stopping: a mark left over is the next holder's to recover
             log.exception("in-flight polls not withdrawn at stop")
         finally:
-            self._tick_lock.release()
+            self.tick_lock.release()
 
     # -- the lease: switches and requests from tmux, in-flight marks, published state ----------
 
-    def _sync_lease(self) -> None:
+    def sync(self) -> None:
         """With the tick lock held: take the views' switches from tmux; as the holder, also
         answer poll requests and recover polls a dead holder typed but never submitted."""
         lease = self.lease
-        if lease is None or not lease.sync():
+        if not lease.sync():
             return
         self._relayed(lease)
         self._relay_meters(lease)
         for pane_id, switches in lease.panes.items():
-            tracked = self._tracked.get(pane_id)
+            tracked = self.panes.tracked.get(pane_id)
             if tracked is None:
                 continue
             sidecar = tracked.sidecar
@@ -80,7 +106,7 @@ class LeaseSync(LivePane):
         if not lease.acting():
             return
         for pane_id, request in lease.new_requests():
-            tracked = self._tracked.get(pane_id)
+            tracked = self.panes.tracked.get(pane_id)
             ok, why = (
                 tracked.sidecar.request_poll()
                 if tracked is not None
@@ -93,11 +119,11 @@ class LeaseSync(LivePane):
                 lease.switches.drop_start_claim(lease.token, pane_id, claim.render())
         for pane_id, switches in lease.panes.items():
             mark = switches.inflight
-            tracked = self._tracked.get(pane_id)
+            tracked = self.panes.tracked.get(pane_id)
             if mark is None or mark.token == lease.token or tracked is None or tracked.info is None:
                 continue
             try:
-                box = self._live(tracked.info).input_text
+                box = self.live.read(tracked).input_text
             except (PaneGone, TmuxUnavailable):
                 continue
             count = inflight_erase_count(mark, lease.token, box)
@@ -147,24 +173,22 @@ class LeaseSync(LivePane):
             last = self._encoded[pane_id] = (meters, encode_meters(meters))
         return last[1]
 
-    def _clear_inflight(self, pane_id: PaneId) -> None:
-        if self.lease is None:
-            return
+    def clear_inflight(self, pane_id: PaneId) -> None:
+        """A handshake is over: drop its in-flight mark (the text is submitted or abandoned)."""
         try:
             self.lease.switches.clear_inflight(pane_id)
         except Exception as error:  # a mark left over is recovered by the next holder
             log.info("in-flight mark of %s not cleared: %s", pane_id, error)
 
-    def _publish_options(self) -> None:
+    def publish_options(self) -> None:
+        """As the holder, after a pass: each pane's state, needs, since and meters into tmux."""
         lease = self.lease
-        if lease is None:
-            return
         escalated = {
             pane_id for pane_id, verdict in self.monitor.verdicts().items()
             if verdict.stuck.phase is Phase.ESCALATED
         }
         states: dict[PaneId, PublishedState] = {}
-        for pane_id, tracked in self._tracked.items():
+        for pane_id, tracked in self.panes.tracked.items():
             state = tracked.sidecar.detection.state
             if pane_id in escalated:
                 needs = "stuck"

@@ -1,11 +1,11 @@
 """The operator's controls of the sidecar: typed requests on a queue, carried out by whoever
 holds the tick lock, so no caller ever waits on tmux.
 
-Locks, and why the UI never waits on tmux: a tick holds ``_tick_lock`` for its whole pass,
+Locks, and why the UI never waits on tmux: a tick holds the runner's tick lock for its whole pass,
 tmux calls included (a ``capture-pane`` may take up to tmux's 5 s timeout). Nothing else
 ever *waits* for that lock. Readers (`snapshot`, `status`, `statuses`, `stuck`, `escalated`)
 read the immutable `SidecarSnapshot` the runner publishes after each tick and after each
-operator change: one attribute read, no lock. The operator's controls (`set_poll_enabled`,
+operator change (`WatchedPanes.publish`): one attribute read, no lock. The operator's controls (`set_poll_enabled`,
 `set_plan_policy`, `set_poll_interval`, `set_global`, `note_operator_input`, `force_poll`)
 are typed requests put on a queue under ``_requests_lock`` (held for an append, never across
 a tmux call); the caller then *tries* the tick lock without blocking and, when no tick is
@@ -17,13 +17,17 @@ most ``FORCE_POLL_WAIT`` seconds, so call it from a worker thread, never from th
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nbs_tui.core.fleet.model import PaneId
-from nbs_tui.sidecar.state import RunnerState
+from nbs_tui.sidecar.watched_panes import WatchedPanes
+
+if TYPE_CHECKING:
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
 
 FORCE_POLL_WAIT = 6.0
 """Longest a `SidecarRunner.force_poll` caller waits for a busy tick (a tmux call times out
@@ -65,13 +69,31 @@ class _ForcePoll:
 _Request = _Override | _SetGlobal | _OperatorInput | _ForcePoll
 
 
-class OperatorQueue(RunnerState):
+class OperatorQueue:
     """The operator's side of the runner: its controls and the queue they go through."""
 
-    _pending: dict[PaneId, dict[str, Any]]
-    """Per-pane settings asked for before the pane was seen as an agent (applied when it is)."""
-    _requests_lock: threading.Lock
-    _requests: list[_Request]
+    def __init__(
+        self,
+        panes: WatchedPanes,
+        *,
+        lease: SidecarLease | None,
+        tick_lock: threading.Lock,
+        clock: Callable[[], float],
+    ) -> None:
+        self.panes = panes
+        self.lease = lease
+        self.tick_lock = tick_lock
+        """The runner's: held by a tick, or by whoever carries out the requests."""
+        self.clock = clock
+        self._requests_lock = threading.Lock()
+        """Held for an append or a take of the queue, never across a tmux call."""
+        self._requests: list[_Request] = []
+
+    @property
+    def waiting(self) -> bool:
+        """Requests are queued (asked for while a tick held the lock)."""
+        with self._requests_lock:
+            return bool(self._requests)
 
     # -- operator controls (any thread; none waits on tmux) ----------------------------------
 
@@ -132,49 +154,47 @@ class OperatorQueue(RunnerState):
     def _request(self, request: _Request) -> None:
         with self._requests_lock:
             self._requests.append(request)
-        self._try_carry_out()
+        self.try_carry_out()
 
-    def _try_carry_out(self) -> None:
+    def try_carry_out(self) -> None:
         """Carry out queued requests now unless a tick holds the lock (it will, when it ends)."""
-        if not self._tick_lock.acquire(blocking=False):
+        if not self.tick_lock.acquire(blocking=False):
             return
         try:
-            changed = self._carry_out_requests()
+            changed = self.carry_out()
             if changed:
-                self._publish(changed)
+                self.panes.publish(changed)
         finally:
-            self._tick_lock.release()
+            self.tick_lock.release()
 
-    def _carry_out_requests(self) -> set[PaneId]:
+    def carry_out(self) -> set[PaneId]:
         """With the tick lock held: apply every queued request; the panes whose status changed."""
         with self._requests_lock:
             requests, self._requests = self._requests, []
         changed: set[PaneId] = set()
         for request in requests:
             if isinstance(request, _Override):
-                tracked = self._tracked.get(request.pane_id)
+                tracked = self.panes.tracked.get(request.pane_id)
                 if tracked is None:  # applied when the pane is first seen as an agent
-                    self._pending.setdefault(request.pane_id, {})[request.method] = request.value
+                    self.panes.pending.setdefault(request.pane_id, {})[request.method] = request.value
                 else:
                     getattr(tracked.sidecar, request.method)(request.value)
                     changed.add(request.pane_id)
-                self._emit_status(request.pane_id, request.message)
+                self.panes.emit_status(request.pane_id, request.message)
             elif isinstance(request, _SetGlobal):
                 changes: dict[str, Any] = {}
                 if request.poll_enabled is not None:
                     changes["poll_enabled"] = request.poll_enabled
                 if request.plan_policy is not None:
                     changes["plan_policy"] = request.plan_policy
-                self.config = replace(self.config, **changes)
-                for tracked in self._tracked.values():
-                    tracked.sidecar.config = self.config
-                changed.update(self._tracked)
+                self.panes.set_config(replace(self.panes.config, **changes))
+                changed.update(self.panes.tracked)
             elif isinstance(request, _OperatorInput):
-                tracked = self._tracked.get(request.pane_id)
+                tracked = self.panes.tracked.get(request.pane_id)
                 if tracked is not None:
                     tracked.operator_at = max(tracked.operator_at, request.at)
             elif request.reply.set_running_or_notify_cancel():  # _ForcePoll, unless given up
-                tracked = self._tracked.get(request.pane_id)
+                tracked = self.panes.tracked.get(request.pane_id)
                 if tracked is None:
                     request.reply.set_result((False, "not an agent pane the sidecar watches"))
                 else:

@@ -413,8 +413,9 @@ class TmuxServerCommands:
         self.run_batched(commands)
         return True
 
-    def paste(self, pane_id: PaneId, text: str, *, bracketed: bool = True) -> None:
-        """Paste ``text`` into the pane as a terminal paste would.
+    def paste(self, pane_id: PaneId, text: str, *, bracketed: bool = True, guard: Guard | None = None) -> bool:
+        """Paste ``text`` into the pane as a terminal paste would; True once pasted, False when
+        ``guard`` refused (nothing pasted).
 
         ``load-buffer`` reads the bytes from stdin (no quoting, no key-name parsing, no length
         limit of a command line); ``paste-buffer -p`` wraps them in bracketed-paste markers when
@@ -428,13 +429,17 @@ class TmuxServerCommands:
         if bracketed:
             args.insert(1, "-p")
         try:
-            self.run(*args)
+            pasted = self._keys([tuple(args)], guard)
         except TmuxCommandError as error:
             with contextlib.suppress(TmuxError):  # the paste error is what matters
                 self.run("delete-buffer", "-b", name)
             if isinstance(error, PaneNotFound):
                 raise PaneGone(f"pane {pane_id} is gone") from None
             raise
+        if not pasted:  # the guard refused: the buffer was not pasted, so not deleted either
+            with contextlib.suppress(TmuxError):
+                self.run("delete-buffer", "-b", name)
+        return pasted
 
 
 def _may_run_in_band(commands: Sequence[Command]) -> bool:

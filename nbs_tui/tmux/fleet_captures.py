@@ -43,7 +43,7 @@ that keeps changing (a working agent's spinner, a build's output) is seen every 
 every second. The sidecar passes the panes it last saw still as ``eager`` to `prefetch`: those
 are read on the tick they change, so a turn shorter than 3 s is still seen working. Every key
 the sidecar types is decided on a fresh ``capture-pane`` taken just before
-(`SidecarRunner._live`), never on a read's age. Reading a spinning pane every second was
+(`nbs_tui.sidecar.live_pane.LivePane.read`), never on a read's age. Reading a spinning pane every second was
 most of the service's cost (bench/README.md, bench_headless.py)."""
 
 

@@ -38,13 +38,35 @@ CONNECTED = "nbs-tui-connected"
 PANES_BEGIN = "nbs-tui-panes"
 AGENTS_BEGIN = "nbs-tui-agents"
 
-AGENTS = r"""
+TREE = r"""
 if command -v ps >/dev/null 2>&1; then ps -e -o pid= -o ppid= -o args=; else
   for d in /proc/[0-9]*; do
     ppid=$(sed 's/.*) [^ ]* //;s/ .*//' "$d/stat" 2>/dev/null) || continue
     printf '%s %s %s\n' "${{d#/proc/}}" "$ppid" "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)"
   done
 fi | awk -v want={pids} '
+{{ pid = $1; pp = $2; $1 = ""; $2 = ""; sub(/^ +/, ""); args[pid] = $0; kids[pp] = kids[pp] " " pid }}
+END {{
+  n = split(want, w, " ")
+  for (j = 1; j <= n; j++) {{
+    if (!(w[j] in args)) {{ print w[j], "-"; continue }}
+    queue = w[j]; seen = 0
+    while (queue != "" && seen < 64) {{
+      cur = queue; sub(/ .*/, "", cur); sub(/^[^ ]+ */, "", queue); seen++
+      print w[j], cur, args[cur]
+      queue = queue kids[cur]; sub(/^ +/, "", queue)
+    }}
+  }}
+}}'"""
+"""The one walk of process trees on another host (``ps``, else ``/proc``; POSIX awk): for each of
+the pids ``{pids}`` (a shell word, formatted in), ``ROOT PID ARGS`` for the root and every
+process below it, nearest first, at most 64 per root, or ``ROOT -`` when the root is gone. Both
+host scripts that look below a pane read it: `AGENTS` (is Claude Code there) and `CLAUDE_BELOW`
+(which process is it, and its status file)."""
+
+AGENTS = (
+    TREE
+    + r""" | awk '
 function claude(a,   k, m, i, base, first) {{
   m = split(a, k, " ")
   for (i = 1; i <= m && i <= 4; i++) {{
@@ -58,25 +80,51 @@ function claude(a,   k, m, i, base, first) {{
   }}
   return 0
 }}
-{{ pid = $1; pp = $2; $1 = ""; $2 = ""; sub(/^ +/, ""); args[pid] = $0; kids[pp] = kids[pp] " " pid }}
-END {{
-  n = split(want, w, " ")
-  for (j = 1; j <= n; j++) {{
-    queue = w[j]; seen = 0; hit = 0
-    while (queue != "" && seen < 64 && !hit) {{
-      cur = queue; sub(/ .*/, "", cur); sub(/^[^ ]+ */, "", queue); seen++
-      if ((cur in args) && claude(args[cur])) hit = 1
-      queue = queue kids[cur]; sub(/^ +/, "", queue)
-    }}
-    print w[j], ((w[j] in args) ? hit : "gone")
-  }}
-}}'
+{{
+  root = $1
+  if (!(root in hit)) {{ hit[root] = 0; order[++n] = root }}
+  if ($2 == "-") {{ hit[root] = "gone"; next }}
+  if (hit[root] == 1) next
+  $1 = ""; $2 = ""; sub(/^ +/, "")
+  if (claude($0)) hit[root] = 1
+}}
+END {{ for (i = 1; i <= n; i++) print order[i], hit[order[i]] }}'
 """
-"""Which of the given pane pids has Claude Code (or the demo agent) in its process tree, on the
-host: the remote half of `nbs_tui.tmux.discovery.agent_verdict` (``ps``, else ``/proc``; POSIX awk).
-The local walk also trusts a process named ``claude`` (its comm); here a script named ``claude``
-shows as ``INTERPRETER .../claude``, so that form counts too.
-Prints ``PID 1``, ``PID 0`` or ``PID gone`` per pid."""
+)
+"""Which of the given pane pids has Claude Code (or the demo agent) in its process tree (`TREE`),
+on the host: the remote half of `nbs_tui.tmux.discovery.agent_verdict`. The local walk also
+trusts a process named ``claude`` (its comm); here a script named ``claude`` shows as
+``INTERPRETER .../claude``, so that form counts too. Prints ``PID 1``, ``PID 0`` or ``PID gone``
+per pid."""
+
+CLAUDE_BELOW = (
+    "for p in $("
+    + TREE.format(pids='"$1"')
+    + r""" | awk '$2 != "-" { print $2 }'); do
+  env=$( { tr '\0' '\n' < /proc/$p/environ; } 2>/dev/null ) || continue
+  cfg=$(printf '%s\n' "$env" | sed -n 's/^CLAUDE_CONFIG_DIR=//p' | head -n 1)
+  home=$(printf '%s\n' "$env" | sed -n 's/^HOME=//p' | head -n 1)
+  eval "set -- $EXTRA"
+  [ -n "$cfg" ] && set -- "$@" "$cfg"
+  [ -n "$home" ] && set -- "$@" "$home/.claude"
+  for d in "$@"; do
+    f="$d/sessions/$p.json"
+    [ -f "$f" ] || continue
+    start=$(sed 's/^.*) //' /proc/$p/stat 2>/dev/null | cut -d' ' -f20)
+    printf 'PROC\t%s\t%s\t%s\t%s\n' "$p" "$start" "$d" "$(readlink /proc/$p/cwd 2>/dev/null)"
+    printf 'ARGS\t'; { tr '\0' '\037' < /proc/$p/cmdline; } 2>/dev/null; echo
+    printf 'STATUS\t'; tr -d '\n' < "$f"; echo
+    break
+  done
+done
+"""
+)
+"""Every process at or below the pane pid ``$1`` (`TREE`) that has a Claude Code status file,
+``<config>/sessions/<pid>.json``: the config folders tried are ``$EXTRA`` (shell words), the
+process's ``CLAUDE_CONFIG_DIR`` and its ``$HOME/.claude``. Per process found: ``PROC PID START
+CONFIG CWD`` (START: field 22 of ``/proc/PID/stat``, to tell an older process's file under a reused
+pid), ``ARGS`` (its command line, words split by 0x1f) and ``STATUS`` (the file on one line); read
+by `nbs_tui.lifecycle.host.parse_found`. The caller sets ``$1`` and ``EXTRA``."""
 
 
 def parse_agents(out: str) -> dict[int, bool]:

@@ -1,19 +1,27 @@
-"""Who may reach the browser view: the token, the bind rule, and the slowdown of failures.
+"""Who may reach the browser view: the token, the grants it and the links give, the Host rule,
+the bind rule, and the slowdown of failures.
 
 The browser view has the operator's full rights (it types into every agent), so everything that
 reaches it proves it knows the token: a random one made at each start (printed once, in the URL
 to open), or the content of a file only its owner can read. A browser swaps the token for a
-session cookie on its first visit (`nbs_tui.web.server`); the cookie's value is a second random
-secret of this process, so a token file's long-lived token never sits in a cookie jar.
+session `Grant` (its secret is the cookie's value, random per visit, so a token file's long-lived
+token never sits in a cookie jar); showing the token again rotates it, ``/logout`` ends it, and
+it lapses after ``web_session_ttl`` hours. A push's one-time link gives a narrower grant: the
+one agent's answer card, nothing else (`nbs_tui.web.server`).
+
+Only requests naming this view's own host are answered (`allowed_host`): a page of another
+name that DNS points here (rebinding) is refused. Behind a proxy, only the proxy's own, last
+``X-Forwarded-*`` entry is believed (`last_hop`): the ones before it are the client's word.
 
 Plain HTTP is allowed only on a loopback address: anything else needs TLS here (``--cert/--key``)
 or an operator's explicit word that a TLS proxy stands in front (``--behind-proxy``).
 
-No aiohttp here: the rules are plain functions and one small class, tested without a server.
+No aiohttp here: the rules are plain functions and small classes, tested without a server.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import os
@@ -21,7 +29,7 @@ import secrets
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 TOKEN_BYTES = 32
@@ -52,9 +60,11 @@ def load_token(path: Path | None) -> str:
     or stricter): anyone who reads it can type into every agent."""
     if path is None:
         return new_secret()
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:  # not through a symlink (it could point anywhere); O_NONBLOCK: a FIFO must not hang the start
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
+        if path.is_symlink():
+            raise AccessError(f"token file {path} is a symbolic link: name the file itself") from None
         raise AccessError(f"token file {path}: {error.strerror}") from None
     try:
         info = os.fstat(fd)
@@ -78,6 +88,106 @@ def load_token(path: Path | None) -> str:
             "(make one with: python3 -c 'import secrets; print(secrets.token_urlsafe(32))')"
         )
     return token
+
+
+# -- what a browser holds ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """A credential this process handed out: a cookie's value, and what it opens until when."""
+
+    secret: str = field(repr=False)
+    """The cookie's value (random; only its hash is looked up)."""
+    handle: str
+    """A public name for it (a card page's URL, its cookie's name): never enough to use it."""
+    card: str | None
+    """None: the whole dashboard (a session, from the token). Else the one card target it opens."""
+    expires: float
+    """On the store's clock."""
+
+
+class Grants:
+    """The grants alive in this process: issued, found by their secret, revoked, lapsed."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._by_digest: dict[bytes, Grant] = {}
+        """sha256(secret) -> grant: a lookup by a hash a guesser cannot steer, not by the secret."""
+
+    def issue(self, card: str | None, ttl: float) -> Grant:
+        if ttl <= 0:
+            raise ValueError(f"a grant's lifetime must be positive, not {ttl}")
+        self._forget_lapsed()
+        grant = Grant(new_secret(), secrets.token_urlsafe(12), card, self._clock() + ttl)
+        self._by_digest[_digest(grant.secret)] = grant
+        return grant
+
+    def find(self, secret: str | None) -> Grant | None:
+        """The live grant whose cookie value is ``secret``, else None (unknown, revoked, lapsed)."""
+        if not secret:
+            return None
+        grant = self._by_digest.get(_digest(secret))
+        if grant is None or not same_secret(secret, grant.secret):
+            return None
+        if grant.expires <= self._clock():
+            self.revoke(grant)
+            return None
+        return grant
+
+    def remaining(self, grant: Grant) -> float:
+        """Seconds ``grant`` has left (0 once lapsed)."""
+        return max(0.0, grant.expires - self._clock())
+
+    def revoke(self, grant: Grant) -> None:
+        self._by_digest.pop(_digest(grant.secret), None)
+
+    def _forget_lapsed(self) -> None:
+        now = self._clock()
+        for digest in [d for d, grant in self._by_digest.items() if grant.expires <= now]:
+            del self._by_digest[digest]
+
+
+def _digest(secret: str) -> bytes:
+    return hashlib.sha256(secret.encode()).digest()
+
+
+# -- which requests are for us ------------------------------------------------------------------
+
+
+def host_name(host: str) -> str:
+    """A Host header's name without its port, lower case, no trailing dot (``[::1]:80`` -> ``::1``)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    if host.count(":") == 1:
+        host = host.partition(":")[0]
+    return host.rstrip(".")
+
+
+def address_name(address: str) -> str:
+    """A socket's local address as a Host header names it: an IPv4 client of a dual-stack ``::``
+    bind arrives on ``::ffff:192.0.2.5`` but asked for ``192.0.2.5``."""
+    try:
+        ip = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return host_name(address)
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return str(mapped or ip)
+
+
+def allowed_host(host: str | None, allowed: frozenset[str]) -> bool:
+    """Is ``host`` (a Host or X-Forwarded-Host value) one of this view's own names?"""
+    return bool(host) and host_name(host or "") in allowed
+
+
+def last_hop(value: str | None) -> str | None:
+    """The last entry of an ``X-Forwarded-*`` list: the one the proxy in front of us added.
+    Earlier entries came with the request, from whoever sent it."""
+    if value is None:
+        return None
+    entry = value.rsplit(",", 1)[-1].strip()
+    return entry or None
 
 
 # -- where it listens ---------------------------------------------------------------------------

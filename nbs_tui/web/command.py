@@ -20,7 +20,8 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
         help="serve the dashboard to a browser, behind a token (each tab is a dashboard with your full rights)",
         description=(
             "Serve the dashboard to a browser. Prints the URL to open (it carries the token, swapped for a cookie "
-            "on the first visit). The browser view can type into every agent: keep it on loopback and reach it "
+            "on the first visit, lasting web_session_ttl hours; /logout ends it). A push's one-time link opens one "
+            "agent's answer card and nothing else. The browser view can type into every agent: keep it on loopback and reach it "
             "through 'ssh -L', or serve TLS (--cert/--key), or put a TLS proxy in front (--behind-proxy)."
         ),
     )
@@ -34,9 +35,12 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
     web.add_argument(
         "--behind-proxy", action="store_true",
         help="a TLS proxy stands in front: allow a non-loopback plain-HTTP bind, mark the cookie Secure, "
-        "trust X-Forwarded-For/-Proto/-Host",
+        "trust the proxy's own (last) X-Forwarded-For/-Proto/-Host entry",
     )  # fmt: skip
-    web.add_argument("--public-url", metavar="URL", help="the base URL the browser opens, when not the bind's (a proxy)")
+    web.add_argument(
+        "--public-url", metavar="URL",
+        help="the base URL the browser opens, when not the bind's (a proxy); its host is answered besides the bind's",
+    )  # fmt: skip
     add_server_options(web, inherit=True)  # given before the subcommand (nbs-tui -L x web), kept
 
 
@@ -83,14 +87,15 @@ def web_command(args: argparse.Namespace, settings: Settings) -> int:
         WebSettings(
             bind=bind, dashboard_argv=dashboard_argv(args, settings), token=token, tls=tls,
             behind_proxy=args.behind_proxy, public_url=args.public_url,
+            session_ttl=settings.web_session_ttl * 3600, card_ttl=settings.web_link_ttl * 60,
         )
     )
 
     def announce(url: str) -> None:
         print(url, flush=True)
         print(
-            "nbs-tui web: open the URL above (its token becomes a cookie on the first visit). Whoever opens it can "
-            "type into every agent. Ctrl+C stops.", file=sys.stderr, flush=True,
+            "nbs-tui web: open the URL above (its token becomes a cookie on the first visit; /logout ends it). "
+            "Whoever opens it can type into every agent. Ctrl+C stops.", file=sys.stderr, flush=True,
         )  # fmt: skip
 
     return view.run(announce)

@@ -1,36 +1,49 @@
 """The web server: textual-serve's `Server` with a guard in front and one dashboard per tab.
 
 textual-serve (aiohttp) serves a page whose websocket starts one app process per connection
-with a fixed shell command. Here:
+with a fixed shell command. Here a middleware (`WebView._guard`) stands before every route:
 
-* a middleware (`WebView._guard`) lets a request in only with the session cookie, or with
-  ``?token=`` (then it answers with the cookie and a redirect to the clean URL, so the token
-  leaves the address bar and the history); anything else is 401/403 before any handler runs,
-  so no app starts and no pane is reached. Failures are logged and slowed (`FailureThrottle`);
-* a websocket from another site's page is refused (its Origin is not this host);
-* ``GET /open/<credential>`` redeems a push notification's one-time link (`LinkRedeemer`): once,
-  unexpired, it sets the cookie and opens the page with a ticket naming the agent; the tab's
-  websocket (``/ws/card/<ticket>``) then starts the dashboard with ``--open-card TARGET``.
-  The command is built per connection from argv words (`shlex.join`, the target checked
-  first), never by pasting text into a shell line.
+* a request must name this view's own host (`allowed_host`: the address it arrived on,
+  ``localhost``, the bind's name, ``--public-url``'s host), else 421: a page that DNS
+  rebinding points here is not answered;
+* the full dashboard (``/``, its websocket ``/ws``, the page's ``/static``) needs a session
+  (a `Grant` with no card): ``?token=`` gives one (a cookie, and a redirect to the clean URL, so
+  the token leaves the address bar and the history); each showing of the token gives a new one
+  and ends the one whose cookie came along; ``/logout`` ends it and closes its tabs; it lapses
+  after ``web_session_ttl`` hours;
+* a push's one-time link (``GET /open/<credential>``) is a page that redeems nothing: its own
+  form POSTs the credential back (its script sends it at once when a browser navigated there),
+  and only that redeems it (`LinkRedeemer`), so a link preview's GET leaves it unused.
+  Redeeming gives a card grant: a cookie for ``/card/<handle>/`` alone, whose websocket starts
+  the dashboard as ``--open-card TARGET --card-only`` (that agent's card and nothing else). It
+  ends when that tab ends (the card closed) or after ``web_link_ttl`` minutes, whichever first;
+* anything else is 401/403 before any handler runs, so no app starts and no pane is reached.
+  Failures are logged and slowed (`FailureThrottle`); a websocket from another origin (another
+  site, or this host on another port) is refused.
+
+The command is built per connection from argv words (`shlex.join`, the target checked first),
+never by pasting text into a shell line.
 
 textual-serve's own `serve()` (it prints a banner, sets up Rich logging and knows no TLS) is
 not used: `WebView.run` binds, publishes the endpoint file for push senders, prints the URL and
 waits for SIGINT/SIGTERM. What it relies on in textual-serve 1.1: the routes `Server._make_app`
-makes (made again in `WebView.web_application`, under a name of ours), the template ``app_index.html`` and its context, and `AppService(command, ...)`'s
-``start``/``stop``/``_process``; `tests/web/test_access.py` fails when they move.
+makes (made again in `WebView.web_application`, under a name of ours), the template
+``app_index.html`` and its context, and `AppService(command, ...)`'s ``start``/``stop``/
+``_process``; `tests/web/test_access.py` fails when they move.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import logging
 import os
 import re
 import secrets
 import shlex
 import signal
+import socket
 import ssl
 import sys
 import time
@@ -46,16 +59,34 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
 from nbs_tui.core.fleet.card_target import CardTargetError, parse_card_target
-from nbs_tui.core.web_links import LinkRedeemer, new_link_key
+from nbs_tui.core.web_links import DEFAULT_LINK_TTL, LinkRedeemer, new_link_key
 from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, remove_endpoint, write_endpoint
 from nbs_tui.housekeeping.logs import state_dir
-from nbs_tui.web.access import Bind, FailureThrottle, new_secret, same_secret
+from nbs_tui.web.access import (
+    Bind,
+    FailureThrottle,
+    Grant,
+    Grants,
+    address_name,
+    allowed_host,
+    host_name,
+    last_hop,
+    same_secret,
+)
 
 log = logging.getLogger(__name__)
 
-COOKIE = "nbs_tui_session"
-CARD_TICKET_TTL = 120.0
-"""Seconds a redeemed link's ticket waits for its tab's websocket (the page loads in between)."""
+SESSION_COOKIE = "nbs_tui_session"
+"""The session's cookie (``__Host-`` before it under TLS or behind a proxy)."""
+CARD_COOKIE_PREFIX = "nbs_tui_card_"
+"""A card grant's cookie: this and the grant's handle (one cookie per card opened)."""
+DEFAULT_SESSION_TTL = 12 * 3600.0
+"""Seconds a session lasts (``web_session_ttl`` in hours overrides it)."""
+GRANT = web.RequestKey("grant", Grant)
+"""What the guard let the request in with (the handlers read it)."""
+WILDCARDS = frozenset({"", "0.0.0.0", "::"})
+NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY"}
+"""Every page: kept in no cache, names no referrer, framed by no other site (to steer clicks)."""
 APP_STOP_WAIT = 5.0
 """Seconds a tab's dashboard gets to quit when the server stops, before it is killed."""
 
@@ -84,11 +115,19 @@ class WebSettings:
     token: str
     tls: ssl.SSLContext | None = None
     behind_proxy: bool = False
-    """A TLS proxy stands in front: the cookie is Secure, the client's address is X-Forwarded-For's."""
+    """A TLS proxy stands in front: the cookie is Secure, and the proxy's own (last)
+    X-Forwarded-For/-Proto/-Host entries are believed."""
     public_url: str | None = None
     """The base URL the operator opens, when it is not this bind's (a proxy, a tunnel)."""
     endpoint_file: Path | None = None
     """Where push senders find this view (default: the state folder's web-endpoint.json)."""
+    session_ttl: float = DEFAULT_SESSION_TTL
+    """Seconds a session (the token's cookie) lasts (``web_session_ttl`` hours)."""
+    card_ttl: float = DEFAULT_LINK_TTL
+    """Seconds a redeemed link's card grant lasts at most (``web_link_ttl`` minutes)."""
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class WebView(Server):
@@ -97,17 +136,32 @@ class WebView(Server):
     def __init__(self, settings: WebSettings) -> None:
         self.settings = settings
         super().__init__(shlex.join(settings.dashboard_argv), host=settings.bind.host, port=settings.bind.port, title="nbs-tui")
-        self.session = new_secret()
-        """The cookie's value: a visitor who showed the token (or a valid link) gets it."""
+        self.grants = Grants()
+        """The sessions and card grants alive (each a cookie's value and what it opens)."""
         self.link_key = new_link_key()
         self.redeemer = LinkRedeemer(self.link_key)
         self.throttle = FailureThrottle()
-        self._card_tickets: dict[str, tuple[str, float]] = {}
-        """ticket -> (card target, monotonic expiry): a redeemed link waiting for its tab."""
         self._tabs: set[AppService] = set()
         """The running tabs' app services (each a dashboard process), until stopped and reaped."""
+        self._sockets: dict[str, set[web.WebSocketResponse]] = {}
+        """grant handle -> the websockets of its open tabs (closed when the grant ends)."""
         self._stopping: dict[AppService, asyncio.Future[None]] = {}
         self._secure = settings.tls is not None or settings.behind_proxy
+        prefix = "__Host-" if self._secure else ""  # Secure, Path=/, no Domain: no subdomain can set or shadow it
+        self.session_cookie = prefix + SESSION_COOKIE
+        self.card_cookie_prefix = prefix + CARD_COOKIE_PREFIX
+        self._own_names = frozenset(self._names())
+
+    def _names(self) -> set[str]:
+        """This view's own host names, besides the address a request arrived on."""
+        names = {"localhost"}
+        if self.settings.bind.host not in WILDCARDS:
+            names.add(host_name(self.settings.bind.host))
+        else:
+            names.add(host_name(socket.getfqdn()))  # what the printed URL names
+        if self.settings.public_url:
+            names.add(host_name(urlsplit(self.settings.public_url).netloc))
+        return names
 
     # -- the app -------------------------------------------------------------------------------
 
@@ -120,8 +174,11 @@ class WebView(Server):
         app.add_routes([
             web.get("/", self.handle_index, name="index"),
             web.get("/ws", self.handle_websocket, name="websocket"),
-            web.get("/ws/card/{ticket}", self.handle_websocket, name="card-websocket"),
-            web.get("/open/{credential}", self.handle_open, name="open"),
+            web.route("*", "/logout", self.handle_logout, name="logout"),
+            web.get("/open/{credential}", self.handle_link_page, name="open"),
+            web.post("/open/{credential}", self.handle_redeem, name="redeem"),
+            web.get("/card/{handle}/", self.handle_card_page, name="card"),
+            web.get("/card/{handle}/ws", self.handle_websocket, name="card-websocket"),
             web.static("/static", self.statics_path, name="static"),
         ])  # fmt: skip
         app.on_shutdown.append(self.on_shutdown)
@@ -138,12 +195,16 @@ class WebView(Server):
 
     # -- the guard -----------------------------------------------------------------------------
 
+    def _forwarded(self, request: web.Request, header: str) -> str | None:
+        """Behind the proxy, its own (last) entry of an ``X-Forwarded-*`` header; else None."""
+        return last_hop(request.headers.get(header)) if self.settings.behind_proxy else None
+
     def _client(self, request: web.Request) -> str:
-        if self.settings.behind_proxy:
-            forwarded = request.headers.get("X-Forwarded-For", "")
-            if forwarded.strip():
-                return forwarded.split(",")[-1].strip()  # the proxy's own addition: the one to trust
-        return request.remote or "?"
+        return self._forwarded(request, "X-Forwarded-For") or request.remote or "?"
+
+    def _host(self, request: web.Request) -> str:
+        """The host the browser asked for (the proxy's word for it, behind one)."""
+        return self._forwarded(request, "X-Forwarded-Host") or request.headers.get("Host") or ""
 
     async def _refuse(self, request: web.Request, status: int, why: str) -> web.Response:
         client = self._client(request)
@@ -159,66 +220,152 @@ class WebView(Server):
             return web.Response(status=401, text=text, headers={"WWW-Authenticate": 'Cookie realm="nbs-tui"'})
         return web.Response(status=status, text=f"nbs-tui: {why}\n")
 
-    def _with_cookie(self, response: web.StreamResponse) -> web.StreamResponse:
-        response.set_cookie(COOKIE, self.session, path="/", httponly=True, samesite="Strict", secure=self._secure)
+    def _give_cookie(self, response: web.StreamResponse, name: str, grant: Grant) -> web.StreamResponse:
+        response.set_cookie(
+            name, grant.secret, path="/", httponly=True, samesite="Strict", secure=self._secure,
+            max_age=max(1, round(self.grants.remaining(grant))),
+        )  # fmt: skip
         return response
 
+    def _address_of(self, request: web.Request) -> str | None:
+        """The local address the request arrived on (the bound one, for a wildcard bind)."""
+        transport = request.transport
+        sockname = transport.get_extra_info("sockname") if transport is not None else None
+        return str(sockname[0]) if isinstance(sockname, tuple) and sockname else None
+
+    def _our_host(self, request: web.Request) -> bool:
+        names = self._own_names
+        address = self._address_of(request)
+        if address is not None:
+            names = names | {address_name(address)}
+        hosts = [request.headers.get("Host")]
+        if self.settings.behind_proxy and "X-Forwarded-Host" in request.headers:
+            hosts.append(self._forwarded(request, "X-Forwarded-Host"))
+        return all(allowed_host(host, names) for host in hosts)
+
     @web.middleware
-    async def _guard(
-        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-    ) -> web.StreamResponse:
-        if request.match_info.route.name == "open":
-            return await handler(request)  # the link's credential is its own proof (handle_open)
+    async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if not self._our_host(request):
+            return await self._refuse(request, 421, f"a request for another host ({self._host(request)!r})")
+        if request.path == "/favicon.ico":
+            return web.Response(status=404)  # every page's browser asks: not a failure to count
+        route = request.match_info.route.name
+        if route in ("open", "redeem"):
+            return await handler(request)  # the link's credential is its own proof (handle_redeem)
         token = request.query.get("token")
         if token is not None:
-            if not same_secret(token, self.settings.token):
-                return await self._refuse(request, 403, "wrong token")
-            self.throttle.succeeded(self._client(request))
-            log.info("web: a browser at %s showed the token; it now has the session cookie", self._client(request))
-            query = {k: v for k, v in request.query.items() if k != "token"}
-            clean = request.path + (f"?{urlencode(query)}" if query else "")
-            return self._with_cookie(_see_other(clean))
-        cookie = request.cookies.get(COOKIE)
-        if cookie is None:
+            return await self._token_shown(request, token)
+        if route in ("card", "card-websocket"):
+            return await self._card_guard(request, handler)
+        session = self.grants.find(request.cookies.get(self.session_cookie))
+        if session is None or session.card is not None:
+            if route == "static" and self._any_card(request):
+                return await handler(request)  # a card's page loads the same scripts
+            return await self._no_session(request)
+        if route == "websocket" and not self._same_origin(request):
+            return await self._refuse(request, 403, f"websocket from another origin ({request.headers.get('Origin')})")
+        request[GRANT] = session
+        return await handler(request)
+
+    async def _token_shown(self, request: web.Request, token: str) -> web.StreamResponse:
+        """The token: a new session for this browser (its old one, if it sent it, ends)."""
+        if not same_secret(token, self.settings.token):
+            return await self._refuse(request, 403, "wrong token")
+        client = self._client(request)
+        self.throttle.succeeded(client)
+        old = self.grants.find(request.cookies.get(self.session_cookie))
+        if old is not None and old.card is None:
+            self.grants.revoke(old)  # rotated: a cookie copied before this visit opens nothing now
+        session = self.grants.issue(None, self.settings.session_ttl)
+        log.info("web: a browser at %s showed the token; it has a new session cookie", client)
+        query = {k: v for k, v in request.query.items() if k != "token"}
+        clean = request.path + (f"?{urlencode(query)}" if query else "")
+        return self._give_cookie(_see_other(clean), self.session_cookie, session)
+
+    async def _no_session(self, request: web.Request) -> web.Response:
+        if self._any_card(request):
+            return await self._refuse(request, 403, "a card's link opens that card and nothing else")
+        if request.cookies.get(self.session_cookie) is None:
             return await self._refuse(request, 401, "no token and no session cookie")
-        if not same_secret(cookie, self.session):
-            return await self._refuse(request, 403, "a session cookie of another run (open the printed URL again)")
-        if request.path.startswith("/ws") and not self._same_origin(request):
-            return await self._refuse(request, 403, f"websocket from another site ({request.headers.get('Origin')})")
+        return await self._refuse(request, 403, "a session cookie that ended (another run, logged out, lapsed or replaced)")
+
+    def _any_card(self, request: web.Request) -> bool:
+        return any(
+            name.startswith(self.card_cookie_prefix) and (grant := self.grants.find(value)) is not None
+            and grant.card is not None and self.card_cookie_prefix + grant.handle == name
+            for name, value in request.cookies.items()
+        )  # fmt: skip
+
+    async def _card_guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """A card page or its websocket: only with that card's own cookie."""
+        handle = request.match_info["handle"]
+        grant = self.grants.find(request.cookies.get(self.card_cookie_prefix + handle))
+        if grant is None or grant.card is None or grant.handle != handle:
+            return await self._refuse(request, 403, "this card was not opened by a link in this browser, or it closed")
+        if request.match_info.route.name == "card-websocket":
+            if not self._same_origin(request):
+                return await self._refuse(request, 403, f"websocket from another origin ({request.headers.get('Origin')})")
+            if self._sockets.get(handle):
+                return await self._refuse(request, 403, "this card is open in another tab already")
+        request[GRANT] = grant
         return await handler(request)
 
     def _same_origin(self, request: web.Request) -> bool:
-        """A browser names the page that opens a websocket in Origin: it must be one of ours."""
+        """A browser names the page that opens a websocket (or sends a form) in Origin: it must
+        be this view's own, port included (cookies ignore ports: only this check tells a page of
+        another port on this host)."""
         origin = request.headers.get("Origin")
         if origin is None:
-            return True  # not a browser (the cookie was still needed)
-        hosts = {request.host}
-        if self.settings.behind_proxy and request.headers.get("X-Forwarded-Host"):
-            hosts.add(request.headers["X-Forwarded-Host"].split(",")[0].strip())
+            return True  # not a browser (a credential was still needed)
+        hosts = {request.host.lower(), self._host(request).lower()}
         if self.settings.public_url:
-            hosts.add(urlsplit(self.settings.public_url).netloc)
-        return urlsplit(origin).netloc in hosts
+            hosts.add(urlsplit(self.settings.public_url).netloc.lower())
+        return urlsplit(origin).netloc.lower() in hosts
 
-    # -- the routes ----------------------------------------------------------------------------
+    # -- one-time links ------------------------------------------------------------------------
 
-    async def handle_open(self, request: web.Request) -> web.StreamResponse:
-        """A one-time link: valid once and unexpired, it opens that agent's card in a new tab."""
+    async def handle_link_page(self, request: web.Request) -> web.StreamResponse:
+        """A link's page: nothing is redeemed by this GET (a chat app's preview fetches it too).
+        Its form POSTs the credential back; its script sends the form at once when a browser
+        navigated here (`_navigated`), so a person's tap opens the card with no second tap."""
+        claim = self.redeemer.check(request.match_info["credential"], now=time.time())
+        if claim is None:
+            return await self._refuse(request, 403, "this link is not valid (used before, expired, or not ours)")
+        if card_target(claim.target) is None:
+            return await self._refuse(request, 403, f"this link names no agent ({claim.target!r})")
+        nonce = secrets.token_urlsafe(16)
+        script = f'<script nonce="{nonce}">document.forms[0].submit();</script>' if _navigated(request) else ""
+        body = LINK_PAGE.format(target=html.escape(claim.target), script=script)
+        response = web.Response(text=body, content_type="text/html")
+        response.headers.update(NO_STORE)
+        # same-origin, not no-referrer: under no-referrer the form's POST says "Origin: null", and
+        # the link (in this page's URL) still reaches no other site
+        response.headers["Referrer-Policy"] = "same-origin"
+        response.headers["Content-Security-Policy"] = (
+            f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; form-action 'self'; "
+            "frame-ancestors 'none'; base-uri 'none'"
+        )  # fmt: skip
+        return response
+
+    async def handle_redeem(self, request: web.Request) -> web.StreamResponse:
+        """The link's page sent its form: redeem the link (once), give the card grant, open the card."""
+        if not self._same_origin(request):
+            return await self._refuse(request, 403, f"a link sent from another origin ({request.headers.get('Origin')})")
         claimed = self.redeemer.redeem(request.match_info["credential"], now=time.time())
         if claimed is None:
             return await self._refuse(request, 403, "this link is not valid (used before, expired, or not ours)")
         target = card_target(claimed)
         if target is None:
             return await self._refuse(request, 403, f"this link names no agent ({claimed!r})")
-        self._forget_old_tickets()
-        ticket = secrets.token_urlsafe(16)
-        self._card_tickets[ticket] = (target, time.monotonic() + CARD_TICKET_TTL)
-        log.info("web: a one-time link for %s was redeemed by %s", target, self._client(request))
-        return self._with_cookie(_see_other(f"/?{urlencode({'card': ticket})}"))
+        grant = self.grants.issue(target, self.settings.card_ttl)
+        log.info(
+            "web: a one-time link for %s was redeemed by %s: that card alone, for %.0f s at most",
+            target, self._client(request), self.settings.card_ttl,
+        )  # fmt: skip
+        location = str(request.app.router["card"].url_for(handle=grant.handle))
+        return self._give_cookie(_see_other(location), self.card_cookie_prefix + grant.handle, grant)
 
-    def _forget_old_tickets(self) -> None:
-        now = time.monotonic()
-        for old in [t for t, (_, until) in self._card_tickets.items() if until <= now]:
-            del self._card_tickets[old]
+    # -- the pages -----------------------------------------------------------------------------
 
     def _base_url(self, request: web.Request) -> str:
         """This page's own scheme and host, as the browser reached it (a proxy's, a tunnel's)."""
@@ -226,17 +373,19 @@ class WebView(Server):
             return self.settings.public_url.rstrip("/")
         scheme = "https" if self.settings.tls is not None else "http"
         if self.settings.behind_proxy:
-            scheme = request.headers.get("X-Forwarded-Proto", "https").split(",")[0].strip() or "https"
-        return f"{scheme}://{request.host}"
+            scheme = self._forwarded(request, "X-Forwarded-Proto") or "https"
+        return f"{scheme}://{self._host(request)}"
 
     async def handle_index(self, request: web.Request) -> web.StreamResponse:
+        return self._page(request, str(request.app.router["websocket"].url_for()))
+
+    async def handle_card_page(self, request: web.Request) -> web.StreamResponse:
+        return self._page(request, str(request.app.router["card-websocket"].url_for(handle=request.match_info["handle"])))
+
+    def _page(self, request: web.Request, socket_path: str) -> web.StreamResponse:
+        """textual-serve's page, its websocket at ``socket_path``."""
         base = self._base_url(request)
-        ticket = request.query.get("card", "")
-        if ticket in self._card_tickets:
-            path = str(request.app.router["card-websocket"].url_for(ticket=ticket))
-        else:
-            path = str(request.app.router["websocket"].url_for())
-        scheme, _, rest = f"{base}{path}".partition(":")
+        scheme, _, rest = f"{base}{socket_path}".partition(":")
         context = {
             "font_size": 16,
             "app_websocket_url": ("wss:" if scheme == "https" else "ws:") + rest,
@@ -244,9 +393,7 @@ class WebView(Server):
             "application": {"name": "nbs-tui"},
         }
         response = aiohttp_jinja2.render_template("app_index.html", request, context)
-        response.headers["Cache-Control"] = "no-store"
-        response.headers["Referrer-Policy"] = "no-referrer"
-        response.headers["X-Frame-Options"] = "DENY"  # no other site frames the view to steer clicks
+        response.headers.update(NO_STORE)
         origin = urlsplit(base)
         socket_origin = f"{'wss' if origin.scheme == 'https' else 'ws'}://{origin.netloc}"
         response.headers["Content-Security-Policy"] = (
@@ -256,28 +403,44 @@ class WebView(Server):
         )  # the page's own inline script and styles (textual-serve's template), nothing from elsewhere
         return response
 
+    async def handle_logout(self, request: web.Request) -> web.StreamResponse:
+        """End this browser's session: its cookie opens nothing more, and its open tabs close."""
+        grant: Grant = request[GRANT]
+        self.grants.revoke(grant)
+        await self._close_tabs_of(grant)
+        log.info("web: the browser at %s logged out", self._client(request))
+        response = web.Response(text="nbs-tui: logged out. Open the URL that 'nbs-tui web' printed to come back.\n")
+        response.headers.update(NO_STORE)
+        response.del_cookie(self.session_cookie, path="/", secure=self._secure, httponly=True, samesite="Strict")
+        return response
+
+    async def _close_tabs_of(self, grant: Grant) -> None:
+        for websocket in list(self._sockets.get(grant.handle, ())):
+            await websocket.close()
+
     def tab_command(self, card_target: str | None) -> str:
-        """The shell command of one tab's dashboard (textual-serve runs it through a shell).
+        """The shell command of one tab's dashboard (textual-serve runs it through a shell): the
+        full dashboard, or for a card grant the card-only one (that agent's card, nothing else).
 
         ``exec``: the shell becomes the dashboard, so the process textual-serve holds (and kills
         when it will not quit) is the dashboard itself, not a shell that would leave it orphaned."""
         words = list(self.settings.dashboard_argv)
         if card_target is not None:
-            words += ["--open-card", card_target]
+            words += ["--open-card", card_target, "--card-only"]
         return "exec " + shlex.join(words)
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         """One tab: its own dashboard process, fed the browser's keys and sizes (textual-serve's
-        handler, with the command chosen per connection and the process tracked for the stop)."""
-        target: str | None = None
-        ticket = request.match_info.get("ticket")
-        if ticket is not None:
-            self._forget_old_tickets()
-            target = self._card_tickets.pop(ticket, (None, 0.0))[0]
+        handler, with the command chosen per connection and the process tracked for the stop).
+        The tab lasts as long as its grant: it closes when the grant lapses or is ended, and a
+        card grant ends with its tab (the card closed)."""
+        grant: Grant = request[GRANT]
         websocket = web.WebSocketResponse(heartbeat=15)
+        sockets = self._sockets.setdefault(grant.handle, set())
+        sockets.add(websocket)  # before any wait: a second tab of the same card is refused meanwhile
         width = _int(request.query.get("width"), 80)
         height = _int(request.query.get("height"), 24)
-        command = self.tab_command(target)
+        command = self.tab_command(grant.card)
         tab: AppService | None = None
 
         async def close() -> None:
@@ -292,12 +455,22 @@ class WebView(Server):
             )  # fmt: skip
             self._tabs.add(tab)
             await tab.start(width, height)
-            await self._relay(websocket, tab)
+            try:
+                await asyncio.wait_for(self._relay(websocket, tab), self.grants.remaining(grant))
+            except TimeoutError:
+                log.info("web: a tab's %s lapsed: its tab closes", "card link" if grant.card else "session")
+                await websocket.close()
         except asyncio.CancelledError:
             await websocket.close()
         except Exception:
             log.exception("web: a tab failed")
         finally:
+            sockets.discard(websocket)
+            if not sockets:
+                self._sockets.pop(grant.handle, None)
+            if grant.card is not None:
+                self.grants.revoke(grant)  # the card closed: its link's grant ends with it
+                log.info("web: the card of %s closed: its link opens nothing more", grant.card)
             if tab is not None:
                 await self._stop_tab(tab)
         return websocket
@@ -355,9 +528,7 @@ class WebView(Server):
             return self.settings.public_url.rstrip("/") + "/"
         scheme = "https" if self.settings.tls is not None else "http"
         host = self.settings.bind.host
-        if host in ("0.0.0.0", "::", ""):
-            import socket
-
+        if host in WILDCARDS:
             host = socket.getfqdn()
         return f"{scheme}://{Bind(host, port).url_host()}:{port}/"
 
@@ -409,3 +580,30 @@ def _int(value: object, default: int) -> int:
         return max(1, min(1000, int(str(value))))
     except ValueError:
         return default
+
+
+LINK_PAGE = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>nbs-tui: an agent waits</title>
+<style>body {{ background: #0c181f; color: #eee; font: 18px sans-serif; margin: 2em; }}
+button {{ font-size: 1.2em; padding: 0.6em 1.4em; }}</style></head>
+<body><form method="post"><p>nbs-tui: the answer card of <b>{target}</b>.</p>
+<p>This link opens it once, in this browser.</p><button type="submit">Open the card</button></form>
+{script}</body></html>
+"""
+
+_NOT_A_PERSON = re.compile(
+    r"bot|crawl|spider|preview|headless|facebookexternalhit|slack|telegram|whatsapp|discord|skype|mastodon|"
+    r"matrix|synapse|embedly|iframely|curl|wget|python|go-http|okhttp|java/|node-fetch|undici|axios|libwww",
+    re.I,
+)
+
+
+def _navigated(request: web.Request) -> bool:
+    """Did a person's browser navigate to this page (its script may send the form itself)?
+    A browser says so in its fetch metadata; preview fetchers send none, or name themselves."""
+    headers = request.headers
+    return (
+        headers.get("Sec-Fetch-Mode") == "navigate" and headers.get("Sec-Fetch-Dest") == "document"
+        and not _NOT_A_PERSON.search(headers.get("User-Agent", ""))
+    )  # fmt: skip

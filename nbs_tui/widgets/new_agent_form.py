@@ -4,8 +4,8 @@ It collects a `nbs_tui.core.fleet.agent_spec.NewAgent` (folder, name, prompt, mo
 session, and the host when the dashboard watches several), checks what needs no files (`problems`) and shows every problem under the fields
 instead of closing; the folder completes from the fleet's folders and the watched projects. It
 starts nothing: the app hands the spec to the operator controller's lifecycle
-(`nbs_tui.lifecycle_controller`), which starts the agent as ``nbs-tui new`` does
-(`nbs_tui.runtime.agent_start`).
+(`nbs_tui.lifecycle.threaded`), which starts the agent as ``nbs-tui new`` does
+(`nbs_tui.lifecycle.agent_start`).
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ async def test_a_viewing_dashboard_shows_the_holders_actions_in_the_pane_history
     """The holder (another process) types a poll; the dashboard, a viewer, lists it in the
     pane's history and details marked with the holder (relayed through ``@nbs_actions``)."""
     from nbs_tui.sidecar.events import PollStep
-    from nbs_tui.sidecar.lease import SidecarLease
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
     from nbs_tui.widgets.detail_panel import DetailPanel
 
     address = ServerAddress(socket_name=session.server.socket_name)

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import libtmux
 import pytest
+from rich.color import Color
 
 import nbs_tui.dashboard.history
 from nbs_tui.app import create_app
-from nbs_tui.widgets.scrollback import CURRENT_STYLE, MATCH_STYLE
+from nbs_tui.widgets.scrollback import CURRENT_STYLE, MATCH_STYLE, HistoryLines
 from tests.app.helpers import wait_for, widget_text
 from tests.app.test_actions import SIZE, select, settings
 from tests.app.textual_probes import wheel_up
@@ -35,6 +36,14 @@ def _pane(session: libtmux.Session, name: str, command: str) -> str:
     pane = window.active_pane
     assert pane is not None and pane.pane_id is not None
     return str(pane.pane_id)
+
+
+def match_colours(lines: HistoryLines, row: int) -> list[Color | None]:
+    """The background of each "ERROR" drawn on history row ``row`` (scrolled into view first)."""
+    if not lines.scroll_offset.y <= row <= lines.bottom_row:
+        lines.scroll_to(y=row, animate=False, immediate=True)
+    strip = lines.render_line(row - int(lines.scroll_offset.y))
+    return [seg.style.bgcolor if seg.style is not None else None for seg in strip if seg.text == "ERROR"]
 
 
 async def test_page_up_search_next_previous_and_back_to_live(session: libtmux.Session, tmp_path: Path) -> None:
@@ -73,14 +82,16 @@ async def test_page_up_search_next_previous_and_back_to_live(session: libtmux.Se
         assert "ERROR" in view.lines.plain[row]
         assert "/4" in str(view.border_subtitle)
         # the current match is drawn in its own colours, the others in the match colours
-        strip = view.lines.render_line(row - int(view.lines.scroll_offset.y))
-        assert any(seg.style is not None and seg.style.bgcolor == CURRENT_STYLE.bgcolor for seg in strip)
+        assert match_colours(view.lines, row) == [CURRENT_STYLE.bgcolor]
         await pilot.press("n")  # the view's next match, not "next agent waiting on you"
         assert view.lines.current == (current + 1) % 4
         await pilot.press("N", "N")
         assert view.lines.current == (current - 1) % 4
-        other = view.lines.matches[(current + 1) % 4].row
-        assert MATCH_STYLE.bgcolor is not None and other != view.lines.matches[view.lines.current].row
+        others = [m.row for i, m in enumerate(view.lines.matches) if i != view.lines.current]
+        assert len(others) == 3 and MATCH_STYLE.bgcolor != CURRENT_STYLE.bgcolor
+        for other in others:
+            assert match_colours(view.lines, other) == [MATCH_STYLE.bgcolor], other
+        assert match_colours(view.lines, view.lines.matches[view.lines.current].row) == [CURRENT_STYLE.bgcolor]
 
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.dashboard.mirror.display and not view.display, what="back to live")

@@ -12,25 +12,23 @@ the resource is back.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import resource
 import shlex
 import shutil
 import signal
 import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import libtmux
 import pytest
 
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.demo.launcher import DemoFleet
-from tests.faults.helpers import REPO, cli_env, descendants, wait_for
+from tests.conftest import cannot_run
+from tests.faults.helpers import cli_env, descendants, wait_for
+from tests.headless_proc import Headless
 
 
 @contextlib.contextmanager
@@ -44,9 +42,7 @@ def mounted(target: Path, *options: str, source: str = "tmpfs", kind: str | None
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         why = f"cannot mount here ({done.stderr.strip() or done.returncode})"
-        if os.geteuid() == 0 or os.environ.get("CI"):
-            pytest.fail(f"{why}, though root and CI must: {shlex.join(argv)}")
-        pytest.skip(f"{why}: run as root")
+        cannot_run(f"{why}: {shlex.join(argv)} (run as root)", required="running as root" if os.geteuid() == 0 else "")
     try:
         yield
     finally:
@@ -67,44 +63,13 @@ def fill(folder: Path) -> Path:
     return filler
 
 
-class Headless:
-    """``nbs-tui --headless`` with its JSON lines collected by a thread."""
-
-    def __init__(self, argv: list[str], env: dict[str, str], nofile: int | None = None) -> None:
-        def limit() -> None:
-            if nofile is not None:
-                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-
-        self.events: list[dict[str, Any]] = []
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=REPO,
-                                     text=True, preexec_fn=limit, start_new_session=True)
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            with contextlib.suppress(ValueError):
-                self.events.append(json.loads(line))
-
-    def said(self, *needles: str) -> list[str]:
-        """Messages of error events (problems and control-plane errors) holding every needle."""
-        out = []
-        for event in list(self.events):
-            if event.get("event") in ("error", "control-error"):
-                message = f"{event.get('source', 'control plane')}: {event.get('message', '')}"
-                if all(n in message for n in needles):
-                    out.append(message)
-        return out
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-        self._reader.join(5)
+def said(run: Headless, *needles: str) -> list[str]:
+    """Messages of ``run``'s error events (problems and control-plane errors) holding every needle."""
+    messages = (
+        f"{event.get('source', 'control plane')}: {event.get('message', '')}"
+        for event in run.find("error") + run.find("control-error")
+    )
+    return [message for message in messages if all(n in message for n in needles)]
 
 
 @pytest.fixture
@@ -116,8 +81,8 @@ def fleet(server: libtmux.Server) -> Iterator[DemoFleet]:
         demo.stop()
 
 
-def _argv(fleet: DemoFleet, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "nbs_tui", "-L", str(fleet.server.socket_name), *extra, "--headless"]
+def _args(fleet: DemoFleet, *extra: str) -> list[str]:
+    return ["-L", str(fleet.server.socket_name), *extra]
 
 
 def test_a_full_disk_is_said_survived_and_recovered(fleet: DemoFleet, tmp_path: Path) -> None:
@@ -131,9 +96,8 @@ def test_a_full_disk_is_said_survived_and_recovered(fleet: DemoFleet, tmp_path: 
     with mounted(state, "-o", "size=2m"), mounted(nbs, "-o", "size=2m"):
         shutil.copytree(saved, nbs, dirs_exist_ok=True)
         env = cli_env(home, NBS_SERVICE="off", NBS_POLL_INTERVAL="2")
-        headless = Headless(_argv(fleet, "--project", str(project)), env)
-        try:
-            wait_for(lambda: any(e.get("event") == "registry-changed" for e in headless.events), 30, "the plane")
+        with Headless(_args(fleet, "--project", str(project)), env=env) as headless:
+            wait_for(lambda: headless.has("registry-changed"), 30, "the plane")
             log_file = state / "nbs-tui" / "nbs-tui.log"
             wait_for(log_file.exists, 10, "the log file")
             with log_file.open("a") as fh:  # its last page full: the next line needs a new one
@@ -142,12 +106,12 @@ def test_a_full_disk_is_said_survived_and_recovered(fleet: DemoFleet, tmp_path: 
             inbox = nbs / "control-inbox"
             with inbox.open("a") as fh:  # fits in the inbox's last page: an agent's append still works
                 fh.write("register-hub .nbs/hub-after-full\n")
-            wait_for(lambda: headless.said("control-registry", "No space left on device"), 20, "the registry error")
+            wait_for(lambda: said(headless, "control-registry", "No space left on device"), 20, "the registry error")
             client = descendants(headless.proc.pid)[0]  # a problem to log: a control client dies
             os.kill(client, signal.SIGKILL)
-            wait_for(lambda: headless.said("log file", "No space left on device"), 20, "the log file error")
+            wait_for(lambda: said(headless, "log file", "No space left on device"), 20, "the log file error")
             assert headless.proc.poll() is None
-            states = len([e for e in headless.events if e.get("event") == "state"])
+            states = len(headless.find("state"))
             for filler in fillers:
                 filler.unlink()  # room again
             registry = nbs / "control-registry"
@@ -156,10 +120,8 @@ def test_a_full_disk_is_said_survived_and_recovered(fleet: DemoFleet, tmp_path: 
             wait_for(lambda: len(descendants(headless.proc.pid)) >= 1, 20, "a control client again")
             os.kill(descendants(headless.proc.pid)[0], signal.SIGKILL)  # another problem to log
             wait_for(lambda: log_file.stat().st_size > size, 20, "the log written again")
-            assert len([e for e in headless.events if e.get("event") == "state"]) >= states  # it kept reading panes
-        finally:
-            headless.stop()
-    print("\n".join(headless.said("No space")))
+            assert len(headless.find("state")) >= states  # it kept reading panes
+    print("\n".join(said(headless, "No space")))
 
 
 def test_a_read_only_state_folder_is_said_and_recovered(fleet: DemoFleet, tmp_path: Path) -> None:
@@ -168,31 +130,24 @@ def test_a_read_only_state_folder_is_said_and_recovered(fleet: DemoFleet, tmp_pa
     (state / "nbs-tui").mkdir(parents=True)
     with mounted(state, "--bind", "-o", "ro", source=str(state), kind=None):
         env = cli_env(home, NBS_SERVICE="off", NBS_POLL_INTERVAL="2")
-        headless = Headless(_argv(fleet), env)
-        try:
-            wait_for(lambda: headless.said("log file", "Read-only file system"), 30, "the log file error")
-            wait_for(lambda: any(e.get("event") == "state" for e in headless.events), 30, "panes read all the same")
+        with Headless(_args(fleet), env=env) as headless:
+            wait_for(lambda: said(headless, "log file", "Read-only file system"), 30, "the log file error")
+            wait_for(lambda: headless.has("state"), 30, "panes read all the same")
             subprocess.run(["mount", "-o", "remount,bind,rw", str(state)], check=True)
             os.kill(descendants(headless.proc.pid)[0], signal.SIGKILL)  # a problem to log
             log_file = state / "nbs-tui" / "nbs-tui.log"
             wait_for(log_file.exists, 30, "the log file, once the folder is writable")
             wait_for(lambda: "control client" in log_file.read_text(), 30, "the problem in the log")
-        finally:
-            headless.stop()
-    print("\n".join(headless.said("Read-only")))
+    print("\n".join(said(headless, "Read-only")))
 
 
 def test_too_many_open_files_is_said_and_recovered(fleet: DemoFleet, tmp_path: Path) -> None:
     env = cli_env(tmp_path / "home", NBS_SERVICE="off", NBS_POLL_INTERVAL="2")
-    headless = Headless(_argv(fleet), env, nofile=11)
-    try:
-        wait_for(lambda: headless.said("Too many open files"), 30, "too many open files said")
+    with Headless(_args(fleet), env=env, nofile=11) as headless:
+        wait_for(lambda: said(headless, "Too many open files"), 30, "too many open files said")
         assert headless.proc.poll() is None
         hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
         resource.prlimit(headless.proc.pid, resource.RLIMIT_NOFILE, (1024, hard))
-        wait_for(lambda: any(e.get("event") == "lease" and e.get("acting") for e in headless.events), 30,
-                 "the sidecar acting once files can be opened")
-        wait_for(lambda: any(e.get("event") == "state" for e in headless.events), 30, "panes read")
-    finally:
-        headless.stop()
-    print("\n".join(sorted(set(headless.said("Too many open files")))))
+        wait_for(lambda: headless.has("lease", acting=True), 30, "the sidecar acting once files can be opened")
+        wait_for(lambda: headless.has("state"), 30, "panes read")
+    print("\n".join(sorted(set(said(headless, "Too many open files")))))

@@ -19,6 +19,7 @@ import pytest
 
 from nbs_tui.files import atomic
 from nbs_tui.files.atomic import stale_temp_files, write_atomic
+from tests.conftest import cannot_run
 from tests.unprivileged import give_away, reachable_dir, run_unprivileged
 
 REPO = Path(__file__).resolve().parents[2]
@@ -180,9 +181,7 @@ def test_the_file_and_its_folder_are_fsynced_around_the_rename(tmp_path: Path) -
     (a crash cannot leave an empty new file), and the folder after (the rename itself lasts)."""
     strace = shutil.which("strace")
     if strace is None:
-        if os.environ.get("CI"):
-            pytest.fail("strace is needed to see the fsyncs (apt-get install strace)")
-        pytest.skip("strace is not installed")
+        cannot_run("strace is not installed: it shows the fsyncs (apt-get install strace; scripts/test does it)")
     folder = tmp_path / "nbs"
     folder.mkdir()
     target = folder / "control-registry"

@@ -26,7 +26,7 @@ import pytest
 from nbs_tui.app import create_app
 from nbs_tui.core.fleet.background import NO_SUPPORT, BackgroundSession
 from nbs_tui.core.fleet.model import AgentState
-from nbs_tui.runtime.background_poll import PROBLEM_SOURCE, BackgroundPoller
+from nbs_tui.lifecycle.background_poll import PROBLEM_SOURCE, BackgroundPoller
 from tests.app.helpers import wait_for
 from tests.realclaude.harness import ClaudeFleet, Text, find_claude
 from tests.realclaude.new_world import NewAgentWorld, make_world, wait_until

@@ -44,7 +44,8 @@ from nbs_tui.core.fleet.fleet_memory import (
 from nbs_tui.core.fleet.model import PaneId, ServerAddress
 from nbs_tui.core.fleet.restore import HostChecks, LiveServer, plan_restore
 from nbs_tui.files.agent_input import prepare_local
-from nbs_tui.runtime.agent_start import AgentStarter, Started, StartStopped
+from nbs_tui.lifecycle.agent_start import AgentStarter, Started, StartStopped
+from nbs_tui.lifecycle.host import LocalHost
 from nbs_tui.tmux.commands import Guard, TmuxServerCommands
 from nbs_tui.tmux.tmux_runner import TmuxRunner
 from tests.realclaude.harness import ClaudeAgent, ClaudeFleet
@@ -88,7 +89,7 @@ def start_as_new(
     """``AgentStarter.start``, the path of ``nbs-tui new``, for an agent named "ag" in ``folder``
     on ``server``: what it returned (or raised) and the keys it pressed, in order."""
     commands = PressRecorder(server)
-    starter = AgentStarter(commands, str(claude_command), claude_home=world.home / ".claude", home=str(world.home))
+    starter = AgentStarter(LocalHost(commands), str(claude_command), claude_home=world.home / ".claude", home=str(world.home))
     agent = prepare_local(NewAgent(str(folder), name="ag", **spec))
     try:
         return starter.start(agent), commands.pressed

@@ -18,7 +18,7 @@ from libtmux.test.retry import retry_until
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import AgentState, ServerAddress
 from nbs_tui.sidecar.events import ResumeStep, SidecarEvent
-from nbs_tui.sidecar.runner import SidecarRunner, config_from_settings
+from nbs_tui.sidecar.sidecar_runner import SidecarRunner, config_from_settings
 from nbs_tui.tmux.fleet import TmuxFleet
 from tests.realclaude.harness import ClaudeFleet, usage_limit
 

@@ -21,7 +21,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
 from nbs_tui.sidecar.events import CommandSeen, PlanSelect, PollStep, StateChange
-from nbs_tui.sidecar.runner import ControlPort
+from nbs_tui.sidecar.sidecar_runner import ControlPort
 from tests.realclaude.harness import Bash, ClaudeFleet, Plan, Slow, Text
 from tests.tmux.sidecar_helpers import RunningSidecar, sidecars
 

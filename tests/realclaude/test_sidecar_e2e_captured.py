@@ -12,7 +12,7 @@ import pytest
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
-from nbs_tui.sidecar.runner import ControlPort
+from nbs_tui.sidecar.sidecar_runner import ControlPort
 from nbs_tui.tmux.fleet import TmuxFleet
 from tests.realclaude.test_sidecar_e2e import (  # noqa: F401  (run again here, on captures)
     test_nbs_register_chat_on_screen_reaches_the_registry_once,

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import cannot_run
 from tests.tmux.fleet_helpers import process_alive
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
@@ -340,7 +341,7 @@ def running_lab(aliases: tuple[str, ...] = ("hosta", "hostb")) -> Iterator[SshLa
 @pytest.fixture
 def ssh_lab(monkeypatch: pytest.MonkeyPatch) -> Iterator[SshLab]:
     if not Path(SSHD).exists():
-        pytest.skip("sshd is not installed (scripts/test installs openssh-server)")
+        cannot_run("sshd is not installed (scripts/test installs openssh-server)")
     with running_lab() as lab:
         # Panes the test starts get the lab's HOME too (no ~/.bashrc of the account's).
         monkeypatch.setenv("HOME", str(lab.root / "home"))

@@ -18,7 +18,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
 from nbs_tui.sidecar.events import SidecarEvent
-from nbs_tui.sidecar.runner import ControlPort, SidecarRunner
+from nbs_tui.sidecar.sidecar_runner import ControlPort, SidecarRunner
 
 E = TypeVar("E", bound=SidecarEvent)
 

@@ -12,7 +12,8 @@ from libtmux.test.retry import retry_until
 
 from nbs_tui.core.fleet.agent_spec import CLAUDE_SESSION_ENV, agent_command
 from nbs_tui.core.fleet.model import ServerAddress
-from nbs_tui.runtime.agent_start import AgentStarter
+from nbs_tui.lifecycle.agent_start import AgentStarter
+from nbs_tui.lifecycle.host import LocalHost
 from nbs_tui.tmux.commands import TmuxServerCommands
 
 
@@ -29,7 +30,7 @@ def test_a_server_and_agent_started_from_inside_claude_code_inherit_none_of_its_
         monkeypatch.setenv(name, "1")
     monkeypatch.setenv("NBS_TEST_KEPT", "kept")  # anything else is passed on
     commands = TmuxServerCommands.for_server(ServerAddress(socket_name=str(server.socket_name)))
-    starter = AgentStarter(commands, "claude")
+    starter = AgentStarter(LocalHost(commands), "claude")
     agent_env, later_env = tmp_path / "agent.env", tmp_path / "later.env"
     command = agent_command(["sh", "-c", f"env > {agent_env}; echo END >> {agent_env}; exec sleep 600"])
     pane_id, _ = starter._make_window("work", "agent", str(tmp_path), command, True, starter.new_claim(), None)

@@ -18,6 +18,7 @@ from libtmux.test.retry import retry_until
 
 from nbs_tui.cli import build_parser
 from nbs_tui.completion import completion_script, describe
+from tests.conftest import cannot_run
 
 
 def script(shell: str, tmp_path: Path) -> Path:
@@ -121,7 +122,7 @@ def test_scripts_follow_the_parser() -> None:
 def zsh() -> str:
     path = shutil.which("zsh")
     if path is None:
-        pytest.skip("zsh is not installed (scripts/test installs it)")
+        cannot_run("zsh is not installed (scripts/test installs it)")
     return path
 
 

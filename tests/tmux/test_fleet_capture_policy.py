@@ -15,7 +15,7 @@ from pathlib import Path
 
 import libtmux
 
-from nbs_tui.sidecar.runner import next_tick
+from nbs_tui.sidecar.sidecar_runner import next_tick
 from nbs_tui.tmux.fleet import CAPTURE_MAX_AGE, CAPTURE_SLACK, TmuxFleet
 
 from .fleet_helpers import capture_plain, new_session, running_fleet, wait_for

@@ -15,7 +15,7 @@ from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.sidecar.stuck_agents import Liveness
 from nbs_tui.files.fleet_store import FleetStore
-from nbs_tui.runtime.fleet_keeper import WORKER_BUS_OPTION, WORKER_OPTION, FleetKeeper
+from nbs_tui.lifecycle.fleet_keeper import WORKER_BUS_OPTION, WORKER_OPTION, FleetKeeper
 from nbs_tui.tmux.commands import TmuxServerCommands
 
 

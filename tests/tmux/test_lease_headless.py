@@ -4,14 +4,8 @@ holder that died before Enter is erased by the next one, and an operator's text 
 
 from __future__ import annotations
 
-import json
 import os
-import signal
-import subprocess
-import sys
-import threading
 from pathlib import Path
-from typing import Any
 
 import libtmux
 from libtmux.test.retry import retry_until
@@ -21,12 +15,14 @@ from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
 from nbs_tui.sidecar.pane_options import SidecarSwitches, typing_guard
 from nbs_tui.tmux.commands import TmuxServerCommands
+from tests.headless_proc import Headless
 from tests.tmux.test_sidecar_runner import write_fake_claude
 
-REPO = Path(__file__).resolve().parents[2]
 
+class LeaseHeadless(Headless):
+    """``nbs-tui --headless`` on ``server`` (polls every 2 s), with its own home under ``home``;
+    what it says about the lease and the polls it typed."""
 
-class Headless:
     def __init__(self, server: libtmux.Server, home: Path) -> None:
         env = {
             **os.environ,
@@ -34,35 +30,15 @@ class Headless:
             "XDG_CONFIG_HOME": str(home / ".config"),
             "XDG_STATE_HOME": str(home / ".state"),
         }
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "nbs_tui", "-L", str(server.socket_name), "--headless",
-             "--poll-interval", "2"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
-        )
-        self.events: list[dict[str, Any]] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.events.append(json.loads(line))
+        super().__init__(["-L", str(server.socket_name), "--poll-interval", "2"], env=env)
 
     def typed(self, pane_id: str, *, relayed: bool = False) -> int:
         """Polls this process typed itself, or (``relayed``) the holder's it was told of."""
-        return sum(
-            1 for e in list(self.events)
-            if e["event"] == "poll" and e["pane"] == pane_id and e.get("result") == "typed"
-            and bool(e.get("by")) == relayed
-        )  # fmt: skip
+        return sum(1 for e in self.find("poll", pane=pane_id, result="typed") if bool(e.get("by")) == relayed)
 
     def acting(self) -> bool:
-        leases = [e for e in list(self.events) if e["event"] == "lease"]
+        leases = self.find("lease")
         return bool(leases) and leases[-1]["acting"]
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(20)
 
 
 def agent(session: libtmux.Session, tmp_path: Path, name: str, mode: str = "idle") -> tuple[str, Path]:
@@ -83,26 +59,23 @@ def test_two_headless_one_acts_and_a_clean_stop_hands_over(
     session: libtmux.Session, server: libtmux.Server, tmp_path: Path
 ) -> None:
     pane_id, log = agent(session, tmp_path, "idle")
-    first = Headless(server, tmp_path / "h1")
-    assert retry_until(first.acting, 20, raises=False), first.events
-    second = Headless(server, tmp_path / "h2")
-    try:
-        assert retry_until(lambda: len(submits(log)) >= 2, 60, raises=False), log.read_text()
-        assert retry_until(lambda: any(e["event"] == "lease" for e in second.events), 10, raises=False)
-        assert not second.acting() and second.typed(pane_id) == 0
-        assert first.typed(pane_id) >= 2 and first.typed(pane_id, relayed=True) == 0
-        assert retry_until(lambda: second.typed(pane_id, relayed=True) >= 1, 10, raises=False), second.events
-        # the watcher sees the same states
-        assert any(e["event"] == "state" and e["pane"] == pane_id for e in second.events)
-        assert first.stop() == 0
-        # released on a clean stop: the other acts at once, not a ttl later
-        assert retry_until(second.acting, 5, raises=False), second.events
-        before = len(submits(log))
-        assert retry_until(lambda: len(submits(log)) > before, 40, raises=False)
-        assert second.typed(pane_id) >= 1
-    finally:
-        first.stop()
-        second.stop()
+    with LeaseHeadless(server, tmp_path / "h1") as first:
+        assert retry_until(first.acting, 20, raises=False), first.events
+        with LeaseHeadless(server, tmp_path / "h2") as second:  # once the first holds the lease
+            assert retry_until(lambda: len(submits(log)) >= 2, 60, raises=False), log.read_text()
+            assert retry_until(lambda: second.has("lease"), 10, raises=False)
+            assert not second.acting() and second.typed(pane_id) == 0
+            assert first.typed(pane_id) >= 2 and first.typed(pane_id, relayed=True) == 0
+            assert retry_until(lambda: second.typed(pane_id, relayed=True) >= 1, 10, raises=False), second.events
+            # the watcher sees the same states
+            assert second.has("state", pane=pane_id)
+            assert first.stop() == 0
+            # released on a clean stop: the other acts at once, not a ttl later
+            assert retry_until(second.acting, 5, raises=False), second.events
+            before = len(submits(log))
+            assert retry_until(lambda: len(submits(log)) > before, 40, raises=False)
+            assert second.typed(pane_id) >= 1
+    assert second.returncode == 0, second.stderr
     assert set(submits(log)) == {"SUBMIT /nbs-poll"}, submits(log)
     assert TmuxServerCommands.for_server(ServerAddress(socket_name=str(server.socket_name))).run(
         "display-message", "-p", f"#{{{LEASE_OPTION}}}"
@@ -125,20 +98,14 @@ def test_next_holder_erases_a_poll_left_unsubmitted_but_never_the_operators_text
     assert retry_until(lambda: "and my words" in capture(commands, typed_on), 5, raises=False)
     dead.stop(release=False)  # dies: no release, no submit
 
-    headless = Headless(server, tmp_path / "h")
-    try:
-        recovered = lambda: any(  # noqa: E731
-            e["event"] == "poll" and e["pane"] == left and e.get("result") == "recovered"
-            for e in list(headless.events)
-        )
-        assert retry_until(recovered, 30, raises=False), headless.events
+    with LeaseHeadless(server, tmp_path / "h") as headless:
+        assert retry_until(lambda: headless.has("poll", pane=left, result="recovered"), 30, raises=False), headless.events
         # then it polls normally
         assert retry_until(lambda: len(submits(left_log)) >= 1, 30, raises=False)
         _, panes = switches.read()
         assert panes[typed_on].inflight is None  # the mark is dropped ...
         assert "/nbs-poll and my words" in capture(commands, typed_on)  # ... the text left
-    finally:
-        assert headless.stop() == 0
+    assert headless.returncode == 0, headless.stderr
     assert set(submits(left_log)) == {"SUBMIT /nbs-poll"}, submits(left_log)
     assert submits(typed_on_log) == []
 

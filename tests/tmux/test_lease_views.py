@@ -18,9 +18,9 @@ from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig, SidecarStatus
 from nbs_tui.sidecar.events import PlanSelect, PollStep
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
-from nbs_tui.sidecar.lease import SidecarLease
 from nbs_tui.sidecar.pane_options import SidecarSwitches
-from nbs_tui.sidecar.runner import SidecarEvent, SidecarRunner
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
+from nbs_tui.sidecar.sidecar_runner import SidecarEvent, SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.fleet import TmuxFleet
 from tests.tmux.test_lease_headless import agent, submits

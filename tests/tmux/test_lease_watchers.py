@@ -18,12 +18,12 @@ from libtmux.test.retry import retry_until
 
 from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION
 from nbs_tui.demo.launcher import DemoFleet
-from tests.tmux.test_lease_headless import Headless
+from tests.tmux.test_lease_headless import LeaseHeadless
 
 REPO = Path(__file__).resolve().parents[2]
 WINDOW = 40.0
 INTERVAL = 2
-"""The poll interval of every watcher (`Headless` runs with 2 s)."""
+"""The poll interval of every watcher (`LeaseHeadless` runs with 2 s)."""
 AGENTS = 3
 DOUBLED = "/nbs-poll/nbs-poll"
 
@@ -87,9 +87,9 @@ def test_three_watchers_poll_each_idle_agent_as_often_as_one_and_never_double(
     check = boxes_clean(fleet)
     assert fleet.server.socket_name is not None
     fleet_server = libtmux.Server(socket_name=fleet.server.socket_name)
-    watchers: list[Headless] = []
+    watchers: list[LeaseHeadless] = []
     try:
-        one = Headless(fleet_server, tmp_path / "one")
+        one = LeaseHeadless(fleet_server, tmp_path / "one")
         watchers.append(one)
         assert retry_until(one.acting, 30, raises=False), one.events[-5:]
         single = window(fleet, check)
@@ -97,7 +97,7 @@ def test_three_watchers_poll_each_idle_agent_as_often_as_one_and_never_double(
         watchers.remove(one)
 
         sessions = [dashboard(server, fleet, tmp_path / f"dash{i}", f"dash{i}") for i in (1, 2)]
-        third = Headless(fleet_server, tmp_path / "three")
+        third = LeaseHeadless(fleet_server, tmp_path / "three")
         watchers.append(third)
         for session in sessions:
             pane = session.active_pane

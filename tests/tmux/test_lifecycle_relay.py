@@ -18,9 +18,10 @@ from libtmux.test.retry import retry_until
 
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.sidecar.relay import LIFECYCLE_OPTION, parse_ring
-from nbs_tui.runtime.agent_stop import tell_views
+from nbs_tui.lifecycle.agent_stop import tell_views
 from nbs_tui.tmux.commands import TmuxServerCommands
-from tests.tmux.test_lease_headless import REPO, Headless
+from tests.headless_proc import REPO
+from tests.tmux.test_lease_headless import LeaseHeadless
 
 
 def stand_in(session: libtmux.Session, config: Path) -> str:
@@ -40,8 +41,8 @@ def stand_in(session: libtmux.Session, config: Path) -> str:
     return pane.pane_id
 
 
-def stops(view: Headless, pane_id: str) -> list[dict[str, object]]:
-    return [e for e in list(view.events) if e["event"] == "stop" and e["pane"] == pane_id]
+def stops(view: LeaseHeadless, pane_id: str) -> list[dict[str, object]]:
+    return view.find("stop", pane=pane_id)
 
 
 def test_a_stop_by_the_cli_or_a_dashboard_reaches_every_view_once(
@@ -49,7 +50,7 @@ def test_a_stop_by_the_cli_or_a_dashboard_reaches_every_view_once(
 ) -> None:
     pane_id = stand_in(session, tmp_path / "claude-config")
     commands = TmuxServerCommands.for_server(ServerAddress(socket_name=str(server.socket_name)))
-    views = [Headless(server, tmp_path / "h1"), Headless(server, tmp_path / "h2")]
+    views = [LeaseHeadless(server, tmp_path / "h1"), LeaseHeadless(server, tmp_path / "h2")]
     try:
         # Each view's first read of the ring only marks what is there (older news): warm both up
         # with a stop of a pane that does not exist until each has shown one.
@@ -76,13 +77,17 @@ def test_a_stop_by_the_cli_or_a_dashboard_reaches_every_view_once(
 
         # a dashboard's stop (its lease names it): the same ring, every other view told
         assert tell_views(commands, "restart", "%7", "crew:1.0", "claude --resume s-9", True, "", by="dash pid 1") == ""
-        assert retry_until(
-            lambda: all(any(e["event"] == "restart" and e.get("by") == "dash pid 1" for e in list(v.events)) for v in views),
-            15, raises=False,
-        )  # fmt: skip
+        assert retry_until(lambda: all(v.has("restart", by="dash pid 1") for v in views), 15, raises=False)
+        # One more action after both, seen by every view: each has read the ring again since
+        # (an action shown again on a later read would show now), and still shows each once.
+        assert tell_views(commands, "stop", "%998", "x:0.1", "", False, "later", by="test pid 0") == ""
+        assert retry_until(lambda: all(stops(v, "%998") for v in views), 15, raises=False), [v.events[-5:] for v in views]
+        for view in views:
+            assert len(stops(view, pane_id)) == 1 and len(view.find("restart", by="dash pid 1")) == 1, view.events[-5:]
     finally:
         for view in views:
             view.stop()
+    assert [(v.returncode, v.bad) for v in views] == [(0, [])] * 2, [v.stderr[-2000:] for v in views]
     ring = parse_ring(commands.run("display-message", "-p", f"#{{{LIFECYCLE_OPTION}}}").first)
     numbers = [a.seq for a in ring]
     assert numbers == sorted(set(numbers)) and numbers[-1] == len(numbers) + (numbers[0] - 1)

@@ -95,7 +95,7 @@ def test_the_hosts_check_script_reads_a_folder_under_the_hosts_home(tmp_path: Pa
     """``new --host``'s checks run as a shell script there; a ``~/`` folder is the host's HOME's
     (run here by sh with another HOME, as ssh would run it there)."""
     from nbs_tui.core.fleet.agent_spec import NewAgent
-    from nbs_tui.runtime.remote_agent import _script
+    from nbs_tui.lifecycle.remote_agent import _script
 
     (tmp_path / "my proj").mkdir()
     script = _script(NewAgent("~/my proj", name="x"), "sh", "true")

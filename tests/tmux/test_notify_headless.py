@@ -1,7 +1,8 @@
 """``--headless`` prints the dashboard's notification decisions as ``notify`` lines: a demo agent
 that finishes a turn is one ``finished`` line (and one only); the config file's notify keys are
 taken (a bad one would stop it with exit status 4): a muted kind prints nothing, and nor does a
-kind muted for the whole server from a dashboard's palette (``@nbs_mute``)."""
+kind muted for the whole server from a dashboard's palette (``@nbs_mute``). The same run with
+nothing muted prints the needs-input line first: the muted runs' "nothing" is its absence."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from tests.app.test_actions import demo_agent, screen_text
 from tests.headless_proc import Headless
 
 
-@pytest.mark.parametrize("muted_by", ["config", "server"])
+@pytest.mark.parametrize("muted_by", ["config", "server", "nothing"])
 def test_headless_prints_a_notify_line_when_an_agent_finishes_and_none_of_a_muted_kind(
     session: libtmux.Session, server: libtmux.Server, tmp_path: Path, muted_by: str
 ) -> None:
@@ -49,8 +50,11 @@ def test_headless_prints_a_notify_line_when_an_agent_finishes_and_none_of_a_mute
         )
         assert "✻ " in screen_text(session, pane).split("run the tests", 1)[-1]  # the turn really ended
     assert run.returncode == 0, run.stderr
-    # The finished line came after the menu: a needs-input line, unmuted, would be before it.
+    # The finished line came after the menu: a needs-input line, unmuted, is before it.
     notes = run.find("notify", pane=pane)
-    assert [note["kind"] for note in notes] == ["finished"], notes
+    assert [note["kind"] for note in notes] == (["needs-input"] if muted_by == "nothing" else []) + ["finished"], notes
+    if muted_by == "nothing":
+        asked = notes.pop(0)
+        assert asked["state"] == "permission", asked
     [note] = notes
     assert note["state"] == "idle" and note["reason"] == "done: idle at the prompt"

@@ -6,10 +6,9 @@ opens the agent's card once."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,9 +19,11 @@ from libtmux.test.retry import retry_until
 from nbs_tui.app import NbsApp
 from nbs_tui.core.fleet.card_target import format_card_target
 from nbs_tui.core.fleet.model import AgentState, ServerAddress
+from nbs_tui.core.notifications.notify_rules import Notification, NotifyKind
 from nbs_tui.core.sidecar.lease_rules import MUTE_OPTION
 from nbs_tui.core.web_links import LinkRedeemer, new_link_key
 from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, write_endpoint
+from nbs_tui.notify.push import PushSender
 from tests.app.helpers import wait_for
 from tests.app.test_actions import demo_agent, make_app, screen_text
 from tests.headless_proc import Headless
@@ -53,18 +54,37 @@ def push_env(tmp_path: Path, config: str) -> dict[str, str]:
     return env
 
 
+def decided(push: PushSender | None) -> list[NotifyKind]:
+    """The kinds ``push`` finds due from now on (`PushSender.offer`, which sends them only while
+    its process holds the lease), in order."""
+    assert push is not None
+    kinds: list[NotifyKind] = []
+    offer = push.offer
+
+    def offered(notes: Sequence[Notification], question: str = "") -> None:
+        kinds.extend(note.kind for note in notes)
+        offer(notes, question)
+
+    push.offer = offered  # type: ignore[method-assign]
+    return kinds
+
+
 async def test_one_push_per_event_from_the_service_while_two_dashboards_and_headless_watch(
     session: libtmux.Session, server: libtmux.Server, tmp_path: Path
 ) -> None:
+    """Each event is pushed once, checked once every watcher has decided it (any that pushed
+    would have queued it then), and again a whole turn later, when the next event's push came."""
     pane = demo_agent(session, tmp_path, "idle", "worker")
     key = new_link_key()
+    asking, done_kind = NotifyKind.NEEDS_INPUT, NotifyKind.FINISHED
     with PushReceiver() as receiver:
-        env = push_env(tmp_path, f'notify_urls = ["{receiver.url}"]\n')
+        # a repeat limit of 1 s: the second turn's menu is pushed too (the event after the checked ones)
+        env = push_env(tmp_path, f'notify_urls = ["{receiver.url}"]\nnotify_repeat = 1\n')
         state = Path(env["XDG_STATE_HOME"]) / "nbs-tui"
         write_endpoint(endpoint_path(state), WebEndpoint("https://127.0.0.1:8443/", os.getpid(), key))
         with service_running(server, env), Headless(["-L", str(server.socket_name)], env=env) as viewer:
-            app = make_app(server, tmp_path, service="off", notify_urls=(receiver.url,))
-            second = make_app(server, tmp_path / "second", service="off", notify_urls=(receiver.url,))
+            app = make_app(server, tmp_path, service="off", notify_urls=(receiver.url,), notify_repeat=1.0)
+            second = make_app(server, tmp_path / "second", service="off", notify_urls=(receiver.url,), notify_repeat=1.0)
             async with app.run_test(size=(160, 48)) as pilot, second.run_test(size=(50, 30)) as phone:
                 await wait_for(pilot, lambda: viewer.has("state", pane=pane, state="idle"), 40, "the viewer sees idle")
                 await wait_for(pilot, lambda: app.runtime.push is not None and app.runtime.lease is not None, 20, "push")
@@ -73,18 +93,36 @@ async def test_one_push_per_event_from_the_service_while_two_dashboards_and_head
                     lease = dashboard.runtime.lease
                     assert lease is not None and not lease.acting()  # the service holds it
                 assert viewer.find("lease")[-1]["acting"] is False
+                decisions = [decided(app.runtime.push), decided(second.runtime.push)]
+
+                def all_decided(*kinds: NotifyKind) -> bool:
+                    """Every watcher's last decisions are these (the viewer prints its own). A
+                    dashboard may not decide the first menu: its sidecar reads a quiet pane only
+                    once it changes, and a first sight only seeds the rules."""
+                    printed = [NotifyKind(note["kind"]) for note in viewer.find("notify", pane=pane)]
+                    return all(made[-len(kinds):] == list(kinds) for made in (*decisions, printed))
+
                 server.cmd("send-keys", "-t", pane, "-l", "run the tests")
                 server.cmd("send-keys", "-t", pane, "Enter")
                 await wait_for(pilot, lambda: len(receiver.pushes()) >= 1, 40, "the needs-input push")
+                # the menu stays until every watcher's sidecar has read it (the viewer's says so)
+                await wait_for(pilot, lambda: viewer.has("state", pane=pane, state="permission"), 20, "viewer: menu")
                 server.cmd("send-keys", "-t", pane, "Enter")  # "Yes": the turn runs on and ends
                 await wait_for(pilot, lambda: len(receiver.pushes()) >= 2, 40, "the finished push")
-                # both watchers decided the same notifications: had they pushed, it would be now
-                await wait_for(pilot, lambda: viewer.has("notify", pane=pane, kind="finished"), 20, "viewer")
-                await asyncio.sleep(3)
+                await wait_for(pilot, lambda: all_decided(done_kind), 20, f"every watcher deciding: {decisions}")
                 assert "✻ " in screen_text(session, pane).split("run the tests", 1)[-1]  # the turn ended
-    asked, done = receiver.pushes()  # once each: not three times, not twice
+                # The next turn's menu: its push comes a turn after every watcher decided the
+                # first two (a watcher that pushed them would have sent them by now).
+                await wait_for(pilot, lambda: app.state.statuses[pane].state is AgentState.IDLE, 40, "idle again")
+                server.cmd("send-keys", "-t", pane, "-l", "run the tests")
+                server.cmd("send-keys", "-t", pane, "Enter")
+                await wait_for(pilot, lambda: len(receiver.pushes()) >= 3, 40, "the second needs-input push")
+                await wait_for(pilot, lambda: all_decided(done_kind, asking), 20, f"deciding it: {decisions}")
+                assert [note["kind"] for note in viewer.find("notify", pane=pane)] == ["needs-input", "finished", "needs-input"]
+                assert len(receiver.pushes()) == 3, receiver.pushes()
+    asked, done, again = receiver.pushes()  # once each: not three times, not twice
     target = session.cmd("display", "-p", "-t", pane, "#{session_name}:#{window_index}.#{pane_index}").stdout[0]
-    assert asked["title"] == f"nbs-tui: {target} needs input"
+    assert asked["title"] == again["title"] == f"nbs-tui: {target} needs input"
     state_line, question, link = asked["message"].splitlines()
     assert (state_line, question) == ("state: permission", "Do you want to proceed?")
     assert link.startswith("https://127.0.0.1:8443/open/")

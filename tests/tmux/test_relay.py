@@ -107,7 +107,7 @@ def test_the_holder_numbers_on_from_what_it_wrote_when_a_read_failed(
     session: libtmux.Session, server: libtmux.Server
 ) -> None:
     from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
-    from nbs_tui.sidecar.lease import SidecarLease
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
 
     pane = session.active_window.active_pane
     assert pane is not None and pane.pane_id is not None

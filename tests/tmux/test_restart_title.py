@@ -14,8 +14,9 @@ import libtmux
 
 from nbs_tui.core.fleet.agent_spec import ClaudeFlags
 from nbs_tui.core.fleet.model import ServerAddress
-from nbs_tui.runtime.agent_start import AgentStarter
-from nbs_tui.runtime.agent_stop import AgentControl
+from nbs_tui.lifecycle.agent_start import AgentStarter
+from nbs_tui.lifecycle.agent_stop import AgentControl
+from nbs_tui.lifecycle.host import LocalHost
 from nbs_tui.tmux.commands import TmuxServerCommands
 
 # A stand-in that, like Claude Code on node, renames its process "claude" and keeps a status file.
@@ -53,8 +54,8 @@ def test_restart_keeps_the_name_and_model_of_a_process_that_renamed_itself(serve
     assert Path(f"/proc/{status['pid']}/cmdline").read_bytes().rstrip(b"\0") == b"claude"  # the title, alone
 
     commands = TmuxServerCommands.for_server(ServerAddress(socket_name=server.socket_name))
-    starter = AgentStarter(commands, f"env CLAUDE_CONFIG_DIR={config} node {script}", flags=ClaudeFlags(), start_timeout=1)
-    restarted = AgentControl(commands, starter, exit_wait=10).restart(pane_id)
+    starter = AgentStarter(LocalHost(commands), f"env CLAUDE_CONFIG_DIR={config} node {script}", flags=ClaudeFlags(), start_timeout=1)
+    restarted = AgentControl(starter, exit_wait=10).restart(pane_id)
 
     assert (restarted.pane_id, restarted.session_id) == (pane_id, "s-title")
     started = shlex.split(server.cmd("display-message", "-p", "-t", pane_id, "#{pane_start_command}").stdout[0])

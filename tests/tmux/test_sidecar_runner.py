@@ -21,6 +21,8 @@ import pytest
 from libtmux.test.retry import retry_until
 
 from nbs_tui.config import Settings
+from nbs_tui.core.detection.detect import ScreenKey, detect_lines, screen_key
+from nbs_tui.core.fleet.model import Detection
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
 from nbs_tui.sidecar.events import CommandSeen, PlanSelect, PollStep, StateChange
 from tests.tmux.sidecar_helpers import RunningSidecar, sidecars
@@ -268,3 +270,39 @@ def test_paused_project_gets_nothing(
     assert agent.lines("SUBMIT") == [] and agent.lines("RAW") == [], log.read_text()
     status = running.runner.status(pane_id)
     assert status is not None and status.paused and status.next_poll_in is None
+
+
+def test_detection_runs_once_per_screen_on_the_way_to_the_keys(
+    spawn: Callable[[str, str], Agent],
+    run_sidecar: Callable[..., RunningSidecar],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The live re-read before each key (`LivePane.read`) usually finds the very screen the tick
+    just read and detected: its detection is then the tick's, not run a second time. Every
+    detection of a pane is recorded with the rows and faint rows it was given; no pane's screen
+    is detected twice in a row (a poll's handshake and a plan menu's answer, on real tmux)."""
+    from nbs_tui.sidecar import watched_panes
+
+    detected: list[ScreenKey] = []
+
+    def recording(lines: list[str], faint_rows: list[int]) -> Detection:
+        detected.append(screen_key(lines, faint_rows))
+        return detect_lines(lines, faint_rows=faint_rows)
+
+    monkeypatch.setattr(watched_panes, "detect_lines", recording)
+    idle = spawn("idle", "idle")
+    plan = spawn("plan", "plan")
+    running = run_sidecar(interval=2.0, backoff=30.0)
+    assert _wait(lambda: plan.lines("CHOICE") == ["1"], 20), plan.log.read_text()
+    assert _wait(lambda: bool(running.of(idle.pane_id, PollStep, result="submitted")), 30), idle.log.read_text()
+    ticks = running.runner.ticks
+    assert _wait(lambda: running.runner.ticks >= ticks + 2, 10)  # later repeats would show here
+    assert idle.lines("SUBMIT") == ["/nbs-poll"] and plan.lines("CHOICE") == ["1"]
+    pressed = running.of(plan.pane_id, PlanSelect, result="pressed")
+    typed = running.of(idle.pane_id, PollStep, result="typed")
+    assert len(pressed) == 1 and len(typed) == 1
+    # each detection was of a screen not detected just before (keys: one pane's screens follow
+    # each other; the two panes' screens never look alike)
+    repeats = [a for a, b in itertools.pairwise(detected) if a == b]
+    assert repeats == [], f"{len(repeats)} screens detected twice in a row"
+    assert running.runner.detections == len(detected)

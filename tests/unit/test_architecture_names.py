@@ -35,75 +35,8 @@ ROOT = PACKAGE.parent
 NOT_CODE = {"Enter"}
 """Backticked words that look like a class name but are not code (a tmux key)."""
 
-WAITING_FOR_SIDECAR: set[str] = {
-    "ActionCarrier.carry_out",
-    "EventOutlet.emit",
-    "LeaseSync.sync",
-    "LivePane.press",
-    "LivePane.read",
-    "LivePane.type",
-    "OperatorQueue.carry_out",
-    "SidecarTick",
-    "SidecarTick._tick_pane",
-    "SidecarTick.run",
-    "WatchedPanes.context",
-    "WatchedPanes.detect",
-    "WatchedPanes.publish",
-    "core/sidecar/live_safety.py",
-    "core/sidecar/live_safety.py live_refusal",
-    "live_refusal",
-    "screen_key",
-    "sidecar/action_carrier.py",
-    "sidecar/action_carrier.py ActionCarrier.carry_out",
-    "sidecar/live_pane.py",
-    "sidecar/live_pane.py LivePane.read",
-    "sidecar/sidecar_lease.py",
-    "sidecar/sidecar_lease.py SidecarLease.guard",
-    "sidecar/sidecar_runner.py",
-    "sidecar/sidecar_runner.py SidecarRunner.tick",
-    "sidecar/sidecar_tick.py",
-    "sidecar/sidecar_tick.py SidecarTick.run",
-    "sidecar/watched_panes.py",
-    "sidecar/watched_panes.py EventOutlet.emit",
-    "sidecar/watched_panes.py WatchedPanes.detect",
-}
-"""The sidecar as parts (branch ``sidecar``, issue 35 item 2): the walk of a ``/nbs-poll``."""
-
-WAITING_FOR_LIFECYCLE: set[str] = {
-    "Host",
-    "Host.claude",
-    "Host.publish",
-    "Lifecycle",
-    "Lifecycle.close",
-    "Lifecycle.for_command",
-    "Lifecycle.prepare",
-    "Lifecycle.start",
-    "Lifecycle.starter",
-    "LocalHost",
-    "PreparedStart",
-    "RemoteHost",
-    "RemoteHost.prepare",
-    "host_for",
-    "host_of",
-    "lifecycle/",
-    "lifecycle/agent_start.py",
-    "lifecycle/agent_start.py AgentStarter.start",
-    "lifecycle/arguments.py",
-    "lifecycle/arguments.py add_lifecycle_parsers",
-    "lifecycle/arguments.py prepare_new",
-    "lifecycle/host.py",
-    "lifecycle/host.py LocalHost",
-    "lifecycle/operations.py",
-    "lifecycle/operations.py Lifecycle.for_command",
-    "lifecycle/remote_agent.py",
-    "lifecycle/remote_agent.py prepare_remote",
-    "lifecycle/threaded.py",
-    "lifecycle/threaded.py LifecycleController",
-}
-"""The lifecycle room and one Host (branch ``lifecycle``, items 1 and 3): the walk of ``new``."""
-
-WAITING = WAITING_FOR_SIDECAR | WAITING_FOR_LIFECYCLE
-"""Names the doc gives ahead of the code (empty once both branches landed)."""
+WAITING: set[str] = set()
+"""Names the doc gives ahead of the code, with the branch that brings them (empty: none)."""
 
 TICKED = re.compile(r"`([^`\n]+)`")
 PAIR = re.compile(r"`((?:nbs_tui/)?[\w/]+\.py)`\s+`([A-Za-z_][\w.]*)`")

@@ -150,7 +150,7 @@ def test_a_lifecycle_action_that_raises_unexpectedly_is_a_problem(
     def broken(*args: object, **kwargs: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr("nbs_tui.files.agent_input.prepare_local", broken)
+    monkeypatch.setattr("nbs_tui.lifecycle.host.prepare_local", broken)
     controller.lifecycle.start_agent(NewAgent(directory=str(tmp_path)))
     deadline = time.monotonic() + 10
     while not listener.problems and time.monotonic() < deadline:

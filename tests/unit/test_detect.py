@@ -15,6 +15,7 @@ from nbs_tui.core.detection.detect import (
     detect_lines,
     detect_text,
     detection_as_json,
+    screen_key,
 )
 from nbs_tui.core.fleet.model import AgentState, MenuOption
 from nbs_tui.core.screen.screen_rows import strip_escapes
@@ -685,3 +686,20 @@ def test_row_cache_reads_the_same_as_a_fresh_read() -> None:
     assert lines[1].endswith("(2s)") and lines[3] == "❯ typed" and faint == []
     screen.feed(b"\r\n\r\n\r\n\r\n\r\nscrolled")  # scrolling moves every row
     assert screen_lines_and_faint(screen, cache) == screen_lines_and_faint(screen)
+
+
+def test_screens_with_one_screen_key_have_one_detection() -> None:
+    """`screen_key` keeps what detection reads: a live ``capture-pane -p`` of the screen a
+    mirror shows (an empty row after its last newline, trailing spaces) has the mirror's key
+    and detection, so the live re-check reuses the tick's; a changed row is a new key."""
+    rule = "─" * 40
+    mirror = ["⏺ Done.", "", rule, "❯ ", rule, "  ? for shortcuts", "", ""]
+    captured = "\n".join(row + "  " if row else row for row in mirror[:6]) + "\n"
+    live = captured.split("\n")
+    assert len(live) != len(mirror) and live != mirror
+    assert screen_key(live, [3]) == screen_key(mirror, [3])
+    assert detect_lines(live, faint_rows=[3]) == detect_lines(mirror, faint_rows=[3])
+    typed = [*mirror[:3], "❯ half a thought", *mirror[4:]]
+    assert screen_key(typed, [3]) != screen_key(mirror, [3])
+    assert screen_key(mirror, [3]) != screen_key(mirror, [])
+    assert detect_lines(typed).input_text != detect_lines(mirror).input_text

@@ -1,8 +1,8 @@
-"""What the host script printed, read back (`nbs_tui.runtime.host_agent.parse_found`)."""
+"""What the host script printed, read back (`nbs_tui.lifecycle.host.parse_found`)."""
 
 from __future__ import annotations
 
-from nbs_tui.runtime.host_agent import RunningClaude, parse_found
+from nbs_tui.lifecycle.host import RunningClaude, parse_found
 
 
 def test_the_first_process_whose_status_file_is_its_own_is_taken() -> None:

@@ -1,4 +1,4 @@
-"""``nbs-tui new`` and ``nbs-tui restore`` arguments (nbs_tui/lifecycle_cli.py) and new's checks
+"""``nbs-tui new`` and ``nbs-tui restore`` arguments (nbs_tui/lifecycle/arguments.py) and new's checks
 against real files (nbs_tui/files/agent_input.py): every bad input named, nothing left behind."""
 
 from __future__ import annotations
@@ -13,7 +13,11 @@ from nbs_tui.cli import UsageError, _Parser
 from nbs_tui.core.fleet.agent_spec import NewAgent, SpecError
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.files.agent_input import MAX_PROMPT, PreparedAgent, prepare_local
-from nbs_tui.lifecycle_cli import add_lifecycle_parsers, prepare_new, restore_request_from_args
+from nbs_tui.lifecycle.arguments import (
+    add_lifecycle_parsers,
+    prepare_new,
+    restore_request_from_args,
+)
 from nbs_tui.server_options import add_server_options
 
 
@@ -93,9 +97,10 @@ def test_a_folder_reached_through_a_symlink_keeps_both_names(project: Path, tmp_
     assert agent.spec.directory == str(project.resolve()) and agent.typed_folder == str(link)
 
 
-def test_a_remote_agent_is_checked_as_a_spec_only(project: Path) -> None:
+def test_a_remote_agent_is_left_to_its_host_to_check_once(project: Path) -> None:
     found = prepare_new(parse("new", "/on/the/box", "--host", "box", "--worker", "w"), cwd=project)
     assert isinstance(found, NewAgent) and found.host == "box" and found.directory == "/on/the/box"
+    assert found.name == ""  # not checked here (a check fills the name in): RemoteHost.prepare checks it
 
 
 @pytest.mark.parametrize(
@@ -169,3 +174,18 @@ def test_restore_arguments() -> None:
         restore_request_from_args(parse("restore", ""))
     with pytest.raises(SpecError, match="restore works on one host at a time"):
         restore_request_from_args(parse("restore", "--host", "a", "--host", "b"))
+
+
+def test_a_bad_spec_for_another_host_is_refused_before_the_host_is_asked() -> None:
+    from nbs_tui.core.fleet.host_spec import HostSpec
+    from nbs_tui.lifecycle.remote_agent import prepare_remote
+    from nbs_tui.tmux.ssh import SshTmuxRunner
+
+    runner = SshTmuxRunner(HostSpec("nowhere", "nowhere.invalid"))
+    try:
+        with pytest.raises(SpecError) as raised:
+            prepare_remote(NewAgent("/on/the/box", name="a:b", host="nowhere"), runner, "claude")
+    finally:
+        runner.close()
+    assert raised.value.problems and not any("nowhere" in p for p in raised.value.problems), raised.value.problems
+    assert runner.master_pid() is None  # no connection was made

@@ -27,6 +27,7 @@ from nbs_tui.notify.terminal_notifier import (
     passthrough_problem,
     tmux_wrap,
 )
+from tests.unit.test_startup import VERSIONS, screen
 
 
 def kinds(notes: list[Notification]) -> list[str]:
@@ -40,7 +41,8 @@ def test_first_sight_only_seeds_then_changes_notify() -> None:
     assert kinds(decider.observe("%1", "idle", 2.0)) == ["finished"]
     assert kinds(decider.observe("%1", "question", 3.0, reason="which file?")) == ["needs-input"]
     assert kinds(decider.observe("%1", "error", 4.0)) == ["error"]
-    assert kinds(decider.observe("%1", "limited", 5.0, reason="resets 9am")) == ["limited"]
+    _, limit = screen("2.1.332", "limited_session")  # a real limit screen, as detection reads it
+    assert kinds(decider.observe("%1", limit.state.value, 5.0, reason=limit.reason)) == ["limited"]
 
 
 def test_reasons_and_states_travel_with_the_notification() -> None:
@@ -225,11 +227,19 @@ def test_headless_prints_notify_lines_from_sidecar_events() -> None:
     ]  # error muted
 
 
-def test_the_limited_state_is_the_one_detection_reports() -> None:
-    from nbs_tui.core.fleet.model import AgentState
-    from nbs_tui.core.notifications.notify_rules import LIMITED_STATE
-
-    assert AgentState(LIMITED_STATE).value == LIMITED_STATE
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("name", ["limited_session", "limited_weekly"])
+def test_a_real_limit_screen_read_by_detection_is_a_usage_limit_notification(version: str, name: str) -> None:
+    """The rules see the state and reason detection reads from a limit screen recorded from the
+    real CLI (as the dashboard's controller passes them on), after a working one."""
+    decider = NotifyDecider()
+    for at, shown in enumerate(("working_streaming", name)):
+        _, detection = screen(version, shown)
+        notes = decider.observe("%1", detection.state.value, float(at), reason=detection.reason)
+    [note] = notes
+    assert (note.kind, note.state) == (NotifyKind.LIMITED, "limited"), note
+    assert "resets 9:25am" in note.reason, note
+    assert message(note, "s:1.0") == ("nbs-tui: s:1.0 usage limit", note.reason)
 
 
 def test_a_burst_of_one_kind_becomes_one_notification() -> None:

@@ -25,10 +25,7 @@ PACKAGE = Path(nbs_tui.__file__).parent
 ROOT_MODULES = {"__init__", "__main__", "app", "bridge", "cli", "completion", "config", "server_options"}
 """The modules that stay at the root: the entry points, the app and its bridge, config."""
 
-WAITING_AT_ROOT = {
-    "lifecycle_cli",  # -> nbs_tui/lifecycle/ (the lifecycle's room, issue 35 item 1)
-    "lifecycle_controller",  # -> nbs_tui/lifecycle/
-}
+WAITING_AT_ROOT: set[str] = set()
 
 CORE_ROOMS = {"screen", "detection", "sidecar", "control", "fleet", "notifications"}
 """``notifications``: the notification policy's pure rules, below the config and the sidecar that

@@ -16,7 +16,7 @@ from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.files.control_plane import ControlEvent
 from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions, SidecarRole
 from nbs_tui.runtime.runtime import Runtime
-from nbs_tui.sidecar.runner import SidecarEvent
+from nbs_tui.sidecar.sidecar_runner import SidecarEvent
 from nbs_tui.tmux.port import FleetListener, TmuxUnavailable
 from tests.app.fakes import FakeFleet, pane_info
 

@@ -11,7 +11,7 @@ from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.screen.pane_screen import PaneScreen
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
 from nbs_tui.sidecar.events import CommandSeen, PaneLeft, PollStep
-from nbs_tui.sidecar.runner import TICK_PHASE, SidecarEvent, SidecarRunner, next_tick
+from nbs_tui.sidecar.sidecar_runner import TICK_PHASE, SidecarEvent, SidecarRunner, next_tick
 from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.port import FleetPort, PaneGone
 

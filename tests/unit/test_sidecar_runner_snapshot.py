@@ -15,7 +15,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig
 from nbs_tui.sidecar.events import SidecarEvent, StatusChange
-from nbs_tui.sidecar.runner import SidecarRunner
+from nbs_tui.sidecar.sidecar_runner import SidecarRunner
 from tests.unit.test_sidecar_runner import FakeAgentFleet, idle_rows
 
 T = TypeVar("T")

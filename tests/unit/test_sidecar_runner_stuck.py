@@ -11,7 +11,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.core.sidecar.stuck_agents import Liveness, Phase
 from nbs_tui.sidecar.events import AgentEnded, Escalation, NudgeStep, SidecarEvent
-from nbs_tui.sidecar.runner import SidecarRunner
+from nbs_tui.sidecar.sidecar_runner import SidecarRunner
 from nbs_tui.tmux.commands import Guard
 from tests.unit.test_sidecar_runner import Clock, FakeAgentFleet, idle_rows, make, run
 

@@ -23,7 +23,6 @@ from nbs_tui.core.detection.startup import (
     trust_folder,
 )
 from nbs_tui.core.fleet.model import AgentState, Detection, MenuOption
-from tests.conftest import PEER_CORPUS
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "claude"
 VERSIONS = ("2.1.100", "2.1.150", "2.1.197", "2.1.265", "2.1.332")
@@ -141,15 +140,13 @@ def test_trust_folder_reads_home_only_when_known_and_nothing_cut_or_out_of_place
     assert trust_folder(["nothing here"]) is None
 
 
-def test_peer_trust_dialogs_without_a_whole_folder_are_left_to_the_operator() -> None:
-    if not (PEER_CORPUS / "labels.tsv").is_file():
-        pytest.skip("../shared/corpus/peer-screens is not here")
+def test_peer_trust_dialogs_without_a_whole_folder_are_left_to_the_operator(peer_corpus: Path) -> None:
     for name, folder, answers in [
         ("oddjobs__workspace_trust_prompt.txt", "/Users/test/project", True),
         ("commandmate__trust_dialog_quick_safety_check.txt", "/Users/test/project", False),
         ("unresolved__trust_dialog_exact_capture.txt", "/Users/test/project", False),
     ]:
-        text = (PEER_CORPUS / "screens" / name).read_text(encoding="utf-8").split("\n", 2)[2]
+        text = (peer_corpus / "screens" / name).read_text(encoding="utf-8").split("\n", 2)[2]
         g = guide(folder)
         g.step(text.split("\n"), detect_text(text), 100.0)
         step = g.step(text.split("\n"), detect_text(text), 101.0)

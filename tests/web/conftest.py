@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.conftest import in_ci
+from tests.conftest import cannot_run
 from tests.realclaude.conftest import claude_binary, claude_fleet
 
 if TYPE_CHECKING:
@@ -28,10 +28,10 @@ def chromium_path() -> str:
     """Debian's chromium; skip without it (fail under CI or NBS_REQUIRE_CLAUDE)."""
     found = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
     if found is None:
-        why = "chromium is not installed (apt-get install chromium; scripts/test does it)"
-        if in_ci() or os.environ.get("NBS_REQUIRE_CLAUDE"):
-            pytest.fail(f"CI is set but {why}", pytrace=False)
-        pytest.skip(why)
+        cannot_run(
+            "chromium is not installed (apt-get install chromium; scripts/test does it)",
+            required="NBS_REQUIRE_CLAUDE is set" if os.environ.get("NBS_REQUIRE_CLAUDE") else "",
+        )
     return found
 
 

@@ -14,16 +14,19 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.error import HTTPError
 from urllib.request import Request, urlopen
 
 import libtmux
 import pytest
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, BrowserContext, Page
 
 from nbs_tui.core.web_links import issue_link
 from nbs_tui.files.web_endpoint import endpoint_path, read_endpoint
+from tests.app.test_actions import screen_text
 from tests.realclaude.harness import Bash, ClaudeFleet, Text
 from tests.web.webproc import (
     ScreenText,
@@ -54,18 +57,38 @@ def menu(screen: str) -> list[str]:
     return [line.rstrip() for line in lines[start:]]
 
 
-def opens_the_card_once(browser: Browser, base: str, link: str, *shown: str) -> None:
-    """A push's one-time link, in a browser without the session cookie (a phone): it opens the
-    answer card (showing ``shown`` too), and a second visit is refused (403: used)."""
-    phone = browser.new_context(viewport={"width": 900, "height": 700})
+PHONE_UA = (
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36"
+)
+"""A phone's browser (headless Chromium names itself HeadlessChrome, which the link's page takes
+for a preview fetcher: it would then wait for a tap on its button)."""
+
+
+def open_link(browser: Browser, link: str) -> tuple[BrowserContext, Page, ScreenText]:
+    """A push's one-time link, tapped in a browser with no cookie (a phone): its page sends its
+    form by itself, and the browser lands on the card's own page."""
+    phone = browser.new_context(viewport={"width": 900, "height": 700}, user_agent=PHONE_UA)
+    linked = phone.new_page()
+    card = ScreenText(linked)
+    linked.goto(link)
+    linked.wait_for_url("**/card/*/", timeout=30_000)
+    return phone, linked, card
+
+
+@contextmanager
+def the_card_alone(browser: Browser, base: str, link: str, *shown: str) -> Iterator[tuple[BrowserContext, Page, ScreenText]]:
+    """The link opens that agent's answer card (showing ``shown`` too), and nothing else: the
+    dashboard and its websocket are 403 to that browser. After the ``with`` block the same link
+    again is 403 (used)."""
+    phone, linked, card = open_link(browser, link)
     try:
-        linked = phone.new_page()
-        card = ScreenText(linked)
-        linked.goto(link)
-        assert linked.url.startswith(base + "?card=")
+        assert linked.url.startswith(base + "card/")
         card.wait_for("Esc cancel the prompt")  # the answer card's own footer
         for text in shown:
             card.wait_for(text)
+        assert phone.request.get(base).status == 403  # the request API shares the page's cookies
+        assert phone.request.get(base + "ws").status == 403
+        yield phone, linked, card
         again = linked.goto(link)
         assert again is not None and again.status == 403  # used
     finally:
@@ -114,11 +137,13 @@ def test_answer_a_permission_prompt_from_the_browser(
         assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and not cookie["secure"]
         screen.wait_for("claude-webagent")
         screen.wait_for("permission")
+        assert "tab from" in (tmp_path / "state" / "nbs-tui" / "nbs-tui.log").read_text()  # the check above could fail
 
         # a push's one-time link, as the sender makes it from the endpoint file: in a browser
-        # without the cookie it opens this agent's answer card, once
+        # without the cookie it opens this agent's answer card, once, and nothing else
         link = web.base + "open/" + issue_link(endpoint.link_key, target, now=time.time())
-        opens_the_card_once(browser, web.base, link, "claude-webagent")
+        with the_card_alone(browser, web.base, link, "claude-webagent"):
+            pass
         assert menu(agent.screen()) == before_menu and len(agent.api.requests) == before_requests
 
         page.locator("#terminal").click()
@@ -151,8 +176,8 @@ def test_https_with_a_self_signed_certificate(
             screen = ScreenText(page)
             page.goto(web.url)
             assert page.url == web.base
-            cookie = next(c for c in context.cookies() if c["name"] == "nbs_tui_session")
-            assert cookie["secure"] and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+            cookie = next(c for c in context.cookies() if c["name"] == "__Host-nbs_tui_session")
+            assert cookie["secure"] and cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/"
             screen.wait_for(str(session.name))  # the fleet arrived over wss
             # stopped with a tab open: the tab's dashboard goes with it, the endpoint file too
             tabs = children(web.proc.pid)
@@ -195,12 +220,14 @@ def test_two_tabs_are_viewers_of_one_service(
         subprocess.run([*cli, "stop"], env=env, capture_output=True, timeout=60, check=False)
 
 
-def test_a_pushed_link_opens_the_agents_card_once(
+def test_a_pushed_link_opens_that_card_alone_and_answers_it(
     server: libtmux.Server, session: libtmux.Session, tmp_path: Path, browser: Browser
 ) -> None:
-    """The whole chain of item 4: the dashboard of an open tab (it holds the lease: no service
-    here) pushes the agent's needs-input to a local receiver standing in for ntfy; the link in
-    that push opens the agent's card in a browser with no cookie, once; the second time is 403."""
+    """The whole chain: the dashboard of an open tab (it holds the lease: no service here) pushes
+    the agent's needs-input to a local receiver standing in for ntfy; the link in that push, in a
+    browser with no cookie, opens that agent's card and answers it; the dashboard, its websocket
+    and another agent's card are 403 there, and the link is 403 the second time. A forged Host
+    is refused (421), the printed URL's token or not."""
     from tests.app.test_actions import demo_agent
     from tests.push_receiver import PushReceiver
 
@@ -211,6 +238,8 @@ def test_a_pushed_link_opens_the_agents_card_once(
         env = web_env(tmp_path, {"NBS_POLL_DISABLE": "1"})
         with WebProcess(["-L", str(server.socket_name), "--config", str(config), "web", "--bind", "127.0.0.1:0"],
                         env=env) as web:  # fmt: skip
+            assert status_of(web.url, {"Host": "evil.example"}) == 421  # a forged Host: even with the token
+            assert status_of(web.url, {"Host": f"rebound.example:{web.base.rsplit(':', 1)[1].strip('/')}"}) == 421
             page = browser.new_page(viewport={"width": 1400, "height": 800})
             shown = ScreenText(page)
             page.goto(web.url)
@@ -223,5 +252,20 @@ def test_a_pushed_link_opens_the_agents_card_once(
             assert "needs input" in asked["title"], asked
             link = asked["message"].splitlines()[-1]
             assert link.startswith(web.base + "open/"), asked
-            opens_the_card_once(browser, web.base, link)
             page.close()
+            endpoint = read_endpoint(endpoint_path(tmp_path / "state" / "nbs-tui"))
+            assert endpoint is not None
+            other_link = web.base + "open/" + issue_link(endpoint.link_key, f"local/L-{server.socket_name}/%999", now=time.time())
+            with the_card_alone(browser, web.base, link, "worker") as (phone, linked, card):
+                other_phone, other_page, _ = open_link(browser, other_link)
+                other_card = other_page.url
+                other_phone.close()
+                assert phone.request.get(other_card).status == 403  # another agent's card
+                assert "Do you want to proceed?" in screen_text(session, pane)
+                linked.locator("#terminal").click()
+                linked.keyboard.type("1")
+                card.wait_for("The card is closed.")  # the card-only dashboard answered, and closes
+                wait_until(lambda: "Do you want to proceed?" not in screen_text(session, pane), timeout=30,
+                           what="the agent past its menu")  # fmt: skip
+    actions = [json.loads(line) for line in (tmp_path / "actions.log").read_text().splitlines() if line.startswith("{")]
+    assert [a.get("action") for a in actions if a.get("action") == "answer"] == ["answer"], actions

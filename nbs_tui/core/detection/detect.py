@@ -431,6 +431,20 @@ def _exited(rows: Sequence[tuple[int, str]], box: _Box | None, footer_text: str)
     return None
 
 
+ScreenKey = tuple[tuple[str, ...], tuple[int, ...]]
+
+
+def screen_key(lines: Sequence[str], faint_rows: Collection[int] = ()) -> ScreenKey:
+    """What `detect_lines` reads of a screen: its rows right-stripped, without the blank rows
+    at the bottom (it reads only the non-blank rows, by index, right-stripped), and the faint
+    rows. Two screens with one key have one detection: a live ``capture-pane -p`` (one more
+    empty row after its last newline) of the screen a pane's mirror shows is detected once."""
+    rows = [line.rstrip() for line in lines]
+    while rows and not rows[-1]:
+        rows.pop()
+    return tuple(rows), tuple(sorted(faint_rows))
+
+
 def detect_lines(lines: Sequence[str], *, faint_rows: Collection[int] = ()) -> Detection:
     """Detect the agent state from plain-text screen rows (no escape sequences).
 

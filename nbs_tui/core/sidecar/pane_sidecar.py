@@ -1,7 +1,7 @@
 """The per-pane sidecar as a pure state machine with an injected clock.
 
 nbs-claude ran one bash loop per agent; nbs-tui runs one `PaneSidecar` per pane, ticked once a
-second by `nbs_tui.sidecar.runner.SidecarRunner`. A tick takes the time, the pane's screen (or
+second by `nbs_tui.sidecar.sidecar_runner.SidecarRunner`. A tick takes the time, the pane's screen (or
 None when it has not changed) and a `SidecarContext`, and returns `Action` values for the runner
 to carry out. Nothing here touches tmux, files or threads, so every rule is unit-testable.
 

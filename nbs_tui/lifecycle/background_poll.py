@@ -29,7 +29,7 @@ from nbs_tui.core.fleet.background import (
     background_support,
     parse_agents_json,
 )
-from nbs_tui.runtime.agent_start import claude_env, read_helps
+from nbs_tui.lifecycle.host import claude_env, read_helps
 
 log = logging.getLogger(__name__)
 

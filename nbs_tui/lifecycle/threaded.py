@@ -1,17 +1,19 @@
-"""The operator's side of the fleet's lifecycle, without Textual: start an agent (the "new agent"
-form), stop or restart one, open one of Claude Code's background sessions in tmux, and check and
-restore this server's remembered fleet (docs/lifecycle.md).
+"""The dashboard's lifecycle, without Textual: start an agent (the "new agent" form), stop or
+restart one, open one of Claude Code's background sessions in tmux, and check and restore this
+server's remembered fleet (docs/lifecycle.md), each through the `Lifecycle` of the host it acts
+on (`nbs_tui.lifecycle.operations`), as ``nbs-tui new / restore / stop / restart`` do.
 
 Owns: `LifecycleController`, reached as the operator controller's ``lifecycle``
 (`nbs_tui.operator.operator_controller.OperatorController` builds it and shares with it the action log, the
 problem sink and the view). The dashboard's side, the form and the confirmations on the UI
-thread, is `nbs_tui.dashboard.lifecycle`; ``nbs-tui new / restore / stop / restart`` reach the
-same runtime parts from the command line (`nbs_tui.lifecycle_cli`).
+thread, is `nbs_tui.dashboard.lifecycle`. One `Lifecycle` per watched host, built on the host's
+fleet command path when first used (`_lifecycle`); a restore and a background session act on
+this machine's server of the settings, on a command path of their own (`_here`).
 
-May import: the pure core, config, the action log, the ports (`nbs_tui.tmux`, `nbs_tui.files`)
-and the runtime room's lifecycle parts (`agent_start`, `agent_stop`, `restore_run`,
-`remote_agent`, `host_agent`), those only inside the actions, when first used (they are off the
-first frame's path). Never the UI (Textual, widgets, the dashboard, the app: import-linter
+May import: the pure core, config, the action log and the lifecycle room, whose modules are
+imported inside the actions, when first used (they are off the first frame's path). The runtime
+is reached through `WatchedServers`, which it implements, not imported: the runtime builds the
+room's keeper and poller. Never the UI (Textual, widgets, the dashboard, the app: import-linter
 contract in pyproject.toml), nor the controller that builds it (tests/unit/test_import_graph.py).
 
 Threads: each action runs on its own named thread (``nbs-new-agent``, ``nbs-open-background``,
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from nbs_tui.config import Settings
@@ -38,16 +40,12 @@ from nbs_tui.core.fleet.background import BackgroundSession
 from nbs_tui.core.fleet.host_spec import split_pane_id
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
-from nbs_tui.runtime.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # the lifecycle's modules are imported when first used
-    from nbs_tui.core.fleet.restore import RestorePlan
-    from nbs_tui.files.fleet_store import FleetStore
-    from nbs_tui.runtime.host_agent import AgentHost
-    from nbs_tui.runtime.restore_run import Gathered
-    from nbs_tui.sidecar.lease import SidecarLease
+    from nbs_tui.lifecycle.operations import Lifecycle, RestoreParts
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
     from nbs_tui.tmux.commands import TmuxServerCommands
 
 
@@ -61,13 +59,30 @@ class LifecycleView(Protocol):
         """Run ``callback`` on the UI thread (called from an action's thread; a gone UI drops it)."""
 
 
+class WatchedServers(Protocol):
+    """What the lifecycle needs of the runtime that watches the fleet (`Runtime` has it)."""
+
+    def command_paths(self) -> Mapping[str, tuple[TmuxServerCommands, SidecarLease | None]] | None:
+        """With several hosts: each host's fleet command path and its server's lease, by host
+        name; None: a dashboard of one server (`command_path`)."""
+
+    def command_path(self) -> tuple[TmuxServerCommands, SidecarLease | None] | None:
+        """The one watched server's fleet command path and lease; None: not connected."""
+
+    def poll_background(self) -> None:
+        """List Claude Code's background sessions again now (one was opened)."""
+
+    def problem(self, source: str, message: str) -> None:
+        """The runtime's one problem sink."""
+
+
 class LifecycleController:
     """Start, stop, restart, open and restore, each off the UI thread (see the module docstring)."""
 
     def __init__(
         self,
         settings: Settings,
-        runtime: Runtime,
+        runtime: WatchedServers,
         view: LifecycleView,
         action_log: ActionLog,
         *,
@@ -78,6 +93,9 @@ class LifecycleController:
         self.view = view
         self.action_log = action_log
         self.clock = clock
+        self._lifecycles: dict[int, Lifecycle] = {}
+        """The lifecycle of each watching fleet's command path (`_lifecycle`)."""
+        self._lock = threading.Lock()
 
     def _on_thread(self, name: str, kind: str, action: Callable[..., None], *args: object) -> None:
         """Run ``action(*args)`` on a thread of its own named ``name``; an exception it did not
@@ -100,68 +118,69 @@ class LifecycleController:
         self._on_thread("nbs-new-agent", "new agent", self._start_agent, spec)
 
     def start_place(self) -> str:
-        """Where the form starts an agent, for its title (`_start_commands`; never blocks)."""
+        """Where the form starts an agent, for its title (`_start_lifecycle`; never blocks)."""
         from nbs_tui.core.fleet.agent_spec import SpecError
 
         try:
-            return self._start_commands(None).describe()
+            return self._start_lifecycle(None).describe()
         except SpecError:
             return self.settings.server.describe()
 
     def start_hosts(self) -> tuple[list[str], str | None]:
         """The hosts the form may start on (the dashboard's watched hosts) and the one it picks
-        when none is named (`_start_commands`); no hosts for a dashboard of one server."""
+        when none is named (`_start_lifecycle`); no hosts for a dashboard of one server."""
         from nbs_tui.core.fleet.host_spec import LOCAL
 
-        hosts = self.runtime.hosts
-        if hosts is None:
+        paths = self.runtime.command_paths()
+        if paths is None:
             return [], None
-        names = list(hosts.tmux.by_host)
+        names = list(paths)
         return names, (LOCAL if LOCAL in names else next(iter(names), None))
 
-    def _start_commands(self, host: str | None) -> TmuxServerCommands:
+    def _lifecycle(self, commands: TmuxServerCommands) -> Lifecycle:
+        """The lifecycle of the host of a watching fleet's command path (its connection stays
+        the fleet's), built once per command path."""
+        from nbs_tui.lifecycle.host import host_of
+        from nbs_tui.lifecycle.operations import Lifecycle
+
+        with self._lock:
+            found = self._lifecycles.get(id(commands))
+            if found is None or found.host.commands is not commands:
+                found = self._lifecycles[id(commands)] = Lifecycle(self.settings, host_of(commands))
+            return found
+
+    def _here(self) -> Lifecycle:
+        """This machine's server of the settings, on a command path of its own (a restore may
+        start that server; a background session is this machine's)."""
+        from nbs_tui.lifecycle.operations import Lifecycle
+
+        return Lifecycle.here(self.settings)
+
+    def _start_lifecycle(self, host: str | None) -> Lifecycle:
         """Where the form starts an agent: the host it names, else the dashboard's one host (this
         machine or another, through its fleet's command path), else this machine when watched,
         else the first watched host."""
         from nbs_tui.core.fleet.agent_spec import SpecError
-        from nbs_tui.tmux.commands import TmuxServerCommands
 
-        hosts = self.runtime.hosts
-        if hosts is not None:
-            by_host = hosts.tmux.by_host
+        paths = self.runtime.command_paths()
+        if paths is not None:
             name = host or self.start_hosts()[1] or ""
-            if name not in by_host:
+            if name not in paths:
                 raise SpecError([f"--host {name}: not a watched host of this dashboard"])
-            return by_host[name]
-        fleet = self.runtime.fleet
-        if fleet is not None and fleet.commands is not None:
-            return fleet.commands
-        return TmuxServerCommands.for_server(self.settings.server)
+            return self._lifecycle(paths[name][0])
+        one = self.runtime.command_path()
+        return self._lifecycle(one[0]) if one is not None else self._here()
 
     def _start_agent(self, spec: NewAgent) -> None:
         from nbs_tui.core.fleet.agent_spec import SpecError
-        from nbs_tui.files.agent_input import prepare_local
-        from nbs_tui.runtime.agent_start import AgentStarter, StartStopped
-        from nbs_tui.runtime.host_agent import SshAgentHost
-        from nbs_tui.runtime.remote_agent import prepare_remote
+        from nbs_tui.lifecycle.agent_start import StartStopped
         from nbs_tui.tmux.errors import TmuxError
-        from nbs_tui.tmux.ssh import SshTmuxRunner
 
         title = f"new agent {spec.name or spec.directory}"
         target, pane_id, ok, reason = "", "", False, ""
         try:
-            commands = self._start_commands(spec.host)
-            runner = commands.runner
-            if isinstance(runner, SshTmuxRunner):  # another host: checked there, over its ssh master
-                remote = prepare_remote(spec, runner, self.settings.claude_command)
-                prepared = remote.prepared
-                starter = AgentStarter(
-                    commands, self.settings.claude_command, flags=remote.flags, home=remote.home, host=SshAgentHost(runner)
-                )
-            else:
-                prepared = prepare_local(spec, claude_command=self.settings.claude_command)
-                starter = AgentStarter(commands, self.settings.claude_command, claude_home=self.settings.claude_home)
-            started = starter.start(prepared)
+            lifecycle = self._start_lifecycle(spec.host)
+            started = lifecycle.start(lifecycle.prepare(spec), warn=lambda m: self.runtime.problem("new agent", m))
         except SpecError as error:
             reason = "; ".join(error.problems)
             self.view.notify_operator("\n".join(error.problems), title, "error", 10)
@@ -194,18 +213,16 @@ class LifecycleController:
 
     def _open_background(self, session: BackgroundSession, opened: Callable[[str, PaneId], None]) -> None:
         from nbs_tui.core.fleet.agent_spec import SpecError
-        from nbs_tui.runtime.agent_start import AgentStarter
-        from nbs_tui.tmux.commands import TmuxServerCommands
         from nbs_tui.tmux.errors import TmuxError
 
-        fleet = self.runtime.fleet
-        commands = fleet.commands if fleet is not None and self.runtime.hosts is None else None
-        if commands is None or commands.runner.remote:
-            commands = TmuxServerCommands.for_server(self.settings.server)
+        one = self.runtime.command_path() if self.runtime.command_paths() is None else None
+        lifecycle = self._lifecycle(one[0]) if one is not None else None
+        if lifecycle is None or lifecycle.host.remote:  # Claude Code's background sessions are this machine's
+            lifecycle = self._here()
         title = f"open background session {session.label}"
         target, pane_id, ok, reason = "", "", False, ""
         try:
-            started = AgentStarter(commands, self.settings.claude_command).open_background(session)
+            started = lifecycle.open_background(session)
         except SpecError as error:
             reason = "; ".join(error.problems)
             self.view.notify_operator(reason, title, "error", 10)
@@ -216,9 +233,7 @@ class LifecycleController:
             ok, target, pane_id = True, started.target, started.pane_id
             self.view.notify_operator(f"{session.label} opened in {target} (claude attach {session.id})", title, "information", 6)
             self.view.on_ui(lambda: opened(session.id, started.pane_id))
-        background = self.runtime.background
-        if background is not None:
-            background.poll_now()
+        self.runtime.poll_background()
         self.action_log.append(
             ActionRecord(
                 self.clock(), "attach", pane_id, target, f"claude attach {session.id}", "operator (background session)",
@@ -233,32 +248,20 @@ class LifecycleController:
         it may wait seconds for each step); say how it went and log it."""
         self._on_thread("nbs-stop-agent", "operator action", self._stop_agent, pane, restart)
 
-    def _host_of(self, pane_id: PaneId) -> tuple[TmuxServerCommands, PaneId, AgentHost, SidecarLease | None] | None:
-        """The command path of the pane's tmux server (this machine's, or a host's over its ssh
-        master), the pane's id there, where its processes are read, and that server's lease (whose
-        ``by`` names this process to the other views); None: not connected."""
-        from nbs_tui.runtime.host_agent import LocalAgentHost, SshAgentHost
-        from nbs_tui.tmux.ssh import SshTmuxRunner
-
+    def _host_of(self, pane_id: PaneId) -> tuple[Lifecycle, PaneId, SidecarLease | None] | None:
+        """The lifecycle of the pane's tmux server (this machine's, or a host's over its ssh
+        master), the pane's id there, and that server's lease (whose ``by`` names this process to
+        the other views); None: not connected."""
         host, raw = split_pane_id(pane_id)
-        hosts = self.runtime.hosts
-        if hosts is not None:
-            commands = hosts.tmux.by_host.get(host)
-            entry = hosts.runtimes.get(host)
-            lease = entry[1].lease if entry is not None else None
-        else:
-            fleet = self.runtime.fleet
-            commands = fleet.commands if fleet is not None else None
-            lease = self.runtime.lease
-        if commands is None:
+        paths = self.runtime.command_paths()
+        found = paths.get(host) if paths is not None else self.runtime.command_path()
+        if found is None:
             return None
-        runner = commands.runner
-        agent_host: AgentHost = SshAgentHost(runner) if isinstance(runner, SshTmuxRunner) else LocalAgentHost()
-        return commands, raw, agent_host, lease
+        commands, lease = found
+        return self._lifecycle(commands), raw, lease
 
     def _stop_agent(self, pane: PaneInfo, restart: bool) -> None:
-        from nbs_tui.runtime.agent_start import AgentStarter
-        from nbs_tui.runtime.agent_stop import AgentControl, StopError, tell_views
+        from nbs_tui.lifecycle.agent_stop import StopError
         from nbs_tui.tmux.errors import TmuxError
 
         action = "restart" if restart else "stop"
@@ -267,27 +270,23 @@ class LifecycleController:
         if where is None:
             self.view.notify_operator(f"not connected to the tmux server of {pane.target}", title, "warning", 6)
             return
-        commands, pane_id, agent_host, lease = where
-        control = AgentControl(commands, AgentStarter(commands, self.settings.claude_command, host=agent_host))
+        lifecycle, pane_id, lease = where
         sent, ok, reason = "", False, ""
         try:
             if restart:
-                restarted = control.restart(pane_id)
+                restarted = lifecycle.restart(pane_id)
                 sent, ok, reason = f"claude --resume {restarted.session_id}", not restarted.stopped, restarted.stopped
                 said = f"restarted in conversation {restarted.session_id}" + (f", but: {restarted.stopped}" if restarted.stopped else "")
             else:
-                stopped = control.stop(pane_id)
+                stopped = lifecycle.stop(pane_id)
                 sent, ok, said = stopped.how, True, f"stopped with {stopped.how}"
         except (StopError, TmuxError) as error:
             reason = said = str(error)
         self.view.notify_operator(said, title, "information" if ok else "warning", 8)
-        self.action_log.append(
-            ActionRecord(
-                self.clock(), action, pane_id, pane.target, sent, "operator (confirmed)",
-                Outcome.SENT if ok else Outcome.FAILED, reason,
-            )
-        )  # fmt: skip
-        why = tell_views(commands, action, pane_id, pane.target, sent, ok, reason, by=lease.by if lease is not None else None)
+        record = ActionRecord(
+            self.clock(), action, pane_id, pane.target, sent, "operator (confirmed)", Outcome.SENT if ok else Outcome.FAILED, reason
+        )
+        why = lifecycle.record(self.action_log, record, by=lease.by if lease is not None else None)
         if why:
             self.runtime.problem("operator action", f"the other views were not told of this {action}: {why}")
 
@@ -299,24 +298,17 @@ class LifecycleController:
         else ``nothing``."""
         self._on_thread("nbs-remembered", "fleet memory", self._check_remembered, offer, nothing)
 
-    def _restore_parts(self) -> tuple[FleetStore, Gathered, RestorePlan] | None:
-        """This server's fleet memory, what a restore needs, and its plan; None: nothing remembered
-        (or not one local server)."""
-        from nbs_tui.core.fleet.host_spec import LOCAL
-        from nbs_tui.files.fleet_store import FleetStore
-        from nbs_tui.runtime.restore_run import gather, plan_for
-        from nbs_tui.tmux.commands import TmuxServerCommands
-
+    def _restore_parts(self) -> tuple[Lifecycle, RestoreParts] | None:
+        """This server's lifecycle and what a restore needs, with its plan; None: nothing
+        remembered (or not one local server)."""
         hosts = self.settings.watched_hosts()
         if len(hosts) != 1 or not hosts[0].is_local or not self.settings.remember_fleet:
             return None
-        store = FleetStore.for_server(LOCAL, self.settings.server, report=lambda m: self.runtime.problem("fleet memory", m))
+        lifecycle = self._here()
+        store = lifecycle.fleet_store(lambda m: self.runtime.problem("fleet memory", m))
         if not store.path.exists():
             return None
-        commands = TmuxServerCommands.for_server(self.settings.server)
-        gathered = gather(commands, store, self.settings.claude_command)
-        plan = plan_for(gathered, self.settings.server, self.settings.claude_command, self.settings.restore_stagger, ())
-        return store, gathered, plan
+        return lifecycle, lifecycle.restore_plan(store)
 
     def _check_remembered(self, offer: Callable[[list[str]], None], nothing: Callable[[], None] | None) -> None:
         from nbs_tui.core.fleet.restore import plan_lines
@@ -326,7 +318,7 @@ class LifecycleController:
         except Exception as error:  # a check that could not be made offers nothing; say why
             self.runtime.problem("fleet memory", f"the remembered fleet could not be checked: {error}")
             return
-        plan = parts[2] if parts is not None else None
+        plan = parts[1].plan if parts is not None else None
         if plan is not None and plan.agents:
             lines = plan_lines(plan)
             self.view.on_ui(lambda: offer(lines))
@@ -338,22 +330,14 @@ class LifecycleController:
         self._on_thread("nbs-restore", "restore", self._restore_remembered)
 
     def _restore_remembered(self) -> None:
-        from nbs_tui.runtime.agent_start import AgentStarter
-        from nbs_tui.runtime.restore_run import RestoreRun, after_restore, live_server
-        from nbs_tui.tmux.commands import TmuxServerCommands
-
         title = "restore"
         try:
             parts = self._restore_parts()
             if parts is None:
                 self.view.notify_operator("Nothing remembered to restore.", title, "information", 5)
                 return
-            store, gathered, plan = parts
-            commands = TmuxServerCommands.for_server(self.settings.server)
-            starter = AgentStarter(commands, self.settings.claude_command, flags=gathered.flags)
-            report = RestoreRun(commands, starter).execute(plan)
-            instance, _live = live_server(commands)
-            after_restore(store, gathered.memory, instance)
+            lifecycle, restore = parts
+            report = lifecycle.restore(restore)
         except Exception as error:
             self.runtime.problem("restore", f"the remembered fleet was not restored: {error}")
             return

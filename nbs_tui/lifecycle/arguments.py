@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nbs_tui.core.fleet.agent_spec import PERMISSION_MODES, NewAgent, SpecError, checked
+from nbs_tui.core.fleet.host_spec import LOCAL
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.files.agent_input import PreparedAgent, prepare_local
 from nbs_tui.server_options import ON_HOST, add_server_options
@@ -80,7 +81,7 @@ def _server(args: argparse.Namespace) -> ServerAddress:
     return ServerAddress(getattr(args, "socket_name", None), getattr(args, "socket_path", None))
 
 
-def _one_host(args: argparse.Namespace, command: str) -> str | None:
+def one_host(args: argparse.Namespace, command: str) -> str | None:
     hosts: list[str] = list(getattr(args, "hosts", None) or [])
     if len(hosts) > 1:
         raise SpecError([f"{command} works on one host at a time: give one --host, not {len(hosts)}"])
@@ -102,18 +103,19 @@ def new_agent_from_args(args: argparse.Namespace, *, check: bool = True) -> NewA
             worktree_name=args.worktree or None,
             session=args.session,
             server=_server(args),
-            host=_one_host(args, "new"),
+            host=one_host(args, "new"),
         )
     )
     return checked(spec) if check else spec
 
 
 def prepare_new(args: argparse.Namespace, *, cwd: Path | None = None, claude_command: str | None = None) -> PreparedAgent | NewAgent:
-    """``new``'s every check that needs no tmux: the spec, and on this machine its files (raises
-    `SpecError`). An agent for another host comes back as its checked spec: its files are there."""
+    """``new``'s every check that needs no tmux, on this machine: the spec and its files (raises
+    `SpecError`). An agent for another host comes back as its spec, unchecked: it is checked
+    once, with its files, on the host (`nbs_tui.lifecycle.host.RemoteHost.prepare`)."""
     spec = new_agent_from_args(args, check=False)
-    if spec.host not in (None, "local"):
-        return checked(spec)
+    if spec.host not in (None, LOCAL):
+        return spec
     return prepare_local(spec, cwd=cwd, claude_command=claude_command)  # checks the spec too, all at once
 
 
@@ -131,4 +133,4 @@ def restore_request_from_args(args: argparse.Namespace) -> RestoreRequest:
     empty = [n for n in names if not n.strip()]
     if empty:
         raise SpecError(["restore: an empty NAME names no agent"])
-    return RestoreRequest(_server(args), _one_host(args, "restore"), names, args.dry_run, args.json)
+    return RestoreRequest(_server(args), one_host(args, "restore"), names, args.dry_run, args.json)

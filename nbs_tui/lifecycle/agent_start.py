@@ -38,9 +38,8 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,9 +53,7 @@ from nbs_tui.core.detection.startup import (
     Stop,
 )
 from nbs_tui.core.fleet.agent_spec import (
-    ASSUMED_FLAGS,
     BYPASS,
-    CLAUDE_SESSION_ENV,
     ClaudeFlags,
     SpecError,
     agent_command,
@@ -69,8 +66,8 @@ from nbs_tui.core.fleet.background import BackgroundSession, attach_argv
 from nbs_tui.core.fleet.model import AgentState, PaneId
 from nbs_tui.core.sidecar.lease_rules import INFLIGHT_OPTION, START_CLAIM_OPTION, StartClaim
 from nbs_tui.files.agent_input import PreparedAgent
-from nbs_tui.runtime.fleet_keeper import WORKER_BUS_OPTION, WORKER_OPTION
-from nbs_tui.runtime.host_agent import AgentHost, LocalAgentHost, SshAgentHost
+from nbs_tui.lifecycle.fleet_keeper import WORKER_BUS_OPTION, WORKER_OPTION
+from nbs_tui.lifecycle.host import Host
 from nbs_tui.tmux.commands import Guard, TmuxServerCommands
 from nbs_tui.tmux.errors import PaneGone, ServerGone, TmuxCommandError, TmuxError
 
@@ -80,8 +77,6 @@ LOOK_EVERY = 0.1
 """Seconds between two looks at the starting pane's screen (one in-band or process capture)."""
 TYPE_TIMEOUT = 10.0
 """Seconds for a pasted prompt to show in the box, and then to leave it once Enter is pressed."""
-REMOTE_LOOK_EVERY = 0.3
-"""Seconds between two reads of another host's processes (one ssh exec through its master)."""
 SESSION_ID_WAIT = 10.0
 """Seconds to wait for Claude Code's status file to name the session after the start."""
 CLAIM_SPARE = 60.0
@@ -118,57 +113,12 @@ class Started:
         return {"pane_id": self.pane_id, "target": self.target, "name": self.name, "session_id": self.session_id}
 
 
-def read_flags(argv0: Sequence[str], timeout: float = 30.0) -> ClaudeFlags:
-    """What the installed Claude Code accepts, from ``claude_command --help`` and ``agents
-    --help``; `ASSUMED_FLAGS` when its help cannot be read."""
-    texts = read_helps(argv0, ((), ("agents",)), timeout)
-    return ClaudeFlags.from_help(texts[0], texts[1]) if texts and texts[0] else ASSUMED_FLAGS
-
-
-def read_helps(
-    argv0: Sequence[str], subcommands: Sequence[Sequence[str]], timeout: float, *, with_stderr: bool = False
-) -> list[str] | None:
-    """``claude_command [SUBCOMMAND...] --help`` for each of ``subcommands``, run side by side
-    (each is a whole Claude Code start): their outputs, "" for one that failed or ran out of
-    time; None when the command cannot be started at all. ``with_stderr``: what it says on
-    standard error counts too (a release that lacks a subcommand says so there)."""
-    procs: list[subprocess.Popen[str]] = []
-    try:
-        for sub in subcommands:
-            proc = subprocess.Popen(
-                [*argv0, *sub, "--help"], stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT if with_stderr else subprocess.DEVNULL, text=True,
-                stdin=subprocess.DEVNULL, env=claude_env(),
-            )  # fmt: skip
-            procs.append(proc)
-    except OSError:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
-        return None
-    texts = []
-    for proc in procs:
-        try:
-            out, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            out = ""
-        texts.append(out if proc.returncode == 0 else "")
-    return texts
-
-
-def claude_env() -> dict[str, str]:
-    """Our environment without what would make Claude Code think it runs inside another one."""
-    return {k: v for k, v in os.environ.items() if k not in (*CLAUDE_SESSION_ENV, "TMUX", "TMUX_PANE")}
-
-
 class AgentStarter:
     """Starts agents on one tmux server (module docstring). Blocks: call from a worker thread."""
 
     def __init__(
         self,
-        commands: TmuxServerCommands,
+        host: Host,
         claude_command: str,
         *,
         claude_home: Path | None = None,
@@ -178,14 +128,15 @@ class AgentStarter:
         wall: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
         start_timeout: float = START_TIMEOUT,
-        host: AgentHost | None = None,
     ) -> None:
-        self.commands = commands
-        self.host: AgentHost | None = host if host is not None or commands.runner.remote else LocalAgentHost()
-        """Where the agent's processes are read (its session id): this machine, or the host's
-        ssh connection (`nbs_tui.runtime.host_agent`); None: not read."""
+        self.host = host
+        """Where the agent runs: its tmux command path, and where its processes are read (its
+        session id): this machine, or another host's ssh connection (`nbs_tui.lifecycle.host`)."""
+        self.commands: TmuxServerCommands = host.commands
         self.claude_command = claude_command
-        self.claude_home = claude_home
+        self.config_dirs = host.config_dirs(claude_home) if claude_home is not None else ()
+        """The Claude config folders tried first for an agent's status file (the settings'
+        ``claude_home`` on this machine; on another host each process's environment says)."""
         self._flags = flags
         self.home = home if home is not None else os.environ.get("HOME")
         """HOME where the agent runs: the trust dialog may show a folder as ``~/...``."""
@@ -213,11 +164,7 @@ class AgentStarter:
     def flags(self) -> ClaudeFlags:
         """What the agent's Claude Code accepts: read once, where it runs."""
         if self._flags is None:
-            host = self.host
-            if isinstance(host, SshAgentHost):
-                self._flags = host.flags(self.claude_command)
-            else:
-                self._flags = read_flags(command_words(self.claude_command))
+            self._flags = self.host.flags(self.claude_command)
         return self._flags
 
     # -- the start --------------------------------------------------------------------------------
@@ -289,7 +236,7 @@ class AgentStarter:
         if not pane_id.startswith("%"):
             raise TmuxCommandError(f"tmux made no pane for {name!r} ({out.first!r})")
         setup = self.claim_commands(pane_id, claim) if claim is not None else []
-        if worker:  # remembered with the agent (`nbs_tui.runtime.fleet_keeper`)
+        if worker:  # remembered with the agent (`nbs_tui.lifecycle.fleet_keeper`)
             setup.append(("set-option", "-p", "-t", pane_id, WORKER_OPTION, worker))
         if no_server:  # a server this started must not hand a nested-session mark to later panes
             setup.extend(server_env_unsets())
@@ -375,12 +322,7 @@ class AgentStarter:
         box, press Enter once, see the box empty or the agent working. Enter is never pressed a
         second time: a prompt not seen leaving the box is reported instead."""
         guard = self.guard(pane_id, claim)
-        buffer = f"nbs-tui-new-{claim.token}"
-        self.commands.run("load-buffer", "-b", buffer, "-", stdin=prompt.encode("utf-8"))
-        pasted = self.commands.run_guarded(guard, [("paste-buffer", "-p", "-d", "-b", buffer, "-t", pane_id)])
-        if not pasted:
-            with contextlib.suppress(TmuxError):
-                self.commands.run("delete-buffer", "-b", buffer)
+        if not self.commands.paste(pane_id, prompt, guard=guard):
             raise StartStopped("the pane is no longer this start's (its claim is gone): the prompt was not typed")
         if not self._wait_box(pane_id, lambda box, _state: bool(box)):
             raise StartStopped("the prompt was pasted but never showed in the input box: look at the pane")
@@ -408,18 +350,14 @@ class AgentStarter:
     def _session_id(self, pane_id: PaneId) -> str | None:
         """Claude Code's session id, from the status file of the process below the pane (on the
         agent's host)."""
-        host = self.host
-        if host is None:
-            return None
         deadline = self.clock() + SESSION_ID_WAIT
-        homes = (str(self.claude_home),) if self.claude_home is not None else ()
         while True:
             identity = self.commands.pane_identity(pane_id)
             if identity is None or identity.dead:
                 return None
-            found = host.claude(identity.pid, homes)
+            found = self.host.claude(identity.pid, self.config_dirs)
             if found is not None and found.session_id:
                 return found.session_id
             if self.clock() > deadline:
                 return None
-            self.sleep(REMOTE_LOOK_EVERY if host.remote else LOOK_EVERY)
+            self.sleep(self.host.look_every)

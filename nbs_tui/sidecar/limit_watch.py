@@ -11,19 +11,29 @@ log. Where Claude Code says it continues by itself, nothing is sent.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, tzinfo
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from nbs_tui.config import Settings
-from nbs_tui.core.detection.usage_limits import LimitEvent, ResumeConfig, is_wait_option
+from nbs_tui.core.detection.usage_limits import (
+    LimitEvent,
+    ResumeConfig,
+    ResumePlanner,
+    is_wait_option,
+)
 from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
-from nbs_tui.core.sidecar.pane_sidecar import InjectPoll
-from nbs_tui.operator.action_log import ActionRecord, Outcome
+from nbs_tui.core.sidecar.live_safety import live_refusal
+from nbs_tui.core.sidecar.pane_sidecar import InjectPoll, PaneSidecar
+from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.sidecar.events import LimitStep, ResumeStep, SidecarError
-from nbs_tui.sidecar.live import LivePane
-from nbs_tui.sidecar.state import _Tracked
+from nbs_tui.sidecar.live_pane import LivePane
+from nbs_tui.sidecar.watched_panes import EventOutlet, TrackedPane, WatchedPanes
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
+
+if TYPE_CHECKING:
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
 
 log = logging.getLogger(__name__)
 
@@ -52,14 +62,48 @@ def resume_config(settings: Settings) -> ResumeConfig:
 
 
 
-class LimitResume(LivePane):
+class LimitWatch:
     """The runner's usage-limit watch: every view's ``limit`` events, the holder's resumes."""
 
-    def _resume_limited(self, panes: Mapping[PaneId, PaneInfo], now: float, wall_now: float) -> None:
+    def __init__(
+        self,
+        planner: ResumePlanner,
+        panes: WatchedPanes,
+        live: LivePane,
+        outlet: EventOutlet,
+        action_log: ActionLog,
+        *,
+        lease: SidecarLease | None,
+        wall: Callable[[], float],
+    ) -> None:
+        self.limits = planner
+        """The fleet's usage limits and who is resumed when (`nbs_tui.core.detection.usage_limits`)."""
+        self.panes = panes
+        self.live = live
+        self._emit = outlet.emit
+        self.action_log = action_log
+        self.lease = lease
+        self.wall = wall
+
+    def observe(self, info: PaneInfo, sidecar: PaneSidecar, now: float, wall_now: float) -> None:
+        """After a pane's tick: its limit, if any, to the planner (``limit`` events when one is
+        seen or gone), and the reset it knows of to the pane's sidecar (for its status)."""
+        current = sidecar.detection
+        limit = current.limit if current.state is AgentState.LIMITED else None
+        for event in self.limits.observe(info.pane_id, limit, wall_now):
+            self._limit_event(info, event, acting=False)
+        reset_at = self.limits.reset_at(info.pane_id)
+        sidecar.limit_reset_at = None if reset_at is None else now + (reset_at - wall_now)
+
+    def forget(self, pane_id: PaneId) -> None:
+        """The pane's agent is gone: its limit with it."""
+        self.limits.forget(pane_id)
+
+    def resume_limited(self, panes: Mapping[PaneId, PaneInfo], now: float, wall_now: float) -> None:
         """After the pass: resume the one limited agent whose turn has come (see the docstring)."""
         acting = self.lease is None or self.lease.acting()
         planned = self.limits.next_resume(wall_now)
-        for pane_id, tracked in self._tracked.items():
+        for pane_id, tracked in self.panes.tracked.items():
             at = planned.get(pane_id)
             tracked.sidecar.resume_at = None if at is None else now + (at - wall_now)
         if not acting or not self.limits.limited():
@@ -67,16 +111,16 @@ class LimitResume(LivePane):
         if self.limits.config.enabled:
             for pane_id in self.limits.limited():
                 info = panes.get(pane_id)
-                menu_pane = self._tracked.get(pane_id)
+                menu_pane = self.panes.tracked.get(pane_id)
                 if info is not None and menu_pane is not None:
                     self._choose_wait(menu_pane, info, now)
         ready = []
         for pane_id in self.limits.limited():
-            limited = self._tracked.get(pane_id)
+            limited = self.panes.tracked.get(pane_id)
             if limited is None:
                 continue
             d = limited.sidecar.detection
-            context = self._context(limited, now)
+            context = self.panes.context(limited, now)
             if (
                 d.input_text == ""
                 and not limited.sidecar.injecting
@@ -91,15 +135,15 @@ class LimitResume(LivePane):
                 self._limit_event(info, event, acting=True)
         if chosen is None:
             return
-        target = self._tracked.get(chosen)
+        target = self.panes.tracked.get(chosen)
         info = panes.get(chosen)
         if target is None or info is None:
             self.limits.failed(chosen)
             return
         text = self.limits.config.message
         try:
-            live = self._live(info)
-            why = self._refusal(live, InjectPoll(text, 1, "resume"))
+            live = self.live.read(target)
+            why = live_refusal(live, InjectPoll(text, 1, "resume"))
             if why is None:
                 ok, message = target.sidecar.request_resume(text)
                 why = None if ok else message
@@ -107,17 +151,17 @@ class LimitResume(LivePane):
             why = str(error)
         if why is not None:
             self.limits.failed(chosen)
-            self._resume_step(info, "refused", why, text)
+            self.resume_step(info, "refused", why, text)
             return
-        self._resume_step(info, "queued", "reset passed: resume queued", text)
+        self.resume_step(info, "queued", "reset passed: resume queued", text)
 
-    def _choose_wait(self, tracked: _Tracked, info: PaneInfo, now: float) -> None:
+    def _choose_wait(self, tracked: TrackedPane, info: PaneInfo, now: float) -> None:
         """2.1.1xx asks "What do you want to do?" at the limit: with resume on, answer "Stop and
         wait for limit to reset" (by label, once per menu, after a live re-check) so the agent's
         box is free for the resume after the reset. The other options cost money: never those."""
         sidecar = tracked.sidecar
         d = sidecar.detection
-        context = self._context(tracked, now)
+        context = self.panes.context(tracked, now)
         if d.state is not AgentState.LIMITED or not d.options or context.paused or context.operator_typing:
             return
         wait = next((o for o in d.options if is_wait_option(o.label)), None)
@@ -128,19 +172,19 @@ class LimitResume(LivePane):
         tracked.limit_menu = menu
         text = f"{wait.number}. {wait.label}"
         try:
-            live = self._live(info)
+            live = self.live.read(tracked)
             if live.state is not AgentState.LIMITED or tuple(o.label for o in live.options) != menu[0]:
                 why: str | None = f"the usage-limit menu changed ({live.state.value}: {live.reason})"
-            elif not self._press(info.pane_id, str(wait.number)):
+            elif not self.live.press(info.pane_id, str(wait.number)):
                 why = "not sent: this process no longer holds the sidecar lease"
             else:
                 why = None
         except (PaneGone, TmuxUnavailable) as error:
             why = str(error)
         if why is not None:
-            self._resume_step(info, "refused", f"limit menu: {why}", text)
+            self.resume_step(info, "refused", f"limit menu: {why}", text)
             return
-        self._resume_step(info, "wait-chosen", f"limit menu answered: {text}", text)
+        self.resume_step(info, "wait-chosen", f"limit menu answered: {text}", text)
 
     def _limit_event(self, info: PaneInfo, event: LimitEvent, *, acting: bool) -> None:
         """A step of the limit watch: ``limit`` events for every view; the holder's decisions
@@ -149,9 +193,9 @@ class LimitResume(LivePane):
             self._emit(LimitStep(info.pane_id, self.wall(), event.message, result=event.kind, reset_at=event.reset_at))
             return
         if event.kind == "held":
-            self._resume_step(info, "held", event.message, self.limits.config.message)
+            self.resume_step(info, "held", event.message, self.limits.config.message)
 
-    def _resume_step(
+    def resume_step(
         self, info: PaneInfo, result: str, message: str, text: str, *, emit: bool = True
     ) -> None:
         if emit:

@@ -8,7 +8,7 @@ and what the installed Claude Code accepts. `RestoreRun.execute` then, in plan o
 the server and makes the sessions, each window under its name at its index, and each pane in its
 folder (an agent as ``claude --resume ID ...``, at its stagger time; a shell pane as a shell),
 applies the layout once a window is complete, and takes each agent through its startup screens
-with a `StartupGuide` under a start claim (`nbs_tui.runtime.agent_start`: the holder's sidecar
+with a `StartupGuide` under a start claim (`nbs_tui.lifecycle.agent_start`: the holder's sidecar
 leaves the pane alone meanwhile). No prompt is ever sent again. Every agent not brought back
 is reported with why; the memory then forgets the lost fleet (`forget_restored`).
 
@@ -53,7 +53,8 @@ from nbs_tui.core.fleet.restore import (
     sessions_in_agents_json,
 )
 from nbs_tui.files.fleet_store import FleetStore
-from nbs_tui.runtime.agent_start import AgentStarter, StartStopped, read_flags
+from nbs_tui.lifecycle.agent_start import AgentStarter, StartStopped
+from nbs_tui.lifecycle.host import read_flags
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.errors import ServerGone, TmuxError
 
@@ -182,13 +183,12 @@ class RestoreRun:
 
     def __init__(
         self,
-        commands: TmuxServerCommands,
         starter: AgentStarter,
         *,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.commands = commands
+        self.commands = starter.commands
         self.starter = starter
         self.clock = clock
         self.sleep = sleep

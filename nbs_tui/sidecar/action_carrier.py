@@ -6,9 +6,12 @@ text, press Enter, pick a plan option), each after a look at the live screen (`L
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
+from nbs_tui.claude.monitor import AgentMonitor
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.notifications.notify_rules import question_line
+from nbs_tui.core.sidecar.live_safety import live_refusal
 from nbs_tui.core.sidecar.pane_sidecar import (
     Action,
     HandshakeEnded,
@@ -30,18 +33,44 @@ from nbs_tui.sidecar.events import (
     StateChange,
 )
 from nbs_tui.sidecar.lease_sync import LeaseSync
-from nbs_tui.sidecar.limits import LimitResume
-from nbs_tui.sidecar.state import _Tracked
+from nbs_tui.sidecar.limit_watch import LimitWatch
+from nbs_tui.sidecar.live_pane import LivePane
+from nbs_tui.sidecar.watched_panes import ControlPort, EventOutlet, TrackedPane
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
+
+if TYPE_CHECKING:
+    from nbs_tui.sidecar.sidecar_lease import SidecarLease
 
 log = logging.getLogger(__name__)
 
 
-class ActionCarrier(LimitResume, LeaseSync):
+class ActionCarrier:
     """The runner's hands: each action of a pane's sidecar, carried out or refused (a resume's
-    steps are logged by `LimitResume`, a handshake's in-flight mark cleared by `LeaseSync`)."""
+    steps are logged by the `LimitWatch`, a handshake's in-flight mark cleared by `LeaseSync`)."""
 
-    def _carry_out(self, tracked: _Tracked, info: PaneInfo, action: Action, now: float) -> None:
+    def __init__(
+        self,
+        live: LivePane,
+        outlet: EventOutlet,
+        monitor: AgentMonitor,
+        limit_watch: LimitWatch,
+        *,
+        lease: SidecarLease | None,
+        lease_sync: LeaseSync | None,
+        control: ControlPort | None,
+    ) -> None:
+        self.live = live
+        self._emit = outlet.emit
+        self.wall = outlet.wall
+        self.monitor = monitor
+        self.limit_watch = limit_watch
+        self.limits = limit_watch.limits
+        self.lease = lease
+        self.lease_sync = lease_sync
+        """Without a lease, there are no in-flight marks to clear."""
+        self.control = control
+
+    def carry_out(self, tracked: TrackedPane, info: PaneInfo, action: Action, now: float) -> None:
         pane_id = info.pane_id
         sidecar = tracked.sidecar
         if isinstance(action, StateChanged):
@@ -72,7 +101,7 @@ class ActionCarrier(LimitResume, LeaseSync):
             if action.purpose == "resume":
                 if not action.submitted:
                     self.limits.failed(pane_id)
-                self._resume_step(info, result, action.message, self.limits.config.message)
+                self.limit_watch.resume_step(info, result, action.message, self.limits.config.message)
                 return
             self._emit(TYPING_STEPS[action.purpose](pane_id, self.wall(), action.message, result=result))
             return
@@ -80,19 +109,19 @@ class ActionCarrier(LimitResume, LeaseSync):
             self._emit(PlanSelect(pane_id, self.wall(), action.message, result=action.result))
             return
         try:
-            live = self._live(info)
-            why = self._refusal(live, action)
+            live = self.live.read(tracked)
+            why = live_refusal(live, action)
             if why is not None:
                 self._refused(sidecar, action, now, why)
                 self._emit(self._refusal_event(action, pane_id, why))
                 return
             if isinstance(action, InjectPoll):
-                self._handshake_step(tracked, info, action, now, self._type(pane_id, action.text), "typed", "typed")
+                self._handshake_step(tracked, info, action, now, self.live.type(pane_id, action.text), "typed", "typed")
             elif isinstance(action, SubmitPoll):
-                sent = self._press(pane_id, "Enter")
+                sent = self.live.press(pane_id, "Enter")
                 self._handshake_step(tracked, info, action, now, sent, "enter", "Enter pressed after")
             elif isinstance(action, SelectPlanOption):
-                if not self._press(pane_id, str(action.number)):
+                if not self.live.press(pane_id, str(action.number)):
                     self._lease_refused(sidecar, action, now, pane_id)
                     return
                 self._emit(PlanSelect(pane_id, self.wall(), result="pressed", number=action.number, label=action.label))
@@ -105,7 +134,7 @@ class ActionCarrier(LimitResume, LeaseSync):
             self._emit(SidecarError(pane_id, self.wall(), f"{self._kind(action)}: {error}"))
 
     def _handshake_step(
-        self, tracked: _Tracked, info: PaneInfo, action: InjectPoll | SubmitPoll, now: float,
+        self, tracked: TrackedPane, info: PaneInfo, action: InjectPoll | SubmitPoll, now: float,
         sent: bool, result: str, verb: str,
     ) -> None:  # fmt: skip
         """After typing the text or pressing Enter: the event, or the lease's refusal if not sent."""
@@ -116,7 +145,7 @@ class ActionCarrier(LimitResume, LeaseSync):
         step = TYPING_STEPS[action.purpose]
         self._emit(step(info.pane_id, self.wall(), said, result=result, text=action.text, attempt=action.attempt))
         if action.purpose == "resume":
-            self._resume_step(info, result, said, action.text, emit=False)
+            self.limit_watch.resume_step(info, result, said, action.text, emit=False)
 
     def _refused(
         self, sidecar: PaneSidecar, action: Action, now: float, why: str, clear: bool = True
@@ -133,6 +162,10 @@ class ActionCarrier(LimitResume, LeaseSync):
         why = "not sent: this process no longer holds the sidecar lease"
         self._refused(sidecar, action, now, why, clear=False)  # the mark is the next holder's
         self._emit(self._refusal_event(action, pane_id, why))
+
+    def _clear_inflight(self, pane_id: PaneId) -> None:
+        if self.lease_sync is not None:
+            self.lease_sync.clear_inflight(pane_id)
 
     @staticmethod
     def _said(action: InjectPoll | SubmitPoll, what: str) -> str:

@@ -73,13 +73,12 @@ def _script(spec: NewAgent, program: str, claude_command: str) -> str:
 
 
 def prepare_remote(spec: NewAgent, runner: SshTmuxRunner, claude_command: str) -> RemoteAgent:
-    """``spec`` checked on the host (module docstring); raises `SpecError` listing every problem."""
+    """``spec`` checked, then checked on the host (module docstring); raises `SpecError` listing
+    the spec's problems, else every problem found there. The one check of a spec for another
+    host (`nbs_tui.lifecycle.host.RemoteHost.prepare`)."""
+    spec = checked(spec)  # the spec's own problems first: nothing is asked of the host for a bad one
     found: list[str] = []
     host = runner.host.name
-    try:
-        spec = checked(spec)
-    except SpecError as error:
-        found.extend(error.problems)
     prompt = spec.prompt
     if spec.prompt_file is not None:  # read here: the operator named a file of this machine
         try:
@@ -112,7 +111,7 @@ def prepare_remote(spec: NewAgent, runner: SshTmuxRunner, claude_command: str) -
     if found:
         raise SpecError(found)
     flags = ClaudeFlags.from_help(help_text, agents_help) if help_text.strip() else ClaudeFlags()
-    # a worker's bus is the project's .nbs/events on the host: `SshAgentHost.publish` writes there
+    # a worker's bus is the project's .nbs/events on the host: `RemoteHost.publish` writes there
     events = PurePosixPath(folder) / ".nbs" / "events" if spec.worker is not None and facts.get("EVENTS") == "1" else None
     prepared = PreparedAgent(replace(spec, directory=folder), spec.directory, prompt, events=Path(events) if events else None)
     return RemoteAgent(prepared, facts.get("HOME") or None, flags)

@@ -8,7 +8,7 @@ Stop, gentlest first, each step only when the one before did not end Claude Code
 2. ``C-c`` twice (Claude Code exits on a second Ctrl-C; the first stops a turn in progress);
 3. ``kill-pane``.
 
-Every key goes under a start claim (`nbs_tui.runtime.agent_start`), fenced as ``new``'s are, so
+Every key goes under a start claim (`nbs_tui.lifecycle.agent_start`), fenced as ``new``'s are, so
 the lease holder's sidecar does not type a poll into a box being closed.
 
 Restart in place: what the agent runs is read back first (its Claude Code session id from its
@@ -17,8 +17,8 @@ status file, its name and options from its command line, its folder), the pane i
 ``claude --resume ID`` with the same name and options in the same folder, and a `StartupGuide`
 takes it to its input box. The pane id, window and layout stay. Every tmux command goes through
 `TmuxServerCommands`, here or on another host (its ssh connection); the agent's process, status
-file, command line and folder are read where it runs (the starter's `AgentHost`:
-`nbs_tui.runtime.host_agent`).
+file, command line and folder are read where it runs (the starter's `Host`:
+`nbs_tui.lifecycle.host`).
 
 Each stop or restart, done or failed, is told to every view of the server (`tell_views`: the
 server's lifecycle ring, `nbs_tui.core.sidecar.relay.LIFECYCLE_OPTION`), whoever did it: ``nbs-tui
@@ -46,8 +46,8 @@ from nbs_tui.core.fleet.agent_spec import (
     start_command_words,
 )
 from nbs_tui.core.fleet.model import AgentState, PaneId
-from nbs_tui.runtime.agent_start import AgentStarter, StartStopped
-from nbs_tui.runtime.host_agent import AgentHost, RunningClaude
+from nbs_tui.lifecycle.agent_start import AgentStarter, StartStopped
+from nbs_tui.lifecycle.host import RunningClaude
 from nbs_tui.sidecar.pane_options import announce_lifecycle
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.errors import PaneGone, ServerGone, TmuxCommandError, TmuxError
@@ -84,14 +84,13 @@ class AgentControl:
 
     def __init__(
         self,
-        commands: TmuxServerCommands,
         starter: AgentStarter,
         *,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         exit_wait: float = EXIT_WAIT,
     ) -> None:
-        self.commands = commands
+        self.commands: TmuxServerCommands = starter.commands
         self.starter = starter
         self.clock = clock
         self.sleep = sleep
@@ -117,14 +116,8 @@ class AgentControl:
             raise StopError(f"no pane {pane} on {self.commands.describe()}")
         return fields[0], int(fields[1] or 0), fields[2], fields[3], fields[4]
 
-    @property
-    def host(self) -> AgentHost:
-        if self.starter.host is None:
-            raise StopError(f"the agents' processes on {self.commands.describe()} cannot be read from here")
-        return self.starter.host
-
     def _claude(self, pane_pid: int) -> RunningClaude | None:
-        return self.host.claude(pane_pid)
+        return self.starter.host.claude(pane_pid, self.starter.config_dirs)
 
     def _ended(self, pane_id: PaneId, pid: int) -> bool:
         """Claude Code (``pid``) is gone: the pane closed, died, or the process ended (or the
@@ -135,7 +128,7 @@ class AgentControl:
             return True
         if identity is None or identity.dead:
             return True
-        return not self.host.alive(pid)
+        return not self.starter.host.alive(pid)
 
     def _wait_ended(self, pane_id: PaneId, pid: int) -> bool:
         deadline = self.clock() + self.exit_wait
