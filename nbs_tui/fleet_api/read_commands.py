@@ -23,8 +23,8 @@ from nbs_tui.core.fleet.model import server_key
 from nbs_tui.core.fleet_api.agent_row import AgentRow, agents_table, row_from_json
 from nbs_tui.core.fleet_api.exit_codes import ExitCode, FleetApiError
 from nbs_tui.core.fleet_api.target import resolve_target
-from nbs_tui.fleet_api.listing import capture, list_agents
-from nbs_tui.fleet_api.service import ensure_service
+from nbs_tui.fleet_api.agent_listing import capture, list_agents
+from nbs_tui.fleet_api.service_up import ensure_service
 from nbs_tui.server_options import add_server_options
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.errors import TmuxError
