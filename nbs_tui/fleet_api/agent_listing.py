@@ -2,21 +2,25 @@
 service publishes on each agent pane (``@nbs_state``, ``@nbs_needs``, ``@nbs_since``,
 ``@nbs_meters``: `nbs_tui.sidecar.pane_options`), the worker name `nbs_tui.lifecycle.fleet_keeper`
 sets (``@nbs_worker``) and Claude Code's status files (session id, version). One ``list-panes``
-for all; only the panes that wait on a person are captured, for their question's first line.
+for all; only the panes that wait on a person are captured (in one tmux command line), for
+their question's first line.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from nbs_tui.claude.status import find_claude_process, process_table
 from nbs_tui.core.detection.detect import detect_text
 from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.fleet.process_tree import children_map
 from nbs_tui.core.fleet_api.agent_row import AgentRow
 from nbs_tui.core.sidecar.lease_rules import NEEDS_OPTION, SINCE_OPTION, STATE_OPTION
 from nbs_tui.core.sidecar.meters_relay import METERS_OPTION, parse_meters
 from nbs_tui.tmux.commands import TmuxServerCommands
+from nbs_tui.tmux.errors import TmuxError
 
 WORKER_OPTION = "@nbs_worker"
 """As `nbs_tui.lifecycle.fleet_keeper.WORKER_OPTION` (the fleet API may not import the lifecycle
@@ -38,7 +42,7 @@ def list_agents(
     order. ``claude_homes``: Claude Code config folders to look in first for status files."""
     now = time.time() if now is None else now
     out = commands.run("list-panes", "-a", "-F", "\t".join(_FIELDS))
-    table = None
+    table = children = None
     rows: list[AgentRow] = []
     for line in out.lines:
         fields = line.split("\t", len(_FIELDS) - 1)
@@ -47,9 +51,10 @@ def list_agents(
         pane_id, session, window, pane, pid, activity, state, needs, since, meters, folder, worker, name = fields
         if not state:
             continue  # not an agent, or the holder has not published it yet
-        if table is None:
+        if table is None or children is None:  # read /proc once, for every pane
             table = process_table()
-        claude = find_claude_process(int(pid), table, claude_homes) if pid.isdigit() else None
+            children = children_map(table)
+        claude = find_claude_process(int(pid), table, claude_homes, children=children) if pid.isdigit() else None
         status = claude.status if claude is not None else None
         parsed = parse_meters(meters)
         rows.append(
@@ -70,20 +75,46 @@ def list_agents(
                 session_id=(status.session_id or "") if status else "",
                 model=(parsed.context_model or "") if parsed else "",
                 version=(status.version or "") if status else "",
-                needs_line=needs_line(commands, pane_id) if needs and needs != "stuck" else "",
             )
         )
-    return rows
+    asking = [row.pane_id for row in rows if row.needs and row.needs != "stuck"]
+    lines = needs_lines(commands, asking)
+    return [replace(row, needs_line=lines.get(row.pane_id, "")) if row.pane_id in lines else row for row in rows]
 
 
 def capture(commands: TmuxServerCommands, pane_id: PaneId, lines: int | None = None) -> str:
     """The pane's screen as text, one ``capture-pane``; ``lines``: that many rows of history
     above it too."""
     start = ("-S", f"-{lines}") if lines else ()
-    return commands.run("capture-pane", "-p", "-J", "-t", pane_id, *start).text
+    return commands.run("capture-pane", "-p", "-t", pane_id, *start).text
 
 
-def needs_line(commands: TmuxServerCommands, pane_id: PaneId) -> str:
-    """The first line of the question the pane's menu asks (what the answer card shows)."""
-    prompt = detect_text(capture(commands, pane_id)).prompt
-    return next((line.strip() for line in prompt.splitlines() if line.strip()), "")
+_SEPARATOR = "\x1fnbs-fleet-api-screen"
+"""Printed between the screens of one batched capture (a unit separator no screen shows)."""
+
+
+def needs_lines(commands: TmuxServerCommands, pane_ids: list[PaneId]) -> dict[PaneId, str]:
+    """The first line of the question each pane's menu asks (what the answer card shows), its
+    screens captured in one tmux command line. A pane gone meanwhile fails the whole line: then
+    one by one, a gone pane's line left empty."""
+    if not pane_ids:
+        return {}
+    batch: list[tuple[str, ...]] = []
+    for pane_id in pane_ids:
+        batch += [("display-message", "-p", _SEPARATOR), ("capture-pane", "-p", "-t", pane_id)]
+    try:
+        screens = commands.run_many(batch).text.split(_SEPARATOR + "\n")[1:]
+    except TmuxError:
+        screens = []
+    if len(screens) != len(pane_ids):
+        screens = []
+        for pane_id in pane_ids:
+            try:
+                screens.append(capture(commands, pane_id))
+            except TmuxError:
+                screens.append("")
+    return {pane_id: _first_line(detect_text(screen).prompt) for pane_id, screen in zip(pane_ids, screens, strict=True)}
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")

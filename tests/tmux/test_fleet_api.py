@@ -14,7 +14,10 @@ import libtmux
 import pytest
 from libtmux.test.retry import retry_until
 
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.fleet_api.exit_codes import ExitCode
+from nbs_tui.fleet_api.agent_listing import needs_lines
+from nbs_tui.tmux.commands import TmuxServerCommands
 from tests.tmux.test_lease_headless import agent
 
 REPO = Path(__file__).resolve().parents[2]
@@ -127,3 +130,15 @@ def test_read_prints_the_screen_with_its_state_and_refuses_bad_targets(
     ambiguous = nbs(server, tmp_path, "read", "alpha")
     assert ambiguous.returncode == ExitCode.BAD_INPUT
     assert idle in ambiguous.stderr and twin in ambiguous.stderr and "2 agents match" in ambiguous.stderr
+
+
+def test_needs_lines_are_read_in_one_batch_and_a_gone_pane_costs_only_its_own_line(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path
+) -> None:
+    asking, _ = agent(session, tmp_path, "beta", "permission")
+    commands = TmuxServerCommands.for_server(ServerAddress(socket_name=server.socket_name))
+    assert retry_until(lambda: needs_lines(commands, [asking]) == {asking: "Bash command"}, 10, raises=False)
+    before = commands.process_runs
+    assert needs_lines(commands, [asking, asking]) == {asking: "Bash command"}
+    assert commands.process_runs == before + 1  # both screens in one tmux command line
+    assert needs_lines(commands, ["%999", asking]) == {"%999": "", asking: "Bash command"}
