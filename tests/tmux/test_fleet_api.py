@@ -95,6 +95,9 @@ def test_agents_reads_the_published_options_not_the_screens(server: libtmux.Serv
     by_worker = nbs(server, tmp_path, "read", "parser-7", "--json", service="off")
     assert by_worker.returncode == 0, by_worker.stderr
     assert json.loads(by_worker.stdout)["agent"]["pane_id"] == pane.pane_id
+    server.cmd("kill-server")
+    gone = nbs(server, tmp_path, "agents", service="off")  # no server to ask: no agent to name
+    assert gone.returncode == ExitCode.NO_SUCH_AGENT and gone.stdout == "" and "tmux on" in gone.stderr
 
 
 @pytest.mark.service_auto
