@@ -148,7 +148,8 @@ class Lifecycle:
             why = done.lost or (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()[-1]
             say(f"nbs-tui service did not start on {self.describe()} ({why}); {unserved}")
         elif done.stdout.startswith("service started"):
-            say(done.stdout.splitlines()[0])
+            said = done.stdout.splitlines()[0]
+            say(f"on {self.host.name}: {said}" if self.host.remote else said)
 
     # -- stop and restart -------------------------------------------------------------------------
 
