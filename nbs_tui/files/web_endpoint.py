@@ -1,7 +1,7 @@
 """Where the browser view is, for the processes that put links to it in push notifications.
 
 `nbs-tui web` writes ``$XDG_STATE_HOME/nbs-tui/web-endpoint.json`` when it starts serving: its
-public base URL, its process id and its link key (`nbs_tui.core.web_links`), and removes it when
+public base URL, its process id and its link key (`nbs_tui.core.fleet.web_links`), and removes it when
 it stops. The file is the key's only copy outside that process, so it is written mode 0600
 atomically and read only when it is still 0600 and owned by this user. A sender that finds no
 file, a file of a process that is gone, or a file anyone else could read sends its push without

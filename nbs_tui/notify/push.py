@@ -10,7 +10,7 @@ by the lease each tick: the dashboard and the sender are often different process
 
 A push says the agent's name, its state and the question's first line, and nothing else of the
 screen. While the browser view runs (`nbs_tui.files.web_endpoint`), it also carries a link whose
-one-time credential (`nbs_tui.core.web_links`) opens that agent's answer card there.
+one-time credential (`nbs_tui.core.fleet.web_links`) opens that agent's answer card there.
 
 Threads. `PushSender.observe` runs on the sidecar's thread and never blocks it: a due push goes
 into a bounded queue (a full one drops it and says so). One worker thread, ``nbs-push``, takes
@@ -38,9 +38,9 @@ from typing import Any
 from nbs_tui.core.fleet.card_target import format_card_target
 from nbs_tui.core.fleet.host_spec import HostSpec
 from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.fleet.web_links import issue_link
 from nbs_tui.core.notifications.notify_rules import Notification, NotifyKind, coalesce, push_message
 from nbs_tui.core.notifications.notify_settings import unusable_url
-from nbs_tui.core.web_links import issue_link
 from nbs_tui.files.web_endpoint import endpoint_path, read_endpoint
 from nbs_tui.notify.event_notices import EventNotices
 from nbs_tui.sidecar.events import SidecarEvent, StateChange

@@ -9,7 +9,7 @@ A push's one-time link gets a tab of the card-only dashboard
 (``--open-card TARGET --card-only``): that agent's card, nothing else. The web server itself
 never watches tmux and never types into a pane.
 
-May import: the core (one-time links, `nbs_tui.core.web_links`), the files port (the endpoint
+May import: the core (one-time links, `nbs_tui.core.fleet.web_links`), the files port (the endpoint
 file, `nbs_tui.files.web_endpoint`), the settings, the logs and `nbs_tui.runtime.service_starter`
 (the flags a dashboard hands on); aiohttp and textual_serve. Never textual, the widgets or the
 app: the dashboard runs in the tabs' own processes.

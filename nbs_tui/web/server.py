@@ -59,7 +59,7 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
 from nbs_tui.core.fleet.card_target import CardTargetError, parse_card_target
-from nbs_tui.core.web_links import DEFAULT_LINK_TTL, LinkRedeemer, new_link_key
+from nbs_tui.core.fleet.web_links import DEFAULT_LINK_TTL, LinkRedeemer, new_link_key
 from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, remove_endpoint, write_endpoint
 from nbs_tui.housekeeping.logs import state_dir
 from nbs_tui.web.access import (

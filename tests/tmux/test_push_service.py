@@ -19,9 +19,9 @@ from libtmux.test.retry import retry_until
 from nbs_tui.app import NbsApp
 from nbs_tui.core.fleet.card_target import format_card_target
 from nbs_tui.core.fleet.model import AgentState, ServerAddress
+from nbs_tui.core.fleet.web_links import LinkRedeemer, new_link_key
 from nbs_tui.core.notifications.notify_rules import Notification, NotifyKind
 from nbs_tui.core.sidecar.lease_rules import MUTE_OPTION
-from nbs_tui.core.web_links import LinkRedeemer, new_link_key
 from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, write_endpoint
 from nbs_tui.notify.push import PushSender
 from tests.app.helpers import wait_for

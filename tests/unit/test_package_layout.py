@@ -6,10 +6,6 @@
 - core/ holds only its sub-rooms (screen, detection, sidecar, control, fleet, notifications), no
   loose module;
 - config.py imports no port below it (claude/, files/, tmux/): config is below the ports.
-
-The ``WAITING_*`` sets name what other work still has to move (each says where and whose); the
-checks hold exactly the present state, so a move that lands makes them fail until its set is
-emptied here. When all three are empty, each fact holds in full.
 """
 
 from __future__ import annotations
@@ -25,17 +21,9 @@ PACKAGE = Path(nbs_tui.__file__).parent
 ROOT_MODULES = {"__init__", "__main__", "app", "bridge", "cli", "completion", "config", "server_options"}
 """The modules that stay at the root: the entry points, the app and its bridge, config."""
 
-WAITING_AT_ROOT: set[str] = set()
-
 CORE_ROOMS = {"screen", "detection", "sidecar", "control", "fleet", "notifications"}
 """``notifications``: the notification policy's pure rules, below the config and the sidecar that
 read them; the notify room (nbs_tui/notify/) applies them."""
-
-WAITING_IN_CORE = {
-    "web_links",  # -> core/fleet/ beside card_target, once the browser view's edits to it land
-}
-
-WAITING_SHARED_NAMES: dict[str, list[str]] = {}
 
 
 def modules() -> list[Path]:
@@ -48,13 +36,13 @@ def test_no_two_modules_share_a_name() -> None:
         if path.name != "__init__.py":
             where[path.name].append(path.relative_to(PACKAGE).as_posix())
     shared = {name: sorted(paths) for name, paths in where.items() if len(paths) > 1}
-    assert shared == WAITING_SHARED_NAMES
+    assert shared == {}
 
 
 def test_at_most_eight_modules_at_the_root() -> None:
     loose = {path.stem for path in PACKAGE.glob("*.py")}
     assert len(ROOT_MODULES) <= 8
-    assert loose == ROOT_MODULES | WAITING_AT_ROOT, f"at the root: {sorted(loose)}"
+    assert loose == ROOT_MODULES, f"at the root: {sorted(loose)}"
 
 
 def test_core_holds_only_its_rooms() -> None:
@@ -63,7 +51,7 @@ def test_core_holds_only_its_rooms() -> None:
     assert rooms == CORE_ROOMS
     assert all((core / room / "__init__.py").is_file() for room in rooms)
     loose = {path.stem for path in core.glob("*.py")}
-    assert loose == {"__init__"} | WAITING_IN_CORE, f"loose in core/: {sorted(loose)}"
+    assert loose == {"__init__"}, f"loose in core/: {sorted(loose)}"
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -18,13 +18,13 @@ from libtmux.test.retry import retry_until
 from nbs_tui.config import ConfigError, Settings, load_settings
 from nbs_tui.core.fleet.host_spec import HostSpec
 from nbs_tui.core.fleet.model import AgentState, Detection
+from nbs_tui.core.fleet.web_links import LinkRedeemer, new_link_key
 from nbs_tui.core.notifications.notify_rules import (
     Notification,
     NotifyKind,
     push_message,
     question_line,
 )
-from nbs_tui.core.web_links import LinkRedeemer, new_link_key
 from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, write_endpoint
 from nbs_tui.notify.event_notices import EventNotices
 from nbs_tui.notify.push import PushSender

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nbs_tui.core.web_links import LinkRedeemer, issue_link, new_link_key, read_link
+from nbs_tui.core.fleet.web_links import LinkRedeemer, issue_link, new_link_key, read_link
 
 NOW = 1_000_000.0
 

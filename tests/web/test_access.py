@@ -28,7 +28,7 @@ import pytest
 from aiohttp import ClientWebSocketResponse, DummyCookieJar, WSMsgType, WSServerHandshakeError, web
 from aiohttp.test_utils import TestClient, TestServer
 
-from nbs_tui.core.web_links import issue_link
+from nbs_tui.core.fleet.web_links import issue_link
 from nbs_tui.web.access import (
     MAX_ADDRESSES,
     AccessError,

@@ -24,7 +24,7 @@ import libtmux
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page
 
-from nbs_tui.core.web_links import issue_link
+from nbs_tui.core.fleet.web_links import issue_link
 from nbs_tui.files.web_endpoint import endpoint_path, read_endpoint
 from tests.app.test_actions import screen_text
 from tests.realclaude.harness import Bash, ClaudeFleet, Text
