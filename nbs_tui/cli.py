@@ -347,9 +347,13 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
     except StartStopped as stop:
         where = f" in {stop.started.target} ({stop.started.pane_id})" if stop.started else ""
         print(f"nbs-tui: {name}{where}: {stop.line}", file=sys.stderr)
+        if stop.started:
+            _serve(lifecycle, settings)
         if args.json and stop.started:
             print(json.dumps({**stop.started.as_json(), "stopped": stop.line}, ensure_ascii=False))
         return EXIT_ERROR
+    else:
+        _serve(lifecycle, settings)
     finally:
         lifecycle.close()
     if args.json:
@@ -364,6 +368,14 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
 
 def _warn(message: str) -> None:
     print(f"nbs-tui: {message}", file=sys.stderr)
+
+
+def _serve(lifecycle: Lifecycle, settings: Settings) -> None:
+    """The server's service made sure of after a start (`Lifecycle.serve`), with this command's
+    sidecar settings (a host's own paths are its own: only a service here gets this one's)."""
+    from nbs_tui.runtime.service_starter import sidecar_flags
+
+    lifecycle.serve(sidecar_flags(settings, local=not lifecycle.host.remote), _warn)
 
 
 def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
@@ -404,6 +416,7 @@ def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
             report = lifecycle.restore(parts)
         except TmuxError as error:
             raise RuntimeError(f"tmux on {settings.server.describe()}: {error}") from None
+        _serve(lifecycle, settings)
     finally:
         lifecycle.close()
     if request.json:

@@ -12,7 +12,7 @@ Everything blocks: call from a worker thread or a command.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from nbs_tui.config import Settings
@@ -41,6 +41,8 @@ from nbs_tui.tmux.commands import TmuxServerCommands
 
 RESTORE_THERE_TIMEOUT = 600.0
 """Seconds another host's own ``nbs-tui restore`` may take (it starts its agents one by one)."""
+SERVICE_START_TIMEOUT = 60.0
+"""Seconds ``nbs-tui service start`` may take on the host (it waits up to 5 s for the lease)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +122,34 @@ class Lifecycle:
     def open_background(self, session: BackgroundSession) -> Started:
         """``claude attach ID`` in a new window (`AgentStarter.open_background`)."""
         return self.starter().open_background(session)
+
+    # -- the service that serves what was started --------------------------------------------
+
+    def serve(self, sidecar_flags: Sequence[str], say: Callable[[str], None]) -> None:
+        """Make sure the server's leased service runs after a start or a restore, as a dashboard
+        does: ``nbs-tui service start`` on the host (it starts none when one runs there, and takes
+        a lock so two commands at once start one), so an agent started from a script is polled,
+        its plans answered, and it is remembered for ``restore`` with no dashboard open. Nothing
+        with ``service = "off"``. ``say`` hears a service started, or why none could be (the
+        agents then are served only while a dashboard watches the server)."""
+        if self.settings.service != "auto":
+            return
+        words = [*self.settings.server.tmux_args(), *sidecar_flags, "service", "start"]
+        unserved = "its agents are served only while a dashboard watches it"
+        if self.host.nbs_tui_argv(words) is None:
+            say(f"no sidecar service on {self.describe()}: no nbs_tui set for it in [[hosts]]; {unserved}")
+            return
+        try:
+            done = self.host.run_nbs_tui(words, SERVICE_START_TIMEOUT)
+        except OSError as error:
+            say(f"nbs-tui service did not start on {self.describe()} ({error}); {unserved}")
+            return
+        if done.lost is not None or done.returncode != 0:
+            why = done.lost or (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()[-1]
+            say(f"nbs-tui service did not start on {self.describe()} ({why}); {unserved}")
+        elif done.stdout.startswith("service started"):
+            said = done.stdout.splitlines()[0]
+            say(f"on {self.host.name}: {said}" if self.host.remote else said)
 
     # -- stop and restart -------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import logging
 import os
 import select
@@ -138,21 +139,25 @@ def start(settings: Settings) -> int:
     except TmuxError as error:
         print(f"nbs-tui service: cannot reach {server.describe()}: {error}", file=sys.stderr)
         return 1
-    pid = running_pid(server)
-    if pid is not None:
-        print(f"service already running for {server.describe()}: pid {pid}")
-        print(_lease_line(server, pid))
-        return 0
     state_dir().mkdir(parents=True, exist_ok=True)
-    log = events_path(server)
-    argv = [sys.executable, "-m", "nbs_tui", *server.tmux_args(), *sidecar_flags(settings), "service", "run"]
-    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
-    with open(log, "a", encoding="utf-8") as out:
-        child = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
-            start_new_session=True, close_fds=True,
-        )
-    pid_path(server).write_text(f"{child.pid}\n")
+    # two starts at once (a script's ``nbs-tui new`` in parallel, a dashboard's) start one service:
+    # the pid file is looked at and written under the server's start lock
+    with open(state_dir() / f"service-{server_key(server)}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        pid = running_pid(server)
+        if pid is not None:
+            print(f"service already running for {server.describe()}: pid {pid}")
+            print(_lease_line(server, pid))
+            return 0
+        log = events_path(server)
+        argv = [sys.executable, "-m", "nbs_tui", *server.tmux_args(), *sidecar_flags(settings), "service", "run"]
+        env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+        with open(log, "a", encoding="utf-8") as out:
+            child = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
+                start_new_session=True, close_fds=True,
+            )
+        pid_path(server).write_text(f"{child.pid}\n")
     deadline = time.monotonic() + STARTUP_WAIT
     while time.monotonic() < deadline:
         if child.poll() is not None:

@@ -165,3 +165,48 @@ def test_new_on_a_host_reads_its_session_id_there_and_announces_the_worker_on_th
         wait_until(lambda: any("worker-died" in p.name for p in events.glob("*.event")), 30, "worker-died on hosta's bus")
     (died,) = [p.read_text() for p in events.glob("*.event") if "worker-died" in p.name]
     assert "source: parser" in died and "its tmux pane closed" in died
+
+
+def test_new_on_a_host_starts_the_hosts_service_there_once_or_says_it_cannot(
+    ssh_lab: SshLab, claude_fleet: ClaudeFleet, tmp_path: Path  # noqa: F811
+) -> None:
+    """``service = "auto"``: ``new --host hosta`` starts hosta's service with hosta's own nbs-tui
+    (issue 36, item 4), a second ``new`` finds it running; a host with no ``nbs_tui`` set gets
+    its agent and a line saying it is served only while a dashboard watches it."""
+    from nbs_tui.runtime.service import _is_service
+
+    world = make_world(claude_fleet, tmp_path, "far", [], trust=True)
+    far_state = tmp_path / "far-state"
+    nbs_tui = f"XDG_STATE_HOME={shlex.quote(str(far_state))} {shlex.quote(str(NBS_TUI))}"
+    hosts = f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\n'
+    config, bare = world.config.with_name("served-hosts.toml"), world.config.with_name("bare-hosts.toml")
+    config.write_text(world.config.read_text() + hosts + f"nbs_tui = {json.dumps(nbs_tui)}\n")
+    bare.write_text(world.config.read_text() + hosts)
+    env = {**world.env(), "NBS_SERVICE": "auto"}
+
+    def new(config: Path, name: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "nbs_tui", "--config", str(config), "new", str(world.workdir), "--host", "hosta",
+             "--name", name, "--prompt", f"hello {name}", "--json"],
+            capture_output=True, text=True, timeout=150, env=env, cwd=REPO, check=False,
+        )  # fmt: skip
+
+    pid_file = far_state / "nbs-tui" / "service-default.pid"
+    try:
+        first = new(bare, "bare")
+        assert first.returncode == 0, first.stderr
+        assert "no nbs_tui set for it in [[hosts]]" in first.stderr and "served only while a dashboard" in first.stderr
+        assert not pid_file.exists()
+        done = new(config, "one")
+        assert done.returncode == 0, done.stderr
+        json.loads(done.stdout)  # stdout stays one JSON document; the service is said on stderr
+        assert "nbs-tui: on hosta: service started for the default tmux server" in done.stderr, done.stderr
+        pid = int(pid_file.read_text())
+        assert _is_service(pid)
+        again = new(config, "two")
+        assert again.returncode == 0 and "service started" not in again.stderr, again.stderr
+        assert int(pid_file.read_text()) == pid
+    finally:
+        if pid_file.exists() and _is_service(started := int(pid_file.read_text())):
+            os.kill(started, 15)
+            wait_until(lambda: not _is_service(started), 20, "hosta's service stopped")

@@ -202,3 +202,40 @@ def test_service_start_hands_the_sidecar_flags_to_the_service(
         assert retry_until(lambda: len(submits(log)) >= 1, 15, raises=False), log.read_text()
     finally:
         assert cli(server, env, "stop").returncode == 0
+
+
+
+def test_starts_at_once_start_one_service(
+    server: libtmux.Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three ``service start`` at the same moment (three ``nbs-tui new`` from a script): one
+    service runs. Threads, so the three looks at the pid file truly overlap (three processes
+    start ~100 ms apart and missed the race without the lock)."""
+    from nbs_tui.runtime import service
+
+    server.new_session(session_name="work")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    config = replace(
+        settings(tmp_path), server=ServerAddress(socket_name=server.socket_name), poll_disabled=True,
+        config_file=tmp_path / "none.toml",
+    )  # fmt: skip
+    barrier = threading.Barrier(3)
+
+    def start() -> None:
+        barrier.wait()
+        service.start(config)
+
+    threads = [threading.Thread(target=start) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    said = capsys.readouterr().out
+    pids = {service_pid(line) for line in said.splitlines() if line.startswith("service ")}
+    try:
+        assert len(pids) == 1 and said.count("service started") == 1, said
+    finally:
+        for pid in pids:
+            if _is_service(pid):
+                os.kill(pid, 15)
+        assert retry_until(lambda: not any(_is_service(pid) for pid in pids), 15, raises=False)
