@@ -61,9 +61,7 @@ def _warn(command: str, message: str) -> None:
 def _local_agents(command: str, settings: Settings, host: HostSpec) -> list[AgentRow]:
     commands = TmuxServerCommands.for_server(host.server)
     try:
-        problem = ensure_service(settings, commands)
-        if problem:
-            _warn(command, problem)
+        ensure_service(settings, commands, lambda said: _warn(command, said))
         return list_agents(commands, host.name, server_key(host.server), (settings.claude_home,))
     except TmuxError as error:
         raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"tmux on {host.server.describe()}: {error}") from None

@@ -1,13 +1,11 @@
-"""Every fleet API command is served by the server's leased service: when nobody holds the
-lease, start ``nbs-tui service`` as a dashboard does (`nbs_tui.runtime.service_starter`), and
-give it a moment to publish its agents' states."""
+"""Every fleet API command is served by the server's leased service: when no sidecar holds the
+lease, the service is started through the lifecycle's one way (`Lifecycle.serve`, as ``new``
+and ``restore`` do), and the command gives it a moment to publish its agents' states."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
+from collections.abc import Callable
 
 from nbs_tui.config import Settings
 from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION, STATE_OPTION, parse_lease
@@ -18,24 +16,21 @@ PUBLISH_WAIT = 5.0
 """Seconds a command waits, after starting the service, for its first published state."""
 
 
-def ensure_service(settings: Settings, commands: TmuxServerCommands) -> str | None:
-    """Start the server's service when no sidecar holds its lease (and the settings allow:
-    ``service = "auto"``). None when a sidecar acts (or was left off on purpose); else why not,
-    in one line for a warning: the command goes on with what tmux holds."""
-    if parse_lease(commands.display("", f"#{{{LEASE_OPTION}}}")) is not None or settings.service != "auto":
-        return None
-    argv = [sys.executable, "-m", "nbs_tui", *settings.server.tmux_args(), *sidecar_flags(settings), "service", "start"]
-    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+def ensure_service(settings: Settings, commands: TmuxServerCommands, say: Callable[[str], None]) -> None:
+    """Start this machine's server's service when no sidecar holds its lease (and the settings
+    allow: ``service = "auto"``); ``say`` hears it started, or why not (the command then goes on
+    with what tmux holds). A held lease costs one tmux round trip and no process."""
+    if settings.service != "auto" or parse_lease(commands.display("", f"#{{{LEASE_OPTION}}}")) is not None:
+        return
+    from nbs_tui.lifecycle.operations import Lifecycle
+
+    lifecycle = Lifecycle.here(settings)
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, env=env, check=False)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f"nbs-tui service did not start ({error})"
-    if done.returncode != 0:
-        why = (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()[-1]
-        return f"nbs-tui service did not start ({why})"
+        lifecycle.serve(sidecar_flags(settings), say)
+    finally:
+        lifecycle.close()
     deadline = time.monotonic() + PUBLISH_WAIT
     while time.monotonic() < deadline:  # a server with no agent at all waits the whole time
         if any(commands.run("list-panes", "-a", "-F", f"#{{{STATE_OPTION}}}").lines):
-            break
+            return
         time.sleep(0.2)
-    return None
