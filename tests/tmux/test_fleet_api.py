@@ -80,10 +80,12 @@ def test_agents_starts_the_service_and_lists_each_agent_from_its_published_state
 
 
 def test_agents_reads_the_published_options_not_the_screens(server: libtmux.Server, session: libtmux.Session, tmp_path: Path) -> None:
-    """With the service off, a plain shell pane the holder had published as a working NBS worker
-    is listed as such: what tmux holds, not a detection of its screen (a shell prompt)."""
-    pane = session.active_window.active_pane
+    """With the service off, a plain pane the holder had published as a working NBS worker
+    is listed as such: what tmux holds, not a detection of its screen (numbers)."""
+    window = session.new_window(window_name="shell", window_shell="seq 1 200; exec cat", attach=False)
+    pane = window.active_pane
     assert pane is not None and pane.pane_id is not None
+    assert retry_until(lambda: "200" in pane.capture_pane(), 10, raises=False)
     server.cmd("set-option", "-p", "-t", pane.pane_id, "@nbs_state", "working")
     server.cmd("set-option", "-p", "-t", pane.pane_id, "@nbs_since", "1700000000")
     server.cmd("set-option", "-p", "-t", pane.pane_id, "@nbs_worker", "parser-7")
@@ -95,6 +97,9 @@ def test_agents_reads_the_published_options_not_the_screens(server: libtmux.Serv
     by_worker = nbs(server, tmp_path, "read", "parser-7", "--json", service="off")
     assert by_worker.returncode == 0, by_worker.stderr
     assert json.loads(by_worker.stdout)["agent"]["pane_id"] == pane.pane_id
+    screen = json.loads(by_worker.stdout)["text"]
+    history = json.loads(nbs(server, tmp_path, "read", "parser-7", "--lines", "300", "--json", service="off").stdout)
+    assert "\n50\n" in history["text"] and "\n50\n" not in screen  # the history above the screen too
     server.cmd("kill-server")
     gone = nbs(server, tmp_path, "agents", service="off")  # no server to ask: no agent to name
     assert gone.returncode == ExitCode.NO_SUCH_AGENT and gone.stdout == "" and "tmux on" in gone.stderr
