@@ -50,7 +50,7 @@ from nbs_tui.widgets.textual_internals import (
     update_pending,
     visible_widgets,
 )
-from tests.app.textual_probes import full_repaint, regions_to_repaint, wheel_up
+from tests.app.textual_probes import full_repaint, notifications_kept, regions_to_repaint, wheel_up
 from tests.conftest import REPO_ROOT
 
 INTERNALS = REPO_ROOT / "nbs_tui" / "widgets" / "textual_internals.py"
@@ -308,6 +308,16 @@ async def test_a_full_repaint_holds_the_screen() -> None:
         out = io.StringIO()
         Console(file=out, force_terminal=True, width=40).print(update, end="")
         assert "row 7" in out.getvalue() and "over" in out.getvalue()
+
+
+async def test_the_notifications_kept_count_each_notify() -> None:
+    app = Probe()
+    async with app.run_test(size=(40, 20)) as pilot:  # toasts not shown: still kept
+        assert notifications_kept(app) == 0
+        app.notify("one")
+        app.notify("two")
+        await pilot.pause()
+        assert notifications_kept(app) == 2
 
 
 # -- the rest of the code keeps out of Textual's private parts -----------------------------------

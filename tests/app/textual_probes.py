@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.console import RenderableType
 from textual import events
+from textual.app import App
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.screen import Screen
@@ -32,3 +33,9 @@ def full_repaint(screen: Screen[Any]) -> RenderableType | None:
     """What the driver would be given for a full repaint of the screen now.
     Relies on ``Screen._compositor.render_update(full=True)``."""
     return screen._compositor.render_update(full=True)
+
+
+def notifications_kept(app: App[Any]) -> int:
+    """How many notifications the app holds to show as toasts (they are kept whether or not the
+    test shows them). Relies on ``App._notifications``, which ``App.notify`` adds to."""
+    return len(app._notifications)

@@ -21,6 +21,7 @@ from nbs_tui.widgets.answer_card import AnswerScreen
 from nbs_tui.widgets.card_cover import CardCover
 from tests.app.helpers import static_text, wait_for
 from tests.app.test_answer_card_tmux import card_text, keys, make_app
+from tests.app.textual_probes import notifications_kept
 from tests.tmux.replay_agent import corpus_screen, start_replay
 
 PHONE = (50, 30)
@@ -84,4 +85,4 @@ async def test_card_only_with_a_target_naming_no_pane_opens_nothing(server: libt
         await pilot.pause(0.3)
         assert isinstance(app.screen, CardCover) and keys(perm) == []
         assert [p.source for p in app.problems.entries()] == ["open card"]  # a problem, that would be a toast,
-        assert len(app._notifications) == 0  # and is none: a toast could tell of other agents
+        assert notifications_kept(app) == 0  # and is none: a toast could tell of other agents
