@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
         "serve-stdio", help="a host's control plane as JSON lines on stdin/stdout (a dashboard runs it over ssh)"
     )
 
-    from nbs_tui.fleet_api.read_commands import add_parsers as add_fleet_api_parsers
+    from nbs_tui.fleet_api.command_table import add_parsers as add_fleet_api_parsers
     from nbs_tui.lifecycle.arguments import add_lifecycle_parsers
     from nbs_tui.runtime.service import add_parser as add_service_parser
     from nbs_tui.web.command import add_parser as add_web_parser
@@ -517,9 +517,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_restore(args, settings)
         if args.command in ("stop", "restart"):
             return _run_stop(args, settings)
-        if args.command in ("agents", "read"):
-            from nbs_tui.fleet_api.read_commands import run as run_fleet_api
+        from nbs_tui.fleet_api.command_table import command_names
+        from nbs_tui.fleet_api.command_table import run as run_fleet_api
 
+        if args.command in command_names():
             _require_tmux()
             return run_fleet_api(args, settings)
         if args.command == "web":
