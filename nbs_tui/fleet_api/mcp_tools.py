@@ -1,0 +1,161 @@
+"""The tools ``nbs-tui mcp`` serves, one entry each in `TOOLS`: the fleet API's commands as an
+agent calls them. A tool's function is the command's own ``*_document`` function (or a few lines
+that turn the tool's arguments into its call), so a tool returns the same JSON document as the
+command's ``--json``; its parameters, with their types and defaults, are the tool's input schema.
+
+A new command is a new entry here (and its ``*_document`` function in its own module). The SDK is
+not imported here: `nbs_tui.fleet_api.mcp_server` serves the table.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from nbs_tui.config import Settings
+from nbs_tui.core.fleet.agent_spec import NewAgent
+from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.core.fleet_api.exit_codes import ExitCode, FleetApiError
+from nbs_tui.core.fleet_api.target import resolve_target
+from nbs_tui.files.agent_input import prepare_local
+from nbs_tui.fleet_api.lifecycle_documents import start_document, stop_document
+from nbs_tui.fleet_api.read_commands import agents_document, fleet_rows, read_document
+from nbs_tui.lifecycle.host import host_for
+from nbs_tui.lifecycle.operations import Lifecycle
+
+TARGET = "the agent: a pane id (%3), session:window.pane, a window or NBS worker name, or host/server/%3 (as `agents` lists it)"
+
+
+@dataclass(frozen=True, slots=True)
+class FleetTool:
+    name: str
+    document: Callable[..., dict[str, Any]]
+    """``(settings, **arguments) -> the command's --json document``; raises `FleetApiError`,
+    `nbs_tui.core.fleet.agent_spec.SpecError` or
+    `nbs_tui.fleet_api.lifecycle_documents.CommandFailed`."""
+    description: str
+    parameters: Mapping[str, str] = field(default_factory=dict)
+    """What each argument means, by name (the input schema's descriptions)."""
+    read_only: bool = False
+
+
+def _warn(message: str) -> None:
+    """What a command says on stderr goes to the MCP server's stderr (the client's log)."""
+    print(f"nbs-tui mcp: {message}", file=sys.stderr)
+
+
+def _watched_host(settings: Settings, host: str | None) -> HostSpec:
+    """A watched host by its name (as `agents` lists it); none named: the one watched host, or
+    this machine's server among several."""
+    watched = settings.watched_hosts()
+    names = ", ".join(h.name for h in watched)
+    if host is None:
+        spec = watched[0] if len(watched) == 1 else next((h for h in watched if h.is_local), None)
+        if spec is None:
+            raise FleetApiError(ExitCode.BAD_INPUT, f"several hosts are watched ({names}): name one with host")
+        return spec
+    spec = next((h for h in watched if h.name == host), None)
+    if spec is None:
+        raise FleetApiError(ExitCode.BAD_INPUT, f"host {host}: not a watched host (watched: {names})")
+    return spec
+
+
+def _lifecycle(settings: Settings, host: HostSpec) -> Lifecycle:
+    return Lifecycle.here(settings) if host.is_local else Lifecycle(settings, host_for(host))
+
+
+def start_agent(
+    settings: Settings,
+    directory: str,
+    name: str = "",
+    prompt: str | None = None,
+    prompt_file: str | None = None,
+    worker: str | None = None,
+    model: str | None = None,
+    permission_mode: str | None = None,
+    worktree: bool = False,
+    worktree_name: str | None = None,
+    session: str | None = None,
+    host: str | None = None,
+) -> dict[str, Any]:
+    """``nbs-tui new``'s options as arguments; the agent checked where it runs (here, before
+    anything is made; another host's, there)."""
+    where = _watched_host(settings, host)
+    spec = NewAgent(
+        directory=directory, name=name, prompt=prompt, prompt_file=prompt_file, worker=worker, model=model,
+        permission_mode=permission_mode, worktree=worktree or worktree_name is not None, worktree_name=worktree_name,
+        session=session, server=settings.server, host=None if where.is_local else where.name,
+    )  # fmt: skip
+    found = prepare_local(spec, claude_command=settings.claude_command) if where.is_local else spec
+    return start_document(_lifecycle(settings, where), found, _warn)
+
+
+def _stop_or_restart(command: str) -> Callable[[Settings, str], dict[str, Any]]:
+    def act(settings: Settings, target: str) -> dict[str, Any]:
+        row = resolve_target(target, fleet_rows(command, settings))
+        return stop_document(_lifecycle(settings, _watched_host(settings, row.host)), command, row.pane_id, _warn)
+
+    act.__name__ = f"{command}_agent"
+    return act
+
+
+TOOLS: tuple[FleetTool, ...] = (
+    FleetTool(
+        name="agents",
+        document=agents_document,
+        description=(
+            "Every Claude Code agent of the tmux server(s): target, pane id, session:window.pane, window and NBS "
+            "worker name, folder, state (idle, working, needs...) and since when, quiet seconds, session id, model, "
+            "version, and the first line of the question it waits on. Same JSON as `nbs-tui agents --json`."
+        ),
+        read_only=True,
+    ),
+    FleetTool(
+        name="read",
+        document=read_document,
+        description="An agent's screen as text, with the state read from it. Same JSON as `nbs-tui read TARGET --json`.",
+        parameters={"target": TARGET, "lines": "also this many lines of history above the screen"},
+        read_only=True,
+    ),
+    FleetTool(
+        name="start",
+        document=start_agent,
+        description=(
+            "Start a Claude Code agent in a new tmux window in a folder, answer its folder-trust dialog, and type its "
+            "prompt once it is ready; the server's service then serves it. Same JSON as `nbs-tui new --json`."
+        ),
+        parameters={
+            "directory": "the folder the agent works in (absolute, or relative to where nbs-tui mcp runs)",
+            "name": "the window's and the agent's name (default: the worker's or the folder's name)",
+            "prompt": "the prompt to type once the agent is ready",
+            "prompt_file": "a file whose text is the prompt",
+            "worker": "an NBS worker: its task file DIR/.nbs/workers/NAME.md is the prompt",
+            "model": "Claude Code's --model (an alias such as 'opus', or a model id)",
+            "permission_mode": "Claude Code's --permission-mode",
+            "worktree": "start in a new git worktree (Claude Code's -w)",
+            "worktree_name": "the worktree's name (implies worktree)",
+            "session": "the tmux session to open the window in (made if missing)",
+            "host": "a watched host's name (default: the one watched host, or this machine)",
+        },
+    ),
+    FleetTool(
+        name="stop",
+        document=_stop_or_restart("stop"),
+        description=(
+            "Stop an agent: /exit when its input box is idle and empty, else Ctrl-C, else kill its pane. "
+            "Same JSON as `nbs-tui stop --json`."
+        ),
+        parameters={"target": TARGET},
+    ),
+    FleetTool(
+        name="restart",
+        document=_stop_or_restart("restart"),
+        description=(
+            "Restart an agent in place: stop it, then resume its conversation (claude --resume) in the same pane. "
+            "Same JSON as `nbs-tui restart --json`."
+        ),
+        parameters={"target": TARGET},
+    ),
+)
