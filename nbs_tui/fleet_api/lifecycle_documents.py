@@ -17,6 +17,7 @@ from typing import Any
 from nbs_tui.core.fleet.agent_spec import NewAgent
 from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.files.agent_input import PreparedAgent
+from nbs_tui.fleet_api.service_up import wait_published
 from nbs_tui.lifecycle.agent_start import StartStopped
 from nbs_tui.lifecycle.agent_stop import StopError
 from nbs_tui.lifecycle.operations import Lifecycle
@@ -45,8 +46,9 @@ class NotConfirmed(Exception):
 
 def start_document(lifecycle: Lifecycle, found: PreparedAgent | NewAgent, warn: Warn) -> dict[str, Any]:
     """``nbs-tui new --json``: start the agent ``found`` (checked on this machine, or a spec
-    for another host, checked there), then make sure the server's service runs so it is served.
-    Raises `SpecError` (nothing made), `CommandFailed`."""
+    for another host, checked there), then make sure the server's service runs so it is served,
+    and give it a moment to publish the agent's state (`wait_published`). Raises `SpecError`
+    (nothing made), `CommandFailed`."""
     spec = found.spec if isinstance(found, PreparedAgent) else found
     name = spec.name
     try:
@@ -64,6 +66,10 @@ def start_document(lifecycle: Lifecycle, found: PreparedAgent | NewAgent, warn: 
         raise CommandFailed(f"{name}{where}: {stop.line}", document) from None
     else:
         serve(lifecycle, warn)
+        try:  # addressable by the next command (`agents`, `wait`, `send`...) once start returns
+            wait_published(lifecycle.host.commands, started.pane_id)
+        except TmuxError as error:
+            warn(f"{name}: not seen published by the server's service: {error}")
     finally:
         lifecycle.close()
     return started.as_json()
