@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+SAID_CHARS = 80
+"""A typed text is quoted this far in a step's history line."""
+
 
 class ActionCarrier:
     """The runner's hands: each action of a pane's sidecar, carried out or refused (a resume's
@@ -192,7 +195,10 @@ class ActionCarrier:
     @staticmethod
     def _said(action: InjectPoll | SubmitPoll, what: str) -> str:
         """The history line of a typing step (poll steps have none: the app words them)."""
-        return "" if action.purpose == "poll" else f"{what} {action.text!r}"
+        if action.purpose == "poll":
+            return ""
+        text = action.text if len(action.text) <= SAID_CHARS else action.text[: SAID_CHARS - 3] + "..."
+        return f"{what} {text!r}"  # a sent text may be a long prompt: its event carries it whole
 
     def _refusal_event(self, action: Action, pane_id: PaneId, why: str) -> SidecarEvent:
         """The event of an action not carried out (the step of its handshake, or the plan's)."""
