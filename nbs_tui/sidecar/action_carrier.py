@@ -41,6 +41,7 @@ from nbs_tui.sidecar.limit_watch import LimitWatch
 from nbs_tui.sidecar.live_pane import LivePane
 from nbs_tui.sidecar.send_desk import SendDesk
 from nbs_tui.sidecar.watched_panes import ControlPort, EventOutlet, TrackedPane
+from nbs_tui.tmux.errors import TmuxTimeout
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
 
 if TYPE_CHECKING:
@@ -151,7 +152,12 @@ class ActionCarrier:
         if not action.paste:
             return self.live.type(pane_id, action.text)
         fence = self.desk.fence(pane_id) if self.desk is not None else None
-        pasted = self.live.paste(pane_id, action.text, mark_text(action.text), fence)
+        try:
+            pasted = self.live.paste(pane_id, action.text, mark_text(action.text), fence)
+        except TmuxTimeout:  # its answer was lost: it may have been pasted (never said "not typed")
+            if self.desk is not None:
+                self.desk.typed(pane_id)
+            raise
         if pasted and self.desk is not None:
             self.desk.typed(pane_id)
         return pasted
