@@ -253,3 +253,19 @@ def test_a_holder_sigkilled_mid_send_never_types_it_twice_and_the_caller_hears_w
             assert done == ["SUBMIT write the report"]
         assert other.sends(alpha, "typed") == 0  # the new holder typed nothing (it heard the dead one's typing)
     assert other.returncode == 0, other.stderr
+
+
+def test_with_no_sidecar_at_all_the_request_is_taken_back_and_refused(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path, commands: TmuxServerCommands
+) -> None:
+    """The service off and no view: nobody would ever answer, so the command does not wait its
+    whole minute: it takes its request back (nothing typed) and says who is missing."""
+    alpha, log = agent(session, tmp_path, "alpha", "idle")
+    server.cmd("set-option", "-p", "-t", alpha, "@nbs_state", "idle")  # as a holder had published
+    started = time.monotonic()
+    done = send(server, tmp_path, "alpha", "hello")
+    assert done.returncode == ExitCode.REFUSED, done.stderr
+    assert f"({Refusal.NOT_HOLDER.value})" in done.stderr and "nothing typed" in done.stderr
+    assert time.monotonic() - started < 30
+    assert commands.display(alpha, f"#{{{SEND_REQUEST_OPTION}}}") == ""
+    assert submits(log) == []
