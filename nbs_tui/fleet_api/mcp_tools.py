@@ -22,6 +22,7 @@ from nbs_tui.core.fleet_api.target import resolve_target
 from nbs_tui.files.agent_input import prepare_local
 from nbs_tui.fleet_api.lifecycle_documents import start_document, stop_document
 from nbs_tui.fleet_api.read_commands import agents_document, fleet_rows, read_document
+from nbs_tui.fleet_api.send_command import send_document
 from nbs_tui.lifecycle.host import host_for
 from nbs_tui.lifecycle.operations import Lifecycle
 
@@ -118,6 +119,21 @@ TOOLS: tuple[FleetTool, ...] = (
         description="An agent's screen as text, with the state read from it. Same JSON as `nbs-tui read TARGET --json`.",
         parameters={"target": TARGET, "lines": "also this many lines of history above the screen"},
         read_only=True,
+    ),
+    FleetTool(
+        name="send",
+        document=send_document,
+        description=(
+            "Type a text (a prompt) into an agent's input box, whole, and submit it once, done by the server's lease "
+            "holder under its rules. Refused (exit 2, nothing typed, the reason given) when the agent is working, "
+            "waits on a permission prompt, question, plan or dialog, is limited or paused, has half-typed input, or "
+            "is not an agent. Same JSON as `nbs-tui send --json`."
+        ),
+        parameters={
+            "target": TARGET,
+            "text": "the text to type and submit (newlines stay newlines)",
+            "wait_idle": "first wait up to this many seconds for the agent to be idle (exit 124 if it is not)",
+        },
     ),
     FleetTool(
         name="start",
