@@ -22,7 +22,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
-from tests.realclaude.harness import ClaudeFleet, Text, ToolUse
+from tests.realclaude.harness import ClaudeFleet, Slow, Text, ToolUse
 from tests.realclaude.new_world import REPO, NewAgentWorld, make_world, wait_until
 from tests.realclaude.test_fleet_api_e2e import api
 
@@ -84,17 +84,17 @@ def steady(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.timeout(300)
-def test_the_sdk_client_starts_lists_reads_restarts_and_stops_a_real_agent_with_the_commands_json(
+def test_the_sdk_client_starts_sends_to_lists_reads_restarts_and_stops_a_real_agent_with_the_commands_json(
     claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
 ) -> None:
     socket = str(server.socket_name)
     server.new_session(session_name="work")
-    world = make_world(claude_fleet, tmp_path, "alpha", [Text("Parser built.")], trust=True)
+    world = make_world(claude_fleet, tmp_path, "alpha", [Slow(8, "Parser built."), Text("The lexer next.")], trust=True)
 
     async def session() -> None:
         async with mcp_client(world, socket) as client:
             names = {tool.name for tool in (await client.list_tools()).tools}
-            assert {"agents", "read", "start", "stop", "restart"} <= names
+            assert {"agents", "read", "send", "start", "stop", "restart"} <= names
 
             bad = await client.call_tool("start", {"directory": str(tmp_path / "nowhere"), "name": "alpha"})
             assert bad.is_error and text(bad).startswith("bad input (exit 4): ") and "does not exist" in text(bad)
@@ -108,6 +108,10 @@ def test_the_sdk_client_starts_lists_reads_restarts_and_stops_a_real_agent_with_
             assert started["name"] == "alpha" and started["prompt_submitted"] is True
             pane = started["pane_id"]
 
+            busy = await client.call_tool("send", {"target": "alpha", "text": "also add tests"})  # it works 8 s
+            assert busy.is_error and text(busy).startswith("refused (exit 2): "), text(busy)
+            assert busy.structured_content and busy.structured_content["exit_code"] == 2
+
             async def listed_idle() -> dict[str, Any]:
                 with anyio.fail_after(90):
                     while True:
@@ -118,11 +122,14 @@ def test_the_sdk_client_starts_lists_reads_restarts_and_stops_a_real_agent_with_
                         await anyio.sleep(0.5)
 
             row = await listed_idle()
+            sent = document(await client.call_tool("send", {"target": "alpha", "text": "and what next?"}))
+            assert sent["result"] == "submitted" and sent["agent"]["pane_id"] == pane
+            row = await listed_idle()
             assert row["window_name"] == "alpha" and row["target"] == f"local/L-{socket}/{pane}"
             assert row["session_id"] == started["session_id"]
 
             read = document(await client.call_tool("read", {"target": "alpha"}))
-            assert read["state"] == "idle" and "Parser built." in read["text"]
+            assert read["state"] == "idle" and "The lexer next." in read["text"]
             # the same document as the command's --json, but for the clock
             cli = await anyio.to_thread.run_sync(lambda: api(world, socket, "read", "alpha", "--json"))
             assert cli.returncode == 0, cli.stderr
@@ -143,7 +150,7 @@ def test_the_sdk_client_starts_lists_reads_restarts_and_stops_a_real_agent_with_
 
     try:
         anyio.run(session)
-        assert world.api.count_prompts("build the parser") == 1
+        assert world.api.prompts() == ["build the parser", "and what next?"]  # each once; the refused one never
     finally:
         api(world, socket, "service", "stop")
 
@@ -157,12 +164,14 @@ def _idle(world: NewAgentWorld, socket: str, names: set[str]) -> bool:
 
 
 @pytest.mark.timeout(300)
-def test_a_claude_code_supervisor_starts_two_workers_through_the_nbs_tools_and_sees_a_failure_as_a_tool_error(
+def test_a_claude_code_supervisor_starts_two_workers_through_the_nbs_tools_and_sees_a_refusal_as_a_tool_error(
     claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
 ) -> None:
     socket = str(server.socket_name)
     server.new_session(session_name="work")
-    world = make_world(claude_fleet, tmp_path, "crew", [], trust=True)  # the workers' HOME and API
+    # the parser's turn outlasts the docs worker's start: the send to it is refused as working
+    turns = [Slow(20, "Parser built."), Slow(4, "Docs written.")]
+    world = make_world(claude_fleet, tmp_path, "crew", turns, trust=True)  # the workers' HOME and API
     docs = world.workdir.parent / "docs"
     docs.mkdir()
     config = tmp_path / "mcp.json"  # the form `claude mcp add` writes, given with --mcp-config
@@ -172,6 +181,7 @@ def test_a_claude_code_supervisor_starts_two_workers_through_the_nbs_tools_and_s
         [
             ToolUse("mcp__nbs__start", {"directory": str(world.workdir), "name": "parser", "prompt": "build the parser"}),
             ToolUse("mcp__nbs__start", {"directory": str(docs), "name": "docs", "prompt": "write the docs"}),
+            ToolUse("mcp__nbs__send", {"target": "parser", "text": "also add tests"}),
             ToolUse("mcp__nbs__read", {"target": "nosuch"}),
             Text("Both workers run."),
         ],
@@ -182,12 +192,13 @@ def test_a_claude_code_supervisor_starts_two_workers_through_the_nbs_tools_and_s
     try:
         supervisor.submit("start a worker on the parser and one on the docs")
         supervisor.wait_for("Both workers run.", timeout=150)
-        parser, docs_started, missing = supervisor.api.tool_results()
+        parser, docs_started, refused, missing = supervisor.api.tool_results()
         for result, name in ((parser, "parser"), (docs_started, "docs")):
             assert not result.get("is_error"), result
             started = json.loads(said(result))  # new --json's document, as the model reads it
             assert set(started) == {"pane_id", "target", "name", "session_id", "prompt_submitted", "answered"}
             assert started["name"] == name and started["prompt_submitted"] is True
+        assert refused.get("is_error") is True and said(refused).startswith("refused (exit 2): "), refused
         assert missing.get("is_error") is True
         assert said(missing).startswith("no such agent (exit 3): no such agent: nosuch"), missing
         wait_until(lambda: len(world.api.prompts()) >= 2, 30, "both workers' prompts at the API")
@@ -196,6 +207,7 @@ def test_a_claude_code_supervisor_starts_two_workers_through_the_nbs_tools_and_s
         wait_until(lambda: _idle(world, socket, {"parser", "docs"}), 60, "both workers idle after their turn")
         worker_prompts = sorted(world.api.prompts())
         assert worker_prompts == ["build the parser", "write the docs"], worker_prompts  # each once
+        assert world.api.count_prompts("also add tests") == 0  # refused: nothing typed
         assert supervisor.api.count_prompts("start a worker") == 1
     finally:
         api(world, socket, "service", "stop")
