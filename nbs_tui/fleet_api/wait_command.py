@@ -118,8 +118,9 @@ def _wait_here(
         lease_free, seen = _look(commands)
         looks += 1
         now = time.monotonic()
-        for wait in waits:
-            wait.look(seen.get(wait.pane_id) if seen is not None else None, now)
+        if seen is not None:  # None: tmux did not answer this time; no news, not "gone"
+            for wait in waits:
+                wait.look(seen.get(wait.pane_id), now)
         if all_reached(waits, any_one) or hopeless(waits, any_one):
             break
         if deadline is not None and now >= deadline:
