@@ -69,7 +69,7 @@ def _local_agents(command: str, settings: Settings, host: HostSpec) -> list[Agen
 
 
 def _run_there(
-    host: HostSpec, words: list[str], *, timeout: float = REMOTE_TIMEOUT, documents: frozenset[int] = frozenset()
+    host: HostSpec, words: list[str], timeout: float = REMOTE_TIMEOUT, documents: frozenset[int] = frozenset()
 ) -> dict[str, Any]:
     """``nbs-tui WORDS --json`` run by another host's own nbs-tui (its service, its status files,
     its screens) over ssh, and the JSON document it printed. Its fleet API exit code is ours,
