@@ -1,9 +1,9 @@
 """``nbs-tui wait TARGET... --until idle|needs|done|gone [--timeout S] [--any]``: block until the
 agents reach a state, judged by `nbs_tui.core.fleet_api.wait_rules` (docs/fleet-api.md).
 
-It reads what the lease holder publishes, never a screen: one ``tmux list-panes`` (with the
-lease, in the same tmux command line) every `LOOK_EVERY` seconds, whatever the number of agents
-or targets. The holder publishes once a tick (1 s), so two looks a tick see every state it
+It reads what the lease holder publishes, never a screen: one tmux command line every
+`LOOK_EVERY` seconds (the lease, and each target's pane by id, or one ``list-panes -a`` for many
+targets), whatever the number of agents. The holder publishes once a tick (1 s), so two looks a tick see every state it
 published. A lease found free meanwhile (the service died) gets the service started again.
 
 All targets must reach the state (``--any``: one of them). Targets on another host are waited
@@ -30,11 +30,13 @@ from nbs_tui.fleet_api.read_commands import REMOTE_TIMEOUT, _run_there, fleet_ro
 from nbs_tui.fleet_api.service_up import ensure_service
 from nbs_tui.server_options import add_server_options
 from nbs_tui.tmux.commands import TmuxServerCommands
-from nbs_tui.tmux.errors import ServerGone, TmuxError
+from nbs_tui.tmux.errors import ServerGone, TmuxCommandError, TmuxError
 
 COMMANDS = ("wait",)
 LOOK_EVERY = 0.5
 """Seconds between two looks at the published states: half the holder's tick."""
+FEW_PANES = 8
+"""Up to this many targets, a look asks for each pane by id instead of listing every pane."""
 REMOTE_FOREVER = 7 * 86400.0
 """The ssh command's own limit for a wait with no --timeout on another host."""
 
@@ -112,10 +114,11 @@ def _wait_here(
 ) -> dict[str, Any]:
     commands = TmuxServerCommands.for_server(host.server)
     waits = [TargetWait(row.pane_id, 0, goal, started) for row in agents]
+    pane_ids = [row.pane_id for row in agents]
     deadline = None if timeout is None else started + timeout
     looks = 0
     while True:
-        lease_free, seen = _look(commands)
+        lease_free, seen = _look(commands, pane_ids)
         looks += 1
         now = time.monotonic()
         if seen is not None:  # None: tmux did not answer this time; no news, not "gone"
@@ -143,13 +146,22 @@ def _wait_here(
     }
 
 
-def _look(commands: TmuxServerCommands) -> tuple[bool, dict[str, PaneLook] | None]:
-    """Whether the lease is free, and every pane's published state, in one tmux command line;
-    None: not read this time (tmux did not answer), {} when the server is gone."""
+def _look(commands: TmuxServerCommands, pane_ids: list[str]) -> tuple[bool, dict[str, PaneLook] | None]:
+    """Whether the lease is free, and the panes' published states, in one tmux command line;
+    None: not read this time (tmux did not answer), {} when the server is gone. A few panes are
+    asked for by id (tmux's work does not grow with the server's panes); many, or one gone (its
+    ``display-message`` fails the line), by one ``list-panes -a``."""
+    lease = ("display-message", "-p", f"#{{{LEASE_OPTION}}}")
+    fmt = "\t".join(_LOOK_FIELDS)
+    listing: tuple[str, ...] = ("list-panes", "-a", "-F", fmt)
+    by_id: list[tuple[str, ...]] = [("display-message", "-p", "-t", p, fmt) for p in pane_ids] if len(pane_ids) <= FEW_PANES else []
     try:
-        out = commands.run_many(
-            [("display-message", "-p", f"#{{{LEASE_OPTION}}}"), ("list-panes", "-a", "-F", "\t".join(_LOOK_FIELDS))]
-        )
+        try:
+            out = commands.run_many([lease, *(by_id or [listing])])
+        except TmuxCommandError:
+            if not by_id:
+                raise
+            out = commands.run_many([lease, listing])  # a pane gone failed the line: every pane, then
     except ServerGone:
         return False, {}
     except TmuxError:
