@@ -24,7 +24,16 @@ import pytest
 
 from nbs_tui.core.detection.detect import detect_text
 from nbs_tui.core.fleet_api.exit_codes import ExitCode
-from tests.realclaude.harness import Bash, ClaudeAgent, ClaudeFleet, Plan, Slow, Text, looks_idle
+from tests.realclaude.harness import (
+    Ask,
+    Bash,
+    ClaudeAgent,
+    ClaudeFleet,
+    Plan,
+    Slow,
+    Text,
+    looks_idle,
+)
 from tests.realclaude.new_world import REPO, wait_until
 
 pytestmark = pytest.mark.service_auto
@@ -255,3 +264,18 @@ def test_a_stale_menu_id_is_refused_with_nothing_pressed(claude_fleet: ClaudeFle
     assert api.run("answer", agent.pane_id, "1", "--menu", second).returncode == ExitCode.DONE
     agent.wait_for("Both made.")
     assert (agent.workdir / "second.txt").exists() and len(agent.api.tool_results()) == 2
+
+
+def test_answer_a_real_question_by_its_option_label(claude_fleet: ClaudeFleet, api: Api) -> None:
+    agent = claude_fleet.start([Ask("Which colour?", ["Red", "Blue"]), Text("Blue it is.")])
+    api.settled(agent, "idle")
+    agent.submit("ask me")
+    agent.wait_for("Enter to select")
+    row = api.settled(agent, "question")
+    assert row["needs"] == "question" and row["menu"]
+    answered = api.run("answer", "--menu", row["menu"], agent.pane_id, "blue", "--json")
+    assert answered.returncode == ExitCode.DONE, answered.stderr
+    assert json.loads(answered.stdout)["answered"] == "2. Blue"
+    agent.wait_for("Blue it is.")
+    agent.wait_idle()
+    assert "Blue" in str(agent.api.tool_results()) and agent.api.prompts() == ["ask me"]
