@@ -92,7 +92,7 @@ def _answer_here(settings: Settings, host: HostSpec, row: AgentRow, choice: str,
         card = card_for(row.pane_id, identity.pid, read)
         if card is None:
             raise FleetApiError(ExitCode.REFUSED, f"{row.target} shows no menu to answer: it is {read.state.value} ({read.reason})")
-        if menu is not None and menu.strip() != card.menu_id:
+        if menu is not None and menu.strip().lower() != card.menu_id:
             raise FleetApiError(
                 ExitCode.REFUSED, f"the {card.title} on {row.target}'s screen is menu {card.menu_id}, not {menu.strip()}: read it again"
             )

@@ -37,6 +37,8 @@ LOOK_EVERY = 0.5
 """Seconds between two looks at the published states: half the holder's tick."""
 FEW_PANES = 8
 """Up to this many targets, a look asks for each pane by id instead of listing every pane."""
+SERVE_AGAIN = 10.0
+"""Seconds between two tries to start the service while no sidecar holds the lease."""
 REMOTE_FOREVER = 7 * 86400.0
 """The ssh command's own limit for a wait with no --timeout on another host."""
 
@@ -117,6 +119,7 @@ def _wait_here(
     pane_ids = [row.pane_id for row in agents]
     deadline = None if timeout is None else started + timeout
     looks = 0
+    served, warned = started, False
     while True:
         lease_free, seen = _look(commands, pane_ids)
         looks += 1
@@ -128,8 +131,13 @@ def _wait_here(
             break
         if deadline is not None and now >= deadline:
             break
-        if lease_free:  # the service died under us: its states would stand still
-            ensure_service(settings, commands, lambda said: print(f"nbs-tui wait: {said}", file=sys.stderr))
+        if lease_free and now - served >= SERVE_AGAIN:  # no holder: its states would stand still
+            served = now
+            if settings.service == "auto":
+                ensure_service(settings, commands, _say)
+            elif not warned:
+                warned = True
+                _say("no sidecar holds the lease and service is off: the published states will not change")
         time.sleep(LOOK_EVERY if deadline is None else max(0.0, min(LOOK_EVERY, deadline - time.monotonic())))
     reached = all_reached(waits, any_one)
     if not reached and hopeless(waits, any_one):
@@ -144,6 +152,10 @@ def _wait_here(
         "looks": looks,
         "agents": [{"agent": row.as_json(), **w.as_json()} for row, w in zip(agents, waits, strict=True)],
     }
+
+
+def _say(said: str) -> None:
+    print(f"nbs-tui wait: {said}", file=sys.stderr)
 
 
 def _look(commands: TmuxServerCommands, pane_ids: list[str]) -> tuple[bool, dict[str, PaneLook] | None]:
