@@ -24,8 +24,22 @@ from nbs_tui.core.fleet.host_spec import HostSpec
 from nbs_tui.core.fleet_api.agent_row import AgentRow
 from nbs_tui.core.fleet_api.exit_codes import ExitCode, FleetApiError
 from nbs_tui.core.fleet_api.target import resolve_target
-from nbs_tui.core.fleet_api.wait_rules import PaneLook, TargetWait, Until, all_reached, hopeless
-from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION, NEEDS_OPTION, STATE_OPTION, parse_lease
+from nbs_tui.core.fleet_api.wait_rules import (
+    Holder,
+    PaneLook,
+    TargetWait,
+    Until,
+    all_reached,
+    hopeless,
+)
+from nbs_tui.core.sidecar.lease_rules import (
+    LEASE_OPTION,
+    NEEDS_OPTION,
+    STATE_OPTION,
+    Lease,
+    LeaseValue,
+    parse_lease,
+)
 from nbs_tui.fleet_api.read_commands import REMOTE_TIMEOUT, _run_there, fleet_rows
 from nbs_tui.fleet_api.service_up import ensure_service
 from nbs_tui.server_options import add_server_options
@@ -121,17 +135,18 @@ def _wait_here(
     looks = 0
     served, warned = started, False
     while True:
-        lease_free, seen = _look(commands, pane_ids)
+        lease, seen = _look(commands, pane_ids)
+        holder = Holder(lease.token, lease.seq) if isinstance(lease, Lease) else None
         looks += 1
         now = time.monotonic()
         if seen is not None:  # None: tmux did not answer this time; no news, not "gone"
             for wait in waits:
-                wait.look(seen.get(wait.pane_id), now)
+                wait.look(seen.get(wait.pane_id), now, holder)
         if all_reached(waits, any_one) or hopeless(waits, any_one):
             break
         if deadline is not None and now >= deadline:
             break
-        if lease_free and now - served >= SERVE_AGAIN:  # no holder: its states would stand still
+        if lease is None and now - served >= SERVE_AGAIN:  # no holder: its states would stand still
             served = now
             if settings.service == "auto":
                 ensure_service(settings, commands, _say)
@@ -158,8 +173,8 @@ def _say(said: str) -> None:
     print(f"nbs-tui wait: {said}", file=sys.stderr)
 
 
-def _look(commands: TmuxServerCommands, pane_ids: list[str]) -> tuple[bool, dict[str, PaneLook] | None]:
-    """Whether the lease is free, and the panes' published states, in one tmux command line;
+def _look(commands: TmuxServerCommands, pane_ids: list[str]) -> tuple[LeaseValue, dict[str, PaneLook] | None]:
+    """The lease (None: free), and the panes' published states, in one tmux command line;
     None: not read this time (tmux did not answer), {} when the server is gone. A few panes are
     asked for by id (tmux's work does not grow with the server's panes); many, or one gone (its
     ``display-message`` fails the line), by one ``list-panes -a``."""
@@ -175,9 +190,9 @@ def _look(commands: TmuxServerCommands, pane_ids: list[str]) -> tuple[bool, dict
                 raise
             out = commands.run_many([lease, listing])  # a pane gone failed the line: every pane, then
     except ServerGone:
-        return False, {}
+        return None, {}
     except TmuxError:
-        return False, None
+        return None, None
     seen: dict[str, PaneLook] = {}
     for line in out.lines[1:]:
         fields = line.split("\t")
@@ -185,7 +200,7 @@ def _look(commands: TmuxServerCommands, pane_ids: list[str]) -> tuple[bool, dict
             continue
         pane_id, pid, dead, state, needs = fields
         seen[pane_id] = PaneLook(int(pid), dead == "1", state, needs)
-    return parse_lease(out.first) is None, seen
+    return parse_lease(out.first), seen
 
 
 def _wait_there(

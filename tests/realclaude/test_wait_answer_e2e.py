@@ -35,6 +35,7 @@ from tests.realclaude.harness import (
     looks_idle,
 )
 from tests.realclaude.new_world import REPO, wait_until
+from tests.tmux.test_fleet_api_wait_answer import looking
 
 pytestmark = pytest.mark.service_auto
 
@@ -116,7 +117,8 @@ def test_wait_until_done_returns_when_a_turn_of_seconds_is_over(claude_fleet: Cl
     agent = claude_fleet.start([Slow(4.0, text="The parser is built, tested and documented now.")])
     api.settled(agent, "idle")
     waiting = api.start("wait", agent.pane_id, "--until", "done", "--timeout", "90", "--json")
-    time.sleep(2.0)
+    looking(waiting)
+    time.sleep(1.0)
     assert waiting.poll() is None, waiting.communicate()  # idle when the wait began: not done
     agent.submit("build the parser")
     submitted = time.monotonic()
@@ -174,7 +176,8 @@ def test_wait_until_needs_then_gone_and_a_gone_agent_ends_a_wait_for_done(claude
     agent.wait_idle()
     done = api.start("wait", agent.pane_id, "--until", "done", "--timeout", "60")
     gone = api.start("wait", agent.pane_id, "--until", "gone", "--timeout", "60", "--json")
-    time.sleep(1.5)
+    looking(done)
+    looking(gone)
     agent.exit()
     out, err = gone.communicate(timeout=60)
     assert gone.returncode == ExitCode.DONE, err

@@ -5,6 +5,7 @@ real Claude Code CLI: tests/realclaude/test_wait_answer_e2e.py."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -19,9 +20,13 @@ from nbs_tui.core.fleet_api.exit_codes import ExitCode
 from tests.tmux.test_fleet_api import REPO, nbs
 from tests.tmux.test_lease_headless import agent
 
+RENEWALS = itertools.count()
+
 
 def publish(server: libtmux.Server, pane_id: str, state: str, needs: str = "") -> None:
-    """What the lease holder publishes for a pane ("" unsets)."""
+    """What the lease holder publishes for a pane ("" unsets), and its lease renewed (a wait
+    counts ``working`` once the holder that published it renews after the look)."""
+    server.cmd("set-option", "-s", "@nbs_sidecar", f"nbs1 test {os.getpid()} 0123abcd {next(RENEWALS)} 8 0")
     for name, value in (("@nbs_state", state), ("@nbs_needs", needs)):
         if value:
             server.cmd("set-option", "-p", "-t", pane_id, name, value)
@@ -40,9 +45,12 @@ def start_wait(server: libtmux.Server, tmp: Path, *argv: str) -> subprocess.Pope
     )  # fmt: skip
 
 
-STARTED = 5.0
-"""Seconds a wait is given to start (Python, the first listing) before the states change: a wait
-that began later would miss a step, on a loaded machine."""
+def looking(wait: subprocess.Popen[str]) -> None:
+    """Return once the wait is between two looks (asleep in ``time.sleep``: Python's start-up and
+    the first listing, which never sleep, are over), so the states the test changes next are
+    seen; a wait that began later would miss a step on a loaded machine."""
+    wchan = Path(f"/proc/{wait.pid}/wchan")
+    assert retry_until(lambda: wchan.exists() and wchan.read_text() == "hrtimer_nanosleep", 60, raises=False)
 
 
 def ended(wait: subprocess.Popen[str]) -> tuple[int, dict[str, object], str]:
@@ -59,10 +67,14 @@ def test_wait_until_done_follows_the_published_states_and_all_targets_must_get_t
     publish(server, beta, "idle")
     both = start_wait(server, tmp_path, "alpha", "beta", "--until", "done", "--timeout", "60")
     one = start_wait(server, tmp_path, "alpha", "beta", "--until", "done", "--any", "--timeout", "60")
-    time.sleep(STARTED)  # idle all along: neither is done
+    looking(both)
+    looking(one)
+    time.sleep(1.0)  # idle all along: neither is done
     assert both.poll() is None and one.poll() is None
     publish(server, alpha, "working")
     time.sleep(1.0)  # the wait looks every 0.5 s (the holder publishes once a second)
+    publish(server, alpha, "working")  # renewed after the wait saw it working
+    time.sleep(1.0)
     publish(server, alpha, "permission", "permission")
     time.sleep(1.0)
     assert both.poll() is None and one.poll() is None  # waiting on a person is not done
@@ -75,7 +87,7 @@ def test_wait_until_done_follows_the_published_states_and_all_targets_must_get_t
     assert both.poll() is None  # beta has not worked yet
     publish(server, beta, "working")
     time.sleep(1.0)
-    publish(server, beta, "idle")
+    publish(server, beta, "idle")  # renewed, and idle: the working was live, the turn over
     code, doc, err = ended(both)
     assert code == ExitCode.DONE, err
     assert all(a["reached"] and a["seen_working"] for a in doc["agents"])  # type: ignore[attr-defined]
@@ -90,7 +102,8 @@ def test_wait_until_gone_and_a_gone_target_ends_a_wait_for_another_state(
     publish(server, beta, "working")
     gone = start_wait(server, tmp_path, alpha, "--until", "gone", "--timeout", "60")
     done = start_wait(server, tmp_path, beta, "--until", "done", "--timeout", "60")
-    time.sleep(STARTED)
+    looking(gone)
+    looking(done)
     publish(server, alpha, "")  # unpublished: gone only after the grace (a holder taking over)
     unpublished = time.monotonic()
     code, doc, err = ended(gone)

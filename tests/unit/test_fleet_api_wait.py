@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from nbs_tui.core.fleet_api.wait_rules import (
     UNPUBLISHED_GRACE,
+    Holder,
     PaneLook,
     TargetWait,
     Until,
@@ -15,10 +16,13 @@ from nbs_tui.core.fleet_api.wait_rules import (
 PID = 4242
 
 
-def fed(until: Until, *looks: PaneLook | None, every: float = 0.5) -> TargetWait:
+def fed(until: Until, *looks: PaneLook | None, every: float = 0.5, holders: list[Holder | None] | None = None) -> TargetWait:
+    """A wait fed ``looks``, half a second apart; the lease renewed by one holder at every look
+    unless ``holders`` says what each look read of it."""
     wait = TargetWait("%3", 0, until, started=100.0)
     for at, look in enumerate(looks):
-        wait.look(look, 100.0 + at * every)
+        holder = holders[at] if holders is not None else Holder("a1b2c3d4", at)
+        wait.look(look, 100.0 + at * every, holder)
     return wait
 
 
@@ -37,6 +41,19 @@ def test_done_needs_the_agent_seen_working_after_the_wait_began_never_a_stale_id
     assert fed(Until.DONE, WORKING, ASKING, WORKING, IDLE).reached
     # a holder taking over clears every state, then publishes idle anew: still no work seen
     assert not fed(Until.DONE, IDLE, UNPUBLISHED, IDLE).reached
+
+
+def test_working_counts_once_the_holder_that_published_it_is_seen_renewing_after_the_look() -> None:
+    dead, new = Holder("dead0001", 7), Holder("new00002", 0)
+    # a holder SIGKILLed while its agent worked left "working"; the next one publishes idle
+    stale = fed(Until.DONE, WORKING, WORKING, UNPUBLISHED, IDLE, holders=[dead, dead, new, new])
+    assert not stale.reached and not stale.seen_working
+    assert not fed(Until.DONE, WORKING, IDLE, holders=[None, None]).reached  # no holder at all
+    # the same holder renewed after the look: the working was live; done once idle
+    live = fed(Until.DONE, WORKING, IDLE, IDLE, holders=[dead, dead, Holder("dead0001", 8)])
+    assert live.reached and live.seen_working and live.as_json()["after"] == 1.0
+    # a turn the holder published working and then idle before its next renewal: done at it
+    assert fed(Until.DONE, WORKING, IDLE, holders=[new, Holder("new00002", 1)]).reached
 
 
 def test_idle_and_needs_are_the_state_now() -> None:

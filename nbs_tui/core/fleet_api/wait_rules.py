@@ -9,7 +9,10 @@ The command looks at the states the lease holder publishes on each agent pane (`
   question, dialog, error, stuck);
 - ``done``: it was *seen working after the wait began* and is idle now. An idle agent at the
   start is not done (herdr's lesson #3506: never a stale idle); neither is a state's ``since``
-  that moved (a new holder republishes every state with a new ``since`` and no work done);
+  that moved (a new holder republishes every state with a new ``since`` and no work done).
+  ``working`` counts once the holder that published it is seen renewing its lease after that
+  look (`Holder`): a holder killed while its agent worked leaves ``working`` on the pane, stale,
+  until another takes over;
 - ``gone``: its pane is gone, dead, or holds another process now, or the holder has published
   no state for it for `UNPUBLISHED_GRACE` seconds (its agent exited: the holder unpublishes a
   pane that is no longer an agent; a holder taking over clears every state for a moment).
@@ -28,6 +31,18 @@ from nbs_tui.core.fleet.model import PaneId
 UNPUBLISHED_GRACE = 3.0
 """Seconds a live pane may show no published state before its agent counts as gone: longer
 than the holder's tick (1 s) that republishes every state after a takeover clears them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """The lease as one look read it: the holder's token and its renewal count."""
+
+    token: str
+    seq: int
+
+    def renewed_since(self, earlier: Holder) -> bool:
+        """The same holder renewed after ``earlier`` was read: it was alive after that look."""
+        return self.token == earlier.token and self.seq > earlier.seq
 
 
 class Until(StrEnum):
@@ -65,6 +80,8 @@ class TargetWait:
         self.gone_why = ""
         """Why the agent counts as gone, once it does."""
         self._unpublished_since: float | None = None
+        self._working_under: Holder | None = None
+        """The lease when ``working`` was seen, until a renewal confirms it."""
 
     @property
     def reached(self) -> bool:
@@ -75,8 +92,9 @@ class TargetWait:
         """Reached, or gone while waiting for something else: nothing more to wait for."""
         return self.reached or bool(self.gone_why)
 
-    def look(self, seen: PaneLook | None, now: float) -> None:
-        """Take one look at the pane (its row of one ``list-panes``, or None: not listed)."""
+    def look(self, seen: PaneLook | None, now: float, holder: Holder | None) -> None:
+        """Take one look at the pane (its row of one ``list-panes``, or None: not listed), with
+        the lease as the same tmux command line read it (None: free, or not nbs-tui's)."""
         if self.ended:
             return
         gone = self._gone_why(seen, now)
@@ -85,11 +103,14 @@ class TargetWait:
             if self.until is Until.GONE:
                 self.reached_at = now
             return
+        under = self._working_under
+        if under is not None and holder is not None and holder.renewed_since(under):
+            self.seen_working = True
         if seen is None or not seen.state:
             return  # unpublished for a moment (a holder taking over): no news either way
         self.state, self.needs = seen.state, seen.needs
-        if seen.state == "working":
-            self.seen_working = True
+        if seen.state == "working" and holder is not None and (under is None or under.token != holder.token):
+            self._working_under = holder
         if self._there(seen):
             self.reached_at = now
 
