@@ -130,12 +130,11 @@ def _wait_here(
 ) -> dict[str, Any]:
     commands = TmuxServerCommands.for_server(host.server)
     waits = [TargetWait(row.pane_id, 0, goal, started) for row in agents]
-    pane_ids = [row.pane_id for row in agents]
     deadline = None if timeout is None else started + timeout
     looks = 0
     served, warned = started, False
     while True:
-        lease, seen = _look(commands, pane_ids)
+        lease, seen = _look(commands, [w.pane_id for w in waits if not w.ended])  # a gone one: asked no more
         holder = Holder(lease.token, lease.seq) if isinstance(lease, Lease) else None
         looks += 1
         now = time.monotonic()
