@@ -33,7 +33,7 @@ from nbs_tui.fleet_api.read_commands import _run_there, fleet_rows
 from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.server_options import add_server_options
 from nbs_tui.tmux.commands import Guard, TmuxServerCommands
-from nbs_tui.tmux.errors import TmuxError
+from nbs_tui.tmux.errors import TmuxError, TmuxTimeout
 
 COMMANDS = ("answer",)
 
@@ -113,6 +113,10 @@ def _answer_here(settings: Settings, host: HostSpec, row: AgentRow, choice: str,
         if card is not None:  # a menu was read: the refusal is an action the operator may look for
             _log(log, row, picked.key if picked else choice, Outcome.SKIPPED, error.message)
         raise
+    except TmuxTimeout as error:  # tmux did not answer: the key may or may not have gone in
+        _log(log, row, picked.key if picked else choice, Outcome.FAILED, str(error))
+        said = "the key may have been pressed: read the screen before answering again"
+        raise FleetApiError(ExitCode.TIMEOUT, f"{row.target}: {error}; {said}" if picked else f"{row.target}: {error}") from None
     except TmuxError as error:
         _log(log, row, picked.key if picked else choice, Outcome.FAILED, str(error))
         raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"{row.target}: {error}") from None

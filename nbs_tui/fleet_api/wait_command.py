@@ -3,8 +3,9 @@ agents reach a state, judged by `nbs_tui.core.fleet_api.wait_rules` (docs/fleet-
 
 It reads what the lease holder publishes, never a screen: one tmux command line every
 `LOOK_EVERY` seconds (the lease, and each target's pane by id, or one ``list-panes -a`` for many
-targets), whatever the number of agents. The holder publishes once a tick (1 s), so two looks a tick see every state it
-published. A lease found free meanwhile (the service died) gets the service started again.
+targets), whatever the number of agents. The holder publishes once a tick (1 s), so two looks a
+tick see every state it published. A lease found free meanwhile (the service died) gets the
+service started again.
 
 All targets must reach the state (``--any``: one of them). Targets on another host are waited
 for by that host's own nbs-tui (`_run_there`), one host per wait.
