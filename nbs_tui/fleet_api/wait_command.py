@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -106,8 +107,8 @@ def wait_document(
         goal = Until(until)
     except ValueError:
         raise FleetApiError(ExitCode.BAD_INPUT, f"--until {until}: one of {', '.join(u.value for u in Until)}") from None
-    if timeout is not None and timeout < 0:
-        raise FleetApiError(ExitCode.BAD_INPUT, f"--timeout {timeout:g}: must be 0 or more")
+    if timeout is not None and not (math.isfinite(timeout) and timeout >= 0):
+        raise FleetApiError(ExitCode.BAD_INPUT, f"--timeout {timeout:g}: seconds, 0 or more (leave it out to wait as long as it takes)")
     if not targets:
         raise FleetApiError(ExitCode.BAD_INPUT, "no target: name at least one agent")
     started = time.monotonic()
