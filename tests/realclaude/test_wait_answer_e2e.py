@@ -35,9 +35,10 @@ from tests.realclaude.harness import (
     looks_idle,
 )
 from tests.realclaude.new_world import REPO, wait_until
+from tests.realclaude.test_send_e2e import still
 from tests.tmux.test_fleet_api_wait_answer import looking
 
-pytestmark = pytest.mark.service_auto
+pytestmark = [pytest.mark.slow, pytest.mark.service_auto]
 
 
 class Api:
@@ -190,11 +191,6 @@ def test_wait_until_needs_then_gone_and_a_gone_agent_ends_a_wait_for_done(claude
     assert bad.returncode == ExitCode.BAD_INPUT
 
 
-def still(screen: str) -> str:
-    """The screen without the tool call's blinking ``●`` (it comes and goes on its own)."""
-    return screen.replace("● ", "  ")
-
-
 # -- answer -------------------------------------------------------------------------------------
 
 
@@ -282,3 +278,18 @@ def test_answer_a_real_question_by_its_option_label(claude_fleet: ClaudeFleet, a
     agent.wait_for("Blue it is.")
     agent.wait_idle()
     assert "Blue" in str(agent.api.tool_results()) and agent.api.prompts() == ["ask me"]
+
+
+def test_send_then_wait_until_done_is_a_supervisor_handing_out_a_task(claude_fleet: ClaudeFleet, api: Api) -> None:
+    """What a supervisor runs: ``send`` the worker its task (typed once by the holder), then
+    ``wait --until done`` until the worker has worked and is idle again."""
+    agent = claude_fleet.start([Slow(3.0, text="The parser is fixed and its tests pass.")])
+    api.settled(agent, "idle")
+    sent = api.run("send", agent.pane_id, "fix the parser", "--json")
+    assert sent.returncode == ExitCode.DONE, sent.stderr
+    done = api.run("wait", agent.pane_id, "--until", "done", "--timeout", "60", "--json")
+    assert done.returncode == ExitCode.DONE, done.stderr
+    [item] = json.loads(done.stdout)["agents"]
+    assert item["seen_working"] and item["state"] == "idle"
+    assert "The parser is fixed and its tests pass." in agent.screen()
+    assert agent.api.prompts() == ["fix the parser"]
