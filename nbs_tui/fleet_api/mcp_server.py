@@ -36,7 +36,9 @@ SERVER_NAME = "nbs"
 
 INSTRUCTIONS = (
     "nbs-tui's fleet of Claude Code agents in tmux panes. `agents` lists them with their state; `read` shows one's "
-    "screen; `start`, `stop` and `restart` manage them. A TARGET is what `agents` lists as target (or a pane id, "
+    "screen; `send` gives an idle one a prompt; `wait` waits until agents are idle, need a person, are done or gone; "
+    "`answer` answers the menu one waits on; `start`, `stop` and `restart` manage them. A TARGET is what `agents` "
+    "lists as target (or a pane id, "
     "session:window.pane, a window or NBS worker name). A tool error carries the reason and an exit code: 2 refused "
     "(the agent is not in a state to take it), 3 no such agent, 4 bad input, 124 timeout."
 )
@@ -56,7 +58,8 @@ def add_parsers(commands: argparse._SubParsersAction[Any]) -> None:
         "mcp",
         help="serve the fleet API as an MCP server on stdin/stdout (for a supervising agent: claude mcp add)",
         description=(
-            "A stdio MCP server whose tools are the fleet API's commands (agents, read, start, stop, restart...), "
+            "A stdio MCP server whose tools are the fleet API's commands (agents, read, send, wait, answer, start, "
+            "stop, restart...), "
             "each returning the same JSON as the command's --json. Give it to Claude Code with "
             "'claude mcp add nbs -- nbs-tui mcp' (add -L/-S/--host for another server)."
         ),
@@ -108,6 +111,9 @@ def tool_function(tool: FleetTool, settings: Settings) -> Callable[..., CallTool
             return _error(FAILED, "failed", failed.message, failed.document)
         except TmuxError as error:
             return _error(ExitCode.NO_SUCH_AGENT, "no such agent", f"tmux: {error}")
+        failure = tool.failed(document) if tool.failed is not None else None
+        if failure is not None:
+            return _error(failure.code, _MEANINGS.get(failure.code, "failed"), failure.message, document)
         text = json.dumps(document, ensure_ascii=False)
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=document)
 

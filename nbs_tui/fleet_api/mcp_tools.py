@@ -20,13 +20,16 @@ from nbs_tui.core.fleet.host_spec import HostSpec
 from nbs_tui.core.fleet_api.exit_codes import ExitCode, FleetApiError
 from nbs_tui.core.fleet_api.target import resolve_target
 from nbs_tui.files.agent_input import prepare_local
+from nbs_tui.fleet_api.answer_command import answer_document
 from nbs_tui.fleet_api.lifecycle_documents import start_document, stop_document
 from nbs_tui.fleet_api.read_commands import agents_document, fleet_rows, read_document
 from nbs_tui.fleet_api.send_command import send_document
+from nbs_tui.fleet_api.wait_command import wait_document
 from nbs_tui.lifecycle.host import host_for
 from nbs_tui.lifecycle.operations import Lifecycle
 
-TARGET = "the agent: a pane id (%3), session:window.pane, a window or NBS worker name, or host/server/%3 (as `agents` lists it)"
+TARGET_FORMS = "a pane id (%3), session:window.pane, a window or NBS worker name, or host/server/%3 (as `agents` lists it)"
+TARGET = f"the agent: {TARGET_FORMS}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,9 @@ class FleetTool:
     parameters: Mapping[str, str] = field(default_factory=dict)
     """What each argument means, by name (the input schema's descriptions)."""
     read_only: bool = False
+    failed: Callable[[dict[str, Any]], FleetApiError | None] | None = None
+    """Whether a document the function returned says the command failed (its exit code is not
+    0: `wait`'s time ran out), as the tool error to give with it."""
 
 
 def _warn(message: str) -> None:
@@ -102,6 +108,12 @@ def _stop_or_restart(command: str) -> Callable[[Settings, str], dict[str, Any]]:
     return act
 
 
+def _timed_out(document: dict[str, Any]) -> FleetApiError | None:
+    if not document.get("timed_out"):
+        return None
+    return FleetApiError(ExitCode.TIMEOUT, f"timed out after {document['timeout']:g} s waiting until {document['until']}")
+
+
 TOOLS: tuple[FleetTool, ...] = (
     FleetTool(
         name="agents",
@@ -109,7 +121,8 @@ TOOLS: tuple[FleetTool, ...] = (
         description=(
             "Every Claude Code agent of the tmux server(s): target, pane id, session:window.pane, window and NBS "
             "worker name, folder, state (idle, working, needs...) and since when, quiet seconds, session id, model, "
-            "version, and the first line of the question it waits on. Same JSON as `nbs-tui agents --json`."
+            "version, the first line of the question it waits on and that menu's id (for answer). Same JSON as "
+            "`nbs-tui agents --json`."
         ),
         read_only=True,
     ),
@@ -133,6 +146,38 @@ TOOLS: tuple[FleetTool, ...] = (
             "target": TARGET,
             "text": "the text to type and submit (newlines stay newlines)",
             "wait_idle": "first wait up to this many seconds for the agent to be idle (exit 124 if it is not)",
+        },
+    ),
+    FleetTool(
+        name="wait",
+        document=wait_document,
+        description=(
+            "Wait until the agents reach a state: idle; needs (waits on a person: a permission prompt, question, "
+            "plan or dialog); done (seen working after the wait began, and idle now: never a stale idle); gone. "
+            "All of them, or with any_one the first. Same JSON as `nbs-tui wait --json`; a timeout is a tool error "
+            "(exit 124) with that document."
+        ),
+        parameters={
+            "targets": f"the agents, each {TARGET_FORMS}",
+            "until": "idle, needs, done or gone",
+            "timeout": "give up after this many seconds (none: no limit)",
+            "any_one": "until one of the agents gets there, not all",
+        },
+        read_only=True,
+        failed=_timed_out,
+    ),
+    FleetTool(
+        name="answer",
+        document=answer_document,
+        description=(
+            "Answer the permission prompt, question or plan menu an agent waits on, by an option's digit or label, "
+            "as the dashboard's answer card does. Refused (exit 2, nothing pressed) when the menu on screen is not "
+            "the one named by menu (the id agents and read show). Same JSON as `nbs-tui answer --json`."
+        ),
+        parameters={
+            "target": TARGET,
+            "choice": "an option's digit or label",
+            "menu": "the menu's id as agents or read showed it: refused if another menu is on screen now",
         },
     ),
     FleetTool(

@@ -94,7 +94,7 @@ def test_the_sdk_client_starts_sends_to_lists_reads_restarts_and_stops_a_real_ag
     async def session() -> None:
         async with mcp_client(world, socket) as client:
             names = {tool.name for tool in (await client.list_tools()).tools}
-            assert {"agents", "read", "send", "start", "stop", "restart"} <= names
+            assert {"agents", "read", "send", "wait", "answer", "start", "stop", "restart"} <= names
 
             bad = await client.call_tool("start", {"directory": str(tmp_path / "nowhere"), "name": "alpha"})
             assert bad.is_error and text(bad).startswith("bad input (exit 4): ") and "does not exist" in text(bad)
@@ -111,6 +111,14 @@ def test_the_sdk_client_starts_sends_to_lists_reads_restarts_and_stops_a_real_ag
             busy = await client.call_tool("send", {"target": "alpha", "text": "also add tests"})  # it works 8 s
             assert busy.is_error and text(busy).startswith("refused (exit 2): "), text(busy)
             assert busy.structured_content and busy.structured_content["exit_code"] == 2
+
+            waited = document(await client.call_tool("wait", {"targets": ["alpha"], "until": "done", "timeout": 90}))
+            assert waited["timed_out"] is False and [a["reached"] for a in waited["agents"]] == [True]
+            timeout = await client.call_tool("wait", {"targets": ["alpha"], "until": "needs", "timeout": 1})
+            assert timeout.is_error and text(timeout).startswith("timeout (exit 124): timed out after 1 s waiting until needs\n")
+            assert timeout.structured_content and timeout.structured_content["done"]["timed_out"] is True
+            no_menu = await client.call_tool("answer", {"target": "alpha", "choice": "1"})
+            assert no_menu.is_error and text(no_menu).startswith("refused (exit 2): ") and "no menu" in text(no_menu)
 
             async def listed_idle() -> dict[str, Any]:
                 with anyio.fail_after(90):
@@ -170,7 +178,7 @@ def test_a_claude_code_supervisor_starts_two_workers_through_the_nbs_tools_and_s
     socket = str(server.socket_name)
     server.new_session(session_name="work")
     # the parser's turn outlasts the docs worker's start: the send to it is refused as working
-    turns = [Slow(20, "Parser built."), Slow(4, "Docs written.")]
+    turns = [Slow(20, "Parser built."), Slow(6, "Docs written.")]
     world = make_world(claude_fleet, tmp_path, "crew", turns, trust=True)  # the workers' HOME and API
     docs = world.workdir.parent / "docs"
     docs.mkdir()
@@ -182,8 +190,9 @@ def test_a_claude_code_supervisor_starts_two_workers_through_the_nbs_tools_and_s
             ToolUse("mcp__nbs__start", {"directory": str(world.workdir), "name": "parser", "prompt": "build the parser"}),
             ToolUse("mcp__nbs__start", {"directory": str(docs), "name": "docs", "prompt": "write the docs"}),
             ToolUse("mcp__nbs__send", {"target": "parser", "text": "also add tests"}),
+            ToolUse("mcp__nbs__wait", {"targets": ["parser", "docs"], "until": "idle", "timeout": 120}),
             ToolUse("mcp__nbs__read", {"target": "nosuch"}),
-            Text("Both workers run."),
+            Text("Both workers are done."),
         ],
         name="supervisor",
         settings={"permissions": {"allow": ["mcp__nbs"]}},  # no permission prompt for the nbs tools
@@ -191,20 +200,19 @@ def test_a_claude_code_supervisor_starts_two_workers_through_the_nbs_tools_and_s
     )
     try:
         supervisor.submit("start a worker on the parser and one on the docs")
-        supervisor.wait_for("Both workers run.", timeout=150)
-        parser, docs_started, refused, missing = supervisor.api.tool_results()
+        supervisor.wait_for("Both workers are done.", timeout=180)
+        parser, docs_started, refused, waited, missing = supervisor.api.tool_results()
         for result, name in ((parser, "parser"), (docs_started, "docs")):
             assert not result.get("is_error"), result
             started = json.loads(said(result))  # new --json's document, as the model reads it
             assert set(started) == {"pane_id", "target", "name", "session_id", "prompt_submitted", "answered"}
             assert started["name"] == name and started["prompt_submitted"] is True
         assert refused.get("is_error") is True and said(refused).startswith("refused (exit 2): "), refused
+        assert not waited.get("is_error") and json.loads(said(waited))["timed_out"] is False
         assert missing.get("is_error") is True
         assert said(missing).startswith("no such agent (exit 3): no such agent: nosuch"), missing
-        wait_until(lambda: len(world.api.prompts()) >= 2, 30, "both workers' prompts at the API")
-        # both answered and idle again: a prompt typed twice, or an Enter pressed again, would have
-        # been queued by Claude Code and sent by now
-        wait_until(lambda: _idle(world, socket, {"parser", "docs"}), 60, "both workers idle after their turn")
+        # the wait saw both idle after their turns: a prompt typed twice, or an Enter pressed again,
+        # would have been queued by Claude Code and sent by then
         worker_prompts = sorted(world.api.prompts())
         assert worker_prompts == ["build the parser", "write the docs"], worker_prompts  # each once
         assert world.api.count_prompts("also add tests") == 0  # refused: nothing typed

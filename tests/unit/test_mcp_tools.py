@@ -46,7 +46,7 @@ def test_every_tool_describes_its_own_parameters_and_takes_the_settings_first(to
 def test_the_tool_names_are_the_fleet_api_commands() -> None:
     names = [tool.name for tool in TOOLS]
     assert len(names) == len(set(names))
-    assert {"agents", "read", "start", "stop", "restart"} <= set(names)
+    assert {"agents", "read", "send", "wait", "answer", "start", "stop", "restart"} <= set(names)
 
 
 def _refused(settings: Settings, target: str) -> dict[str, Any]:
@@ -65,8 +65,13 @@ def _half_done(settings: Settings) -> dict[str, Any]:
     raise CommandFailed("alpha in work:1.0 (%3): stopped at a login screen", {"pane_id": "%3", "stopped": "login"})
 
 
+def _waited(settings: Settings, timeout: float) -> dict[str, Any]:
+    return {"until": "done", "timeout": timeout, "timed_out": True, "agents": []}
+
+
 def _call(name: str, arguments: dict[str, Any]) -> CallToolResult:
     tools = (
+        FleetTool("wait", _waited, "times out", failed=next(t.failed for t in TOOLS if t.name == "wait")),
         FleetTool("refused", _refused, "always refuses", {"target": "the agent"}),
         FleetTool("echo", _echo, "says its arguments back"),
         FleetTool("bad", _bad, "bad input"),
@@ -113,3 +118,10 @@ def test_bad_input_lists_every_problem_and_a_half_done_command_says_what_was_don
 def test_arguments_are_checked_against_the_schema_before_the_command_runs() -> None:
     result = _call("echo", {"count": 2})  # no target
     assert result.is_error and "target" in _text(result)
+
+
+def test_a_wait_that_timed_out_is_a_tool_error_with_its_document() -> None:
+    result = _call("wait", {"timeout": 1.5})
+    assert result.is_error
+    assert _text(result).startswith("timeout (exit 124): timed out after 1.5 s waiting until done\n{")
+    assert result.structured_content is not None and result.structured_content["done"]["timed_out"] is True
