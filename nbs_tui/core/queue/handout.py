@@ -87,6 +87,21 @@ def folder_limit(folder: str, limits: Mapping[str, int]) -> tuple[str, int | Non
     return (best, limits[best]) if best else ("", None)
 
 
+def parse_max_concurrent(table: object) -> dict[str, int]:
+    """The config file's ``[max_concurrent]`` table: absolute folder = a number of 1 or more
+    (``~`` is expanded by the caller's shell rules: not here). Raises ValueError saying what is wrong."""
+    if not isinstance(table, Mapping):
+        raise ValueError('max_concurrent must be a table of "/absolute/folder" = number')
+    limits: dict[str, int] = {}
+    for folder, value in table.items():
+        if not isinstance(folder, str) or not folder.startswith("/"):
+            raise ValueError(f"max_concurrent: {folder!r} is not an absolute folder")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"max_concurrent.{folder!r}: must be a whole number of 1 or more, not {value!r}")
+        limits[posixpath.normpath(folder)] = value
+    return limits
+
+
 def may_start(task: Task, limits: Mapping[str, int]) -> bool:
     """The feeder may start a new agent for ``task`` (when no agent may take it)."""
     if not task.folder:
