@@ -371,6 +371,15 @@ def test_with_no_agent_free_a_task_that_may_start_one_gets_a_new_agent() -> None
     assert not plan_handouts(fold([added("1", start=True)]), [], {}), "no folder to start in"
 
 
+def test_under_a_limit_a_folder_with_enough_agents_waits_for_them_instead_of_starting_more() -> None:
+    queue = fold([added("1", folder="/r"), added("2", folder="/r"), added("3", folder="/r")])
+    busy = [QueueAgent("%1", "/r", state="working")]
+    assert [h.starts for h in plan_handouts(queue, busy, {"/r": 2})] == [True], "one agent, room for one more"
+    busy.append(QueueAgent("%2", "/r/sub", state="permission"))
+    assert len(plan_handouts(queue, busy, {"/r": 3})) == 1
+    assert plan_handouts(queue, busy, {"/r": 2}) == [], "two agents there already: wait for them"
+
+
 def test_after_waits_for_done_and_a_dead_predecessor_blocks_for_good() -> None:
     queue = fold([added("1"), added("2", after="1"), added("3", after="9")])
     assert [h.task.id for h in plan_handouts(queue, [idle("%1"), idle("%2")], {})] == ["1"]

@@ -10,7 +10,9 @@ hand-out at a time. The rules (docs/queue.md):
   the task's folder or below it (``--folder``), its window or worker name matches the glob
   (``--agents``), or any agent when neither is given;
 - when no agent may take it, a task that may start one (``--start``, a ``--worker`` task, or a
-  folder with a ``max_concurrent``) gets a new agent in its folder;
+  folder with a ``max_concurrent``) gets a new agent in its folder; under a ``max_concurrent``
+  only while the folder has fewer agents that could take it than the limit (a worker task, its
+  own agent, always);
 - never more than ``max_concurrent`` tasks of one folder out at once (an agent holds one task,
   so that is the number of agents busy on them).
 """
@@ -148,13 +150,21 @@ def plan_handouts(
         if agent is not None:
             free.remove(agent)
             plan.append(Handout(task, agent.pane))
-        elif may_start(task, limits):
+        elif may_start(task, limits) and (limit is None or task.worker or _room(task, agents, plan, limit)):
             plan.append(Handout(task))
         else:
             continue
         if limit is not None:
             busy[key] = busy.get(key, 0) + 1
     return plan
+
+
+def _room(task: Task, agents: Sequence[QueueAgent], plan: Sequence[Handout], limit: int) -> bool:
+    """A folder with a limit gets a new agent only while it has fewer agents that could take
+    the task (whatever they do now) than its limit: otherwise the queue waits for one of them."""
+    there = sum(1 for agent in agents if may_take(task, agent))
+    starting = sum(1 for handout in plan if handout.starts and handout.task.folder == task.folder)
+    return there + starting < limit
 
 
 def _after_done(queue: QueueState, task: Task) -> bool:
