@@ -37,6 +37,7 @@ from nbs_tui.core.queue.records import (
     TaskCancelled,
 )
 from nbs_tui.core.queue.task_states import QueueState, Task
+from nbs_tui.core.sidecar.delivery_rules import clean_text
 from nbs_tui.files.queue_store import QueueStore
 from nbs_tui.fleet_api.read_commands import _run_there
 from nbs_tui.fleet_api.service_up import ensure_service
@@ -225,12 +226,11 @@ def queue_add_document(
         problem = worker_problem(worker)
         if problem:
             raise FleetApiError(ExitCode.BAD_INPUT, problem)
-    elif not prompt.strip():
-        raise FleetApiError(ExitCode.BAD_INPUT, "the task's text is empty")
-    if len(prompt) > MAX_TEXT:
-        raise FleetApiError(
-            ExitCode.BAD_INPUT, f"the task's text is longer than {MAX_TEXT} characters"
-        )
+    else:
+        try:  # as the sidecar will type it (the send's rules): refused now, not when handed out
+            prompt = clean_text(prompt)
+        except ValueError as error:
+            raise FleetApiError(ExitCode.BAD_INPUT, str(error)) from None
     where = _folder(folder, needed=start or worker is not None)
     if worker is not None and not (Path(where) / ".nbs" / "workers" / f"{worker}.md").is_file():
         raise FleetApiError(

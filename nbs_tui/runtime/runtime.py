@@ -293,7 +293,7 @@ class Runtime:
             return None
         store = QueueStore.for_server(LOCAL, self.settings.server, report=lambda m: self.problem("work queue", m))
         return sidecar.feed_queue(
-            store, deliver=queue_delivery(sidecar), start_agent=self._start_for_queue, limits=self.settings.max_concurrent
+            store, deliver=queue_delivery(sidecar.deliver_text), start_agent=self._start_for_queue, limits=self.settings.max_concurrent
         )
 
     def _start_for_queue(self, request: StartRequest) -> StartedAgent:

@@ -29,8 +29,8 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -49,6 +49,7 @@ from nbs_tui.core.queue.records import (
     TaskUnhanded,
 )
 from nbs_tui.core.queue.task_states import QueueState, Task, TaskState
+from nbs_tui.core.sidecar.delivery_rules import Delivery, DeliveryResult, clean_text
 from nbs_tui.files.queue_store import QueueStore
 from nbs_tui.sidecar.events import SidecarError
 from nbs_tui.sidecar.watched_panes import EventOutlet, WatchedPanes
@@ -109,20 +110,19 @@ DELIVERY_WAIT = 60.0
 """Seconds the feeder waits for the delivery entry's answer (a few ticks, normally)."""
 
 
-def queue_delivery(runner: object) -> Deliver | None:
-    """The runner's delivery entry (``deliver_text``: a future of a ``Delivery``) as the feeder
-    calls it; None while the runner has none (nothing is then typed, agents are only started)."""
-    entry = getattr(runner, "deliver_text", None)
-    if entry is None:
-        return None
+def queue_delivery(entry: Callable[[PaneId, str, str], Future[Delivery]]) -> Deliver:
+    """The sidecar's delivery entry (`SidecarRunner.deliver_text`: a future of a `Delivery`) as
+    the feeder calls it: waiting for the answer, at most `DELIVERY_WAIT` (then "failed": whether
+    the text went in is settled from the pane)."""
 
     def deliver(pane_id: PaneId, text: str, origin: str) -> Delivered:
         future = entry(pane_id, text, origin)
         try:
             delivery = future.result(timeout=DELIVERY_WAIT)
         except TimeoutError:
-            return Delivered("failed", f"no answer from the sidecar in {DELIVERY_WAIT:.0f} s")
-        return Delivered(str(delivery.result), f"{delivery.reason}: {delivery.message}" if delivery.message else delivery.reason)
+            return Delivered(DeliveryResult.FAILED.value, f"no answer from the sidecar in {DELIVERY_WAIT:.0f} s")
+        why = f"{delivery.reason}: {delivery.message}" if delivery.message else delivery.reason
+        return Delivered(delivery.result.value, why)
 
     return deliver
 
@@ -197,7 +197,13 @@ class QueueFeeder:
         self._mine_lock = threading.Lock()
         self._following: dict[str, _Following] = {}
         self._refused: dict[PaneId, float] = {}
-        self._starts = ThreadPoolExecutor(max_workers=2, thread_name_prefix="nbs-queue-start")
+        self._typing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbs-queue-type")
+        """Hand-outs typed in queue order, each once the one before was submitted (a few sidecar
+        ticks): the prompts reach the agents in the queue's order; following goes on meanwhile."""
+        self._workers_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="nbs-queue-start")
+        """Starts (seconds each), two at once."""
+        self._store_lock = threading.RLock()
+        """The store is one reader/writer: the feeder's thread and its workers take turns."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._reported: set[str] = set()
@@ -216,7 +222,8 @@ class QueueFeeder:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
-        self._starts.shutdown(wait=False, cancel_futures=True)
+        self._typing.shutdown(wait=False, cancel_futures=True)
+        self._workers_pool.shutdown(wait=False, cancel_futures=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -243,10 +250,14 @@ class QueueFeeder:
             self._acting_since = now
         return now - self._acting_since >= (SETTLE if self.lease is not None else 0.0)
 
+    def _refresh(self) -> QueueState:
+        with self._store_lock:
+            return self.store.refresh()
+
     def tick(self) -> None:
         if not self.acting():
             return
-        queue = self.store.refresh()
+        queue = self._refresh()
         for problem in self.store.problems:
             self._problem(problem)
         if not any(task.state is TaskState.QUEUED or task.state.out for task in queue):
@@ -259,7 +270,7 @@ class QueueFeeder:
                 self._settle(task, infos.get(task.pane) if task.pane else None, agents, now)
             elif task.state in (TaskState.RUNNING, TaskState.NEEDS):
                 self._follow(task, infos.get(task.pane), agents.get(task.pane), now)
-        for task, why in blocked_for_good(self.store.refresh()):
+        for task, why in blocked_for_good(self._refresh()):
             self._write_if(task, TaskState.QUEUED, TaskFailed(task.id, now, why, final=True))
         self._hand_out(now)
 
@@ -311,7 +322,8 @@ class QueueFeeder:
             return record
 
         try:
-            return self.store.append_checked(decide) is not None
+            with self._store_lock:
+                return self.store.append_checked(decide) is not None
         except OSError as error:
             self._problem(f"work queue not written ({self.store.path}): {error.strerror or error}")
             return False
@@ -457,11 +469,11 @@ class QueueFeeder:
     # -- 4. handing out --------------------------------------------------------------------------
 
     def _hand_out(self, now: float) -> None:
-        queue = self.store.refresh()
+        queue = self._refresh()
         if queue.paused:
             return
         infos = {p.pane_id: p for p in self.fleet.panes() if p.is_agent and not p.dead}
-        resting = {pane for pane, until in self._refused.items() if until > self.clock()}
+        resting = {pane for pane, until in list(self._refused.items()) if until > self.clock()}
         agents = [a for pane, a in self._agents(queue, infos).items() if pane not in resting]
         for handout in plan_handouts(queue, agents, self.limits):
             if not self.acting():
@@ -473,31 +485,44 @@ class QueueFeeder:
                 continue
             if self.deliver is None:
                 continue
-            path, size = self._transcript(handout.pane)
-            mark = self._new_mark()
-            handing = TaskHanding(
-                task.id, self.wall(), pane=handout.pane, token=self._token(), mark=mark, transcript=path, offset=size
-            )
-            if not self._begin(task, handing):
-                continue
             try:
-                delivered = self.deliver(handout.pane, task.text, f"queue task {task.id}")
-            except Exception as error:  # unknown whether it went in: settled from the pane next look
-                log.exception("queue delivery failed")
-                self._problem(f"work queue: typing task {task.id} failed: {error}")
-                delivered = None
-            finally:
-                with self._mine_lock:
-                    self._mine.discard(mark)
-            if delivered is None or delivered.result not in ("submitted", "refused"):
-                continue  # unknown whether it went in: settled from the pane and its transcript
-            settled = self.store.refresh().get(task.id) or task
+                text = clean_text(task.text)
+            except ValueError as error:  # never typed, whatever agent takes it
+                self._write_if(task, TaskState.QUEUED, TaskFailed(task.id, now, str(error), final=True))
+                continue
+            path, size = self._transcript(handout.pane)
+            handing = TaskHanding(
+                task.id, self.wall(), pane=handout.pane, token=self._token(), mark=self._new_mark(), transcript=path,
+                offset=size,
+            )  # fmt: skip
+            if self._begin(task, handing):  # typed one after the other, in order, off the feeder's thread
+                self._typing.submit(self._deliver_now, task, handing, text)
+
+    def _deliver_now(self, task: Task, handing: TaskHanding, text: str) -> None:
+        assert self.deliver is not None
+        pane = handing.pane
+        try:
+            delivered: Delivered | None = self.deliver(pane, text, f"queue task {task.id}")
+        except Exception as error:  # unknown whether it went in: settled from the pane next look
+            log.exception("queue delivery failed")
+            self._problem(f"work queue: typing task {task.id} failed: {error}")
+            delivered = None
+        try:
+            if delivered is None or delivered.result == DeliveryResult.FAILED.value:
+                return  # unknown whether it went in: settled from the pane and its transcript
             if delivered.ok:
-                record: Record = TaskHanded(task.id, self.wall(), mark, handout.pane, self._session(handout.pane))
+                record: Record = TaskHanded(task.id, self.wall(), handing.mark, pane, self._session(pane))
             else:
-                self._refused[handout.pane] = self.clock() + REFUSED_REST
-                record = TaskUnhanded(task.id, self.wall(), mark, f"refused: {delivered.reason}")
-            self._write_if(settled, TaskState.HANDING, record)
+                self._refused[pane] = self.clock() + REFUSED_REST
+                record = TaskUnhanded(task.id, self.wall(), handing.mark, f"refused: {delivered.reason}")
+            self._write_outcome(task, handing, record)
+        finally:  # only now may `_settle` look at it (the outcome is on disk, or it must decide)
+            with self._mine_lock:
+                self._mine.discard(handing.mark)
+
+    def _write_outcome(self, task: Task, handing: TaskHanding, record: Record) -> None:
+        """Settle ``handing`` with ``record``, if the task is still in that hand-out."""
+        self._write_if(replace(task, state=TaskState.HANDING, handing=handing), TaskState.HANDING, record)
 
     def _new_mark(self) -> str:
         return f"{self._token() or 'local'}.{secrets.token_hex(4)}"
@@ -515,8 +540,9 @@ class QueueFeeder:
             return handing if now is not None and now.state is TaskState.QUEUED and not queue.paused else None
 
         try:
-            if self.store.append_checked(decide) is not None:
-                return True
+            with self._store_lock:
+                if self.store.append_checked(decide) is not None:
+                    return True
         except OSError as error:
             self._problem(f"work queue not written ({self.store.path}): {error.strerror or error}")
         with self._mine_lock:
@@ -530,7 +556,7 @@ class QueueFeeder:
         if not self._begin(task, handing):
             return
         request = StartRequest(folder=task.folder, name=name, prompt=task.text, worker=task.worker)
-        self._starts.submit(self._start_now, task, handing, request)
+        self._workers_pool.submit(self._start_now, task, handing, request)
 
     def _start_now(self, task: Task, handing: TaskHanding, request: StartRequest) -> None:
         assert self.start_agent is not None
@@ -540,10 +566,10 @@ class QueueFeeder:
             log.info("queue start of task %s failed: %s", task.id, error)
             self._problem(f"work queue: starting an agent for task {task.id} failed: {error}")
             started = None
-        with self._mine_lock:
-            self._mine.discard(handing.mark)
-        if started is None or not started.prompt_submitted:
-            return  # the window, the claim and the transcript decide (`_settle`)
-        current = self.store.refresh().get(task.id) or task
-        record = TaskHanded(task.id, self.wall(), handing.mark, started.pane_id, started.session_id)
-        self._write_if(current, TaskState.HANDING, record)
+        try:
+            if started is not None and started.prompt_submitted:  # else the window, claim and transcript decide
+                record = TaskHanded(task.id, self.wall(), handing.mark, started.pane_id, started.session_id)
+                self._write_outcome(task, handing, record)
+        finally:
+            with self._mine_lock:
+                self._mine.discard(handing.mark)

@@ -83,7 +83,8 @@ def test_add_prints_the_id_and_ls_cancel_pause_resume_work_on_the_servers_file(
     [
         (("queue", "add"), "exactly one of TEXT"),
         (("queue", "add", "x", "--worker", "w"), "exactly one of TEXT"),
-        (("queue", "add", "   "), "text is empty"),
+        (("queue", "add", "   "), "the text is empty"),
+        (("queue", "add", "a\x1bb"), "control character"),
         (("queue", "add", "--file", "/nonexistent/f"), "--file /nonexistent/f"),
         (("queue", "add", "x", "--folder", "/nonexistent/dir"), "not a folder"),
         (("queue", "add", "x", "--after", "7"), "no such task"),
