@@ -310,3 +310,39 @@ def test_a_worker_task_starts_its_worker_announced_on_the_bus(
         assert tasks(world, socket)[0]["state"] == "done", "a task done stays done when its agent goes"
     finally:
         nbs(world, socket, "service", "stop")
+
+
+@pytest.mark.service_auto
+def test_agents_glob_pause_resume_cancel_and_priority(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    """``--agents rev*`` goes to the reviewer only; nothing is handed out while paused; a
+    cancelled task never reaches an agent; a higher priority goes first."""
+    socket = str(server.socket_name)
+    reviewer = claude_fleet.start([Text("Reviewed.")] * 3, name="rev-1")
+    builder = claude_fleet.start([Text("Built.")] * 3, name="build")
+    env, config = service_world(tmp_path, {})
+    assert run(env, config, socket, "queue", "pause").returncode == 0
+    for argv in (
+        ("review the diff", "--agents", "rev*"),
+        ("never typed",),
+        ("urgent review", "--agents", "rev*", "--priority", "5"),
+    ):
+        assert run(env, config, socket, "queue", "add", *argv).returncode == 0
+    assert run(env, config, socket, "queue", "cancel", "2").returncode == 0
+
+    def states() -> list[str]:
+        done = run(env, config, socket, "queue", "ls", "--json")
+        return [t["state"] for t in sorted(json.loads(done.stdout)["tasks"], key=lambda t: int(t["id"]))]
+
+    try:
+        wait_until(lambda: run(env, config, socket, "service", "status").returncode == 0, 20, "the service")
+        time.sleep(3)  # past its SETTLE and several looks: paused, it hands nothing out
+        assert states() == ["queued", "cancelled", "queued"]
+        assert not reviewer.api.prompts() and not builder.api.prompts()
+        assert run(env, config, socket, "queue", "resume").returncode == 0
+        wait_until(lambda: states() == ["done", "cancelled", "done"], 60, "both reviews done")
+        assert reviewer.api.prompts() == ["urgent review", "review the diff"], "rev* only, priority first"
+        assert builder.api.prompts() == []
+    finally:
+        run(env, config, socket, "service", "stop")
