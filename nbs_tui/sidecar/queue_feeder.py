@@ -74,6 +74,8 @@ GIVE_UP = 120.0
 a start left at a screen): then it did not go in."""
 REFUSED_REST = 10.0
 """Seconds an agent that refused a task is left out of the plan (the operator typing...)."""
+GONE_AFTER = 2.0
+"""Seconds a task's pane must stay missing from the fleet before its agent counts as gone."""
 DONE_QUIET = 2.0
 """Seconds an agent must stay idle before a task it was seen working on, with no transcript
 to read, is done."""
@@ -199,6 +201,8 @@ class QueueFeeder:
         self._mine_lock = threading.Lock()
         self._following: dict[str, _Following] = {}
         self._refused: dict[PaneId, float] = {}
+        self._missing: dict[PaneId, float] = {}
+        """Panes a task is with that the fleet did not list, since when (clock)."""
         self._typing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbs-queue-type")
         """Hand-outs typed in queue order, each once the one before was submitted (a few sidecar
         ticks): the prompts reach the agents in the queue's order; following goes on meanwhile."""
@@ -265,6 +269,9 @@ class QueueFeeder:
         if not any(task.state is TaskState.QUEUED or task.state.out for task in queue):
             return  # nothing to do: no tmux round trip
         infos = {p.pane_id: p for p in self.fleet.panes() if p.is_agent and not p.dead}
+        held = {task.pane for task in queue if task.state.out}
+        for pane in [p for p in self._missing if p in infos or p not in held]:
+            del self._missing[pane]
         agents = self._agents(queue, infos)
         now = self.wall()
         for task in list(queue):
@@ -347,6 +354,8 @@ class QueueFeeder:
                 return
             info = {p.pane_id: p for p in self.fleet.panes()}.get(pane)
         if info is None:
+            if not self._gone(pane):
+                return  # missing from one look (tmux reconnecting...): look again
             turn = self._turn(task, handing, pane)
             if turn.found:  # it went in, and the agent is gone since
                 self._write_if(task, TaskState.HANDING, TaskHanded(task.id, now, handing.mark, pane, by=self._token()))
@@ -366,6 +375,13 @@ class QueueFeeder:
             self._unhand(task, now, "the prompt did not go in")
         elif not idle and now - handing.at >= GIVE_UP:
             self._unhand(task, now, f"the prompt did not go in ({agent.state if agent else 'no agent'} for {GIVE_UP:.0f} s)")
+
+    def _gone(self, pane: PaneId) -> bool:
+        """The pane has been missing from the fleet for `GONE_AFTER` (one look without it is not
+        enough: a fleet that reconnects lists no panes for a moment)."""
+        now = self.clock()
+        since = self._missing.setdefault(pane, now)
+        return now - since >= GONE_AFTER
 
     def _unhand(self, task: Task, now: float, why: str) -> None:
         assert task.handing is not None
@@ -419,7 +435,8 @@ class QueueFeeder:
     def _follow(self, task: Task, info: PaneInfo | None, agent: QueueAgent | None, now: float) -> None:
         seen = self._following.setdefault(task.id, _Following())
         if info is None or agent is None:
-            self._fail(task, now, "its agent exited")
+            if self._gone(task.pane):
+                self._fail(task, now, "its agent exited")
             return
         state = agent.state
         if state == AgentState.LIMITED.value:
