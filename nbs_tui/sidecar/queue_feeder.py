@@ -73,7 +73,8 @@ GIVE_UP = 120.0
 """Seconds a hand-out may stay unsettled while its agent is neither idle nor gone (a dialog,
 a start left at a screen): then it did not go in."""
 REFUSED_REST = 10.0
-"""Seconds an agent that refused a task is left out of the plan (the operator typing...)."""
+"""Seconds an agent that refused a task is left out of the plan (the operator typing...),
+doubled at each refusal in a row (a paused project refuses until resumed), at most 5 minutes."""
 GONE_AFTER = 2.0
 """Seconds a task's pane must stay missing from the fleet before its agent counts as gone."""
 DONE_QUIET = 2.0
@@ -200,7 +201,8 @@ class QueueFeeder:
         """Marks of this feeder's hand-outs still in progress (typing, or a start in a worker)."""
         self._mine_lock = threading.Lock()
         self._following: dict[str, _Following] = {}
-        self._refused: dict[PaneId, float] = {}
+        self._refused: dict[PaneId, tuple[float, int]] = {}
+        """Agents that refused a task: until when they are left out, and how many refusals in a row."""
         self._missing: dict[PaneId, float] = {}
         """Panes a task is with that the fleet did not list, since when (clock)."""
         self._typing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbs-queue-type")
@@ -489,10 +491,10 @@ class QueueFeeder:
 
     def _hand_out(self, now: float) -> None:
         queue = self._refresh()
-        if queue.paused:
-            return
+        if queue.paused or (self.lease is not None and self.lease.paused):
+            return  # the queue's pause, or the sidecar's (@nbs_pause: it acts nowhere)
         infos = {p.pane_id: p for p in self.fleet.panes() if p.is_agent and not p.dead}
-        resting = {pane for pane, until in list(self._refused.items()) if until > self.clock()}
+        resting = {pane for pane, (until, _n) in list(self._refused.items()) if until > self.clock()}
         agents = [a for pane, a in self._agents(queue, infos).items() if pane not in resting]
         for handout in plan_handouts(queue, agents, self.limits):
             if not self.acting():
@@ -530,9 +532,11 @@ class QueueFeeder:
             if delivered is None or delivered.result == DeliveryResult.FAILED.value:
                 return  # unknown whether it went in: settled from the pane and its transcript
             if delivered.ok:
+                self._refused.pop(pane, None)
                 record: Record = TaskHanded(task.id, self.wall(), handing.mark, pane, self._session(pane), by=self._token())
             else:
-                self._refused[pane] = self.clock() + REFUSED_REST
+                refusals = self._refused.get(pane, (0.0, 0))[1] + 1  # 10 s, 20 s, 40 s... at most 5 min
+                self._refused[pane] = (self.clock() + min(REFUSED_REST * 2 ** (refusals - 1), 300.0), refusals)
                 record = TaskUnhanded(task.id, self.wall(), handing.mark, f"refused: {delivered.reason}", by=self._token())
             self._write_outcome(task, handing, record)
         finally:  # only now may `_settle` look at it (the outcome is on disk, or it must decide)

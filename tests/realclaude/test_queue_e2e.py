@@ -346,3 +346,30 @@ def test_agents_glob_pause_resume_cancel_and_priority(
         assert builder.api.prompts() == []
     finally:
         run(env, config, socket, "service", "stop")
+
+
+@pytest.mark.service_auto
+def test_an_agent_with_half_typed_input_refuses_and_takes_the_task_once_the_box_is_empty(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    """The operator's draft in the box is never clobbered: the hand-out is refused (nothing
+    typed, the task queued again, no attempt spent) until the box is empty."""
+    socket = str(server.socket_name)
+    agent = claude_fleet.start([Text("Done it.")], name="solo")
+    draft = "my own draft"
+    agent.type(draft)
+    agent.wait_for(lambda screen: draft in screen)
+    env, config = service_world(tmp_path, {})
+    assert run(env, config, socket, "queue", "add", "do the task").returncode == 0
+    try:
+        wait_until(lambda: any(r["kind"] == "unhanded" for r in records_of(tmp_path, socket)), 30, "a refusal")
+        (refused,) = [r for r in records_of(tmp_path, socket) if r["kind"] == "unhanded"]
+        assert refused["reason"].startswith("refused: input"), refused
+        assert draft in agent.screen() and agent.api.prompts() == []
+        agent.press(*["BSpace"] * len(draft))
+        wait_until(lambda: json.loads(run(env, config, socket, "queue", "ls", "--json").stdout)["tasks"][0]["state"] == "done", 45)
+        assert agent.api.prompts() == ["do the task"]
+        task = json.loads(run(env, config, socket, "queue", "ls", "--json").stdout)["tasks"][0]
+        assert (task["handouts"], task["failures"], task["message"]) == (1, 0, "Done it.")
+    finally:
+        run(env, config, socket, "service", "stop")
