@@ -211,7 +211,8 @@ class QueueFeeder:
         self._workers_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="nbs-queue-start")
         """Starts (seconds each), two at once."""
         self._store_lock = threading.RLock()
-        """The store is one reader/writer: the feeder's thread and its workers take turns."""
+        """The store and the queue it folds are one reader/writer's: the feeder's look and its
+        workers' outcome writes take turns (a refresh mid-look would change the queue under it)."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._reported: set[str] = set()
@@ -265,6 +266,10 @@ class QueueFeeder:
     def tick(self) -> None:
         if not self.acting():
             return
+        with self._store_lock:  # the workers' outcomes wait (a look takes milliseconds): one queue read at a time
+            self._look()
+
+    def _look(self) -> None:
         queue = self._refresh()
         for problem in self.store.problems:
             self._problem(problem)
