@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from nbs_tui.core.review.agent_base import AgentBase
 from nbs_tui.core.review.agent_changes import (
     AgentChanges,
     FileChange,
@@ -101,6 +102,21 @@ def current_branch(root: str | Path) -> str | None:
     """The branch checked out, None when HEAD is detached."""
     out = run_git(root, ["symbolic-ref", "--quiet", "--short", "HEAD"], ok=(0, 1))
     return out.decode("utf-8", "surrogateescape").strip() or None
+
+
+def start_base(folder: str | Path) -> AgentBase | None:
+    """Where ``folder``'s worktree stands now (HEAD's commit and branch), remembered as an
+    agent's base when it starts there; None outside git or before the first commit."""
+    if worktree_root(folder) is None:
+        return None
+    commit = head_commit(folder)
+    if commit is None:
+        return None
+    try:
+        branch = current_branch(folder)
+    except GitError:
+        branch = None
+    return AgentBase(commit, branch)
 
 
 def fallback_base(root: str | Path) -> str | None:

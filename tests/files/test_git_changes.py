@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from nbs_tui.core.review.agent_base import AgentBase
 from nbs_tui.core.review.agent_changes import FileChange
 from nbs_tui.files.git_changes import (
     UntrackedCounter,
@@ -18,6 +19,7 @@ from nbs_tui.files.git_changes import (
     file_diff,
     read_agent_changes,
     read_folder_changes,
+    start_base,
     worktree_root,
 )
 
@@ -237,3 +239,13 @@ def test_odd_file_names_survive(tmp_path: Path, name: str) -> None:
     changes = read_folder_changes(str(repo), base)
     assert [(c.path, c.added) for c in changes.files] == [(name, 1)]
     assert "+1" in file_diff(str(repo), base, changes.files[0]).text
+
+
+def test_the_start_base_is_head_and_its_branch(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    base = make_repo(repo)
+    (repo / "pkg").mkdir()
+    assert start_base(repo / "pkg") == AgentBase(base, "main")
+    git(repo, "checkout", "-q", "--detach")
+    assert start_base(repo) == AgentBase(base, None)
+    assert start_base(tmp_path) is None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from nbs_tui.core.review.agent_base import AgentBase, parse_base
 from nbs_tui.core.review.agent_changes import (
     FileChange,
     FolderChanges,
@@ -181,3 +182,10 @@ def test_a_hooks_file_path_is_named_as_git_names_it() -> None:
 def test_file_change_binary() -> None:
     assert FileChange("a", "added", None, None).binary
     assert not FileChange("a", "added", 0, 0).binary
+
+
+def test_the_base_option_round_trips_and_refuses_what_is_not_a_commit() -> None:
+    both = AgentBase("a" * 40, "feature/x")
+    assert parse_base(both.render()) == both
+    assert parse_base(AgentBase("b" * 40).render()) == AgentBase("b" * 40)
+    assert parse_base("") is None and parse_base("main") is None and parse_base("zz" * 20) is None
