@@ -14,6 +14,9 @@ worktree is read at most once per `MIN_GAP`, and all the reads together take at 
 fifty agents costs a bounded share of a core, the counts then following more slowly
 (bench/bench_change_column.py).
 
+The review screen reads one agent's changes in full with `ChangeCounter.read_agent`: the same
+worktree, base and attribution (`AgentPlace`, published whole after each read, for any thread).
+
 A pane's worktree root is asked of git when its folder is first seen (or changes); its base is
 ``@nbs_base`` (read for every pane in one ``list-panes`` when the panes change) when that commit
 is in the repository, else `fallback_base`. Only counts that changed are reported.
@@ -26,13 +29,14 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from nbs_tui.claude.hook_writes import WriteFollower, read_writes
 from nbs_tui.claude.spool import HookEvent
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.review.agent_base import BASE_OPTION, parse_base
-from nbs_tui.core.review.agent_changes import ChangeCount, attribute
+from nbs_tui.core.review.agent_changes import AgentChanges, ChangeCount, attribute
 from nbs_tui.files.git_changes import (
     GitError,
     UntrackedCounter,
@@ -68,6 +72,20 @@ def _cpu_now() -> float:
     thread reaps meanwhile counts too (rare: the other threads run few processes)."""
     children = os.times()
     return time.thread_time() + children.children_user + children.children_system
+
+
+@dataclass(frozen=True, slots=True)
+class AgentPlace:
+    """Where an agent's changes are read, as the counter last read them: for the review screen,
+    which reads the same worktree against the same base (`ChangeCounter.read_agent`)."""
+
+    folder: str
+    root: str
+    base: str | None
+    shared: bool
+    """Other agents work in the same worktree: the agent sees only its own files."""
+    written: Mapping[str, PaneId]
+    """Each file some agent's hooks wrote there (as git names it) -> the pane that wrote it last."""
 
 
 class ChangeCounter:
@@ -110,7 +128,9 @@ class ChangeCounter:
         self._dirty: set[str] = set()
         self._last_read: dict[str, float] = {}
         self.counts: dict[PaneId, ChangeCount] = {}
-        """The counts last reported (the thread writes it; others read a whole value)."""
+        """The counts last reported (the counter's thread only)."""
+        self.places: Mapping[PaneId, AgentPlace] = {}
+        """Each agent's `AgentPlace` at its last read: replaced whole, so any thread may read it."""
         self.reads = 0
         """Worktree reads so far (tests, benches)."""
         self._tokens = BURST
@@ -197,6 +217,7 @@ class ChangeCounter:
                 self._dirty.add(root)  # its neighbours may no longer share the worktree
             self._bases.pop(pane_id, None)
             self.counts.pop(pane_id, None)
+            self.places = {p: place for p, place in self.places.items() if p != pane_id}
             self._follower.written.forget(pane_id)
         self._folders = dict(folders)
         if not changed:
@@ -275,7 +296,10 @@ class ChangeCounter:
                 base = self._fallbacks[root]
             by_base.setdefault(base, []).append(pane_id)
         changed: dict[PaneId, ChangeCount] = {}
+        places = dict(self.places)
         for base, members in by_base.items():
+            for pane_id in members:
+                places[pane_id] = AgentPlace(self._folders[pane_id], root, base, shared, writers)
             try:
                 folder_changes = read_folder_changes(root, base, self._untracked)
             except GitError as error:
@@ -289,4 +313,18 @@ class ChangeCounter:
                 if self.counts.get(pane_id) != count:
                     self.counts[pane_id] = count
                     changed[pane_id] = count
+        self.places = places
         return changed
+
+    def read_agent(self, pane_id: PaneId, target: str | None = None) -> AgentChanges | None:
+        """One agent's changes read now, where and against what the counter reads them (for the
+        review screen; blocks on git: call it from a worker thread). ``target`` names the agent
+        (and its files' ``by``: the others keep their pane ids); None before the counter has
+        read the agent's worktree, or when the agent is not in git. Raises `GitError`."""
+        place = self.places.get(pane_id)
+        if place is None:
+            return None
+        name = target or pane_id
+        written = {path: name if writer == pane_id else writer for path, writer in place.written.items()}
+        changes = read_folder_changes(place.root, place.base, UntrackedCounter())
+        return attribute(changes, target=name, agent_folder=place.folder, written=written, shared=place.shared)

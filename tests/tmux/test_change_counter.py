@@ -94,7 +94,7 @@ def test_agents_sharing_a_worktree_count_their_own_hooks_writes(
 ) -> None:
     counter, counted, problems, socket = counter_parts
     repo = tmp_path / "repo"
-    make_repo(repo)
+    base = make_repo(repo)
     counter.set_panes([agent_pane("%91", repo), agent_pane("%92", repo)])
     assert retry_until(lambda: counted.of("%91") == counted.of("%92") == ChangeCount(0, 0, 0), 10, raises=False)
     (repo / "one.txt").write_text("a\n")
@@ -103,6 +103,10 @@ def test_agents_sharing_a_worktree_count_their_own_hooks_writes(
     counter.hook_event(parse_line(write_hook("%92", socket, repo / "two.txt", 11.0), 11.0))
     (repo / "bash.txt").write_text("nobody's\n")
     assert retry_until(lambda: (counted.of("%91"), counted.of("%92")) == (ChangeCount(1, 1, 0), ChangeCount(1, 2, 0)), 10, raises=False), counted.counts
+    review = counter.read_agent("%91", "local/L-x/%91")  # what the review screen reads: the same files
+    assert review is not None and review.repository == str(repo) and review.base == base
+    assert [(f.path, f.status, f.added, f.by) for f in review.files] == [("one.txt", "untracked", 1, "local/L-x/%91")]
+    assert counter.read_agent("%99") is None  # no such agent read
     assert problems == []
 
 
