@@ -2,7 +2,8 @@
 of this machine's server, from two kinds of news and never a timed scan (docs/review.md):
 
 * a file changed in an agent's worktree (`nbs_tui.files.worktree_watch.WorktreeWatch`: one
-  watchfiles watch over every agent's worktree root);
+  watchfiles watch over the folders git tracks in every agent's worktree, `tracked_folders`, and
+  those its changes were seen in);
 * an agent's Claude Code wrote a file (its PostToolUse hook, offered by Claude signals: who wrote
   it decides which agent counts it where several share a worktree).
 
@@ -43,6 +44,7 @@ from nbs_tui.files.git_changes import (
     fallback_base,
     has_commit,
     read_folder_changes,
+    tracked_folders,
     worktree_root,
 )
 from nbs_tui.files.worktree_watch import WorktreeWatch
@@ -57,7 +59,7 @@ CPU_BUDGET = 0.05
 """The share of a core the reads may take, however many worktrees change how often: CPU time
 is earned at this rate (a token bucket holding at most `BURST` seconds) and each read spends the
 CPU it took (this thread's and git's), the worktrees read longest ago first. A few busy agents
-are read every `MIN_GAP`; fifty that each change a file every second are read every ~15 s
+are read every `MIN_GAP`; fifty that each change a file every second are read every ~10-15 s
 instead of taking a quarter of a core (a read costs ~11-16 ms, git's two commands most of it:
 bench/results/2026-12-06-change-column.md)."""
 BURST = 0.5
@@ -125,6 +127,8 @@ class ChangeCounter:
         self._root_of_folder: dict[str, str | None] = {}
         self._bases: dict[PaneId, str | None] = {}
         self._fallbacks: dict[str, str | None] = {}
+        self._watched: dict[str, frozenset[str]] = {}
+        """Worktree root -> its folders watched (`tracked_folders`, and those changes were seen in)."""
         self._dirty: set[str] = set()
         self._last_read: dict[str, float] = {}
         self.counts: dict[PaneId, ChangeCount] = {}
@@ -222,7 +226,7 @@ class ChangeCounter:
         self._folders = dict(folders)
         if not changed:
             if gone:
-                self._watch.set_roots(self._roots())
+                self._watch_folders()
             return
         bases = self._read_bases()
         for pane_id in changed:
@@ -236,7 +240,18 @@ class ChangeCounter:
             remembered = bases.get(pane_id)
             self._bases[pane_id] = remembered if remembered is not None and has_commit(root, remembered) else None
             self._dirty.add(root)
-        self._watch.set_roots(self._roots())
+            if root not in self._watched:
+                try:
+                    self._watched[root] = tracked_folders(root)
+                except GitError as error:
+                    self._problem(PROBLEM_SOURCE, f"{root}: {error}")
+                    self._watched[root] = frozenset({root})
+        self._watch_folders()
+
+    def _watch_folders(self) -> None:
+        roots = self._roots()
+        self._watched = {root: folders for root, folders in self._watched.items() if root in roots}
+        self._watch.set_folders(self._watched)
 
     def _read_bases(self) -> dict[PaneId, str]:
         """Every pane's ``@nbs_base`` commit, in one tmux command."""
@@ -306,6 +321,11 @@ class ChangeCounter:
                 self._problem(PROBLEM_SOURCE, f"{root}: {error}")
                 continue
             self.reads += 1
+            seen = {os.path.dirname(os.path.join(root, change.path)) for change in folder_changes.files}
+            more = {folder for folder in seen - self._watched.get(root, frozenset()) if os.path.isdir(folder)}
+            if more:  # a folder the agent made: watched from now on
+                self._watched[root] = self._watched.get(root, frozenset()) | more
+                self._watch_folders()
             for pane_id in members:
                 count = attribute(
                     folder_changes, target=pane_id, agent_folder=self._folders[pane_id], written=writers, shared=shared

@@ -120,3 +120,29 @@ def test_a_folder_outside_git_is_not_watched_and_has_no_count(
     (plain / "a.txt").write_text("a\n")
     assert not retry_until(lambda: counted.reports > 0, 1.5, raises=False)
     assert counter.reads == 0 and problems == []
+
+
+def test_an_ignored_tree_is_not_watched_and_a_new_folder_is(
+    server: libtmux.Server, tmp_path: Path, counter_parts: tuple[ChangeCounter, Counted, list[str], str]
+) -> None:
+    """Only the folders git tracks (and those changes are in) are watched: writes in an ignored
+    build tree cost no read; a folder the agent makes is watched once a read has seen it."""
+    counter, counted, problems, _socket = counter_parts
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    (repo / ".gitignore").write_text("build/\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore the build")
+    (repo / "build" / "deep").mkdir(parents=True)
+    counter.set_panes([agent_pane("%94", repo)])
+    assert retry_until(lambda: counted.of("%94") == ChangeCount(0, 0, 0), 10, raises=False), counted.counts
+    reads = counter.reads
+    for n in range(3):
+        (repo / "build" / "deep" / f"out{n}.o").write_text("x\n")
+    assert not retry_until(lambda: counter.reads > reads, 1.5, raises=False)  # nothing watched there
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "a.py").write_text("a = 1\n")
+    assert retry_until(lambda: counted.of("%94") == ChangeCount(1, 1, 0), 10, raises=False), counted.counts
+    (repo / "pkg" / "b.py").write_text("b = 1\nc = 2\n")  # in the new folder, now watched
+    assert retry_until(lambda: counted.of("%94") == ChangeCount(2, 3, 0), 10, raises=False), counted.counts
+    assert problems == []
