@@ -30,11 +30,15 @@ class WriteFollower:
         self.socket = os.path.realpath(tmux_socket)
         self.written = WrittenFiles()
 
+    def ours(self, event: HookEvent) -> bool:
+        """The event came from a pane of this server (pane ids repeat across servers)."""
+        if event.pane_id is None:
+            return False
+        return not event.tmux_socket or os.path.realpath(event.tmux_socket) == self.socket
+
     def offer(self, event: HookEvent) -> str | None:
         """Record ``event`` if it is a write on this server by a pane; the pane when it was news."""
-        if event.pane_id is None:
-            return None
-        if event.tmux_socket and os.path.realpath(event.tmux_socket) != self.socket:
+        if event.pane_id is None or not self.ours(event):
             return None
         path = written_path(event.event, event.fields)
         if path is None:

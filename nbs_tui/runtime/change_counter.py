@@ -5,7 +5,8 @@ of this machine's server, from two kinds of news and never a timed scan (docs/re
   watchfiles watch over the folders git tracks in every agent's worktree, `tracked_folders`, and
   those its changes were seen in);
 * an agent's Claude Code wrote a file (its PostToolUse hook, offered by Claude signals: who wrote
-  it decides which agent counts it where several share a worktree).
+  it decides which agent counts it where several share a worktree), or ended a turn (its Stop
+  hook: what its Bash commands changed is counted even where the watch failed).
 
 Then, on its own thread (``nbs-change-counts``), that worktree's changes are read from git
 (`nbs_tui.files.git_changes.read_folder_changes`: two git commands) once per base in use there,
@@ -151,8 +152,9 @@ class ChangeCounter:
         self._wake.set()
 
     def hook_event(self, event: HookEvent) -> None:
-        """Every hook event Claude signals read (only a finished write matters)."""
-        if event.event == "PostToolUse":
+        """Every hook event Claude signals read: a finished write (who wrote what), and the end of
+        a turn (its worktree read again: what a Bash command changed, if no watch saw it)."""
+        if event.event in ("PostToolUse", "Stop"):
             with self._lock:
                 self._pending_events.append(event)
             self._wake.set()
@@ -206,6 +208,8 @@ class ChangeCounter:
         self._dirty |= roots
         for event in events:
             writer = self._follower.offer(event)
+            if event.event == "Stop" and event.pane_id is not None and self._follower.ours(event):
+                writer = event.pane_id
             if writer is not None and writer in self._folders:
                 root = self._root_of_folder.get(self._folders[writer])
                 if root is not None:
