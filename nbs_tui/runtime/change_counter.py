@@ -128,6 +128,7 @@ class ChangeCounter:
         self._root_of_folder: dict[str, str | None] = {}
         self._bases: dict[PaneId, str | None] = {}
         self._fallbacks: dict[str, str | None] = {}
+        self._spool_read = False
         self._watched: dict[str, frozenset[str]] = {}
         """Worktree root -> its folders watched (`tracked_folders`, and those changes were seen in)."""
         self._dirty: set[str] = set()
@@ -178,11 +179,22 @@ class ChangeCounter:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(5.0)
 
-    def _run(self) -> None:
-        try:  # the writes before this process started: who wrote what, in shared worktrees
-            self._follower.written = read_writes(self._settings.hook_spool, self._follower.socket)
+    def _read_earlier_writes(self) -> None:
+        """The writes before this process started (who wrote what, in shared worktrees): read once,
+        before the first worktree is, so a fleet outside git never reads the spool."""
+        if self._spool_read:
+            return
+        self._spool_read = True
+        try:
+            earlier = read_writes(self._settings.hook_spool, self._follower.socket)
         except OSError as error:
             self._problem(PROBLEM_SOURCE, f"the hook spool was not read: {error}")
+            return
+        for pane_id in earlier.panes():  # what the hooks said since is newer: kept over it
+            for path, at in earlier.writes_of(pane_id).items():
+                self._follower.written.add(pane_id, path, at)
+
+    def _run(self) -> None:
         timeout: float | None = None
         while not self._stopping.is_set():
             self._wake.wait(timeout)
@@ -304,6 +316,7 @@ class ChangeCounter:
         panes = [p for p, f in self._folders.items() if self._root_of_folder.get(f) == root]
         if not panes:
             return {}
+        self._read_earlier_writes()
         writers = self._follower.written.writers_under(root)
         shared = len(panes) > 1
         by_base: dict[str | None, list[PaneId]] = {}

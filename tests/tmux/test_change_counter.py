@@ -171,3 +171,20 @@ def test_the_end_of_a_turn_reads_the_worktree_again(
     counter.hook_event(parse_line(line, 5.0))
     assert retry_until(lambda: counted.of("%95") == ChangeCount(2, 3, 0), 10, raises=False), counted.counts
     assert problems == []
+
+
+def test_writes_before_the_dashboard_started_decide_who_counts_what(
+    server: libtmux.Server, tmp_path: Path, counter_parts: tuple[ChangeCounter, Counted, list[str], str]
+) -> None:
+    """The spool's earlier writes are read once, before the first worktree is: two agents sharing
+    a worktree each count their own files from the first count on."""
+    counter, counted, problems, socket = counter_parts
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    (repo / "one.txt").write_text("a\n")
+    (repo / "two.txt").write_text("a\nb\n")
+    spool = tmp_path / "hooks.jsonl"
+    spool.write_bytes(write_hook("%96", socket, repo / "one.txt", 1.0) + b"\n" + write_hook("%97", socket, repo / "two.txt", 2.0) + b"\n")
+    counter.set_panes([agent_pane("%96", repo), agent_pane("%97", repo)])
+    assert retry_until(lambda: (counted.of("%96"), counted.of("%97")) == (ChangeCount(1, 1, 0), ChangeCount(1, 2, 0)), 10, raises=False), counted.counts
+    assert problems == []
