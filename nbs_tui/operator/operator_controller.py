@@ -38,6 +38,7 @@ from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
 from nbs_tui.lifecycle.threaded import LifecycleController
 from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.operator.pane_actions import ActionResult, Operator, summarize
+from nbs_tui.operator.review_actions import ReviewActions, Said
 from nbs_tui.runtime.contract import SidecarView
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.tmux.jump import Jumper, JumpResult
@@ -142,6 +143,8 @@ class OperatorController:
         self._thread: threading.Thread | None = None
         self.lifecycle = LifecycleController(settings, runtime, view, self.action_log, clock=clock)
         """Start, stop, restart, background sessions and the remembered fleet (each on its own thread)."""
+        self.review = ReviewActions(self.action_log, self._deliver_prompt, lambda pane_id: self.state.agent_states().get(pane_id))
+        """The review screen's actions: an agent's changes read, comments sent, merge, discard (`v`)."""
 
     # -- lifecycle and the action thread -------------------------------------------------------
 
@@ -487,6 +490,25 @@ class OperatorController:
             if card is not None:
                 return card
         return None
+
+    def _deliver_prompt(self, pane: PaneInfo, prompt: str) -> Said:
+        """A prompt typed into the agent once, whole (a bracketed paste), then Enter, after the
+        live re-check of the pane (`Operator.send_text`). Temporary: the holder's delivery (the
+        sidecar's rules on the live screen) replaces it when it lands."""
+        op = self.operator
+        if op is None:
+            return Said(False, "not sent: the fleet is not read yet")
+        result = op.send_text(pane, prompt, enter=True, why="review comments")
+        return Said(result.ok, "sent" if result.ok else f"not sent: {result.reason}")
+
+    def run_off_ui(self, work: Callable[[], object], done: Callable[[object], None]) -> None:
+        """``work`` on the action thread, ``done`` with its result on the UI thread."""
+
+        def job() -> None:
+            result = work()
+            self.view.on_ui(lambda: done(result))
+
+        self.submit(job)
 
     def answer(self, card: AnswerCard, key: str, done: Callable[[ActionResult], None]) -> None:
         """Answer ``card`` with ``key`` on the action thread, after a live re-check of the pane
