@@ -3,8 +3,8 @@
 - no two modules of nbs_tui share a file name (``__init__.py`` aside), so a name says which
   module it is (``commands.py`` once meant the key table and tmux's command path);
 - at most eight modules loose at the package root;
-- core/ holds only its sub-rooms (screen, detection, sidecar, control, fleet, notifications, fleet_api, review), no
-  loose module;
+- core/ holds only its sub-rooms (screen, detection, sidecar, control, fleet, notifications, fleet_api,
+  review), no loose module;
 - config.py imports no port below it (claude/, files/, tmux/): config is below the ports.
 """
 
