@@ -1,8 +1,8 @@
-"""Git for the review screen: an agent's worktree read, merged into its base, or discarded.
+"""Git for the review screen's actions: an agent's worktree merged into its base, or discarded.
+(What it changed is read by `nbs_tui.files.git_changes`.)
 
 git is run as ``git`` with fixed argument lists (never a shell line, never a path read as an
-option: paths come after ``--``), in the agent's folder. Nothing here computes a diff: git
-does, and `nbs_tui.core.review.unified_diff` reads its text.
+option), in the agent's folder, in `git_environment` (no optional locks, no prompt).
 
 Merge never forces: ``git merge-tree --write-tree`` first tries the merge without touching any
 tree or ref; a conflict is refused, naming the conflicting files, with nothing changed. A clean
@@ -20,37 +20,17 @@ Local folders only; every call blocks (run it off the UI thread).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from nbs_tui.files.git_changes import GitError, git_environment
+
 GIT_TIMEOUT = 30.0
 """Seconds one git command may take (a huge repository's first status can take a few)."""
 BACKUP_PREFIX = "refs/nbs-tui/discarded/"
-MAX_DIFF_BYTES = 8 * 1024 * 1024
-"""Bytes of one file's diff read at most (a generated file's diff is said, not shown)."""
-
-
-class GitError(Exception):
-    """git failed, or the folder is not what the action needs; the message says which."""
-
-
-@dataclass(frozen=True, slots=True)
-class ChangedFile:
-    path: str
-    """Relative to the worktree's root."""
-    status: str
-    """``added``, ``modified``, ``deleted``, ``typechange`` or ``untracked``."""
-    added: int | None
-    """Lines added (None: a binary file)."""
-    removed: int | None
-
-    @property
-    def binary(self) -> bool:
-        return self.added is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,19 +46,19 @@ class WorktreeFacts:
     """A linked worktree (``git worktree add``, Claude Code's ``-w``) on a branch of its own."""
 
 
-def git(folder: Path, *args: str, ok: Sequence[int] = (0,), env: Mapping[str, str] | None = None,
-        max_bytes: int | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
-    """Run ``git -C folder ARGS`` (no shell); a return code outside ``ok`` raises `GitError`."""
+def git(folder: Path, *args: str, ok: Sequence[int] = (0,), env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``git -C folder ARGS`` (no shell); a return code outside ``ok`` raises `GitError`.
+    Unlike `git_changes.run_git` it gives the return code and takes an environment (the
+    discard's scratch index)."""
     argv = ["git", "-C", str(folder), *args]
     try:
         done = subprocess.run(
-            argv, capture_output=True, timeout=GIT_TIMEOUT, check=False,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})},
+            argv, capture_output=True, timeout=GIT_TIMEOUT, check=False, stdin=subprocess.DEVNULL,
+            env={**git_environment(), **(env or {})},
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as error:
         raise GitError(f"git {args[0]} in {folder}: {error}") from None
-    out = done.stdout if max_bytes is None else done.stdout[:max_bytes]
-    result = subprocess.CompletedProcess(argv, done.returncode, out.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace"))
+    result = subprocess.CompletedProcess(argv, done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace"))
     if done.returncode not in ok:
         said = result.stderr.strip().splitlines()
         raise GitError(f"git {args[0]} in {folder}: {said[-1] if said else f'exit {done.returncode}'}")
@@ -90,9 +70,9 @@ def _line(folder: Path, *args: str) -> str:
 
 
 def worktree_facts(folder: Path, base: str | None = None) -> WorktreeFacts:
-    """The agent's worktree, its branch and its base. Without a remembered ``base``: the branch
-    checked out in the repository's main worktree (where ``-w`` branched from), else the branch
-    itself (then only uncommitted changes show)."""
+    """The agent's worktree, its branch and the base branch it merges into: ``base`` (the branch
+    remembered at its start, `nbs_tui.core.review.agent_base.AgentBase.branch`), else the branch
+    checked out in the repository's main worktree (where ``-w`` branched from), else its own."""
     root = Path(_line(folder, "rev-parse", "--show-toplevel"))
     branch = git(root, "symbolic-ref", "--quiet", "--short", "HEAD", ok=(0, 1)).stdout.strip()
     linked = Path(_line(root, "rev-parse", "--path-format=absolute", "--git-dir")) != Path(
@@ -121,48 +101,6 @@ def checked_out_branches(root: Path) -> dict[Path, str]:
         elif line.startswith("branch refs/heads/") and where is not None:
             found[where] = line.removeprefix("branch refs/heads/")
     return found
-
-
-_STATUS_WORDS = {"A": "added", "M": "modified", "D": "deleted", "T": "typechange"}
-
-
-def changed_files(facts: WorktreeFacts) -> list[ChangedFile]:
-    """Every file that differs from the fork point: committed, staged, unstaged and untracked
-    (an untracked file's lines all count as added)."""
-    root, fork = facts.root, facts.fork
-    counts: dict[str, tuple[int | None, int | None]] = {}
-    for row in git(root, "diff", "--numstat", "--no-renames", "-z", fork, "--").stdout.split("\0"):
-        if row.count("\t") == 2:
-            added, removed, path = row.split("\t")
-            counts[path] = (None, None) if added == "-" else (int(added), int(removed))
-    statuses = git(root, "diff", "--name-status", "--no-renames", "-z", fork, "--").stdout.split("\0")
-    files = [
-        ChangedFile(path, _STATUS_WORDS.get(status[:1], "modified"), *counts.get(path, (0, 0)))
-        for status, path in zip(statuses[0::2], statuses[1::2], strict=False) if path
-    ]  # fmt: skip
-    for path in git(root, "ls-files", "--others", "--exclude-standard", "-z").stdout.split("\0"):
-        if path:
-            files.append(ChangedFile(path, "untracked", *_untracked_counts(root / path)))
-    return sorted(files, key=lambda file: file.path)
-
-
-def _untracked_counts(path: Path) -> tuple[int | None, int | None]:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return 0, 0
-    if b"\0" in data[:8000]:  # git's own test for a binary file
-        return None, None
-    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0), 0
-
-
-def file_diff_text(facts: WorktreeFacts, changed: ChangedFile) -> str:
-    """git's diff of one file against the fork point (an untracked file: against nothing)."""
-    if changed.status == "untracked":
-        return git(
-            facts.root, "diff", "--no-index", "--no-color", "--", os.devnull, changed.path, ok=(0, 1), max_bytes=MAX_DIFF_BYTES
-        ).stdout  # fmt: skip
-    return git(facts.root, "diff", "--no-color", "--no-renames", facts.fork, "--", changed.path, max_bytes=MAX_DIFF_BYTES).stdout
 
 
 # -- merge --------------------------------------------------------------------------------------

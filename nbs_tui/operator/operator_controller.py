@@ -34,6 +34,7 @@ from nbs_tui.core.fleet.needs_you import NeedsYouEntry, NeedsYouQueue
 from nbs_tui.core.fleet.pane_state import PaneState
 from nbs_tui.core.fleet.problems import ProblemSink
 from nbs_tui.core.notifications.notify_rules import Notification, NotifyDecider, parse_kinds
+from nbs_tui.core.review.agent_base import BASE_OPTION, AgentBase, parse_base
 from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
 from nbs_tui.lifecycle.threaded import LifecycleController
 from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
@@ -42,6 +43,7 @@ from nbs_tui.operator.review_actions import ReviewActions, Said
 from nbs_tui.runtime.contract import SidecarView
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.tmux.jump import Jumper, JumpResult
+from nbs_tui.tmux.port import PaneGone, TmuxCommandError, TmuxUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +145,9 @@ class OperatorController:
         self._thread: threading.Thread | None = None
         self.lifecycle = LifecycleController(settings, runtime, view, self.action_log, clock=clock)
         """Start, stop, restart, background sessions and the remembered fleet (each on its own thread)."""
-        self.review = ReviewActions(self.action_log, self._deliver_prompt, lambda pane_id: self.state.agent_states().get(pane_id))
+        self.review = ReviewActions(
+            self.action_log, self._deliver_prompt, lambda pane_id: self.state.agent_states().get(pane_id), self._pane_base
+        )
         """The review screen's actions: an agent's changes read, comments sent, merge, discard (`v`)."""
 
     # -- lifecycle and the action thread -------------------------------------------------------
@@ -500,6 +504,17 @@ class OperatorController:
             return Said(False, "not sent: the fleet is not read yet")
         result = op.send_text(pane, prompt, enter=True, why="review comments")
         return Said(result.ok, "sent" if result.ok else f"not sent: {result.reason}")
+
+    def _pane_base(self, pane: PaneInfo) -> AgentBase | None:
+        """The base ``nbs-tui new`` left on the agent's pane (``@nbs_base``); None when it has none."""
+        fleet = self.runtime.fleet
+        commands = fleet.commands if fleet is not None else None
+        if commands is None:
+            return None
+        try:
+            return parse_base(commands.display(pane.pane_id, f"#{{{BASE_OPTION}}}"))
+        except (TmuxCommandError, TmuxUnavailable, PaneGone):
+            return None
 
     def run_off_ui(self, work: Callable[[], object], done: Callable[[object], None]) -> None:
         """``work`` on the action thread, ``done`` with its result on the UI thread."""

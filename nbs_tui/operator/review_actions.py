@@ -13,20 +13,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
+from nbs_tui.core.review.agent_base import AgentBase
+from nbs_tui.core.review.agent_changes import FileChange
 from nbs_tui.core.review.review_comments import ReviewComment, comments_prompt
 from nbs_tui.core.review.review_rules import send_refusal, worktree_refusal
 from nbs_tui.core.review.unified_diff import ParsedDiff, parse_file_diff
+from nbs_tui.files.git_changes import GitError, file_diff, read_agent_changes
 from nbs_tui.files.review_git import (
-    ChangedFile,
-    GitError,
     WorktreeFacts,
-    changed_files,
     discard_worktree,
-    file_diff_text,
     merge_into_base,
     worktree_facts,
 )
@@ -55,7 +54,9 @@ class ReviewLoad:
     pane: PaneInfo
     facts: WorktreeFacts | None
     """None: the folder is not in git (then ``message`` says so)."""
-    files: tuple[ChangedFile, ...]
+    files: tuple[FileChange, ...]
+    against: str | None = None
+    """The commit the files are counted from (the agent's base)."""
     message: str = ""
 
     @property
@@ -68,30 +69,35 @@ class ReviewActions:
 
     def __init__(
         self, log: ActionLog, deliver: Deliver, state_of: Callable[[PaneId], AgentState | None],
-        *, wall: Callable[[], float] = time.time,
+        base_of: Callable[[PaneInfo], AgentBase | None], *, wall: Callable[[], float] = time.time,
     ) -> None:  # fmt: skip
         self._log = log
         self._deliver = deliver
         self._state_of = state_of
+        self._base_of = base_of
+        """The base remembered when nbs-tui started the agent (``@nbs_base``), or None."""
         self._wall = wall
 
     def load(self, pane: PaneInfo) -> ReviewLoad:
-        folder = Path(pane.current_path)
-        if not pane.current_path or not folder.is_dir():
-            return ReviewLoad(pane, None, (), f"{pane.current_path or 'its folder'} is not a folder on this machine")
+        """The agent's changes against its base (`nbs_tui.files.git_changes.read_agent_changes`),
+        and its worktree's facts for merge and discard."""
+        base = self._base_of(pane)
         try:
-            facts = worktree_facts(folder)
-        except GitError:
-            return ReviewLoad(pane, None, (), f"{folder} is not in a git repository: nothing to review")
-        try:
-            return ReviewLoad(pane, facts, tuple(changed_files(facts)))
+            changes = read_agent_changes(pane.target, pane.current_path, base.commit if base else None)
+            if changes.repository is None:
+                return ReviewLoad(pane, None, (), message=changes.message or "not in a git repository: nothing to review")
+            facts = worktree_facts(Path(changes.repository), base.branch if base else None)
         except GitError as error:
-            return ReviewLoad(pane, facts, (), str(error))
+            return ReviewLoad(pane, None, (), message=str(error))
+        return ReviewLoad(pane, facts, changes.files, changes.base, changes.message or "")
 
-    def file_diff(self, load: ReviewLoad, changed: ChangedFile) -> ParsedDiff:
+    def file_diff(self, load: ReviewLoad, change: FileChange) -> ParsedDiff:
+        """One file's diff, read into hunks (cut where git's output was)."""
         if load.facts is None:
-            return ParsedDiff(changed.path, ())
-        return parse_file_diff(changed.path, file_diff_text(load.facts, changed))
+            return ParsedDiff(change.path, ())
+        diff = file_diff(str(load.facts.root), load.against, change)
+        parsed = parse_file_diff(change.path, diff.text)
+        return parsed if not diff.truncated else replace(parsed, cut=max(parsed.cut, 1))
 
     def send_comments(self, pane: PaneInfo, comments: Sequence[ReviewComment]) -> Said:
         """The comments as one prompt, typed once; refused while the agent is not idle."""

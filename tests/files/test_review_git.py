@@ -1,4 +1,4 @@
-"""The review's git port against real git: files and counts, merge, conflicts, discard."""
+"""The review's git actions against real git: a file's diff read into hunks, merge, conflicts, discard."""
 
 from __future__ import annotations
 
@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 from nbs_tui.core.review.unified_diff import LineKind, parse_file_diff
+from nbs_tui.files.git_changes import file_diff, read_agent_changes
 from nbs_tui.files.review_git import (
     BACKUP_PREFIX,
-    changed_files,
     discard_worktree,
-    file_diff_text,
     merge_into_base,
     worktree_facts,
 )
@@ -30,35 +29,17 @@ def repo(tmp_path: Path) -> AgentRepo:
     return agent_repo(tmp_path)
 
 
-def test_lists_committed_unstaged_and_untracked_files_with_numstat_counts(repo: AgentRepo) -> None:
-    wt = repo.worktree
-    repo.commit(wt, {"app.py": (wt / "app.py").read_text().replace("line 3\n", "line three\nline 3b\n")}, "edit")
-    (wt / "README.md").write_text("readme\nmore\n")  # unstaged
-    (wt / "new.py").write_text("a\nb\nc\n")  # untracked
-    (wt / "blob.bin").write_bytes(b"\0\1\2")
-    facts = worktree_facts(wt)
-    assert (facts.base, facts.branch, facts.own_worktree) == ("main", "agent", True)
-    files = {f.path: f for f in changed_files(facts)}
-    assert sorted(files) == ["README.md", "app.py", "blob.bin", "new.py"]
-    numstat = run_git(wt, "diff", "--numstat", facts.fork)
-    for row in numstat.splitlines():
-        added, removed, path = row.split("\t")
-        assert (files[path].added, files[path].removed) == (int(added), int(removed))
-    assert (files["new.py"].status, files["new.py"].added, files["new.py"].removed) == ("untracked", 3, 0)
-    assert files["blob.bin"].binary
-
-
 def test_a_files_diff_reads_into_numbered_hunks(repo: AgentRepo) -> None:
     wt = repo.worktree
     repo.commit(wt, {"app.py": (wt / "app.py").read_text().replace("line 10\n", "line ten\n")}, "edit")
     (wt / "new.py").write_text("x\ny\n")
-    facts = worktree_facts(wt)
-    files = {f.path: f for f in changed_files(facts)}
-    diff = parse_file_diff("app.py", file_diff_text(facts, files["app.py"]))
+    changes = read_agent_changes("agent", str(wt), worktree_facts(wt).fork)
+    files = {f.path: f for f in changes.files}
+    diff = parse_file_diff("app.py", file_diff(str(wt), changes.base, files["app.py"]).text)
     (hunk,) = diff.hunks
     changed = [(line.kind, line.old, line.new, line.text) for line in hunk.lines if line.kind is not LineKind.CONTEXT]
     assert changed == [(LineKind.REMOVED, 10, None, "line 10"), (LineKind.ADDED, None, 10, "line ten")]
-    untracked = parse_file_diff("new.py", file_diff_text(facts, files["new.py"]))
+    untracked = parse_file_diff("new.py", file_diff(str(wt), changes.base, files["new.py"]).text)
     assert [(line.new, line.text) for line in untracked.hunks[0].lines] == [(1, "x"), (2, "y")]
 
 
