@@ -195,7 +195,15 @@ class DiffView(ScrollView, can_focus=True):
         return self.diff.hunks[row.hunk] if row is not None and 0 <= row.hunk < len(self.diff.hunks) else None
 
     def move(self, delta: int) -> None:
-        self._set_cursor(max(0, min(len(self.rows) - 1, self.cursor + delta)))
+        """``delta`` rows down (up), the comments' rows skipped: the cursor is on a line or a header."""
+        if not self.rows:
+            return
+        row = max(0, min(len(self.rows) - 1, self.cursor + delta))
+        step = 1 if delta > 0 else -1
+        while self.rows[row].comment is not None and 0 <= row + step < len(self.rows):
+            row += step
+        if self.rows[row].comment is None:
+            self._set_cursor(row)
 
     def page(self, direction: int) -> None:
         self.move(direction * max(1, self.size.height - 2))
