@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
+from typing import Any
 
 import libtmux
 import pytest
@@ -75,7 +75,7 @@ def records(app: NbsApp, action: str) -> list[ActionRecord]:
     return [r for r in app.operator.action_log.tail() if isinstance(r, ActionRecord) and r.action == action]
 
 
-async def open_review(pilot: Pilot[object], app: NbsApp, pane: str, first_text: str) -> ReviewScreen:
+async def open_review(pilot: Pilot[Any], app: NbsApp, pane: str, first_text: str) -> ReviewScreen:
     await wait_for(pilot, lambda: app.state.agent_states().get(pane) is AgentState.IDLE, timeout=45, what="the agent idle")
     app.dashboard.select_pane(pane)
     await pilot.press("v")
@@ -86,7 +86,7 @@ async def open_review(pilot: Pilot[object], app: NbsApp, pane: str, first_text: 
     return screen
 
 
-async def confirm(pilot: Pilot[object], key: str) -> None:
+async def confirm(pilot: Pilot[Any], key: str) -> None:
     from nbs_tui.widgets.confirm_screen import ConfirmScreen
 
     await pilot.press(key)
@@ -180,4 +180,3 @@ async def test_a_conflict_is_refused_with_nothing_changed_and_discard_keeps_a_ba
         assert git(world.workdir, "show", f"{refs[0]}:app.py") == "def main():\n    return 2"
         assert git(tree, "rev-parse", "HEAD") == base  # back where it left the base
         assert [r.outcome for r in records(app, "discard")] == [Outcome.SENT]
-    time.sleep(0)  # nothing to wait for after: the agent stays where it is
