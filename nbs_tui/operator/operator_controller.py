@@ -61,6 +61,11 @@ class OperatorView(Protocol):
         """Ring the terminal bell (UI thread)."""
 
 
+DELIVERY_WAIT = 60.0
+"""Seconds the review waits for the holder's answer to a send (it answers within a few ticks:
+pasted, seen in the box, Enter, seen leaving it)."""
+
+
 class _SidecarProxy:
     """The runtime's sidecar, reached at call time (it starts after the first seed)."""
 
@@ -496,14 +501,21 @@ class OperatorController:
         return None
 
     def _deliver_prompt(self, pane: PaneInfo, prompt: str) -> Said:
-        """A prompt typed into the agent once, whole (a bracketed paste), then Enter, after the
-        live re-check of the pane (`Operator.send_text`). Temporary: the holder's delivery (the
-        sidecar's rules on the live screen) replaces it when it lands."""
-        op = self.operator
-        if op is None:
-            return Said(False, "not sent: the fleet is not read yet")
-        result = op.send_text(pane, prompt, enter=True, why="review comments")
-        return Said(result.ok, "sent" if result.ok else f"not sent: {result.reason}")
+        """A prompt typed into the agent once, whole, and submitted, by the holder's one entry
+        (`nbs_tui.sidecar.sidecar_runner.SidecarRunner.deliver_text`: refused while the agent
+        works, waits on a menu, or has half-typed input). Blocks until it answers (the action thread)."""
+        runner = self.runtime.sidecar_view
+        if runner is None:
+            return Said(False, "not sent: no sidecar acts for this server in this dashboard")
+        try:
+            delivery = runner.deliver_text(pane.pane_id, prompt, origin="review comments").result(timeout=DELIVERY_WAIT)
+        except (KeyError, ValueError) as error:
+            return Said(False, f"not sent: {error.args[0] if error.args else error}")
+        except TimeoutError:
+            return Said(False, f"not sent: the sidecar gave no answer within {DELIVERY_WAIT:.0f} s")
+        if delivery.ok:
+            return Said(True, "sent")
+        return Said(False, f"not sent: {delivery.message or delivery.reason}")
 
     def _pane_base(self, pane: PaneInfo) -> AgentBase | None:
         """The base ``nbs-tui new`` left on the agent's pane (``@nbs_base``); None when it has none."""

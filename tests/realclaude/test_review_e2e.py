@@ -119,7 +119,8 @@ async def test_comments_reach_the_agent_once_and_merge_puts_its_commit_on_the_ba
         await pilot.press("j", "c", *"return a named constant", "enter")
         assert [c.place for c in screen.comments] == ["feature.py:1", "feature.py:2"]
         await pilot.press("s")
-        await wait_for(pilot, lambda: "sent" in str(screen.said.render()), timeout=30, what="the comments sent")
+        await wait_for(pilot, lambda: "sent" in str(screen.said.render()), timeout=60, what="the holder's answer")
+        assert str(screen.said.render()) == "sent"
         assert not screen.comments  # sent: cleared
         await wait_for(pilot, lambda: world.api.count_prompts("Review comments") >= 1, timeout=45, what="the prompt at the API")
 
@@ -130,8 +131,7 @@ async def test_comments_reach_the_agent_once_and_merge_puts_its_commit_on_the_ba
         await pilot.pause(2.0)  # a second typing would come a little later: count after it
         sent = [p for p in world.api.prompts() if "Review comments" in p]
         assert len(sent) == 1, world.api.prompts()
-        assert "feature.py:1: name it for what it does" in sent[0]
-        assert "feature.py:2: return a named constant" in sent[0]
+        assert "[1] feature.py:1: name it for what it does [2] feature.py:2: return a named constant" in sent[0]
         assert [r.outcome for r in records(app, "review-comments")] == [Outcome.SENT]
 
         await wait_for(pilot, lambda: app.state.agent_states().get(pane) is AgentState.IDLE, timeout=45, what="idle again")
@@ -174,7 +174,8 @@ async def test_a_conflict_is_refused_with_nothing_changed_and_discard_keeps_a_ba
         assert [r.outcome for r in records(app, "merge")] == [Outcome.SKIPPED]
 
         await confirm(pilot, "X")
-        await wait_for(pilot, lambda: "kept as" in str(screen.said.render()), timeout=30, what="the discard")
+        await wait_for(pilot, lambda: "discard" in str(screen.said.render()) and "…" not in str(screen.said.render()), timeout=30, what="the discard")
+        assert "kept as" in str(screen.said.render()), screen.said.render()
         refs = git(world.workdir, "for-each-ref", "--format=%(refname)", BACKUP_PREFIX).splitlines()
         assert len(refs) == 1 and refs[0] in str(screen.said.render())
         assert git(world.workdir, "show", f"{refs[0]}:app.py") == "def main():\n    return 2"

@@ -55,8 +55,8 @@ def test_the_prompt_names_each_file_and_line_once_in_order() -> None:
     prompt = comments_prompt([
         ReviewComment("b.py", 7, "why\nthis?"), hunk_comment("a.py", hunk, "split this hunk"), ReviewComment("a.py", 1, "ok"),
     ])  # fmt: skip
-    lines = prompt.splitlines()
-    assert lines[1:] == ["- a.py:1: ok", "- a.py:2-3: split this hunk", "- b.py:7: why this?"]
+    assert "\n" not in prompt
+    assert prompt.endswith("[1] a.py:1: ok [2] a.py:2-3: split this hunk [3] b.py:7: why this?")
 
 
 def test_rules() -> None:
@@ -66,3 +66,25 @@ def test_rules() -> None:
     assert worktree_refusal(AgentState.IDLE, True, "merge") is None
     assert "worktree of its own" in (worktree_refusal(AgentState.IDLE, False, "merge") or "")
     assert "idle" in (worktree_refusal(AgentState.WORKING, True, "discard") or "")
+
+
+def test_a_named_agents_box_is_read_whole_across_its_rows() -> None:
+    """Claude Code 2.1.332 started with ``--name`` puts the name in the box's top rule: the
+    box's wrapped rows are still its text (the holder's delivery checks the whole text)."""
+    from nbs_tui.core.detection.detect import detect_text
+
+    screen = "\n".join([
+        "● Feature committed.",
+        "",
+        "──────────────────────────────────────────────────────────────────────── alpha ─",
+        "❯ Review comments on your changes (file:line, then the comment): [1]",
+        "  feature.py:1: name it for what it does [2] feature.py:2: return a named",
+        "  constant",
+        "────────────────────────────────────────────────────────────────────────────────",
+        "  ⏵⏵ accept edits on (shift+tab to cycle)",
+    ])  # fmt: skip
+    assert detect_text(screen).input_text == (
+        "Review comments on your changes (file:line, then the comment): [1]\n"
+        "feature.py:1: name it for what it does [2] feature.py:2: return a named\n"
+        "constant"
+    )

@@ -40,9 +40,10 @@ def hunk_comment(path: str, hunk: Hunk, text: str) -> ReviewComment:
 
 
 def comments_prompt(comments: Sequence[ReviewComment]) -> str:
-    """One prompt holding every comment, one per line, each ``file:line: text``, in file and
-    line order. A comment's own newlines become spaces: each comment stays one line."""
+    """One prompt holding every comment, numbered, each ``file:line: text``, in file and line
+    order, on one line: the holder's delivery checks the input box for the whole text, and a
+    multi-line paste under Claude Code's chip size shows there as its first line only (2.1.332).
+    A comment's own newlines become spaces."""
     ordered = sorted(comments, key=lambda c: (c.path, c.line))
-    lines = [PROMPT_HEAD]
-    lines += [f"- {comment.place}: {' '.join(comment.text.split())}" for comment in ordered]
-    return "\n".join(lines)
+    items = [f"[{n}] {comment.place}: {' '.join(comment.text.split())}" for n, comment in enumerate(ordered, 1)]
+    return " ".join([PROMPT_HEAD, *items])
