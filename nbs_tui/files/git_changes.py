@@ -346,3 +346,12 @@ def commits_since(root: str, base: str | None, *, limit: int = 200) -> tuple[Com
         if sep:
             commits.append(Commit(sha, subject))
     return tuple(commits)
+
+
+def has_commit(root: str | Path, commit: str) -> bool:
+    """``commit`` is a commit of this repository (a remembered base may be from another one)."""
+    try:
+        run_git(root, ["cat-file", "-e", f"{commit}^{{commit}}"])
+    except GitError:
+        return False
+    return True

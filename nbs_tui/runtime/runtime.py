@@ -53,6 +53,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
+from nbs_tui.claude.spool import HookEvent
 from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.host_spec import LOCAL, HostSpec
@@ -66,6 +67,7 @@ from nbs_tui.lifecycle.background_poll import BackgroundPoller
 from nbs_tui.lifecycle.fleet_keeper import PROBLEM_SOURCE, FleetKeeper
 from nbs_tui.notify.event_notices import EventNotices
 from nbs_tui.notify.push import PushSender
+from nbs_tui.runtime.change_counter import ChangeCounter
 from nbs_tui.runtime.contract import (
     LeaseMode,
     RuntimeListener,
@@ -135,6 +137,8 @@ class _Fanout(FleetListener):
         runtime.listener.fleet_changed(panes)
         if runtime.keeper is not None:
             runtime.keeper.changed()
+        if runtime.changes is not None:
+            runtime.changes.set_panes(panes)
 
     def layout_changed(self) -> None:
         """A layout-only change (a pane resized, windows rearranged): the keeper remembers it
@@ -186,6 +190,8 @@ class Runtime:
         """Keeps this server's fleet memory while this process acts (`nbs_tui.lifecycle.fleet_keeper`)."""
         self.push: PushSender | None = None
         """Sends push notifications (``notify_urls``) while this process holds the lease (`nbs_tui.notify.push`)."""
+        self.changes: ChangeCounter | None = None
+        """Keeps each agent's change count for a listener that `shows_changes` (`nbs_tui.runtime.change_counter`)."""
         self.background: BackgroundPoller | None = None
         """Lists Claude Code's background sessions for a listener that shows them (module docstring)."""
         self._host: Host | None = None
@@ -226,13 +232,24 @@ class Runtime:
             )
         if options.claude and not elsewhere:
             self.claude = self._try(
-                "Claude Code signals", lambda: ClaudeSignals(self.settings, _FactsTap(self), clock=options.wall, problems=self.problem)
+                "Claude Code signals",
+                lambda: ClaudeSignals(
+                    self.settings, _FactsTap(self), clock=options.wall, problems=self.problem, hook_tap=self._hook_event
+                ),
             )
         shows_background = self.listener.shows_background_sessions
         if options.claude and not elsewhere and self.settings.background_sessions and shows_background:
             self.background = self._try(
                 "background sessions",
                 lambda: BackgroundPoller(self.settings.claude_command, self.listener.background_sessions_changed, self.problem),
+            )
+        if self.claude is not None and self.listener.shows_changes:
+            claude = self.claude
+            self.changes = self._try(
+                "change column",
+                lambda: ChangeCounter(
+                    self.settings, self._commands, claude.tmux_socket, self.listener.changes_counted, self.problem
+                ),
             )
         fanout = _Fanout(self)
         if options.fleet_factory is not None:
@@ -267,6 +284,11 @@ class Runtime:
                 self.push = self._try("push notifications", self._build_push)
         if options.control_plane and elsewhere:  # after the sidecar: the host's service applies it
             self.control_plane = self._try("control plane", lambda: self._remote_plane(hosts[0]))
+
+    def _hook_event(self, event: HookEvent) -> None:
+        """Claude signals read a hook event (its thread): the change column hears of writes."""
+        if self.changes is not None:
+            self.changes.hook_event(event)
 
     def _build_keeper(self) -> FleetKeeper | None:
         """The fleet memory of this machine's server, kept while this process acts."""
@@ -529,6 +551,8 @@ class Runtime:
                 self._start("control plane", self.control_plane.start, self.control_plane.stop)
             if self.claude is not None:
                 self._start("Claude Code signals", self.claude.start, self.claude.stop)
+            if self.changes is not None:
+                self._start("change column", self.changes.start, self.changes.stop)
             if self.background is not None:  # its first look waits a little: the first frame first
                 self._start("background sessions", self.background.start, self.background.stop)
             fleet = self.fleet

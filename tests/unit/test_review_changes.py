@@ -22,6 +22,7 @@ from nbs_tui.core.review.git_output import (
     parse_diff,
     parse_status,
 )
+from nbs_tui.core.review.written_files import WrittenFiles, written_path
 
 STATUS = (
     b"# branch.oid c95ee21502bb2f709d73a43325d547755460144c\0# branch.head main\0"
@@ -189,3 +190,27 @@ def test_the_base_option_round_trips_and_refuses_what_is_not_a_commit() -> None:
     assert parse_base(both.render()) == both
     assert parse_base(AgentBase("b" * 40).render()) == AgentBase("b" * 40)
     assert parse_base("") is None and parse_base("main") is None and parse_base("zz" * 20) is None
+
+
+def test_a_write_is_a_post_tool_use_of_a_tool_that_names_its_file() -> None:
+    edit = {"tool_name": "Edit", "tool_input": {"file_path": "/repo/a.py", "old_string": "x"}, "cwd": "/repo"}
+    assert written_path("PostToolUse", edit) == "/repo/a.py"
+    assert written_path("PreToolUse", edit) is None  # asked, not done
+    notebook = {"tool_name": "NotebookEdit", "tool_input": {"notebook_path": "n.ipynb"}, "cwd": "/repo/sub"}
+    assert written_path("PostToolUse", notebook) == "/repo/sub/n.ipynb"
+    assert written_path("PostToolUse", {"tool_name": "Bash", "tool_input": {"command": "touch x"}}) is None
+    assert written_path("PostToolUse", {"tool_name": "Write", "tool_input": "?"}) is None
+    assert written_path("PostToolUse", {"tool_name": "Write", "tool_input": {"file_path": "rel"}}) is None  # no cwd
+
+
+def test_the_last_writer_of_a_file_under_a_worktree_is_its_writer() -> None:
+    ledger = WrittenFiles()
+    assert ledger.add("%1", "/repo/a.py", 10.0)
+    assert not ledger.add("%1", "/repo/a.py", 9.0)  # an older write is no news
+    assert ledger.add("%2", "/repo/a.py", 11.0)
+    assert ledger.add("%2", "/repo/.claude/worktrees/w/b.py", 12.0)
+    assert ledger.add("%3", "/elsewhere/c.py", 13.0)
+    assert ledger.writers_under("/repo") == {"a.py": "%2", ".claude/worktrees/w/b.py": "%2"}
+    assert ledger.writers_under("/repo/.claude/worktrees/w") == {"b.py": "%2"}
+    ledger.forget("%2")
+    assert ledger.writers_under("/repo") == {"a.py": "%1"} and ledger.panes() == {"%1", "%3"}

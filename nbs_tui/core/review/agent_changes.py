@@ -82,6 +82,19 @@ class FolderChanges:
 
 
 @dataclass(frozen=True, slots=True)
+class ChangeCount:
+    """What the fleet list's change column shows of an agent: files changed, lines +/-."""
+
+    files: int
+    added: int
+    removed: int
+
+    def text(self) -> str:
+        """``3 +12 -4``; empty for an agent with no change (the column stays quiet)."""
+        return f"{self.files} +{self.added} -{self.removed}" if self.files else ""
+
+
+@dataclass(frozen=True, slots=True)
 class AgentChanges:
     """One agent's changes: its folder's, cut down to its own files when it shares the folder."""
 
@@ -105,6 +118,9 @@ class AgentChanges:
     @property
     def removed(self) -> int:
         return sum(change.removed or 0 for change in self.files)
+
+    def count(self) -> ChangeCount:
+        return ChangeCount(len(self.files), self.added, self.removed)
 
     def as_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {

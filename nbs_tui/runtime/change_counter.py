@@ -1,0 +1,264 @@
+"""`ChangeCounter`: the fleet list's change column (files, +/-) kept current for every agent pane
+of this machine's server, from two kinds of news and never a timed scan (docs/review.md):
+
+* a file changed in an agent's worktree (`nbs_tui.files.worktree_watch.WorktreeWatch`: one
+  watchfiles watch over every agent's worktree root);
+* an agent's Claude Code wrote a file (its PostToolUse hook, offered by Claude signals: who wrote
+  it decides which agent counts it where several share a worktree).
+
+Then, on its own thread (``nbs-change-counts``), that worktree's changes are read from git
+(`nbs_tui.files.git_changes.read_folder_changes`: two git commands) once per base in use there,
+and each of its agents' counts worked out (`nbs_tui.core.review.agent_changes.attribute`). A
+worktree is read at most once per `MIN_GAP` seconds: a file written every second by fifty agents
+costs each worktree one read per gap, not one per write (bench/bench_change_column.py).
+
+A pane's worktree root is asked of git when its folder is first seen (or changes); its base is
+``@nbs_base`` (read for every pane in one ``list-panes`` when the panes change) when that commit
+is in the repository, else `fallback_base`. Only counts that changed are reported.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from nbs_tui.claude.hook_writes import WriteFollower, read_writes
+from nbs_tui.claude.spool import HookEvent
+from nbs_tui.config import Settings
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.review.agent_base import BASE_OPTION, parse_base
+from nbs_tui.core.review.agent_changes import ChangeCount, attribute
+from nbs_tui.files.git_changes import (
+    GitError,
+    UntrackedCounter,
+    fallback_base,
+    has_commit,
+    read_folder_changes,
+    worktree_root,
+)
+from nbs_tui.files.worktree_watch import WorktreeWatch
+from nbs_tui.tmux.commands import TmuxServerCommands
+from nbs_tui.tmux.errors import TmuxError
+
+log = logging.getLogger(__name__)
+
+MIN_GAP = 2.0
+"""Seconds between two reads of one worktree: changes meanwhile are read together at its end."""
+SETTLE = 0.2
+"""Seconds a burst of news is let settle before the thread reads anything."""
+PROBLEM_SOURCE = "change column"
+
+
+class ChangeCounter:
+    """Keeps every agent pane's `ChangeCount` (module docstring). ``report`` gets the counts that
+    changed, on the counter's thread."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        commands: Callable[[], TmuxServerCommands | None],
+        tmux_socket: str,
+        report: Callable[[Mapping[PaneId, ChangeCount]], None],
+        problem: Callable[[str, str], None],
+        *,
+        min_gap: float = MIN_GAP,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._settings = settings
+        self._commands = commands
+        self._report = report
+        self._problem = problem
+        self._min_gap = min_gap
+        self._clock = clock
+        self._follower = WriteFollower(tmux_socket)
+        self._untracked = UntrackedCounter()
+        self._watch = WorktreeWatch(self._roots_changed, lambda message: problem(PROBLEM_SOURCE, message))
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        # handed over under the lock, taken by the thread
+        self._pending_panes: dict[PaneId, str] | None = None
+        self._pending_events: list[HookEvent] = []
+        self._pending_roots: set[str] = set()
+        # the thread's own
+        self._folders: dict[PaneId, str] = {}
+        self._root_of_folder: dict[str, str | None] = {}
+        self._bases: dict[PaneId, str | None] = {}
+        self._fallbacks: dict[str, str | None] = {}
+        self._dirty: set[str] = set()
+        self._last_read: dict[str, float] = {}
+        self.counts: dict[PaneId, ChangeCount] = {}
+        """The counts last reported (the thread writes it; others read a whole value)."""
+        self.reads = 0
+        """Worktree reads so far (tests, benches)."""
+
+    # -- news, from any thread --------------------------------------------------------------------
+
+    def set_panes(self, panes: Sequence[PaneInfo]) -> None:
+        """The fleet changed: its live agent panes and their folders."""
+        folders = {p.pane_id: p.current_path for p in panes if p.is_agent and not p.dead and p.current_path}
+        with self._lock:
+            self._pending_panes = folders
+        self._wake.set()
+
+    def hook_event(self, event: HookEvent) -> None:
+        """Every hook event Claude signals read (only a finished write matters)."""
+        if event.event == "PostToolUse":
+            with self._lock:
+                self._pending_events.append(event)
+            self._wake.set()
+
+    def _roots_changed(self, roots: frozenset[str]) -> None:
+        with self._lock:
+            self._pending_roots |= roots
+        self._wake.set()
+
+    # -- the thread -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._watch.start()
+        self._thread = threading.Thread(target=self._run, name="nbs-change-counts", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._wake.set()
+        self._watch.stop()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(5.0)
+
+    def _run(self) -> None:
+        try:  # the writes before this process started: who wrote what, in shared worktrees
+            self._follower.written = read_writes(self._settings.hook_spool, self._follower.socket)
+        except OSError as error:
+            self._problem(PROBLEM_SOURCE, f"the hook spool was not read: {error}")
+        timeout: float | None = None
+        while not self._stopping.is_set():
+            self._wake.wait(timeout)
+            if self._stopping.wait(SETTLE):
+                return
+            self._wake.clear()
+            try:
+                timeout = self.pass_once()
+            except Exception as error:  # the thread goes on: the next news tries again
+                log.exception("change column pass failed")
+                self._problem(PROBLEM_SOURCE, f"the change counts were not read: {error}")
+                timeout = None
+
+    def pass_once(self) -> float | None:
+        """Take the news, read the worktrees that are due; the seconds until the next one is
+        due (None: none is waiting)."""
+        with self._lock:
+            panes, self._pending_panes = self._pending_panes, None
+            events, self._pending_events = self._pending_events, []
+            roots, self._pending_roots = self._pending_roots, set()
+        if panes is not None:
+            self._take_panes(panes)
+        self._dirty |= roots
+        for event in events:
+            writer = self._follower.offer(event)
+            if writer is not None and writer in self._folders:
+                root = self._root_of_folder.get(self._folders[writer])
+                if root is not None:
+                    self._dirty.add(root)
+        return self._read_due()
+
+    def _take_panes(self, folders: dict[PaneId, str]) -> None:
+        changed = {p for p, f in folders.items() if self._folders.get(p) != f}
+        gone = set(self._folders) - set(folders)
+        for pane_id in gone:
+            root = self._root_of_folder.get(self._folders[pane_id])
+            if root is not None:
+                self._dirty.add(root)  # its neighbours may no longer share the worktree
+            self._bases.pop(pane_id, None)
+            self.counts.pop(pane_id, None)
+            self._follower.written.forget(pane_id)
+        self._folders = dict(folders)
+        if not changed:
+            if gone:
+                self._watch.set_roots(self._roots())
+            return
+        bases = self._read_bases()
+        for pane_id in changed:
+            folder = folders[pane_id]
+            if folder not in self._root_of_folder:
+                self._root_of_folder[folder] = worktree_root(folder)
+            root = self._root_of_folder[folder]
+            if root is None:
+                self._bases.pop(pane_id, None)
+                continue
+            remembered = bases.get(pane_id)
+            self._bases[pane_id] = remembered if remembered is not None and has_commit(root, remembered) else None
+            self._dirty.add(root)
+        self._watch.set_roots(self._roots())
+
+    def _read_bases(self) -> dict[PaneId, str]:
+        """Every pane's ``@nbs_base`` commit, in one tmux command."""
+        commands = self._commands()
+        if commands is None:
+            return {}
+        try:
+            out = commands.run("list-panes", "-a", "-F", f"#{{pane_id}}\t#{{{BASE_OPTION}}}")
+        except TmuxError as error:
+            self._problem(PROBLEM_SOURCE, f"the agents' bases were not read: {error}")
+            return {}
+        found: dict[PaneId, str] = {}
+        for pane_id, _, value in (line.partition("\t") for line in out.lines):
+            base = parse_base(value)
+            if base is not None:
+                found[pane_id] = base.commit
+        return found
+
+    def _roots(self) -> set[str]:
+        return {root for f in self._folders.values() if (root := self._root_of_folder.get(f)) is not None}
+
+    def _read_due(self) -> float | None:
+        now = self._clock()
+        wait: float | None = None
+        reported: dict[PaneId, ChangeCount] = {}
+        for root in sorted(self._dirty):
+            left = self._last_read.get(root, float("-inf")) + self._min_gap - now
+            if left > 0:
+                wait = left if wait is None else min(wait, left)
+                continue
+            self._dirty.discard(root)
+            self._last_read[root] = now
+            reported.update(self._read_root(root))
+        if reported:
+            self._report(reported)
+        return wait
+
+    def _read_root(self, root: str) -> dict[PaneId, ChangeCount]:
+        """Read one worktree once per base in use there; the counts of its panes that changed."""
+        panes = [p for p, f in self._folders.items() if self._root_of_folder.get(f) == root]
+        if not panes:
+            return {}
+        writers = self._follower.written.writers_under(root)
+        shared = len(panes) > 1
+        by_base: dict[str | None, list[PaneId]] = {}
+        for pane_id in panes:
+            base = self._bases.get(pane_id)
+            if base is None:
+                if root not in self._fallbacks:
+                    self._fallbacks[root] = fallback_base(root)
+                base = self._fallbacks[root]
+            by_base.setdefault(base, []).append(pane_id)
+        changed: dict[PaneId, ChangeCount] = {}
+        for base, members in by_base.items():
+            try:
+                folder_changes = read_folder_changes(root, base, self._untracked)
+            except GitError as error:
+                self._problem(PROBLEM_SOURCE, f"{root}: {error}")
+                continue
+            self.reads += 1
+            for pane_id in members:
+                count = attribute(
+                    folder_changes, target=pane_id, agent_folder=self._folders[pane_id], written=writers, shared=shared
+                ).count()
+                if self.counts.get(pane_id) != count:
+                    self.counts[pane_id] = count
+                    changed[pane_id] = count
+        return changed
