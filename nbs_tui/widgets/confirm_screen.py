@@ -22,6 +22,7 @@ class ConfirmScreen(ModalScreen[bool]):
     }
     ConfirmScreen > Vertical {
         width: 80;
+        max-width: 100%;
         height: auto;
         max-height: 90%;
         border: thick $warning;

@@ -69,3 +69,15 @@ def test_phone_review(review_app: NbsApp, snap_compare: Callable[..., bool]) -> 
         await pilot.pause(0.3)
 
     assert snap_compare(review_app, terminal_size=PHONE, run_before=run_before)
+
+
+def test_phone_review_merge_is_asked_first(review_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
+    async def run_before(pilot: Pilot[object]) -> None:
+        from nbs_tui.widgets.confirm_screen import ConfirmScreen
+
+        await open_review(pilot, mirror=False)
+        await pilot.press("M")
+        await wait_for(pilot, lambda: isinstance(review_app.screen, ConfirmScreen), what="the confirmation")
+        await pilot.pause(0.3)
+
+    assert snap_compare(review_app, terminal_size=PHONE, run_before=run_before)
