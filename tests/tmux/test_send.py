@@ -70,6 +70,12 @@ class View(Headless):
         return sum(1 for e in self.find("send", pane=pane_id, result=result) if bool(e.get("by")) == relayed)
 
 
+def published(server: libtmux.Server, pane_id: str) -> str:
+    """The pane's state as the holder published it (what the fleet API lists)."""
+    out = server.cmd("display-message", "-p", "-t", pane_id, "#{@nbs_state}").stdout
+    return out[0] if out else ""
+
+
 @pytest.fixture
 def commands(server: libtmux.Server) -> TmuxServerCommands:
     return TmuxServerCommands.for_server(ServerAddress(socket_name=str(server.socket_name)))
@@ -91,6 +97,7 @@ def test_two_views_one_holder_the_text_is_typed_once(
         assert retry_until(lambda: one.acting() or two.acting(), 30, raises=False), one.events
         assert retry_until(lambda: one.has("state", pane=alpha) and two.has("state", pane=alpha), 20, raises=False)
         acting, watching = (one, two) if one.acting() else (two, one)
+        assert retry_until(lambda: published(server, alpha) == "idle", 20, raises=False)  # listed by the API
         done = send(server, tmp_path, "alpha", "build the parser; then say 'done' & stop", "--json")
         assert done.returncode == ExitCode.DONE, done.stderr
         out = json.loads(done.stdout)
@@ -110,7 +117,7 @@ def test_refused_with_input_half_typed_or_a_poll_in_flight_and_nothing_typed(
     polled, polled_log = agent(session, tmp_path, "polled", "idle")
     server.cmd("send-keys", "-t", typed, "-l", "half a thought")
     assert retry_until(lambda: "half a thought" in capture(commands, typed), 5, raises=False)
-    assert retry_until(lambda: holder.has("state", pane=typed) and holder.has("state", pane=polled), 20, raises=False)
+    assert retry_until(lambda: published(server, typed) == published(server, polled) == "idle", 20, raises=False)
 
     half = send(server, tmp_path, "typed", "next task")
     assert half.returncode == ExitCode.REFUSED, half.stderr
@@ -133,7 +140,7 @@ def test_a_permission_prompt_is_refused_unchanged_and_bad_input_or_targets_get_t
     session: libtmux.Session, server: libtmux.Server, tmp_path: Path, commands: TmuxServerCommands, holder: View
 ) -> None:
     asking, log = agent(session, tmp_path, "asking", "permission")
-    assert retry_until(lambda: holder.has("state", pane=asking), 20, raises=False)
+    assert retry_until(lambda: published(server, asking) == "permission", 20, raises=False)
     before = capture(commands, asking)
     refused = send(server, tmp_path, "asking", "yes, go on")
     assert refused.returncode == ExitCode.REFUSED, refused.stderr
