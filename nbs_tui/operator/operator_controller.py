@@ -151,7 +151,8 @@ class OperatorController:
         self.lifecycle = LifecycleController(settings, runtime, view, self.action_log, clock=clock)
         """Start, stop, restart, background sessions and the remembered fleet (each on its own thread)."""
         self.review = ReviewActions(
-            self.action_log, self._deliver_prompt, lambda pane_id: self.state.agent_states().get(pane_id), self._pane_base
+            self.action_log, self._deliver_prompt, lambda pane_id: self.state.agent_states().get(pane_id), self._pane_base,
+            local=self._on_this_machine,
         )
         """The review screen's actions: an agent's changes read, comments sent, merge, discard (`v`)."""
 
@@ -516,6 +517,12 @@ class OperatorController:
         if delivery.ok:
             return Said(True, "sent")
         return Said(False, f"not sent: {delivery.message or delivery.reason}")
+
+    def _on_this_machine(self, pane: PaneInfo) -> bool:
+        """The pane's host is this machine (its folder can be read here)."""
+        hosts = self.settings.watched_hosts()
+        host = next((h for h in hosts if h.name == pane.host), None) if pane.host else hosts[0] if len(hosts) == 1 else None
+        return host is not None and host.is_local
 
     def _pane_base(self, pane: PaneInfo) -> AgentBase | None:
         """The base ``nbs-tui new`` left on the agent's pane (``@nbs_base``); None when it has none."""

@@ -69,18 +69,23 @@ class ReviewActions:
 
     def __init__(
         self, log: ActionLog, deliver: Deliver, state_of: Callable[[PaneId], AgentState | None],
-        base_of: Callable[[PaneInfo], AgentBase | None], *, wall: Callable[[], float] = time.time,
+        base_of: Callable[[PaneInfo], AgentBase | None], *, local: Callable[[PaneInfo], bool] = lambda _pane: True,
+        wall: Callable[[], float] = time.time,
     ) -> None:  # fmt: skip
         self._log = log
         self._deliver = deliver
         self._state_of = state_of
         self._base_of = base_of
         """The base remembered when nbs-tui started the agent (``@nbs_base``), or None."""
+        self._local = local
+        """Whether the agent's folder is on this machine (git runs here; another host's is not reviewed yet)."""
         self._wall = wall
 
     def load(self, pane: PaneInfo) -> ReviewLoad:
         """The agent's changes against its base (`nbs_tui.files.git_changes.read_agent_changes`),
         and its worktree's facts for merge and discard."""
+        if not self._local(pane):
+            return ReviewLoad(pane, None, (), message="the review reads git on this machine: an agent on another host is not reviewed yet")
         base = self._base_of(pane)
         try:
             changes = read_agent_changes(pane.target, pane.current_path, base.commit if base else None)
