@@ -109,6 +109,18 @@ def not_installed(host: str) -> str:
     )
 
 
+def worktree_has_changes(pane: PaneInfo, commands: TmuxServerCommands) -> bool:
+    """Whether the agent's folder (on this machine) has changes against the base ``nbs-tui new``
+    left on its pane (``@nbs_base``; else git's fallback): a finished turn's push then links to
+    its review. Blocks on tmux and git (the push worker's thread); any failure is "no"."""
+    try:
+        base = parse_base(commands.display(pane.pane_id, f"#{{{BASE_OPTION}}}"))
+        changes = read_agent_changes(pane.target, pane.current_path, base.commit if base else None)
+    except (GitError, TmuxCommandError, TmuxUnavailable, PaneGone):
+        return False
+    return bool(changes.files)
+
+
 _T = TypeVar("_T")
 
 
@@ -315,17 +327,11 @@ class Runtime:
             return next((p.target for p in panes if p.pane_id == pane_id), pane_id)
 
         def changed(pane_id: PaneId) -> bool:
-            """The agent's worktree has changes against its base (a finished turn's push links to its review)."""
             pane = next((p for p in (fleet.panes() if fleet is not None else []) if p.pane_id == pane_id), None)
             commands = fleet.commands if fleet is not None else None
             if pane is None or commands is None or self._there_remote():
                 return False
-            try:
-                base = parse_base(commands.display(pane_id, f"#{{{BASE_OPTION}}}"))
-                changes = read_agent_changes(pane.target, pane.current_path, base.commit if base else None)
-            except (GitError, TmuxCommandError, TmuxUnavailable, PaneGone):
-                return False
-            return bool(changes.files)
+            return worktree_has_changes(pane, commands)
 
         return PushSender(
             self.settings.notify_urls, EventNotices(self.settings, (lambda: [lease]) if lease is not None else tuple),
