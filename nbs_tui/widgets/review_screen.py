@@ -92,6 +92,8 @@ class ReviewScreen(Screen[None]):
         self.target = target
         self.files: list[ChangedFileLike] = []
         self.own_worktree = False
+        self._heading = ""
+        """The branch and its base (``agent → main``), once read."""
         self.comments: list[ReviewComment] = []
         self._title = Static(Text(f"Review: {target} (reading its changes…)", style="bold"), id="review-title")
         self.file_list = OptionList(id="review-files")
@@ -156,7 +158,7 @@ class ReviewScreen(Screen[None]):
         return [comment for comment in self.comments if comment.path == path]
 
     def _show_title(self) -> None:
-        heading = getattr(self, "_heading", "")
+        heading = self._heading
         added = sum(f.added or 0 for f in self.files)
         removed = sum(f.removed or 0 for f in self.files)
         text = Text(f"Review: {self.target}", style="bold")
@@ -262,7 +264,7 @@ class ReviewScreen(Screen[None]):
             return
         from nbs_tui.widgets.confirm_screen import ConfirmScreen
 
-        heading = getattr(self, "_heading", "")
+        heading = self._heading
         if action == "merge":
             title, what = "Merge the agent's branch", "Merge it into the base (a fast-forward or a merge commit; never forced)?"
         else:
