@@ -37,6 +37,8 @@ from tests.headless_proc import Headless
 from tests.tmux.test_lease_headless import agent, capture, submits
 
 REPO = Path(__file__).resolve().parents[2]
+TEXT = "say 'done' & stop; $HOME \\ `date` \"q\" -- #{pane_id} é"
+"""What a shell, tmux's parser, a format or a control client's escaping could change."""
 
 
 def environment(home: Path, service: str = "off") -> dict[str, str]:
@@ -98,13 +100,13 @@ def test_two_views_one_holder_the_text_is_typed_once(
         assert retry_until(lambda: one.has("state", pane=alpha) and two.has("state", pane=alpha), 20, raises=False)
         acting, watching = (one, two) if one.acting() else (two, one)
         assert retry_until(lambda: published(server, alpha) == "idle", 20, raises=False)  # listed by the API
-        done = send(server, tmp_path, "alpha", "build the parser; then say 'done' & stop", "--json")
+        done = send(server, tmp_path, "alpha", TEXT, "--json")
         assert done.returncode == ExitCode.DONE, done.stderr
         out = json.loads(done.stdout)
         assert out["result"] == "submitted" and out["agent"]["pane_id"] == alpha and out["reason"] is None
-        assert submits(log) == ["SUBMIT build the parser; then say 'done' & stop"]
+        assert submits(log) == [f"SUBMIT {TEXT}"]
         time.sleep(3)  # a second typing would come a little later: count again
-        assert submits(log) == ["SUBMIT build the parser; then say 'done' & stop"]
+        assert submits(log) == [f"SUBMIT {TEXT}"]
         assert acting.sends(alpha, "typed") == 1 and watching.sends(alpha, "typed") == 0
         assert retry_until(lambda: watching.sends(alpha, "typed", relayed=True) == 1, 10, raises=False), watching.events
     assert one.returncode == 0 and two.returncode == 0, (one.stderr, two.stderr)
@@ -217,3 +219,37 @@ def test_a_send_a_dead_holder_pasted_is_never_typed_again_and_its_caller_hears_w
     assert view.returncode == 0, view.stderr
     assert submits(log) == ([f"SUBMIT {text}"] if entered else [])
     assert view.find("send", pane=alpha, result="typed") == []
+
+
+def test_a_holder_sigkilled_mid_send_never_types_it_twice_and_the_caller_hears_what_became_of_it(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path, commands: TmuxServerCommands
+) -> None:
+    """The holder is SIGKILLed the moment tmux says it pasted the text (``typed``, written in
+    the paste's own step), most likely before its Enter (a tick later). The other view takes the
+    lease over a ttl later, recovers the pane by the in-flight rule and answers the waiting
+    caller: erased and nothing submitted, or (killed after Enter) submitted once and said so."""
+    alpha, log = agent(session, tmp_path, "alpha", "idle")
+    with View(server, tmp_path / "one") as one, View(server, tmp_path / "two") as two:
+        assert retry_until(lambda: one.acting() or two.acting(), 30, raises=False)
+        assert retry_until(lambda: published(server, alpha) == "idle", 20, raises=False)
+        holder, other = (one, two) if one.acting() else (two, one)
+        caller = subprocess.Popen(
+            [sys.executable, "-m", "nbs_tui", "send", "alpha", "write the report", "-L", str(server.socket_name)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=environment(tmp_path / "cli"),
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while " typed " not in commands.display(alpha, "#{@nbs_send_ack}") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        holder.proc.kill()  # SIGKILL: no answer, no release, no withdrawal
+        out, err = caller.communicate(timeout=120)
+        assert retry_until(other.acting, 5, raises=False)
+        time.sleep(3)  # a second typing would come a little later
+        done = submits(log)
+        if caller.returncode == ExitCode.REFUSED and "erased" in err:
+            assert done == [] and "(stopped)" in err, (done, err)
+            assert "write the report" not in capture(commands, alpha)
+        else:  # killed after its Enter: submitted once, and the caller told it may have been
+            assert caller.returncode == ExitCode.REFUSED and "may have been" in err, (caller.returncode, out, err)
+            assert done == ["SUBMIT write the report"]
+        assert other.sends(alpha, "typed") == 0  # the new holder typed nothing (it heard the dead one's typing)
+    assert other.returncode == 0, other.stderr
