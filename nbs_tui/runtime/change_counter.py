@@ -9,8 +9,10 @@ of this machine's server, from two kinds of news and never a timed scan (docs/re
 Then, on its own thread (``nbs-change-counts``), that worktree's changes are read from git
 (`nbs_tui.files.git_changes.read_folder_changes`: two git commands) once per base in use there,
 and each of its agents' counts worked out (`nbs_tui.core.review.agent_changes.attribute`). A
-worktree is read at most once per `MIN_GAP` seconds: a file written every second by fifty agents
-costs each worktree one read per gap, not one per write (bench/bench_change_column.py).
+worktree is read at most once per `MIN_GAP`, and all the reads together take at most
+`CPU_BUDGET` of a core (the worktrees read longest ago first): a file written every second by
+fifty agents costs a bounded share of a core, the counts then following more slowly
+(bench/bench_change_column.py).
 
 A pane's worktree root is asked of git when its folder is first seen (or changes); its base is
 ``@nbs_base`` (read for every pane in one ``list-panes`` when the panes change) when that commit
@@ -20,6 +22,7 @@ is in the repository, else `fallback_base`. Only counts that changed are reporte
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -45,10 +48,26 @@ from nbs_tui.tmux.errors import TmuxError
 log = logging.getLogger(__name__)
 
 MIN_GAP = 2.0
-"""Seconds between two reads of one worktree: changes meanwhile are read together at its end."""
+"""Seconds between two reads of one worktree at least: changes meanwhile are read together."""
+CPU_BUDGET = 0.05
+"""The share of a core the reads may take, however many worktrees change how often: CPU time
+is earned at this rate (a token bucket holding at most `BURST` seconds) and each read spends the
+CPU it took (this thread's and git's), the worktrees read longest ago first. A few busy agents
+are read every `MIN_GAP`; fifty that each change a file every second are read every ~15 s
+instead of taking a quarter of a core (a read costs ~11-16 ms, git's two commands most of it:
+bench/results/2026-12-06-change-column.md)."""
+BURST = 0.5
+"""Seconds of reading saved up at most: a fleet's first reads, or a burst after a quiet spell."""
 SETTLE = 0.2
 """Seconds a burst of news is let settle before the thread reads anything."""
 PROBLEM_SOURCE = "change column"
+
+
+def _cpu_now() -> float:
+    """This thread's CPU time and the reaped children's (git's): what a read costs. A child another
+    thread reaps meanwhile counts too (rare: the other threads run few processes)."""
+    children = os.times()
+    return time.thread_time() + children.children_user + children.children_system
 
 
 class ChangeCounter:
@@ -94,6 +113,9 @@ class ChangeCounter:
         """The counts last reported (the thread writes it; others read a whole value)."""
         self.reads = 0
         """Worktree reads so far (tests, benches)."""
+        self._tokens = BURST
+        """Seconds of reading the budget allows now (`CPU_BUDGET`); below zero: owed."""
+        self._tokens_at = clock()
 
     # -- news, from any thread --------------------------------------------------------------------
 
@@ -217,16 +239,22 @@ class ChangeCounter:
 
     def _read_due(self) -> float | None:
         now = self._clock()
+        self._tokens = min(BURST, self._tokens + (now - self._tokens_at) * CPU_BUDGET)
+        self._tokens_at = now
         wait: float | None = None
         reported: dict[PaneId, ChangeCount] = {}
-        for root in sorted(self._dirty):
+        for root in sorted(self._dirty, key=lambda r: self._last_read.get(r, float("-inf"))):
             left = self._last_read.get(root, float("-inf")) + self._min_gap - now
+            if left <= 0 and self._tokens <= 0:
+                left = -self._tokens / CPU_BUDGET  # the budget is spent: when it allows one more
             if left > 0:
                 wait = left if wait is None else min(wait, left)
                 continue
             self._dirty.discard(root)
             self._last_read[root] = now
+            began = _cpu_now()
             reported.update(self._read_root(root))
+            self._tokens -= _cpu_now() - began
         if reported:
             self._report(reported)
         return wait
