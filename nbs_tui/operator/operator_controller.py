@@ -28,14 +28,18 @@ from typing import Protocol
 
 from nbs_tui.config import Settings
 from nbs_tui.core.detection.answer import AnswerCard, card_for
+from nbs_tui.core.fleet.card_target import format_card_target
 from nbs_tui.core.fleet.host_spec import split_pane_id
 from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.fleet.needs_you import NeedsYouEntry, NeedsYouQueue
 from nbs_tui.core.fleet.pane_state import PaneState
 from nbs_tui.core.fleet.problems import ProblemSink
+from nbs_tui.core.fleet_api.exit_codes import FleetApiError
 from nbs_tui.core.notifications.notify_rules import Notification, NotifyDecider, parse_kinds
 from nbs_tui.core.review.agent_base import BASE_OPTION, AgentBase, parse_base
+from nbs_tui.core.sidecar.delivery_rules import Refusal
 from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
+from nbs_tui.fleet_api.send_command import send_document
 from nbs_tui.lifecycle.threaded import LifecycleController
 from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.operator.pane_actions import ActionResult, Operator, summarize
@@ -502,21 +506,37 @@ class OperatorController:
         return None
 
     def _deliver_prompt(self, pane: PaneInfo, prompt: str) -> Said:
-        """A prompt typed into the agent once, whole, and submitted, by the holder's one entry
-        (`nbs_tui.sidecar.sidecar_runner.SidecarRunner.deliver_text`: refused while the agent
-        works, waits on a menu, or has half-typed input). Blocks until it answers (the action thread)."""
+        """A prompt typed into the agent once, whole, and submitted, by the server's lease holder
+        under its sidecar's rules (refused while the agent works, waits on a menu, or has
+        half-typed input): this process's own sidecar when it holds the lease
+        (`SidecarRunner.deliver_text`), else the holder asked through tmux as ``nbs-tui send``
+        asks it (`send_document`: a viewer dashboard, the service holding the lease). Blocks
+        until it answers (the action thread)."""
         runner = self.runtime.sidecar_view
-        if runner is None:
-            return Said(False, "not sent: no sidecar acts for this server in this dashboard")
+        if runner is not None:
+            try:
+                delivery = runner.deliver_text(pane.pane_id, prompt, origin="review comments").result(timeout=DELIVERY_WAIT)
+            except (KeyError, ValueError) as error:
+                return Said(False, f"not sent: {error.args[0] if error.args else error}")
+            except TimeoutError:
+                return Said(False, f"not sent: the sidecar gave no answer within {DELIVERY_WAIT:.0f} s")
+            if delivery.ok:
+                return Said(True, "sent")
+            if delivery.reason != Refusal.NOT_HOLDER.value:
+                return Said(False, f"not sent: {delivery.message or delivery.reason}")
+        return self._ask_the_holder(pane, prompt)
+
+    def _ask_the_holder(self, pane: PaneInfo, prompt: str) -> Said:
+        """Another process holds the lease: ask it through tmux (`nbs_tui.fleet_api.send_command`)."""
+        hosts = self.settings.watched_hosts()
+        host = next((h for h in hosts if h.name == pane.host), None) if pane.host else hosts[0]
+        if host is None:
+            return Said(False, f"not sent: no watched host {pane.host!r}")
         try:
-            delivery = runner.deliver_text(pane.pane_id, prompt, origin="review comments").result(timeout=DELIVERY_WAIT)
-        except (KeyError, ValueError) as error:
-            return Said(False, f"not sent: {error.args[0] if error.args else error}")
-        except TimeoutError:
-            return Said(False, f"not sent: the sidecar gave no answer within {DELIVERY_WAIT:.0f} s")
-        if delivery.ok:
-            return Said(True, "sent")
-        return Said(False, f"not sent: {delivery.message or delivery.reason}")
+            send_document(self.settings, format_card_target(host.name, host.server, pane.pane_id), prompt)
+        except FleetApiError as error:
+            return Said(False, f"not sent: {error.message}")
+        return Said(True, "sent")
 
     def _on_this_machine(self, pane: PaneInfo) -> bool:
         """The pane's host is this machine (its folder can be read here)."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,7 @@ from nbs_tui.operator.action_log import ActionRecord, Outcome
 from nbs_tui.widgets.review_screen import ReviewScreen
 from tests.app.helpers import wait_for, widget_text
 from tests.realclaude.harness import Bash, ClaudeFleet, Text, ToolUse
-from tests.realclaude.new_world import NewAgentWorld, looks_idle, make_world, wait_until
+from tests.realclaude.new_world import REPO, NewAgentWorld, looks_idle, make_world, wait_until
 
 pytestmark = [pytest.mark.realclaude, pytest.mark.slow]
 
@@ -181,3 +183,47 @@ async def test_a_conflict_is_refused_with_nothing_changed_and_discard_keeps_a_ba
         assert git(world.workdir, "show", f"{refs[0]}:app.py") == "def main():\n    return 2"
         assert git(tree, "rev-parse", "HEAD") == base  # back where it left the base
         assert [r.outcome for r in records(app, "discard")] == [Outcome.SENT]
+
+
+@pytest.mark.service_auto
+async def test_a_viewer_dashboards_comments_go_through_the_service_that_holds_the_lease(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    """The usual setup: the service holds the lease and the dashboard only watches. Its review's
+    comments are typed by the service (asked through tmux, as ``nbs-tui send`` asks), once."""
+    server.new_session(session_name="work")
+    world = make_world(claude_fleet, tmp_path, "gamma", [], trust=True)
+    repository(world.workdir)
+    tree = world.workdir / ".claude" / "worktrees" / "gamma"
+    world.api.add(
+        ToolUse("Write", {"file_path": str(tree / "notes.md"), "content": "one\ntwo\n"}),
+        Bash("git add notes.md && git commit -q -m notes", "Commit the notes"),
+        Text("Notes committed."),
+        Text("Understood."),
+    )
+    pane, tree = start_in_worktree(world, server, "gamma")
+    socket = str(server.socket_name)
+    env = {**world.env(), "NBS_SERVICE": "auto", "NBS_POLL_DISABLE": "1"}
+
+    def nbs(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "nbs_tui", "--config", str(world.config), "-L", socket, *argv],
+            capture_output=True, text=True, timeout=120, env=env, cwd=REPO, check=False, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    assert nbs("agents", "--json").returncode == 0  # starts the service: it holds the lease
+    try:
+        settings = replace(world.dashboard_settings(server, poll=False), service="off")
+        app = create_app(settings, control_plane=False)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_review(pilot, app, pane, "two")
+            assert app.runtime.lease is not None and not app.runtime.lease.acting()  # a viewer
+            await pilot.press("c", *"say what the notes are for", "enter", "s")
+            await wait_for(pilot, lambda: "sent" in str(screen.said.render()), timeout=90, what="the holder's answer")
+            assert str(screen.said.render()) == "sent"
+            await wait_for(pilot, lambda: world.api.count_prompts("Review comments") >= 1, timeout=45, what="the prompt")
+            await pilot.pause(3.0)
+            sent = [p for p in world.api.prompts() if "Review comments" in p]
+            assert len(sent) == 1 and "[1] notes.md:1: say what the notes are for" in sent[0]
+    finally:
+        nbs("service", "stop")
