@@ -208,6 +208,9 @@ class NbsApp(App[int]):
     def on_review_screen_send_wanted(self, message: ReviewScreen.SendWanted) -> None:
         self.dashboard.review.send_wanted(message)
 
+    def on_review_screen_reload_wanted(self, message: ReviewScreen.ReloadWanted) -> None:
+        self.dashboard.review.reload_wanted(message)
+
     def on_review_screen_merge_wanted(self, message: ReviewScreen.MergeWanted) -> None:
         self.dashboard.review.merge_wanted(message)
 

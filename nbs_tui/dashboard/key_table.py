@@ -218,6 +218,7 @@ COMMANDS: tuple[Command, ...] = (
         "Send the comments to the agent as one prompt (each file:line and its text), once, only while it is idle",
         scope="review", in_palette=False,
     ),
+    Command("review.reload", "r", "reload", "Reload", "Read the agent's changes again (after its next turn)", show=False, scope="review", in_palette=False),
     Command("review.layout", "u", "layout", "Layout", "Unified or side by side (auto: as the width allows)", scope="review", in_palette=False),
     Command(
         "review.merge", "M", "merge", "Merge",

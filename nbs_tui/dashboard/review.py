@@ -83,7 +83,7 @@ class ReviewFlow:
         else:
             self._app.notify(said, title="Review", severity="information")
 
-    def _load(self, screen: ReviewScreen, pane: PaneInfo) -> None:
+    def _load(self, screen: ReviewScreen, pane: PaneInfo, *, again: bool = False) -> None:
         review = self._operator.review
 
         def loaded(result: object) -> None:
@@ -94,6 +94,8 @@ class ReviewFlow:
             if facts is not None and not facts.own_worktree:
                 heading += " (not its own worktree: no merge or discard)"
             screen.loaded(heading, result.files, own_worktree=result.own_worktree, message=result.message)
+            if again and not result.message:
+                screen.tell(f"read again: {len(result.files)} file(s) changed", ok=True)
 
         self._operator.run_off_ui(lambda: review.load(pane), loaded)
 
@@ -123,6 +125,11 @@ class ReviewFlow:
                 screen.comments_sent()
 
         self._operator.run_off_ui(lambda: review.send_comments(load.pane, message.comments), said)
+
+    def reload_wanted(self, message: ReviewScreen.ReloadWanted) -> None:
+        load = self._loads.get(id(message.screen))
+        if load is not None:
+            self._load(message.screen, load.pane, again=True)
 
     def merge_wanted(self, message: ReviewScreen.MergeWanted) -> None:
         self._worktree_action(message.screen, merge=True)

@@ -9,7 +9,8 @@ on the phone alike.
 
 Keys (`nbs_tui.dashboard.key_table`, scope ``review``): ``[``/``]`` the previous/next file,
 j/k (arrows) a line, PgUp/PgDn a page, ``n``/``N`` the next/previous hunk, ``c`` a comment on the
-line, ``C`` on the hunk, ``s`` sends the comments, ``u`` unified / side by side, ``M`` merge,
+line, ``C`` on the hunk, ``s`` sends the comments, ``r`` reads the changes again, ``u`` unified /
+side by side, ``M`` merge,
 ``X`` discard, ``q``/Esc close. On a narrow screen (a phone) the files sit above a unified diff.
 """
 
@@ -77,6 +78,11 @@ class ReviewScreen(Screen[None]):
             self.screen = screen
             self.comments = comments
 
+    class ReloadWanted(Message):
+        def __init__(self, screen: ReviewScreen) -> None:
+            super().__init__()
+            self.screen = screen
+
     class MergeWanted(Message):
         def __init__(self, screen: ReviewScreen) -> None:
             super().__init__()
@@ -119,7 +125,9 @@ class ReviewScreen(Screen[None]):
     # -- what the review part calls -------------------------------------------------------------
 
     def loaded(self, heading: str, files: Sequence[ChangedFileLike], *, own_worktree: bool, message: str = "") -> None:
-        """The agent's changes were read: list them and ask for the first file's diff."""
+        """The agent's changes were read: list them and ask for the first file's diff (read
+        again: the same file stays chosen when it is still listed)."""
+        keep = self.current_path
         self.files = list(files)
         self.own_worktree = own_worktree
         self._heading = heading
@@ -131,7 +139,10 @@ class ReviewScreen(Screen[None]):
         elif not self.files:
             self.tell("No changes against the base.", ok=True)
         if self.files:
-            self.file_list.highlighted = 0
+            paths = [f.path for f in self.files]
+            self.file_list.highlighted = paths.index(keep) if keep in paths else 0
+        else:
+            self.diff_view.show(ParsedDiff("", ()), ())
 
     def show_diff(self, diff: ParsedDiff) -> None:
         if self.current_path != diff.path:
@@ -247,6 +258,10 @@ class ReviewScreen(Screen[None]):
             return
         self.tell(f"sending {len(self.comments)} comment(s)…", ok=True)
         self.post_message(self.SendWanted(self, tuple(self.comments)))
+
+    def action_reload(self) -> None:
+        self.tell("reading the changes again…", ok=True)
+        self.post_message(self.ReloadWanted(self))
 
     def action_layout(self) -> None:
         self.tell(f"layout: {self.diff_view.cycle_layout()}", ok=True)

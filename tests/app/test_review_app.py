@@ -110,3 +110,28 @@ async def test_while_the_agent_works_sending_merge_and_discard_are_refused_and_l
         assert [(r.action, r.outcome) for r in records(app)] == [
             ("review-comments", Outcome.SKIPPED), ("merge", Outcome.SKIPPED), ("discard", Outcome.SKIPPED),
         ]  # fmt: skip
+
+
+async def test_r_reads_the_changes_again_keeping_the_file_chosen(
+    server: libtmux.Server, repo: AgentRepo, tmp_path: Path
+) -> None:
+    app = make_app(server, tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        pane = mirror_pane(server)
+        await wait_for(pilot, lambda: any(p.pane_id == pane for p in app.state.panes), timeout=20, what="the fleet")
+        app.dashboard.select_pane(pane)
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review")
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        await wait_for(pilot, lambda: "only the rows" in widget_text(screen.diff_view), what="NOTES.md's diff")
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: "self.dirty" in widget_text(screen.diff_view), what="mirror.py's diff")
+        (repo.worktree / "later.txt").write_text("one\n")  # the agent's next turn
+        (repo.worktree / "mirror.py").write_text((repo.worktree / "mirror.py").read_text() + "# more\n")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "later.txt" in [f.path for f in screen.files], what="the new file listed")
+        assert screen.current_path == "mirror.py"
+        await wait_for(pilot, lambda: "# more" in "\n".join(
+            (r.line.text if r.line else "") for r in screen.diff_view.rows), what="mirror.py's diff read again")
+        assert "read again: 4 file(s) changed" in str(screen.said.render())
