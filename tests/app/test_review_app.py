@@ -76,6 +76,11 @@ async def test_a_review_link_shows_that_review_alone_and_quits_when_it_closes(
         assert [f.path for f in screen.files] == ["NOTES.md", "mirror.py", "test_mirror.py"]
         await pilot.press("v", "A", "1")  # no other agent's review, no card, no view
         assert app.screen is screen
+        await pilot.press("X")  # discard, asked first: on a phone, buttons
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
+        await pilot.click("#confirm-no")
+        await wait_for(pilot, lambda: app.screen is screen, what="back to the review, nothing done")
+        assert (repo.worktree / "test_mirror.py").exists()
         await pilot.press("q")
         await wait_for(pilot, lambda: isinstance(app.screen, CardCover), what="the review closed")
         assert "closed" in str(app.screen.query_one("#cover-text").render())
