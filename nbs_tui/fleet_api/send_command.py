@@ -35,6 +35,9 @@ ANSWER_WAIT = 60.0
 """Seconds the holder has to take a request and answer it (a paste and a submit take a few ticks)."""
 TYPED_GRACE = 30.0
 """More seconds given to a holder that has pasted the text when the answer wait runs out."""
+NO_HOLDER_WAIT = 10.0
+"""Seconds a request waits with no sidecar holding the lease at all before it is taken back
+(``service = "off"`` and no dashboard contending: nobody would ever answer)."""
 LOOK_EVERY = 0.1
 
 
@@ -134,12 +137,24 @@ def _wait_idle(commands: TmuxServerCommands, row: AgentRow, seconds: float) -> f
 def _ask_holder(commands: TmuxServerCommands, row: AgentRow, text: str) -> tuple[Delivery, SendRequest]:
     channel = SendChannel(commands)
     request = _post(channel, row, text)
-    until = time.monotonic() + ANSWER_WAIT
+    started = time.monotonic()
+    until = started + ANSWER_WAIT
     answer = None
+    held_at = started  # when a holder was last seen
     while time.monotonic() < until:
         answer = channel.answer(row.pane_id, request)
         if answer is not None and answer.delivery is not None:
             return answer.delivery, request
+        now = time.monotonic()
+        if now - held_at >= 1.0:  # once a second: is anyone there to answer?
+            if _holder(commands) != NO_HOLDER:
+                held_at = now
+            elif now - held_at >= NO_HOLDER_WAIT and answer is None and channel.withdraw(request, row.pane_id):
+                raise FleetApiError(
+                    ExitCode.REFUSED,
+                    f"refused ({Refusal.NOT_HOLDER.value}): {NO_HOLDER} (service = \"off\" and no dashboard "
+                    "acts for this server): withdrawn, nothing typed",
+                )
         time.sleep(LOOK_EVERY)
     if channel.withdraw(request, row.pane_id):
         who = _holder(commands)
@@ -170,6 +185,9 @@ def _post(channel: SendChannel, row: AgentRow, text: str) -> SendRequest:
     )
 
 
+NO_HOLDER = "no sidecar holds the lease"
+
+
 def _holder(commands: TmuxServerCommands) -> str:
     holder = parse_lease(commands.display("", f"#{{{LEASE_OPTION}}}"))
-    return "no sidecar holds the lease" if holder is None else f"the sidecar is {holder.describe()}"
+    return NO_HOLDER if holder is None else f"the sidecar is {holder.describe()}"

@@ -22,12 +22,13 @@ from nbs_tui.core.sidecar.delivery_rules import (
     Refusal,
     SendRequest,
     TakeRequest,
+    chip_erase_count,
     clean_text,
     parse_send_answer,
     parse_send_request,
     request_step,
 )
-from nbs_tui.core.sidecar.lease_rules import inflight_erase_count
+from nbs_tui.core.sidecar.lease_rules import PaneSwitches, inflight_erase_count
 from nbs_tui.core.sidecar.meters import Meters
 from nbs_tui.core.sidecar.meters_relay import encode_meters
 from nbs_tui.core.sidecar.relay import RelayedAction
@@ -153,6 +154,8 @@ class LeaseSync:
             except (PaneGone, TmuxUnavailable):
                 continue
             count = inflight_erase_count(mark, lease.token, box)
+            if count == 0:  # a paste chip is not the mark's text: a send's buffer says if it is its
+                count = self._chip_left(switches, mark.token, box) or 0
             if count is None:
                 continue
             if lease.switches.erase_inflight(lease.token, pane_id, count):
@@ -163,6 +166,18 @@ class LeaseSync:
         self._send_requests(recovered)
 
     # -- nbs-tui send's requests (`nbs_tui.sidecar.send_channel`) --------------------------------
+
+    def _chip_left(self, switches: PaneSwitches, token: str, box: str | None) -> int | None:
+        """1 when the box holds, as Claude Code's paste chip, the text of the pane's send request
+        that the holder ``token`` pasted (and died): it is erased like any text left in flight."""
+        request, answer = parse_send_request(switches.send_request), parse_send_answer(switches.send_answer)
+        if request is None or answer is None or answer.id != request.id or answer.token != token:
+            return None
+        try:
+            sent = clean_text(self.channel.text(request) or "")
+        except ValueError:
+            return None
+        return chip_erase_count(sent, box)
 
     def _send_requests(self, recovered: dict[PaneId, tuple[str, int]]) -> None:
         """As the holder, after the in-flight rule ran: take each new request, answer the ones

@@ -18,7 +18,15 @@ import libtmux
 import pytest
 
 from nbs_tui.core.detection.detect import detect_text
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.fleet_api.exit_codes import ExitCode
+from nbs_tui.core.sidecar.delivery_rules import DeliveryResult, mark_text
+from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
+from nbs_tui.sidecar.live_pane import joined
+from nbs_tui.sidecar.pane_options import typing_guard
+from nbs_tui.sidecar.send_channel import SendChannel
+from nbs_tui.tmux.commands import TmuxServerCommands
+from tests.headless_proc import Headless
 from tests.realclaude.harness import Bash, ClaudeFleet, Text
 
 pytestmark = [pytest.mark.realclaude, pytest.mark.slow, pytest.mark.service_auto]
@@ -107,3 +115,37 @@ def test_a_send_to_an_agent_at_a_permission_prompt_changes_nothing(claude_fleet:
     assert still(agent.screen()) == still(before)
     assert len(agent.api.requests) == requests and agent.api.prompts() == ["make the file"]
     assert not (agent.workdir / "made.txt").exists()
+
+
+def test_a_long_send_a_dead_holder_pasted_is_erased_by_the_next_and_never_submitted(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    """A holder pastes a 40-line send as its sidecar does (Claude Code shows it as a chip) and
+    dies before Enter. The next holder (a real ``--headless``) finds the chip in the box, knows
+    it for that request's text, erases it with one key, and answers: nothing submitted."""
+    agent = claude_fleet.start([Text("Never.")], name="worker")
+    commands = TmuxServerCommands.for_server(ServerAddress(socket_name=str(server.socket_name)))
+    channel = SendChannel(commands)
+    text = "\n".join(f"{n}. port module_{n}.py" for n in range(1, 41))
+    request = channel.post(agent.pane_id, text, time.time() + 600)
+    assert request is not None
+    dead = LeaseHeartbeat(commands)
+    dead.tick()
+    assert dead.holding
+    guard = joined(typing_guard(dead.token, agent.pane_id, mark_text(text)), channel.typing_fence(request, agent.pane_id, dead.token))
+    assert commands.paste(agent.pane_id, text, guard=guard)
+    agent.wait_for(lambda screen: detect_text(screen).input_text == "[Pasted text #1 +39 lines]", timeout=10)
+    dead.stop(release=False)  # dies before its Enter
+
+    api = Api(server, tmp_path / "nbs")
+    with Headless(["-L", api.socket], env=api.env) as holder:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not ((a := channel.answer(agent.pane_id, request)) and a.final):
+            time.sleep(0.2)
+        answer = channel.answer(agent.pane_id, request)
+        assert answer is not None and answer.delivery is not None, holder.events
+        assert answer.delivery.result is DeliveryResult.REFUSED and "erased" in answer.delivery.message, answer
+        agent.wait_for(lambda screen: detect_text(screen).input_text == "", timeout=10)
+        time.sleep(3)
+    assert agent.api.prompts() == []  # nothing reached the model
+    assert holder.find("send", pane=agent.pane_id, result="typed") == []

@@ -27,7 +27,13 @@ from nbs_tui.core.sidecar.delivery_rules import (
     Refusal,
     mark_text,
 )
-from nbs_tui.core.sidecar.lease_rules import INFLIGHT_OPTION, LEASE_OPTION, Lease, parse_lease
+from nbs_tui.core.sidecar.lease_rules import (
+    INFLIGHT_OPTION,
+    LEASE_OPTION,
+    PAUSE_OPTION,
+    Lease,
+    parse_lease,
+)
 from nbs_tui.sidecar.heartbeat import LeaseHeartbeat
 from nbs_tui.sidecar.live_pane import joined
 from nbs_tui.sidecar.pane_options import typing_guard
@@ -112,7 +118,7 @@ def test_two_views_one_holder_the_text_is_typed_once(
     assert one.returncode == 0 and two.returncode == 0, (one.stderr, two.stderr)
 
 
-def test_refused_with_input_half_typed_or_a_poll_in_flight_and_nothing_typed(
+def test_refused_with_input_half_typed_a_poll_in_flight_or_paused_and_nothing_typed(
     session: libtmux.Session, server: libtmux.Server, tmp_path: Path, commands: TmuxServerCommands, holder: View
 ) -> None:
     typed, typed_log = agent(session, tmp_path, "typed", "idle")
@@ -133,6 +139,10 @@ def test_refused_with_input_half_typed_or_a_poll_in_flight_and_nothing_typed(
     in_flight = send(server, tmp_path, polled, "next task")
     assert in_flight.returncode == ExitCode.REFUSED, in_flight.stderr
     assert f"({Refusal.POLL_IN_FLIGHT.value})" in in_flight.stderr
+    server.cmd("set-option", "-s", PAUSE_OPTION, "on")  # P in any view: the sidecar acts nowhere
+    server.cmd("set-option", "-pu", "-t", polled, INFLIGHT_OPTION)
+    paused = send(server, tmp_path, polled, "next task")
+    assert paused.returncode == ExitCode.REFUSED and f"({Refusal.PAUSED.value})" in paused.stderr, paused.stderr
     time.sleep(2)
     assert submits(typed_log) == [] and submits(polled_log) == []
     assert "next task" not in typed_log.read_text() + polled_log.read_text()
@@ -253,3 +263,17 @@ def test_a_holder_sigkilled_mid_send_never_types_it_twice_and_the_caller_hears_w
             assert done == ["SUBMIT write the report"]
         assert other.sends(alpha, "typed") == 0  # the new holder typed nothing (it heard the dead one's typing)
     assert other.returncode == 0, other.stderr
+
+
+def test_with_no_sidecar_at_all_the_request_is_taken_back_and_refused(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path, commands: TmuxServerCommands
+) -> None:
+    """The service off and no view: nobody would ever answer, so the command does not wait its
+    whole minute: it takes its request back (nothing typed) and says who is missing."""
+    alpha, log = agent(session, tmp_path, "alpha", "idle")
+    server.cmd("set-option", "-p", "-t", alpha, "@nbs_state", "idle")  # as a holder had published
+    done = send(server, tmp_path, "alpha", "hello")
+    assert done.returncode == ExitCode.REFUSED, done.stderr  # not 124: it did not wait for an answer
+    assert f"({Refusal.NOT_HOLDER.value})" in done.stderr and "nothing typed" in done.stderr
+    assert commands.display(alpha, f"#{{{SEND_REQUEST_OPTION}}}") == ""
+    assert submits(log) == []

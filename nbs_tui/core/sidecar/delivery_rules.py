@@ -341,5 +341,14 @@ def request_step(
     return TakeRequest()
 
 
+def chip_erase_count(sent: str, box: str | None) -> int | None:
+    """For a send a holder that died had pasted (its text known from the request's buffer):
+    1 when the box shows exactly that paste as Claude Code's chip (one BSpace takes a chip
+    away, measured on 2.1.332), else None (the in-flight rule's own count stands)."""
+    if box is None or _CHIP.fullmatch(box) is None or not box_holds(sent, box):
+        return None
+    return 1
+
+
 def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
