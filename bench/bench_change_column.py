@@ -12,7 +12,8 @@ second adds a new untracked file there. Then, one after the other on the same fl
 
 * without: nothing else runs; this process's CPU (its threads and the children it reaped);
 * with, per ``--gaps`` value: a `ChangeCounter` given the N agent panes (the fanout's
-  ``set_panes``), started, its first reads let finish (2 s), then the same window: this
+  ``set_panes``), started, its first read of every worktree let finish (and 2 s), then the same
+  window: this
   process's CPU, git's included (each read is ``git status`` and ``git diff --raw --numstat``,
   reaped children). Also the worktree reads per second, and how stale a count gets: after the
   window the writer stops and the time until every agent's count is final is measured.
@@ -115,6 +116,9 @@ def with_counter(
     panes = [PaneInfo(f"%{i}", "s", i, "w", 0, "", "claude", str(repo), 1, 80, 24, is_agent=True) for i, repo in enumerate(repos)]
     counter.start()
     counter.set_panes(panes)
+    deadline = time.monotonic() + 120.0  # the first read of every worktree, within the budget too
+    while len(counted.counts) < len(panes) and time.monotonic() < deadline:
+        time.sleep(0.2)
     time.sleep(2.0)
     reads = counter.reads
     percent, of_git = window(seconds)

@@ -355,3 +355,16 @@ def has_commit(root: str | Path, commit: str) -> bool:
     except GitError:
         return False
     return True
+
+
+def tracked_folders(root: str) -> frozenset[str]:
+    """The worktree's root and every folder git tracks a file in at HEAD (absolute): what is
+    watched for changes, so an ignored tree (``node_modules``, a build folder) costs no watch."""
+    folders = {root}
+    if head_commit(root) is None:
+        return frozenset(folders)
+    out = run_git(root, ["ls-tree", "-r", "-d", "-z", "--name-only", "HEAD"])
+    for name in out.decode("utf-8", "surrogateescape").split("\0"):
+        if name:
+            folders.add(os.path.join(root, name))
+    return frozenset(folders)

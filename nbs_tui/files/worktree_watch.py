@@ -1,23 +1,30 @@
 """The agents' git worktrees watched for changed files: one thread, one ``watchfiles.watch`` over
-every worktree root, reporting which roots changed (``on_change(roots)``); nothing is read here.
+the folders of every worktree, reporting which worktrees changed (``on_change(roots)``); nothing
+is read here.
 
-What is passed over: watchfiles' default filter (``.git``, ``__pycache__``, ``node_modules``,
-``.venv``, editor droppings). Git's own folder is left out on purpose: a commit, a stage or a
-checkout of the agent does not change the worktree against its base (the changes counted are the
-base against the files), and a checkout that does change files is seen through the files. A path
-under a worktree nested in another (Claude Code's ``.claude/worktrees/NAME`` inside its
+Which folders: each worktree's root and the folders git tracks files in, and those its changes
+are in (the caller says: `set_folders`), each watched alone (not recursively). An ignored tree
+(``node_modules``, a build folder, ``.venv``) then costs no inotify watch at all, where a
+recursive watch would register every folder of it; a folder the agent makes shows as a change in
+its parent, and is watched once a read has seen a change in it. Watchfiles' default filter also
+passes over ``.git``, ``__pycache__`` and editor droppings: git's own folder on purpose, as a
+commit, a stage or a checkout does not change the worktree against its base (the changes counted
+are the base against the files), and a checkout that does change files is seen through the files.
+A path in a worktree nested in another (Claude Code's ``.claude/worktrees/NAME`` inside its
 repository) belongs to the innermost root.
 
-When the roots change (`set_roots`) the watch is stopped and started again on the new set. When
-the watch dies (a root removed, an inotify limit) ``on_error`` is told once and the roots are
-watched again at the next `set_roots`; the fleet list then keeps its last counts.
+When the folders change the watch is stopped and started again on the new set; once it is in
+place, the worktrees whose folders changed are reported changed (a write while no watch was
+there is not lost). When the watch
+dies (a folder removed, an inotify limit) ``on_error`` is told once and the folders are watched
+again at the next `set_folders`; meanwhile the counts follow the hooks alone.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from nbs_tui.files.control_watch import WATCH_STEP_MS
 
@@ -50,7 +57,8 @@ class WorktreeWatch:
         self._on_error = on_error
         self._debounce_ms = debounce_ms
         self._step_ms = step_ms
-        self._roots: frozenset[str] = frozenset()
+        self._folders: dict[str, frozenset[str]] = {}
+        """Worktree root -> the folders watched in it."""
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._restart = threading.Event()
@@ -59,7 +67,7 @@ class WorktreeWatch:
 
     @property
     def roots(self) -> frozenset[str]:
-        return self._roots
+        return frozenset(self._folders)
 
     def start(self) -> None:
         self._thread.start()
@@ -71,31 +79,38 @@ class WorktreeWatch:
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(2.0)
 
-    def set_roots(self, roots: Iterable[str]) -> None:
-        """Watch these roots from now on (the same set again changes nothing)."""
-        wanted = frozenset(roots)
+    def set_folders(self, folders: Mapping[str, frozenset[str]]) -> None:
+        """Watch these folders from now on, by worktree root (the same again changes nothing)."""
+        wanted = dict(folders)
         with self._lock:
-            if wanted == self._roots:
+            if wanted == self._folders:
                 return
-            self._roots = wanted
+            self._folders = wanted
         self._restart.set()
         self._wake.set()
 
     def _run(self) -> None:
         import watchfiles  # a port's thread: the core never imports watchfiles
 
+        in_place: dict[str, frozenset[str]] = {}
         while not self._stopping.is_set():
             self._wake.wait()
             self._wake.clear()
             self._restart.clear()
             with self._lock:
-                roots = sorted(self._roots)
-            present = [root for root in roots if os.path.isdir(root)]
-            if not present:
+                wanted = dict(self._folders)
+            roots = sorted(wanted)
+            folders = sorted({f for fs in wanted.values() for f in fs if os.path.isdir(f)})
+            # a folder not watched until now may have changed meanwhile: said once the watch is in
+            # place (a new worktree is read by the caller when it hands it over)
+            unwatched = frozenset(root for root, fs in wanted.items() if root in in_place and fs != in_place[root])
+            in_place = wanted
+            if not folders:
                 continue
             try:
                 for changes in watchfiles.watch(
-                    *present,
+                    *folders,
+                    recursive=False,
                     debounce=self._debounce_ms,
                     step=self._step_ms,
                     stop_event=self._restart,
@@ -106,11 +121,12 @@ class WorktreeWatch:
                 ):
                     if self._restart.is_set():
                         break
-                    hit = {owning_root(path, present) for _change, path in changes}
-                    hit.discard(None)
+                    hit = {root for _change, path in changes if (root := owning_root(path, roots)) is not None}
+                    hit |= unwatched  # the first yield (a change, or the empty set after rust_timeout)
+                    unwatched = frozenset()
                     if hit:
-                        self._on_change(frozenset(root for root in hit if root is not None))
-            except Exception as error:  # the next set_roots watches again
+                        self._on_change(frozenset(hit))
+            except Exception as error:  # the next set_folders watches again
                 if not self._stopping.is_set():
                     self._on_error(f"watching the agents' worktrees stopped: {error}")
                     continue

@@ -2,7 +2,8 @@
 of this machine's server, from two kinds of news and never a timed scan (docs/review.md):
 
 * a file changed in an agent's worktree (`nbs_tui.files.worktree_watch.WorktreeWatch`: one
-  watchfiles watch over every agent's worktree root);
+  watchfiles watch over the folders git tracks in every agent's worktree, `tracked_folders`, and
+  those its changes were seen in);
 * an agent's Claude Code wrote a file (its PostToolUse hook, offered by Claude signals: who wrote
   it decides which agent counts it where several share a worktree).
 
@@ -13,6 +14,9 @@ worktree is read at most once per `MIN_GAP`, and all the reads together take at 
 `CPU_BUDGET` of a core (the worktrees read longest ago first): a file written every second by
 fifty agents costs a bounded share of a core, the counts then following more slowly
 (bench/bench_change_column.py).
+
+The review screen reads one agent's changes in full with `ChangeCounter.read_agent`: the same
+worktree, base and attribution (`AgentPlace`, published whole after each read, for any thread).
 
 A pane's worktree root is asked of git when its folder is first seen (or changes); its base is
 ``@nbs_base`` (read for every pane in one ``list-panes`` when the panes change) when that commit
@@ -26,19 +30,21 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from nbs_tui.claude.hook_writes import WriteFollower, read_writes
 from nbs_tui.claude.spool import HookEvent
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.review.agent_base import BASE_OPTION, parse_base
-from nbs_tui.core.review.agent_changes import ChangeCount, attribute
+from nbs_tui.core.review.agent_changes import AgentChanges, ChangeCount, attribute
 from nbs_tui.files.git_changes import (
     GitError,
     UntrackedCounter,
     fallback_base,
     has_commit,
     read_folder_changes,
+    tracked_folders,
     worktree_root,
 )
 from nbs_tui.files.worktree_watch import WorktreeWatch
@@ -53,7 +59,7 @@ CPU_BUDGET = 0.05
 """The share of a core the reads may take, however many worktrees change how often: CPU time
 is earned at this rate (a token bucket holding at most `BURST` seconds) and each read spends the
 CPU it took (this thread's and git's), the worktrees read longest ago first. A few busy agents
-are read every `MIN_GAP`; fifty that each change a file every second are read every ~15 s
+are read every `MIN_GAP`; fifty that each change a file every second are read every ~10-15 s
 instead of taking a quarter of a core (a read costs ~11-16 ms, git's two commands most of it:
 bench/results/2026-12-06-change-column.md)."""
 BURST = 0.5
@@ -68,6 +74,20 @@ def _cpu_now() -> float:
     thread reaps meanwhile counts too (rare: the other threads run few processes)."""
     children = os.times()
     return time.thread_time() + children.children_user + children.children_system
+
+
+@dataclass(frozen=True, slots=True)
+class AgentPlace:
+    """Where an agent's changes are read, as the counter last read them: for the review screen,
+    which reads the same worktree against the same base (`ChangeCounter.read_agent`)."""
+
+    folder: str
+    root: str
+    base: str | None
+    shared: bool
+    """Other agents work in the same worktree: the agent sees only its own files."""
+    written: Mapping[str, PaneId]
+    """Each file some agent's hooks wrote there (as git names it) -> the pane that wrote it last."""
 
 
 class ChangeCounter:
@@ -107,10 +127,14 @@ class ChangeCounter:
         self._root_of_folder: dict[str, str | None] = {}
         self._bases: dict[PaneId, str | None] = {}
         self._fallbacks: dict[str, str | None] = {}
+        self._watched: dict[str, frozenset[str]] = {}
+        """Worktree root -> its folders watched (`tracked_folders`, and those changes were seen in)."""
         self._dirty: set[str] = set()
         self._last_read: dict[str, float] = {}
         self.counts: dict[PaneId, ChangeCount] = {}
-        """The counts last reported (the thread writes it; others read a whole value)."""
+        """The counts last reported (the counter's thread only)."""
+        self.places: Mapping[PaneId, AgentPlace] = {}
+        """Each agent's `AgentPlace` at its last read: replaced whole, so any thread may read it."""
         self.reads = 0
         """Worktree reads so far (tests, benches)."""
         self._tokens = BURST
@@ -197,11 +221,12 @@ class ChangeCounter:
                 self._dirty.add(root)  # its neighbours may no longer share the worktree
             self._bases.pop(pane_id, None)
             self.counts.pop(pane_id, None)
+            self.places = {p: place for p, place in self.places.items() if p != pane_id}
             self._follower.written.forget(pane_id)
         self._folders = dict(folders)
         if not changed:
             if gone:
-                self._watch.set_roots(self._roots())
+                self._watch_folders()
             return
         bases = self._read_bases()
         for pane_id in changed:
@@ -215,7 +240,18 @@ class ChangeCounter:
             remembered = bases.get(pane_id)
             self._bases[pane_id] = remembered if remembered is not None and has_commit(root, remembered) else None
             self._dirty.add(root)
-        self._watch.set_roots(self._roots())
+            if root not in self._watched:
+                try:
+                    self._watched[root] = tracked_folders(root)
+                except GitError as error:
+                    self._problem(PROBLEM_SOURCE, f"{root}: {error}")
+                    self._watched[root] = frozenset({root})
+        self._watch_folders()
+
+    def _watch_folders(self) -> None:
+        roots = self._roots()
+        self._watched = {root: folders for root, folders in self._watched.items() if root in roots}
+        self._watch.set_folders(self._watched)
 
     def _read_bases(self) -> dict[PaneId, str]:
         """Every pane's ``@nbs_base`` commit, in one tmux command."""
@@ -275,13 +311,21 @@ class ChangeCounter:
                 base = self._fallbacks[root]
             by_base.setdefault(base, []).append(pane_id)
         changed: dict[PaneId, ChangeCount] = {}
+        places = dict(self.places)
         for base, members in by_base.items():
+            for pane_id in members:
+                places[pane_id] = AgentPlace(self._folders[pane_id], root, base, shared, writers)
             try:
                 folder_changes = read_folder_changes(root, base, self._untracked)
             except GitError as error:
                 self._problem(PROBLEM_SOURCE, f"{root}: {error}")
                 continue
             self.reads += 1
+            seen = {os.path.dirname(os.path.join(root, change.path)) for change in folder_changes.files}
+            more = {folder for folder in seen - self._watched.get(root, frozenset()) if os.path.isdir(folder)}
+            if more:  # a folder the agent made: watched from now on
+                self._watched[root] = self._watched.get(root, frozenset()) | more
+                self._watch_folders()
             for pane_id in members:
                 count = attribute(
                     folder_changes, target=pane_id, agent_folder=self._folders[pane_id], written=writers, shared=shared
@@ -289,4 +333,18 @@ class ChangeCounter:
                 if self.counts.get(pane_id) != count:
                     self.counts[pane_id] = count
                     changed[pane_id] = count
+        self.places = places
         return changed
+
+    def read_agent(self, pane_id: PaneId, target: str | None = None) -> AgentChanges | None:
+        """One agent's changes read now, where and against what the counter reads them (for the
+        review screen; blocks on git: call it from a worker thread). ``target`` names the agent
+        (and its files' ``by``: the others keep their pane ids); None before the counter has
+        read the agent's worktree, or when the agent is not in git. Raises `GitError`."""
+        place = self.places.get(pane_id)
+        if place is None:
+            return None
+        name = target or pane_id
+        written = {path: name if writer == pane_id else writer for path, writer in place.written.items()}
+        changes = read_folder_changes(place.root, place.base, UntrackedCounter())
+        return attribute(changes, target=name, agent_folder=place.folder, written=written, shared=place.shared)

@@ -94,7 +94,7 @@ def test_agents_sharing_a_worktree_count_their_own_hooks_writes(
 ) -> None:
     counter, counted, problems, socket = counter_parts
     repo = tmp_path / "repo"
-    make_repo(repo)
+    base = make_repo(repo)
     counter.set_panes([agent_pane("%91", repo), agent_pane("%92", repo)])
     assert retry_until(lambda: counted.of("%91") == counted.of("%92") == ChangeCount(0, 0, 0), 10, raises=False)
     (repo / "one.txt").write_text("a\n")
@@ -103,6 +103,10 @@ def test_agents_sharing_a_worktree_count_their_own_hooks_writes(
     counter.hook_event(parse_line(write_hook("%92", socket, repo / "two.txt", 11.0), 11.0))
     (repo / "bash.txt").write_text("nobody's\n")
     assert retry_until(lambda: (counted.of("%91"), counted.of("%92")) == (ChangeCount(1, 1, 0), ChangeCount(1, 2, 0)), 10, raises=False), counted.counts
+    review = counter.read_agent("%91", "local/L-x/%91")  # what the review screen reads: the same files
+    assert review is not None and review.repository == str(repo) and review.base == base
+    assert [(f.path, f.status, f.added, f.by) for f in review.files] == [("one.txt", "untracked", 1, "local/L-x/%91")]
+    assert counter.read_agent("%99") is None  # no such agent read
     assert problems == []
 
 
@@ -116,3 +120,29 @@ def test_a_folder_outside_git_is_not_watched_and_has_no_count(
     (plain / "a.txt").write_text("a\n")
     assert not retry_until(lambda: counted.reports > 0, 1.5, raises=False)
     assert counter.reads == 0 and problems == []
+
+
+def test_an_ignored_tree_is_not_watched_and_a_new_folder_is(
+    server: libtmux.Server, tmp_path: Path, counter_parts: tuple[ChangeCounter, Counted, list[str], str]
+) -> None:
+    """Only the folders git tracks (and those changes are in) are watched: writes in an ignored
+    build tree cost no read; a folder the agent makes is watched once a read has seen it."""
+    counter, counted, problems, _socket = counter_parts
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    (repo / ".gitignore").write_text("build/\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore the build")
+    (repo / "build" / "deep").mkdir(parents=True)
+    counter.set_panes([agent_pane("%94", repo)])
+    assert retry_until(lambda: counted.of("%94") == ChangeCount(0, 0, 0), 10, raises=False), counted.counts
+    reads = counter.reads
+    for n in range(3):
+        (repo / "build" / "deep" / f"out{n}.o").write_text("x\n")
+    assert not retry_until(lambda: counter.reads > reads, 1.5, raises=False)  # nothing watched there
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "a.py").write_text("a = 1\n")
+    assert retry_until(lambda: counted.of("%94") == ChangeCount(1, 1, 0), 10, raises=False), counted.counts
+    (repo / "pkg" / "b.py").write_text("b = 1\nc = 2\n")  # in the new folder, now watched
+    assert retry_until(lambda: counted.of("%94") == ChangeCount(2, 3, 0), 10, raises=False), counted.counts
+    assert problems == []
