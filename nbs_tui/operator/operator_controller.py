@@ -37,6 +37,7 @@ from nbs_tui.core.fleet.problems import ProblemSink
 from nbs_tui.core.fleet_api.exit_codes import FleetApiError
 from nbs_tui.core.notifications.notify_rules import Notification, NotifyDecider, parse_kinds
 from nbs_tui.core.review.agent_base import BASE_OPTION, AgentBase, parse_base
+from nbs_tui.core.review.agent_changes import AgentChanges
 from nbs_tui.core.sidecar.delivery_rules import Refusal
 from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
 from nbs_tui.fleet_api.send_command import send_document
@@ -156,7 +157,7 @@ class OperatorController:
         """Start, stop, restart, background sessions and the remembered fleet (each on its own thread)."""
         self.review = ReviewActions(
             self.action_log, self._deliver_prompt, lambda pane_id: self.state.agent_states().get(pane_id), self._pane_base,
-            local=self._on_this_machine,
+            local=self._on_this_machine, counted=self._counted_changes,
         )
         """The review screen's actions: an agent's changes read, comments sent, merge, discard (`v`)."""
 
@@ -537,6 +538,11 @@ class OperatorController:
         except FleetApiError as error:
             return Said(False, f"not sent: {error.message}")
         return Said(True, "sent")
+
+    def _counted_changes(self, pane: PaneInfo) -> AgentChanges | None:
+        """The change column's reading of the agent (its own files in a shared worktree), if any."""
+        counter = self.runtime.changes
+        return counter.read_agent(pane.pane_id, pane.target) if counter is not None else None
 
     def _on_this_machine(self, pane: PaneInfo) -> bool:
         """The pane's host is this machine (its folder can be read here)."""

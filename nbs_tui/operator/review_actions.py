@@ -18,7 +18,7 @@ from pathlib import Path
 
 from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.review.agent_base import AgentBase
-from nbs_tui.core.review.agent_changes import FileChange
+from nbs_tui.core.review.agent_changes import AgentChanges, FileChange
 from nbs_tui.core.review.review_comments import ReviewComment, comments_prompt
 from nbs_tui.core.review.review_rules import send_refusal, worktree_refusal
 from nbs_tui.core.review.unified_diff import ParsedDiff, parse_file_diff
@@ -70,13 +70,16 @@ class ReviewActions:
     def __init__(
         self, log: ActionLog, deliver: Deliver, state_of: Callable[[PaneId], AgentState | None],
         base_of: Callable[[PaneInfo], AgentBase | None], *, local: Callable[[PaneInfo], bool] = lambda _pane: True,
-        wall: Callable[[], float] = time.time,
+        counted: Callable[[PaneInfo], AgentChanges | None] = lambda _pane: None, wall: Callable[[], float] = time.time,
     ) -> None:  # fmt: skip
         self._log = log
         self._deliver = deliver
         self._state_of = state_of
         self._base_of = base_of
         """The base remembered when nbs-tui started the agent (``@nbs_base``), or None."""
+        self._counted = counted
+        """The change column's own reading of the agent (its own files where agents share a
+        worktree, by the hooks), when the counter has read it; else the folder is read here."""
         self._local = local
         """Whether the agent's folder is on this machine (git runs here; another host's is not reviewed yet)."""
         self._wall = wall
@@ -88,7 +91,7 @@ class ReviewActions:
             return ReviewLoad(pane, None, (), message="the review reads git on this machine: an agent on another host is not reviewed yet")
         base = self._base_of(pane)
         try:
-            changes = read_agent_changes(pane.target, pane.current_path, base.commit if base else None)
+            changes = self._counted(pane) or read_agent_changes(pane.target, pane.current_path, base.commit if base else None)
             if changes.repository is None:
                 return ReviewLoad(pane, None, (), message=changes.message or "not in a git repository: nothing to review")
             facts = worktree_facts(Path(changes.repository), base.branch if base else None)
