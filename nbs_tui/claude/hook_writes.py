@@ -2,7 +2,8 @@
 hooks of Edit, Write, MultiEdit and NotebookEdit; `nbs_tui.core.review.written_files`).
 
 `read_writes` is for a process that did not follow the spool (``nbs-tui diff``): it reads the
-spool from its start, the lines that are not a write's passed over before JSON is parsed. What a
+spool from its start, the lines that are not a write's passed over before JSON is parsed (the
+dashboard's change column does the same once, before it reads its first worktree). What a
 rotated spool held (``<spool>.<UTC time>``, past 64 MiB) is not read again: writes before the last
 rotation are then forgotten, and such a file counts as the folder's. `WriteFollower` is for the
 runtime, which already reads every hook event once (`nbs_tui.claude.watcher`): each event is
@@ -15,12 +16,15 @@ repeat across servers. Paths are resolved (symbolic links) so they compare with 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from nbs_tui.claude.spool import HookEvent, SpoolReader
 from nbs_tui.core.review.written_files import WrittenFiles, written_path
 
-_WRITE_MARK = b"PostToolUse"
+_A_WRITE = re.compile(rb'"tool_name"\s*:\s*"(?:Edit|Write|MultiEdit|NotebookEdit)"')
+"""A spool line that may be a write, found in its bytes before any JSON is parsed (a PostToolUse
+of another tool can carry megabytes of its output: never parsed here)."""
 
 
 class WriteFollower:
@@ -30,11 +34,15 @@ class WriteFollower:
         self.socket = os.path.realpath(tmux_socket)
         self.written = WrittenFiles()
 
+    def ours(self, event: HookEvent) -> bool:
+        """The event came from a pane of this server (pane ids repeat across servers)."""
+        if event.pane_id is None:
+            return False
+        return not event.tmux_socket or os.path.realpath(event.tmux_socket) == self.socket
+
     def offer(self, event: HookEvent) -> str | None:
         """Record ``event`` if it is a write on this server by a pane; the pane when it was news."""
-        if event.pane_id is None:
-            return None
-        if event.tmux_socket and os.path.realpath(event.tmux_socket) != self.socket:
+        if event.pane_id is None or not self.ours(event):
             return None
         path = written_path(event.event, event.fields)
         if path is None:
@@ -45,7 +53,7 @@ class WriteFollower:
 def read_writes(spool: Path, tmux_socket: str) -> WrittenFiles:
     """Every write the spool holds for the server at ``tmux_socket`` (module docstring)."""
     follower = WriteFollower(tmux_socket)
-    reader = SpoolReader(spool, from_start=True, keep=lambda raw: _WRITE_MARK in raw)
+    reader = SpoolReader(spool, from_start=True, keep=lambda raw: b"PostToolUse" in raw and _A_WRITE.search(raw) is not None)
     while True:
         before = reader.offset
         for event in reader.read():

@@ -5,7 +5,8 @@ of this machine's server, from two kinds of news and never a timed scan (docs/re
   watchfiles watch over the folders git tracks in every agent's worktree, `tracked_folders`, and
   those its changes were seen in);
 * an agent's Claude Code wrote a file (its PostToolUse hook, offered by Claude signals: who wrote
-  it decides which agent counts it where several share a worktree).
+  it decides which agent counts it where several share a worktree), or ended a turn (its Stop
+  hook: what its Bash commands changed is counted even where the watch failed).
 
 Then, on its own thread (``nbs-change-counts``), that worktree's changes are read from git
 (`nbs_tui.files.git_changes.read_folder_changes`: two git commands) once per base in use there,
@@ -127,6 +128,7 @@ class ChangeCounter:
         self._root_of_folder: dict[str, str | None] = {}
         self._bases: dict[PaneId, str | None] = {}
         self._fallbacks: dict[str, str | None] = {}
+        self._spool_read = False
         self._watched: dict[str, frozenset[str]] = {}
         """Worktree root -> its folders watched (`tracked_folders`, and those changes were seen in)."""
         self._dirty: set[str] = set()
@@ -151,8 +153,9 @@ class ChangeCounter:
         self._wake.set()
 
     def hook_event(self, event: HookEvent) -> None:
-        """Every hook event Claude signals read (only a finished write matters)."""
-        if event.event == "PostToolUse":
+        """Every hook event Claude signals read: a finished write (who wrote what), and the end of
+        a turn (its worktree read again: what a Bash command changed, if no watch saw it)."""
+        if event.event in ("PostToolUse", "Stop"):
             with self._lock:
                 self._pending_events.append(event)
             self._wake.set()
@@ -176,11 +179,22 @@ class ChangeCounter:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(5.0)
 
-    def _run(self) -> None:
-        try:  # the writes before this process started: who wrote what, in shared worktrees
-            self._follower.written = read_writes(self._settings.hook_spool, self._follower.socket)
+    def _read_earlier_writes(self) -> None:
+        """The writes before this process started (who wrote what, in shared worktrees): read once,
+        before the first worktree is, so a fleet outside git never reads the spool."""
+        if self._spool_read:
+            return
+        self._spool_read = True
+        try:
+            earlier = read_writes(self._settings.hook_spool, self._follower.socket)
         except OSError as error:
             self._problem(PROBLEM_SOURCE, f"the hook spool was not read: {error}")
+            return
+        for pane_id in earlier.panes():  # what the hooks said since is newer: kept over it
+            for path, at in earlier.writes_of(pane_id).items():
+                self._follower.written.add(pane_id, path, at)
+
+    def _run(self) -> None:
         timeout: float | None = None
         while not self._stopping.is_set():
             self._wake.wait(timeout)
@@ -206,6 +220,8 @@ class ChangeCounter:
         self._dirty |= roots
         for event in events:
             writer = self._follower.offer(event)
+            if event.event == "Stop" and event.pane_id is not None and self._follower.ours(event):
+                writer = event.pane_id
             if writer is not None and writer in self._folders:
                 root = self._root_of_folder.get(self._folders[writer])
                 if root is not None:
@@ -300,6 +316,7 @@ class ChangeCounter:
         panes = [p for p, f in self._folders.items() if self._root_of_folder.get(f) == root]
         if not panes:
             return {}
+        self._read_earlier_writes()
         writers = self._follower.written.writers_under(root)
         shared = len(panes) > 1
         by_base: dict[str | None, list[PaneId]] = {}

@@ -146,3 +146,45 @@ def test_an_ignored_tree_is_not_watched_and_a_new_folder_is(
     (repo / "pkg" / "b.py").write_text("b = 1\nc = 2\n")  # in the new folder, now watched
     assert retry_until(lambda: counted.of("%94") == ChangeCount(2, 3, 0), 10, raises=False), counted.counts
     assert problems == []
+
+
+def test_the_end_of_a_turn_reads_the_worktree_again(
+    server: libtmux.Server, tmp_path: Path, counter_parts: tuple[ChangeCounter, Counted, list[str], str]
+) -> None:
+    """A Stop hook re-reads the agent's worktree: what a Bash command changed is counted even
+    where no watch saw it (here a folder made two deep at once: only the deeper one, where the
+    change was seen, is watched)."""
+    counter, counted, problems, socket = counter_parts
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    counter.set_panes([agent_pane("%95", repo)])
+    assert retry_until(lambda: counted.of("%95") == ChangeCount(0, 0, 0), 10, raises=False), counted.counts
+    (repo / "a" / "b").mkdir(parents=True)
+    (repo / "a" / "b" / "c.txt").write_text("c\n")
+    assert retry_until(lambda: counted.of("%95") == ChangeCount(1, 1, 0), 10, raises=False), counted.counts
+    reads = counter.reads
+    assert retry_until(lambda: counter.reads > reads, 10, raises=False)  # the new watch in place, read once more
+    (repo / "a" / "d.txt").write_text("d\nd\n")  # in a/, which no watch covers
+    assert not retry_until(lambda: counted.of("%95") != ChangeCount(1, 1, 0), 1.5, raises=False)
+    stop = {"hook_event_name": "Stop", "session_id": "s"}
+    line = json.dumps({"nbs_pane": "%95", "nbs_tmux": socket, "nbs_time": 5.0, "payload": stop}).encode()
+    counter.hook_event(parse_line(line, 5.0))
+    assert retry_until(lambda: counted.of("%95") == ChangeCount(2, 3, 0), 10, raises=False), counted.counts
+    assert problems == []
+
+
+def test_writes_before_the_dashboard_started_decide_who_counts_what(
+    server: libtmux.Server, tmp_path: Path, counter_parts: tuple[ChangeCounter, Counted, list[str], str]
+) -> None:
+    """The spool's earlier writes are read once, before the first worktree is: two agents sharing
+    a worktree each count their own files from the first count on."""
+    counter, counted, problems, socket = counter_parts
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    (repo / "one.txt").write_text("a\n")
+    (repo / "two.txt").write_text("a\nb\n")
+    spool = tmp_path / "hooks.jsonl"
+    spool.write_bytes(write_hook("%96", socket, repo / "one.txt", 1.0) + b"\n" + write_hook("%97", socket, repo / "two.txt", 2.0) + b"\n")
+    counter.set_panes([agent_pane("%96", repo), agent_pane("%97", repo)])
+    assert retry_until(lambda: (counted.of("%96"), counted.of("%97")) == (ChangeCount(1, 1, 0), ChangeCount(1, 2, 0)), 10, raises=False), counted.counts
+    assert problems == []

@@ -62,6 +62,10 @@ class WrittenFiles:
     def files_of(self, pane_id: str) -> frozenset[str]:
         return frozenset(self._by_pane.get(pane_id, ()))
 
+    def writes_of(self, pane_id: str) -> dict[str, float]:
+        """The pane's files and when it last wrote each."""
+        return dict(self._by_pane.get(pane_id, {}))
+
     def writers_under(self, root: str) -> dict[str, str]:
         """Each file under the worktree ``root`` that some pane wrote (named as git names it) ->
         the pane that wrote it last."""
