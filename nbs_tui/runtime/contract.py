@@ -27,6 +27,9 @@ from nbs_tui.sidecar.sidecar_runner import SidecarEvent
 from nbs_tui.tmux.port import FleetListener, FleetPort
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from nbs_tui.core.sidecar.delivery_rules import Delivery
     from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
     from nbs_tui.sidecar.sidecar_runner import SidecarSnapshot
 
@@ -111,6 +114,10 @@ class SidecarView(Protocol):
     def status(self, pane_id: PaneId) -> SidecarStatus | None: ...
 
     def escalated(self) -> dict[PaneId, str]: ...
+
+    def deliver_text(self, pane_id: PaneId, text: str, origin: str = "") -> Future[Delivery]:
+        """The holder's one entry for a caller's text (`nbs_tui.sidecar.sidecar_runner.SidecarRunner.deliver_text`)."""
+        ...
 
 
 class LeaseMode(enum.Enum):

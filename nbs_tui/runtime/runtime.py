@@ -58,9 +58,11 @@ from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.host_spec import LOCAL, HostSpec
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.review.agent_base import BASE_OPTION, parse_base
 from nbs_tui.core.sidecar.lease_rules import Lease, LeaseValue
 from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
 from nbs_tui.files.fleet_store import FleetStore
+from nbs_tui.files.git_changes import GitError, read_agent_changes
 from nbs_tui.housekeeping.logs import log_problem, report_failures, state_dir
 from nbs_tui.housekeeping.memory import MemoryTrimmer
 from nbs_tui.lifecycle.background_poll import BackgroundPoller
@@ -81,7 +83,7 @@ from nbs_tui.sidecar.events import SidecarError, SidecarEvent
 from nbs_tui.sidecar.sidecar_lease import SidecarLease
 from nbs_tui.sidecar.sidecar_runner import SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
-from nbs_tui.tmux.port import FleetListener, FleetPort
+from nbs_tui.tmux.port import FleetListener, FleetPort, PaneGone, TmuxCommandError, TmuxUnavailable
 from nbs_tui.tmux.ssh import runner_for
 from nbs_tui.tmux.tmux_runner import TmuxRunner
 
@@ -105,6 +107,18 @@ def not_installed(host: str) -> str:
         f"nbs-tui is not installed on {host}: this dashboard acts as its sidecar while it runs; "
         f"install with pipx install nbs-tui there and set nbs_tui for the host"
     )
+
+
+def worktree_has_changes(pane: PaneInfo, commands: TmuxServerCommands) -> bool:
+    """Whether the agent's folder (on this machine) has changes against the base ``nbs-tui new``
+    left on its pane (``@nbs_base``; else git's fallback): a finished turn's push then links to
+    its review. Blocks on tmux and git (the push worker's thread); any failure is "no"."""
+    try:
+        base = parse_base(commands.display(pane.pane_id, f"#{{{BASE_OPTION}}}"))
+        changes = read_agent_changes(pane.target, pane.current_path, base.commit if base else None)
+    except (GitError, TmuxCommandError, TmuxUnavailable, PaneGone):
+        return False
+    return bool(changes.files)
 
 
 _T = TypeVar("_T")
@@ -312,11 +326,18 @@ class Runtime:
             panes = fleet.panes() if fleet is not None else []
             return next((p.target for p in panes if p.pane_id == pane_id), pane_id)
 
+        def changed(pane_id: PaneId) -> bool:
+            pane = next((p for p in (fleet.panes() if fleet is not None else []) if p.pane_id == pane_id), None)
+            commands = fleet.commands if fleet is not None else None
+            if pane is None or commands is None or self._there_remote():
+                return False
+            return worktree_has_changes(pane, commands)
+
         return PushSender(
             self.settings.notify_urls, EventNotices(self.settings, (lambda: [lease]) if lease is not None else tuple),
             host=self.settings.watched_hosts()[0], names=name,
             acting=(lambda: lease.acting()) if lease is not None else (lambda: True),
-            problem=self.problem, link_ttl=self.settings.web_link_ttl * 60, state_dir=state_dir(),
+            problem=self.problem, link_ttl=self.settings.web_link_ttl * 60, state_dir=state_dir(), changed=changed,
         )  # fmt: skip
 
     def _remote_plane(self, host: HostSpec) -> ControlPlanePort:
