@@ -17,6 +17,9 @@ from nbs_tui.config import Settings
 MODULES = (
     "nbs_tui.fleet_api.read_commands",  # agents, read
     "nbs_tui.fleet_api.send_command",  # send
+    "nbs_tui.fleet_api.wait_command",  # wait
+    "nbs_tui.fleet_api.answer_command",  # answer
+    "nbs_tui.fleet_api.diff_command",  # diff
     "nbs_tui.fleet_api.queue_commands",  # queue add|ls|cancel|pause|resume
 )
 
