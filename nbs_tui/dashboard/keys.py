@@ -1,7 +1,7 @@
 """What the keys offer, as the operator reads it: the help screen (``?``) and the command palette.
 
 Both come from `nbs_tui.dashboard.key_table.COMMANDS` (the one table of the app's keys), as bound now (a
-keymap may have rebound them), then the keys of the grid, the scrollback and the Control view.
+keymap may have rebound them), then the keys of the grid, the scrollback, the Control view and the queue view.
 The palette also offers a mute switch per kind of notification and a jump to every pane.
 """
 
@@ -21,6 +21,7 @@ from nbs_tui.dashboard.key_table import COMMAND_BY_ID, COMMANDS, help_rows
 from nbs_tui.housekeeping import logs
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.grid import PaneGrid
+from nbs_tui.widgets.queue_view import QueueView
 from nbs_tui.widgets.scrollback import Scrollback
 
 
@@ -36,6 +37,7 @@ def key_rows(app: App[Any], control: ControlView) -> list[tuple[str, str, str]]:
         ("Grid", PaneGrid.BINDINGS),
         ("Scrollback", Scrollback.BINDINGS),
         *(("Control", panel.BINDINGS) for panel in (control, control.registry_panel, control.inbox_panel)),
+        ("Queue", QueueView.BINDINGS),
     ]
     return help_rows(app.get_key_display, active, widget_keys)
 

@@ -60,6 +60,7 @@ from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.sidecar.lease_rules import Lease, LeaseValue
 from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
 from nbs_tui.files.fleet_store import FleetStore
+from nbs_tui.files.queue_store import QueueStore
 from nbs_tui.housekeeping.logs import log_problem, report_failures, state_dir
 from nbs_tui.housekeeping.memory import MemoryTrimmer
 from nbs_tui.lifecycle.background_poll import BackgroundPoller
@@ -294,8 +295,15 @@ class Runtime:
             self.settings.notify_urls, EventNotices(self.settings, (lambda: [lease]) if lease is not None else tuple),
             host=self.settings.watched_hosts()[0], names=name,
             acting=(lambda: lease.acting()) if lease is not None else (lambda: True),
-            problem=self.problem, link_ttl=self.settings.web_link_ttl * 60, state_dir=state_dir(),
+            problem=self.problem, link_ttl=self.settings.web_link_ttl * 60, state_dir=state_dir(), queue_store=self._queue_store(),
         )  # fmt: skip
+
+    def _queue_store(self) -> QueueStore | None:
+        """This server's work queue, read for the pushes of its tasks' outcomes; None for another
+        host's server (its queue is kept there, and pushed by its own service). Bad lines are
+        reported by the feeder's store; here they are only logged."""
+        host = self.settings.watched_hosts()[0]
+        return QueueStore.for_server(LOCAL, self.settings.server, report=log.warning) if host.is_local else None
 
     def _remote_plane(self, host: HostSpec) -> ControlPlanePort:
         """The one watched host's projects, read by its own nbs-tui over ssh (docs/remote.md)."""

@@ -1,0 +1,163 @@
+"""The queue view (``4``) on a real tmux server: add, cancel and reorder from the dashboard append
+real records to the server's queue file (read back by a fresh store, as another process would),
+and a record another process appends shows up in the view. The feeder is not involved: these
+are the dashboard's own records (docs/queue.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import libtmux
+import pytest
+from textual.coordinate import Coordinate
+from textual.pilot import Pilot
+from textual.widgets import Input, TextArea
+
+from nbs_tui.app import NbsApp
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.queue.records import TaskAdded, TaskCancelled, TaskMoved, parse_line
+from nbs_tui.core.queue.task_states import TaskState
+from nbs_tui.files.queue_store import QueueStore, queue_path
+from nbs_tui.widgets.add_task_form import AddTaskScreen
+from nbs_tui.widgets.confirm_screen import ConfirmScreen
+from tests.app.helpers import wait_for
+from tests.app.test_actions import SIZE, make_app
+
+
+@pytest.fixture
+def queue_file(server: libtmux.Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The server's queue file, under a state folder of this test's own."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    return queue_path("local", ServerAddress(socket_name=server.socket_name))
+
+
+def records(path: Path) -> list[object]:
+    return [parse_line(line) for line in path.read_bytes().splitlines(keepends=True)]
+
+
+def add_tasks(path: Path, *texts: str) -> None:
+    store = QueueStore(path)
+    for text in texts:
+        store.append(TaskAdded(task=str(store.refresh().last_id() + 1), at=1000.0, text=text))
+
+
+def shown_ids(app: NbsApp) -> list[str]:
+    table = app.dashboard.queue_view.table
+    return [str(table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value) for row in range(table.row_count)]
+
+
+async def open_queue(app: NbsApp, pilot: Pilot[int], tasks: int) -> None:
+    await pilot.press("4")
+    await wait_for(pilot, lambda: app.dashboard.view == "queue", what="the queue view")
+    await wait_for(pilot, lambda: len(shown_ids(app)) == tasks, what=f"{tasks} tasks shown")
+
+
+async def test_add_from_the_form_appends_a_task_record(server: libtmux.Server, tmp_path: Path, queue_file: Path) -> None:
+    server.new_session("agents")
+    app = make_app(server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_queue(app, pilot, 0)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, AddTaskScreen), what="the add form")
+        form = app.screen
+        form.query_one("#task-text", TextArea).insert("fix the flaky test\nthen run the suite")
+        form.query_one("#task-folder", Input).value = str(tmp_path / "proj")
+        form.query_one("#task-agents", Input).value = "worker-*"
+        form.query_one("#task-priority", Input).value = "5"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: queue_file.exists() and queue_file.stat().st_size > 0, what="the record")
+        await wait_for(pilot, lambda: shown_ids(app) == ["1"], what="the task shown")
+    [added] = records(queue_file)
+    assert isinstance(added, TaskAdded)
+    assert (added.task, added.text, added.folder, added.agents, added.priority, added.start) == (
+        "1", "fix the flaky test\nthen run the suite", str(tmp_path / "proj"), "worker-*", 5, False
+    )
+
+
+async def test_the_form_refuses_a_task_without_text_or_with_a_relative_folder(
+    server: libtmux.Server, tmp_path: Path, queue_file: Path
+) -> None:
+    server.new_session("agents")
+    app = make_app(server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_queue(app, pilot, 0)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, AddTaskScreen), what="the add form")
+        app.screen.query_one("#task-folder", Input).value = "relative/dir"
+        await pilot.press("ctrl+s")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, AddTaskScreen)  # still open, saying why
+        problems = str(app.screen.query_one("#task-problems").render())
+        assert "needs a text" in problems and "absolute path" in problems
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, AddTaskScreen), what="the form closed")
+    assert not queue_file.exists()
+
+
+async def test_cancel_asks_first_then_appends_a_cancelled_record(server: libtmux.Server, tmp_path: Path, queue_file: Path) -> None:
+    server.new_session("agents")
+    add_tasks(queue_file, "first task", "second task")
+    app = make_app(server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_queue(app, pilot, 2)
+        await pilot.press("j")  # the cursor on task 2
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
+        await pilot.press("n")  # not cancelled: nothing appended
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen), what="closed")
+        await pilot.pause(0.3)
+        assert len(records(queue_file)) == 2
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
+        await pilot.press("y")
+
+        def cancelled() -> bool:
+            task = app.dashboard.queue_view.snapshot
+            return any(t.id == "2" and t.state is TaskState.CANCELLED for t in task.tasks)
+
+        await wait_for(pilot, cancelled, what="task 2 shown cancelled")
+    assert [type(r) for r in records(queue_file)] == [TaskAdded, TaskAdded, TaskCancelled]
+    assert records(queue_file)[2].task == "2"  # type: ignore[attr-defined]
+
+
+async def test_reorder_moves_a_queued_task_and_the_cursor_stays_on_it(
+    server: libtmux.Server, tmp_path: Path, queue_file: Path
+) -> None:
+    server.new_session("agents")
+    add_tasks(queue_file, "one", "two", "three")
+    app = make_app(server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_queue(app, pilot, 3)
+        await pilot.press("j", "j")  # task 3
+        await pilot.press("plus")
+        await wait_for(pilot, lambda: shown_ids(app) == ["1", "3", "2"], what="3 before 2")
+        await pilot.press("plus")  # the cursor followed task 3
+        await wait_for(pilot, lambda: shown_ids(app) == ["3", "1", "2"], what="3 first")
+        notified: list[str] = []
+        app.notify = lambda message, **_: notified.append(message)  # type: ignore[method-assign]
+        await pilot.press("plus")  # first already: refused, nothing appended
+        await wait_for(pilot, lambda: bool(notified), what="the refusal said")
+        assert "first in the queue already" in notified[0]
+        await pilot.press("minus")
+        await wait_for(pilot, lambda: shown_ids(app) == ["1", "3", "2"], what="3 back after 1")
+    moved = records(queue_file)[3:]
+    assert [type(r) for r in moved] == [TaskMoved, TaskMoved, TaskMoved]
+    assert QueueStore(queue_file).refresh().ordered()[1].id == "3"  # as every other reader sees it
+
+
+async def test_a_record_another_process_appends_shows_in_the_view(
+    server: libtmux.Server, tmp_path: Path, queue_file: Path
+) -> None:
+    server.new_session("agents")
+    app = make_app(server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_queue(app, pilot, 0)
+        script = (
+            "import sys; from pathlib import Path; from nbs_tui.files.queue_store import QueueStore; "
+            "from nbs_tui.core.queue.records import TaskAdded; "
+            "QueueStore(Path(sys.argv[1])).add(lambda i: TaskAdded(task=i, at=1.0, text='from a script'))"
+        )
+        subprocess.run([sys.executable, "-c", script, str(queue_file)], check=True, timeout=30)
+        await wait_for(pilot, lambda: shown_ids(app) == ["1"], what="the other process's task shown")
