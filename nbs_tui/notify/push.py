@@ -117,7 +117,8 @@ class PushSender:
         self._queue_store = queue_store
         """The server's work queue, whose tasks' outcomes are pushed (None: not this server's)."""
         self._tasks = TaskNotices()
-        self._queue_records = -1
+        self.queue_records = -1
+        """Records of the queue file read so far (-1: not looked yet; for tests and the log)."""
         self._queue_looked = 0.0
 
     # -- the sidecar's thread ----------------------------------------------------------------
@@ -190,9 +191,9 @@ class PushSender:
             return
         self._queue_looked = now
         queue = store.refresh()
-        if queue.records == self._queue_records:
+        if queue.records == self.queue_records:
             return
-        self._queue_records = queue.records
+        self.queue_records = queue.records
         with self._lock:
             notes = self._notices.outcomes(self._tasks.observe(queue, self._wall()))
         self.offer(notes)
