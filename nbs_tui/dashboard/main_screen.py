@@ -50,6 +50,7 @@ from nbs_tui.widgets.footer import Footer
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.needs_you_panel import NeedsYouPanel
 from nbs_tui.widgets.pane_view import PaneView
+from nbs_tui.widgets.queue_strip import QueueStrip
 from nbs_tui.widgets.queue_view import QueueView
 from nbs_tui.widgets.scrollback import Scrollback
 from nbs_tui.widgets.send_bar import PassThrough, SendBar
@@ -117,6 +118,8 @@ class DashboardScreen(Screen[None]):
         """Registry, chat and inbox of the control plane (the third view)."""
         self.queue_view = QueueView(id="queue-view", wall=wall)
         """The work queue's tasks (the fourth view)."""
+        self.queue_strip = QueueStrip(id="queue-strip")
+        """The queue in one line over the list while it has work (a tap opens the view)."""
         self.input_bar = Container(id="input-bar")
         """Docked above the footer, hidden until the send bar or pass-through opens."""
         self.send_bar = SendBar(id="send-bar")
@@ -165,7 +168,7 @@ class DashboardScreen(Screen[None]):
         )
         """Notifications to the operator's own terminal (through ssh and tmux) and ``notify_command``."""
         self.queue = QueueShown(
-            app, settings, self.queue_view, post=self.post_message, panes=lambda: state.panes, problem=runtime.problem,
+            app, settings, self.queue_view, self.queue_strip, post=self.post_message, panes=lambda: state.panes, problem=runtime.problem,
             wall=wall,
         )
         """The work queue shown from its file, and the operator's edits appended to it."""
@@ -178,6 +181,7 @@ class DashboardScreen(Screen[None]):
             with Horizontal(id="dashboard"):
                 with Vertical(id="side"):
                     yield self.needs_panel
+                    yield self.queue_strip
                     yield self.filter_bar
                     yield self.fleet_list
                     yield self.detail
@@ -338,6 +342,10 @@ class DashboardScreen(Screen[None]):
     @on(QueueRead)
     def _queue_read(self, message: QueueRead) -> None:
         self.queue.read(message)
+
+    @on(QueueStrip.Opened)
+    def _queue_opened(self) -> None:
+        self.views.show("queue")
 
     @on(QueueView.AddWanted)
     def _queue_add(self) -> None:

@@ -1,5 +1,6 @@
-"""The dashboard's work queue (issue 36, "Visible"): the queue view kept up to date from the
-server's queue file, and the operator's edits appended to it.
+"""The dashboard's work queue (issue 36, "Visible"): the queue view (and its one line over the
+fleet list, `nbs_tui.widgets.queue_strip`) kept up to date from the server's queue file, and the
+operator's edits appended to it.
 
 Every dashboard shows the queue, the lease holder's or a viewer's alike: the file is the truth,
 and any process may append to it (docs/queue.md). A thread (`nbs_tui.files.queue_watch.QueueWatch`)
@@ -32,6 +33,7 @@ from nbs_tui.core.queue.records import Record
 from nbs_tui.core.queue.task_states import QueueState, Task
 from nbs_tui.files.queue_store import QueueStore
 from nbs_tui.files.queue_watch import QueueSnapshot, QueueWatch
+from nbs_tui.widgets.queue_strip import QueueStrip
 from nbs_tui.widgets.queue_view import QueueView
 
 log = logging.getLogger(__name__)
@@ -50,11 +52,12 @@ class QueueShown:
     """The queue view's data and edits (module docstring). UI thread, but for the edits' worker."""
 
     def __init__(
-        self, app: App[Any], settings: Settings, view: QueueView, *, post: Callable[[Message], object],
+        self, app: App[Any], settings: Settings, view: QueueView, strip: QueueStrip, *, post: Callable[[Message], object],
         panes: Callable[[], Sequence[PaneInfo]], problem: Callable[[str, str], None], wall: Callable[[], float],
     ) -> None:  # fmt: skip
         self._app = app
         self._view = view
+        self._strip = strip
         self._post = post
         self._panes = panes
         self._problem = problem
@@ -98,6 +101,7 @@ class QueueShown:
     def read(self, message: QueueRead) -> None:
         """UI thread: show the queue as read."""
         self._view.show(message.snapshot, self.names())
+        self._strip.show(message.snapshot)
 
     def names(self) -> dict[str, str]:
         """pane id -> the agent's name as the queue view shows it (its window's name)."""

@@ -6,9 +6,10 @@ It shows `nbs_tui.files.queue_watch.QueueSnapshot`s and asks for edits with its 
 keys are the key table's ``queue`` scope (`nbs_tui.dashboard.key_table`).
 
 Rows: the tasks with an agent first, then the queued ones in the order they will be handed out,
-then those that ended, newest first (at most `ENDED_SHOWN`). On a phone (under
-`nbs_tui.widgets.breakpoints.NARROW_BELOW` columns) the priority column is left out and the
-task's text gets what is left.
+then those that ended, newest first (at most `ENDED_SHOWN`). The task's text gets the width the
+other columns leave, cut with an ellipsis (the table never scrolls sideways). On a phone (under
+`nbs_tui.widgets.breakpoints.NARROW_BELOW` columns) a task takes two lines: its id, state and
+text, then its agent and age under the text.
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ STATE_STYLES: Mapping[TaskState, str] = {
     TaskState.CANCELLED: "dim",
 }
 
-WIDE_COLUMNS = (("#", "id", 5), ("State", "state", 11), ("Pri", "priority", 4), ("Agent", "agent", 18), ("Age", "age", 7))
-NARROW_COLUMNS = (("#", "id", 4), ("State", "state", 10), ("Agent", "agent", 10), ("Age", "age", 6))
+WIDE_COLUMNS = (("#", "id", 4), ("State", "state", 13), ("Pri", "priority", 3), ("Agent", "agent", 18), ("Age", "age", 7))
+NARROW_COLUMNS = (("#", "id", 3), ("State", "state", 11))
+TASK_MIN = 12
+"""The task column's least width."""
 
 
 def rows_in_order(tasks: Sequence[Task]) -> list[Task]:
@@ -90,7 +93,7 @@ class QueueView(Vertical):
         border: round $accent;
     }
     QueueView > #queue-summary {
-        height: 1;
+        height: auto;
         padding: 0 1;
     }
     QueueView > #queue-empty {
@@ -134,7 +137,6 @@ class QueueView(Vertical):
         self.table: DataTable[Text | str] = DataTable(id="queue-table", cursor_type="row", zebra_stripes=False)
         self._summary = Static("", id="queue-summary")
         self._empty = Static("", id="queue-empty")
-        self._narrow: bool | None = None
         self._shown: tuple[object, ...] = ()
 
     def compose(self) -> ComposeResult:
@@ -147,8 +149,7 @@ class QueueView(Vertical):
         self._render_rows()
 
     def on_resize(self) -> None:
-        if is_narrow(self.app.size.width) != self._narrow:
-            self._render_rows()
+        self._render_rows()  # the task column takes what the others leave
 
     def show(self, snapshot: QueueSnapshot, names: Mapping[str, str] | None = None) -> None:
         """Show the queue as read (UI thread); ``names``: the agents' names, when they changed."""
@@ -189,12 +190,16 @@ class QueueView(Vertical):
         if not self.is_mounted:
             return
         narrow = is_narrow(self.app.size.width)
+        columns = NARROW_COLUMNS if narrow else WIDE_COLUMNS
+        padding = 2 * self.table.cell_padding
+        width = max(TASK_MIN, self.table.scrollable_content_region.width - sum(w + padding for *_, w in columns) - padding)
         now = self._wall()
         tasks = rows_in_order(self.snapshot.tasks)
-        rows = [self._row(task, now, narrow) for task in tasks]
-        key = (narrow, tuple(str(cell) for row in rows for cell in row), self.names.get)
-        if key[:2] == self._shown[:2]:
+        rows = [self._row(task, now, narrow, width) for task in tasks]
+        key = (narrow, width, tuple(str(cell) for row in rows for cell in row))
+        if key == self._shown:
             return
+        layout_changed = key[:2] != self._shown[:2]
         self._shown = key
         self._summary.update(summary_line(self.snapshot))
         self._empty.display = not tasks
@@ -207,36 +212,40 @@ class QueueView(Vertical):
         )
         table, highlighted = self.table, self.highlighted
         with self.app.batch_update():
-            if narrow != self._narrow:
-                self._narrow = narrow
+            if layout_changed:
                 table.clear(columns=True)
-                for label, key_name, width in NARROW_COLUMNS if narrow else WIDE_COLUMNS:
-                    table.add_column(label, key=key_name, width=width)
-                table.add_column("Task", key="task")
+                for label, key_name, column_width in columns:
+                    table.add_column(label, key=key_name, width=column_width)
+                table.add_column("Task", key="task", width=width)
             else:
                 table.clear()
             for task, row in zip(tasks, rows, strict=True):
-                table.add_row(*row, key=task.id)
+                table.add_row(*row, key=task.id, height=2 if narrow else 1)
             if highlighted is not None:
                 self.select_task(highlighted.id)
 
-    def _row(self, task: Task, now: float, narrow: bool) -> list[Text | str]:
+    def _row(self, task: Task, now: float, narrow: bool, width: int) -> list[Text | str]:
         state = Text(f" {task.state} ", style=STATE_STYLES.get(task.state, ""))
         if task.failures and task.state is TaskState.QUEUED:
-            state.append(" ↻", style="red")  # failed once, waits to be handed out again
+            state.append("↻", style="red")  # failed once, waits to be handed out again
         agent = self.names.get(task.pane, task.pane) if task.pane else ("new agent" if task.worker or task.added.start else "—")
+        agent_text = Text(printable(agent), style="" if task.pane else "dim")
         what = Text(task_text(task))
         note = task.reason if task.state in (TaskState.NEEDS, TaskState.FAILED) or task.failures else ""
         if task.state is TaskState.DONE and task.message.strip():
             note = task.message
+        age = format_duration(now - task.added.at)
+        if narrow:  # two lines: the text, then the agent, age and note under it
+            what.truncate(width, overflow="ellipsis")
+            under = Text.assemble(agent_text, (f" · {age}", "dim"))
+            if note.strip():
+                under.append(f" · {printable(note.strip().splitlines()[0])}", style="dim")
+            under.truncate(width, overflow="ellipsis")
+            return [Text(task.id, style="bold"), state, Text("\n").join((what, under))]
         if note.strip():
             what.append(f"  {printable(note.strip().splitlines()[0])}", style="dim")
-        age = format_duration(now - task.added.at)
-        cells: list[Text | str] = [Text(task.id, style="bold"), state]
-        if not narrow:
-            cells.append(str(task.priority) if task.priority else "")
-        cells += [Text(printable(agent), style="" if task.pane else "dim"), age, what]
-        return cells
+        what.truncate(width, overflow="ellipsis")
+        return [Text(task.id, style="bold"), state, str(task.priority) if task.priority else "", agent_text, age, what]
 
     # -- the keys (the key table's ``queue`` scope) ------------------------------------------------
 
