@@ -77,6 +77,7 @@ from nbs_tui.runtime.contract import (
 from nbs_tui.runtime.hosts import HostsRuntime
 from nbs_tui.runtime.service_starter import ServiceStarter, sidecar_flags
 from nbs_tui.sidecar.events import SidecarError, SidecarEvent
+from nbs_tui.sidecar.queue_feeder import QueueFeeder, StartedAgent, StartRequest, queue_delivery
 from nbs_tui.sidecar.sidecar_lease import SidecarLease
 from nbs_tui.sidecar.sidecar_runner import SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
@@ -264,6 +265,7 @@ class Runtime:
             )
             if self.claude is not None and options.fleet_factory is None and self.fleet.commands is not None:
                 self.keeper = self._try("fleet memory", self._build_keeper)
+                self._try("work queue", self._build_queue)
             if self.settings.notify_urls and self.sidecar is not None:
                 self.push = self._try("push notifications", self._build_push)
         if options.control_plane and elsewhere:  # after the sidecar: the host's service applies it
@@ -281,6 +283,35 @@ class Runtime:
             acting=(lambda: lease.acting()) if lease is not None else (lambda: True),
             facts=claude.all_facts, problem=self.problem,
         )  # fmt: skip
+
+    def _build_queue(self) -> QueueFeeder | None:
+        """The work queue of this machine's server, fed by the sidecar while this process holds
+        the lease (docs/queue.md): tasks typed through the sidecar's delivery entry, agents
+        started through the lifecycle."""
+        sidecar = self.sidecar
+        if sidecar is None or self._there_remote():
+            return None
+        store = QueueStore.for_server(LOCAL, self.settings.server, report=lambda m: self.problem("work queue", m))
+        return sidecar.feed_queue(
+            store, deliver=queue_delivery(sidecar.deliver_text), start_agent=self._start_for_queue, limits=self.settings.max_concurrent
+        )
+
+    def _start_for_queue(self, request: StartRequest) -> StartedAgent:
+        """A new agent for a queue task, as ``nbs-tui new DIR --name NAME --prompt TEXT`` (or
+        ``--worker NAME``) starts one; raises as `Lifecycle.start` does."""
+        from nbs_tui.core.fleet.agent_spec import NewAgent
+        from nbs_tui.lifecycle.operations import Lifecycle
+
+        lifecycle = Lifecycle.here(self.settings)
+        try:
+            spec = NewAgent(
+                directory=request.folder, name=request.name, prompt=request.prompt or None,
+                worker=request.worker or None, server=self.settings.server,
+            )  # fmt: skip
+            started = lifecycle.start(lifecycle.prepare(spec), lambda said: self.problem("work queue", said))
+        finally:
+            lifecycle.close()
+        return StartedAgent(started.pane_id, started.session_id or "", started.prompt_submitted)
 
     def _build_push(self) -> PushSender:
         """The pushes of this server, sent only while this process holds its lease (one sender

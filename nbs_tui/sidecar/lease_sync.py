@@ -20,6 +20,7 @@ from nbs_tui.core.sidecar.stuck_agents import Phase
 from nbs_tui.sidecar.events import MetersNews, PollStep, RelayGap, relayed_event
 from nbs_tui.sidecar.live_pane import LivePane
 from nbs_tui.sidecar.pane_options import PublishedState
+from nbs_tui.sidecar.send_desk import SendDesk
 from nbs_tui.sidecar.sidecar_lease import SidecarLease
 from nbs_tui.sidecar.watched_panes import EventOutlet, WatchedPanes
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
@@ -37,6 +38,7 @@ class LeaseSync:
         live: LivePane,
         outlet: EventOutlet,
         monitor: AgentMonitor,
+        desk: SendDesk,
         *,
         tick_lock: threading.Lock,
         wall: Callable[[], float],
@@ -47,6 +49,8 @@ class LeaseSync:
         self._emit = outlet.emit
         self._deliver = outlet.deliver
         self.monitor = monitor
+        self.desk = desk
+        """Callers' texts: a tmux request (``nbs-tui send``) is handed to it, answered when it ends."""
         self.tick_lock = tick_lock
         """The runner's tick lock: a stop's withdrawal takes it (`withdraw_inflight`)."""
         self.wall = wall
@@ -62,6 +66,7 @@ class LeaseSync:
         if not lease.sync() or not self.tick_lock.acquire(timeout=5.0):
             return
         try:
+            self.desk.stop()  # each caller answered before its mark goes
             for pane_id, switches in lease.panes.items():
                 mark = switches.inflight
                 tracked = self.panes.tracked.get(pane_id)

@@ -25,6 +25,7 @@ from nbs_tui.sidecar.agent_watch import AgentWatch
 from nbs_tui.sidecar.events import PaneLeft
 from nbs_tui.sidecar.lease_sync import LeaseSync
 from nbs_tui.sidecar.limit_watch import LimitWatch
+from nbs_tui.sidecar.send_desk import SendDesk
 from nbs_tui.sidecar.watched_panes import ControlPort, EventOutlet, TrackedPane, WatchedPanes
 from nbs_tui.tmux.port import FleetPort
 
@@ -48,6 +49,7 @@ class SidecarTick:
         control: ControlPort | None,
         clock: Callable[[], float],
         wall: Callable[[], float],
+        desk: SendDesk,
     ) -> None:
         self.fleet = fleet
         self.panes = panes
@@ -61,6 +63,7 @@ class SidecarTick:
         self.control = control
         self.clock = clock
         self.wall = wall
+        self.desk = desk
 
     def run(self) -> None:
         self.panes.ticks += 1
@@ -93,6 +96,7 @@ class SidecarTick:
         for info in panes.values():
             self._tick_pane(self.panes.track(info), info, now, wall_now)
         self.limit_watch.resume_limited(panes, now, wall_now)
+        self.desk.sweep()  # a send whose pane went, or that a viewer's tick dropped, is answered
         if self.lease_sync is not None and self.lease_sync.lease.acting():
             self.lease_sync.publish_options()
 

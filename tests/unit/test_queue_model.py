@@ -192,7 +192,7 @@ def test_a_failure_hands_the_task_out_once_more_then_it_stays_failed() -> None:
 
 def test_an_unhanded_task_is_queued_again_without_spending_a_handout() -> None:
     queue = fold(
-        [added("1"), TaskHanding("1", 2, pane="%1"), TaskUnhanded("1", 3, "refused: working")]
+        [added("1"), TaskHanding("1", 2, pane="%1"), TaskUnhanded("1", 3, reason="refused: working")]
     )
     task = queue.get("1")
     assert (
@@ -202,6 +202,26 @@ def test_an_unhanded_task_is_queued_again_without_spending_a_handout() -> None:
         and task.handouts == 0
     )
     assert task.reason == "refused: working"
+
+
+def test_an_outcome_settles_only_the_handout_it_names() -> None:
+    """A holder that lost the lease mid-hand-out may write its outcome after the next holder
+    settled that hand-out and started another: it must not settle the new one."""
+    queue = fold(
+        [
+            added("1"),
+            TaskHanding("1", 2, pane="%1", mark="old"),
+            TaskUnhanded("1", 3, mark="old", reason="not submitted"),
+            TaskHanding("1", 4, pane="%2", mark="new"),
+            TaskHanded("1", 5, mark="old", pane="%1"),
+            TaskUnhanded("1", 5, mark="old"),
+        ]
+    )
+    task = queue.get("1")
+    assert task is not None and task.state is TaskState.HANDING and task.pane == "%2"
+    queue.apply(TaskHanded("1", 6, mark="new", pane="%2"))
+    task = queue.get("1")
+    assert task is not None and task.state is TaskState.RUNNING and task.handouts == 1
 
 
 def test_a_cancelled_task_ignores_the_outcomes_that_come_after() -> None:
@@ -349,6 +369,15 @@ def test_with_no_agent_free_a_task_that_may_start_one_gets_a_new_agent() -> None
     plan = plan_handouts(queue, [], {"/r": 1})
     assert [(h.task.id, h.starts) for h in plan] == [("1", True), ("3", True), ("4", True)]
     assert not plan_handouts(fold([added("1", start=True)]), [], {}), "no folder to start in"
+
+
+def test_under_a_limit_a_folder_with_enough_agents_waits_for_them_instead_of_starting_more() -> None:
+    queue = fold([added("1", folder="/r"), added("2", folder="/r"), added("3", folder="/r")])
+    busy = [QueueAgent("%1", "/r", state="working")]
+    assert [h.starts for h in plan_handouts(queue, busy, {"/r": 2})] == [True], "one agent, room for one more"
+    busy.append(QueueAgent("%2", "/r/sub", state="permission"))
+    assert len(plan_handouts(queue, busy, {"/r": 3})) == 1
+    assert plan_handouts(queue, busy, {"/r": 2}) == [], "two agents there already: wait for them"
 
 
 def test_after_waits_for_done_and_a_dead_predecessor_blocks_for_good() -> None:

@@ -10,7 +10,9 @@ hand-out at a time. The rules (docs/queue.md):
   the task's folder or below it (``--folder``), its window or worker name matches the glob
   (``--agents``), or any agent when neither is given;
 - when no agent may take it, a task that may start one (``--start``, a ``--worker`` task, or a
-  folder with a ``max_concurrent``) gets a new agent in its folder;
+  folder with a ``max_concurrent``) gets a new agent in its folder; under a ``max_concurrent``
+  only while the folder has fewer agents that could take it than the limit (a worker task, its
+  own agent, always);
 - never more than ``max_concurrent`` tasks of one folder out at once (an agent holds one task,
   so that is the number of agents busy on them).
 """
@@ -87,6 +89,21 @@ def folder_limit(folder: str, limits: Mapping[str, int]) -> tuple[str, int | Non
     return (best, limits[best]) if best else ("", None)
 
 
+def parse_max_concurrent(table: object) -> dict[str, int]:
+    """The config file's ``[max_concurrent]`` table: absolute folder = a number of 1 or more
+    (``~`` is expanded by the caller's shell rules: not here). Raises ValueError saying what is wrong."""
+    if not isinstance(table, Mapping):
+        raise ValueError('max_concurrent must be a table of "/absolute/folder" = number')
+    limits: dict[str, int] = {}
+    for folder, value in table.items():
+        if not isinstance(folder, str) or not folder.startswith("/"):
+            raise ValueError(f"max_concurrent: {folder!r} is not an absolute folder")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"max_concurrent.{folder!r}: must be a whole number of 1 or more, not {value!r}")
+        limits[posixpath.normpath(folder)] = value
+    return limits
+
+
 def may_start(task: Task, limits: Mapping[str, int]) -> bool:
     """The feeder may start a new agent for ``task`` (when no agent may take it)."""
     if not task.folder:
@@ -133,13 +150,21 @@ def plan_handouts(
         if agent is not None:
             free.remove(agent)
             plan.append(Handout(task, agent.pane))
-        elif may_start(task, limits):
+        elif may_start(task, limits) and (limit is None or task.worker or _room(task, agents, plan, limit)):
             plan.append(Handout(task))
         else:
             continue
         if limit is not None:
             busy[key] = busy.get(key, 0) + 1
     return plan
+
+
+def _room(task: Task, agents: Sequence[QueueAgent], plan: Sequence[Handout], limit: int) -> bool:
+    """A folder with a limit gets a new agent only while it has fewer agents that could take
+    the task (whatever they do now) than its limit: otherwise the queue waits for one of them."""
+    there = sum(1 for agent in agents if may_take(task, agent))
+    starting = sum(1 for handout in plan if handout.starts and handout.task.folder == task.folder)
+    return there + starting < limit
 
 
 def _after_done(queue: QueueState, task: Task) -> bool:

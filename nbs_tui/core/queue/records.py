@@ -97,6 +97,13 @@ class TaskHanding:
     """The new agent's window name, when starting one (how the next holder finds it)."""
     token: str = ""
     """The lease token of the holder that writes it."""
+    mark: str = ""
+    """This hand-out's own name (unique): its outcome names it, so an outcome that comes late
+    (a holder that lost the lease writing after the next one decided) never settles another."""
+    transcript: str = ""
+    """The agent's transcript when typing into one (its prompt is looked for there), "" unknown."""
+    offset: int = 0
+    """The transcript's size then: the prompt, if it went in, is after it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +113,7 @@ class TaskHanded:
     KIND: ClassVar[str] = "handed"
     task: str
     at: float
+    mark: str = ""
     pane: str = ""
     session_id: str = ""
 
@@ -118,6 +126,7 @@ class TaskUnhanded:
     KIND: ClassVar[str] = "unhanded"
     task: str
     at: float
+    mark: str = ""
     reason: str = ""
 
 

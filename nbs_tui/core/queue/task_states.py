@@ -196,7 +196,7 @@ def _next(task: Task, record: Record) -> Task:
             return task
         return replace(task, state=TaskState.HANDING, handing=record, pane=record.pane, reason="")
     if isinstance(record, TaskHanded):
-        if state is not TaskState.HANDING:
+        if state is not TaskState.HANDING or not _settles(task, record.mark):
             return task
         return replace(
             task,
@@ -208,7 +208,7 @@ def _next(task: Task, record: Record) -> Task:
             handouts=task.handouts + 1,
         )
     if isinstance(record, TaskUnhanded):
-        if state is not TaskState.HANDING:
+        if state is not TaskState.HANDING or not _settles(task, record.mark):
             return task
         return replace(task, state=TaskState.QUEUED, handing=None, reason=record.reason)
     if isinstance(record, TaskNeeds):
@@ -238,6 +238,11 @@ def _next(task: Task, record: Record) -> Task:
             reason=record.reason,
         )
     return task
+
+
+def _settles(task: Task, mark: str) -> bool:
+    """An outcome settles the hand-out it names, no other."""
+    return task.handing is not None and task.handing.mark == mark
 
 
 def fold(records: Iterable[Record]) -> QueueState:
