@@ -7,13 +7,16 @@
     .venv/bin/python scripts/screenshots.py --limited # only limited.svg: a usage-limited agent
     .venv/bin/python scripts/screenshots.py --new-agent # only new-agent.svg: the "new agent" form
     .venv/bin/python scripts/screenshots.py --phone   # only phone.svg and phone-answer.svg, 50x30
+    .venv/bin/python scripts/screenshots.py --queue   # only queue.svg and phone-queue.svg (50x30)
 
 It starts `DemoFleet` on a private tmux server (never your own), runs the app headless at a
 fixed size, waits until every agent shows a state, and saves one SVG per view. ``hosts.svg``
 watches two hosts through ssh: the test suite's ssh lab (tests/remote, needs openssh-server)
 with a demo fleet in each host's own tmux server. ``limited.svg`` is the snapshot tests' fleet
 (tests/app/snapfleet.py) plus a pane replaying a limit screen recorded from Claude Code, with the
-wall clock set to 07:20 UTC so its 9:25am reset is 2h05m ahead.
+wall clock set to 07:20 UTC so its 9:25am reset is 2h05m ahead. ``queue.svg`` is the snapshot
+tests' fleet too, with the queue file of tests/app/test_snapshots_queue.py (tasks in every state)
+in a state folder of its own; ``phone-queue.svg`` the same at 50x30.
 """
 
 from __future__ import annotations
@@ -244,6 +247,46 @@ async def shoot_limited(out: Path, size: tuple[int, int]) -> list[Path]:
     return [out / "limited.svg"]
 
 
+async def shoot_queue(out: Path, size: tuple[int, int]) -> list[Path]:
+    """The queue view (key 4) over the snapshot fleet, with a task in every state; the same on a phone."""
+    import libtmux
+
+    from tests.app.snapfleet import StableFleet, start_snapshot_fleet
+    from tests.app.test_snapshots import FROZEN_WALL
+    from tests.app.test_snapshots_queue import write_queue
+
+    server = libtmux.Server(socket_name=f"nbs-shots-queue-{os.getpid()}")
+    old_state = os.environ.get("XDG_STATE_HOME")
+    started = time.time()
+    made: list[Path] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="nbs-shots-") as tmp:
+            os.environ["XDG_STATE_HOME"] = tmp  # the queue file, not the user's own
+            start_snapshot_fleet(server)
+            write_queue(server)
+            address = ServerAddress(socket_name=server.socket_name)
+            settings = Settings(server=address, poll_disabled=True, plan_policy="off", bell=False, service="off")
+            for name, shot_size in (("queue", size), ("phone-queue", PHONE)):
+                app: NbsApp = create_app(
+                    settings, lambda listener: StableFleet(address, listener), control_plane=False, claude=False,
+                    wall=lambda: FROZEN_WALL + (time.time() - started),
+                )  # fmt: skip
+                async with app.run_test(size=shot_size) as pilot:
+                    await _wait(pilot, lambda: len(app.state.panes) >= 6, 20, "the fleet")  # noqa: B023
+                    await pilot.press("4")
+                    await _wait(pilot, lambda: app.dashboard.queue_view.table.row_count == 9, 20, "the queue")  # noqa: B023
+                    await pilot.pause(1.5)
+                    app.save_screenshot(f"{name}.svg", str(out))
+                    made.append(out / f"{name}.svg")
+    finally:
+        server.kill()
+        if old_state is None:
+            os.environ.pop("XDG_STATE_HOME", None)
+        else:
+            os.environ["XDG_STATE_HOME"] = old_state
+    return made
+
+
 async def shoot_new_agent(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
     """The "new agent" form (key c) over the demo fleet, filled in as an operator would."""
     from textual.widgets import Input, TextArea
@@ -310,7 +353,14 @@ def main() -> int:
     parser.add_argument("--limited", action="store_true", help="only limited.svg (a usage-limited agent)")
     parser.add_argument("--new-agent", action="store_true", help="only new-agent.svg (the new agent form)")
     parser.add_argument("--phone", action="store_true", help="only phone.svg and phone-answer.svg (50x30)")
+    parser.add_argument("--queue", action="store_true", help="only queue.svg and phone-queue.svg (the queue view)")
     args = parser.parse_args()
+    if args.queue:
+        args.out.mkdir(parents=True, exist_ok=True)
+        columns, rows = (int(x) for x in args.size.lower().split("x"))
+        for path in asyncio.run(shoot_queue(args.out, (columns, rows))):
+            print(path)
+        return 0
     if args.phone:
         args.out.mkdir(parents=True, exist_ok=True)
         for path in asyncio.run(shoot_phone(args.out, args.agents)):

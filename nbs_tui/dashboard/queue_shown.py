@@ -38,7 +38,8 @@ from nbs_tui.widgets.queue_view import QueueView
 
 log = logging.getLogger(__name__)
 
-PROBLEM_SOURCE = "queue"
+PROBLEM_SOURCE = "work queue"
+"""As the feeder's: a bad line its store and this one both read is one problem."""
 
 
 @dataclass
