@@ -159,7 +159,9 @@ class QueueView(Vertical):
         self._render_rows()
 
     def refresh_ages(self) -> None:
-        if self.display and self.snapshot.tasks:
+        """The ages move (every few seconds, and when the view is shown): only while it is on
+        screen (the view switcher hides its container, not this widget: an empty region)."""
+        if self.region.area and self.snapshot.tasks:
             self._render_rows()
 
     @property
@@ -202,8 +204,7 @@ class QueueView(Vertical):
         layout_changed = key[:2] != self._shown[:2]
         self._shown = key
         self._summary.update(summary_line(self.snapshot))
-        self._empty.display = not tasks
-        self.table.display = bool(tasks)
+        self._empty.display = not tasks  # the table stays, empty: it keeps the focus and the view's keys
         self._empty.update(
             Text(
                 "No task in the queue. a adds one here; nbs-tui queue add TEXT from a script or an agent.\n"

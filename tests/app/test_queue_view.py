@@ -52,6 +52,8 @@ async def open_queue(app: NbsApp, pilot: Pilot[int], tasks: int) -> None:
     await pilot.press("4")
     await wait_for(pilot, lambda: app.dashboard.view == "queue", what="the queue view")
     await wait_for(pilot, lambda: len(shown_ids(app)) == tasks, what=f"{tasks} tasks shown")
+    # the view's keys are the table's, even when it is empty (else a would toggle a pane's plan)
+    assert app.focused is app.dashboard.queue_view.table
 
 
 async def test_add_from_the_form_appends_a_task_record(server: libtmux.Server, tmp_path: Path, queue_file: Path) -> None:
