@@ -53,8 +53,8 @@ async def _select_waiting_agent(app: NbsApp, pilot: object) -> str | None:
     """Put the cursor on an agent asking for permission (once one does), let it settle; its pane."""
 
     def waiting() -> str | None:
-        for pane in app.panes:
-            status = app.statuses.get(pane.pane_id)
+        for pane in app.state.panes:
+            status = app.state.statuses.get(pane.pane_id)
             if status is not None and status.state is AgentState.PERMISSION:
                 return pane.pane_id
         return None
@@ -62,7 +62,7 @@ async def _select_waiting_agent(app: NbsApp, pilot: object) -> str | None:
     await _wait(pilot, lambda: waiting() is not None, 30, "an agent asking for permission")
     pane_id = waiting()
     if pane_id is not None:
-        app.select_pane(pane_id)
+        app.dashboard.select_pane(pane_id)
     await pilot.pause(2.0)  # type: ignore[attr-defined]
     return pane_id
 
@@ -80,10 +80,10 @@ async def shoot(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
             )
             app: NbsApp = create_app(settings)  # what the nbs-tui command runs
             async with app.run_test(size=size) as pilot:
-                await _wait(pilot, lambda: len(app.panes) > agents, 20, "the fleet")
+                await _wait(pilot, lambda: len(app.state.panes) > agents, 20, "the fleet")
                 await _wait(
                     pilot,
-                    lambda: sum(1 for s in app.statuses.values() if s.state is not None) >= agents,
+                    lambda: sum(1 for s in app.state.statuses.values() if s.state is not None) >= agents,
                     30,
                     "every agent's state",
                 )
@@ -111,13 +111,13 @@ async def shoot(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
                 await pilot.pause(0.5)
                 save("help")
                 await pilot.press("escape", "z", "pageup")  # the zoomed pane's history, read from tmux
-                await _wait(pilot, lambda: app.scrollback.display and bool(app.scrollback.lines.texts), 10, "the scrollback")
+                await _wait(pilot, lambda: app.dashboard.scrollback.display and bool(app.dashboard.scrollback.lines.texts), 10, "the scrollback")
                 await pilot.press("slash", *"nbs", "enter")
                 await pilot.pause(0.5)
                 save("scrollback")
                 await pilot.press("escape", "z")
                 if pane_id is not None:  # the answer card, on the agent asking for permission
-                    app.select_pane(pane_id)
+                    app.dashboard.select_pane(pane_id)
                     await pilot.press("A")
                     await pilot.pause(0.5)
                     save("answer")
@@ -141,10 +141,10 @@ async def shoot_viewer(demo: DemoFleet, settings: Settings, out: Path, size: tup
             time.sleep(0.2)
         app: NbsApp = create_app(settings)
         async with app.run_test(size=size) as pilot:
-            await _wait(pilot, lambda: len(app.panes) > agents, 20, "the fleet")
+            await _wait(pilot, lambda: len(app.state.panes) > agents, 20, "the fleet")
             await _wait(
                 pilot,
-                lambda: sum(1 for s in app.statuses.values() if s.state is not None) >= agents,
+                lambda: sum(1 for s in app.state.statuses.values() if s.state is not None) >= agents,
                 30,
                 "every agent's state",
             )
@@ -177,16 +177,16 @@ async def shoot_hosts(out: Path, size: tuple[int, int], agents: int) -> list[Pat
             )  # fmt: skip
             app: NbsApp = create_app(settings)
             async with app.run_test(size=size) as pilot:
-                await _wait(pilot, lambda: len(app.panes) >= 2 * agents, 30, "both hosts' fleets")
+                await _wait(pilot, lambda: len(app.state.panes) >= 2 * agents, 30, "both hosts' fleets")
                 await _wait(
                     pilot,
-                    lambda: sum(1 for s in app.statuses.values() if s.state is not None) >= 2 * agents,
+                    lambda: sum(1 for s in app.state.statuses.values() if s.state is not None) >= 2 * agents,
                     40,
                     "every agent's state",
                 )
-                agent = next((p.pane_id for p in app.panes if p.host == "hostb" and p.is_agent), None)
+                agent = next((p.pane_id for p in app.state.panes if p.host == "hostb" and p.is_agent), None)
                 if agent is not None:
-                    app.select_pane(agent)
+                    app.dashboard.select_pane(agent)
                 await pilot.pause(2.0)
                 app.save_screenshot("hosts.svg", str(out))
         finally:
@@ -225,8 +225,8 @@ async def shoot_limited(out: Path, size: tuple[int, int]) -> list[Path]:
             async with app.run_test(size=size) as pilot:
 
                 def limited() -> str | None:
-                    for pane in app.panes:
-                        status = app.statuses.get(pane.pane_id)
+                    for pane in app.state.panes:
+                        status = app.state.statuses.get(pane.pane_id)
                         if pane.session_name == LIMITED[0] and status is not None and status.state is AgentState.LIMITED:
                             return pane.pane_id
                     return None
@@ -234,7 +234,7 @@ async def shoot_limited(out: Path, size: tuple[int, int]) -> list[Path]:
                 await _wait(pilot, lambda: limited() is not None, 30, "the limited agent")
                 pane_id = limited()
                 if pane_id is not None:
-                    app.select_pane(pane_id)
+                    app.dashboard.select_pane(pane_id)
                 await pilot.pause(2.0)
                 app.save_screenshot("limited.svg", str(out))
     finally:
@@ -300,7 +300,7 @@ async def shoot_new_agent(out: Path, size: tuple[int, int], agents: int) -> list
             settings = Settings(server=demo.server, projects=tuple(demo.projects), hook_spool=spool, service="off", remember_fleet=False)
             app: NbsApp = create_app(settings)
             async with app.run_test(size=size) as pilot:
-                await _wait(pilot, lambda: len(app.panes) > agents, 20, "the fleet")
+                await _wait(pilot, lambda: len(app.state.panes) > agents, 20, "the fleet")
                 await pilot.pause(1.0)
                 await pilot.press("c")
                 await _wait(pilot, lambda: isinstance(app.screen, NewAgentScreen), 10, "the form")
@@ -333,7 +333,7 @@ async def shoot_phone(out: Path, agents: int) -> list[Path]:
             settings = Settings(server=demo.server, projects=tuple(demo.projects), hook_spool=spool, service="off", remember_fleet=False)
             app: NbsApp = create_app(settings)
             async with app.run_test(size=PHONE) as pilot:
-                await _wait(pilot, lambda: len(app.panes) > agents, 20, "the fleet")
+                await _wait(pilot, lambda: len(app.state.panes) > agents, 20, "the fleet")
                 await _select_waiting_agent(app, pilot)
                 app.save_screenshot("phone.svg", str(out))
                 await pilot.press("A")
