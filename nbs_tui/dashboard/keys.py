@@ -16,7 +16,7 @@ from textual.screen import Screen
 
 from nbs_tui.core.fleet.background import BackgroundSession
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
-from nbs_tui.core.notifications.notify_rules import KIND_LABELS, NotifyKind
+from nbs_tui.core.notifications.notify_rules import KIND_LABELS, TASK_KINDS, NotifyKind
 from nbs_tui.dashboard.key_table import COMMAND_BY_ID, COMMANDS, help_rows
 from nbs_tui.housekeeping import logs
 from nbs_tui.widgets.control_view import ControlView
@@ -67,7 +67,8 @@ def palette_commands(
         off = kind in muted
         yield SystemCommand(
             f"{'Unmute' if off else 'Mute'} {KIND_LABELS[kind]} notifications",
-            f"{'Send' if off else 'Stop'} terminal notifications, notify_command and pushes for '{kind.value}'",
+            f"{'Send' if off else 'Stop'} {'pushes' if kind in TASK_KINDS else 'terminal notifications, notify_command and pushes'}"
+            f" for '{kind.value}'",
             partial(toggle_mute, kind),
         )
     for session in background:
