@@ -4,10 +4,15 @@ starts; each prompt reaches the API once, in order; an agent holds one task at a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import random
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +20,7 @@ import libtmux
 import pytest
 
 from nbs_tui.core.queue.records import record_from_json
-from nbs_tui.core.queue.task_states import QueueState
+from nbs_tui.core.queue.task_states import QueueState, TaskState
 from tests.realclaude.harness import ClaudeFleet, Text
 from tests.realclaude.new_world import REPO, NewAgentWorld, make_world, wait_until
 
@@ -128,3 +133,99 @@ def test_ten_tasks_three_agents_max_concurrent_two_each_prompt_once_in_order(
         assert {t["pane"] for t in listing()} <= {a.pane_id for a in agents}, "no agent started: three were there"
     finally:
         run(env, config, socket, "service", "stop")
+
+
+KILLS = 10
+TTL = 2.0
+"""The kill test's lease ttl (the shortest a reader accepts): a SIGKILLed holder is replaced
+within about 2.5 s."""
+
+
+class Contender:
+    """A ``--headless`` runtime contending for the lease (the service's runtime, in the
+    foreground), its events read from stdout."""
+
+    def __init__(self, env: dict[str, str], config: Path, socket: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "nbs_tui", "--config", str(config), "-L", socket, "--headless"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO,
+            env={**env, "NBS_LEASE_TTL": str(TTL)},
+        )  # fmt: skip
+        self.events: list[dict[str, Any]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with contextlib.suppress(ValueError):
+                self.events.append(json.loads(line))
+
+    def acting(self) -> bool:
+        leases = [e for e in list(self.events) if e.get("event") == "lease"]
+        return bool(leases) and bool(leases[-1].get("acting"))
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+
+@pytest.mark.parametrize("first", [1, 11, 21, 31, 41], ids=lambda first: f"kills-{first}-{first + KILLS - 1}")
+def test_the_holder_sigkilled_at_random_moments_hands_no_task_twice_and_loses_none(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path, first: int
+) -> None:
+    """50 SIGKILLs in all, in five tests of `KILLS` (one tmux server each: a takeover costs
+    about 2.5 s, so each test stays near a minute): the acting runtime is killed at a random
+    moment between 0.5 and 3.5 s after it took the lease (its hand-outs begin 1.5 s in and type
+    for about 3 s), a fresh contender takes its place, and the queue runs on; then the queue
+    drains under the last holder."""
+    socket = str(server.socket_name)
+    agents = claude_fleet.start_many((), ())
+    folder = str(claude_fleet.base.resolve())
+    env, config = service_world(tmp_path, {})
+    env["NBS_SERVICE"] = "off"  # the contenders below are the services
+    texts = [f"kill task number {n:02d}" for n in range(1, 5)]
+    for text in texts:
+        assert run(env, config, socket, "queue", "add", text, "--folder", folder).returncode == 0
+    queue_file = tmp_path / "state" / "nbs-tui" / f"queue-L-{socket}.jsonl"
+    contenders = [Contender(env, config, socket) for _ in range(2)]
+    everyone = list(contenders)
+    mid_handout = 0
+    rng = random.Random(first)
+    try:
+        for _ in range(KILLS):
+            wait_until(lambda: any(c.acting() for c in contenders), 6 * TTL, "a holder")
+            (holder,) = [c for c in contenders if c.acting()]
+            time.sleep(rng.uniform(0.5, 3.5))
+            holder.kill()
+            queue = QueueState()
+            for line in queue_file.read_text().splitlines():
+                queue.apply(record_from_json(json.loads(line)))
+            mid_handout += any(task.state is TaskState.HANDING for task in queue)
+            contenders.remove(holder)
+            contenders.append(Contender(env, config, socket))
+            everyone.append(contenders[-1])
+
+        def ended() -> bool:
+            listed = json.loads(run(env, config, socket, "queue", "ls", "--json").stdout)["tasks"]
+            return all(task["state"] == "done" for task in listed)
+
+        try:
+            wait_until(ended, 40, "every task done after the last kill")
+        except AssertionError:
+            print(queue_file.read_text())
+            for c in everyone:
+                print([e for e in c.events if e.get("event") in ("lease", "error", "send")][-8:])
+            raise
+    finally:
+        for contender in contenders:
+            contender.proc.send_signal(signal.SIGTERM)
+        for contender in contenders:
+            contender.proc.wait(20)
+    prompts = [str(r.last_user_text()) for a in agents for r in a.api.main_requests()]
+    counts = {text: prompts.count(text) for text in texts}
+    assert counts == dict.fromkeys(texts, 1), f"each task's prompt at an API exactly once: {counts}"
+    lines = [json.loads(x) for x in queue_file.read_text().splitlines()]
+    assert replay(lines)[1] == 1, "no agent held two tasks"
+    settled = sum(1 for line in lines if line["kind"] == "unhanded" and "did not go in" in line.get("reason", ""))
+    print(f"{KILLS} kills, {mid_handout} with a hand-out in flight, {settled} settled as not gone in")
+    assert mid_handout >= 2, f"only {mid_handout} of {KILLS} kills landed mid-hand-out: the test did not test it"
