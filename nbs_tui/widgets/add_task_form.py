@@ -14,22 +14,23 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
-from textual.widgets import Checkbox, Input, Label, Static, TextArea
+from textual.widgets import Button, Checkbox, Input, Label, Static, TextArea
 
 from nbs_tui.core.queue.edits import NewTask, new_task_problems
 
 
 class AddTaskScreen(ModalScreen[NewTask | None]):
-    """Returns the checked task on Ctrl+S (or Enter in a one-line field), None on Escape."""
+    """Returns the checked task on Ctrl+S (or Enter in a one-line field, or its Add button: a
+    phone has no Ctrl), None on Escape (or Cancel)."""
 
     DEFAULT_CSS = """
     AddTaskScreen {
         align: center middle;
     }
-    AddTaskScreen > Vertical {
+    AddTaskScreen > VerticalScroll {
         width: 90;
         max-width: 100%;
         height: auto;
@@ -40,6 +41,14 @@ class AddTaskScreen(ModalScreen[NewTask | None]):
     }
     AddTaskScreen Label {
         margin-top: 1;
+        width: 100%;
+    }
+    AddTaskScreen #task-buttons {
+        height: auto;
+        margin-top: 1;
+    }
+    AddTaskScreen #task-buttons Button {
+        margin-right: 2;
     }
     AddTaskScreen #task-text {
         height: 6;
@@ -55,6 +64,16 @@ class AddTaskScreen(ModalScreen[NewTask | None]):
         color: $error;
         height: auto;
     }
+    /* a phone: tighter, and no Ctrl+S to tell of (the buttons) */
+    AddTaskScreen.-narrow Label {
+        margin-top: 0;
+    }
+    AddTaskScreen.-narrow #task-text {
+        height: 4;
+    }
+    AddTaskScreen.-narrow #task-keys {
+        display: none;
+    }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -69,7 +88,7 @@ class AddTaskScreen(ModalScreen[NewTask | None]):
         self.where = where
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with VerticalScroll():
             yield Static(Text(f"Add a task to the queue of {self.where}", style="bold"), id="task-title")
             yield Label("Task (the prompt typed into the agent that takes it)")
             yield TextArea(id="task-text", soft_wrap=True, show_line_numbers=False)
@@ -82,9 +101,12 @@ class AddTaskScreen(ModalScreen[NewTask | None]):
                 with Vertical():
                     yield Label("Priority (higher first)")
                     yield Input(value="0", type="integer", id="task-priority")
-            yield Checkbox("Start a new agent in the folder when none is free", id="task-start")
+            yield Checkbox("Start an agent if none is free", id="task-start")
             yield Static("", id="task-problems")
-            yield Static(Text("Ctrl+S add    Esc cancel", style="dim"))
+            with Horizontal(id="task-buttons"):  # a phone's keyboard has no Ctrl+S
+                yield Button("Add", variant="primary", id="task-add-button")
+                yield Button("Cancel", id="task-cancel-button")
+            yield Static(Text("Ctrl+S add    Esc cancel", style="dim"), id="task-keys")
 
     def _value(self, widget_id: str) -> str:
         return self.query_one(f"#{widget_id}", Input).value.strip()
@@ -109,6 +131,13 @@ class AddTaskScreen(ModalScreen[NewTask | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "task-add-button":
+            self.action_add()
+        else:
+            self.action_cancel()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -163,3 +163,21 @@ async def test_a_record_another_process_appends_shows_in_the_view(
         )
         subprocess.run([sys.executable, "-c", script, str(queue_file)], check=True, timeout=30)
         await wait_for(pilot, lambda: shown_ids(app) == ["1"], what="the other process's task shown")
+
+
+async def test_on_a_phone_the_forms_add_button_adds(server: libtmux.Server, tmp_path: Path, queue_file: Path) -> None:
+    """A phone's keyboard has no Ctrl+S: the form's Add button (a tap is a click) adds the task."""
+    server.new_session("agents")
+    app = make_app(server, tmp_path)
+    async with app.run_test(size=(50, 30)) as pilot:
+        await open_queue(app, pilot, 0)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, AddTaskScreen), what="the add form")
+        app.screen.query_one("#task-text", TextArea).insert("from the phone")
+        add_button = app.screen.query_one("#task-add-button")
+        add_button.scroll_visible(animate=False)
+        await pilot.pause(0.2)
+        await pilot.click("#task-add-button")
+        await wait_for(pilot, lambda: shown_ids(app) == ["1"], what="the task shown")
+    [added] = records(queue_file)
+    assert isinstance(added, TaskAdded) and added.text == "from the phone"
