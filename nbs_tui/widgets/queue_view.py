@@ -32,7 +32,6 @@ from nbs_tui.core.screen.text import printable
 from nbs_tui.dashboard.key_table import scope_bindings
 from nbs_tui.files.queue_watch import QueueSnapshot
 from nbs_tui.widgets.breakpoints import is_narrow
-from nbs_tui.widgets.pane_text import format_duration
 
 ENDED_SHOWN = 50
 """Ended tasks listed (the newest); the file keeps them all, ``nbs-tui queue ls`` lists them."""
@@ -51,6 +50,19 @@ WIDE_COLUMNS = (("#", "id", 4), ("State", "state", 13), ("Pri", "priority", 3), 
 NARROW_COLUMNS = (("#", "id", 3), ("State", "state", 11))
 TASK_MIN = 12
 """The task column's least width."""
+
+
+def task_age(seconds: float) -> str:
+    """``40s``, ``42m``, ``3h05m``, ``2d04h``: a queue's ages run to days, and the view redraws
+    a row only when its text changes (minutes, not seconds, after the first one)."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    if seconds < 86400:
+        return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+    return f"{seconds // 86400}d{(seconds % 86400) // 3600:02d}h"
 
 
 def rows_in_order(tasks: Sequence[Task]) -> list[Task]:
@@ -137,7 +149,10 @@ class QueueView(Vertical):
         self.table: DataTable[Text | str] = DataTable(id="queue-table", cursor_type="row", zebra_stripes=False)
         self._summary = Static("", id="queue-summary")
         self._empty = Static("", id="queue-empty")
-        self._shown: tuple[object, ...] = ()
+        self._layout: tuple[object, ...] = ()
+        """(narrow, task column width, the rows' task ids) as the table has them."""
+        self._cells: list[tuple[str, ...]] = []
+        """Each row's cells as the table shows them (compared to update only the changed ones)."""
 
     def compose(self) -> ComposeResult:
         yield self._summary
@@ -198,11 +213,10 @@ class QueueView(Vertical):
         now = self._wall()
         tasks = rows_in_order(self.snapshot.tasks)
         rows = [self._row(task, now, narrow, width) for task in tasks]
-        key = (narrow, width, tuple(str(cell) for row in rows for cell in row))
-        if key == self._shown:
+        cells = [tuple(str(cell) for cell in row) for row in rows]
+        layout = (narrow, width, tuple(task.id for task in tasks))
+        if (layout, cells) == (self._layout, self._cells):
             return
-        layout_changed = key[:2] != self._shown[:2]
-        self._shown = key
         self._summary.update(summary_line(self.snapshot))
         self._empty.display = not tasks  # the table stays, empty: it keeps the focus and the view's keys
         self._empty.update(
@@ -211,9 +225,18 @@ class QueueView(Vertical):
                 + self.where
             )
         )
-        table, highlighted = self.table, self.highlighted
+        table = self.table
+        if layout == self._layout:  # the same rows: only the cells that changed (the ages, mostly)
+            keys = [column.key for column in table.ordered_columns]
+            for task, row, new, old in zip(tasks, rows, cells, self._cells, strict=True):
+                for key, cell, now_shown, was in zip(keys, row, new, old, strict=True):
+                    if now_shown != was:
+                        table.update_cell(task.id, key, cell)
+            self._cells = cells
+            return
+        highlighted = self.highlighted
         with self.app.batch_update():
-            if layout_changed:
+            if layout[:2] != self._layout[:2]:
                 table.clear(columns=True)
                 for label, key_name, column_width in columns:
                     table.add_column(label, key=key_name, width=column_width)
@@ -224,6 +247,7 @@ class QueueView(Vertical):
                 table.add_row(*row, key=task.id, height=2 if narrow else 1)
             if highlighted is not None:
                 self.select_task(highlighted.id)
+        self._layout, self._cells = layout, cells
 
     def _row(self, task: Task, now: float, narrow: bool, width: int) -> list[Text | str]:
         state = Text(f" {task.state} ", style=STATE_STYLES.get(task.state, ""))
@@ -235,7 +259,7 @@ class QueueView(Vertical):
         note = task.reason if task.state in (TaskState.NEEDS, TaskState.FAILED) or task.failures else ""
         if task.state is TaskState.DONE and task.message.strip():
             note = task.message
-        age = format_duration(now - task.added.at)
+        age = task_age(now - task.added.at)
         if narrow:  # two lines: the text, then the agent, age and note under it
             what.truncate(width, overflow="ellipsis")
             under = Text.assemble(agent_text, (f" · {age}", "dim"))
