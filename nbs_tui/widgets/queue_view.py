@@ -171,12 +171,15 @@ class QueueView(Vertical):
         self.snapshot = snapshot
         if names is not None:
             self.names = names
-        self._render_rows()
+        self.refresh_ages()
 
     def refresh_ages(self) -> None:
-        """The ages move (every few seconds, and when the view is shown): only while it is on
-        screen (the view switcher hides its container, not this widget: an empty region)."""
-        if self.region.area and self.snapshot.tasks:
+        """Draw the rows (the ages move every few seconds; the view switcher calls this when it
+        shows the view): only while on screen, where the switcher's hidden pane leaves this
+        widget an empty region. A hidden view only keeps the snapshot: a big queue's rows cost
+        tens of milliseconds to build (bench/bench_queue_view.py), for each record the feeder
+        writes."""
+        if self.region.area:
             self._render_rows()
 
     @property
