@@ -4,7 +4,7 @@
     .venv/bin/python bench/bench_queue_view.py --tasks 2000
 
 `nbs_tui.widgets.queue_view.QueueView` in an app of its own at 160x48 (no fleet, no tmux). Per N:
-the first `show` of the queue (every row added), an age tick a minute later (`refresh_ages`:
+the first `show` of the queue (every row added), an age tick a minute later (`draw_if_shown`:
 every row's age changed, so each row's age cell is updated in place), and an age tick a second
 later (no row's text changed: nothing is touched). Each is the call alone and the call with the
 frame that follows (`pilot.pause()`, which also waits on Textual's own timers: compare it with
@@ -48,8 +48,8 @@ async def one_round(tasks: int) -> dict[str, tuple[float, float]]:
         await pilot.pause()
         for name, step, act in (
             ("first show", 0.0, lambda: app.view.show(QueueSnapshot.of(queue))),
-            ("ages, a minute later", 60.0, app.view.refresh_ages),
-            ("ages, a second later", 1.0, app.view.refresh_ages),
+            ("ages, a minute later", 60.0, app.view.draw_if_shown),
+            ("ages, a second later", 1.0, app.view.draw_if_shown),
         ):
             app.now += step
             started = time.perf_counter()

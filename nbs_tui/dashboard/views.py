@@ -174,7 +174,7 @@ class Views:
             self._control_view.registry_panel.focus()
         elif name == "queue":
             self._queue_view.table.focus()
-            app.call_after_refresh(self._queue_view.refresh_ages)  # laid out by then
+            app.call_after_refresh(self._queue_view.draw_if_shown)  # laid out by then
         self._frames.request()
 
     def toggle_zoom(self) -> None:

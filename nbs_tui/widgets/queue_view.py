@@ -160,7 +160,7 @@ class QueueView(Vertical):
         yield self.table
 
     def on_mount(self) -> None:
-        self.set_interval(5.0, self.refresh_ages, name="queue ages")
+        self.set_interval(5.0, self.draw_if_shown, name="queue ages")
         self._render_rows()
 
     def on_resize(self) -> None:
@@ -171,14 +171,14 @@ class QueueView(Vertical):
         self.snapshot = snapshot
         if names is not None:
             self.names = names
-        self.refresh_ages()
+        self.draw_if_shown()
 
-    def refresh_ages(self) -> None:
-        """Draw the rows (the ages move every few seconds; the view switcher calls this when it
-        shows the view): only while on screen, where the switcher's hidden pane leaves this
-        widget an empty region. A hidden view only keeps the snapshot: a big queue's rows cost
-        tens of milliseconds to build (bench/bench_queue_view.py), for each record the feeder
-        writes."""
+    def draw_if_shown(self) -> None:
+        """Draw the rows (every few seconds, as the ages move; on each read of the file; when the
+        view switcher shows the view), only while on screen: the switcher's hidden pane leaves
+        this widget an empty region. A hidden view only keeps the snapshot: a big queue's rows
+        cost tens of milliseconds to build (bench/bench_queue_view.py), for each record the
+        feeder writes."""
         if self.region.area:
             self._render_rows()
 
