@@ -215,13 +215,15 @@ async def test_the_service_pushes_a_task_done_and_failed_and_a_dashboards_mute_s
 ) -> None:
     """The queue's outcomes are pushed by the lease holder (the service here) from the queue file;
     a dashboard's palette mute of "task done" reaches it through ``@nbs_mute`` and silences that
-    kind alone, until unmuted. The records are written here as the holder's feeder writes them."""
+    kind alone, until unmuted. The outcomes are written here as the holder's feeder writes them
+    (its own feeder finds no agent that may take these tasks, and each outcome follows its
+    hand-out at once)."""
     pane = demo_agent(session, tmp_path, "idle", "worker")
     with PushReceiver() as receiver:
         env = push_env(tmp_path, f'notify_urls = ["{receiver.url}"]\n')
         queue = QueueStore(queue_path("local", ServerAddress(socket_name=server.socket_name), Path(env["XDG_STATE_HOME"]) / "nbs-tui"))
-        for n in (1, 2, 3):
-            queue.append(TaskAdded(task=str(n), at=time.time(), text=f"queued task {n}"))
+        for n in (1, 2, 3):  # for no agent of this server: the service's feeder never hands them out
+            queue.append(TaskAdded(task=str(n), at=time.time(), text=f"queued task {n}", agents="nobody-here"))
 
         def ends(task: str, outcome: Record) -> None:
             queue.append(TaskHanding(task=task, at=time.time(), pane=pane))
@@ -252,5 +254,5 @@ async def test_the_service_pushes_a_task_done_and_failed_and_a_dashboards_mute_s
                 ends("3", TaskDone(task="3", at=time.time(), message="All done."))
                 await wait_for(pilot, lambda: len(receiver.pushes()) >= 2, 40, "the task-done push, unmuted")
     target = session.cmd("display", "-p", "-t", pane, "#{session_name}:#{window_index}.#{pane_index}").stdout[0]
-    assert [p["title"] for p in receiver.pushes()] == [f"nbs-tui: {target} task failed", f"nbs-tui: {target} task done"]
+    assert [p["title"] for p in receiver.pushes()] == [f"nbs-tui: {target} task failed", f"nbs-tui: {target} task done"], receiver.pushes()
     assert receiver.pushes()[1]["message"] == "task 3: queued task 3\ndone: All done."
