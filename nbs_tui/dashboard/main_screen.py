@@ -342,6 +342,7 @@ class DashboardScreen(Screen[None]):
     @on(QueueRead)
     def _queue_read(self, message: QueueRead) -> None:
         self.queue.read(message)
+        self.views.show_details()  # the selected agent's task may have changed
 
     @on(QueueStrip.Opened)
     def _queue_opened(self) -> None:

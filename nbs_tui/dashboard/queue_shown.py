@@ -33,6 +33,7 @@ from nbs_tui.core.queue.records import Record
 from nbs_tui.core.queue.task_states import QueueState, Task
 from nbs_tui.files.queue_store import QueueStore
 from nbs_tui.files.queue_watch import QueueSnapshot, QueueWatch
+from nbs_tui.widgets.pane_text import task_text
 from nbs_tui.widgets.queue_strip import QueueStrip
 from nbs_tui.widgets.queue_view import QueueView
 
@@ -133,7 +134,6 @@ class QueueShown:
     def cancel(self, task: Task) -> None:
         """``x``: after a confirmation, the task cancelled (if it has not ended meanwhile)."""
         from nbs_tui.widgets.confirm_screen import ConfirmScreen
-        from nbs_tui.widgets.queue_view import task_text
 
         def answered(yes: bool | None) -> None:
             if yes:

@@ -125,6 +125,7 @@ class Views:
             state.last_change.get(pane_id),
             self._clock(),
             self._host_state(pane.host) if pane is not None and pane.host else None,
+            self._queue_view.task_held_by(pane_id) if pane is not None else None,
         )
 
     def screen_of(self, pane_id: PaneId) -> ScreenSource | None:

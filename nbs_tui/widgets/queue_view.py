@@ -32,19 +32,10 @@ from nbs_tui.core.screen.text import printable
 from nbs_tui.dashboard.key_table import scope_bindings
 from nbs_tui.files.queue_watch import QueueSnapshot
 from nbs_tui.widgets.breakpoints import is_narrow
+from nbs_tui.widgets.pane_text import TASK_STYLES, task_text
 
 ENDED_SHOWN = 50
 """Ended tasks listed (the newest); the file keeps them all, ``nbs-tui queue ls`` lists them."""
-
-STATE_STYLES: Mapping[TaskState, str] = {
-    TaskState.QUEUED: "",
-    TaskState.HANDING: "bold yellow",
-    TaskState.RUNNING: "bold green",
-    TaskState.NEEDS: "bold black on yellow",
-    TaskState.DONE: "cyan",
-    TaskState.FAILED: "bold white on red",
-    TaskState.CANCELLED: "dim",
-}
 
 WIDE_COLUMNS = (("#", "id", 4), ("State", "state", 13), ("Pri", "priority", 3), ("Agent", "agent", 18), ("Age", "age", 7))
 NARROW_COLUMNS = (("#", "id", 3), ("State", "state", 11))
@@ -71,13 +62,6 @@ def rows_in_order(tasks: Sequence[Task]) -> list[Task]:
     queued = sorted((task for task in tasks if task.state is TaskState.QUEUED), key=lambda task: task.order)
     ended = sorted((task for task in tasks if task.state.ended), key=lambda task: -task.changed_at)
     return out + queued + ended[:ENDED_SHOWN]
-
-
-def task_text(task: Task) -> str:
-    """The task as one line: its text's first line, or the worker it runs."""
-    if task.worker:
-        return f"worker {printable(task.worker)}"
-    return printable(next((line.strip() for line in task.text.splitlines() if line.strip()), ""))
 
 
 def summary_line(snapshot: QueueSnapshot) -> Text:
@@ -194,6 +178,10 @@ class QueueView(Vertical):
             return None
         return next((task for task in self.snapshot.tasks if task.id == key), None)
 
+    def task_held_by(self, pane_id: str) -> Task | None:
+        """The task the agent in ``pane_id`` holds, as last read (the details panel shows it)."""
+        return next((task for task in self.snapshot.tasks if task.state.out and task.pane == pane_id), None)
+
     def move_cursor(self, delta: int) -> None:
         """``j``/``k`` (the dashboard's move keys) move the cursor here."""
         if self.table.row_count:
@@ -253,7 +241,7 @@ class QueueView(Vertical):
         self._layout, self._cells = layout, cells
 
     def _row(self, task: Task, now: float, narrow: bool, width: int) -> list[Text | str]:
-        state = Text(f" {task.state} ", style=STATE_STYLES.get(task.state, ""))
+        state = Text(f" {task.state} ", style=TASK_STYLES.get(task.state, ""))
         if task.failures and task.state is TaskState.QUEUED:
             state.append("↻", style="red")  # failed once, waits to be handed out again
         agent = self.names.get(task.pane, task.pane) if task.pane else ("new agent" if task.worker or task.added.start else "—")

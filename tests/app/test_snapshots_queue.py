@@ -26,7 +26,7 @@ from nbs_tui.core.queue.records import (
     TaskNeeds,
 )
 from nbs_tui.files.queue_store import QueueStore, queue_path
-from tests.app.helpers import wait_for
+from tests.app.helpers import static_text, wait_for
 from tests.app.test_snapshots import FROZEN_WALL, SIZE, _settled, frozen_app
 from tests.app.test_snapshots_phone import PHONE
 
@@ -101,11 +101,13 @@ def test_phone_queue_view(queue_app: NbsApp, snap_compare: Callable[..., bool]) 
     assert snap_compare(queue_app, terminal_size=PHONE, run_before=run_before)
 
 
-def test_phone_dashboard_shows_the_queue_in_a_line_a_tap_opens(queue_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
+def test_phone_dashboard_shows_the_queue_in_a_line_a_tap_opens_and_the_agents_task(queue_app: NbsApp, snap_compare: Callable[..., bool]) -> None:
     async def run_before(pilot: Pilot[object]) -> None:
         await _settled(pilot, mirror=False)
         strip = queue_app.dashboard.queue_strip
         await wait_for(pilot, lambda: strip.display and "4 queued" in str(strip.render()), what="the queue's line")
+        # the selected agent (alpha:0.0, the mirror) holds task 1: its details say so
+        await wait_for(pilot, lambda: "running  Profile" in static_text(queue_app.dashboard.detail, 200), what="the task in the details")
         await pilot.click("#queue-strip")
         await wait_for(pilot, lambda: queue_app.dashboard.view == "queue", what="a tap opens the queue view")
         await pilot.press("1")
