@@ -2,9 +2,9 @@
 
 A thread of its own, ``nbs-queue``, built and started by `SidecarRunner` beside the sidecar's
 tick (a hand-out types through the sidecar's delivery entry, which takes the tick lock, and a
-start through `Lifecycle` takes seconds: neither may hold up the tick). Once a second, while
+start through `Lifecycle` takes seconds: neither may hold up the tick). While
 this process holds the lease and has held it for `SETTLE` (the sidecar has then recovered any
-in-flight mark a dead holder left), it:
+in-flight mark a dead holder left), every `LOOK_EVERY`, it:
 
 1. reads the records appended to the server's queue file since its last look;
 2. settles every hand-out left ``handing`` that is not its own in progress (a killed holder's,
@@ -61,7 +61,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SETTLE = 1.5
+LOOK_EVERY = 0.5
+"""Seconds between two looks (a look with nothing queued or out reads one file's size)."""
+SETTLE = 1.0
 """Seconds the lease is held before the feeder acts: the sidecar's first ticks as holder have
 recovered in-flight marks and published fresh states by then."""
 GRACE = 3.0
@@ -174,7 +176,7 @@ class QueueFeeder:
         start_agent: StartAgent | None = None,
         limits: Mapping[str, int] | None = None,
         claude_home: Path,
-        interval: float = 1.0,
+        interval: float = LOOK_EVERY,
         wall: Callable[[], float] = time.time,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -347,7 +349,7 @@ class QueueFeeder:
         if info is None:
             turn = self._turn(task, handing, pane)
             if turn.found:  # it went in, and the agent is gone since
-                self._write_if(task, TaskState.HANDING, TaskHanded(task.id, now, handing.mark, pane))
+                self._write_if(task, TaskState.HANDING, TaskHanded(task.id, now, handing.mark, pane, by=self._token()))
             else:
                 self._unhand(task, now, "its agent is gone")
             return
@@ -357,7 +359,7 @@ class QueueFeeder:
             return  # the box may still hold it: the sidecar recovers the mark first
         turn = self._turn(task, handing, pane)
         if turn.found:
-            self._write_if(task, TaskState.HANDING, TaskHanded(task.id, now, handing.mark, pane, self._session(pane)))
+            self._write_if(task, TaskState.HANDING, TaskHanded(task.id, now, handing.mark, pane, self._session(pane), by=self._token()))
             return
         idle = agent is not None and agent.idle
         if idle and now - handing.at >= GRACE:
@@ -367,7 +369,7 @@ class QueueFeeder:
 
     def _unhand(self, task: Task, now: float, why: str) -> None:
         assert task.handing is not None
-        self._write_if(task, TaskState.HANDING, TaskUnhanded(task.id, now, task.handing.mark, why))
+        self._write_if(task, TaskState.HANDING, TaskUnhanded(task.id, now, task.handing.mark, why, by=self._token()))
 
     def _window_pane(self, window: str) -> PaneId:
         for info in self.fleet.panes():
@@ -511,10 +513,10 @@ class QueueFeeder:
             if delivered is None or delivered.result == DeliveryResult.FAILED.value:
                 return  # unknown whether it went in: settled from the pane and its transcript
             if delivered.ok:
-                record: Record = TaskHanded(task.id, self.wall(), handing.mark, pane, self._session(pane))
+                record: Record = TaskHanded(task.id, self.wall(), handing.mark, pane, self._session(pane), by=self._token())
             else:
                 self._refused[pane] = self.clock() + REFUSED_REST
-                record = TaskUnhanded(task.id, self.wall(), handing.mark, f"refused: {delivered.reason}")
+                record = TaskUnhanded(task.id, self.wall(), handing.mark, f"refused: {delivered.reason}", by=self._token())
             self._write_outcome(task, handing, record)
         finally:  # only now may `_settle` look at it (the outcome is on disk, or it must decide)
             with self._mine_lock:
@@ -568,7 +570,7 @@ class QueueFeeder:
             started = None
         try:
             if started is not None and started.prompt_submitted:  # else the window, claim and transcript decide
-                record = TaskHanded(task.id, self.wall(), handing.mark, started.pane_id, started.session_id)
+                record = TaskHanded(task.id, self.wall(), handing.mark, started.pane_id, started.session_id, by=self._token())
                 self._write_outcome(task, handing, record)
         finally:
             with self._mine_lock:

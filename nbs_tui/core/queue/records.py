@@ -116,6 +116,9 @@ class TaskHanded:
     mark: str = ""
     pane: str = ""
     session_id: str = ""
+    by: str = ""
+    """The lease token of the holder that wrote it (another than the hand-out's: it settled a
+    hand-out a killed holder left)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +131,7 @@ class TaskUnhanded:
     at: float
     mark: str = ""
     reason: str = ""
+    by: str = ""
 
 
 @dataclass(frozen=True, slots=True)
