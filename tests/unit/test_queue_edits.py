@@ -100,5 +100,10 @@ def test_a_new_task_is_checked_before_it_is_added() -> None:
     assert new_task_problems(NewTask("  ")) == ["The task needs a text: the prompt typed into the agent that takes it."]
     assert new_task_problems(NewTask("x", folder="app")) == ["The folder must be an absolute path: app"]
     assert new_task_problems(NewTask("x", start=True)) == ["Starting a new agent needs the folder to start it in."]
+    # as nbs-tui queue add and the sidecar's typing: no control character (an Escape opens menus)
+    [escape] = new_task_problems(NewTask("fix it\x1b[A"))
+    assert escape.startswith("The text cannot be typed: the text holds a control character")
+    assert new_task_problems(NewTask("x" * 200_000))[0].startswith("The text cannot be typed: the text has 200000 characters")
+    assert NewTask("two\r\nlines  \n\n").record("1", 1.0).text == "two\nlines"
     record = NewTask("fix it", folder="/srv/app/", agents="w-*", priority=3, start=True).record("4", 9.0)
     assert record == TaskAdded(task="4", at=9.0, text="fix it", folder="/srv/app", agents="w-*", priority=3, start=True)

@@ -16,8 +16,9 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from nbs_tui.core.queue.records import MAX_TEXT, TaskAdded, TaskCancelled, TaskMoved
+from nbs_tui.core.queue.records import TaskAdded, TaskCancelled, TaskMoved
 from nbs_tui.core.queue.task_states import QueueState, Task, TaskState
+from nbs_tui.core.sidecar.delivery_rules import clean_text
 
 
 class EditRefused(ValueError):
@@ -36,8 +37,9 @@ class NewTask:
     start: bool = False
 
     def record(self, task_id: str, at: float) -> TaskAdded:
+        """The ``added`` record (the text as it will be typed: `new_task_problems` said it may be)."""
         return TaskAdded(
-            task=task_id, at=at, text=self.text, folder=posixpath.normpath(self.folder) if self.folder else "",
+            task=task_id, at=at, text=clean_text(self.text), folder=posixpath.normpath(self.folder) if self.folder else "",
             agents=self.agents, priority=self.priority, start=self.start,
         )  # fmt: skip
 
@@ -47,8 +49,11 @@ def new_task_problems(task: NewTask) -> list[str]:
     found = []
     if not task.text.strip():
         found.append("The task needs a text: the prompt typed into the agent that takes it.")
-    elif len(task.text) > MAX_TEXT:
-        found.append(f"The text is longer than {MAX_TEXT} characters.")
+    else:
+        try:  # as the sidecar will type it, and as `nbs-tui queue add` checks it
+            clean_text(task.text)
+        except ValueError as error:
+            found.append(f"The text cannot be typed: {error}.")
     if task.folder and not posixpath.isabs(task.folder):
         found.append(f"The folder must be an absolute path: {task.folder}")
     if task.start and not task.folder:
