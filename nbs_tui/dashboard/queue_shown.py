@@ -17,6 +17,7 @@ that host (``nbs-tui --host H queue ls``): the view says so.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -126,7 +127,7 @@ class QueueShown:
 
         def chosen(task: NewTask | None) -> None:
             if task is not None:
-                self._edit(f"add {task.text[:40]!r}", lambda store: store.add(lambda task_id: task.record(task_id, self._wall())))
+                self._edit(f"add {task.text[:40]!r}", lambda store: self._add(store, task))
 
         folders = [pane.current_path for pane in self._panes() if pane.is_agent and pane.current_path]
         self._app.push_screen(AddTaskScreen(folders, self.where), chosen)
@@ -147,6 +148,12 @@ class QueueShown:
     def move(self, task: Task, steps: int) -> None:
         """``+``/``-``: the task a place sooner or later, the cursor staying on it."""
         self._edit(f"move task {task.id}", lambda store: self._checked(store, lambda q: move_record(q, task.id, steps, self._wall())))
+
+    def _add(self, store: QueueStore, task: NewTask) -> None:
+        """The edits' worker: a folder that is not one is refused, as ``nbs-tui queue add`` does."""
+        if task.folder and not os.path.isdir(task.folder):
+            raise EditRefused(f"not added: {task.folder} is not a folder")
+        store.add(lambda task_id: task.record(task_id, self._wall()))
 
     @staticmethod
     def _checked(store: QueueStore, decide: Callable[[QueueState], Record]) -> None:

@@ -65,6 +65,7 @@ async def test_add_from_the_form_appends_a_task_record(server: libtmux.Server, t
         await wait_for(pilot, lambda: isinstance(app.screen, AddTaskScreen), what="the add form")
         form = app.screen
         form.query_one("#task-text", TextArea).insert("fix the flaky test\nthen run the suite")
+        (tmp_path / "proj").mkdir()
         form.query_one("#task-folder", Input).value = str(tmp_path / "proj")
         form.query_one("#task-agents", Input).value = "worker-*"
         form.query_one("#task-priority", Input).value = "5"
@@ -181,3 +182,20 @@ async def test_on_a_phone_the_forms_add_button_adds(server: libtmux.Server, tmp_
         await wait_for(pilot, lambda: shown_ids(app) == ["1"], what="the task shown")
     [added] = records(queue_file)
     assert isinstance(added, TaskAdded) and added.text == "from the phone"
+
+
+async def test_a_task_for_a_folder_that_is_not_one_is_refused(server: libtmux.Server, tmp_path: Path, queue_file: Path) -> None:
+    server.new_session("agents")
+    app = make_app(server, tmp_path)
+    notified: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        app.notify = lambda message, **_: notified.append(message)  # type: ignore[method-assign]
+        await open_queue(app, pilot, 0)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, AddTaskScreen), what="the add form")
+        app.screen.query_one("#task-text", TextArea).insert("fix it")
+        app.screen.query_one("#task-folder", Input).value = str(tmp_path / "no-such-folder")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: bool(notified), what="the refusal said")
+    assert notified == [f"not added: {tmp_path / 'no-such-folder'} is not a folder"]
+    assert not queue_file.exists()
