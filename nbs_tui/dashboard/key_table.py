@@ -190,6 +190,10 @@ COMMANDS: tuple[Command, ...] = (
         key_display="-", scope="queue", in_palette=False,
     ),
     Command(
+        "queue.pause", "p", "pause", "Pause",
+        "Pause the work queue (nothing more is handed out; tasks out go on), or resume it", scope="queue", in_palette=False,
+    ),
+    Command(
         "agent.new", "c", "new_agent", "New agent",
         "Start a Claude Code agent in a new tmux window: folder, name, prompt, model, mode (as nbs-tui new)",
         show=False, palette="Start a new agent",

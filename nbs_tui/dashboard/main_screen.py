@@ -356,6 +356,10 @@ class DashboardScreen(Screen[None]):
     def _queue_cancel(self, message: QueueView.CancelWanted) -> None:
         self.queue.cancel(message.task)
 
+    @on(QueueView.PauseWanted)
+    def _queue_pause(self) -> None:
+        self.queue.pause()
+
     @on(QueueView.MoveWanted)
     def _queue_move(self, message: QueueView.MoveWanted) -> None:
         self.queue.move(message.task, message.steps)

@@ -29,8 +29,8 @@ from textual.message import Message
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.host_spec import LOCAL
 from nbs_tui.core.fleet.model import PaneInfo
-from nbs_tui.core.queue.edits import EditRefused, NewTask, cancel_record, move_record
-from nbs_tui.core.queue.records import Record
+from nbs_tui.core.queue.edits import EditRefused, NewTask, cancel_record, move_record, pause_record
+from nbs_tui.core.queue.records import QueuePaused, Record
 from nbs_tui.core.queue.task_states import QueueState, Task
 from nbs_tui.files.queue_store import QueueStore
 from nbs_tui.files.queue_watch import QueueSnapshot, QueueWatch
@@ -148,6 +148,19 @@ class QueueShown:
     def move(self, task: Task, steps: int) -> None:
         """``+``/``-``: the task a place sooner or later, the cursor staying on it."""
         self._edit(f"move task {task.id}", lambda store: self._checked(store, lambda q: move_record(q, task.id, steps, self._wall())))
+
+    def pause(self) -> None:
+        """``p``: the queue paused if it runs, resumed if paused (the feeder honours it)."""
+        if self.store is None:
+            self._app.notify("No queue here: this dashboard watches no tmux server of this machine.", timeout=5)
+            return
+
+        def write(store: QueueStore) -> None:
+            record = store.append_checked(lambda queue: pause_record(queue, self._wall()))
+            said = "paused: nothing more is handed out" if isinstance(record, QueuePaused) else "resumed"
+            self._app.call_from_thread(self._app.notify, f"The work queue is {said}.", timeout=4)
+
+        self._edit("pause or resume the queue", write)
 
     def _add(self, store: QueueStore, task: NewTask) -> None:
         """The edits' worker: a folder that is not one is refused, as ``nbs-tui queue add`` does."""

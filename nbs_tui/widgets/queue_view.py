@@ -115,6 +115,10 @@ class QueueView(Vertical):
         task: Task
 
     @dataclass
+    class PauseWanted(Message):
+        """The operator asked to pause the queue, or resume it (``p``)."""
+
+    @dataclass
     class MoveWanted(Message):
         """The operator asked to move the highlighted queued task ``steps`` places (negative: sooner)."""
 
@@ -135,6 +139,7 @@ class QueueView(Vertical):
         self._empty = Static("", id="queue-empty")
         self._layout: tuple[object, ...] = ()
         """(narrow, task column width, the rows' task ids) as the table has them."""
+        self._summary_shown: str | None = None
         self._cells: list[tuple[str, ...]] = []
         """Each row's cells as the table shows them (compared to update only the changed ones)."""
 
@@ -206,9 +211,12 @@ class QueueView(Vertical):
         rows = [self._row(task, now, narrow, width) for task in tasks]
         cells = [tuple(str(cell) for cell in row) for row in rows]
         layout = (narrow, width, tuple(task.id for task in tasks))
+        summary = summary_line(self.snapshot)
+        if summary.plain != self._summary_shown:  # the counts, PAUSED: they change without a row
+            self._summary_shown = summary.plain
+            self._summary.update(summary)
         if (layout, cells) == (self._layout, self._cells):
             return
-        self._summary.update(summary_line(self.snapshot))
         self._empty.display = not tasks  # the table stays, empty: it keeps the focus and the view's keys
         self._empty.update(
             Text(
@@ -274,6 +282,9 @@ class QueueView(Vertical):
             self.notify("No task to cancel here.", timeout=3)
             return
         self.post_message(self.CancelWanted(task))
+
+    def action_pause(self) -> None:
+        self.post_message(self.PauseWanted())
 
     def action_move(self, steps: int) -> None:
         task = self.highlighted

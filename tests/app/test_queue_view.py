@@ -13,16 +13,23 @@ import libtmux
 import pytest
 from textual.coordinate import Coordinate
 from textual.pilot import Pilot
-from textual.widgets import Input, TextArea
+from textual.widgets import Input, Static, TextArea
 
 from nbs_tui.app import NbsApp
 from nbs_tui.core.fleet.model import ServerAddress
-from nbs_tui.core.queue.records import TaskAdded, TaskCancelled, TaskMoved, parse_line
+from nbs_tui.core.queue.records import (
+    QueuePaused,
+    QueueResumed,
+    TaskAdded,
+    TaskCancelled,
+    TaskMoved,
+    parse_line,
+)
 from nbs_tui.core.queue.task_states import TaskState
 from nbs_tui.files.queue_store import QueueStore, queue_path
 from nbs_tui.widgets.add_task_form import AddTaskScreen
 from nbs_tui.widgets.confirm_screen import ConfirmScreen
-from tests.app.helpers import wait_for
+from tests.app.helpers import static_text, wait_for
 from tests.app.test_actions import SIZE, make_app
 
 
@@ -199,3 +206,17 @@ async def test_a_task_for_a_folder_that_is_not_one_is_refused(server: libtmux.Se
         await wait_for(pilot, lambda: bool(notified), what="the refusal said")
     assert notified == [f"not added: {tmp_path / 'no-such-folder'} is not a folder"]
     assert not queue_file.exists()
+
+
+async def test_p_pauses_the_queue_and_resumes_it(server: libtmux.Server, tmp_path: Path, queue_file: Path) -> None:
+    server.new_session("agents")
+    add_tasks(queue_file, "one")
+    app = make_app(server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_queue(app, pilot, 1)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: app.dashboard.queue_view.snapshot.paused, what="shown paused")
+        assert "PAUSED" in static_text(app.dashboard.queue_view.query_one("#queue-summary", Static))
+        await pilot.press("p")
+        await wait_for(pilot, lambda: not app.dashboard.queue_view.snapshot.paused, what="shown running again")
+    assert [type(r) for r in records(queue_file)] == [TaskAdded, QueuePaused, QueueResumed]

@@ -1,5 +1,5 @@
 """What an operator's edit of the queue appends, decided on the queue as it is: an add, a cancel,
-a move.
+a move, a pause or resume.
 
 The dashboard's queue view (`nbs_tui.widgets.queue_view`) asks for "task 3 one place up"; the
 store (`nbs_tui.files.queue_store.QueueStore.append_checked`) calls these under the writers'
@@ -16,7 +16,13 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from nbs_tui.core.queue.records import TaskAdded, TaskCancelled, TaskMoved
+from nbs_tui.core.queue.records import (
+    QueuePaused,
+    QueueResumed,
+    TaskAdded,
+    TaskCancelled,
+    TaskMoved,
+)
 from nbs_tui.core.queue.task_states import QueueState, Task, TaskState
 from nbs_tui.core.sidecar.delivery_rules import clean_text
 
@@ -69,6 +75,11 @@ def cancel_record(queue: QueueState, task_id: str, at: float) -> TaskCancelled:
     if task.state.ended:
         raise EditRefused(f"task {task_id} has ended already ({task.state})")
     return TaskCancelled(task=task_id, at=at)
+
+
+def pause_record(queue: QueueState, at: float) -> QueuePaused | QueueResumed:
+    """Pause the queue if it runs, resume it if paused (as it is now, not as last shown)."""
+    return QueueResumed(at=at) if queue.paused else QueuePaused(at=at)
 
 
 def waiting(queue: QueueState) -> list[Task]:
