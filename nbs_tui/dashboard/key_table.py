@@ -225,6 +225,10 @@ COMMANDS: tuple[Command, ...] = (
     Command("list.move", "up,down", "", "", "List: move the cursor (the mirror follows)", key_display="↑ / ↓", bound=False, in_palette=False),
     Command("list.open", "enter", "", "", "List: zoom the pane under the cursor", key_display="⏎", bound=False, in_palette=False),
     Command(
+        "queue.agent", "enter", "", "", "Queue: show the highlighted task's agent in the list", key_display="⏎", bound=False,
+        in_palette=False,
+    ),
+    Command(
         "passthrough.leave", "ctrl+right_square_bracket", "", "", "Pass-through: leave (back to the dashboard's keys)",
         key_display="Ctrl+]", bound=False, in_palette=False,
     ),

@@ -356,6 +356,14 @@ class DashboardScreen(Screen[None]):
     def _queue_cancel(self, message: QueueView.CancelWanted) -> None:
         self.queue.cancel(message.task)
 
+    @on(QueueView.AgentWanted)
+    def _queue_agent(self, message: QueueView.AgentWanted) -> None:
+        if message.pane_id not in self.state.pane_by_id:
+            self.app.notify(f"Its agent ({message.pane_id}) is gone.", timeout=4)
+            return
+        self.views.show("dashboard")
+        self.select_pane(message.pane_id)
+
     @on(QueueView.PauseWanted)
     def _queue_pause(self) -> None:
         self.queue.pause()

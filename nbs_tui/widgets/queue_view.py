@@ -115,6 +115,12 @@ class QueueView(Vertical):
         task: Task
 
     @dataclass
+    class AgentWanted(Message):
+        """Enter (or a click) on a task that has an agent: show that agent."""
+
+        pane_id: str
+
+    @dataclass
     class PauseWanted(Message):
         """The operator asked to pause the queue, or resume it (``p``)."""
 
@@ -282,6 +288,14 @@ class QueueView(Vertical):
             self.notify("No task to cancel here.", timeout=3)
             return
         self.post_message(self.CancelWanted(task))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        task = next((task for task in self.snapshot.tasks if task.id == event.row_key.value), None)
+        if task is not None and task.pane:
+            self.post_message(self.AgentWanted(task.pane))
+        elif task is not None:
+            self.notify(f"Task {task.id} has no agent yet.", timeout=3)
 
     def action_pause(self) -> None:
         self.post_message(self.PauseWanted())

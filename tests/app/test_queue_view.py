@@ -15,13 +15,15 @@ from textual.coordinate import Coordinate
 from textual.pilot import Pilot
 from textual.widgets import Input, Static, TextArea
 
-from nbs_tui.app import NbsApp
+from nbs_tui.app import NbsApp, create_app
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.queue.records import (
     QueuePaused,
     QueueResumed,
     TaskAdded,
     TaskCancelled,
+    TaskHanded,
+    TaskHanding,
     TaskMoved,
     parse_line,
 )
@@ -30,7 +32,7 @@ from nbs_tui.files.queue_store import QueueStore, queue_path
 from nbs_tui.widgets.add_task_form import AddTaskScreen
 from nbs_tui.widgets.confirm_screen import ConfirmScreen
 from tests.app.helpers import static_text, wait_for
-from tests.app.test_actions import SIZE, make_app
+from tests.app.test_actions import SIZE, make_app, settings
 
 
 @pytest.fixture
@@ -220,3 +222,28 @@ async def test_p_pauses_the_queue_and_resumes_it(server: libtmux.Server, tmp_pat
         await pilot.press("p")
         await wait_for(pilot, lambda: not app.dashboard.queue_view.snapshot.paused, what="shown running again")
     assert [type(r) for r in records(queue_file)] == [TaskAdded, QueuePaused, QueueResumed]
+
+
+async def test_enter_on_a_task_shows_its_agent(server: libtmux.Server, tmp_path: Path, queue_file: Path) -> None:
+    """A task out with an agent (written here as the feeder writes its hand-out): Enter selects
+    that agent in the list; a task with no agent says so."""
+    session = server.new_session("agents")
+    session.new_window(window_name="worker", window_shell="sleep 600")
+    add_tasks(queue_file, "queued one", "with an agent")
+    pane = str(session.windows[-1].active_pane.pane_id)  # type: ignore[union-attr]
+    store = QueueStore(queue_file)
+    store.append(TaskHanding(task="2", at=1000.0, pane=pane))
+    store.append(TaskHanded(task="2", at=1000.0, pane=pane))
+    # no feeder (it needs Claude Code's signals): it would follow task 2 and fail it, its pane no agent
+    app = create_app(settings(server, tmp_path), control_plane=False, claude=False)
+    notified: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: pane in app.state.pane_by_id, what="the pane listed")
+        await open_queue(app, pilot, 2)
+        assert shown_ids(app) == ["2", "1"]  # the task out first
+        app.notify = lambda message, **_: notified.append(message)  # type: ignore[method-assign]
+        await pilot.press("j", "enter")  # task 1: no agent
+        await wait_for(pilot, lambda: bool(notified), what="said")
+        assert notified == ["Task 1 has no agent yet."] and app.dashboard.view == "queue"
+        await pilot.press("k", "enter")
+        await wait_for(pilot, lambda: app.dashboard.view == "dashboard" and app.dashboard.selected_id == pane, what="its agent")
