@@ -4,7 +4,8 @@ The work queue's feeder asks this of the agent a task was handed to (docs/queue.
 is *in* once the transcript holds a user record with that text, written at or after the
 hand-out began (Claude Code writes the prompt there when it submits it); the turn is *over*
 once the records after it fold (`nbs_tui.claude.transcript.apply_record`, as the meters reader
-folds them) to an idle agent, and the last assistant text is the task's result.
+folds them) to an idle agent, or the next prompt comes (a poll, the operator's: the turn ended
+before it), and the last assistant text before that is the task's result.
 
 Read from an offset (the transcript's size when the hand-out began), at most `MAX_READ` bytes
 from the end, and only again when the file's size changed (`TurnReader`).
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nbs_tui.claude.transcript import (
@@ -85,6 +86,7 @@ def read_turn(path: Path, prompt: str, since: float, offset: int = 0) -> PromptT
         return PromptTurn()
     facts: TranscriptFacts | None = None
     prompt_at: float | None = None
+    ended = False
     for raw in data.split(b"\n"):
         try:
             record = json.loads(raw)
@@ -97,9 +99,16 @@ def read_turn(path: Path, prompt: str, since: float, offset: int = 0) -> PromptT
         if text is not None and at >= since - CLOCK_SLACK and same_prompt(text, prompt):
             prompt_at = at
             facts = TranscriptFacts(path, state=AgentState.WORKING)  # the latest such prompt's turn
+            ended = False
             continue
-        if facts is not None:
-            facts = apply_record(facts, record, at)
+        if facts is None or ended:
+            continue
+        if text is not None:  # the next prompt (a poll, the operator's): the task's turn ended before it
+            ended = True
+            if facts.state is AgentState.WORKING:
+                facts = replace(facts, state=AgentState.IDLE)
+            continue
+        facts = apply_record(facts, record, at)
     if facts is None:
         return PromptTurn()
     error = facts.api_error.text if facts.api_error is not None else ""

@@ -41,12 +41,16 @@ from nbs_tui.sidecar.limit_watch import LimitWatch
 from nbs_tui.sidecar.live_pane import LivePane
 from nbs_tui.sidecar.send_desk import SendDesk
 from nbs_tui.sidecar.watched_panes import ControlPort, EventOutlet, TrackedPane
+from nbs_tui.tmux.errors import TmuxTimeout
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
 
 if TYPE_CHECKING:
     from nbs_tui.sidecar.sidecar_lease import SidecarLease
 
 log = logging.getLogger(__name__)
+
+SAID_CHARS = 80
+"""A typed text is quoted this far in a step's history line."""
 
 
 class ActionCarrier:
@@ -148,7 +152,12 @@ class ActionCarrier:
         if not action.paste:
             return self.live.type(pane_id, action.text)
         fence = self.desk.fence(pane_id) if self.desk is not None else None
-        pasted = self.live.paste(pane_id, action.text, mark_text(action.text), fence)
+        try:
+            pasted = self.live.paste(pane_id, action.text, mark_text(action.text), fence)
+        except TmuxTimeout:  # its answer was lost: it may have been pasted (never said "not typed")
+            if self.desk is not None:
+                self.desk.typed(pane_id)
+            raise
         if pasted and self.desk is not None:
             self.desk.typed(pane_id)
         return pasted
@@ -192,7 +201,10 @@ class ActionCarrier:
     @staticmethod
     def _said(action: InjectPoll | SubmitPoll, what: str) -> str:
         """The history line of a typing step (poll steps have none: the app words them)."""
-        return "" if action.purpose == "poll" else f"{what} {action.text!r}"
+        if action.purpose == "poll":
+            return ""
+        text = action.text if len(action.text) <= SAID_CHARS else action.text[: SAID_CHARS - 3] + "..."
+        return f"{what} {text!r}"  # a sent text may be a long prompt: its event carries it whole
 
     def _refusal_event(self, action: Action, pane_id: PaneId, why: str) -> SidecarEvent:
         """The event of an action not carried out (the step of its handshake, or the plan's)."""

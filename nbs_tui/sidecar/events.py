@@ -375,6 +375,7 @@ def event_kinds() -> Mapping[str, str]:
     return {
         "state": "detected state changed (state, options, input, safe_to_inject, plan_choice, flags)",
         "poll": "poll injection step: typed, enter, submitted, failed, refused",
+        "send": "a caller's text (nbs-tui send, the work queue): queued, typed, enter, submitted, failed, refused",
         "plan-select": "plan menu: pressed, landed, failed, waiting",
         "command": "a \\nbs- line seen on screen (line, project)",
         "nudge": "a stuck agent's nudge: queued, refused (nudge: its number), typed, enter (attempt), submitted, failed",

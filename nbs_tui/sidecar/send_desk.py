@@ -66,9 +66,6 @@ class SendDesk:
         self.clock = clock
         self._pending: dict[PaneId, _Pending] = {}
 
-    def busy(self, pane_id: PaneId) -> bool:
-        return pane_id in self._pending
-
     def accept(
         self, pane_id: PaneId, text: str, *, origin: str = "", fence: Guard | None = None,
         reply: Future[Delivery] | None = None,

@@ -21,7 +21,7 @@ import pytest
 
 from nbs_tui.core.queue.records import record_from_json
 from nbs_tui.core.queue.task_states import QueueState, TaskState
-from tests.realclaude.harness import ClaudeFleet, Text
+from tests.realclaude.harness import Bash, ClaudeFleet, Text
 from tests.realclaude.new_world import REPO, NewAgentWorld, make_world, wait_until
 
 
@@ -70,6 +70,12 @@ def test_start_tasks_get_new_agents_whose_prompts_reach_the_api_once_and_end_don
         assert kinds == ["added", "handing", "handed", "done"], kinds
     finally:
         nbs(world, socket, "service", "stop")
+
+
+def records_of(tmp_path: Path, socket: str) -> list[dict[str, Any]]:
+    """The queue file's records, of `service_world`'s state folder."""
+    path = tmp_path / "state" / "nbs-tui" / f"queue-L-{socket}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def service_world(tmp_path: Path, limits: dict[str, int]) -> tuple[dict[str, str], Path]:
@@ -125,8 +131,7 @@ def test_ten_tasks_three_agents_max_concurrent_two_each_prompt_once_in_order(
         prompts = [(r.at, str(r.last_user_text())) for a in agents for r in a.api.main_requests() if r.last_user_text() in texts]
         assert sorted(p for _at, p in prompts) == texts, "each prompt exactly once"
         assert [p for _at, p in sorted(prompts)] == texts, "in order"
-        lines = [json.loads(x) for x in (tmp_path / "state" / "nbs-tui" / f"queue-L-{socket}.jsonl").read_text().splitlines()]
-        most_out, most_held = replay(lines)
+        most_out, most_held = replay(records_of(tmp_path, socket))
         assert most_out == 2, f"at most max_concurrent out at once (saw {most_out})"
         assert most_held == 1, "no agent held two tasks"
         assert all(t["message"] == "Done, next." for t in listing())
@@ -242,3 +247,102 @@ def test_the_holder_sigkilled_at_random_moments_hands_no_task_twice_and_loses_no
     print(f"kills {first}-{first + kills - 1}: {mid_handout} with a hand-out in flight: {went_in} settled as gone in, "
           f"{len(settled) - went_in} as not")
     assert mid_handout >= 2, f"only {mid_handout} of {kills} kills landed mid-hand-out: the test did not test it"
+
+
+@pytest.mark.service_auto
+def test_a_task_waits_as_needs_and_when_its_agent_exits_is_handed_out_once_more(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    """``needs`` while the agent waits on a permission prompt; the agent's pane closed: the task
+    fails once and goes to the next agent free, where it ends done (two hand-outs, one each)."""
+    socket = str(server.socket_name)
+    alpha = claude_fleet.start([Bash("touch made.txt", "Make the file"), Text("never said")], name="alpha")
+    env, config = service_world(tmp_path, {})
+    assert run(env, config, socket, "queue", "add", "make the file").returncode == 0
+
+    def task() -> dict[str, Any]:
+        done = run(env, config, socket, "queue", "ls", "--json")
+        assert done.returncode == 0, done.stderr
+        listed: dict[str, Any] = json.loads(done.stdout)["tasks"][0]
+        return listed
+
+    try:
+        wait_until(lambda: task()["state"] == "needs", 45, "the task waiting on alpha's permission prompt")
+        assert task()["reason"] == "permission" and task()["pane"] == alpha.pane_id
+        beta = claude_fleet.start([Text("Made by beta.")], name="beta")
+        server.cmd("kill-pane", "-t", alpha.pane_id)
+        wait_until(lambda: task()["state"] == "done", 45, "the task done by beta")
+        ended = task()
+        assert (ended["pane"], ended["message"], ended["failures"], ended["handouts"]) == (beta.pane_id, "Made by beta.", 1, 2)
+        assert alpha.api.count_prompts("make the file") == 1 and beta.api.count_prompts("make the file") == 1
+        kinds = [line["kind"] for line in records_of(tmp_path, socket)]
+        assert kinds == ["added", "handing", "handed", "needs", "failed", "handing", "handed", "done"], kinds
+        assert [line["reason"] for line in records_of(tmp_path, socket) if line["kind"] == "failed"] == ["its agent exited"]
+    finally:
+        run(env, config, socket, "service", "stop")
+
+
+@pytest.mark.service_auto
+def test_a_worker_task_starts_its_worker_announced_on_the_bus(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    socket = str(server.socket_name)
+    server.new_session(session_name="work")
+    world = make_world(claude_fleet, tmp_path, "w", [Text("Counted: three files.")], trust=True)
+    nbs_dir = world.workdir / ".nbs"
+    (nbs_dir / "workers").mkdir(parents=True)
+    (nbs_dir / "events").mkdir()
+    (nbs_dir / "workers" / "counter.md").write_text("Worker task: count the files.\n")
+    try:
+        added = nbs(world, socket, "queue", "add", "--worker", "counter", "--folder", str(world.workdir), "--json")
+        assert added.returncode == 0, added.stderr
+        wait_until(lambda: tasks(world, socket)[0]["state"] == "done", 60, "the worker's task done")
+        (task,) = tasks(world, socket)
+        assert task["message"] == "Counted: three files." and task["worker"] == "counter"
+        assert world.api.count_prompts("Worker task: count the files.") == 1
+        (event,) = (nbs_dir / "events").glob("*.event")
+        text = event.read_text()
+        assert "type: worker-spawned" in text and "source: counter" in text and task["pane"] in text
+        worker = server.cmd("display-message", "-p", "-t", task["pane"], "#{@nbs_worker}").stdout
+        assert worker == ["counter"]
+        server.cmd("kill-pane", "-t", task["pane"])  # the holder announces its end
+        wait_until(lambda: len(list((nbs_dir / "events").glob("*.event"))) == 2, 30, "worker-died")
+        assert tasks(world, socket)[0]["state"] == "done", "a task done stays done when its agent goes"
+    finally:
+        nbs(world, socket, "service", "stop")
+
+
+@pytest.mark.service_auto
+def test_agents_glob_pause_resume_cancel_and_priority(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    """``--agents rev*`` goes to the reviewer only; nothing is handed out while paused; a
+    cancelled task never reaches an agent; a higher priority goes first."""
+    socket = str(server.socket_name)
+    reviewer = claude_fleet.start([Text("Reviewed.")] * 3, name="rev-1")
+    builder = claude_fleet.start([Text("Built.")] * 3, name="build")
+    env, config = service_world(tmp_path, {})
+    assert run(env, config, socket, "queue", "pause").returncode == 0
+    for argv in (
+        ("review the diff", "--agents", "rev*"),
+        ("never typed",),
+        ("urgent review", "--agents", "rev*", "--priority", "5"),
+    ):
+        assert run(env, config, socket, "queue", "add", *argv).returncode == 0
+    assert run(env, config, socket, "queue", "cancel", "2").returncode == 0
+
+    def states() -> list[str]:
+        done = run(env, config, socket, "queue", "ls", "--json")
+        return [t["state"] for t in sorted(json.loads(done.stdout)["tasks"], key=lambda t: int(t["id"]))]
+
+    try:
+        wait_until(lambda: run(env, config, socket, "service", "status").returncode == 0, 20, "the service")
+        time.sleep(3)  # past its SETTLE and several looks: paused, it hands nothing out
+        assert states() == ["queued", "cancelled", "queued"]
+        assert not reviewer.api.prompts() and not builder.api.prompts()
+        assert run(env, config, socket, "queue", "resume").returncode == 0
+        wait_until(lambda: states() == ["done", "cancelled", "done"], 60, "both reviews done")
+        assert reviewer.api.prompts() == ["urgent review", "review the diff"], "rev* only, priority first"
+        assert builder.api.prompts() == []
+    finally:
+        run(env, config, socket, "service", "stop")

@@ -13,6 +13,7 @@ from nbs_tui.core.sidecar.delivery_rules import (
     PaneFacts,
     Refusal,
     box_holds,
+    chip_erase_count,
     clean_text,
     mark_text,
     send_refusal,
@@ -132,3 +133,12 @@ def test_delivery_json() -> None:
     refused = Delivery.refused(Refusal.WORKING, "working: spinner")
     assert not refused.ok
     assert refused.as_json() == {"result": "refused", "reason": "working", "message": "working: spinner"}
+
+
+def test_a_dead_holders_paste_chip_is_erased_with_one_key_only_when_it_is_that_text() -> None:
+    sent = "\n".join(f"row {n}" for n in range(30))
+    assert chip_erase_count(sent, "[Pasted text #3 +29 lines]") == 1
+    assert chip_erase_count(sent, "[Pasted text #3 +4 lines]") is None  # another paste
+    assert chip_erase_count(sent, "[Pasted text #3 +29 lines] and mine") is None  # typed on: the operator's
+    assert chip_erase_count(sent, "row 0") is None  # not a chip: the in-flight rule's own count stands
+    assert chip_erase_count(sent, None) is None

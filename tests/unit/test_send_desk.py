@@ -8,6 +8,8 @@ from concurrent.futures import Future
 from nbs_tui.core.sidecar.delivery_rules import Delivery, DeliveryResult, Refusal
 from nbs_tui.sidecar.events import SendStep
 from nbs_tui.sidecar.sidecar_runner import SidecarRunner
+from nbs_tui.tmux.commands import Guard
+from nbs_tui.tmux.errors import TmuxTimeout
 from tests.unit.test_sidecar_runner import RULE, Clock, FakeAgentFleet, idle_rows, make, run
 
 WORKING = ["❯ go", "", "✢ Sautéing… (1s)", RULE, "❯ ", RULE, "  esc to interrupt"]
@@ -110,3 +112,21 @@ def test_a_pane_gone_before_its_turn_is_answered() -> None:
     del fleet.infos["%1"]
     delivery = answered(runner, clock, reply)
     assert delivery.result is DeliveryResult.REFUSED and fleet.sent == []
+
+
+def test_a_paste_whose_answer_was_lost_is_failed_never_refused() -> None:
+    """tmux took the paste and its answer never came (a lost in-band reply): it may be in the
+    box, so the caller must not hear "nothing typed" (and send again)."""
+
+    class LosingFleet(FakeAgentFleet):
+        def send_text(self, pane_id: str, text: str, *, guard: Guard | None = None) -> bool:
+            super().send_text(pane_id, text, guard=guard)
+            raise TmuxTimeout("tmux send-keys: the answer was lost")
+
+    fleet = LosingFleet()
+    fleet.add("%1", idle_rows())
+    runner, _events, clock = make(fleet, interval=600.0)
+    run(runner, clock, 2)
+    delivery = answered(runner, clock, runner.deliver_text("%1", "next task"))
+    assert delivery.result is DeliveryResult.FAILED, delivery
+    assert "look at the pane" in delivery.message

@@ -65,6 +65,10 @@ class Refusal(StrEnum):
     """The live screen no longer allowed it when the sidecar was about to type."""
     STOPPED = "stopped"
     """The sidecar stopped (or lost the lease) before it typed."""
+    EXPIRED = "expired"
+    """A tmux request the caller had given up on before a sidecar took it."""
+    BAD_TEXT = "bad-text"
+    """A tmux request whose text is missing or not sendable."""
 
 
 _STATE_REFUSALS = {
@@ -201,6 +205,149 @@ def typed_prefix_length(mark: str, box: str) -> int | None:
         if seen == len(want):
             return i + 1
     return None
+
+
+# -- ``nbs-tui send``'s request through tmux (docs/fleet-api.md, "The request channel") ---------
+
+SEND_REQUEST_OPTION = "@nbs_send_req"
+"""Pane option ``ID DEADLINE``: a caller asks the holder to send the text in buffer
+``nbs-send-ID``; set only while unset (one pending request per pane), unset with the answer."""
+SEND_ANSWER_OPTION = "@nbs_send_ack"
+"""Pane option: ``ID typed TOKEN`` (pasted by holder TOKEN, in the same tmux step), then
+``ID RESULT REASON MESSAGE`` (RESULT a `DeliveryResult`, REASON a `Refusal` or ``-``)."""
+TYPED = "typed"
+
+
+def buffer_name(request_id: str) -> str:
+    """The tmux buffer that carries request ``request_id``'s text."""
+    return f"nbs-send-{request_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class SendRequest:
+    id: str
+    deadline: float
+    """Wall seconds (the caller's clock, on the server's host) after which it gives up."""
+
+    def render(self) -> str:
+        return f"{self.id} {self.deadline:.0f}"
+
+
+@dataclass(frozen=True, slots=True)
+class SendAnswer:
+    """What the option `SEND_ANSWER_OPTION` holds: a stage (``typed``) or the final `Delivery`."""
+
+    id: str
+    stage: str
+    """``typed`` or a `DeliveryResult` value."""
+    token: str = ""
+    """For ``typed``: the holder that pasted it."""
+    delivery: Delivery | None = None
+
+    @property
+    def final(self) -> bool:
+        return self.delivery is not None
+
+
+_ID = re.compile(r"[0-9a-f]{8,32}")
+
+
+def parse_send_request(raw: str) -> SendRequest | None:
+    request_id, _, deadline = raw.strip().partition(" ")
+    if not _ID.fullmatch(request_id):
+        return None
+    try:
+        return SendRequest(request_id, float(deadline))
+    except ValueError:
+        return None
+
+
+def parse_send_answer(raw: str) -> SendAnswer | None:
+    parts = raw.split(" ", 3)
+    if len(parts) < 3 or not _ID.fullmatch(parts[0]):
+        return None
+    request_id, stage, third = parts[0], parts[1], parts[2]
+    if stage == TYPED:
+        return SendAnswer(request_id, stage, token=third)
+    try:
+        result = DeliveryResult(stage)
+    except ValueError:
+        return None
+    message = parts[3] if len(parts) > 3 else ""
+    return SendAnswer(request_id, stage, delivery=Delivery(result, "" if third == "-" else third, message))
+
+
+def render_answer(request_id: str, delivery: Delivery) -> str:
+    """The final answer: one line with no tab (the holder's ``list-panes`` row is tab-separated)."""
+    message = " ".join(delivery.message.split())
+    return f"{request_id} {delivery.result.value} {delivery.reason or '-'} {message}".rstrip()
+
+
+def typed_answer(request_id: str, token: str) -> str:
+    return f"{request_id} {TYPED} {token}"
+
+
+@dataclass(frozen=True, slots=True)
+class TakeRequest:
+    """Hand the request's text to the `SendDesk`."""
+
+
+@dataclass(frozen=True, slots=True)
+class WaitRequest:
+    """Nothing to do this tick."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRequest:
+    """Answer the request (and unset it) without typing anything."""
+
+    delivery: Delivery
+
+
+RequestStep = TakeRequest | WaitRequest | AnswerRequest
+
+
+def request_step(
+    request: SendRequest, answer: SendAnswer | None, *, mine: bool, my_token: str, now: float,
+    mark_token: str | None, erased: int | None,
+) -> RequestStep:  # fmt: skip
+    """What a holder does with a pane's pending request. ``mine``: this holder took it and has
+    not answered yet (``my_token`` its lease token); ``mark_token``: the token of the pane's ``@nbs_inflight`` mark (None: no
+    mark); ``erased``: what the in-flight rule erased this tick for a mark of the token that
+    typed it (None: it did not run). A request another holder pasted is never taken again: the
+    in-flight rule decides, and the caller hears what became of it."""
+    if answer is not None and answer.id != request.id:
+        answer = None  # an earlier request's
+    if answer is not None and answer.final:
+        return WaitRequest()  # answered; the option is being unset
+    if mine:
+        return WaitRequest()
+    if answer is not None and answer.token == my_token:
+        said = "this sidecar pasted it and lost track of it: look at the pane before sending again"
+        return AnswerRequest(Delivery(DeliveryResult.FAILED, Refusal.STOPPED.value, said))
+    if answer is not None:  # typed by a holder that is gone
+        if erased is None and mark_token == answer.token:
+            return WaitRequest()  # the in-flight rule waits for a box on screen
+        if erased:
+            said = "the sidecar that pasted it stopped before submitting it; it was erased, nothing was submitted"
+            return AnswerRequest(Delivery.refused(Refusal.STOPPED, said))
+        said = (
+            "the sidecar that pasted it stopped before it saw it submitted: it may have been "
+            "(or it is still in the box); look at the pane before sending again"
+        )
+        return AnswerRequest(Delivery(DeliveryResult.FAILED, Refusal.STOPPED.value, said))
+    if now > request.deadline:
+        return AnswerRequest(Delivery.refused(Refusal.EXPIRED, "the caller gave up before a sidecar took it"))
+    return TakeRequest()
+
+
+def chip_erase_count(sent: str, box: str | None) -> int | None:
+    """For a send a holder that died had pasted (its text known from the request's buffer):
+    1 when the box shows exactly that paste as Claude Code's chip (one BSpace takes a chip
+    away, measured on 2.1.332), else None (the in-flight rule's own count stands)."""
+    if box is None or _CHIP.fullmatch(box) is None or not box_holds(sent, box):
+        return None
+    return 1
 
 
 def _short(text: str, limit: int = 60) -> str:

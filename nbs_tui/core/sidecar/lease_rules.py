@@ -303,6 +303,9 @@ class PaneSwitches:
     """The agent's meters as the holder read them (`nbs_tui.core.sidecar.meters_relay`)."""
     start_claim: StartClaim | None = None
     """``nbs-tui new`` is starting this agent: the sidecar leaves it alone while the claim holds."""
+    send_request: str = ""
+    """``nbs-tui send``'s pending request (`nbs_tui.core.sidecar.delivery_rules.SEND_REQUEST_OPTION`)."""
+    send_answer: str = ""
 
 
 def parse_switch(raw: str) -> bool | None:
