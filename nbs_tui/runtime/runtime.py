@@ -370,7 +370,15 @@ class Runtime:
             host=self.settings.watched_hosts()[0], names=name,
             acting=(lambda: lease.acting()) if lease is not None else (lambda: True),
             problem=self.problem, link_ttl=self.settings.web_link_ttl * 60, state_dir=state_dir(), changed=changed,
+            queue_store=self._queue_store(),
         )  # fmt: skip
+
+    def _queue_store(self) -> QueueStore | None:
+        """This server's work queue, read for the pushes of its tasks' outcomes; None for another
+        host's server (its queue is kept there, and pushed by its own service). Bad lines are
+        reported by the feeder's store; here they are only logged."""
+        host = self.settings.watched_hosts()[0]
+        return QueueStore.for_server(LOCAL, self.settings.server, report=log.warning) if host.is_local else None
 
     def _remote_plane(self, host: HostSpec) -> ControlPlanePort:
         """The one watched host's projects, read by its own nbs-tui over ssh (docs/remote.md)."""
