@@ -25,6 +25,7 @@ from nbs_tui.core.notifications.notify_settings import (
     check_urls,
     parse_protocols,
 )
+from nbs_tui.core.queue.handout import parse_max_concurrent
 from nbs_tui.core.sidecar.meters import DEFAULT_PRICES, ModelPrice, parse_prices
 from nbs_tui.housekeeping.logs import state_dir
 
@@ -157,12 +158,19 @@ class Settings:
     card_only: bool = False
     """``--card-only`` (flags only, with ``--open-card``): show that one card and nothing else, and
     quit when it closes (what a browser view's one-time link starts)."""
+    open_review: str = ""
+    """``--open-review host/server/pane`` (flags only): once the fleet is seen, open that agent's
+    review (with ``--card-only``: that review and nothing else, as a push's review link starts)."""
     remember_fleet: bool = True
     """The acting runtime keeps the server's fleet memory for ``nbs-tui restore`` (the demo's
     throw-away servers are not remembered)."""
     web_token_file: str = ""
     """``nbs-tui web``'s token, read from this file (mode 0600) instead of a new random one at each
     start; ``--token-file`` overrides it."""
+    max_concurrent: Mapping[str, int] = field(default_factory=dict)
+    """The work queue's limit per folder (the config file's ``[max_concurrent]`` table, absolute
+    folder = number): never more of a folder's tasks out at once, and the queue may start new
+    agents there (docs/queue.md)."""
     background_sessions: bool = True
     """List Claude Code's own background sessions (``claude agents --json``) in the dashboard's
     fleet, where the installed ``claude_command`` has them (docs/lifecycle.md)."""
@@ -172,7 +180,7 @@ class Settings:
         return choose_hosts(self.hosts, self.host_choice, self.server, server_is_local=self.server_from_tmux_env)
 
 
-_NOT_IN_FILE = frozenset({"server", "server_from_tmux_env", "config_file", "host_choice", "open_card", "card_only"})
+_NOT_IN_FILE = frozenset({"server", "server_from_tmux_env", "config_file", "host_choice", "open_card", "card_only", "open_review"})
 
 _ENV_KEYS: Mapping[str, str] = {
     "NBS_POLL_INTERVAL": "poll_interval",
@@ -245,6 +253,12 @@ def load_settings(
             if attr == "prices":
                 try:
                     settings = replace(settings, prices={**DEFAULT_PRICES, **parse_prices(value)})
+                except ValueError as error:
+                    raise ConfigError(f"config file {path}: {error}") from None
+                continue
+            if attr == "max_concurrent":
+                try:
+                    settings = replace(settings, max_concurrent=parse_max_concurrent(value))
                 except ValueError as error:
                     raise ConfigError(f"config file {path}: {error}") from None
                 continue

@@ -55,6 +55,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("view.dashboard", "1", "show_view('dashboard')", "List", "Fleet list with the live mirror"),
     Command("view.grid", "2", "show_view('grid')", "Grid", "Live thumbnails of every pane"),
     Command("view.control", "3", "show_view('control')", "Control", "Control plane: registry, inbox, chat"),
+    Command("view.queue", "4", "show_view('queue')", "Queue", "Work queue: each task's state, agent and age; add, cancel, reorder"),
     Command("view.details", "d", "toggle_details", "Details", "Show or hide the selected pane's details"),
     Command("app.help", "question_mark,f1", "help", "Help", "List every key", key_display="?"),
     Command(
@@ -169,6 +170,29 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("answer.skip", "tab", "skip", "Next", "Next waiting agent, this one unanswered", scope="answer", in_palette=False),
     Command("answer.close", "q", "close", "Close", "Close the card", scope="answer", in_palette=False),
+    # the queue view's own keys (nbs_tui/widgets/queue_view.py)
+    Command(
+        "queue.add", "a", "add", "Add task",
+        "Add a task to the work queue: its text, and which agents may take it (folder, name glob), its priority",
+        scope="queue", in_palette=False,
+    ),
+    Command(
+        "queue.cancel", "x,delete", "cancel", "Cancel task",
+        "Cancel the highlighted task after a confirmation (an agent working on it is not stopped)",
+        key_display="x", scope="queue", in_palette=False,
+    ),
+    Command(
+        "queue.sooner", "plus,shift+up", "move(-1)", "Sooner", "Move the highlighted queued task one place sooner",
+        key_display="+", scope="queue", in_palette=False,
+    ),
+    Command(
+        "queue.later", "minus,shift+down", "move(1)", "Later", "Move the highlighted queued task one place later",
+        key_display="-", scope="queue", in_palette=False,
+    ),
+    Command(
+        "queue.pause", "p", "pause", "Pause",
+        "Pause the work queue (nothing more is handed out; tasks out go on), or resume it", scope="queue", in_palette=False,
+    ),
     Command(
         "agent.new", "c", "new_agent", "New agent",
         "Start a Claude Code agent in a new tmux window: folder, name, prompt, model, mode (as nbs-tui new)",
@@ -197,9 +221,46 @@ COMMANDS: tuple[Command, ...] = (
         show=False, in_palette=False,
     ),
     Command("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
+    Command(
+        "agent.review", "v", "review", "Review",
+        "Review what the selected agent changed: its files and diffs, comments sent back to it, and for an "
+        "agent in its own worktree merge or discard (each asked first)", show=False, palette="Review the agent's changes",
+    ),
+    # the review screen's own keys (nbs_tui/widgets/review_screen.py)
+    Command("review.next_file", "right_square_bracket", "file(1)", "Next file", "Next file", key_display="]", scope="review", in_palette=False),
+    Command("review.previous_file", "left_square_bracket", "file(-1)", "Prev file", "Previous file", key_display="[", show=False, scope="review", in_palette=False),
+    Command("review.down", "j,down", "line(1)", "Down", "Next line", key_display="j/↓", show=False, scope="review", in_palette=False),
+    Command("review.up", "k,up", "line(-1)", "Up", "Previous line", key_display="k/↑", show=False, scope="review", in_palette=False),
+    Command("review.page_down", "pagedown", "page(1)", "Page down", "A page down", show=False, scope="review", in_palette=False),
+    Command("review.page_up", "pageup", "page(-1)", "Page up", "A page up", show=False, scope="review", in_palette=False),
+    Command("review.next_hunk", "n", "hunk(1)", "Hunk", "Next hunk", scope="review", in_palette=False),
+    Command("review.previous_hunk", "N", "hunk(-1)", "Prev hunk", "Previous hunk", show=False, scope="review", in_palette=False),
+    Command("review.comment", "c", "comment(False)", "Comment", "Comment on the line under the cursor", scope="review", in_palette=False),
+    Command("review.comment_hunk", "C", "comment(True)", "Hunk comment", "Comment on the whole hunk", show=False, scope="review", in_palette=False),
+    Command(
+        "review.send", "s", "send", "Send",
+        "Send the comments to the agent as one prompt (each file:line and its text), once, only while it is idle",
+        scope="review", in_palette=False,
+    ),
+    Command("review.reload", "r", "reload", "Reload", "Read the agent's changes again (after its next turn)", show=False, scope="review", in_palette=False),
+    Command("review.layout", "u", "layout", "Layout", "Unified or side by side (auto: as the width allows)", scope="review", in_palette=False),
+    Command(
+        "review.merge", "M", "merge", "Merge",
+        "Merge the agent's branch into its base (asked first; only while idle; refused on a conflict)",
+        scope="review", in_palette=False,
+    ),
+    Command(
+        "review.discard", "X", "discard", "Discard",
+        "Discard the agent's work (asked first; only while idle; kept under a backup ref)", scope="review", in_palette=False,
+    ),
+    Command("review.close", "q,escape", "close", "Close", "Close the review", key_display="q/Esc", scope="review", in_palette=False),
     # keys a widget handles itself (help only)
     Command("list.move", "up,down", "", "", "List: move the cursor (the mirror follows)", key_display="↑ / ↓", bound=False, in_palette=False),
     Command("list.open", "enter", "", "", "List: zoom the pane under the cursor", key_display="⏎", bound=False, in_palette=False),
+    Command(
+        "queue.agent", "enter", "", "", "Queue: show the highlighted task's agent in the list", key_display="⏎", bound=False,
+        in_palette=False,
+    ),
     Command(
         "passthrough.leave", "ctrl+right_square_bracket", "", "", "Pass-through: leave (back to the dashboard's keys)",
         key_display="Ctrl+]", bound=False, in_palette=False,

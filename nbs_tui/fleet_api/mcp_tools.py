@@ -21,7 +21,15 @@ from nbs_tui.core.fleet_api.exit_codes import ExitCode, FleetApiError
 from nbs_tui.core.fleet_api.target import resolve_target
 from nbs_tui.files.agent_input import prepare_local
 from nbs_tui.fleet_api.answer_command import answer_document
+from nbs_tui.fleet_api.diff_command import diff_document
 from nbs_tui.fleet_api.lifecycle_documents import start_document, stop_document
+from nbs_tui.fleet_api.queue_commands import (
+    queue_add_document,
+    queue_cancel_document,
+    queue_ls_document,
+    queue_pause_document,
+    queue_resume_document,
+)
 from nbs_tui.fleet_api.read_commands import agents_document, fleet_rows, read_document
 from nbs_tui.fleet_api.send_command import send_document
 from nbs_tui.fleet_api.wait_command import wait_document
@@ -181,6 +189,16 @@ TOOLS: tuple[FleetTool, ...] = (
         },
     ),
     FleetTool(
+        name="diff",
+        document=diff_document,
+        description=(
+            "What an agent changed since it started: its worktree against its base (commits, staged, unstaged and "
+            "untracked), git's counts and diff, and who wrote each file. Same JSON as `nbs-tui diff TARGET --json`."
+        ),
+        parameters={"target": TARGET},
+        read_only=True,
+    ),
+    FleetTool(
         name="start",
         document=start_agent,
         description=(
@@ -218,5 +236,46 @@ TOOLS: tuple[FleetTool, ...] = (
             "Same JSON as `nbs-tui restart --json`."
         ),
         parameters={"target": TARGET},
+    ),
+    FleetTool(
+        name="queue_add",
+        document=queue_add_document,
+        description=(
+            "Add a task to the server's work queue: the lease holder hands it, by priority then age, to an idle agent "
+            "that may take it (typed once, as send types), or starts an agent for it. Give exactly one of text, file "
+            "and worker. Same JSON as `nbs-tui queue add --json`: the task, with its id."
+        ),
+        parameters={
+            "text": "the task's prompt",
+            "file": "a file whose text is the prompt",
+            "worker": "an NBS worker: its task file FOLDER/.nbs/workers/NAME.md",
+            "folder": "only agents whose folder is this one or below it (and where a started agent runs)",
+            "agents": "only agents whose window or worker name matches this glob",
+            "start": "may start a new agent in the folder for it (within its max_concurrent)",
+            "after": "hand it out only after this task is done",
+            "priority": "higher first (default 0)",
+        },
+    ),
+    FleetTool(
+        name="queue_ls",
+        document=queue_ls_document,
+        description="The work queue: whether it is paused, and every task in the order they are handed out. Same JSON as `nbs-tui queue ls --json`.",
+        read_only=True,
+    ),
+    FleetTool(
+        name="queue_cancel",
+        document=queue_cancel_document,
+        description="Cancel a task that has not ended. Same JSON as `nbs-tui queue cancel ID --json`.",
+        parameters={"task_id": "the task's id, as queue_add or queue_ls gave it"},
+    ),
+    FleetTool(
+        name="queue_pause",
+        document=queue_pause_document,
+        description="Hand out no task until queue_resume (tasks already handed out go on). Same JSON as `nbs-tui queue pause --json`.",
+    ),
+    FleetTool(
+        name="queue_resume",
+        document=queue_resume_document,
+        description="Hand out tasks again. Same JSON as `nbs-tui queue resume --json`.",
     ),
 )

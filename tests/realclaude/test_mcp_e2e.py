@@ -219,3 +219,49 @@ def test_a_claude_code_supervisor_starts_two_workers_through_the_nbs_tools_and_s
         assert supervisor.api.count_prompts("start a worker") == 1
     finally:
         api(world, socket, "service", "stop")
+
+
+@pytest.mark.timeout(300)
+def test_the_queue_tools_hand_a_task_to_a_real_idle_agent_once(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    socket = str(server.socket_name)
+    server.new_session(session_name="work")
+    world = make_world(claude_fleet, tmp_path, "beta", [Text("Ready."), Slow(4, "Lexer built.")], trust=True)
+
+    async def session() -> None:
+        async with mcp_client(world, socket) as client:
+            started = document(
+                await client.call_tool("start", {"directory": str(world.workdir), "name": "beta", "prompt": "get ready"})
+            )
+            paused = document(await client.call_tool("queue_pause", {}))
+            assert paused["paused"] is True
+            added = document(
+                await client.call_tool("queue_add", {"text": "build the lexer", "folder": str(world.workdir)})
+            )
+            task = added["task"]["id"]
+            assert added["task"]["state"] == "queued"
+            listed = document(await client.call_tool("queue_ls", {}))
+            assert [t["id"] for t in listed["tasks"]] == [task] and listed["paused"] is True
+            assert document(await client.call_tool("queue_resume", {}))["paused"] is False
+
+            async def ended() -> dict[str, Any]:
+                with anyio.fail_after(120):
+                    while True:
+                        (row,) = document(await client.call_tool("queue_ls", {}))["tasks"]
+                        if row["state"] in ("done", "failed", "cancelled"):
+                            return dict(row)
+                        await anyio.sleep(0.5)
+
+            done = await ended()
+            assert done["state"] == "done" and done["pane"] == started["pane_id"] and done["handouts"] == 1
+            refused = await client.call_tool("queue_cancel", {"task_id": task})
+            assert refused.is_error and text(refused) == f"refused (exit 2): task {task} is already done"
+            bad = await client.call_tool("queue_add", {"text": "x", "worker": "w"})
+            assert bad.is_error and text(bad).startswith("bad input (exit 4): ")
+
+    try:
+        anyio.run(session)
+        assert world.api.prompts() == ["get ready", "build the lexer"]  # the task typed once
+    finally:
+        api(world, socket, "service", "stop")
