@@ -19,12 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from nbs_tui.config import Settings
+from nbs_tui.core.fleet.host_spec import HostSpec
 from nbs_tui.core.fleet_api.agent_row import AgentRow
 from nbs_tui.core.fleet_api.exit_codes import ExitCode, FleetApiError
 from nbs_tui.core.fleet_api.target import resolve_target
+from nbs_tui.core.fleet_api.wait_rules import Until
 from nbs_tui.core.sidecar.delivery_rules import Delivery, Refusal, SendRequest, clean_text
-from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION, STATE_OPTION, parse_lease
+from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION, parse_lease
 from nbs_tui.fleet_api.read_commands import REMOTE_TIMEOUT, _run_there, fleet_rows
+from nbs_tui.fleet_api.wait_command import wait_here
 from nbs_tui.server_options import add_server_options
 from nbs_tui.sidecar.send_channel import SendChannel
 from nbs_tui.tmux.commands import TmuxServerCommands
@@ -103,7 +106,7 @@ def send_document(settings: Settings, target: str, text: str, wait_idle: float |
     commands = TmuxServerCommands.for_server(host.server)
     started = time.monotonic()
     try:
-        waited = _wait_idle(commands, row, wait_idle) if wait_idle is not None else None
+        waited = _wait_idle(settings, host, row, wait_idle) if wait_idle is not None else None
         delivery, request = _ask_holder(commands, row, text)
     except TmuxError as error:
         raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"{row.target}: {error}") from None
@@ -121,17 +124,14 @@ def send_document(settings: Settings, target: str, text: str, wait_idle: float |
     }
 
 
-def _wait_idle(commands: TmuxServerCommands, row: AgentRow, seconds: float) -> float:
-    """Wait until the holder publishes the agent idle (``@nbs_state``); the seconds waited."""
-    started = time.monotonic()
-    while True:
-        state = commands.display(row.pane_id, f"#{{{STATE_OPTION}}}")
-        waited = time.monotonic() - started
-        if state == "idle":
-            return waited
-        if waited >= seconds:
-            raise FleetApiError(ExitCode.TIMEOUT, f"{row.target} not idle within {seconds:g} s ({state or 'no state published'})")
-        time.sleep(min(0.25, max(0.0, seconds - waited)))
+def _wait_idle(settings: Settings, host: HostSpec, row: AgentRow, seconds: float) -> float:
+    """Wait as ``nbs-tui wait --until idle`` does (`wait_here`) until the holder publishes the
+    agent idle; the seconds waited."""
+    out = wait_here(settings, host, [row], Until.IDLE, seconds)
+    if out["timed_out"]:
+        state = out["agents"][0]["state"]
+        raise FleetApiError(ExitCode.TIMEOUT, f"{row.target} not idle within {seconds:g} s ({state or 'no state published'})")
+    return float(out["waited"])
 
 
 def _ask_holder(commands: TmuxServerCommands, row: AgentRow, text: str) -> tuple[Delivery, SendRequest]:
