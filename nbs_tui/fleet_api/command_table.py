@@ -19,6 +19,7 @@ MODULES = (
     "nbs_tui.fleet_api.send_command",  # send
     "nbs_tui.fleet_api.wait_command",  # wait
     "nbs_tui.fleet_api.answer_command",  # answer
+    "nbs_tui.fleet_api.diff_command",  # diff
 )
 
 

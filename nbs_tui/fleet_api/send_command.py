@@ -3,7 +3,7 @@ an agent's input box once, whole, and submitted once, by the server's lease hold
 sidecar's rules (docs/fleet-api.md).
 
 This process types nothing: it asks the holder through tmux (`nbs_tui.sidecar.send_channel`),
-starting the service when no sidecar holds the lease (`ensure_service`, in `fleet_rows`), and
+starting the service when no live sidecar holds the lease (`ensure_service`, in `fleet_rows`), and
 waits for the answer. Exit codes: 0 submitted; 2 refused or failed, with the reason; 3 no such
 agent; 4 bad input; 124 no answer (or not idle within ``--wait-idle``). `send_document` is the
 work without argparse or printing (``nbs-tui mcp`` calls it).
@@ -94,7 +94,7 @@ def send_document(settings: Settings, target: str, text: str, wait_idle: float |
     if wait_idle is not None and wait_idle < 0:
         raise FleetApiError(ExitCode.BAD_INPUT, f"--wait-idle {wait_idle:g}: must be 0 or more")
     hosts = {host.name: host for host in settings.watched_hosts()}
-    row = resolve_target(target, fleet_rows("send", settings))  # starts the service if none holds the lease
+    row = resolve_target(target, fleet_rows("send", settings))  # starts the service unless a live sidecar holds the lease
     host = hosts[row.host]
     if not host.is_local:  # that host's own nbs-tui asks its holder; the agent as named here
         words = ["send", f"--text={text}", row.pane_id]
