@@ -27,6 +27,7 @@ from nbs_tui.core.fleet_api.wait_rules import Until
 from nbs_tui.core.sidecar.delivery_rules import Delivery, Refusal, SendRequest, clean_text
 from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION, parse_lease
 from nbs_tui.fleet_api.read_commands import REMOTE_TIMEOUT, _run_there, fleet_rows
+from nbs_tui.fleet_api.service_up import ensure_service
 from nbs_tui.fleet_api.wait_command import wait_here
 from nbs_tui.server_options import add_server_options
 from nbs_tui.sidecar.send_channel import SendChannel
@@ -42,6 +43,10 @@ NO_HOLDER_WAIT = 10.0
 """Seconds a request waits with no sidecar holding the lease at all before it is taken back
 (``service = "off"`` and no dashboard contending: nobody would ever answer)."""
 LOOK_EVERY = 0.1
+SERVE_AGAIN = 2.0
+"""Seconds between two judgements of the lease while a request waits (`ensure_service`: one tmux
+round trip while a live holder holds it): a holder that died meanwhile is replaced within
+seconds, not after the request's minute (``wait`` judges every 10 s: it may wait for hours)."""
 
 
 def add_parsers(commands: argparse._SubParsersAction[Any]) -> None:
@@ -107,7 +112,7 @@ def send_document(settings: Settings, target: str, text: str, wait_idle: float |
     started = time.monotonic()
     try:
         waited = _wait_idle(settings, host, row, wait_idle) if wait_idle is not None else None
-        delivery, request = _ask_holder(commands, row, text)
+        delivery, request = _ask_holder(settings, commands, row, text)
     except TmuxError as error:
         raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"{row.target}: {error}") from None
     if not delivery.ok:
@@ -134,18 +139,21 @@ def _wait_idle(settings: Settings, host: HostSpec, row: AgentRow, seconds: float
     return float(out["waited"])
 
 
-def _ask_holder(commands: TmuxServerCommands, row: AgentRow, text: str) -> tuple[Delivery, SendRequest]:
+def _ask_holder(settings: Settings, commands: TmuxServerCommands, row: AgentRow, text: str) -> tuple[Delivery, SendRequest]:
     channel = SendChannel(commands)
     request = _post(channel, row, text)
     started = time.monotonic()
     until = started + ANSWER_WAIT
     answer = None
-    held_at = started  # when a holder was last seen
+    held_at = served = started  # when a holder was last seen; when the lease was last judged
     while time.monotonic() < until:
         answer = channel.answer(row.pane_id, request)
         if answer is not None and answer.delivery is not None:
             return answer.delivery, request
         now = time.monotonic()
+        if settings.service == "auto" and now - served >= SERVE_AGAIN:  # a holder that died meanwhile is replaced
+            served = now
+            ensure_service(settings, commands, _say)
         if now - held_at >= 1.0:  # once a second: is anyone there to answer?
             if _holder(commands) != NO_HOLDER:
                 held_at = now
@@ -186,6 +194,10 @@ def _post(channel: SendChannel, row: AgentRow, text: str) -> SendRequest:
 
 
 NO_HOLDER = "no sidecar holds the lease"
+
+
+def _say(said: str) -> None:
+    print(f"nbs-tui send: {said}", file=sys.stderr)
 
 
 def _holder(commands: TmuxServerCommands) -> str:

@@ -137,3 +137,38 @@ def test_a_value_that_stands_still_for_its_ttl_is_expired_by_the_next_command(
         assert retry_until(lambda: service_holds(server) is not None, 10, raises=False)
     finally:
         stop_service(server, home)
+
+
+def test_a_holder_that_dies_while_a_send_waits_is_replaced_and_the_text_typed_once(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path
+) -> None:
+    """The service is stopped (SIGSTOP: alive, so the send's first look finds it holding) and
+    the send posts its request; then the service is SIGKILLed. The waiting send judges the
+    lease again (every 10 s, as ``wait`` does), finds its holder dead, starts a new service,
+    which takes the pending request: typed once, exit 0 (before: 124 after a minute)."""
+    home = tmp_path / "script"
+    alpha, log = agent(session, tmp_path, "alpha", "idle")
+    try:
+        started = nbs(server, home, "service", "start")
+        assert started.returncode == 0, started.stderr
+        assert retry_until(lambda: service_holds(server) is not None, 15, raises=False), started.stdout
+        stalled = service_holds(server)
+        assert stalled is not None
+        assert retry_until(lambda: published(server, alpha) == "idle", 15, raises=False)
+        os.kill(stalled, signal.SIGSTOP)
+        caller = subprocess.Popen(
+            [sys.executable, "-m", "nbs_tui", "send", "alpha", "write the report", "-L", str(server.socket_name)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=environment(home, service="auto"),
+        )  # fmt: skip
+
+        def pending() -> bool:
+            return bool("".join(server.cmd("display-message", "-p", "-t", alpha, "#{@nbs_send_req}").stdout))
+
+        assert retry_until(pending, 15, raises=False)
+        os.kill(stalled, signal.SIGKILL)
+        out, err = caller.communicate(timeout=45)
+        assert caller.returncode == ExitCode.DONE, (out, err)
+        assert "service started" in err, err
+        assert submits(log) == ["SUBMIT write the report"]
+    finally:
+        stop_service(server, home)
