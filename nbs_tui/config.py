@@ -25,6 +25,7 @@ from nbs_tui.core.notifications.notify_settings import (
     check_urls,
     parse_protocols,
 )
+from nbs_tui.core.queue.handout import parse_max_concurrent
 from nbs_tui.core.sidecar.meters import DEFAULT_PRICES, ModelPrice, parse_prices
 from nbs_tui.housekeeping.logs import state_dir
 
@@ -166,6 +167,10 @@ class Settings:
     web_token_file: str = ""
     """``nbs-tui web``'s token, read from this file (mode 0600) instead of a new random one at each
     start; ``--token-file`` overrides it."""
+    max_concurrent: Mapping[str, int] = field(default_factory=dict)
+    """The work queue's limit per folder (the config file's ``[max_concurrent]`` table, absolute
+    folder = number): never more of a folder's tasks out at once, and the queue may start new
+    agents there (docs/queue.md)."""
     background_sessions: bool = True
     """List Claude Code's own background sessions (``claude agents --json``) in the dashboard's
     fleet, where the installed ``claude_command`` has them (docs/lifecycle.md)."""
@@ -248,6 +253,12 @@ def load_settings(
             if attr == "prices":
                 try:
                     settings = replace(settings, prices={**DEFAULT_PRICES, **parse_prices(value)})
+                except ValueError as error:
+                    raise ConfigError(f"config file {path}: {error}") from None
+                continue
+            if attr == "max_concurrent":
+                try:
+                    settings = replace(settings, max_concurrent=parse_max_concurrent(value))
                 except ValueError as error:
                     raise ConfigError(f"config file {path}: {error}") from None
                 continue

@@ -12,7 +12,6 @@ Everything blocks: call from a worker thread or a command.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
@@ -41,7 +40,6 @@ from nbs_tui.lifecycle.restore_run import (
 from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.sidecar.lease_check import look_at_lease
 from nbs_tui.tmux.commands import TmuxServerCommands
-from nbs_tui.tmux.errors import TmuxError
 
 RESTORE_THERE_TIMEOUT = 600.0
 """Seconds another host's own ``nbs-tui restore`` may take (it starts its agents one by one)."""
@@ -141,13 +139,13 @@ class Lifecycle:
         dead value so the new service holds at once. Another host's own ``service start``
         judges its lease there. ``say`` hears a service started, or why none could be (the
         agents then are served only while a dashboard watches the server). True when
-        ``service start`` ran and said it started one."""
+        ``service start`` ran and said it started one. Raises `TmuxError` when this machine's
+        server does not answer the look (the caller says what that means for it)."""
         if self.settings.service != "auto":
             return False
-        if not self.host.remote:
-            with contextlib.suppress(TmuxError):  # tmux not answering: service start says why
-                if look_at_lease(self.host.commands, self.settings.server).vacancy is Vacancy.HELD:
-                    return False
+        here = not self.host.remote
+        if here and look_at_lease(self.host.commands, self.settings.server).vacancy is Vacancy.HELD:
+            return False
         words = [*self.settings.server.tmux_args(), *sidecar_flags, "service", "start"]
         unserved = "its agents are served only while a dashboard watches it"
         if self.host.nbs_tui_argv(words) is None:
