@@ -12,6 +12,7 @@ work without argparse or printing (``nbs-tui mcp`` calls it).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -153,7 +154,8 @@ def _ask_holder(settings: Settings, commands: TmuxServerCommands, row: AgentRow,
         now = time.monotonic()
         if settings.service == "auto" and now - served >= SERVE_AGAIN:  # a holder that died meanwhile is replaced
             served = now
-            ensure_service(settings, commands, _say)
+            with contextlib.suppress(TmuxError):  # tmux slow this once: the request still waits
+                ensure_service(settings, commands, _say)
         if now - held_at >= 1.0:  # once a second: is anyone there to answer?
             if _holder(commands) != NO_HOLDER:
                 held_at = now

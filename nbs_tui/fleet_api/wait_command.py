@@ -15,6 +15,7 @@ for by that host's own nbs-tui (`_run_there`), one host per wait.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -163,7 +164,8 @@ def wait_here(
         if now - served >= SERVE_AGAIN:  # a holder gone (free, dead, expired): its states would stand still
             served = now
             if settings.service == "auto":
-                ensure_service(settings, commands, _say)
+                with contextlib.suppress(TmuxError):  # the next look says what became of the server
+                    ensure_service(settings, commands, _say)
             elif lease is None and not warned:
                 warned = True
                 _say("no sidecar holds the lease and service is off: the published states will not change")
