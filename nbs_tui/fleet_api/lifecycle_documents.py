@@ -78,7 +78,10 @@ def start_document(lifecycle: Lifecycle, found: PreparedAgent | NewAgent, warn: 
 def serve(lifecycle: Lifecycle, warn: Warn) -> None:
     """The server's service made sure of after a start (`Lifecycle.serve`), with these settings'
     sidecar flags (a host's own paths are its own: only a service here gets this one's)."""
-    lifecycle.serve(sidecar_flags(lifecycle.settings, local=not lifecycle.host.remote), warn)
+    try:
+        lifecycle.serve(sidecar_flags(lifecycle.settings, local=not lifecycle.host.remote), warn)
+    except TmuxError as error:  # the agent was started: say why it may go unserved, exit as started
+        warn(f"the lease of {lifecycle.describe()} could not be read ({error}); no service started")
 
 
 def stop_document(
