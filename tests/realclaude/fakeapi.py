@@ -30,7 +30,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -213,6 +213,29 @@ SIDE_TEXT = '{"isNewTopic": false, "title": null}'
 
 
 @dataclass
+class RateLimits:
+    """One OAuth token's usage as the API reports it on a 200 (notes: "Usage in the status line")."""
+
+    five_hour: float
+    seven_day: float
+    five_hour_reset: float
+    seven_day_reset: float
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "anthropic-ratelimit-unified-status": "allowed",
+            "anthropic-ratelimit-unified-5h-status": "allowed",
+            "anthropic-ratelimit-unified-5h-utilization": f"{self.five_hour:.4f}",
+            "anthropic-ratelimit-unified-5h-reset": str(int(self.five_hour_reset)),
+            "anthropic-ratelimit-unified-7d-status": "allowed",
+            "anthropic-ratelimit-unified-7d-utilization": f"{self.seven_day:.4f}",
+            "anthropic-ratelimit-unified-7d-reset": str(int(self.seven_day_reset)),
+            "anthropic-ratelimit-unified-representative-claim": "five_hour",
+            "anthropic-ratelimit-unified-reset": str(int(self.five_hour_reset)),
+        }
+
+
+@dataclass
 class RecordedRequest:
     """One request as the server saw it, and how it was answered."""
 
@@ -313,6 +336,9 @@ class FakeAPI:
         self._ids = itertools.count(1)
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.utilisation: dict[str, RateLimits] = {}
+        """Per OAuth token (the ``authorization: Bearer`` value): the unified rate-limit headers
+        sent with every 200 reply to it (`set_utilisation`)."""
 
     # lifecycle
 
@@ -354,6 +380,21 @@ class FakeAPI:
         """Append steps to the scenario (e.g. between two prompts of a test)."""
         with self._lock:
             self._steps.extend(Text(s) if isinstance(s, str) else s for s in steps)
+
+    def set_utilisation(
+        self, token: str, five_hour: float, seven_day: float, *, five_hour_reset: float, seven_day_reset: float
+    ) -> None:
+        """From now on, every 200 reply to ``token`` carries these utilisations (fractions, 0.42 is
+        42 %) and resets (unix seconds), as the real API's unified rate-limit headers do."""
+        with self._lock:
+            self.utilisation[token] = RateLimits(five_hour, seven_day, five_hour_reset, seven_day_reset)
+
+    def rate_limit_headers(self, headers: Mapping[str, str]) -> dict[str, str]:
+        auth = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
+        token = auth.removeprefix("Bearer ").strip()
+        with self._lock:
+            limits = self.utilisation.get(token)
+        return limits.headers() if limits is not None else {}
 
     def pending(self) -> list[Step]:
         with self._lock:
@@ -522,7 +563,7 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream"):
             self._stream(rec, body, blocks, stop)
         else:
-            self._send_json(200, self._message(body, blocks, stop))
+            self._send_json(200, self._message(body, blocks, stop), self.api.rate_limit_headers(dict(self.headers)))
 
     # replies
 
@@ -590,6 +631,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("request-id", f"req_fake_{int(time.time() * 1000)}")
+        for key, value in self.api.rate_limit_headers(dict(self.headers)).items():
+            self.send_header(key, value)
         self.end_headers()
         try:
             for event in self._events(body, blocks, stop, slow, rec.step):
