@@ -178,7 +178,7 @@ class AgentStarter:
         if problem:
             raise SpecError([problem])
         argv = claude_argv(self.claude_command, launch_for(spec), self.flags())  # LaunchError: a SpecError
-        command = agent_command(argv)
+        command = agent_command(argv, spec.config_dir)
         session = spec.session or DEFAULT_SESSION
         claim = self.new_claim()
         pane_id, target = self._make_window(session, spec.name, spec.directory, command, windows is None, claim, spec.worker)

@@ -256,6 +256,7 @@ class UsageBook:
                         last_seen=s.last_seen,
                     )
                     for key, s in book.sessions.items()
+                    if s.last_seen >= now - DAY
                 ),
                 key=lambda a: (-a.cost_usd, a.pane, a.session_id),
             )
@@ -265,7 +266,7 @@ class UsageBook:
             kind=kind_of(account, has_oauth_login or book.subscription),
             five_hour=five,
             seven_day=seven,
-            cost_usd=sum(s.cost for s in book.sessions.values()),
+            cost_usd=sum(s.cost for s in book.sessions.values() if s.last_seen >= now - DAY),
             burn_percent_per_hour=burn,
             limit_at=limit_at,
             agents=agents,
@@ -320,3 +321,68 @@ def choose_account(candidates: Sequence[AccountUsage], budget: Budget) -> Accoun
     if not open_:
         return None
     return max(open_, key=lambda usage: usage.headroom(budget))
+
+
+# -- said in words: the CLI, the usage view and the phone layout share these --------------------
+
+
+def duration_text(seconds: float) -> str:
+    """``2h13m``, ``3d4h``, ``45s``: short, largest units first."""
+    whole = max(0, int(seconds))
+    days, rest = divmod(whole, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d{hours}h"
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m"
+    return f"{secs}s"
+
+
+def window_text(label: str, window: Window | None, now: float, burn: float | None = None, limit_at: float | None = None) -> str:
+    if window is None:
+        return f"{label:<7} -- (no subscription figures yet)"
+    parts = [f"{label:<7} {window.used_percentage:5.1f} %"]
+    if window.resets_at is not None:
+        parts.append(f"resets in {duration_text(window.resets_at - now)}")
+    if burn is not None:
+        parts.append(f"burn {burn:.1f} %/h")
+    if limit_at is not None:
+        parts.append(f"limit in {duration_text(limit_at - now)}")
+    elif burn is not None and burn > 0:
+        parts.append("resets before the limit")
+    return " · ".join(parts)
+
+
+def account_lines(usage: AccountUsage, now: float, top: int = 3) -> list[str]:
+    """An account in a few lines: its windows, its cost and its top spenders."""
+    account = usage.account
+    lines = [
+        f"{account.name} ({usage.kind}, {account.config_dir})",
+        "  " + window_text("5-hour", usage.five_hour, now, usage.burn_percent_per_hour, usage.limit_at),
+        "  " + window_text("7-day", usage.seven_day, now),
+    ]
+    agents = usage.agents
+    spent = f"  cost ${usage.cost_usd:.2f} · {len(agents)} agent{'s' if len(agents) != 1 else ''}"
+    spenders = [
+        f"{agent.pane or agent.session_id[:8]} ${agent.cost_usd:.2f}"
+        + (f" ({agent.burn_share * 100:.0f} % of the burn)" if agent.burn_share is not None else "")
+        for agent in agents[:top]
+    ]
+    lines.append(spent + (" · top: " + ", ".join(spenders) if spenders else ""))
+    return lines
+
+
+def meter_text(accounts: Sequence[AccountUsage]) -> str:
+    """The status bar's meter: each subscription account's 5-hour and 7-day use, else its cost."""
+    parts = []
+    for usage in accounts:
+        if usage.five_hour is not None or usage.seven_day is not None:
+            five = f"{usage.five_hour.used_percentage:.0f}" if usage.five_hour is not None else "-"
+            seven = f"{usage.seven_day.used_percentage:.0f}" if usage.seven_day is not None else "-"
+            parts.append(f"{usage.account.name} 5h {five}% 7d {seven}%")
+        else:
+            parts.append(f"{usage.account.name} ${usage.cost_usd:.2f}")
+    return " · ".join(parts)
