@@ -125,6 +125,7 @@ class LimitWatch:
                 d.input_text == ""
                 and not limited.sidecar.injecting
                 and not context.paused
+                and not context.held
                 and not context.operator_typing
             ):
                 ready.append(pane_id)

@@ -8,10 +8,12 @@ byte for byte."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import libtmux
 
+from tests.headless_proc import Headless
 from tests.realclaude.accounts_world import AccountsWorld, make_accounts_world
 from tests.realclaude.harness import ClaudeFleet
 from tests.realclaude.new_world import local_tmux, wait_until
@@ -71,3 +73,47 @@ def test_usage_per_account_follows_the_api_and_auto_goes_where_there_is_headroom
         done = world.nbs_tui(socket, "hooks", "uninstall", "--account", name)
         assert done.returncode == 0, done.stderr
         assert (world.accounts[name] / "settings.json").read_bytes() == world.settings_bytes[name]
+
+
+def test_at_the_cap_the_account_s_agents_get_no_poll_and_after_the_reset_feeding_resumes_staggered(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    """The lease holder (here ``--headless``) polls every 3 s. Account a is over its 80 % cap
+    until its window resets ~50 s after the start; b has headroom. b's agent is polled while a's
+    two get nothing for many intervals; one needs-you line (an ``escalate`` with reason
+    ``budget``) says so once; after the reset a's agents are polled again, 8 s apart."""
+    socket = str(server.socket_name)
+    server.new_session(session_name="work")
+    stagger = 8.0
+    world = make_accounts_world(
+        claude_fleet, tmp_path, caps={"a": "max_five_hour_percent = 80"}, extra_config=f"limit_resume_stagger = {stagger}"
+    )
+    for name in ("a", "b"):
+        assert world.nbs_tui(socket, "hooks", "install", "--account", name).returncode == 0
+    reset = time.time() + 50
+    world.set_usage("a", 0.85, 0.30, five_hour_reset=reset)
+    world.set_usage("b", 0.10, 0.05)
+    alpha1 = start(world, socket, world.workdirs[0], "alpha1", "a", "task alpha1")
+    alpha2 = start(world, socket, world.workdirs[1], "alpha2", "a", "task alpha2")
+    beta = start(world, socket, world.workdirs[2], "beta", "b", "task beta")
+    wait_until(lambda: all(world.tokens_seen(f"task {n}") for n in ("alpha1", "alpha2", "beta")), 60, "the three prompts")
+    tmux = local_tmux(socket)
+    for pane in (alpha1, alpha2, beta):
+        wait_until(lambda pane=pane: "Done." in tmux("capture-pane", "-p", "-t", pane), 30, f"{pane} answered")
+    wait_until(lambda: (world.usage(socket)["a"].get("five_hour") or {}).get("used_percentage") == 85, 30, "a at 85 %")
+    assert time.time() < reset - 20, "the setup took too long for the test's window"
+    with Headless(["--config", str(world.config), "-L", socket, "--poll-interval", "3"], env=world.env()) as run:
+        wait_until(lambda: len(run.find("poll", pane=beta, result="submitted")) >= 2, 60, "beta polled twice")
+        assert time.time() < reset, "the cap must still hold here"
+        for pane in (alpha1, alpha2):
+            assert not run.find("poll", pane=pane), f"{pane} of the capped account was polled"
+        budget = run.find("escalate", reason="budget")
+        assert len(budget) == 1 and budget[0]["pane"] in (alpha1, alpha2), budget
+        assert "account a at its 5-hour cap: 85 % of 80 %" in budget[0]["message"]
+        wait_until(
+            lambda: all(run.find("poll", pane=p, result="submitted") for p in (alpha1, alpha2)),
+            reset - time.time() + 3 * stagger + 30, "a's agents polled again after the reset",
+        )
+        first = {p: run.find("poll", pane=p, result="submitted")[0]["time"] for p in (alpha1, alpha2)}
+    assert min(first.values()) >= reset - 1, first
+    assert abs(first[alpha1] - first[alpha2]) >= stagger - 1.5, f"not staggered: {first}"

@@ -1,0 +1,130 @@
+"""The budget governor in the sidecar (issue 37 item 4): the lease holder feeds nothing more to
+the agents of an account at its cap (`nbs_tui.core.fleet.budget_rules`).
+
+Once per pass (`update`) it reads what the status-line recorder appended to the usage spool
+since the last pass, learns each new agent pane's account (its Claude Code process's
+``CLAUDE_CONFIG_DIR``, else ``~/.claude``: `nbs_tui.claude.status.find_claude_process`, one walk
+of ``/proc`` at most every `PROCESS_SCAN` seconds while a pane is unknown) and asks the rules.
+`held` is what each pane's `SidecarContext.held` says: the pane's sidecar then types no poll,
+the stuck watch no nudge and the limit watch no resume. Nothing is ever interrupted.
+
+When an account reaches a cap the holder says so once: an `Escalation` (reason ``budget``) on
+the account's first agent (the needs-you line and the push, as a stuck agent's) and a line in
+the action log. The operator's lift of a per-agent cap (`lift`) is logged too.
+
+Off (no work at all) when the config sets no cap.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from nbs_tui.claude.status import find_claude_process, process_table
+from nbs_tui.claude.status_recorder import usage_spool_for
+from nbs_tui.claude.usage_spool import UsageReader
+from nbs_tui.config import Settings
+from nbs_tui.core.fleet.budget_rules import BudgetDecision, BudgetGovernor
+from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
+from nbs_tui.sidecar.events import Escalation, SidecarError
+from nbs_tui.sidecar.sidecar_lease import SidecarLease
+from nbs_tui.sidecar.watched_panes import EventOutlet
+
+log = logging.getLogger(__name__)
+
+PROCESS_SCAN = 5.0
+"""Seconds between two walks of /proc for panes whose account is not known yet."""
+
+
+def budget_configured(settings: Settings) -> bool:
+    budget = settings.budget
+    return any(
+        value is not None
+        for value in (
+            budget.max_five_hour_percent, budget.max_seven_day_percent,
+            budget.agent_max_cost_usd_per_day, budget.fleet_max_cost_usd_per_day,
+            *(a.max_five_hour_percent for a in settings.accounts), *(a.max_seven_day_percent for a in settings.accounts),
+        )
+    )  # fmt: skip
+
+
+class BudgetWatch:
+    """The holder's budget governor over every agent pane (module docstring). Tick thread only,
+    except `held` and `lift` (a dict read, a dict write)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        outlet: EventOutlet,
+        action_log: ActionLog,
+        *,
+        lease: SidecarLease | None,
+        wall: Callable[[], float] = time.time,
+        spool: Path | None = None,
+    ) -> None:
+        self.settings = settings
+        self.enabled = budget_configured(settings)
+        self.reader = UsageReader(spool or usage_spool_for(settings.hook_spool), settings.accounts)
+        self.governor = BudgetGovernor(settings.limit_resume_stagger)
+        self.decision = BudgetDecision({})
+        self.outlet = outlet
+        self.action_log = action_log
+        self.lease = lease
+        self.wall = wall
+        self._accounts: dict[PaneId, tuple[int, str]] = {}
+        """pane -> (pane pid, its agent's config folder)."""
+        self._scanned_at = float("-inf")
+
+    def held(self, pane_id: PaneId) -> str | None:
+        return self.decision.held.get(pane_id)
+
+    def needs_you(self) -> Mapping[PaneId, str]:
+        return {pane_id: f"budget: {why}" for pane_id, why in self.decision.needs_you.items()}
+
+    def lift(self, pane_id: PaneId, by: str = "operator") -> None:
+        """The operator lifts the per-agent cap for the agent in ``pane_id`` (logged)."""
+        session = next(
+            (a.session_id for u in self.reader.accounts(self.wall()) for a in u.agents if a.pane == pane_id), ""
+        )
+        self.governor.lift(pane_id, session)
+        self._log(pane_id, "budget lift", by, Outcome.SENT, "per-agent cap lifted for this agent")
+
+    def update(self, panes: Mapping[PaneId, PaneInfo], wall_now: float) -> None:
+        if not self.enabled:
+            return
+        try:
+            self.reader.read()
+        except OSError as error:
+            log.info("usage spool not read: %s", error)
+        pane_accounts = self._pane_accounts(panes, wall_now)
+        decision = self.governor.decide(wall_now, self.reader.accounts(wall_now), pane_accounts, self.settings.budget)
+        self.decision = decision
+        if self.lease is not None and not self.lease.acting():
+            return
+        for notice in decision.notices:
+            message = f"{notice.message}: nothing more is fed to its agents until then"
+            self.outlet.emit(Escalation(notice.pane_id, wall_now, message, reason="budget"))
+            self._log(notice.pane_id, "budget hold", "budget governor", Outcome.SKIPPED, message)
+
+    def _log(self, pane_id: PaneId, action: str, why: str, outcome: Outcome, reason: str) -> None:
+        record = ActionRecord(self.wall(), action, pane_id, pane_id, "", why, outcome, reason)
+        try:
+            self.action_log.append(record)
+        except OSError as error:  # the event still tells the operator
+            self.outlet.emit(SidecarError(pane_id, self.wall(), f"action log: {error}"))
+
+    def _pane_accounts(self, panes: Mapping[PaneId, PaneInfo], wall_now: float) -> dict[PaneId, str]:
+        for pane_id in [p for p, (pid, _) in self._accounts.items() if p not in panes or panes[p].pid != pid]:
+            del self._accounts[pane_id]
+        unknown = [info for pane_id, info in panes.items() if pane_id not in self._accounts]
+        if unknown and wall_now - self._scanned_at >= PROCESS_SCAN:
+            self._scanned_at = wall_now
+            table = process_table()
+            for info in unknown:
+                found = find_claude_process(info.pid, table, (self.settings.claude_home,))
+                if found is not None:
+                    self._accounts[info.pane_id] = (info.pid, str(found.config_dir).rstrip("/"))
+        return {pane_id: self._accounts[pane_id][1] for pane_id in panes if pane_id in self._accounts}
