@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from pathlib import Path
 
 import libtmux
@@ -98,8 +99,12 @@ def test_at_the_cap_the_account_s_agents_get_no_poll_and_after_the_reset_feeding
     beta = start(world, socket, world.workdirs[2], "beta", "b", "task beta")
     wait_until(lambda: all(world.tokens_seen(f"task {n}") for n in ("alpha1", "alpha2", "beta")), 60, "the three prompts")
     tmux = local_tmux(socket)
+
+    def answered(pane: str) -> bool:
+        return "Done." in tmux("capture-pane", "-p", "-t", pane)
+
     for pane in (alpha1, alpha2, beta):
-        wait_until(lambda pane=pane: "Done." in tmux("capture-pane", "-p", "-t", pane), 30, f"{pane} answered")
+        wait_until(partial(answered, pane), 30, f"{pane} answered")
     wait_until(lambda: (world.usage(socket)["a"].get("five_hour") or {}).get("used_percentage") == 85, 30, "a at 85 %")
     assert time.time() < reset - 20, "the setup took too long for the test's window"
     with Headless(["--config", str(world.config), "-L", socket, "--poll-interval", "3"], env=world.env()) as run:
