@@ -22,6 +22,7 @@ from nbs_tui.claude.usage_spool import usage_now
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.accounts import AUTO
 from nbs_tui.core.fleet.agent_spec import SpecError
+from nbs_tui.core.fleet.budget_rules import cap_reason
 from nbs_tui.core.fleet.usage import AccountUsage, account_lines, choose_account
 from nbs_tui.core.fleet.usage import usage_document as document_of
 from nbs_tui.core.fleet_api.exit_codes import ExitCode, FleetApiError
@@ -101,6 +102,10 @@ def account_config_dir(name: str, settings: Settings, now: float | None = None) 
         if name not in named:
             known = ", ".join(named) or "none: add [accounts.NAME] tables to the config"
             raise SpecError([f"--account {name!r} is not an account of the config (known: {known})"])
+        usage = next(u for u in local_usage(settings, now) if u.account.name == name)
+        why = cap_reason(usage, settings.budget, time.time() if now is None else now)
+        if why is not None:  # no new start on an account at its cap
+            raise SpecError([f"--account {name}: {why}; start under another account or --account auto"])
         return named[name].config_dir
     if not named:
         raise SpecError(["--account auto: the config names no accounts ([accounts.NAME] with config_dir)"])

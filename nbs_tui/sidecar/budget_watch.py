@@ -35,6 +35,9 @@ from nbs_tui.sidecar.watched_panes import EventOutlet
 
 log = logging.getLogger(__name__)
 
+LIFT_OPTION = "@nbs_budget_lift"
+"""A pane option any view sets (the dashboard's lift key): the holder lifts the per-agent cap
+for the agent in that pane (`BudgetWatch.update` reads it while an agent cap holds)."""
 PROCESS_SCAN = 5.0
 """Seconds between two walks of /proc for panes whose account is not known yet."""
 
@@ -100,6 +103,7 @@ class BudgetWatch:
         except OSError as error:
             log.info("usage spool not read: %s", error)
         pane_accounts = self._pane_accounts(panes, wall_now)
+        self._read_lifts()
         decision = self.governor.decide(wall_now, self.reader.accounts(wall_now), pane_accounts, self.settings.budget)
         self.decision = decision
         if self.lease is not None and not self.lease.acting():
@@ -108,6 +112,19 @@ class BudgetWatch:
             message = f"{notice.message}: nothing more is fed to its agents until then"
             self.outlet.emit(Escalation(notice.pane_id, wall_now, message, reason="budget"))
             self._log(notice.pane_id, "budget hold", "budget governor", Outcome.SKIPPED, message)
+
+    def _read_lifts(self) -> None:
+        """The lifts views asked for in tmux, while some agent is held at its own cap."""
+        if self.lease is None or not any("daily cap" in why and "fleet" not in why for why in self.decision.held.values()):
+            return
+        try:
+            out = self.lease.commands.run("list-panes", "-a", "-F", f"#{{pane_id}}\t#{{{LIFT_OPTION}}}")
+        except Exception as error:  # a lift not read now is read at the next pass
+            log.info("budget lifts not read: %s", error)
+            return
+        for row in out.rows("\t"):
+            if len(row) == 2 and row[1] and row[0] not in self.governor.lifted:
+                self.lift(row[0], by=f"operator ({row[1]})")
 
     def _log(self, pane_id: PaneId, action: str, why: str, outcome: Outcome, reason: str) -> None:
         record = ActionRecord(self.wall(), action, pane_id, pane_id, "", why, outcome, reason)

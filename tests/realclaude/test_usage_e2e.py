@@ -65,6 +65,8 @@ def test_usage_per_account_follows_the_api_and_auto_goes_where_there_is_headroom
     five = world.usage(socket)["a"]["five_hour"]
     assert five["burn_percent_per_hour"] > 0  # 30 -> 85 between two turns
 
+    refused = world.nbs_tui(socket, "new", str(world.workdirs[3]), "--name", "delta", "--account", "a", "--prompt", "no")
+    assert refused.returncode != 0 and "--account a: account a at its 5-hour cap: 85 % of 80 %" in refused.stderr
     gamma = start(world, socket, world.workdirs[2], "gamma", "auto", "where do I land")
     wait_until(lambda: bool(world.tokens_seen("where do I land")), 60, "gamma's prompt")
     assert world.tokens_seen("where do I land") == {"oauth-token-b"}, "auto must pick b: a is over its cap"

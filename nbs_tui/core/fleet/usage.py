@@ -386,3 +386,12 @@ def meter_text(accounts: Sequence[AccountUsage]) -> str:
         else:
             parts.append(f"{usage.account.name} ${usage.cost_usd:.2f}")
     return " · ".join(parts)
+
+
+def meter_short(accounts: Sequence[AccountUsage]) -> str:
+    """The meter when the bar is narrow: the fullest 5-hour window (``5h 85%``), else the cost."""
+    windows = [u.five_hour.used_percentage for u in accounts if u.five_hour is not None]
+    if windows:
+        return f"5h {max(windows):.0f}%"
+    cost = sum(u.cost_usd for u in accounts)
+    return f"${cost:.2f}" if accounts else ""
