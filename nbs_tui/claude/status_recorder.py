@@ -38,11 +38,14 @@ RECORDER_SCRIPT = r"""#!/bin/sh
 # status-line JSON with $TMUX_PANE, the tmux socket and the account ($CLAUDE_CONFIG_DIR, else
 # ~/.claude) to the usage spool named in $1 as ONE line in ONE write() on an O_APPEND
 # descriptor, then run the user's own statusLine command ($2, may be empty) with the same stdin.
-# Its output goes to Claude Code untouched and its exit status is this script's.
+# Its output goes to Claude Code untouched and its exit status is this script's. Few processes:
+# Claude Code waits for this after every turn (bench/bench_status_recorder.py).
 spool=$1
 own=$2
 input=$(cat; printf x)
 input=${input%x}
+nl='
+'
 if [ -n "$input" ] && [ -d "${spool%/*}" ]; then
     pane=${TMUX_PANE:-}
     case $pane in *[!%0-9]*) pane= ;; esac
@@ -54,14 +57,16 @@ if [ -n "$input" ] && [ -d "${spool%/*}" ]; then
     now=$(date +%s.%N 2>/dev/null)
     case $now in ''|*[!0-9.]*) now=$(date +%s 2>/dev/null) ;; esac
     case $now in ''|*[!0-9.]*) now=0 ;; esac
-    (
-        umask 077
-        {
-            printf '{"nbs_pane":"%s","nbs_tmux":"%s","nbs_time":%s,"nbs_config_dir":"%s","payload":' "$pane" "$sock" "$now" "$config"
-            printf '%s' "$input" | tr -d '\r\n'
-            printf '}\n'
-        } 2>/dev/null | dd of="$spool" bs=64M iflag=fullblock oflag=append conv=notrunc 2>/dev/null
-    )
+    [ -e "$spool" ] || (umask 077; : >>"$spool") 2>/dev/null
+    doc=${input%"$nl"}
+    {
+        printf '{"nbs_pane":"%s","nbs_tmux":"%s","nbs_time":%s,"nbs_config_dir":"%s","payload":' "$pane" "$sock" "$now" "$config"
+        case $doc in
+            *"$nl"*) printf '%s' "$doc" | tr -d '\r\n' ;;  # pretty-printed: one line
+            *) printf '%s' "$doc" ;;
+        esac
+        printf '}\n'
+    } 2>/dev/null | dd of="$spool" bs=64M iflag=fullblock oflag=append conv=notrunc 2>/dev/null
 fi
 [ -n "$own" ] || exit 0
 printf '%s' "$input" | /bin/sh -c "$own"

@@ -12,7 +12,9 @@ When an account reaches a cap the holder says so once: an `Escalation` (reason `
 the account's first agent (the needs-you line and the push, as a stuck agent's) and a line in
 the action log. The operator's lift of a per-agent cap (`lift`) is logged too.
 
-Off (no work at all) when the config sets no cap.
+Burn alarms (`nbs_tui.core.fleet.budget_rules.burn_alarms`) need no cap: an agent burning far
+faster than its peers gets an `Escalation` (reason ``burn``) once per spell and a needs-you line
+while it lasts. With no cap set, the panes' accounts are never looked up (no /proc walk).
 """
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ class BudgetWatch:
         spool: Path | None = None,
     ) -> None:
         self.settings = settings
-        self.enabled = budget_configured(settings)
+        self.capped = budget_configured(settings)
+        """Some cap is set: the panes' accounts are looked up and held at their caps."""
         self.reader = UsageReader(spool or usage_spool_for(settings.hook_spool), settings.accounts)
         self.governor = BudgetGovernor(settings.limit_resume_stagger)
         self.decision = BudgetDecision({})
@@ -80,12 +83,17 @@ class BudgetWatch:
         self._accounts: dict[PaneId, tuple[int, str]] = {}
         """pane -> (pane pid, its agent's config folder)."""
         self._scanned_at = float("-inf")
+        self._panes: frozenset[PaneId] = frozenset()
 
     def held(self, pane_id: PaneId) -> str | None:
         return self.decision.held.get(pane_id)
 
     def needs_you(self) -> Mapping[PaneId, str]:
-        return {pane_id: f"budget: {why}" for pane_id, why in self.decision.needs_you.items()}
+        return {
+            pane_id: why if why.startswith("burn:") else f"budget: {why}"
+            for pane_id, why in self.decision.needs_you.items()
+            if pane_id in self._panes  # the spool names panes of every server
+        }
 
     def lift(self, pane_id: PaneId, by: str = "operator") -> None:
         """The operator lifts the per-agent cap for the agent in ``pane_id`` (logged)."""
@@ -96,22 +104,24 @@ class BudgetWatch:
         self._log(pane_id, "budget lift", by, Outcome.SENT, "per-agent cap lifted for this agent")
 
     def update(self, panes: Mapping[PaneId, PaneInfo], wall_now: float) -> None:
-        if not self.enabled:
-            return
         try:
             self.reader.read()
         except OSError as error:
             log.info("usage spool not read: %s", error)
-        pane_accounts = self._pane_accounts(panes, wall_now)
+        self._panes = frozenset(panes)
+        pane_accounts = self._pane_accounts(panes, wall_now) if self.capped else {}
         self._read_lifts()
-        decision = self.governor.decide(wall_now, self.reader.accounts(wall_now), pane_accounts, self.settings.budget)
+        acting = self.lease is None or self.lease.acting()
+        usages = self.reader.accounts(wall_now)
+        decision = self.governor.decide(wall_now, usages, pane_accounts, self.settings.budget, announce=acting)
         self.decision = decision
-        if self.lease is not None and not self.lease.acting():
-            return
         for notice in decision.notices:
             message = f"{notice.message}: nothing more is fed to its agents until then"
             self.outlet.emit(Escalation(notice.pane_id, wall_now, message, reason="budget"))
             self._log(notice.pane_id, "budget hold", "budget governor", Outcome.SKIPPED, message)
+        for alarm in decision.alarms:  # the spool names agents of every server: only this one's
+            if alarm.pane_id in panes:
+                self.outlet.emit(Escalation(alarm.pane_id, wall_now, alarm.message, reason="burn"))
 
     def _read_lifts(self) -> None:
         """The lifts views asked for in tmux, while some agent is held at its own cap."""

@@ -212,7 +212,12 @@ SIDE_TEXT = '{"isNewTopic": false, "title": null}'
 # --- recording ---------------------------------------------------------------------------------
 
 
-@dataclass
+def _token(headers: Mapping[str, str]) -> str:
+    auth = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
+    return auth.removeprefix("Bearer ").strip()
+
+
+@dataclass(frozen=True)
 class RateLimits:
     """One OAuth token's usage as the API reports it on a 200 (notes: "Usage in the status line")."""
 
@@ -339,6 +344,8 @@ class FakeAPI:
         self.utilisation: dict[str, RateLimits] = {}
         """Per OAuth token (the ``authorization: Bearer`` value): the unified rate-limit headers
         sent with every 200 reply to it (`set_utilisation`)."""
+        self.token_usage: dict[str, Usage] = {}
+        """Per OAuth token: the usage its streamed replies report (a loop re-reading a huge context)."""
 
     # lifecycle
 
@@ -390,11 +397,15 @@ class FakeAPI:
             self.utilisation[token] = RateLimits(five_hour, seven_day, five_hour_reset, seven_day_reset)
 
     def rate_limit_headers(self, headers: Mapping[str, str]) -> dict[str, str]:
-        auth = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
-        token = auth.removeprefix("Bearer ").strip()
         with self._lock:
-            limits = self.utilisation.get(token)
+            limits = self.utilisation.get(_token(headers))
         return limits.headers() if limits is not None else {}
+
+    def usage_of(self, headers: Mapping[str, str]) -> Usage | None:
+        """The token counts every streamed reply to this request's OAuth token reports, when
+        `token_usage` names one (a step's own ``usage`` wins)."""
+        with self._lock:
+            return self.token_usage.get(_token(headers))
 
     def pending(self) -> list[Step]:
         with self._lock:
@@ -657,7 +668,7 @@ class _Handler(BaseHTTPRequestHandler):
         slow: Slow | None,
         step: Step | None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:
-        usage: Usage | None = getattr(step, "usage", None)
+        usage: Usage | None = getattr(step, "usage", None) or self.api.usage_of(dict(self.headers))
         start = self._message(body, [], "")
         start["stop_reason"] = None
         start["usage"] = usage.start() if usage is not None else _usage(1)

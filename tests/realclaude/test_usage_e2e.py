@@ -16,7 +16,7 @@ import libtmux
 
 from tests.headless_proc import Headless
 from tests.realclaude.accounts_world import AccountsWorld, make_accounts_world
-from tests.realclaude.harness import ClaudeFleet
+from tests.realclaude.harness import ClaudeFleet, Usage
 from tests.realclaude.new_world import local_tmux, wait_until
 
 
@@ -93,8 +93,7 @@ def test_at_the_cap_the_account_s_agents_get_no_poll_and_after_the_reset_feeding
     )
     for name in ("a", "b"):
         assert world.nbs_tui(socket, "hooks", "install", "--account", name).returncode == 0
-    reset = time.time() + 50
-    world.set_usage("a", 0.85, 0.30, five_hour_reset=reset)
+    world.set_usage("a", 0.30, 0.20)  # under the cap while its agents start (no new start at a cap)
     world.set_usage("b", 0.10, 0.05)
     alpha1 = start(world, socket, world.workdirs[0], "alpha1", "a", "task alpha1")
     alpha2 = start(world, socket, world.workdirs[1], "alpha2", "a", "task alpha2")
@@ -102,11 +101,22 @@ def test_at_the_cap_the_account_s_agents_get_no_poll_and_after_the_reset_feeding
     wait_until(lambda: all(world.tokens_seen(f"task {n}") for n in ("alpha1", "alpha2", "beta")), 60, "the three prompts")
     tmux = local_tmux(socket)
 
-    def answered(pane: str) -> bool:
-        return "Done." in tmux("capture-pane", "-p", "-t", pane)
+    def answered(pane: str, times: int = 1) -> bool:
+        return tmux("capture-pane", "-p", "-t", pane).count("Done.") >= times
+
+    def sent(prompt: str) -> bool:
+        return bool(world.tokens_seen(prompt))
 
     for pane in (alpha1, alpha2, beta):
         wait_until(partial(answered, pane), 30, f"{pane} answered")
+    reset = time.time() + 45
+    world.set_usage("a", 0.85, 0.30, five_hour_reset=reset)  # a's next turns report it over its cap
+    for pane, prompt in ((alpha1, "more for alpha1"), (alpha2, "more for alpha2")):
+        tmux("send-keys", "-t", pane, "-l", prompt)
+        tmux("send-keys", "-t", pane, "Enter")
+        wait_until(partial(sent, prompt), 30, f"{prompt!r} sent")
+    for pane in (alpha1, alpha2):
+        wait_until(partial(answered, pane, 2), 30, f"{pane} answered again")
     wait_until(lambda: (world.usage(socket)["a"].get("five_hour") or {}).get("used_percentage") == 85, 30, "a at 85 %")
     assert time.time() < reset - 20, "the setup took too long for the test's window"
     with Headless(["--config", str(world.config), "-L", socket, "--poll-interval", "3"], env=world.env()) as run:
@@ -124,3 +134,29 @@ def test_at_the_cap_the_account_s_agents_get_no_poll_and_after_the_reset_feeding
         first = {p: run.find("poll", pane=p, result="submitted")[0]["time"] for p in (alpha1, alpha2)}
     assert min(first.values()) >= reset - 1, first
     assert abs(first[alpha1] - first[alpha2]) >= stagger - 1.5, f"not staggered: {first}"
+
+
+def test_an_agent_burning_far_faster_than_its_peers_gets_a_needs_you_line_with_the_figure(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    """Three accounts, no caps. The API reports 400,000 input tokens for every reply to the loop
+    account's token (a loop re-reading a huge context) and ~100 for the others; the holder polls
+    every 3 s. The loop agent gets one ``escalate`` (reason ``burn``) with its figure, before any
+    account is near a limit; its peers get none."""
+    socket = str(server.socket_name)
+    server.new_session(session_name="work")
+    world = make_accounts_world(claude_fleet, tmp_path, ("loop", "a", "b"))
+    for name in world.accounts:
+        assert world.nbs_tui(socket, "hooks", "install", "--account", name).returncode == 0
+        world.set_usage(name, 0.05, 0.01)
+    world.api.token_usage[world.tokens["loop"]] = Usage(input_tokens=400_000, output_tokens=50)
+    loop = start(world, socket, world.workdirs[0], "looper", "loop", "task loop")
+    peers = [start(world, socket, world.workdirs[i], f"peer{i}", name, f"task {name}") for i, name in ((1, "a"), (2, "b"))]
+    with Headless(["--config", str(world.config), "-L", socket, "--poll-interval", "3"], env=world.env()) as run:
+        wait_until(lambda: bool(run.find("escalate", reason="burn")), 90, "a burn alarm")
+        time.sleep(4)  # a few more passes: said once
+        alarms = run.find("escalate", reason="burn")
+        assert [a["pane"] for a in alarms] == [loop], alarms
+        assert alarms[0]["message"].startswith("burn: $") and "its peers' median" in alarms[0]["message"]
+        assert "account loop" in alarms[0]["message"]
+        assert all(not run.find("escalate", pane=p) for p in peers)

@@ -33,6 +33,15 @@ def test_an_account_at_its_cap_holds_its_agents_only_and_says_so_once() -> None:
     assert again.notices == () and set(again.held) == {"%1", "%2"}
 
 
+def test_a_cap_reached_before_the_lease_is_held_is_said_once_the_holder_acts() -> None:
+    governor = BudgetGovernor()
+    book = book_with(85)
+    quiet = governor.decide(NOW, book.all_accounts(NOW), PANES, Budget(), announce=False)
+    assert quiet.notices == () and set(quiet.held) == {"%1", "%2"}  # held all the same
+    told = governor.decide(NOW + 1, book.all_accounts(NOW + 1), PANES, Budget())
+    assert [n.account for n in told.notices] == ["a"]
+
+
 def test_after_the_reset_the_agents_are_released_one_at_a_time() -> None:
     governor = BudgetGovernor(stagger=30)
     book = book_with(85)
@@ -58,3 +67,19 @@ def test_the_fleet_cap_holds_everyone() -> None:
     book = book_with(10, cost=3.0)
     held = governor.decide(NOW, book.all_accounts(NOW), PANES, Budget(fleet_max_cost_usd_per_day=3.0)).held
     assert set(held) == {"%1", "%2", "%3"} and "fleet at its daily cap" in held["%3"]
+
+
+def test_an_agent_burning_far_faster_than_its_peers_gets_a_burn_alarm_once() -> None:
+    book = UsageBook([Account("a", "/a"), Account("b", "/b")])
+    for minutes in (9, 0):
+        at = NOW - minutes * 60
+        grown = 9 - minutes  # minutes since the first sample
+        book.add(StatusSample(at, "/a", "%1", "s1", None, None, 1.0 + grown * 0.5, 100_000 + grown * 600_000))  # a loop: $3/h
+        book.add(StatusSample(at, "/a", "%2", "s2", None, None, 1.0 + grown * 0.01, 1000))
+        book.add(StatusSample(at, "/b", "%3", "s3", None, None, 1.0 + grown * 0.02, 1000))
+    governor = BudgetGovernor()
+    first = governor.decide(NOW, book.all_accounts(NOW), {"%1": "/a", "%2": "/a", "%3": "/b"}, Budget())
+    assert [n.pane_id for n in first.alarms] == ["%1"] and first.held == {}
+    line = first.needs_you["%1"]
+    assert line.startswith("burn: $27.00/h, 33x its peers' median $0.81/h (5,400,000 tokens in 10 min; account a)"), line
+    assert governor.decide(NOW, book.all_accounts(NOW), {}, Budget()).alarms == ()

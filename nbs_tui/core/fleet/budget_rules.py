@@ -18,6 +18,11 @@ at a time, ``stagger`` seconds apart, as limited agents are resumed after a rese
 Each time an account reaches a cap the decision carries one `BudgetNotice` (one needs-you line
 and one push, on the account's first agent); none again until it has opened and closed again.
 
+Burn alarms (item 5): an agent burning `ALARM_FACTOR` times faster than the median of its
+peers (every other agent seen lately, at least `ALARM_PEERS` of them), and at least
+`ALARM_FLOOR_USD_PER_HOUR`, such as a loop re-reading a huge context, gets a needs-you line with
+the figure (`burn_alarms`), whatever the caps: the account has not felt it yet.
+
 Pure: the usage, the panes and the time come in; decisions go out.
 """
 
@@ -28,7 +33,11 @@ from dataclasses import dataclass, field
 
 from nbs_tui.core.fleet.accounts import Budget
 from nbs_tui.core.fleet.model import PaneId
-from nbs_tui.core.fleet.usage import AccountUsage, duration_text
+from nbs_tui.core.fleet.usage import RATE_SPAN, AccountUsage, duration_text
+
+ALARM_FACTOR = 5.0
+ALARM_PEERS = 2
+ALARM_FLOOR_USD_PER_HOUR = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +55,10 @@ class BudgetDecision:
     """Pane -> why nothing is fed to it."""
     notices: tuple[BudgetNotice, ...] = ()
     needs_you: Mapping[PaneId, str] = field(default_factory=dict)
-    """The needs-you lines while a cap holds: one per capped account (its first agent)."""
+    """The needs-you lines while a cap holds: one per capped account (its first agent); and
+    one per agent with a burn alarm."""
+    alarms: tuple[BudgetNotice, ...] = ()
+    """Burn alarms that began at this decision (each said once per spell)."""
 
 
 def cap_reason(usage: AccountUsage, budget: Budget, now: float) -> str | None:
@@ -70,6 +82,10 @@ class BudgetGovernor:
         """config_dir -> why, for the accounts at a cap at the last decision."""
         self._release_at: dict[PaneId, float] = {}
         """Panes of an account whose cap went: fed again from this time (wall seconds)."""
+        self._told_caps: set[str] = set()
+        """Accounts whose cap was announced (they stay told until the cap goes)."""
+        self._burning: set[PaneId] = set()
+        """Panes whose burn alarm was announced (until it stops)."""
         self.lifted: dict[PaneId, str] = {}
         """Panes the operator lifted the per-agent cap for -> the session it was lifted for."""
 
@@ -83,8 +99,12 @@ class BudgetGovernor:
         usages: Sequence[AccountUsage],
         pane_accounts: Mapping[PaneId, str],
         budget: Budget,
+        *,
+        announce: bool = True,
     ) -> BudgetDecision:
-        """``pane_accounts``: each agent pane's ``CLAUDE_CONFIG_DIR``, in the panes' order."""
+        """``pane_accounts``: each agent pane's ``CLAUDE_CONFIG_DIR``, in the panes' order.
+        ``announce`` False (a viewer, or before the lease is held): no notice is made, and none is
+        counted as told, so the holder still says each one once."""
         by_dir = {usage.account.config_dir: usage for usage in usages}
         held: dict[PaneId, str] = {}
         notices: list[BudgetNotice] = []
@@ -104,14 +124,16 @@ class BudgetGovernor:
                 self._release_at.pop(pane_id, None)
             if panes:
                 needs[panes[0]] = why
-                if config_dir not in self._capped:
+                if config_dir not in self._told_caps and announce:
                     notices.append(BudgetNotice(panes[0], by_dir[config_dir].account.name, why))
+                    self._told_caps.add(config_dir)
         for config_dir in self._capped:
             if config_dir in capped_now:
                 continue
             for index, pane_id in enumerate(panes_of.get(config_dir, [])):  # released in turn
                 self._release_at.setdefault(pane_id, now + index * self.stagger)
         self._capped = {d: w for d, w in capped_now.items() if panes_of.get(d) or d in self._capped}
+        self._told_caps &= set(capped_now)
         for pane_id, at in list(self._release_at.items()):
             if pane_id not in pane_accounts or at <= now:
                 del self._release_at[pane_id]
@@ -134,7 +156,16 @@ class BudgetGovernor:
         for pane_id in list(self.lifted):
             if pane_id not in pane_accounts:
                 del self.lifted[pane_id]
-        return BudgetDecision(held, tuple(notices), needs)
+        burning = burn_alarms(usages, now)
+        alarms = tuple(
+            BudgetNotice(pane_id, account, message)
+            for pane_id, (account, message) in burning.items()
+            if pane_id not in self._burning and announce
+        )
+        self._burning = (self._burning & set(burning)) | {alarm.pane_id for alarm in alarms}
+        for pane_id, (_account, message) in burning.items():
+            needs.setdefault(pane_id, message)
+        return BudgetDecision(held, tuple(notices), needs, alarms)
 
 
 def _fleet_cap(usages: Sequence[AccountUsage], budget: Budget) -> str | None:
@@ -143,3 +174,24 @@ def _fleet_cap(usages: Sequence[AccountUsage], budget: Budget) -> str | None:
         return None
     spent = sum(agent.cost_usd_today for usage in usages for agent in usage.agents)
     return f"fleet at its daily cap: ${spent:.2f} of ${cap:.2f} in 24 h" if spent >= cap else None
+
+
+def burn_alarms(usages: Sequence[AccountUsage], now: float) -> dict[PaneId, tuple[str, str]]:
+    """Agents burning far faster than their peers: pane -> (account, the needs-you line)."""
+    agents = [(usage.account.name, agent) for usage in usages for agent in usage.agents if agent.pane and agent.last_seen >= now - RATE_SPAN]
+    found: dict[PaneId, tuple[str, str]] = {}
+    for index, (account, agent) in enumerate(agents):
+        peers = sorted(other.usd_per_hour for i, (_, other) in enumerate(agents) if i != index)
+        if len(peers) < ALARM_PEERS:
+            continue
+        middle = len(peers) // 2
+        median = peers[middle] if len(peers) % 2 else (peers[middle - 1] + peers[middle]) / 2
+        rate = agent.usd_per_hour
+        if rate >= ALARM_FLOOR_USD_PER_HOUR and rate >= ALARM_FACTOR * max(median, ALARM_FLOOR_USD_PER_HOUR / ALARM_FACTOR):
+            times = f"{rate / median:.0f}x" if median > 0 else "far above"
+            found[agent.pane] = (
+                account,
+                f"burn: ${rate:.2f}/h, {times} its peers' median ${median:.2f}/h "
+                f"({agent.tokens_lately:,} tokens in {RATE_SPAN / 60:.0f} min; account {account})",
+            )
+    return found

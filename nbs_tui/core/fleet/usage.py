@@ -26,6 +26,8 @@ from typing import Any
 from nbs_tui.core.fleet.accounts import Account, Budget, account_for, kind_of
 
 BURN_SPAN = 3600.0
+RATE_SPAN = 600.0
+"""Seconds over which an agent's own burn rate (USD per hour) is measured, for the burn alarm."""
 """Seconds of history the burn rate and the burn share are measured over."""
 DAY = 86400.0
 _KEEP = 512
@@ -107,6 +109,10 @@ class AgentUsage:
     cost_usd_today: float
     """What the session spent in the last 24 hours (the per-agent daily cap's figure)."""
     last_seen: float
+    usd_per_hour: float = 0.0
+    """Its burn lately: cost over the last `RATE_SPAN` seconds, per hour."""
+    tokens_lately: int = 0
+    """Tokens over the last `RATE_SPAN` seconds."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -168,6 +174,7 @@ class _Session:
     last_seen: float = 0.0
     history: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=_KEEP))
     """(time, cost) samples for the burn span and the day."""
+    token_history: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=_KEEP))
 
 
 @dataclass
@@ -212,6 +219,7 @@ class UsageBook:
             session.tokens = max(session.tokens, sample.tokens)
             session.last_seen = sample.time
             session.history.append((sample.time, session.cost))
+            session.token_history.append((sample.time, float(session.tokens)))
 
     def add_all(self, samples: Iterable[StatusSample]) -> None:
         for sample in samples:
@@ -254,6 +262,8 @@ class UsageBook:
                         burn_share=spent[key] / total if total > 0 else None,
                         cost_usd_today=_spent_since(s.history, now - DAY),
                         last_seen=s.last_seen,
+                        usd_per_hour=_spent_since(s.history, now - RATE_SPAN, fresh=False) * 3600.0 / RATE_SPAN,
+                        tokens_lately=int(_spent_since(s.token_history, now - RATE_SPAN, fresh=False)),
                     )
                     for key, s in book.sessions.items()
                     if s.last_seen >= now - DAY
@@ -298,15 +308,20 @@ def _burn_rate(samples: Iterable[tuple[float, float, float | None]], now: float)
     return (last[1] - first[1]) / (last[0] - first[0]) * 3600.0
 
 
-def _spent_since(history: Iterable[tuple[float, float]], since: float) -> float:
-    """Cost grown since ``since``: from the last sample before it (0 for a session begun after)."""
-    before = 0.0
+def _spent_since(history: Iterable[tuple[float, float]], since: float, *, fresh: bool = True) -> float:
+    """Growth since ``since``: from the last sample before it. A session first seen after
+    ``since`` counts from 0 when ``fresh`` (it began then), else from its first sample."""
+    before: float | None = None
+    first: float | None = None
     latest = 0.0
-    for at, cost in history:
+    for at, value in history:
         if at < since:
-            before = cost
-        latest = cost
-    return max(0.0, latest - before)
+            before = value
+        elif first is None:
+            first = value
+        latest = value
+    base = before if before is not None else (0.0 if fresh else (first if first is not None else latest))
+    return max(0.0, latest - base)
 
 
 def usage_document(accounts: Sequence[AccountUsage]) -> dict[str, Any]:
