@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.realclaude.harness import _SCRUB_PREFIXES, OFFLINE_ENV, ClaudeFleet, FakeAPI, Scenario
+from tests.realclaude.harness import _SCRUB_PREFIXES, NBS_POLL_COMMAND, OFFLINE_ENV, ClaudeFleet, FakeAPI, Scenario
 from tests.realclaude.new_world import REPO
 
 USER_STATUS_LINE = "read -r doc; printf 'MINE %s' \"$(printf '%s' \"$doc\" | sed -n 's/.*\"version\":\"\\([^\"]*\\)\".*/\\1/p')\""
@@ -99,6 +99,9 @@ def make_accounts_world(
     for index in range(workdirs):
         folder = root / f"w{index + 1}"
         folder.mkdir()
+        commands = folder / ".claude" / "commands"
+        commands.mkdir(parents=True)
+        (commands / "nbs-poll.md").write_text(NBS_POLL_COMMAND)  # a poll is a turn, as in a real project
         dirs.append(folder.resolve())
     world_accounts = {name: (root / f"acct-{name}").resolve() for name in accounts}
     tokens = {name: f"oauth-token-{name}" for name in accounts}
