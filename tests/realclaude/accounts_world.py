@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.realclaude.harness import _SCRUB_PREFIXES, NBS_POLL_COMMAND, OFFLINE_ENV, ClaudeFleet, FakeAPI, Scenario
+from tests.realclaude.harness import (
+    _SCRUB_PREFIXES,
+    NBS_POLL_COMMAND,
+    OFFLINE_ENV,
+    ClaudeFleet,
+    FakeAPI,
+    Scenario,
+)
 from tests.realclaude.new_world import REPO
 
 USER_STATUS_LINE = "read -r doc; printf 'MINE %s' \"$(printf '%s' \"$doc\" | sed -n 's/.*\"version\":\"\\([^\"]*\\)\".*/\\1/p')\""
