@@ -58,6 +58,16 @@ class UsageReader:
         return self.book.all_accounts(now, {d: has_oauth_login(d) for d in dirs})
 
 
+def append_line(path: Path, line: bytes) -> None:
+    """Append one line to the usage spool in one ``write()`` on an ``O_APPEND`` descriptor, as
+    the recorder does (mode 0600 when new; the folder must exist)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
 def usage_now(
     path: Path, accounts: Sequence[Account] = (), now: Callable[[], float] = time.time
 ) -> list[AccountUsage]:

@@ -26,10 +26,11 @@ from pathlib import Path
 
 from nbs_tui.claude.status import find_claude_process, process_table
 from nbs_tui.claude.status_recorder import usage_spool_for
-from nbs_tui.claude.usage_spool import UsageReader
+from nbs_tui.claude.usage_spool import UsageReader, append_line
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.budget_rules import BudgetDecision, BudgetGovernor
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.fleet.usage import limit_record
 from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.sidecar.events import Escalation, SidecarError
 from nbs_tui.sidecar.sidecar_lease import SidecarLease
@@ -135,6 +136,21 @@ class BudgetWatch:
         for row in out.rows("\t"):
             if len(row) == 2 and row[1] and row[0] not in self.governor.lifted:
                 self.lift(row[0], by=f"operator ({row[1]})")
+
+    def limit_seen(self, info: PaneInfo, kind: str, reset_at: float | None) -> None:
+        """A usage-limit screen (or the 429 behind it) in an agent's pane: as the holder, append
+        that window full until its reset to the usage spool (`limit_record`), so every view's
+        figures and the caps know it as they know a status-line turn."""
+        if self.lease is not None and not self.lease.acting():
+            return
+        found = find_claude_process(info.pid, process_table(), (self.settings.claude_home,))
+        if found is None:
+            return
+        line = limit_record(str(found.config_dir).rstrip("/"), info.pane_id, kind, reset_at, self.wall())
+        try:
+            append_line(self.reader.path, line)
+        except OSError as error:
+            self.outlet.emit(SidecarError(info.pane_id, self.wall(), f"usage spool: {error}"))
 
     def _log(self, pane_id: PaneId, action: str, why: str, outcome: Outcome, reason: str) -> None:
         record = ActionRecord(self.wall(), action, pane_id, pane_id, "", why, outcome, reason)

@@ -148,6 +148,7 @@ class SidecarRunner:
         self.budget = BudgetWatch(settings, outlet, ActionLog(settings.action_log), lease=lease, wall=wall)
         """The budget governor (`nbs_tui.sidecar.budget_watch`): acts only while this runner does."""
         self.panes.held = self.budget.held
+        self.limit_watch.on_limit = self.budget.limit_seen
         self.panes.budget_needs = self.budget.needs_you
         self.agent_watch = AgentWatch(self.monitor, self.panes, live, outlet, max_nudges=settings.stuck_max_nudges)
         carrier = ActionCarrier(

@@ -16,7 +16,7 @@ import libtmux
 
 from tests.headless_proc import Headless
 from tests.realclaude.accounts_world import AccountsWorld, make_accounts_world
-from tests.realclaude.harness import ClaudeFleet, Usage
+from tests.realclaude.harness import ClaudeFleet, Usage, usage_limit
 from tests.realclaude.new_world import local_tmux, wait_until
 
 
@@ -160,3 +160,29 @@ def test_an_agent_burning_far_faster_than_its_peers_gets_a_needs_you_line_with_t
         assert alarms[0]["message"].startswith("burn: $") and "its peers' median" in alarms[0]["message"]
         assert "account loop" in alarms[0]["message"]
         assert all(not run.find("escalate", pane=p) for p in peers)
+
+
+def test_a_usage_limit_screen_counts_in_the_account_s_usage(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    """The API answers a's agent with a 429 usage limit (the unified headers, 5-hour, reset in
+    2 hours) while the status line last said 40 %: Claude Code shows its limit screen; the
+    holder reads it and writes that window full until the reset to the usage spool, so
+    ``usage --json`` says 100 % with the screen's reset (to the minute the screen shows)."""
+    socket = str(server.socket_name)
+    server.new_session(session_name="work")
+    reset = (int(time.time()) // 60 + 121) * 60  # on a minute: the screen shows minutes
+    world = make_accounts_world(claude_fleet, tmp_path, ("a",), scenario=["First.", usage_limit(reset, "five_hour", times=None)])
+    assert world.nbs_tui(socket, "hooks", "install", "--account", "a").returncode == 0
+    world.set_usage("a", 0.40, 0.10)
+    pane = start(world, socket, world.workdirs[0], "alpha", "a", "task alpha")
+    wait_until(lambda: (world.usage(socket)["a"].get("five_hour") or {}).get("used_percentage") == 40, 60, "a at 40 %")
+    tmux = local_tmux(socket)
+    tmux("send-keys", "-t", pane, "-l", "more please")
+    tmux("send-keys", "-t", pane, "Enter")
+    wait_until(lambda: "limit" in tmux("capture-pane", "-p", "-t", pane), 60, "the limit screen")
+    with Headless(["--config", str(world.config), "-L", socket, "--no-poll"], env=world.env()) as run:
+        wait_until(lambda: bool(run.find("limit", pane=pane, result="limited")), 30, "the holder saw the limit")
+        wait_until(lambda: (world.usage(socket)["a"].get("five_hour") or {}).get("used_percentage") == 100, 30, "a at 100 %")
+    five = world.usage(socket)["a"]["five_hour"]
+    assert abs(five["resets_at"] - reset) <= 60, (five, reset)

@@ -51,3 +51,20 @@ def test_auto_takes_the_account_with_headroom_under_its_caps() -> None:
     chosen = choose_account(book.all_accounts(NOW), budget)
     assert chosen is not None and chosen.account.name == "b"  # a is over its own 50 % cap
     assert choose_account(book.all_accounts(NOW), Budget(max_five_hour_percent=65)) is None
+
+
+def test_a_limit_screen_s_record_fills_its_window_until_the_reset_and_adds_no_agent() -> None:
+    import json
+
+    from nbs_tui.core.fleet.usage import limit_record, sample_from_line
+
+    book = UsageBook()
+    book.add(sample(NOW - 60, 70, 1.0))
+    weekly = sample_from_line(json.loads(limit_record("/a", "%1", "weekly", RESET + 86400, NOW)))
+    session = sample_from_line(json.loads(limit_record("/a", "%1", "5-hour", RESET, NOW)))
+    assert weekly is not None and session is not None
+    book.add(weekly)
+    book.add(session)
+    usage = book.account("/a", NOW)
+    assert usage.five_hour == Window(100.0, RESET) and usage.seven_day == Window(100.0, RESET + 86400)
+    assert [agent.session_id for agent in usage.agents] == ["s1"]

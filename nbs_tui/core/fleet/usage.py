@@ -18,6 +18,7 @@ Pure: the samples come in as parsed JSON; time is passed in.
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +57,8 @@ class StatusSample:
     cost_usd: float = 0.0
     tokens: int = 0
     model: str = ""
+    from_limit_screen: bool = False
+    """A usage-limit screen's record (`limit_record`): a window, no session."""
 
 
 def _window(value: Any) -> Window | None:
@@ -95,7 +98,18 @@ def sample_from_line(line: Mapping[str, Any]) -> StatusSample | None:
         cost_usd=_number(cost.get("total_cost_usd")) if isinstance(cost, Mapping) else 0.0,
         tokens=int(_number(tokens.get("total_input_tokens")) + _number(tokens.get("total_output_tokens"))),
         model=str(model.get("id") or "") if isinstance(model, Mapping) else "",
+        from_limit_screen=line.get("nbs_source") == "limit-screen",
     )
+
+
+def limit_record(config_dir: str, pane: str, kind: str, resets_at: float | None, now: float) -> bytes:
+    """A usage-spool line for a usage-limit screen seen in ``pane``: the window it names
+    (``weekly`` kinds: ``seven_day``, else ``five_hour``) at 100 % until ``resets_at``, in the
+    recorder's own format (``nbs_source`` says where it came from)."""
+    window = "seven_day" if "week" in kind.lower() else "five_hour"
+    payload = {"rate_limits": {window: {"used_percentage": 100, "resets_at": resets_at}}}
+    line = {"nbs_pane": pane, "nbs_time": now, "nbs_config_dir": config_dir, "nbs_source": "limit-screen", "payload": payload}
+    return (json.dumps(line, separators=(",", ":")) + "\n").encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +223,8 @@ class UsageBook:
             book.burn.append((sample.time, sample.five_hour.used_percentage, sample.five_hour.resets_at))
         if sample.seven_day is not None and sample.time >= book.seven_at:
             book.seven_day, book.seven_at = sample.seven_day, sample.time
+        if sample.from_limit_screen:
+            return
         key = sample.session_id or f"pane {sample.pane}"
         session = book.sessions.get(key)
         if session is None:
