@@ -1,10 +1,24 @@
 """Benchmark ``nbs-tui agents --json``: its latency on a server of N agents, against reading
-tmux alone and against capturing every pane (what it must not do).
+tmux alone and against capturing every pane (what it must not do); and ``nbs-tui send``: the
+command to the text submitted.
 
 Run on demand (not part of the test suite)::
 
     .venv/bin/python bench/bench_fleet_api.py                 # N = 50, 500; 7 rounds
     .venv/bin/python bench/bench_fleet_api.py --sizes 50 --rounds 3
+    .venv/bin/python bench/bench_fleet_api.py --send --rounds 7
+
+``--send``: a private server with one fake ``claude`` (tests/tmux/test_sidecar_runner.py's: a
+Claude-Code-like screen that logs every key and works for a second after a submit) and a lease
+holder (``nbs-tui --headless``, poll off, so only the sends type). Each round waits until the
+holder publishes the agent idle, then times, wall clock, median of the rounds:
+
+- ``send``: ``nbs-tui send TARGET TEXT --json`` as a process, to its exit (it exits once the
+  holder has seen the text leave the box: submitted); a 16-character and a 100-character text;
+- ``asked``: the part of that from the request set in tmux to the answer (the document's
+  ``seconds``): the holder's ticks, paste, Enter and the looks between;
+- ``agents --json``: the same server, a process, in the same run (the baseline: Python start-up,
+  the target's listing).
 
 For each N: a private tmux server with N panes (``cat``, 4 per window), each published as an
 agent the way the lease holder publishes it (``@nbs_state``..., `PaneOptionsPublisher`), one in
@@ -97,11 +111,99 @@ def measure(n: int, rounds: int) -> dict[str, float]:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
 
 
+def measure_send(rounds: int) -> list[str]:
+    """The ``--send`` table's rows (module docstring)."""
+    import json
+    import tempfile
+
+    from tests.tmux.test_sidecar_runner import write_fake_claude
+
+    socket = f"nbs-bench-send-{uuid.uuid4().hex[:8]}"
+    tmux = ["tmux", "-L", socket]
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "NBS_"))}
+        env.update(
+            HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_STATE_HOME=str(home / ".state"),
+            NBS_SERVICE="off", NBS_POLL_DISABLE="1",
+        )  # fmt: skip
+        fake = write_fake_claude(home / "bin" / "claude")
+        log = home / "agent.log"
+        subprocess.run([*tmux, "new-session", "-d", "-s", "bench", "-x", "160", "-y", "40"], check=True)
+        out = subprocess.run(
+            [*tmux, "new-window", "-d", "-P", "-F", "#{pane_id}", "-n", "worker", f"{fake} idle {log}"],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        pane = out.stdout.strip()
+        holder = subprocess.Popen(
+            [sys.executable, "-m", "nbs_tui", "-L", socket, "--headless"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT,
+        )  # fmt: skip
+
+        def idle() -> None:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                state = subprocess.run([*tmux, "display", "-p", "-t", pane, "#{@nbs_state}"], capture_output=True, text=True)
+                if state.stdout.strip() == "idle":
+                    return
+                time.sleep(0.1)
+            raise RuntimeError("the agent was not published idle within 60 s")
+
+        def submits() -> int:
+            return sum(1 for line in log.read_text().splitlines() if line.startswith("SUBMIT "))
+
+        rows = []
+        try:
+            for label, text in (("16 chars", "build the parser"), ("100 chars", ("port module_7 to the new API " * 4)[:100])):
+                sends, asked, baseline = [], [], []
+                for _ in range(rounds):
+                    idle()
+                    before = submits()
+                    start = time.perf_counter()
+                    done = subprocess.run(
+                        [sys.executable, "-m", "nbs_tui", "-L", socket, "send", pane, text, "--json"],
+                        capture_output=True, text=True, env=env, cwd=ROOT, check=False,
+                    )  # fmt: skip
+                    sends.append(time.perf_counter() - start)
+                    if done.returncode != 0 or submits() != before + 1:
+                        raise RuntimeError(f"send failed ({done.returncode}): {done.stderr}")
+                    asked.append(json.loads(done.stdout)["seconds"])
+                    start = time.perf_counter()
+                    subprocess.run(
+                        [sys.executable, "-m", "nbs_tui", "-L", socket, "agents", "--json"],
+                        capture_output=True, env=env, cwd=ROOT, check=True,
+                    )  # fmt: skip
+                    baseline.append(time.perf_counter() - start)
+                send_s, asked_s, base_s = (statistics.median(x) for x in (sends, asked, baseline))
+                rows.append(
+                    f"| {label} | {send_s * 1000:.0f} | {asked_s * 1000:.0f} | {base_s * 1000:.0f} "
+                    f"| {send_s / base_s:.1f} | {min(sends) * 1000:.0f}-{max(sends) * 1000:.0f} |"
+                )
+                print(rows[-1], flush=True)
+        finally:
+            holder.terminate()
+            holder.wait(10)
+            subprocess.run([*tmux, "kill-server"], capture_output=True, check=False)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 500])
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--send", action="store_true", help="time nbs-tui send to the text submitted instead")
     args = parser.parse_args()
+    if args.send:
+        lines = [
+            "| text | send (ms) | asked: request to answer (ms) | agents --json (ms) | send / agents | send range (ms) |",
+            "|---|---|---|---|---|---|",
+            *measure_send(args.rounds),
+        ]
+        table = "\n".join(lines)
+        print(table)
+        (BENCH / "results").mkdir(exist_ok=True)
+        (BENCH / "results" / f"fleet-api-send-{time.strftime('%Y%m%d-%H%M%S')}.md").write_text(table + "\n")
+        return
     lines = [
         "| agents | agents --json (ms) | list_agents in-process (ms) | tmux list-panes (ms) | capture every pane (ms) | in-process / capture all |",
         "|---|---|---|---|---|---|",

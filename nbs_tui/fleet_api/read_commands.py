@@ -67,14 +67,14 @@ def _local_agents(command: str, settings: Settings, host: HostSpec) -> list[Agen
         raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"tmux on {host.server.describe()}: {error}") from None
 
 
-def _run_there(host: HostSpec, words: list[str]) -> dict[str, Any]:
+def _run_there(host: HostSpec, words: list[str], timeout: float = REMOTE_TIMEOUT) -> dict[str, Any]:
     """``nbs-tui WORDS --json`` run by another host's own nbs-tui (its service, its status files,
     its screens) over ssh, and the JSON document it printed. Its fleet API exit code is ours."""
     from nbs_tui.lifecycle.host import host_for
 
     there = host_for(host)
     try:
-        done = there.run_nbs_tui([*host.server.tmux_args(), *words, "--json"], REMOTE_TIMEOUT)
+        done = there.run_nbs_tui([*host.server.tmux_args(), *words, "--json"], timeout)
     except (OSError, ValueError) as error:
         raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"--host {host.name}: {error}") from None
     finally:

@@ -1,6 +1,9 @@
 """Carrying out what a pane's sidecar decided (`nbs_tui.core.sidecar.pane_sidecar`'s typed actions): events
 for what it saw, the control plane for a ``\\nbs-`` line, and the typing handshake (type the
-text, press Enter, pick a plan option), each after a look at the live screen (`LivePane`).
+text, press Enter, pick a plan option), each after a look at the live screen (`LivePane`). A
+caller's text (purpose ``send``) is pasted, and each of its steps told to the `SendDesk`, which
+answers the caller before the in-flight mark is cleared (a holder killed in between leaves the
+answer given and the mark for the next holder, never a text typed with no answer and no mark).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from typing import TYPE_CHECKING
 from nbs_tui.claude.monitor import AgentMonitor
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.notifications.notify_rules import question_line
+from nbs_tui.core.sidecar.delivery_rules import SEND_PURPOSE, mark_text
 from nbs_tui.core.sidecar.live_safety import live_refusal
 from nbs_tui.core.sidecar.pane_sidecar import (
     Action,
@@ -35,13 +39,18 @@ from nbs_tui.sidecar.events import (
 from nbs_tui.sidecar.lease_sync import LeaseSync
 from nbs_tui.sidecar.limit_watch import LimitWatch
 from nbs_tui.sidecar.live_pane import LivePane
+from nbs_tui.sidecar.send_desk import SendDesk
 from nbs_tui.sidecar.watched_panes import ControlPort, EventOutlet, TrackedPane
+from nbs_tui.tmux.errors import TmuxTimeout
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
 
 if TYPE_CHECKING:
     from nbs_tui.sidecar.sidecar_lease import SidecarLease
 
 log = logging.getLogger(__name__)
+
+SAID_CHARS = 80
+"""A typed text is quoted this far in a step's history line."""
 
 
 class ActionCarrier:
@@ -58,6 +67,7 @@ class ActionCarrier:
         lease: SidecarLease | None,
         lease_sync: LeaseSync | None,
         control: ControlPort | None,
+        desk: SendDesk | None = None,
     ) -> None:
         self.live = live
         self._emit = outlet.emit
@@ -69,6 +79,8 @@ class ActionCarrier:
         self.lease_sync = lease_sync
         """Without a lease, there are no in-flight marks to clear."""
         self.control = control
+        self.desk = desk
+        """Told each step of a caller's text (purpose ``send``)."""
 
     def carry_out(self, tracked: TrackedPane, info: PaneInfo, action: Action, now: float) -> None:
         pane_id = info.pane_id
@@ -94,6 +106,8 @@ class ActionCarrier:
                     self._emit(SidecarError(pane_id, self.wall(), f"bad interval in {action.line!r}: {error}"))
             return
         if isinstance(action, HandshakeEnded):
+            if action.purpose == SEND_PURPOSE and self.desk is not None:
+                self.desk.ended(pane_id, action.submitted, action.message)  # answered, then unmarked
             self._clear_inflight(pane_id)  # the handshake is over either way
             result = "submitted" if action.submitted else "failed"
             if action.purpose == "nudge" and not action.submitted:
@@ -116,7 +130,7 @@ class ActionCarrier:
                 self._emit(self._refusal_event(action, pane_id, why))
                 return
             if isinstance(action, InjectPoll):
-                self._handshake_step(tracked, info, action, now, self.live.type(pane_id, action.text), "typed", "typed")
+                self._handshake_step(tracked, info, action, now, self._type(pane_id, action), "typed", "typed")
             elif isinstance(action, SubmitPoll):
                 sent = self.live.press(pane_id, "Enter")
                 self._handshake_step(tracked, info, action, now, sent, "enter", "Enter pressed after")
@@ -132,6 +146,21 @@ class ActionCarrier:
             log.exception("sidecar action failed")
             self._refused(sidecar, action, now, str(error))
             self._emit(SidecarError(pane_id, self.wall(), f"{self._kind(action)}: {error}"))
+
+    def _type(self, pane_id: PaneId, action: InjectPoll) -> bool:
+        """Type the action's text, or paste it (a caller's text); False: a guard refused."""
+        if not action.paste:
+            return self.live.type(pane_id, action.text)
+        fence = self.desk.fence(pane_id) if self.desk is not None else None
+        try:
+            pasted = self.live.paste(pane_id, action.text, mark_text(action.text), fence)
+        except TmuxTimeout:  # its answer was lost: it may have been pasted (never said "not typed")
+            if self.desk is not None:
+                self.desk.typed(pane_id)
+            raise
+        if pasted and self.desk is not None:
+            self.desk.typed(pane_id)
+        return pasted
 
     def _handshake_step(
         self, tracked: TrackedPane, info: PaneInfo, action: InjectPoll | SubmitPoll, now: float,
@@ -151,6 +180,8 @@ class ActionCarrier:
         self, sidecar: PaneSidecar, action: Action, now: float, why: str, clear: bool = True
     ) -> None:
         sidecar.action_refused(now, action, why)
+        if isinstance(action, InjectPoll | SubmitPoll) and action.purpose == SEND_PURPOSE and self.desk is not None:
+            self.desk.not_sent(sidecar.pane_id, why)  # answered before the mark is cleared
         if clear and isinstance(action, InjectPoll | SubmitPoll):
             self._clear_inflight(sidecar.pane_id)
         if isinstance(action, InjectPoll | SubmitPoll) and action.purpose == "nudge":
@@ -170,7 +201,10 @@ class ActionCarrier:
     @staticmethod
     def _said(action: InjectPoll | SubmitPoll, what: str) -> str:
         """The history line of a typing step (poll steps have none: the app words them)."""
-        return "" if action.purpose == "poll" else f"{what} {action.text!r}"
+        if action.purpose == "poll":
+            return ""
+        text = action.text if len(action.text) <= SAID_CHARS else action.text[: SAID_CHARS - 3] + "..."
+        return f"{what} {text!r}"  # a sent text may be a long prompt: its event carries it whole
 
     def _refusal_event(self, action: Action, pane_id: PaneId, why: str) -> SidecarEvent:
         """The event of an action not carried out (the step of its handshake, or the plan's)."""

@@ -154,8 +154,19 @@ class ResumeStep(TypingStep):
     KIND: ClassVar[str] = "resume"
 
 
+@dataclass(frozen=True, slots=True)
+class SendStep(TypingStep):
+    """A step of typing a caller's text (``nbs-tui send``, the work queue): queued, typed,
+    enter, submitted, failed, refused."""
+
+    KIND: ClassVar[str] = "send"
+
+    def _history(self) -> str | None:
+        return _stepped(self.KIND, self.result, self.text, self.message)
+
+
 TYPING_STEPS: Mapping[str, type[TypingStep]] = MappingProxyType(
-    {"poll": PollStep, "nudge": NudgeStep, "resume": ResumeStep}
+    {"poll": PollStep, "nudge": NudgeStep, "resume": ResumeStep, "send": SendStep}
 )
 """The step's class by the handshake's purpose (`nbs_tui.core.sidecar.pane_sidecar.InjectPoll.purpose`)."""
 
@@ -302,7 +313,7 @@ class AgentRestarted(LifecycleNews):
     KIND: ClassVar[str] = "restart"
 
 
-RELAYED_EVENTS = (PollStep, PlanSelect, NudgeStep, Escalation, ResumeStep)
+RELAYED_EVENTS = (PollStep, PlanSelect, NudgeStep, Escalation, ResumeStep, SendStep)
 """What only the lease holder does, relayed to every view (`nbs_tui.core.sidecar.relay`; a view
 detects states and commands itself)."""
 
@@ -324,7 +335,7 @@ def relayed_event(action: RelayedAction, pane_id: PaneId) -> SidecarEvent | None
     head = (pane_id, action.at, action.message)
     result = _text(data, "result") or ""
     match action.kind:
-        case "poll" | "nudge" | "resume":
+        case "poll" | "nudge" | "resume" | "send":
             step = TYPING_STEPS[action.kind]
             text, attempt = _text(data, "text"), _number(data, "attempt")
             if step is NudgeStep:
@@ -364,6 +375,7 @@ def event_kinds() -> Mapping[str, str]:
     return {
         "state": "detected state changed (state, options, input, safe_to_inject, plan_choice, flags)",
         "poll": "poll injection step: typed, enter, submitted, failed, refused",
+        "send": "a caller's text (nbs-tui send, the work queue): queued, typed, enter, submitted, failed, refused",
         "plan-select": "plan menu: pressed, landed, failed, waiting",
         "command": "a \\nbs- line seen on screen (line, project)",
         "nudge": "a stuck agent's nudge: queued, refused (nudge: its number), typed, enter (attempt), submitted, failed",

@@ -1,7 +1,10 @@
 """What the runner exchanges with the server's lease each tick (docs/lease.md): the views'
 switches and poll requests read from tmux, polls a stopped holder typed and never submitted
-(recovered by the next holder, or withdrawn at a clean stop), the holder's actions and meters
-relayed to every view as events, and the pane state the holder publishes.
+(recovered by the next holder, or withdrawn at a clean stop), ``nbs-tui send``'s requests
+(`nbs_tui.sidecar.send_channel`: handed to the `SendDesk`, answered when it ends; one a holder
+that died had pasted is never taken again: `nbs_tui.core.sidecar.delivery_rules.request_step`),
+the holder's actions and meters relayed to every view as events, and the pane state the holder
+publishes.
 """
 
 from __future__ import annotations
@@ -9,10 +12,23 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 
 from nbs_tui.claude.monitor import AgentMonitor
 from nbs_tui.core.fleet.model import AgentState, PaneId
-from nbs_tui.core.sidecar.lease_rules import inflight_erase_count
+from nbs_tui.core.sidecar.delivery_rules import (
+    AnswerRequest,
+    Delivery,
+    Refusal,
+    SendRequest,
+    TakeRequest,
+    chip_erase_count,
+    clean_text,
+    parse_send_answer,
+    parse_send_request,
+    request_step,
+)
+from nbs_tui.core.sidecar.lease_rules import PaneSwitches, inflight_erase_count
 from nbs_tui.core.sidecar.meters import Meters
 from nbs_tui.core.sidecar.meters_relay import encode_meters
 from nbs_tui.core.sidecar.relay import RelayedAction
@@ -20,8 +36,11 @@ from nbs_tui.core.sidecar.stuck_agents import Phase
 from nbs_tui.sidecar.events import MetersNews, PollStep, RelayGap, relayed_event
 from nbs_tui.sidecar.live_pane import LivePane
 from nbs_tui.sidecar.pane_options import PublishedState
+from nbs_tui.sidecar.send_channel import SendChannel
+from nbs_tui.sidecar.send_desk import SendDesk
 from nbs_tui.sidecar.sidecar_lease import SidecarLease
 from nbs_tui.sidecar.watched_panes import EventOutlet, WatchedPanes
+from nbs_tui.tmux.errors import TmuxError
 from nbs_tui.tmux.port import PaneGone, TmuxUnavailable
 
 log = logging.getLogger(__name__)
@@ -37,6 +56,7 @@ class LeaseSync:
         live: LivePane,
         outlet: EventOutlet,
         monitor: AgentMonitor,
+        desk: SendDesk,
         *,
         tick_lock: threading.Lock,
         wall: Callable[[], float],
@@ -47,6 +67,11 @@ class LeaseSync:
         self._emit = outlet.emit
         self._deliver = outlet.deliver
         self.monitor = monitor
+        self.desk = desk
+        """Callers' texts: a tmux request (``nbs-tui send``) is handed to it, answered when it ends."""
+        self.channel = SendChannel(lease.commands)
+        self._sends: set[tuple[PaneId, str]] = set()
+        """Requests this holder took and has not answered yet."""
         self.tick_lock = tick_lock
         """The runner's tick lock: a stop's withdrawal takes it (`withdraw_inflight`)."""
         self.wall = wall
@@ -62,6 +87,7 @@ class LeaseSync:
         if not lease.sync() or not self.tick_lock.acquire(timeout=5.0):
             return
         try:
+            self.desk.stop()  # each caller answered before its mark goes
             for pane_id, switches in lease.panes.items():
                 mark = switches.inflight
                 tracked = self.panes.tracked.get(pane_id)
@@ -117,6 +143,7 @@ class LeaseSync:
             claim = switches.start_claim
             if claim is not None and not claim.holds(self.wall()):
                 lease.switches.drop_start_claim(lease.token, pane_id, claim.render())
+        recovered: dict[PaneId, tuple[str, int]] = {}
         for pane_id, switches in lease.panes.items():
             mark = switches.inflight
             tracked = self.panes.tracked.get(pane_id)
@@ -127,11 +154,72 @@ class LeaseSync:
             except (PaneGone, TmuxUnavailable):
                 continue
             count = inflight_erase_count(mark, lease.token, box)
+            if count == 0:  # a paste chip is not the mark's text: a send's buffer says if it is its
+                count = self._chip_left(switches, mark.token, box) or 0
             if count is None:
                 continue
-            if lease.switches.erase_inflight(lease.token, pane_id, count) and count:
-                said = f"erased {box!r}, typed by a sidecar that stopped before submitting it"
-                self._emit(PollStep(pane_id, self.wall(), said, result="recovered", text=mark.text))
+            if lease.switches.erase_inflight(lease.token, pane_id, count):
+                recovered[pane_id] = (mark.token, count)
+                if count:
+                    said = f"erased {box!r}, typed by a sidecar that stopped before submitting it"
+                    self._emit(PollStep(pane_id, self.wall(), said, result="recovered", text=mark.text))
+        self._send_requests(recovered)
+
+    # -- nbs-tui send's requests (`nbs_tui.sidecar.send_channel`) --------------------------------
+
+    def _chip_left(self, switches: PaneSwitches, token: str, box: str | None) -> int | None:
+        """1 when the box holds, as Claude Code's paste chip, the text of the pane's send request
+        that the holder ``token`` pasted (and died): it is erased like any text left in flight."""
+        request, answer = parse_send_request(switches.send_request), parse_send_answer(switches.send_answer)
+        if request is None or answer is None or answer.id != request.id or answer.token != token:
+            return None
+        try:
+            sent = clean_text(self.channel.text(request) or "")
+        except ValueError:
+            return None
+        return chip_erase_count(sent, box)
+
+    def _send_requests(self, recovered: dict[PaneId, tuple[str, int]]) -> None:
+        """As the holder, after the in-flight rule ran: take each new request, answer the ones
+        a holder that is gone had pasted (never typed again) or whose caller gave up."""
+        lease = self.lease
+        for pane_id, switches in lease.panes.items():
+            request = parse_send_request(switches.send_request)
+            if request is None:
+                continue
+            answer = parse_send_answer(switches.send_answer)
+            mark, done = switches.inflight, recovered.get(pane_id)
+            erased = done[1] if done is not None and answer is not None and done[0] == answer.token else None
+            step = request_step(
+                request, answer, mine=(pane_id, request.id) in self._sends, my_token=lease.token,
+                now=self.wall(), mark_token=mark.token if mark is not None else None, erased=erased,
+            )  # fmt: skip
+            if isinstance(step, AnswerRequest):
+                self._reply(pane_id, request, step.delivery)
+            elif isinstance(step, TakeRequest):
+                self._take(pane_id, request)
+
+    def _take(self, pane_id: PaneId, request: SendRequest) -> None:
+        try:
+            text = clean_text(self.channel.text(request) or "")
+        except ValueError as error:
+            self._reply(pane_id, request, Delivery.refused(Refusal.BAD_TEXT, f"no text to send: {error}"))
+            return
+        self._sends.add((pane_id, request.id))
+        fence = self.channel.typing_fence(request, pane_id, self.lease.token)
+        reply = self.desk.accept(pane_id, text, origin="nbs-tui send", fence=fence)
+        reply.add_done_callback(lambda done: self._replied(pane_id, request, done))
+
+    def _replied(self, pane_id: PaneId, request: SendRequest, done: Future[Delivery]) -> None:
+        """The desk's answer (on the tick's thread, before the in-flight mark is cleared)."""
+        self._sends.discard((pane_id, request.id))
+        self._reply(pane_id, request, done.result())
+
+    def _reply(self, pane_id: PaneId, request: SendRequest, delivery: Delivery) -> None:
+        try:
+            self.channel.reply(request, pane_id, delivery)
+        except TmuxError as error:  # the caller times out and says so
+            log.info("send request %s in %s not answered: %s", request.id, pane_id, error)
 
     def _relayed(self, lease: SidecarLease) -> None:
         """The holder's actions (another process) become this runner's events, marked ``by``."""

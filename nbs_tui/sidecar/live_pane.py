@@ -1,9 +1,10 @@
 """The live pane: what the sidecar reads and touches right before it acts. Every action is
 re-checked on the pane's screen read straight from tmux (`LivePane.read`: the same agent, its
 screen now), refused when that screen forbids it (`nbs_tui.core.sidecar.live_safety.live_refusal`),
-and text typed (`LivePane.type`) or a key pressed (`LivePane.press`) only while this process
-may act: one path with a lease or without, the lease giving the guard (fenced by its token in
-tmux, typed text marked in flight).
+and text typed (`LivePane.type`), pasted (`LivePane.paste`: a caller's text) or a key pressed
+(`LivePane.press`) only while this process may act: one path with a lease or without, the lease
+giving the guard (fenced by its token in tmux, typed text marked in flight), and a send's own
+``fence`` joined to it (a tmux request's: still standing, and marked typed in the same step).
 """
 
 from __future__ import annotations
@@ -52,6 +53,16 @@ class LivePane:
         """Type text for the sidecar (False: not typed, the lease is someone else's)."""
         return self.fleet.send_text(pane_id, text, guard=self._guard(pane_id, text))
 
+    def paste(self, pane_id: PaneId, text: str, mark: str, fence: Guard | None = None) -> bool:
+        """Paste a caller's text whole (bracketed, as `nbs-tui new` pastes a prompt), its
+        in-flight mark ``mark`` set in the same step (False: not pasted, a guard refused). A
+        fleet that is not one tmux server (a test's) types it instead."""
+        guard = joined(self._guard(pane_id, mark), fence)
+        commands = self.fleet.commands
+        if commands is None:
+            return self.fleet.send_text(pane_id, text, guard=guard)
+        return commands.paste(pane_id, text, guard=guard)
+
     def press(self, pane_id: PaneId, key: str) -> bool:
         """Press a key for the sidecar (False: not pressed, the lease is someone else's)."""
         return self.fleet.send_keys(pane_id, key, guard=self._guard(pane_id))
@@ -61,3 +72,14 @@ class LivePane:
         tmux still has our token (typed text marked in flight in the same step); without one,
         nothing."""
         return self.lease.guard(pane_id, typing) if self.lease is not None else None
+
+
+def joined(guard: Guard | None, more: Guard | None) -> Guard | None:
+    """Both guards as one: both conditions, both lists of commands run first (on the pane)."""
+    if guard is None or more is None:
+        return guard or more
+    return Guard(
+        f"#{{&&:{guard.condition},{more.condition}}}",
+        (*guard.before, *more.before),
+        target=guard.target or more.target,
+    )

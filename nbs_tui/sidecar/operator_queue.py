@@ -12,6 +12,8 @@ a tmux call); the caller then *tries* the tick lock without blocking and, when n
 running, carries the requests out itself (so a toggle shows at once); otherwise the tick
 carries them out when it ends. ``force_poll`` needs a reply: it waits on a `Future` for at
 most ``FORCE_POLL_WAIT`` seconds, so call it from a worker thread, never from the UI thread.
+``deliver_text`` returns its `Future` at once: the text's `Delivery` comes when the sidecar has
+typed and submitted it (or refused it), a few ticks later (`nbs_tui.sidecar.send_desk`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.sidecar.delivery_rules import Delivery
+from nbs_tui.sidecar.send_desk import SendDesk
 from nbs_tui.sidecar.watched_panes import WatchedPanes
 
 if TYPE_CHECKING:
@@ -66,7 +70,15 @@ class _ForcePoll:
     reply: Future[tuple[bool, str]]
 
 
-_Request = _Override | _SetGlobal | _OperatorInput | _ForcePoll
+@dataclass(frozen=True, slots=True)
+class _Deliver:
+    pane_id: PaneId
+    text: str
+    origin: str
+    reply: Future[Delivery]
+
+
+_Request = _Override | _SetGlobal | _OperatorInput | _ForcePoll | _Deliver
 
 
 class OperatorQueue:
@@ -79,8 +91,10 @@ class OperatorQueue:
         lease: SidecarLease | None,
         tick_lock: threading.Lock,
         clock: Callable[[], float],
+        desk: SendDesk,
     ) -> None:
         self.panes = panes
+        self.desk = desk
         self.lease = lease
         self.tick_lock = tick_lock
         """The runner's: held by a tick, or by whoever carries out the requests."""
@@ -145,6 +159,14 @@ class OperatorQueue:
                 return False, f"the sidecar is busy (a tmux call has taken over {timeout:g}s)"
             return reply.result()
 
+    def deliver_text(self, pane_id: PaneId, text: str, origin: str = "") -> Future[Delivery]:
+        """Type ``text`` (`clean_text`'d) into the pane once, under the sidecar's rules; the
+        `Delivery` comes in the returned future (`nbs_tui.sidecar.send_desk`). Never waits."""
+        reply: Future[Delivery] = Future()
+        reply.set_running_or_notify_cancel()
+        self._request(_Deliver(pane_id, text, origin, reply))
+        return reply
+
     def note_operator_input(self, pane_id: PaneId) -> None:
         """The operator typed into the pane: the sidecar keeps its hands off for a few seconds."""
         self._request(_OperatorInput(pane_id, self.clock()))
@@ -189,6 +211,8 @@ class OperatorQueue:
                     changes["plan_policy"] = request.plan_policy
                 self.panes.set_config(replace(self.panes.config, **changes))
                 changed.update(self.panes.tracked)
+            elif isinstance(request, _Deliver):
+                self.desk.accept(request.pane_id, request.text, origin=request.origin, reply=request.reply)
             elif isinstance(request, _OperatorInput):
                 tracked = self.panes.tracked.get(request.pane_id)
                 if tracked is not None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.core.notifications.notify_rules import NotifyKind, decode_kinds, encode_kinds
+from nbs_tui.core.sidecar.delivery_rules import SEND_ANSWER_OPTION, SEND_REQUEST_OPTION
 from nbs_tui.core.sidecar.lease_rules import (
     INFLIGHT_OPTION,
     MUTE_OPTION,
@@ -137,6 +138,8 @@ _SWITCH_FIELDS = (
     f"#{{{ACTIONS_OPTION}}}",  # ASCII JSON: never a tab
     f"#{{{METERS_OPTION}}}",  # ASCII JSON too
     f"#{{{START_CLAIM_OPTION}}}",  # TOKEN DEADLINE
+    f"#{{{SEND_REQUEST_OPTION}}}",  # ID DEADLINE
+    f"#{{{SEND_ANSWER_OPTION}}}",  # one line, no tab (render_answer)
     f"#{{{INFLIGHT_OPTION}}}",  # last: the only field whose text is not ours to choose
 )
 
@@ -211,7 +214,7 @@ class SidecarSwitches:
             fields = row.split("\t", len(_SWITCH_FIELDS) - 1)
             if len(fields) != len(_SWITCH_FIELDS):
                 continue
-            pane_id, poll, plan, request, answer, actions, meters, claim, inflight = fields
+            pane_id, poll, plan, request, answer, actions, meters, claim, send_req, send_ack, inflight = fields
             switches = panes[pane_id] = PaneSwitches(
                 poll=parse_switch(poll),
                 plan=parse_switch(plan),
@@ -221,6 +224,8 @@ class SidecarSwitches:
                 actions=parse_ring(actions),
                 meters=self._meters(pane_id, meters),
                 start_claim=parse_start_claim(claim),
+                send_request=send_req,
+                send_answer=send_ack,
             )
             self._rows[pane_id] = (row, switches)
         for gone in self._parsed.keys() - panes.keys():

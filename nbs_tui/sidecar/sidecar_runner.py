@@ -19,7 +19,8 @@ The runner is built from parts, each an object given what it needs, as the fleet
 `EventOutlet` (`nbs_tui.sidecar.watched_panes`), `LivePane` (re-reading a pane and pressing its keys),
 `ActionCarrier` (carrying out a sidecar's actions), `LimitWatch` (usage limits and resuming),
 `AgentWatch` (nudges, escalations, ended agents), `LeaseSync` (switches, requests, in-flight
-marks, relay and meters through the lease), `OperatorQueue` (the operator's controls, and the
+marks, relay and meters through the lease), `SendDesk` (a caller's text typed once:
+`SidecarRunner.deliver_text`), `OperatorQueue` (the operator's controls, and the
 locks that keep the UI from ever waiting on tmux) and `SidecarTick` (one pass over every pane:
 the walk of a ``/nbs-poll`` is told there). This module owns the thread and what the UI reads
 and asks. `SidecarEvent` and `SidecarSnapshot` are `nbs_tui.sidecar.events`'s, importable from
@@ -32,12 +33,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from nbs_tui.claude.monitor import AgentMonitor, FactsSource
 from nbs_tui.config import Settings
 from nbs_tui.core.detection.usage_limits import ResumePlanner
 from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.sidecar.delivery_rules import Delivery, clean_text
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig, SidecarStatus
 from nbs_tui.core.sidecar.stuck_agents import StuckStatus
 from nbs_tui.operator.action_log import ActionLog
@@ -55,6 +58,7 @@ from nbs_tui.sidecar.lease_sync import LeaseSync
 from nbs_tui.sidecar.limit_watch import LimitWatch, resume_config, zone
 from nbs_tui.sidecar.live_pane import LivePane
 from nbs_tui.sidecar.operator_queue import FORCE_POLL_WAIT, OperatorQueue
+from nbs_tui.sidecar.send_desk import SendDesk
 from nbs_tui.sidecar.sidecar_tick import SidecarTick
 from nbs_tui.sidecar.watched_panes import OPERATOR_QUIET, ControlPort, EventOutlet, WatchedPanes
 from nbs_tui.tmux.port import FleetPort
@@ -138,9 +142,11 @@ class SidecarRunner:
         config = sidecar_config or config_from_settings(settings)
         self.panes = WatchedPanes(config, lease=lease, monitor=self.monitor, outlet=outlet, clock=clock, wall=wall)
         live = LivePane(fleet, lease, self.panes)
+        self.desk = SendDesk(self.panes, outlet, lease=lease, clock=clock)
+        """Callers' texts under way (`deliver_text`, ``nbs-tui send`` through the lease)."""
         self.lease_sync = (
             None if lease is None
-            else LeaseSync(lease, self.panes, live, outlet, self.monitor, tick_lock=self._tick_lock, wall=wall)
+            else LeaseSync(lease, self.panes, live, outlet, self.monitor, self.desk, tick_lock=self._tick_lock, wall=wall)
         )  # fmt: skip
         self.limit_watch = LimitWatch(
             self.limits, self.panes, live, outlet, ActionLog(settings.action_log), lease=lease, wall=wall
@@ -152,13 +158,14 @@ class SidecarRunner:
         self.panes.budget_needs = self.budget.needs_you
         self.agent_watch = AgentWatch(self.monitor, self.panes, live, outlet, max_nudges=settings.stuck_max_nudges)
         carrier = ActionCarrier(
-            live, outlet, self.monitor, self.limit_watch, lease=lease, lease_sync=self.lease_sync, control=control
+            live, outlet, self.monitor, self.limit_watch, lease=lease, lease_sync=self.lease_sync, control=control,
+            desk=self.desk,
         )
         self.sidecar_tick = SidecarTick(
             fleet, self.panes, carrier, self.agent_watch, self.limit_watch, outlet, self.monitor,
-            lease_sync=self.lease_sync, control=control, clock=clock, wall=wall, budget=self.budget,
+            lease_sync=self.lease_sync, control=control, clock=clock, wall=wall, desk=self.desk, budget=self.budget,
         )  # fmt: skip
-        self.operator = OperatorQueue(self.panes, lease=lease, tick_lock=self._tick_lock, clock=clock)
+        self.operator = OperatorQueue(self.panes, lease=lease, tick_lock=self._tick_lock, clock=clock, desk=self.desk)
         """The operator's controls (`set_poll_enabled`, `force_poll`...: this runner's are its)."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -192,7 +199,10 @@ class SidecarRunner:
             self._thread.join(timeout)
             self._thread = None
             if self.lease_sync is not None and self.lease_sync.lease.acting():
-                self.lease_sync.withdraw_inflight()
+                self.lease_sync.withdraw_inflight()  # answers the sends under way first
+            else:
+                with self._tick_lock:
+                    self.desk.stop()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -253,6 +263,18 @@ class SidecarRunner:
 
     def note_operator_input(self, pane_id: PaneId) -> None:
         self.operator.note_operator_input(pane_id)
+
+    def deliver_text(self, pane_id: PaneId, text: str, origin: str = "") -> Future[Delivery]:
+        """Type ``text`` into the agent pane ``pane_id`` once, whole, and submit it, under the
+        sidecar's rules (docs/fleet-api.md): the holder's one entry for a caller's text (the
+        work queue's feeder calls it; ``nbs-tui send`` reaches it through tmux). Any thread;
+        never waits. ``text`` goes through `nbs_tui.core.sidecar.delivery_rules.clean_text`
+        (ValueError: empty, a control character, too long); ``origin`` names the caller in the
+        pane's history (``queue task 12``). The future's `Delivery`: submitted, refused with a
+        `Refusal` code (nothing typed: not the lease holder, not an agent, working, a menu,
+        paused, half-typed input, a poll in flight, the operator typing...) or failed (typed,
+        not seen submitted), within a few ticks."""
+        return self.operator.deliver_text(pane_id, clean_text(text), origin)
 
     # -- the tick ------------------------------------------------------------------------------
 

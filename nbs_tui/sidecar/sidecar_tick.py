@@ -26,6 +26,7 @@ from nbs_tui.sidecar.budget_watch import BudgetWatch
 from nbs_tui.sidecar.events import PaneLeft
 from nbs_tui.sidecar.lease_sync import LeaseSync
 from nbs_tui.sidecar.limit_watch import LimitWatch
+from nbs_tui.sidecar.send_desk import SendDesk
 from nbs_tui.sidecar.watched_panes import ControlPort, EventOutlet, TrackedPane, WatchedPanes
 from nbs_tui.tmux.port import FleetPort
 
@@ -49,6 +50,7 @@ class SidecarTick:
         control: ControlPort | None,
         clock: Callable[[], float],
         wall: Callable[[], float],
+        desk: SendDesk,
         budget: BudgetWatch | None = None,
     ) -> None:
         self.fleet = fleet
@@ -65,6 +67,7 @@ class SidecarTick:
         """The budget governor: which panes are fed nothing more (read by each pane's context)."""
         self.clock = clock
         self.wall = wall
+        self.desk = desk
 
     def run(self) -> None:
         self.panes.ticks += 1
@@ -99,6 +102,7 @@ class SidecarTick:
         for info in panes.values():
             self._tick_pane(self.panes.track(info), info, now, wall_now)
         self.limit_watch.resume_limited(panes, now, wall_now)
+        self.desk.sweep()  # a send whose pane went, or that a viewer's tick dropped, is answered
         if self.lease_sync is not None and self.lease_sync.lease.acting():
             self.lease_sync.publish_options()
 

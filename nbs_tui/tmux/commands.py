@@ -6,7 +6,8 @@ through the server's `TmuxRunner` (this machine's ``tmux``, ~5 ms; or an ssh exe
 host's ControlMaster connection). Always a process: a command fed stdin (``load-buffer -``), an
 option of tmux itself (``-V``), and what tmux may finish after the next line (a shell:
 ``run-shell``, ``if-shell`` without ``-F``; a prompt, a wait, a popup, a menu): its output would
-come after `ControlClient.command_line`'s marker.
+come after `ControlClient.command_line`'s marker; and ``show-buffer`` (a control client gets the
+buffer escaped: ``\\$HOME`` for ``$HOME``).
 
 Arguments. Callers give argv words; they are escaped here, once, for the route taken: `quote`
 for a control-mode line, `escape_argument` for a process's argv. A tmux command line carried
@@ -74,6 +75,10 @@ come after `ControlClient.command_line`'s marker, so a line that runs one (itsel
 (tmux takes any unique prefix) does not: nbs-tui writes commands by their names."""
 
 _LATER_ALIASES = ("run", "wait", "confirm", "popup", "menu")
+
+_ESCAPED_IN_BAND = ("show-buffer", "showb", "save-buffer", "saveb")
+"""Commands whose output a control client gets escaped (tmux writes a buffer to a control client
+with ``$``, ``\\`` and control characters escaped: ``\\$HOME``): their output is read from a process."""
 
 _RAN = "nbs-ran"
 """Printed last inside a `Guard`: its commands ran."""
@@ -451,7 +456,7 @@ def _may_run_in_band(commands: Sequence[Command]) -> bool:
         if not command:
             continue
         name = command[0]
-        if not name or name.startswith("-") or _finishes_later(name):
+        if not name or name.startswith("-") or _finishes_later(name) or name in _ESCAPED_IN_BAND:
             return False
         if name in ("if-shell", "if"):
             flags, positional = _if_shell_arguments(command[1:])

@@ -14,6 +14,7 @@ import re
 import time
 from dataclasses import dataclass, replace
 
+from nbs_tui.core.sidecar.delivery_rules import typed_prefix_length
 from nbs_tui.core.sidecar.meters import Meters
 from nbs_tui.core.sidecar.meters_relay import METERS_OPTION
 from nbs_tui.core.sidecar.relay import RelayedAction
@@ -272,16 +273,15 @@ def inflight_erase_count(mark: InflightMark, my_token: str, input_text: str | No
     """How many characters a new holder erases from the box for a mark left by another holder.
 
     The rule (docs/lease.md): only a mark from another token is recovered; the box must hold a
-    non-empty prefix of the mark's text exactly (the typing may have been cut short), then exactly
-    that many characters are erased. Anything else in the box is the operator's, never touched:
+    non-empty prefix of the mark's text exactly (the typing may have been cut short; rows wrapped at
+    the pane's edge count as the text they show: `typed_prefix_length`), then exactly that many
+    characters are erased. Anything else in the box is the operator's, never touched:
     the answer is 0 (just drop the mark). None: the mark is this holder's own, or the box cannot be
     read now (no input box on screen): leave the mark and look again next tick.
     """
     if mark.token == my_token or input_text is None:
         return None
-    if input_text and mark.text.startswith(input_text):
-        return len(input_text)
-    return 0
+    return typed_prefix_length(mark.text, input_text) or 0
 
 
 # -- the viewers' switches and requests -----------------------------------------------------
@@ -303,6 +303,9 @@ class PaneSwitches:
     """The agent's meters as the holder read them (`nbs_tui.core.sidecar.meters_relay`)."""
     start_claim: StartClaim | None = None
     """``nbs-tui new`` is starting this agent: the sidecar leaves it alone while the claim holds."""
+    send_request: str = ""
+    """``nbs-tui send``'s pending request (`nbs_tui.core.sidecar.delivery_rules.SEND_REQUEST_OPTION`)."""
+    send_answer: str = ""
 
 
 def parse_switch(raw: str) -> bool | None:

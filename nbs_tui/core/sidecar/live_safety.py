@@ -6,7 +6,8 @@ sidecar room re-captures the pane just before acting and asks `live_refusal` whe
 live screen still allows the action: the poll (and a nudge) only onto an empty idle prompt
 without context pressure, Enter only while the box holds exactly the typed text (so never a
 bare Enter, never onto half-typed input), a plan option only while the same plan menu shows,
-the resume only into a limited agent's free box that Claude Code will not continue by itself.
+the resume only into a limited agent's free box that Claude Code will not continue by itself,
+a caller's text (``send``) as the poll but under context pressure too (it may be ``/compact``).
 Pure: the tests hold every rule without tmux (tests/unit/test_live_safety.py).
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from nbs_tui.core.detection.detect import FLAG_CONTEXT_PRESSURE
 from nbs_tui.core.fleet.model import AgentState, Detection
+from nbs_tui.core.sidecar.delivery_rules import SEND_PURPOSE, box_holds
 from nbs_tui.core.sidecar.pane_sidecar import Action, InjectPoll, SelectPlanOption, SubmitPoll
 
 
@@ -30,11 +32,12 @@ def live_refusal(live: Detection, action: Action) -> str | None:
     if isinstance(action, InjectPoll):
         if not live.safe_to_inject or live.state is not AgentState.IDLE:
             return f"live screen is not an empty idle prompt ({live.state.value}: {live.reason})"
-        if FLAG_CONTEXT_PRESSURE in live.flags:
+        if FLAG_CONTEXT_PRESSURE in live.flags and action.purpose != SEND_PURPOSE:
             return "context pressure on the live screen"
         return None
     if isinstance(action, SubmitPoll):
-        if live.input_text != action.text:
+        holds = box_holds(action.text, live.input_text) if action.purpose == SEND_PURPOSE else live.input_text == action.text
+        if not holds:
             return f"the input box holds {live.input_text!r}, not {action.text!r}"
         if live.state not in (AgentState.IDLE, AgentState.WORKING, AgentState.LIMITED):
             return f"a {live.state.value} screen is showing"

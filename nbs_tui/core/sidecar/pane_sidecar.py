@@ -19,6 +19,9 @@ then counting waits ``backoff`` (10 s) before starting again. Added safety:
   queues it for the next tick, and its actions and its end (`HandshakeEnded`) carry its ``purpose``;
 * a usage-limited agent (``limited``) gets no poll and no nudge; only the resume after its
   reset (`request_resume`, purpose ``resume``) may type into its free input box;
+* a caller's text (purpose ``send``: ``nbs-tui send``, the work queue) goes through the same
+  handshake, pasted whole (`InjectPoll.paste`) and typed once only: never retyped, and seen in
+  the box as `nbs_tui.core.sidecar.delivery_rules.box_holds` reads a pasted text;
 * the plan menu is answered once per menu, by label (`choose_plan_option`), after it has been
   seen on two ticks, and the machine checks that the menu went away;
 * ``\\nbs-`` lines are reported once each while they stay on screen or scroll.
@@ -36,6 +39,7 @@ from typing import Literal
 from nbs_tui.core.control.control_commands import scan_screen_lines
 from nbs_tui.core.detection.detect import FLAG_CONTEXT_PRESSURE, choose_plan_option, detect_lines
 from nbs_tui.core.fleet.model import AgentState, Detection, MenuOption, PaneId
+from nbs_tui.core.sidecar.delivery_rules import SEND_PURPOSE, box_holds
 
 BACKOFF = 10.0
 """Seconds after an injection before the idle counter starts again (the seed's ``sleep 10``)."""
@@ -72,6 +76,8 @@ class InjectPoll:
     attempt: int = 1
     purpose: str = "poll"
     """``poll`` (the poll command) or what `PaneSidecar.request_text` was given (``nudge``)."""
+    paste: bool = False
+    """Paste the text (bracketed: whole, its newlines kept) rather than type it: a caller's text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,8 +405,8 @@ class PaneSidecar:
             return f"budget: {ctx.held}"
         if ctx.operator_typing:
             return "operator typing"
-        if FLAG_CONTEXT_PRESSURE in d.flags:
-            return "context pressure"
+        if FLAG_CONTEXT_PRESSURE in d.flags and purpose != SEND_PURPOSE:
+            return "context pressure"  # a caller may well be sending /compact
         if purpose == "resume" and d.state is AgentState.LIMITED:
             if d.limit is not None and d.limit.auto_resume:
                 return "Claude Code continues by itself"
@@ -442,13 +448,14 @@ class PaneSidecar:
             text, purpose = self._text, self._purpose
             self._phase, self._phase_at, self._attempt = _Phase.TYPED, now, 1
             self._note(f"typing {text}")
-            return [InjectPoll(text, 1, purpose)]
+            return [InjectPoll(text, 1, purpose, paste=purpose == SEND_PURPOSE)]
 
         text, purpose = self._text, self._purpose
 
         typed = d.input_text
+        shows = box_holds(text, typed) if purpose == SEND_PURPOSE else typed == text
         if self._phase is _Phase.TYPED:
-            if typed == text:
+            if shows:
                 if ctx.operator_typing:
                     return self._give_up(now, "operator started typing; left the text for them")
                 self._phase, self._phase_at, self._attempt = _Phase.SUBMITTED, now, 1
@@ -457,6 +464,7 @@ class PaneSidecar:
                 return []
             if (
                 typed == ""
+                and purpose != SEND_PURPOSE  # a caller's text is typed once, never again
                 and d.state in (AgentState.IDLE, AgentState.LIMITED)
                 and self._attempt == 1
                 and self._poll_blocker(ctx, purpose) is None
@@ -468,7 +476,7 @@ class PaneSidecar:
             return self._give_up(now, f"{text} did not show in the input box ({why})")
 
         # SUBMITTED: the text must leave the box
-        if typed != text:
+        if not shows:
             self._phase = _Phase.READY
             self._backoff_until = now + self.config.backoff
             self._note(f"{text} submitted")
@@ -583,6 +591,11 @@ class PaneSidecar:
     @property
     def injecting(self) -> bool:
         return self._phase is not _Phase.READY
+
+    @property
+    def busy(self) -> bool:
+        """A text is being typed, or is queued for the next tick (`request_text`)."""
+        return self._phase is not _Phase.READY or self._queued is not None or self._force
 
     def status(
         self, now: float, context: SidecarContext | None = None, history: int = 10
