@@ -383,8 +383,8 @@ def _with_account(found: PreparedAgent | NewAgent, spec: NewAgent, settings: Set
     """``new --account NAME|auto`` resolved to the account's folder (raises `SpecError`)."""
     from dataclasses import replace
 
+    from nbs_tui.claude.usage_spool import account_config_dir
     from nbs_tui.files.agent_input import PreparedAgent as Prepared
-    from nbs_tui.fleet_api.usage_command import account_config_dir
 
     if spec.host not in (None, LOCAL):
         raise SpecError([f"--account works on this machine's accounts: start on {spec.host} without it, or from there"])

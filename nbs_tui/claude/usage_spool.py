@@ -3,7 +3,8 @@
 `UsageReader` follows the spool forward (`nbs_tui.files.tail.TailReader`: complete lines only,
 never written to) and keeps a `UsageBook` up to date; a reader started on a big spool begins
 `START_TAIL` bytes before its end (the burn span needs the last hour, the daily caps a day, and a
-turn's line is about 2 KB). `usage_now` is the one-shot read of ``nbs-tui usage``.
+turn's line is about 2 KB). `usage_now` is the one-shot read of ``nbs-tui usage``;
+`account_config_dir` resolves ``new --account NAME|auto`` and the start form's choice.
 """
 
 from __future__ import annotations
@@ -14,8 +15,12 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from nbs_tui.core.fleet.accounts import Account
-from nbs_tui.core.fleet.usage import AccountUsage, UsageBook, sample_from_line
+from nbs_tui.claude.status_recorder import usage_spool_for
+from nbs_tui.config import Settings
+from nbs_tui.core.fleet.accounts import AUTO, Account
+from nbs_tui.core.fleet.agent_spec import SpecError
+from nbs_tui.core.fleet.budget_rules import cap_reason
+from nbs_tui.core.fleet.usage import AccountUsage, UsageBook, choose_account, sample_from_line
 from nbs_tui.files.tail import TailLine, TailNotice, TailReader
 
 START_TAIL = 16 << 20
@@ -75,3 +80,38 @@ def usage_now(
     reader = UsageReader(path, accounts)
     reader.read()
     return reader.accounts(now())
+
+
+def local_usage(settings: Settings, now: float | None = None) -> list[AccountUsage]:
+    """This machine's accounts: the named ones first (even unused), then any found in the spool."""
+    at = time.time() if now is None else now
+    return usage_now(usage_spool_for(settings.hook_spool), settings.accounts, lambda: at)
+
+
+def account_config_dir(name: str, settings: Settings, now: float | None = None) -> str:
+    """The ``CLAUDE_CONFIG_DIR`` of ``--account NAME`` (an ``[accounts.NAME]``), or for ``auto``
+    of the account with the most headroom under its caps; raises `SpecError` saying why not."""
+    named = {account.name: account for account in settings.accounts}
+    if name != AUTO:
+        if name not in named:
+            known = ", ".join(named) or "none: add [accounts.NAME] tables to the config"
+            raise SpecError([f"--account {name!r} is not an account of the config (known: {known})"])
+        usage = next(u for u in local_usage(settings, now) if u.account.name == name)
+        why = cap_reason(usage, settings.budget, time.time() if now is None else now)
+        if why is not None:  # no new start on an account at its cap
+            raise SpecError([f"--account {name}: {why}; start under another account or --account auto"])
+        return named[name].config_dir
+    if not named:
+        raise SpecError(["--account auto: the config names no accounts ([accounts.NAME] with config_dir)"])
+    candidates = [usage for usage in local_usage(settings, now) if usage.account.named]
+    chosen = choose_account(candidates, settings.budget)
+    if chosen is None:
+        raise SpecError(["--account auto: every account is at a cap: " + "; ".join(_at_cap(u, settings) for u in candidates)])
+    return chosen.account.config_dir
+
+
+def _at_cap(usage: AccountUsage, settings: Settings) -> str:
+    five, seven = settings.budget.caps_of(usage.account)
+    used_five = usage.five_hour.used_percentage if usage.five_hour else 0
+    used_seven = usage.seven_day.used_percentage if usage.seven_day else 0
+    return f"{usage.account.name} 5-hour {used_five:.0f}/{five or 100:.0f} %, 7-day {used_seven:.0f}/{seven or 100:.0f} %"

@@ -6,7 +6,8 @@ read here directly: no tmux, no service needed. ``--host`` asks that host's own 
 spool). `usage_document` is the JSON (``{"accounts": [...]}``, Claude Code's own field names)
 that ``--json`` prints and the MCP tool of the same name returns.
 
-`account_config_dir` resolves ``nbs-tui new --account NAME|auto`` (and the start form's choice).
+``nbs-tui new --account NAME|auto`` (and the start form's choice) is resolved by
+`nbs_tui.claude.usage_spool.account_config_dir`.
 """
 
 from __future__ import annotations
@@ -17,13 +18,9 @@ import sys
 import time
 from typing import Any
 
-from nbs_tui.claude.status_recorder import usage_spool_for
-from nbs_tui.claude.usage_spool import usage_now
+from nbs_tui.claude.usage_spool import local_usage
 from nbs_tui.config import Settings
-from nbs_tui.core.fleet.accounts import AUTO
-from nbs_tui.core.fleet.agent_spec import SpecError
-from nbs_tui.core.fleet.budget_rules import cap_reason
-from nbs_tui.core.fleet.usage import AccountUsage, account_lines, choose_account
+from nbs_tui.core.fleet.usage import account_lines
 from nbs_tui.core.fleet.usage import usage_document as document_of
 from nbs_tui.core.fleet_api.exit_codes import ExitCode, FleetApiError
 from nbs_tui.fleet_api.read_commands import _run_there
@@ -61,12 +58,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     return ExitCode.DONE
 
 
-def local_usage(settings: Settings, now: float | None = None) -> list[AccountUsage]:
-    """This machine's accounts: the named ones first (even unused), then any found in the spool."""
-    at = time.time() if now is None else now
-    return usage_now(usage_spool_for(settings.hook_spool), settings.accounts, lambda: at)
-
-
 def usage_document(settings: Settings, *, now: float | None = None) -> dict[str, Any]:
     """The JSON of ``nbs-tui usage --json`` for every watched host: this machine's from its
     usage spool, another host's from its own ``nbs-tui usage --json`` (each account then says
@@ -92,32 +83,3 @@ def _remote_lines(account: dict[str, Any]) -> str:
         f"  5-hour {five.get('used_percentage', '--')} % · 7-day {seven.get('used_percentage', '--')} % · "
         f"cost ${float(account.get('cost_usd') or 0):.2f}"
     )
-
-
-def account_config_dir(name: str, settings: Settings, now: float | None = None) -> str:
-    """The ``CLAUDE_CONFIG_DIR`` of ``--account NAME`` (an ``[accounts.NAME]``), or for ``auto``
-    of the account with the most headroom under its caps; raises `SpecError` saying why not."""
-    named = {account.name: account for account in settings.accounts}
-    if name != AUTO:
-        if name not in named:
-            known = ", ".join(named) or "none: add [accounts.NAME] tables to the config"
-            raise SpecError([f"--account {name!r} is not an account of the config (known: {known})"])
-        usage = next(u for u in local_usage(settings, now) if u.account.name == name)
-        why = cap_reason(usage, settings.budget, time.time() if now is None else now)
-        if why is not None:  # no new start on an account at its cap
-            raise SpecError([f"--account {name}: {why}; start under another account or --account auto"])
-        return named[name].config_dir
-    if not named:
-        raise SpecError(["--account auto: the config names no accounts ([accounts.NAME] with config_dir)"])
-    candidates = [usage for usage in local_usage(settings, now) if usage.account.named]
-    chosen = choose_account(candidates, settings.budget)
-    if chosen is None:
-        raise SpecError(["--account auto: every account is at a cap: " + "; ".join(_at_cap(u, settings) for u in candidates)])
-    return chosen.account.config_dir
-
-
-def _at_cap(usage: AccountUsage, settings: Settings) -> str:
-    five, seven = settings.budget.caps_of(usage.account)
-    used_five = usage.five_hour.used_percentage if usage.five_hour else 0
-    used_seven = usage.seven_day.used_percentage if usage.seven_day else 0
-    return f"{usage.account.name} 5-hour {used_five:.0f}/{five or 100:.0f} %, 7-day {used_seven:.0f}/{seven or 100:.0f} %"
