@@ -7,13 +7,21 @@ byte for byte."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import libtmux
 
+from nbs_tui.app import create_app
+from nbs_tui.config import load_settings
+from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.fleet.usage import AccountUsage, usage_document
+from nbs_tui.widgets.usage_screen import UsageScreen
 from tests.headless_proc import Headless
 from tests.realclaude.accounts_world import AccountsWorld, make_accounts_world
 from tests.realclaude.harness import ClaudeFleet, Usage, usage_limit
@@ -25,6 +33,40 @@ def start(world: AccountsWorld, socket: str, folder: Path, name: str, account: s
     assert done.returncode == 0, done.stderr
     pane: str = json.loads(done.stdout)["pane_id"]
     return pane
+
+
+def cli_figures(usage: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
+    return {
+        name: (
+            (a.get("five_hour") or {}).get("used_percentage"), (a.get("five_hour") or {}).get("resets_at"),
+            (a.get("seven_day") or {}).get("used_percentage"), a["cost_usd"], [g["pane"] for g in a["agents"]],
+        )
+        for name, a in usage.items()
+    }  # fmt: skip
+
+
+def dashboard_figures(world: AccountsWorld, socket: str) -> dict[str, tuple[Any, ...]]:
+    """The dashboard's usage view (U) on this server, its figures as ``cli_figures`` has them."""
+    settings = replace(
+        load_settings(world.config, environ={}), server=ServerAddress(socket_name=socket), service="off",
+        poll_disabled=True, action_log=world.state / "dashboard-actions.log", remember_fleet=False,
+    )  # fmt: skip
+    app = create_app(settings)
+    shown: list[AccountUsage] = []
+
+    async def run() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("U")
+            for _ in range(100):
+                if isinstance(app.screen, UsageScreen) and app.screen.accounts:
+                    shown.extend(app.screen.accounts)
+                    return
+                await pilot.pause(0.1)
+
+    asyncio.run(run())
+    assert shown, "the usage view showed no account"
+    document = {a["name"]: a for a in usage_document(shown)["accounts"]}
+    return cli_figures(document)
 
 
 def test_usage_per_account_follows_the_api_and_auto_goes_where_there_is_headroom(
@@ -56,6 +98,8 @@ def test_usage_per_account_follows_the_api_and_auto_goes_where_there_is_headroom
     # The user's own status line still prints its text under the box.
     tmux = local_tmux(socket)
     wait_until(lambda: "MINE " + claude_fleet.binary.version in tmux("capture-pane", "-p", "-t", alpha), 30, "the user's status line")
+
+    assert dashboard_figures(world, socket) == cli_figures(world.usage(socket))  # the dashboard agrees
 
     world.set_usage("a", 0.85, 0.30)  # rising: a goes over its 80 % cap
     wait_until(lambda: "❯" in tmux("capture-pane", "-p", "-t", alpha), 10)
