@@ -77,7 +77,7 @@ def list_agents(
                 version=(status.version or "") if status else "",
             )
         )
-    asking = [row.pane_id for row in rows if row.needs and row.needs != "stuck"]
+    asking = [row.pane_id for row in rows if row.needs and row.needs not in ("stuck", "budget", "burn")]  # no question on screen
     lines = needs_lines(commands, asking)
     return [replace(row, needs_line=lines.get(row.pane_id, "")) if row.pane_id in lines else row for row in rows]
 

@@ -171,6 +171,10 @@ def test_at_the_cap_the_account_s_agents_get_no_poll_and_after_the_reset_feeding
         budget = run.find("escalate", reason="budget")
         assert len(budget) == 1 and budget[0]["pane"] in (alpha1, alpha2), budget
         assert "account a at its 5-hour cap: 85 % of 80 %" in budget[0]["message"]
+        listed = world.nbs_tui(socket, "agents", "--json")  # what the holder publishes, for scripts
+        assert listed.returncode == 0, listed.stderr
+        needs = {row["pane_id"]: row["needs"] for row in json.loads(listed.stdout)["agents"]}
+        assert needs[budget[0]["pane"]] == "budget" and needs[beta] is None, needs
         wait_until(
             lambda: all(run.find("poll", pane=p, result="submitted") for p in (alpha1, alpha2)),
             reset - time.time() + 3 * stagger + 30, "a's agents polled again after the reset",
