@@ -41,6 +41,9 @@ log = logging.getLogger(__name__)
 LIFT_OPTION = "@nbs_budget_lift"
 """A pane option any view sets (the dashboard's lift key): the holder lifts the per-agent cap
 for the agent in that pane (`BudgetWatch.update` reads it while an agent cap holds)."""
+DECIDE_EVERY = 2.0
+"""Seconds between two decisions when the spool brought nothing new and nobody waits for a
+release (the figures move with new lines; the resets and the caps' times move slowly)."""
 PROCESS_SCAN = 5.0
 """Seconds between two walks of /proc for panes whose account is not known yet."""
 
@@ -85,6 +88,7 @@ class BudgetWatch:
         """pane -> (pane pid, its agent's config folder)."""
         self._scanned_at = float("-inf")
         self._panes: frozenset[PaneId] = frozenset()
+        self._decided_at = float("-inf")
 
     def held(self, pane_id: PaneId) -> str | None:
         return self.decision.held.get(pane_id)
@@ -106,10 +110,15 @@ class BudgetWatch:
 
     def update(self, panes: Mapping[PaneId, PaneInfo], wall_now: float) -> None:
         try:
-            self.reader.read()
+            added = self.reader.read()
         except OSError as error:
             log.info("usage spool not read: %s", error)
+            added = 0
+        new_panes = frozenset(panes) != self._panes
         self._panes = frozenset(panes)
+        if not (added or new_panes or self.governor.releasing or wall_now - self._decided_at >= DECIDE_EVERY):
+            return  # nothing moved: the last decision stands (a pass a second, hundreds of sessions)
+        self._decided_at = wall_now
         pane_accounts = self._pane_accounts(panes, wall_now) if self.capped else {}
         self._read_lifts()
         acting = self.lease is None or self.lease.acting()

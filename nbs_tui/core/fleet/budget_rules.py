@@ -89,6 +89,11 @@ class BudgetGovernor:
         self.lifted: dict[PaneId, str] = {}
         """Panes the operator lifted the per-agent cap for -> the session it was lifted for."""
 
+    @property
+    def releasing(self) -> bool:
+        """Agents of an account whose cap went are waiting for their turn to be fed again."""
+        return bool(self._release_at)
+
     def lift(self, pane_id: PaneId, session_id: str = "") -> None:
         """The operator lifts the per-agent cap for this agent (logged by the caller)."""
         self.lifted[pane_id] = session_id
