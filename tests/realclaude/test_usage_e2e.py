@@ -234,3 +234,30 @@ def test_a_usage_limit_screen_counts_in_the_account_s_usage(
         wait_until(lambda: (world.usage(socket)["a"].get("five_hour") or {}).get("used_percentage") == 100, 30, "a at 100 %")
     five = world.usage(socket)["a"]["five_hour"]
     assert abs(five["resets_at"] - reset) <= 60, (five, reset)
+
+
+def test_an_agent_at_its_daily_cap_is_held_until_the_operator_lifts_it(
+    claude_fleet: ClaudeFleet, server: libtmux.Server, tmp_path: Path
+) -> None:
+    """``agent_max_cost_usd_per_day = 1``: the loop agent's first turn costs more (400,000 input
+    tokens), so the holder feeds it nothing while its peer is polled; the operator's lift (the
+    pane option the dashboard's ``$`` sets) is read by the holder, logged, and the agent is
+    polled again. Only that agent was held: its account has no cap."""
+    socket = str(server.socket_name)
+    server.new_session(session_name="work")
+    world = make_accounts_world(claude_fleet, tmp_path, ("loop", "b"), budget="agent_max_cost_usd_per_day = 1.0")
+    for name in world.accounts:
+        assert world.nbs_tui(socket, "hooks", "install", "--account", name).returncode == 0
+        world.set_usage(name, 0.05, 0.01)
+    world.api.token_usage[world.tokens["loop"]] = Usage(input_tokens=400_000, output_tokens=50)
+    loop = start(world, socket, world.workdirs[0], "looper", "loop", "task loop")
+    peer = start(world, socket, world.workdirs[1], "peer", "b", "task b")
+    wait_until(lambda: world.tokens_seen("task loop") and world.tokens_seen("task b"), 60, "both prompts")
+    wait_until(lambda: world.usage(socket)["loop"]["cost_usd"] > 1.0, 60, "the loop agent over $1")
+    with Headless(["--config", str(world.config), "-L", socket, "--poll-interval", "3"], env=world.env()) as run:
+        wait_until(lambda: len(run.find("poll", pane=peer, result="submitted")) >= 2, 60, "the peer polled twice")
+        assert not run.find("poll", pane=loop), "the agent at its daily cap was polled"
+        local_tmux(socket)("set-option", "-p", "-t", loop, "@nbs_budget_lift", "dashboard")
+        wait_until(lambda: bool(run.find("poll", pane=loop, result="submitted")), 30, "the lifted agent polled")
+    log = (world.state / "nbs-tui" / "actions.log").read_text()
+    assert '"action":"budget lift"' in log and f'"pane_id":"{loop}"' in log
