@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # opened on demand, imported when first opened: not for the f
     from textual.notifications import SeverityLevel
 
     from nbs_tui.widgets.answer_card import AnswerScreen
+    from nbs_tui.widgets.review_screen import ReviewScreen
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +201,21 @@ class NbsApp(App[int]):
 
     def on_answer_screen_skipped(self, message: AnswerScreen.Skipped) -> None:
         self.dashboard.answering.skipped(message)
+
+    def on_review_screen_file_wanted(self, message: ReviewScreen.FileWanted) -> None:
+        self.dashboard.review.file_wanted(message)  # the review screen's wishes, as the card's
+
+    def on_review_screen_send_wanted(self, message: ReviewScreen.SendWanted) -> None:
+        self.dashboard.review.send_wanted(message)
+
+    def on_review_screen_reload_wanted(self, message: ReviewScreen.ReloadWanted) -> None:
+        self.dashboard.review.reload_wanted(message)
+
+    def on_review_screen_merge_wanted(self, message: ReviewScreen.MergeWanted) -> None:
+        self.dashboard.review.merge_wanted(message)
+
+    def on_review_screen_discard_wanted(self, message: ReviewScreen.DiscardWanted) -> None:
+        self.dashboard.review.discard_wanted(message)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Every worker failure meets here and is a problem, never swallowed (the one route:

@@ -18,12 +18,14 @@ from nbs_tui.core.fleet.background import BackgroundSession
 from nbs_tui.core.fleet.host_spec import HostState
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.fleet.pane_state import HistoryEntry, PaneStatus
+from nbs_tui.core.review.agent_changes import ChangeCount
 from nbs_tui.core.sidecar.lease_rules import LeaseValue, describe_holder
 from nbs_tui.dashboard.frames import FrameScheduler
 from nbs_tui.dashboard.messages import (
     AgentNews,
     BackendProblem,
     BackgroundSessionsChanged,
+    ChangesCounted,
     ClaudeSignalsChanged,
     ConnectionChanged,
     FleetChanged,
@@ -54,6 +56,7 @@ class FleetBridge(RuntimeListener):
     """The app's `RuntimeListener`: called on the backends' threads, touches no widget."""
 
     shows_background_sessions = True
+    shows_changes = True
 
     def __init__(self, app: BridgedApp, frames: FrameScheduler) -> None:
         self._app = app
@@ -99,6 +102,10 @@ class FleetBridge(RuntimeListener):
 
     def hosts_changed(self, states: tuple[HostState, ...]) -> None:
         self._app.post_message(HostsChanged(states))
+
+    def changes_counted(self, counts: Mapping[PaneId, ChangeCount]) -> None:
+        """The change column's news (`nbs_tui.runtime.change_counter`)."""
+        self._app.post_message(ChangesCounted(tuple(counts.items())))
 
     def background_sessions_changed(self, sessions: tuple[BackgroundSession, ...]) -> None:
         """Claude Code's background sessions (`nbs_tui.lifecycle.background_poll`)."""

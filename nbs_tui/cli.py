@@ -96,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--card-only", dest="card_only", action="store_true", default=None,
         help="with --open-card: show only that agent's card, no fleet and no other key, and quit when it closes",
     )
+    parser.add_argument(
+        "--open-review", dest="open_review", metavar="TARGET",
+        help="open this agent's review once the fleet is seen (TARGET as --open-card's); with --card-only: that review alone",
+    )
     _add_sidecar_options(parser)
 
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -159,6 +163,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         plan_policy=getattr(args, "plan_policy", None),
         open_card=getattr(args, "open_card", None),
         card_only=getattr(args, "card_only", None),
+        open_review=getattr(args, "open_review", None),
     )
 
 

@@ -158,6 +158,9 @@ class Settings:
     card_only: bool = False
     """``--card-only`` (flags only, with ``--open-card``): show that one card and nothing else, and
     quit when it closes (what a browser view's one-time link starts)."""
+    open_review: str = ""
+    """``--open-review host/server/pane`` (flags only): once the fleet is seen, open that agent's
+    review (with ``--card-only``: that review and nothing else, as a push's review link starts)."""
     remember_fleet: bool = True
     """The acting runtime keeps the server's fleet memory for ``nbs-tui restore`` (the demo's
     throw-away servers are not remembered)."""
@@ -178,7 +181,7 @@ class Settings:
         return choose_hosts(self.hosts, self.host_choice, self.server, server_is_local=self.server_from_tmux_env)
 
 
-_NOT_IN_FILE = frozenset({"server", "server_from_tmux_env", "config_file", "host_choice", "open_card", "card_only"})
+_NOT_IN_FILE = frozenset({"server", "server_from_tmux_env", "config_file", "host_choice", "open_card", "card_only", "open_review"})
 
 _ENV_KEYS: Mapping[str, str] = {
     "NBS_POLL_INTERVAL": "poll_interval",

@@ -8,6 +8,7 @@
     .venv/bin/python scripts/screenshots.py --new-agent # only new-agent.svg: the "new agent" form
     .venv/bin/python scripts/screenshots.py --phone   # only phone.svg and phone-answer.svg, 50x30
     .venv/bin/python scripts/screenshots.py --usage   # only usage.svg: the usage view (U), 120x32
+    .venv/bin/python scripts/screenshots.py --review  # only review.svg (160x48) and phone-review.svg (50x30)
 
 It starts `DemoFleet` on a private tmux server (never your own), runs the app headless at a
 fixed size, waits until every agent shows a state, and saves one SVG per view. ``hosts.svg``
@@ -312,6 +313,55 @@ async def shoot_usage(out: Path) -> list[Path]:
         await pilot.pause(0.5)
         app.save_screenshot("usage.svg", str(out))
     return [out / "usage.svg"]
+async def shoot_review(out: Path) -> list[Path]:
+    """The review screen (v) over a real git worktree: the snapshot tests' fleet and repository
+    (tests/app/test_snapshots_review.py), mirror.py's diff with a comment, side by side at 160x48,
+    and the same review on a phone."""
+    from dataclasses import replace
+
+    import libtmux
+
+    from nbs_tui.core.fleet.model import PaneInfo
+    from nbs_tui.widgets.review_screen import ReviewScreen
+    from tests.app import snapfleet
+    from tests.gitrepo import IDENTITY, reviewed_repo
+
+    os.environ.update(IDENTITY)
+    made = []
+    with tempfile.TemporaryDirectory(prefix="nbs-shots-") as tmp:
+        repo = reviewed_repo(Path(tmp))
+        stable = snapfleet._stable
+
+        def in_the_worktree(pane: PaneInfo) -> PaneInfo:
+            pane = stable(pane)
+            return replace(pane, current_path=str(repo.worktree)) if pane.window_name == "mirror" else pane
+
+        snapfleet._stable = in_the_worktree
+        async def one(name: str, size: tuple[int, int], keys: tuple[str, ...]) -> None:
+            server = libtmux.Server(socket_name=f"nbs-shots-review-{os.getpid()}")
+            try:
+                snapfleet.start_snapshot_fleet(server)
+                address = ServerAddress(socket_name=server.socket_name)
+                settings = Settings(server=address, poll_disabled=True, plan_policy="off", bell=False, service="off")
+                app: NbsApp = create_app(settings, lambda listener: snapfleet.StableFleet(address, listener), control_plane=False, claude=False)
+                async with app.run_test(size=size) as pilot:
+                    await _wait(pilot, lambda: len(app.state.panes) == len(snapfleet.LAYOUT), 30, "the fleet")
+                    await pilot.pause(1.0)
+                    await pilot.press("v")
+                    await _wait(pilot, lambda: isinstance(app.screen, ReviewScreen) and bool(app.screen.files), 30, "the review")
+                    await pilot.press("right_square_bracket")
+                    await pilot.pause(1.0)
+                    await pilot.press(*keys)
+                    await pilot.pause(0.5)
+                    app.save_screenshot(name, str(out))
+                    made.append(out / name)
+            finally:
+                server.kill()
+
+        await one("review.svg", (160, 48), ("c", *"Keep dirty a set?", "enter"))
+        await one("phone-review.svg", PHONE, ())
+        snapfleet._stable = stable
+    return made
 
 
 def main() -> int:
@@ -328,6 +378,11 @@ def main() -> int:
     if args.usage:
         args.out.mkdir(parents=True, exist_ok=True)
         for path in asyncio.run(shoot_usage(args.out)):
+    parser.add_argument("--review", action="store_true", help="only review.svg and phone-review.svg (the review screen)")
+    args = parser.parse_args()
+    if args.review:
+        args.out.mkdir(parents=True, exist_ok=True)
+        for path in asyncio.run(shoot_review(args.out)):
             print(path)
         return 0
     if args.phone:

@@ -110,9 +110,18 @@ class SpoolReader:
     The reading (offsets, partial lines, replaced or truncated spools, FIFOs refused) is
     :class:`~nbs_tui.files.tail.TailReader`'s; this class turns lines into events."""
 
-    def __init__(self, path: Path, *, from_start: bool = False, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        from_start: bool = False,
+        clock: Callable[[], float] = time.time,
+        keep: Callable[[bytes], bool] | None = None,
+    ) -> None:
         self.path = path
         self._clock = clock
+        self._keep = keep
+        """A cheap test of a raw line before its JSON is parsed (a reader after one kind of event)."""
         self._tail: TailReader[TailLine] = TailReader(
             path, TailLine, max_line=MAX_LINE, start_tail=None if from_start else START_TAIL
         )
@@ -146,7 +155,7 @@ class SpoolReader:
                 self.bad_lines += 1
                 self.last_error = f"bad spool line at byte {item.offset}: longer than {MAX_LINE:,} bytes"
                 continue
-            if not item.raw.strip():
+            if not item.raw.strip() or (self._keep is not None and not self._keep(item.raw)):
                 continue
             try:
                 events.append(parse_line(item.raw, now))

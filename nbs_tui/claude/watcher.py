@@ -216,9 +216,12 @@ class ClaudeSignals:
         rescan: float = 2.0,
         clock: Callable[[], float] = time.time,
         problems: ProblemSink | None = None,
+        hook_tap: Callable[[HookEvent], None] | None = None,
     ) -> None:
         self._settings = settings
         self._problems = problems
+        self._hook_tap = hook_tap
+        """Also hears every hook event read (on this thread): the change column's writes."""
         """Where problems worth showing a person go (bad spool lines, unreadable files)."""
         self._listener = listener
         self._socket = os.path.realpath(tmux_socket) if tmux_socket else server_socket(settings.server)
@@ -384,6 +387,8 @@ class ClaudeSignals:
     # -- hooks -------------------------------------------------------------------------------
 
     def _route(self, event: HookEvent) -> None:
+        if self._hook_tap is not None:
+            self._hook_tap(event)
         if event.tmux_socket and os.path.realpath(event.tmux_socket) != self._socket:
             by_session = self._pane_for_session(event.session_id)
             if by_session is None:

@@ -10,5 +10,6 @@ Its rooms, each pure:
   rules, the relays of actions and meters to viewers, and the meters themselves;
 - `control`: the NBS control plane: control commands, the registry, inboxes, chats, bus events;
 - `fleet`: the value types (`model`), hosts, the fleet's memory and restore plan, new agents,
-  the pane state, the needs-you queue, problems, filters, background sessions, process trees.
+  the pane state, the needs-you queue, problems, filters, background sessions, process trees;
+- `review`: what an agent changed: git's -z output read, its files and who wrote them.
 """

@@ -11,6 +11,8 @@ one such concern, so that no file holds more than one:
 - `operator_actions`: the dashboard's side of the operator's actions on panes (send, keys,
   broadcasts, pass-through, the sidecar's switches, jump);
 - `answering`: the answer card of the needs-you queue;
+- `review`: the review screen of an agent's changes (``v``, ``--open-review``), its work done
+  off the UI thread;
 - `history`: the selected pane's scrollback, read and followed;
 - `notifications`: notifications written to the operator's terminal;
 - `keys`: the help screen's rows and the command palette's entries;

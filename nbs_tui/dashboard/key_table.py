@@ -208,6 +208,39 @@ COMMANDS: tuple[Command, ...] = (
         show=False, key_display="$", palette="Lift the budget cap for this agent",
     ),
     Command("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
+    Command(
+        "agent.review", "v", "review", "Review",
+        "Review what the selected agent changed: its files and diffs, comments sent back to it, and for an "
+        "agent in its own worktree merge or discard (each asked first)", show=False, palette="Review the agent's changes",
+    ),
+    # the review screen's own keys (nbs_tui/widgets/review_screen.py)
+    Command("review.next_file", "right_square_bracket", "file(1)", "Next file", "Next file", key_display="]", scope="review", in_palette=False),
+    Command("review.previous_file", "left_square_bracket", "file(-1)", "Prev file", "Previous file", key_display="[", show=False, scope="review", in_palette=False),
+    Command("review.down", "j,down", "line(1)", "Down", "Next line", key_display="j/↓", show=False, scope="review", in_palette=False),
+    Command("review.up", "k,up", "line(-1)", "Up", "Previous line", key_display="k/↑", show=False, scope="review", in_palette=False),
+    Command("review.page_down", "pagedown", "page(1)", "Page down", "A page down", show=False, scope="review", in_palette=False),
+    Command("review.page_up", "pageup", "page(-1)", "Page up", "A page up", show=False, scope="review", in_palette=False),
+    Command("review.next_hunk", "n", "hunk(1)", "Hunk", "Next hunk", scope="review", in_palette=False),
+    Command("review.previous_hunk", "N", "hunk(-1)", "Prev hunk", "Previous hunk", show=False, scope="review", in_palette=False),
+    Command("review.comment", "c", "comment(False)", "Comment", "Comment on the line under the cursor", scope="review", in_palette=False),
+    Command("review.comment_hunk", "C", "comment(True)", "Hunk comment", "Comment on the whole hunk", show=False, scope="review", in_palette=False),
+    Command(
+        "review.send", "s", "send", "Send",
+        "Send the comments to the agent as one prompt (each file:line and its text), once, only while it is idle",
+        scope="review", in_palette=False,
+    ),
+    Command("review.reload", "r", "reload", "Reload", "Read the agent's changes again (after its next turn)", show=False, scope="review", in_palette=False),
+    Command("review.layout", "u", "layout", "Layout", "Unified or side by side (auto: as the width allows)", scope="review", in_palette=False),
+    Command(
+        "review.merge", "M", "merge", "Merge",
+        "Merge the agent's branch into its base (asked first; only while idle; refused on a conflict)",
+        scope="review", in_palette=False,
+    ),
+    Command(
+        "review.discard", "X", "discard", "Discard",
+        "Discard the agent's work (asked first; only while idle; kept under a backup ref)", scope="review", in_palette=False,
+    ),
+    Command("review.close", "q,escape", "close", "Close", "Close the review", key_display="q/Esc", scope="review", in_palette=False),
     # keys a widget handles itself (help only)
     Command("list.move", "up,down", "", "", "List: move the cursor (the mirror follows)", key_display="↑ / ↓", bound=False, in_palette=False),
     Command("list.open", "enter", "", "", "List: zoom the pane under the cursor", key_display="⏎", bound=False, in_palette=False),

@@ -7,7 +7,7 @@ The palette also offers a mute switch per kind of notification and a jump to eve
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
@@ -17,7 +17,7 @@ from textual.screen import Screen
 from nbs_tui.core.fleet.background import BackgroundSession
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.notifications.notify_rules import KIND_LABELS, NotifyKind
-from nbs_tui.dashboard.key_table import COMMAND_BY_ID, COMMANDS, help_rows
+from nbs_tui.dashboard.key_table import COMMAND_BY_ID, COMMANDS, help_rows, scope_bindings
 from nbs_tui.housekeeping import logs
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.grid import PaneGrid
@@ -32,9 +32,10 @@ def key_rows(app: App[Any], control: ControlView) -> list[tuple[str, str, str]]:
         a.binding for a in screen.active_bindings.values()
         if a.node is app or (a.node is screen and a.binding.id in COMMAND_BY_ID)
     ]  # fmt: skip
-    widget_keys = [
+    widget_keys: list[tuple[str, Sequence[object]]] = [
         ("Grid", PaneGrid.BINDINGS),
         ("Scrollback", Scrollback.BINDINGS),
+        ("Review", scope_bindings("review")),
         *(("Control", panel.BINDINGS) for panel in (control, control.registry_panel, control.inbox_panel)),
     ]
     return help_rows(app.get_key_display, active, widget_keys)

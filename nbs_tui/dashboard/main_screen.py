@@ -37,6 +37,7 @@ from nbs_tui.dashboard.news import FleetNews
 from nbs_tui.dashboard.notifications import OperatorNotifications
 from nbs_tui.dashboard.operator_actions import OperatorActions
 from nbs_tui.dashboard.problems_shown import ProblemsShown
+from nbs_tui.dashboard.review import ReviewFlow
 from nbs_tui.dashboard.usage_shown import UsageShown
 from nbs_tui.dashboard.views import Views
 from nbs_tui.operator.action_log import ActionRecord
@@ -128,10 +129,13 @@ class DashboardScreen(Screen[None]):
             app, problems, self.status_bar, connected=lambda: self.news.connected, clock=clock, wall=wall
         )
         """Each problem notified, counted in the status bar, listed on the ``E`` screen."""
-        flow = CardOnlyFlow if settings.card_only else AnswerFlow
+        flow = CardOnlyFlow if settings.card_only and not settings.open_review else AnswerFlow
         self.answering = flow(app, operator, lambda: self.selected_id, self.select_pane)
         """The answer card (``A``) and the choices made on it (``--card-only``: that one card alone)."""
         self.answering.open_at_start(settings.open_card)
+        self.review = ReviewFlow(app, operator, self.selected_pane, card_only=settings.card_only and bool(settings.open_review))
+        """The review screen (``v``; ``--open-review``: one agent's at start)."""
+        self.review.open_at_start(settings.open_review)
         self.history_reader = ScrollbackReader(app, self.scrollback, self.mirror, lambda: self.selected_id, lambda: runtime.fleet)
         """The selected pane's scrollback, read and followed."""
         self.views = Views(
@@ -187,6 +191,7 @@ class DashboardScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._unsubscribe_log = self.operator.subscribe_log(self._recorded)
+        self.review.mounted()
         self._mounted()
 
     def _recorded(self, record: ActionRecord) -> None:
@@ -232,6 +237,7 @@ class DashboardScreen(Screen[None]):
         self.news.apply(message)
         if isinstance(message, FleetChanged):
             self.answering.fleet_seen(self._settings.watched_hosts(), self.state.pane_by_id, self._runtime.problem)
+            self.review.fleet_seen(self._settings.watched_hosts(), self.state.panes, self._runtime.problem)
 
     def draw(self, dirty: Set[PaneId], whole: bool) -> None:
         """The frame: `nbs_tui.dashboard.frames.FrameScheduler` runs it."""
@@ -386,6 +392,9 @@ class DashboardScreen(Screen[None]):
 
     def action_answer(self) -> None:
         self.answering.answer()
+
+    def action_review(self) -> None:
+        self.review.open()
 
     def action_filter(self) -> None:
         self.filter_bar.open()

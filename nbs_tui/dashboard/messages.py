@@ -27,6 +27,7 @@ from nbs_tui.core.fleet.pane_state import (
     RawFacts,
     fuse_claude,
 )
+from nbs_tui.core.review.agent_changes import ChangeCount
 from nbs_tui.core.sidecar.meters import Meters
 from nbs_tui.sidecar.events import AgentEnded, LifecycleNews
 
@@ -127,6 +128,13 @@ class BackgroundSessionsChanged(BackendNews):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, BackgroundSessionsChanged)
+
+
+@dataclass
+class ChangesCounted(BackendNews):
+    """These agents' change counts (files, +/-) changed: the fleet list's change column."""
+
+    counts: tuple[tuple[PaneId, ChangeCount], ...]
 
 
 @dataclass

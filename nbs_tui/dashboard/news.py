@@ -29,6 +29,7 @@ from nbs_tui.core.sidecar.meters import describe_total, format_cost
 from nbs_tui.dashboard.messages import (
     BackendNews,
     BackgroundSessionsChanged,
+    ChangesCounted,
     ClaudeSignalsChanged,
     ConnectionChanged,
     FleetChanged,
@@ -125,6 +126,8 @@ class FleetNews:
                 self.hosts_changed(message)
             case BackgroundSessionsChanged():
                 self.background_changed(message)
+            case ChangesCounted():
+                self.changes_counted(message)
 
     # -- the fleet and tmux --------------------------------------------------------------------
 
@@ -206,6 +209,13 @@ class FleetNews:
         self._status_bar.set_lease(message.text, message.acting)
 
     # -- the panes' states -----------------------------------------------------------------------
+
+    def changes_counted(self, message: ChangesCounted) -> None:
+        """The change column's counts for these agents (`nbs_tui.runtime.change_counter`)."""
+        counts = dict(message.counts)
+        self._fleet_list.set_changes(counts)
+        state = self._state
+        self._fleet_list.refresh_cells(state.statuses, state.last_change, self._clock(), list(counts))
 
     def pane_status_changed(self, message: PaneStatusChanged) -> None:
         state = self._state

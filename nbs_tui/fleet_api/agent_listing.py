@@ -3,7 +3,7 @@ service publishes on each agent pane (``@nbs_state``, ``@nbs_needs``, ``@nbs_sin
 ``@nbs_meters``: `nbs_tui.sidecar.pane_options`), the worker name `nbs_tui.lifecycle.fleet_keeper`
 sets (``@nbs_worker``) and Claude Code's status files (session id, version). One ``list-panes``
 for all; only the panes that wait on a person are captured (in one tmux command line), for
-their question's first line.
+their question's first line and their menu's id.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from nbs_tui.claude.status import find_claude_process, process_table
+from nbs_tui.core.detection.answer import detection_menu_id
 from nbs_tui.core.detection.detect import detect_text
-from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.fleet.model import Detection, PaneId
 from nbs_tui.core.fleet.process_tree import children_map
 from nbs_tui.core.fleet_api.agent_row import AgentRow
 from nbs_tui.core.sidecar.lease_rules import NEEDS_OPTION, SINCE_OPTION, STATE_OPTION
@@ -78,8 +79,12 @@ def list_agents(
             )
         )
     asking = [row.pane_id for row in rows if row.needs and row.needs not in ("stuck", "budget", "burn")]  # no question on screen
-    lines = needs_lines(commands, asking)
-    return [replace(row, needs_line=lines.get(row.pane_id, "")) if row.pane_id in lines else row for row in rows]
+    menus = read_menus(commands, asking)
+    return [
+        replace(row, needs_line=_first_line(menus[row.pane_id].prompt), menu=detection_menu_id(menus[row.pane_id]))
+        if row.pane_id in menus else row
+        for row in rows
+    ]  # fmt: skip
 
 
 def capture(commands: TmuxServerCommands, pane_id: PaneId, lines: int | None = None) -> str:
@@ -93,10 +98,10 @@ _SEPARATOR = "\x1fnbs-fleet-api-screen"
 """Printed between the screens of one batched capture (a unit separator no screen shows)."""
 
 
-def needs_lines(commands: TmuxServerCommands, pane_ids: list[PaneId]) -> dict[PaneId, str]:
-    """The first line of the question each pane's menu asks (what the answer card shows), its
-    screens captured in one tmux command line. A pane gone meanwhile fails the whole line: then
-    one by one, a gone pane's line left empty."""
+def read_menus(commands: TmuxServerCommands, pane_ids: list[PaneId]) -> dict[PaneId, Detection]:
+    """What each pane's screen shows (its menu's question and options, as the answer card reads
+    them), the screens captured in one tmux command line. A pane gone meanwhile fails the whole
+    line: then one by one, a gone pane read as an empty screen."""
     if not pane_ids:
         return {}
     batch: list[tuple[str, ...]] = []
@@ -113,7 +118,7 @@ def needs_lines(commands: TmuxServerCommands, pane_ids: list[PaneId]) -> dict[Pa
                 screens.append(capture(commands, pane_id))
             except TmuxError:
                 screens.append("")
-    return {pane_id: _first_line(detect_text(screen).prompt) for pane_id, screen in zip(pane_ids, screens, strict=True)}
+    return {pane_id: detect_text(screen) for pane_id, screen in zip(pane_ids, screens, strict=True)}
 
 
 def _first_line(text: str) -> str:

@@ -18,6 +18,9 @@ MODULES = (
     "nbs_tui.fleet_api.read_commands",  # agents, read
     "nbs_tui.fleet_api.usage_command",  # usage
     "nbs_tui.fleet_api.send_command",  # send
+    "nbs_tui.fleet_api.wait_command",  # wait
+    "nbs_tui.fleet_api.answer_command",  # answer
+    "nbs_tui.fleet_api.diff_command",  # diff
 )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from nbs_tui.claude.status import find_claude_process, process_table
 from nbs_tui.claude.watcher import status_reading
 from nbs_tui.config import Settings
+from nbs_tui.core.detection.answer import detection_menu_id
 from nbs_tui.core.detection.detect import detect_text, detection_as_json
 from nbs_tui.core.detection.fusion import fuse, screen_reading
 from nbs_tui.core.fleet.host_spec import HostSpec
@@ -67,9 +68,12 @@ def _local_agents(command: str, settings: Settings, host: HostSpec) -> list[Agen
         raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"tmux on {host.server.describe()}: {error}") from None
 
 
-def _run_there(host: HostSpec, words: list[str], timeout: float = REMOTE_TIMEOUT) -> dict[str, Any]:
+def _run_there(
+    host: HostSpec, words: list[str], timeout: float = REMOTE_TIMEOUT, documents: frozenset[int] = frozenset()
+) -> dict[str, Any]:
     """``nbs-tui WORDS --json`` run by another host's own nbs-tui (its service, its status files,
-    its screens) over ssh, and the JSON document it printed. Its fleet API exit code is ours."""
+    its screens) over ssh, and the JSON document it printed. Its fleet API exit code is ours,
+    except the ``documents`` codes, whose run still printed its document (``wait``'s 124)."""
     from nbs_tui.lifecycle.host import host_for
 
     there = host_for(host)
@@ -81,7 +85,7 @@ def _run_there(host: HostSpec, words: list[str], timeout: float = REMOTE_TIMEOUT
         there.close()
     if done.lost:
         raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"--host {host.name}: {done.lost}")
-    if done.returncode != 0:
+    if done.returncode != 0 and done.returncode not in documents:
         why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
         codes = {int(code) for code in ExitCode}  # anything else (1: tmux unreachable there) is "no such agent"
         code = ExitCode(done.returncode) if done.returncode in codes else ExitCode.NO_SUCH_AGENT
@@ -163,6 +167,7 @@ def _read_here(settings: Settings, host: HostSpec, row: AgentRow, lines: int) ->
         "agent": row.as_json(),
         "state": fused.state.value,
         "why": fused.why,
+        "menu": detection_menu_id(detection) or None,
         "detection": detection_as_json(detection),
         "text": text,
     }

@@ -6,7 +6,9 @@ process): refuses a NAME already used on the server; makes the window (a new ses
 SESSION is missing, which also starts a server that is not running); claims the pane for the
 start; shows each screen to a `nbs_tui.core.detection.startup.StartupGuide` and presses what it says;
 types the prompt once the input box is ready, whole (a bracketed paste: newlines stay newlines)
-and presses Enter exactly once; releases the claim and reads the Claude Code session id.
+and presses Enter exactly once; releases the claim and reads the Claude Code session id. Before the window is made it reads
+where the folder's git stands (`Host.start_base`) and leaves it on the pane as ``@nbs_base``: the
+base the agent's changes are counted from (a ``--worktree`` branch starts there too).
 
 Who types. The sidecar's lease holder (service or dashboard) types polls into agent panes; a
 ``new`` run types the first prompt. Both never mix in a pane because of the **start claim**
@@ -64,6 +66,7 @@ from nbs_tui.core.fleet.agent_spec import (
 )
 from nbs_tui.core.fleet.background import BackgroundSession, attach_argv
 from nbs_tui.core.fleet.model import AgentState, PaneId
+from nbs_tui.core.review.agent_base import BASE_OPTION, AgentBase
 from nbs_tui.core.sidecar.lease_rules import INFLIGHT_OPTION, START_CLAIM_OPTION, StartClaim
 from nbs_tui.files.agent_input import PreparedAgent
 from nbs_tui.lifecycle.fleet_keeper import WORKER_BUS_OPTION, WORKER_OPTION
@@ -180,8 +183,11 @@ class AgentStarter:
         argv = claude_argv(self.claude_command, launch_for(spec), self.flags())  # LaunchError: a SpecError
         command = agent_command(argv, spec.config_dir)
         session = spec.session or DEFAULT_SESSION
+        base = self.host.start_base(spec.directory)  # before Claude Code's -w branches off it
         claim = self.new_claim()
-        pane_id, target = self._make_window(session, spec.name, spec.directory, command, windows is None, claim, spec.worker)
+        pane_id, target = self._make_window(
+            session, spec.name, spec.directory, command, windows is None, claim, spec.worker, base
+        )
         if spec.worker and agent.events is not None:  # the holder announces its end (fleet_keeper)
             self.commands.run_many([("set-option", "-p", "-t", pane_id, WORKER_BUS_OPTION, str(agent.events))])
         started = Started(pane_id, target, spec.name)
@@ -217,7 +223,7 @@ class AgentStarter:
 
     def _make_window(
         self, session: str, name: str, folder: str, command: str, no_server: bool, claim: StartClaim | None,
-        worker: str | None,
+        worker: str | None, base: AgentBase | None = None,
     ) -> tuple[PaneId, str]:  # fmt: skip
         fmt = "#{pane_id}\t#{session_name}:#{window_index}.#{pane_index}"
         has_session = False
@@ -238,6 +244,8 @@ class AgentStarter:
         setup = self.claim_commands(pane_id, claim) if claim is not None else []
         if worker:  # remembered with the agent (`nbs_tui.lifecycle.fleet_keeper`)
             setup.append(("set-option", "-p", "-t", pane_id, WORKER_OPTION, worker))
+        if base is not None:  # its changes are counted from here (`nbs_tui.core.review.agent_base`)
+            setup.append(("set-option", "-p", "-t", pane_id, BASE_OPTION, base.render()))
         if no_server:  # a server this started must not hand a nested-session mark to later panes
             setup.extend(server_env_unsets())
         if setup:

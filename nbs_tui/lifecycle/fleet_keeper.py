@@ -13,7 +13,7 @@ something it remembers may have changed, never on a timer:
 
 Then, on its own thread (``nbs-fleet-memory``; a burst of news is one pass), one tmux command
 line through the fleet's `TmuxServerCommands` reads the server run (``#{pid} #{start_time}``),
-every window (its layout) and every pane (its folder, ``@nbs_worker``); each pane with a running
+every window (its layout) and every pane (its folder, ``@nbs_worker``, ``@nbs_base``); each pane with a running
 Claude Code (its facts) becomes a `RememberedAgent`: its name and options read back from its
 command line (``/proc/PID/cmdline``, `launch_from_args`), its session id, its config folder.
 `FleetStore.remember` writes only when that changed the memory. Failures go to the runtime's
@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from nbs_tui.claude.status import config_dirs_of
@@ -47,6 +48,7 @@ from nbs_tui.core.fleet.fleet_memory import (
     ServerInstance,
 )
 from nbs_tui.core.fleet.model import PaneId, ServerAddress
+from nbs_tui.core.review.agent_base import BASE_OPTION, parse_base
 from nbs_tui.core.sidecar.stuck_agents import Liveness
 from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.files.nbs_bus import publish
@@ -69,7 +71,7 @@ _WINDOWS = _SEP.join(("#{session_name}", "#{window_index}", "#{window_name}", "#
 _PANES = _SEP.join(
     (
         "#{session_name}", "#{window_index}", "#{pane_index}", "#{pane_id}", "#{pane_current_path}",
-        f"#{{{WORKER_OPTION}}}", f"#{{{WORKER_BUS_OPTION}}}", "#{pane_start_command}",
+        f"#{{{WORKER_OPTION}}}", f"#{{{WORKER_BUS_OPTION}}}", f"#{{{BASE_OPTION}}}", "#{pane_start_command}",
     )
 )  # fmt: skip
 
@@ -216,12 +218,14 @@ class FleetKeeper:
             fields = row.split(_SEP)
             if len(fields) == 4:
                 layouts[(fields[0], fields[1])] = (fields[2], fields[3])
-            elif len(fields) == 8:
-                session, window, index, pane_id, folder, worker, bus, start_command = fields
+            elif len(fields) == 9:
+                session, window, index, pane_id, folder, worker, bus, base, start_command = fields
                 self._seen_panes.add(pane_id)
                 if worker and bus:
                     self._workers[pane_id] = (worker, bus, f"{session}:{window}.{index}")
                 agent = self._agent(facts.get(pane_id), layouts.get((session, window), ("", ""))[0], worker, start_command)
+                if agent is not None:
+                    agent = replace(agent, base=parse_base(base))
                 fact = facts.get(pane_id)
                 if agent is not None and fact is not None and fact.project:
                     folder = fact.project  # the agent's own folder (a worktree's for -w)

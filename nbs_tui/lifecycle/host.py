@@ -22,7 +22,8 @@ whether a runner is remote. Through a host go:
   does here: whole to a hidden ``.tmp`` name in that folder, then renamed (NBS lists only
   ``*.event``), ``processed/`` made if missing;
 * ``new``'s checks of a spec (`prepare`): this machine's files (`nbs_tui.files.agent_input`), or
-  the host's (`nbs_tui.lifecycle.remote_agent`).
+  the host's (`nbs_tui.lifecycle.remote_agent`);
+* the git base a new agent starts from (`start_base`: git run there, ``@nbs_base``).
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ from nbs_tui.core.fleet.agent_spec import (
     command_words,
 )
 from nbs_tui.core.fleet.host_spec import LOCAL, HostSpec
+from nbs_tui.core.review.agent_base import AgentBase, parse_base
 from nbs_tui.core.screen.text import loads_json
 from nbs_tui.files.agent_input import PreparedAgent, prepare_local
+from nbs_tui.files.git_changes import GitError, start_base
 from nbs_tui.files.nbs_bus import publish
 from nbs_tui.files.proc import cmdline
 from nbs_tui.tmux.commands import TmuxServerCommands
@@ -192,6 +195,11 @@ class Host:
         at once (`SpecError`); nothing is made."""
         raise NotImplementedError
 
+    def start_base(self, folder: str) -> AgentBase | None:
+        """Where ``folder``'s git worktree stands on the host (HEAD's commit and branch): the
+        base a new agent's changes are counted from; None outside git (or the host not answering)."""
+        raise NotImplementedError
+
     def nbs_tui_argv(self, words: Sequence[str]) -> list[str] | None:
         """The command line that runs ``nbs-tui WORDS`` on the host; None: the host has none set
         (``nbs_tui`` in its ``[[hosts]]`` entry)."""
@@ -260,6 +268,12 @@ class LocalHost(Host):
 
     def prepare(self, spec: NewAgent, claude_command: str) -> PreparedStart:
         return PreparedStart(prepare_local(spec, claude_command=claude_command))
+
+    def start_base(self, folder: str) -> AgentBase | None:
+        try:
+            return start_base(folder)
+        except GitError:
+            return None
 
     def nbs_tui_argv(self, words: Sequence[str]) -> list[str]:
         return local_nbs_tui_argv(words)
@@ -360,6 +374,18 @@ class RemoteHost(Host):
 
         remote = prepare_remote(spec, self.runner, claude_command)
         return PreparedStart(remote.prepared, remote.flags, remote.home)
+
+    def start_base(self, folder: str) -> AgentBase | None:
+        script = (
+            f"cd {shlex.quote(folder)} 2>/dev/null || exit 0\n"
+            "git rev-parse --verify -q 'HEAD^{commit}' 2>/dev/null || exit 0\n"
+            "git symbolic-ref -q --short HEAD 2>/dev/null\n"
+        )
+        try:
+            out = self._sh(script).split()
+        except TmuxError:
+            return None
+        return parse_base(" ".join(out[:2])) if out else None
 
     def nbs_tui_argv(self, words: Sequence[str]) -> list[str] | None:
         if not self.runner.host.nbs_tui:

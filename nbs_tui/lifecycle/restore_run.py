@@ -52,6 +52,7 @@ from nbs_tui.core.fleet.restore import (
     plan_restore,
     sessions_in_agents_json,
 )
+from nbs_tui.core.review.agent_base import BASE_OPTION
 from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.lifecycle.agent_start import AgentStarter, StartStopped
 from nbs_tui.lifecycle.host import read_flags
@@ -220,7 +221,10 @@ class RestoreRun:
                 first_pane = first_pane or pane_id
                 if pane.argv is not None:
                     claim = claims[pane_id] = self.starter.new_claim()
-                    self.commands.run_many(self.starter.claim_commands(pane_id, claim))
+                    setup = self.starter.claim_commands(pane_id, claim)
+                    if pane.base is not None:  # its changes still counted from where it began
+                        setup.append(("set-option", "-p", "-t", pane_id, BASE_OPTION, pane.base.render()))
+                    self.commands.run_many(setup)
                     to_guide.append((pane, pane_id, target))
             if complete and window.layout and first_pane is not None:
                 try:

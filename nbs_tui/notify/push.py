@@ -10,7 +10,9 @@ by the lease each tick: the dashboard and the sender are often different process
 
 A push says the agent's name, its state and the question's first line, and nothing else of the
 screen. While the browser view runs (`nbs_tui.files.web_endpoint`), it also carries a link whose
-one-time credential (`nbs_tui.core.fleet.web_links`) opens that agent's answer card there.
+one-time credential (`nbs_tui.core.fleet.web_links`) opens that agent's answer card there; when
+the agent finished a turn and its worktree has changes (``changed``, asked on this worker
+thread: git may take a moment), the link opens that agent's review instead.
 
 Threads. `PushSender.observe` runs on the sidecar's thread and never blocks it: a due push goes
 into a bounded queue (a full one drops it and says so). One worker thread, ``nbs-push``, takes
@@ -35,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nbs_tui.core.fleet.card_target import format_card_target
+from nbs_tui.core.fleet.card_target import format_card_target, review_link_target
 from nbs_tui.core.fleet.host_spec import HostSpec
 from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.core.fleet.web_links import issue_link
@@ -83,6 +85,7 @@ class PushSender:
         state_dir: Path,
         wall: Callable[[], float] = time.time,
         load_after: float = LOAD_AFTER,
+        changed: Callable[[PaneId], bool] = lambda _pane_id: False,
     ) -> None:
         self.urls = tuple(u.strip() for u in urls)
         self._notices = notices
@@ -95,6 +98,9 @@ class PushSender:
         self._state_dir = state_dir
         self._wall = wall
         self._load_after = load_after
+        self._changed = changed
+        """Whether an agent's worktree has changes against its base (a finished turn's push then
+        links to its review); called on the worker thread."""
         self._queue: queue.Queue[_Due] = queue.Queue(maxsize=QUEUE_BOUND)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -205,7 +211,8 @@ class PushSender:
 
         try:
             name = self._names(note.pane_id)
-            title, body = push_message(note, name, question, self._link(note.pane_id))
+            review = note.kind is NotifyKind.FINISHED and self._changed(note.pane_id)
+            title, body = push_message(note, name, question, self._link(note.pane_id, review=review))
             with apprise.LogCapture(level=logging.WARNING) as said:
                 ok = bool(sender.notify(body=body, title=title))
         except Exception as error:  # a plugin's own bug must not end the worker
@@ -219,12 +226,14 @@ class PushSender:
         why = lines[-1].split(" - ", 2)[-1][:200] if lines else "the service refused it"
         self._say(f"a push about {note.pane_id} was not delivered: {why}")
 
-    def _link(self, pane_id: PaneId) -> str:
-        """A one-time link to the pane's card in the running browser view, else ""."""
+    def _link(self, pane_id: PaneId, *, review: bool = False) -> str:
+        """A one-time link to the pane's card (or its review) in the running browser view, else ""."""
         endpoint = read_endpoint(endpoint_path(self._state_dir))
         if endpoint is None:
             return ""
         target = format_card_target(self._host.name, self._host.server, pane_id)
+        if review:
+            target = review_link_target(target)
         credential = issue_link(endpoint.link_key, target, now=self._wall(), ttl=self._link_ttl)
         return f"{endpoint.url}open/{credential}"
 

@@ -28,19 +28,27 @@ from typing import Protocol
 
 from nbs_tui.config import Settings
 from nbs_tui.core.detection.answer import AnswerCard, card_for
+from nbs_tui.core.fleet.card_target import format_card_target
 from nbs_tui.core.fleet.host_spec import split_pane_id
 from nbs_tui.core.fleet.model import AgentState, PaneId, PaneInfo
 from nbs_tui.core.fleet.needs_you import NeedsYouEntry, NeedsYouQueue
 from nbs_tui.core.fleet.pane_state import PaneState
 from nbs_tui.core.fleet.problems import ProblemSink
+from nbs_tui.core.fleet_api.exit_codes import FleetApiError
 from nbs_tui.core.notifications.notify_rules import Notification, NotifyDecider, parse_kinds
+from nbs_tui.core.review.agent_base import BASE_OPTION, AgentBase, parse_base
+from nbs_tui.core.review.agent_changes import AgentChanges
+from nbs_tui.core.sidecar.delivery_rules import Refusal
 from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
+from nbs_tui.fleet_api.send_command import send_document
 from nbs_tui.lifecycle.threaded import LifecycleController
 from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
 from nbs_tui.operator.pane_actions import ActionResult, Operator, summarize
+from nbs_tui.operator.review_actions import ReviewActions, Said
 from nbs_tui.runtime.contract import SidecarView
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.tmux.jump import Jumper, JumpResult
+from nbs_tui.tmux.port import PaneGone, TmuxCommandError, TmuxUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +64,11 @@ class OperatorView(Protocol):
 
     def bell(self) -> None:
         """Ring the terminal bell (UI thread)."""
+
+
+DELIVERY_WAIT = 60.0
+"""Seconds the review waits for the holder's answer to a send (it answers within a few ticks:
+pasted, seen in the box, Enter, seen leaving it)."""
 
 
 class _SidecarProxy:
@@ -142,6 +155,11 @@ class OperatorController:
         self._thread: threading.Thread | None = None
         self.lifecycle = LifecycleController(settings, runtime, view, self.action_log, clock=clock)
         """Start, stop, restart, background sessions and the remembered fleet (each on its own thread)."""
+        self.review = ReviewActions(
+            self.action_log, self._deliver_prompt, lambda pane_id: self.state.agent_states().get(pane_id), self._pane_base,
+            local=self._on_this_machine, counted=self._counted_changes,
+        )
+        """The review screen's actions: an agent's changes read, comments sent, merge, discard (`v`)."""
 
     # -- lifecycle and the action thread -------------------------------------------------------
 
@@ -487,6 +505,70 @@ class OperatorController:
             if card is not None:
                 return card
         return None
+
+    def _deliver_prompt(self, pane: PaneInfo, prompt: str) -> Said:
+        """A prompt typed into the agent once, whole, and submitted, by the server's lease holder
+        under its sidecar's rules (refused while the agent works, waits on a menu, or has
+        half-typed input): this process's own sidecar when it holds the lease
+        (`SidecarRunner.deliver_text`), else the holder asked through tmux as ``nbs-tui send``
+        asks it (`send_document`: a viewer dashboard, the service holding the lease). Blocks
+        until it answers (the action thread)."""
+        runner = self.runtime.sidecar_view
+        if runner is not None:
+            try:
+                delivery = runner.deliver_text(pane.pane_id, prompt, origin="review comments").result(timeout=DELIVERY_WAIT)
+            except (KeyError, ValueError) as error:
+                return Said(False, f"not sent: {error.args[0] if error.args else error}")
+            except TimeoutError:
+                return Said(False, f"not sent: the sidecar gave no answer within {DELIVERY_WAIT:.0f} s")
+            if delivery.ok:
+                return Said(True, "sent")
+            if delivery.reason != Refusal.NOT_HOLDER.value:
+                return Said(False, f"not sent: {delivery.message or delivery.reason}")
+        return self._ask_the_holder(pane, prompt)
+
+    def _ask_the_holder(self, pane: PaneInfo, prompt: str) -> Said:
+        """Another process holds the lease: ask it through tmux (`nbs_tui.fleet_api.send_command`)."""
+        hosts = self.settings.watched_hosts()
+        host = next((h for h in hosts if h.name == pane.host), None) if pane.host else hosts[0]
+        if host is None:
+            return Said(False, f"not sent: no watched host {pane.host!r}")
+        try:
+            send_document(self.settings, format_card_target(host.name, host.server, pane.pane_id), prompt)
+        except FleetApiError as error:
+            return Said(False, f"not sent: {error.message}")
+        return Said(True, "sent")
+
+    def _counted_changes(self, pane: PaneInfo) -> AgentChanges | None:
+        """The change column's reading of the agent (its own files in a shared worktree), if any."""
+        counter = self.runtime.changes
+        return counter.read_agent(pane.pane_id, pane.target) if counter is not None else None
+
+    def _on_this_machine(self, pane: PaneInfo) -> bool:
+        """The pane's host is this machine (its folder can be read here)."""
+        hosts = self.settings.watched_hosts()
+        host = next((h for h in hosts if h.name == pane.host), None) if pane.host else hosts[0] if len(hosts) == 1 else None
+        return host is not None and host.is_local
+
+    def _pane_base(self, pane: PaneInfo) -> AgentBase | None:
+        """The base ``nbs-tui new`` left on the agent's pane (``@nbs_base``); None when it has none."""
+        fleet = self.runtime.fleet
+        commands = fleet.commands if fleet is not None else None
+        if commands is None:
+            return None
+        try:
+            return parse_base(commands.display(pane.pane_id, f"#{{{BASE_OPTION}}}"))
+        except (TmuxCommandError, TmuxUnavailable, PaneGone):
+            return None
+
+    def run_off_ui(self, work: Callable[[], object], done: Callable[[object], None]) -> None:
+        """``work`` on the action thread, ``done`` with its result on the UI thread."""
+
+        def job() -> None:
+            result = work()
+            self.view.on_ui(lambda: done(result))
+
+        self.submit(job)
 
     def answer(self, card: AnswerCard, key: str, done: Callable[[ActionResult], None]) -> None:
         """Answer ``card`` with ``key`` on the action thread, after a live re-check of the pane

@@ -6,7 +6,9 @@ sidecar, and the one problem sink), `hosts` (a runtime per watched host behind o
 `headless` (``--headless``: the runtime printing JSON lines), `service` and `service_starter`
 (the runtime as a detached per-server service, and how a dashboard starts one),
 `remote_plane` (another host's control plane, read by its own nbs-tui over ssh), and `early`
-(the dashboard's runtime started before the app is imported, its news held until it mounts).
+(the dashboard's runtime started before the app is imported, its news held until it mounts),
+`change_counter` (the fleet list's change column: each agent's files and lines changed, from its
+worktree's watch and the hooks).
 
 It builds the lifecycle room's parts a runtime runs: the fleet memory's keeper
 (`nbs_tui.lifecycle.fleet_keeper`) and the background-session poll

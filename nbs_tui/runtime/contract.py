@@ -20,12 +20,16 @@ from nbs_tui.core.fleet.background import BackgroundSession
 from nbs_tui.core.fleet.host_spec import HostState
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.fleet.problems import ProblemSink
+from nbs_tui.core.review.agent_changes import ChangeCount
 from nbs_tui.core.sidecar.lease_rules import LeaseValue
 from nbs_tui.files.control_plane import ControlEvent
 from nbs_tui.sidecar.sidecar_runner import SidecarEvent
 from nbs_tui.tmux.port import FleetListener, FleetPort
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from nbs_tui.core.sidecar.delivery_rules import Delivery
     from nbs_tui.core.sidecar.pane_sidecar import SidecarStatus
     from nbs_tui.sidecar.sidecar_runner import SidecarSnapshot
 
@@ -40,6 +44,10 @@ class RuntimeListener(ABC):
     A listener subclasses this: the news every listener takes are abstract; the optional ones
     (the lease, the hosts, background sessions) do nothing unless overridden, so the runtime
     calls them without asking first."""
+
+    shows_changes: ClassVar[bool] = False
+    """True: the listener shows each agent's change count (the fleet list's change column), so
+    the runtime keeps them (`changes_counted`); false, no worktree is watched."""
 
     shows_background_sessions: ClassVar[bool] = False
     """True: the listener shows Claude Code's background sessions, so the runtime polls them
@@ -80,6 +88,10 @@ class RuntimeListener(ABC):
     def hosts_changed(self, states: tuple[HostState, ...]) -> None:  # noqa: B027 (optional news)
         """Some watched host's state changed (`nbs_tui.runtime.hosts`); every host's, in order."""
 
+    def changes_counted(self, counts: Mapping[PaneId, ChangeCount]) -> None:  # noqa: B027 (optional news)
+        """These agents' change counts changed (`nbs_tui.runtime.change_counter`), only for a
+        listener that `shows_changes`; from the counter's thread."""
+
     def background_sessions_changed(self, sessions: tuple[BackgroundSession, ...]) -> None:  # noqa: B027
         """Claude Code's background sessions, polled only for a listener that
         `shows_background_sessions` (`nbs_tui.lifecycle.background_poll`)."""
@@ -102,6 +114,10 @@ class SidecarView(Protocol):
     def status(self, pane_id: PaneId) -> SidecarStatus | None: ...
 
     def escalated(self) -> dict[PaneId, str]: ...
+
+    def deliver_text(self, pane_id: PaneId, text: str, origin: str = "") -> Future[Delivery]:
+        """The holder's one entry for a caller's text (`nbs_tui.sidecar.sidecar_runner.SidecarRunner.deliver_text`)."""
+        ...
 
 
 class LeaseMode(enum.Enum):

@@ -28,6 +28,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.fleet.background import BackgroundSession
 from nbs_tui.core.fleet.host_spec import HostState
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.review.agent_changes import ChangeCount
 from nbs_tui.core.sidecar.lease_rules import LeaseValue
 from nbs_tui.files.control_plane import ControlEvent
 from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions
@@ -46,6 +47,7 @@ class HeldNews(RuntimeListener):
     then hands it over in order and passes on every later call (any thread)."""
 
     shows_background_sessions = True  # the dashboard's bridge shows them: poll as for the bridge
+    shows_changes = True  # and its change column: counted as for the bridge
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -119,6 +121,10 @@ class HeldNews(RuntimeListener):
     def background_sessions_changed(self, sessions: tuple[BackgroundSession, ...]) -> None:
         """The dashboard's bridge shows them; held, the runtime builds its poller as for the bridge."""
         self._tell("background_sessions_changed", sessions)
+
+    def changes_counted(self, counts: Mapping[PaneId, ChangeCount]) -> None:
+        """The change column's news (each only some agents': all held, in order)."""
+        self._tell("changes_counted", counts)
 
 
 @dataclass

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -35,6 +36,7 @@ from nbs_tui.config import Settings
 from nbs_tui.core.fleet.host_spec import LOCAL, HostSpec, HostState, qualify_pane_id, split_pane_id
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
 from nbs_tui.core.fleet.problems import ProblemSink
+from nbs_tui.core.sidecar.delivery_rules import Delivery
 from nbs_tui.core.sidecar.lease_rules import LeaseValue, describe_holder
 from nbs_tui.runtime.contract import RuntimeListener, RuntimeOptions, SidecarRole
 from nbs_tui.sidecar.events import EMPTY_SNAPSHOT, SidecarEvent, SidecarSnapshot, StatusChange
@@ -303,6 +305,11 @@ class HostsSidecar:
 
     def escalated(self) -> dict[PaneId, str]:
         return dict(self.snapshot.escalated)
+
+    def deliver_text(self, pane_id: PaneId, text: str, origin: str = "") -> Future[Delivery]:
+        """Delivered by the pane's host's sidecar (KeyError: no sidecar acts for that host)."""
+        runner, raw = self._runner(pane_id)
+        return runner.deliver_text(raw, text, origin)
 
 
 class HostsTmux:

@@ -53,19 +53,23 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
+from nbs_tui.claude.spool import HookEvent
 from nbs_tui.claude.watcher import ClaudeFacts, ClaudeSignals
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.host_spec import LOCAL, HostSpec
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.review.agent_base import BASE_OPTION, parse_base
 from nbs_tui.core.sidecar.lease_rules import Lease, LeaseValue
 from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
 from nbs_tui.files.fleet_store import FleetStore
+from nbs_tui.files.git_changes import GitError, read_agent_changes
 from nbs_tui.housekeeping.logs import log_problem, report_failures, state_dir
 from nbs_tui.housekeeping.memory import MemoryTrimmer
 from nbs_tui.lifecycle.background_poll import BackgroundPoller
 from nbs_tui.lifecycle.fleet_keeper import PROBLEM_SOURCE, FleetKeeper
 from nbs_tui.notify.event_notices import EventNotices
 from nbs_tui.notify.push import PushSender
+from nbs_tui.runtime.change_counter import ChangeCounter
 from nbs_tui.runtime.contract import (
     LeaseMode,
     RuntimeListener,
@@ -79,7 +83,7 @@ from nbs_tui.sidecar.events import SidecarError, SidecarEvent
 from nbs_tui.sidecar.sidecar_lease import SidecarLease
 from nbs_tui.sidecar.sidecar_runner import SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
-from nbs_tui.tmux.port import FleetListener, FleetPort
+from nbs_tui.tmux.port import FleetListener, FleetPort, PaneGone, TmuxCommandError, TmuxUnavailable
 from nbs_tui.tmux.ssh import runner_for
 from nbs_tui.tmux.tmux_runner import TmuxRunner
 
@@ -103,6 +107,18 @@ def not_installed(host: str) -> str:
         f"nbs-tui is not installed on {host}: this dashboard acts as its sidecar while it runs; "
         f"install with pipx install nbs-tui there and set nbs_tui for the host"
     )
+
+
+def worktree_has_changes(pane: PaneInfo, commands: TmuxServerCommands) -> bool:
+    """Whether the agent's folder (on this machine) has changes against the base ``nbs-tui new``
+    left on its pane (``@nbs_base``; else git's fallback): a finished turn's push then links to
+    its review. Blocks on tmux and git (the push worker's thread); any failure is "no"."""
+    try:
+        base = parse_base(commands.display(pane.pane_id, f"#{{{BASE_OPTION}}}"))
+        changes = read_agent_changes(pane.target, pane.current_path, base.commit if base else None)
+    except (GitError, TmuxCommandError, TmuxUnavailable, PaneGone):
+        return False
+    return bool(changes.files)
 
 
 _T = TypeVar("_T")
@@ -135,6 +151,8 @@ class _Fanout(FleetListener):
         runtime.listener.fleet_changed(panes)
         if runtime.keeper is not None:
             runtime.keeper.changed()
+        if runtime.changes is not None:
+            runtime.changes.set_panes(panes)
 
     def layout_changed(self) -> None:
         """A layout-only change (a pane resized, windows rearranged): the keeper remembers it
@@ -186,6 +204,8 @@ class Runtime:
         """Keeps this server's fleet memory while this process acts (`nbs_tui.lifecycle.fleet_keeper`)."""
         self.push: PushSender | None = None
         """Sends push notifications (``notify_urls``) while this process holds the lease (`nbs_tui.notify.push`)."""
+        self.changes: ChangeCounter | None = None
+        """Keeps each agent's change count for a listener that `shows_changes` (`nbs_tui.runtime.change_counter`)."""
         self.background: BackgroundPoller | None = None
         """Lists Claude Code's background sessions for a listener that shows them (module docstring)."""
         self._host: Host | None = None
@@ -226,13 +246,24 @@ class Runtime:
             )
         if options.claude and not elsewhere:
             self.claude = self._try(
-                "Claude Code signals", lambda: ClaudeSignals(self.settings, _FactsTap(self), clock=options.wall, problems=self.problem)
+                "Claude Code signals",
+                lambda: ClaudeSignals(
+                    self.settings, _FactsTap(self), clock=options.wall, problems=self.problem, hook_tap=self._hook_event
+                ),
             )
         shows_background = self.listener.shows_background_sessions
         if options.claude and not elsewhere and self.settings.background_sessions and shows_background:
             self.background = self._try(
                 "background sessions",
                 lambda: BackgroundPoller(self.settings.claude_command, self.listener.background_sessions_changed, self.problem),
+            )
+        if self.claude is not None and self.listener.shows_changes:
+            claude = self.claude
+            self.changes = self._try(
+                "change column",
+                lambda: ChangeCounter(
+                    self.settings, self._commands, claude.tmux_socket, self.listener.changes_counted, self.problem
+                ),
             )
         fanout = _Fanout(self)
         if options.fleet_factory is not None:
@@ -268,6 +299,11 @@ class Runtime:
         if options.control_plane and elsewhere:  # after the sidecar: the host's service applies it
             self.control_plane = self._try("control plane", lambda: self._remote_plane(hosts[0]))
 
+    def _hook_event(self, event: HookEvent) -> None:
+        """Claude signals read a hook event (its thread): the change column hears of writes."""
+        if self.changes is not None:
+            self.changes.hook_event(event)
+
     def _build_keeper(self) -> FleetKeeper | None:
         """The fleet memory of this machine's server, kept while this process acts."""
         commands, claude = self._commands(), self.claude
@@ -290,11 +326,18 @@ class Runtime:
             panes = fleet.panes() if fleet is not None else []
             return next((p.target for p in panes if p.pane_id == pane_id), pane_id)
 
+        def changed(pane_id: PaneId) -> bool:
+            pane = next((p for p in (fleet.panes() if fleet is not None else []) if p.pane_id == pane_id), None)
+            commands = fleet.commands if fleet is not None else None
+            if pane is None or commands is None or self._there_remote():
+                return False
+            return worktree_has_changes(pane, commands)
+
         return PushSender(
             self.settings.notify_urls, EventNotices(self.settings, (lambda: [lease]) if lease is not None else tuple),
             host=self.settings.watched_hosts()[0], names=name,
             acting=(lambda: lease.acting()) if lease is not None else (lambda: True),
-            problem=self.problem, link_ttl=self.settings.web_link_ttl * 60, state_dir=state_dir(),
+            problem=self.problem, link_ttl=self.settings.web_link_ttl * 60, state_dir=state_dir(), changed=changed,
         )  # fmt: skip
 
     def _remote_plane(self, host: HostSpec) -> ControlPlanePort:
@@ -529,6 +572,8 @@ class Runtime:
                 self._start("control plane", self.control_plane.start, self.control_plane.stop)
             if self.claude is not None:
                 self._start("Claude Code signals", self.claude.start, self.claude.stop)
+            if self.changes is not None:
+                self._start("change column", self.changes.start, self.changes.stop)
             if self.background is not None:  # its first look waits a little: the first frame first
                 self._start("background sessions", self.background.start, self.background.stop)
             fleet = self.fleet

@@ -15,7 +15,8 @@ with a fixed shell command. Here a middleware (`WebView._guard`) stands before e
   form POSTs the credential back (its script sends it at once when a browser navigated there),
   and only that redeems it (`LinkRedeemer`), so a link preview's GET leaves it unused.
   Redeeming gives a card grant: a cookie for ``/card/<handle>/`` alone, whose websocket starts
-  the dashboard as ``--open-card TARGET --card-only`` (that agent's card and nothing else). It
+  the dashboard as ``--open-card TARGET --card-only`` (that agent's card and nothing else; a
+  review's link, ``review:TARGET``, as ``--open-review TARGET --card-only``: its review alone). It
   ends when that tab ends (the card closed) or after ``web_link_ttl`` minutes, whichever first;
 * anything else is 401/403 before any handler runs, so no app starts and no pane is reached.
   Failures are logged and slowed (`FailureThrottle`); a websocket from another origin (another
@@ -58,7 +59,7 @@ from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
-from nbs_tui.core.fleet.card_target import CardTargetError, parse_card_target
+from nbs_tui.core.fleet.card_target import REVIEW_PREFIX, CardTargetError, split_link_target
 from nbs_tui.core.fleet.web_links import DEFAULT_LINK_TTL, LinkRedeemer, new_link_key
 from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, remove_endpoint, write_endpoint
 from nbs_tui.housekeeping.logs import state_dir
@@ -98,13 +99,14 @@ MAX_TARGET = 600
 
 def card_target(text: str) -> str | None:
     """The link's target as the dashboard's ``--open-card`` takes it (`nbs_tui.core.fleet.card_target`),
-    or None when it names no pane (then nothing opens)."""
+    ``review:`` before it for a review's link, or None when it names no pane (then nothing opens)."""
     if len(text) > MAX_TARGET or not text.isprintable():
         return None
     try:
-        return str(parse_card_target(text))
+        review, target = split_link_target(text)
     except CardTargetError:
         return None
+    return f"{REVIEW_PREFIX if review else ''}{target}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,7 +337,9 @@ class WebView(Server):
             return await self._refuse(request, 403, f"this link names no agent ({claim.target!r})")
         nonce = secrets.token_urlsafe(16)
         script = f'<script nonce="{nonce}">document.forms[0].submit();</script>' if _navigated(request) else ""
-        body = LINK_PAGE.format(target=html.escape(claim.target), script=script)
+        what = "the review" if claim.target.startswith(REVIEW_PREFIX) else "the answer card"
+        shown = claim.target.removeprefix(REVIEW_PREFIX)
+        body = LINK_PAGE.format(what=what, target=html.escape(shown), script=script)
         response = web.Response(text=body, content_type="text/html")
         response.headers.update(NO_STORE)
         # same-origin, not no-referrer: under no-referrer the form's POST says "Origin: null", and
@@ -425,7 +429,9 @@ class WebView(Server):
         ``exec``: the shell becomes the dashboard, so the process textual-serve holds (and kills
         when it will not quit) is the dashboard itself, not a shell that would leave it orphaned."""
         words = list(self.settings.dashboard_argv)
-        if card_target is not None:
+        if card_target is not None and card_target.startswith(REVIEW_PREFIX):
+            words += ["--open-review", card_target.removeprefix(REVIEW_PREFIX), "--card-only"]
+        elif card_target is not None:
             words += ["--open-card", card_target, "--card-only"]
         return "exec " + shlex.join(words)
 
@@ -584,11 +590,11 @@ def _int(value: object, default: int) -> int:
 
 LINK_PAGE = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>nbs-tui: an agent waits</title>
+<title>nbs-tui: an agent</title>
 <style>body {{ background: #0c181f; color: #eee; font: 18px sans-serif; margin: 2em; }}
 button {{ font-size: 1.2em; padding: 0.6em 1.4em; }}</style></head>
-<body><form method="post"><p>nbs-tui: the answer card of <b>{target}</b>.</p>
-<p>This link opens it once, in this browser.</p><button type="submit">Open the card</button></form>
+<body><form method="post"><p>nbs-tui: {what} of <b>{target}</b>.</p>
+<p>This link opens it once, in this browser.</p><button type="submit">Open it</button></form>
 {script}</body></html>
 """
 

@@ -39,12 +39,14 @@ from textual.strip import Strip
 from nbs_tui.core.fleet.background import BackgroundSession
 from nbs_tui.core.fleet.host_spec import HostState
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
+from nbs_tui.core.review.agent_changes import ChangeCount
 from nbs_tui.dashboard.messages import PaneStatus
 from nbs_tui.widgets.direct_paint import DirectPainter
 from nbs_tui.widgets.fleet_rows import (
     AUTO_WIDTH,
     BACKGROUND,
     COLUMNS,
+    FOLDED,
     HEADER,
     background_cells,
     header_cells,
@@ -166,8 +168,12 @@ class FleetList(ScrollView, can_focus=True):
         self._headers: dict[str, str] = {}
         """Header row key -> the text it shows (to rewrite only a header that changed)."""
         self._labels = {key: Text(label) for key, label, _ in COLUMNS}
-        self._widths: dict[str, int] = {key: width or cell_len(label) for key, label, width in COLUMNS}
-        """Each column's text width (the padding comes on top)."""
+        self._widths: dict[str, int] = {
+            key: 0 if key in FOLDED else width or cell_len(label) for key, label, width in COLUMNS
+        }
+        """Each column's text width (the padding comes on top); 0: a `FOLDED` column takes no room."""
+        self.changes: dict[PaneId, ChangeCount] = {}
+        """Each agent's change count (the change column); set it with `set_changes`."""
         self._strips: dict[tuple[str, bool, bool], Strip] = {}
         """(row key, under the cursor, under the mouse) -> the row's rendered line."""
         self._pieces: dict[tuple[str, str, bool, bool], list[Segment]] = {}
@@ -202,9 +208,9 @@ class FleetList(ScrollView, can_focus=True):
         return self._cells[row_key].get(column, Text(""))
 
     def get_row(self, row_key: str) -> list[Text]:
-        """The cells of row ``row_key`` in column order."""
+        """The cells of row ``row_key`` in column order (a folded column's left out: it is not shown)."""
         cells = self._cells[row_key]
-        return [cells.get(key, Text("")) for key, _, _ in COLUMNS]
+        return [cells.get(key, Text("")) for key, _, _ in COLUMNS if self._room(key)]
 
     def get_row_at(self, index: int) -> list[Text]:
         return self.get_row(self._rows[index])
@@ -481,7 +487,7 @@ class FleetList(ScrollView, can_focus=True):
         starts, x = {}, 0
         for column, _, _ in COLUMNS:
             starts[column] = x
-            x += self._widths[column] + 2 * CELL_PADDING
+            x += self._room(column)
         spans: list[tuple[int, int, int, Hashable]] = []
         for index, columns in sorted(changed.items()):
             row = self._rows[index]
@@ -506,6 +512,8 @@ class FleetList(ScrollView, can_focus=True):
         """Would the auto-width ``column`` get wider or narrower for this new cell?"""
         width = self._widths[column]
         new_width = cell_len(new)
+        if column in FOLDED and not new and old:
+            return True  # perhaps the last cell with text: the column may fold
         return new_width > width or (old is not None and cell_len(old) == width and new_width < width)
 
     def _measure(self, columns: Iterable[str]) -> bool:
@@ -513,10 +521,10 @@ class FleetList(ScrollView, can_focus=True):
         (then every row is drawn again)."""
         moved = False
         for column in columns:
-            width = max(
-                [cell_len(self._labels[column].plain)]
-                + [cell_len(cells[column].plain) for cells in self._cells.values() if column in cells]
-            )
+            cells_width = max([cell_len(cells[column].plain) for cells in self._cells.values() if column in cells] or [0])
+            width = max(cell_len(self._labels[column].plain), cells_width)
+            if column in FOLDED and cells_width == 0:
+                width = 0
             if width != self._widths[column]:
                 self._widths[column] = width
                 moved = True
@@ -532,8 +540,17 @@ class FleetList(ScrollView, can_focus=True):
     def _header_height(self) -> int:
         return 1
 
+    def _room(self, column: str) -> int:
+        """The cells a column takes, its padding with it; none for a folded one."""
+        width = self._widths[column]
+        return 0 if width == 0 and column in FOLDED else width + 2 * CELL_PADDING
+
+    def set_changes(self, counts: Mapping[PaneId, ChangeCount]) -> None:
+        """New change counts (the caller then refreshes those rows' cells)."""
+        self.changes.update(counts)
+
     def _resize_virtual(self) -> None:
-        width = sum(self._widths.values()) + 2 * CELL_PADDING * len(self._widths)
+        width = sum(self._room(column) for column, _, _ in COLUMNS)
         self.virtual_size = Size(width, self._header_height + len(self._rows))
 
     def _refresh_row(self, index: int) -> None:
@@ -627,6 +644,8 @@ class FleetList(ScrollView, can_focus=True):
         cells' pieces are kept (``strip_key`` given), so a tick redraws only the cells it moved."""
         segments: list[Segment] = []
         for number, (column, _, _) in enumerate(COLUMNS):
+            if self._room(column) == 0:
+                continue
             piece_key = (row_key, column, *strip_key[1:]) if strip_key is not None else None
             piece = self._pieces.get(piece_key) if piece_key is not None else None
             if piece is None:
@@ -670,7 +689,7 @@ class FleetList(ScrollView, can_focus=True):
         self, pane: PaneInfo, status: PaneStatus | None, changed_at: float | None, now: float
     ) -> dict[str, str]:
         """The text of each of a pane's cells (`OperatorFleetList` adds its marks to them)."""
-        return row_values(pane, status, changed_at, now, self.offline_hosts)
+        return row_values(pane, status, changed_at, now, self.offline_hosts, self.changes.get(pane.pane_id))
 
     def _styled(self, pane: PaneInfo, key: str, value: str, status: PaneStatus | None = None) -> Text:
         return styled_cell(pane, key, value, self.offline_hosts)

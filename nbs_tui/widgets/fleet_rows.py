@@ -13,6 +13,7 @@ from rich.text import Text
 from nbs_tui.core.fleet.background import BackgroundSession
 from nbs_tui.core.fleet.host_spec import HostState
 from nbs_tui.core.fleet.model import AgentState, PaneInfo
+from nbs_tui.core.review.agent_changes import ChangeCount
 from nbs_tui.dashboard.messages import PaneStatus
 from nbs_tui.widgets.pane_text import format_duration, project_name, quiet_start, state_text
 
@@ -24,8 +25,13 @@ COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("project", "Project", None),
     ("title", "Title", None),
     ("agent", "Agent", None),
+    ("changes", "Changes", None),
 )
 """Column keys and labels, the state and clocks first: a narrow list still shows them."""
+
+FOLDED = frozenset({"changes"})
+"""Columns that take no room while every cell is empty: no agent has changed a file in git (the
+change column, `nbs_tui.runtime.change_counter`), or the dashboard does not count them."""
 
 AUTO_WIDTH = frozenset(key for key, _, width in COLUMNS if width is None)
 """Columns as wide as their widest cell."""
@@ -77,7 +83,12 @@ def background_cells(session: BackgroundSession) -> dict[str, Text]:
 
 
 def row_values(
-    pane: PaneInfo, status: PaneStatus | None, changed_at: float | None, now: float, offline_hosts: frozenset[str]
+    pane: PaneInfo,
+    status: PaneStatus | None,
+    changed_at: float | None,
+    now: float,
+    offline_hosts: frozenset[str],
+    changes: ChangeCount | None = None,
 ) -> dict[str, str]:
     """The text of each of a pane's cells (compared with what is shown to repaint only changes)."""
     state = status.state.value if status and status.state else ""
@@ -95,11 +106,21 @@ def row_values(
         "project": project_name(pane)[:20],
         "agent": ("claude" if pane.is_agent else pane.current_command[:12]) + (" (dead)" if pane.dead else ""),
         "title": pane.title[:28],
+        "changes": changes.text() if changes is not None else "",
     }
+
+
+def change_text(value: str) -> Text:
+    """``3 +12 -4``: the file count plain, the added lines green, the removed red."""
+    files, _, rest = value.partition(" ")
+    added, _, removed = rest.partition(" ")
+    return Text.assemble(files, " ", (added, "green"), " ", (removed, "red"), no_wrap=True)
 
 
 def styled_cell(pane: PaneInfo, key: str, value: str, offline_hosts: frozenset[str]) -> Text:
     """A cell's text as shown: agents bright, other panes and offline hosts' panes dimmed."""
+    if key == "changes" and value:
+        return change_text(value)
     if key == "state":
         state = AgentState(value) if value else None
         return state_text(state, pane.is_agent)

@@ -9,9 +9,10 @@ from nbs_tui.dashboard.key_table import COMMANDS, bindings, scope_bindings
 from nbs_tui.dashboard.main_screen import DashboardScreen
 from nbs_tui.dashboard.operator_actions import OperatorActions
 from nbs_tui.widgets.answer_card import AnswerScreen
+from nbs_tui.widgets.review_screen import ReviewScreen
 from nbs_tui.widgets.scrollback import Scrollback
 
-SCOPES: dict[str, type] = {"": DashboardScreen, "scrollback": Scrollback, "answer": AnswerScreen}
+SCOPES: dict[str, type] = {"": DashboardScreen, "scrollback": Scrollback, "answer": AnswerScreen, "review": ReviewScreen}
 """Who binds each scope's commands."""
 
 
@@ -46,6 +47,9 @@ def test_the_app_and_each_scope_bind_the_table_in_order() -> None:
     ]
     assert [b.id for b in AnswerScreen.BINDINGS if not isinstance(b, tuple)] == [
         c.id for c in COMMANDS if c.scope == "answer"
+    ]
+    assert [b.id for b in ReviewScreen.BINDINGS if not isinstance(b, tuple)] == [
+        c.id for c in COMMANDS if c.scope == "review"
     ]
 
 

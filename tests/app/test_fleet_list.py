@@ -205,3 +205,32 @@ async def test_background_sessions_follow_the_panes_and_the_cursor_rests_on_them
         fleet.background = ()
         fleet.update_fleet(panes, {}, {}, now=2.0)
         assert fleet.row_keys == ["%0", "%1"] and fleet.selected_pane_id == "%1"
+
+
+async def test_the_change_column_shows_counts_and_folds_when_no_agent_changed_anything() -> None:
+    """Issue 38: files and +/- per agent; with none anywhere the column takes no room (a fleet
+    outside git looks as it did before)."""
+    from nbs_tui.core.review.agent_changes import ChangeCount
+
+    app = ListApp()
+    async with app.run_test(size=(160, 8)) as pilot:
+        fleet = app.query_one(FleetList)
+        statuses = {p.pane_id: PaneStatus(p.pane_id, AgentState.IDLE, idle_since=0.0) for p in PANES[:3]}
+        fleet.update_fleet(PANES[:3], statuses, {}, now=5.0)
+        await pilot.pause()
+        folded = _text(fleet.render_line(0))
+        assert "Changes" not in folded and len(fleet.get_row("%1")) == 7
+        fleet.set_changes({"%1": ChangeCount(3, 12, 4)})
+        fleet.refresh_cells(statuses, {}, now=5.0, pane_ids=["%1"])
+        await pilot.pause()
+        header = _text(fleet.render_line(0))
+        assert "Changes" in header
+        row = _text(fleet.render_line(2))
+        assert row[header.index("Changes") :].startswith("3 +12 -4")
+        cell = fleet.get_cell("%1", "changes")
+        assert [str(span.style) for span in cell.spans] == ["green", "red"]
+        assert _text(fleet.render_line(1))[header.index("Changes") :].strip() == ""  # no count: empty
+        fleet.set_changes({"%1": ChangeCount(0, 0, 0)})  # the agent's changes went (merged, discarded)
+        fleet.refresh_cells(statuses, {}, now=5.0, pane_ids=["%1"])
+        await pilot.pause()
+        assert _text(fleet.render_line(0)) == folded

@@ -15,9 +15,11 @@ import libtmux
 import pytest
 
 from nbs_tui.core.detection.detect import detect_text
+from nbs_tui.core.review.agent_base import BASE_OPTION
 from tests.headless_proc import Headless
 from tests.realclaude.harness import ClaudeFleet
 from tests.realclaude.new_world import NewAgentWorld, make_world, started_sessions, wait_until
+from tests.realclaude.test_diff_e2e import repository
 from tests.realclaude.test_fleet_memory_e2e import agents, memory_file
 from tests.tmux.fleet_helpers import process_alive
 
@@ -62,6 +64,7 @@ def test_three_agents_restored_after_the_server_is_killed_with_their_conversatio
     folders = {"fig": world.workdir, "kiwi": world.workdir.parent / "kiwi", "lime": world.workdir.parent / "lime"}
     for folder in folders.values():
         folder.mkdir(exist_ok=True)
+    base = repository(folders["fig"])  # fig's changes count from here, after the restore too
     words = {"fig": "apricot", "kiwi": "bramble", "lime": "cherry"}
     for name, folder in folders.items():
         done = world.run(socket, str(folder), "--name", name, "--prompt", f"remember the word {words[name]}")
@@ -80,6 +83,8 @@ def test_three_agents_restored_after_the_server_is_killed_with_their_conversatio
         wait_until(lambda: agents(path)["lime"]["session_id"] != before_clear, 30, "lime's new session remembered")
         submit(server, lime, "remember the word damson")
         wait_until(lambda: world.api.count_prompts("damson") == 1, 30)
+    assert agents(path)["fig"]["base"] == {"commit": base, "branch": "main"}
+    assert agents(path)["kiwi"]["base"] is None  # not in git
     newest = agents(path)["lime"]["session_id"]
     assert newest == started_sessions(world)[-1]  # the SessionStart of the /clear
 
@@ -98,6 +103,8 @@ def test_three_agents_restored_after_the_server_is_killed_with_their_conversatio
     assert {a["name"]: a["session_id"] for a in report["restored"]}["lime"] == newest
     names = server.cmd("list-windows", "-a", "-F", "#{session_name}:#{window_name}").stdout
     assert sorted(names) == ["agents:fig", "agents:kiwi", "agents:lime"]
+    bases = {a["name"]: server.cmd("show-options", "-pqv", "-t", a["pane_id"], BASE_OPTION).stdout for a in report["restored"]}
+    assert bases == {"fig": [f"{base} main"], "kiwi": [], "lime": []}
 
     for agent in report["restored"]:
         submit(server, agent["pane_id"], f"which word, {agent['name']}?")

@@ -73,3 +73,50 @@ def test_agents_and_read_on_another_host(ssh_lab: SshLab, tmp_path: Path) -> Non
         assert missing.returncode == ExitCode.NO_SUCH_AGENT and "no such agent" in missing.stderr
     finally:
         ssh_lab.ssh("hosta", f"{far} service stop")
+
+
+@pytest.mark.service_auto
+def test_diff_on_another_host_is_that_hosts_git_named_as_here(ssh_lab: SshLab, tmp_path: Path) -> None:
+    """Issue 38: ``diff --host``: the host's own nbs-tui runs git there and reads its hook spool;
+    the agents it names (``by``) are named after the host here."""
+    from nbs_tui.config import SPOOL_NAME
+    from tests.files.test_git_changes import make_repo
+
+    a = ssh_lab.hosts["hosta"]
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    fake = write_fake_claude(tmp_path / "bin" / "claude")
+    pane = new_session(a, "agents", f"cd {shlex.quote(str(repo))} && exec {fake} idle {tmp_path / 'agent.log'}", 120, 40)
+    (repo / "f.txt").write_text("a\nb\nc\nd\n")
+    (repo / "bash.txt").write_text("by no hook\n")
+    spool = tmp_path / "far-state" / "nbs-tui" / SPOOL_NAME
+    spool.parent.mkdir(parents=True)
+    socket = a.tmux("display-message", "-p", "#{socket_path}").strip()
+    payload = {"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(repo / "f.txt")}}
+    spool.write_text(json.dumps({"nbs_pane": pane, "nbs_tmux": socket, "nbs_time": 1.0, "payload": payload}) + "\n")
+    far = f"XDG_STATE_HOME={shlex.quote(str(tmp_path / 'far-state'))} NBS_POLL_DISABLE=1 {shlex.quote(str(NBS_TUI))}"
+    config = tmp_path / "hosts.toml"
+    config.write_text(
+        f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\nnbs_tui = {json.dumps(far)}\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "NBS_"))}
+    env.update(XDG_STATE_HOME=str(tmp_path / "here-state"), NBS_SERVICE="off")
+
+    def nbs(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "nbs_tui", "--config", str(config), *argv, "--host", "hosta"],
+            capture_output=True, text=True, timeout=120, env=env, cwd=REPO, check=False,
+        )  # fmt: skip
+
+    try:
+        wait_for(lambda: f"hosta/default/{pane}" in nbs("agents").stdout, 45)
+        done = nbs("diff", f"hosta/default/{pane}", "--json")
+        assert done.returncode == 0, done.stderr
+        document = json.loads(done.stdout)
+        target = f"hosta/default/{pane}"
+        assert document["target"] == target and document["repository"] == str(repo)
+        assert {f["path"]: (f["added"], f["by"]) for f in document["files"]} == {"f.txt": (1, target), "bash.txt": (1, None)}
+        stat = nbs("diff", target, "--stat")
+        assert stat.returncode == 0 and "2 files changed, +2 -0" in stat.stdout, stat.stderr
+    finally:
+        ssh_lab.ssh("hosta", f"{far} service stop")

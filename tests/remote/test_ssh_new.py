@@ -21,10 +21,12 @@ from nbs_tui.core.fleet.fleet_memory import (
     ServerInstance,
 )
 from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.review.agent_base import BASE_OPTION
 from nbs_tui.files.fleet_store import FleetStore
 from tests.realclaude.conftest import claude_binary, claude_fleet  # noqa: F401  (fixtures)
 from tests.realclaude.harness import ClaudeFleet, Text
 from tests.realclaude.new_world import REPO, NewAgentWorld, make_world, prompted_once, wait_until
+from tests.realclaude.test_diff_e2e import repository
 from tests.remote.conftest import SshLab
 
 NBS_TUI = Path(sys.executable).with_name("nbs-tui")
@@ -52,9 +54,11 @@ def test_new_on_a_host_starts_there_trusts_the_folder_and_submits_once(
     world = make_world(claude_fleet, tmp_path, "far", [Text("Done there."), Text("Nothing more.")])
     here = world.home / ".claude" / "sessions"
     there = a.private_folder(here)  # Claude Code's status files: seen on hosta only
+    base = repository(world.workdir)
     done = new_on(ssh_lab, world, str(world.workdir), "--host", "hosta", "--name", "far", "--prompt", "build it there", "--json")
     assert done.returncode == 0, done.stderr
     line = json.loads(done.stdout)
+    assert a.tmux("show-options", "-pqv", "-t", line["pane_id"], BASE_OPTION).strip() == f"{base} main"  # git run there
     assert line["name"] == "far" and line["target"].startswith("agents:")
     prompted_once(world, a.tmux, line["pane_id"], lambda p: p == "build it there")
     statuses = [json.loads(p.read_text()) for p in there.glob("*.json")]

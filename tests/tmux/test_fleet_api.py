@@ -16,7 +16,7 @@ from libtmux.test.retry import retry_until
 
 from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.core.fleet_api.exit_codes import ExitCode
-from nbs_tui.fleet_api.agent_listing import needs_lines
+from nbs_tui.fleet_api.agent_listing import read_menus
 from nbs_tui.tmux.commands import TmuxServerCommands
 from tests.tmux.test_lease_headless import agent
 
@@ -140,13 +140,18 @@ def test_read_prints_the_screen_with_its_state_and_refuses_bad_targets(
     assert idle in ambiguous.stderr and twin in ambiguous.stderr and "2 agents match" in ambiguous.stderr
 
 
-def test_needs_lines_are_read_in_one_batch_and_a_gone_pane_costs_only_its_own_line(
+def test_menus_are_read_in_one_batch_and_a_gone_pane_costs_only_its_own_screen(
     session: libtmux.Session, server: libtmux.Server, tmp_path: Path
 ) -> None:
     asking, _ = agent(session, tmp_path, "beta", "permission")
     commands = TmuxServerCommands.for_server(ServerAddress(socket_name=server.socket_name))
-    assert retry_until(lambda: needs_lines(commands, [asking]) == {asking: "Bash command"}, 10, raises=False)
+
+    def questions(pane_ids: list[str]) -> dict[str, str]:
+        return {p: d.prompt.strip().splitlines()[0] if d.prompt.strip() else "" for p, d in read_menus(commands, pane_ids).items()}
+
+    assert retry_until(lambda: questions([asking]) == {asking: "Bash command"}, 10, raises=False)
     before = commands.process_runs
-    assert needs_lines(commands, [asking, asking]) == {asking: "Bash command"}
+    menus = read_menus(commands, [asking, asking])
     assert commands.process_runs == before + 1  # both screens in one tmux command line
-    assert needs_lines(commands, ["%999", asking]) == {"%999": "", asking: "Bash command"}
+    assert list(menus) == [asking] and [o.label for o in menus[asking].options][:1] == ["Yes"]
+    assert questions(["%999", asking]) == {"%999": "", asking: "Bash command"}

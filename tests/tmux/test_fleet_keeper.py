@@ -13,6 +13,7 @@ import libtmux
 
 from nbs_tui.claude.watcher import ClaudeFacts
 from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.review.agent_base import BASE_OPTION, AgentBase
 from nbs_tui.core.sidecar.stuck_agents import Liveness
 from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.lifecycle.fleet_keeper import WORKER_BUS_OPTION, WORKER_OPTION, FleetKeeper
@@ -164,4 +165,23 @@ def test_a_layout_only_change_is_remembered_when_it_happens(server: libtmux.Serv
         fleet.stop()
         keeper.stop()
     assert not keeper.remember_now()  # on a change only: nothing new, nothing written
+    assert problems == []
+
+
+def test_the_base_new_left_on_the_pane_is_remembered_with_the_agent(server: libtmux.Server, tmp_path: Path) -> None:
+    """``@nbs_base`` (issue 38): the commit and branch its changes are counted from, kept in the
+    memory so a restore puts it back."""
+    session = server.new_session(session_name="crew", window_name="api", start_directory=str(tmp_path))
+    pane = session.active_window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    server.cmd("set-option", "-p", "-t", pane.pane_id, BASE_OPTION, AgentBase("ab" * 20, "main").render())
+    facts = {pane.pane_id: ClaudeFacts(pane.pane_id, Liveness.RUNNING, pid=os.getpid(), session_id="s-1")}
+    problems: list[str] = []
+    path = tmp_path / "fleet.json"
+    assert keeper_for(server, path, facts, problems, [True]).remember_now()
+    agent = json.loads(path.read_text())["windows"][0]["panes"][0]["agent"]
+    assert agent["base"] == {"commit": "ab" * 20, "branch": "main"}
+    memory = FleetStore(path).load()
+    assert memory is not None and memory.windows[0].panes[0].agent is not None
+    assert memory.windows[0].panes[0].agent.base == AgentBase("ab" * 20, "main")
     assert problems == []

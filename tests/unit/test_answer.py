@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from nbs_tui.core.detection.answer import AnswerCard, Choice, card_for, choose, recheck
+from nbs_tui.core.detection.answer import (
+    AnswerCard,
+    Choice,
+    card_for,
+    choose,
+    choose_answer,
+    detection_menu_id,
+    recheck,
+)
 from nbs_tui.core.detection.detect import detect_text
 from nbs_tui.core.fleet.model import AgentState, Detection
 
@@ -67,3 +75,35 @@ def test_recheck_passes_the_same_menu_and_names_every_change() -> None:
     assert "options are not the ones shown" in str(recheck(c, screen("2.1.197", "permission_write")))
     other = replace(c, prompt=c.prompt.replace("ls -la /", "rm -rf /"))
     assert "a different permission prompt" in str(recheck(other, screen("2.1.197", "permission_bash")))
+
+
+# -- the fleet API's menu id and answers by label (nbs-tui answer) ------------------------------
+
+
+def test_a_menu_id_is_the_same_for_the_same_menu_and_another_for_another_question_or_option() -> None:
+    c = card("2.1.332", "permission_bash")
+    assert c.menu_id == card("2.1.332", "permission_bash").menu_id and len(c.menu_id) == 12
+    assert detection_menu_id(screen("2.1.332", "permission_bash")) == c.menu_id
+    moved = replace(c, options=tuple(replace(o, selected=not o.selected) for o in c.options))
+    assert moved.menu_id == c.menu_id  # the mark moved by an arrow key: the same menu
+    assert replace(c, prompt=c.prompt.replace("ls -la /", "rm -rf /")).menu_id != c.menu_id
+    assert replace(c, options=c.options[:-1]).menu_id != c.menu_id
+    assert replace(c, state=AgentState.QUESTION).menu_id != c.menu_id
+    others = {card("2.1.332", name).menu_id for name in ("permission_write", "plan_approval", "question")}
+    assert c.menu_id not in others and len(others) == 3
+    assert detection_menu_id(screen("2.1.332", "idle_empty")) == ""
+
+
+def test_an_answer_by_label_is_the_whole_label_or_the_one_label_it_begins() -> None:
+    c = card("2.1.332", "permission_bash")  # 1. Yes, 2. Yes, and switch to auto mode..., 3. No
+    assert choose_answer(c, "Yes") == Choice("1", "1. Yes")  # whole label first, though two begin so
+    assert choose_answer(c, "  no ") == Choice("3", "3. No")
+    assert choose_answer(c, "yes, and switch") == Choice("2", f"2. {c.options[1].label}")
+    assert choose_answer(c, "2") == Choice("2", f"2. {c.options[1].label}")
+    assert choose_answer(c, "esc") == Choice("Escape", "Esc (cancel the prompt)")
+    assert "no option 'Maybe'" in str(choose_answer(c, "Maybe"))
+    assert "no option 7" in str(choose_answer(c, "7"))
+    assert "begins 2 options" in str(choose_answer(c, "Ye"))
+    assert "empty" in str(choose_answer(c, " "))
+    plan = card("2.1.332", "plan_approval")
+    assert choose_answer(plan, "Yes, manually approve edits") == Choice("2", "2. Yes, manually approve edits")

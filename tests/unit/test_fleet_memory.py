@@ -28,6 +28,7 @@ from nbs_tui.core.fleet.fleet_memory import (
     store_key,
 )
 from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.review.agent_base import AgentBase
 from nbs_tui.runtime.service import server_key
 
 HOOK, STATUS, TRANSCRIPT = SessionSource.HOOK, SessionSource.STATUS, SessionSource.TRANSCRIPT
@@ -165,6 +166,19 @@ def test_the_json_form_round_trips() -> None:
     data = json.loads(json.dumps(memory_to_json(memory)))
     assert data["schema"] == SCHEMA
     assert memory_from_json(data) == memory
+
+
+def test_an_agents_base_round_trips_and_an_older_file_has_none() -> None:
+    """Issue 38: the commit and branch an agent's changes are counted from."""
+    base = AgentBase("0123456789abcdef0123456789abcdef01234567", None)
+    agent = RememberedAgent("feat", "s-1", base=base)
+    window = RememberedWindow("work", 1, "feat", "", (RememberedPane(0, "/src", "%1", agent),))
+    data = json.loads(json.dumps(memory_to_json(remember(None, "local", SERVER, RUN1, [window]))))
+    assert data["windows"][0]["panes"][0]["agent"]["base"] == {"commit": base.commit, "branch": None}
+    assert memory_from_json(data).windows[0].panes[0].agent == agent
+    del data["windows"][0]["panes"][0]["agent"]["base"]  # written before bases were kept
+    older = memory_from_json(data).windows[0].panes[0].agent
+    assert older is not None and older.base is None
 
 
 def test_unknown_keys_are_passed_over() -> None:

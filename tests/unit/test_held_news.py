@@ -116,3 +116,20 @@ def test_a_listener_failing_on_held_news_does_not_stop_the_rest() -> None:
     listener = Failing()
     news.attach(listener)
     assert listener.calls == [("connection", (False, "lost"))]
+
+
+def test_change_counts_are_held_each_in_order_and_it_asks_for_them_as_the_bridge_does() -> None:
+    from nbs_tui.bridge import FleetBridge
+    from nbs_tui.core.review.agent_changes import ChangeCount
+
+    class Counts(Recorder):
+        def changes_counted(self, counts: Mapping[PaneId, ChangeCount]) -> None:
+            self.calls.append(("changes", dict(counts)))
+
+    assert HeldNews.shows_changes == FleetBridge.shows_changes is True  # the runtime counts them for it
+    news = HeldNews()
+    news.changes_counted({"%0": ChangeCount(1, 2, 0)})
+    news.changes_counted({"%1": ChangeCount(3, 0, 4)})  # other agents: not a whole state, both kept
+    listener = Counts()
+    news.attach(listener)
+    assert listener.calls == [("changes", {"%0": ChangeCount(1, 2, 0)}), ("changes", {"%1": ChangeCount(3, 0, 4)})]

@@ -3,8 +3,8 @@
 - no two modules of nbs_tui share a file name (``__init__.py`` aside), so a name says which
   module it is (``commands.py`` once meant the key table and tmux's command path);
 - at most eight modules loose at the package root;
-- core/ holds only its sub-rooms (screen, detection, sidecar, control, fleet, notifications, fleet_api), no
-  loose module;
+- core/ holds only its sub-rooms (screen, detection, sidecar, control, fleet, notifications, fleet_api,
+  review), no loose module;
 - config.py imports no port below it (claude/, files/, tmux/): config is below the ports.
 """
 
@@ -21,7 +21,7 @@ PACKAGE = Path(nbs_tui.__file__).parent
 ROOT_MODULES = {"__init__", "__main__", "app", "bridge", "cli", "completion", "config", "server_options"}
 """The modules that stay at the root: the entry points, the app and its bridge, config."""
 
-CORE_ROOMS = {"screen", "detection", "sidecar", "control", "fleet", "notifications", "fleet_api"}
+CORE_ROOMS = {"screen", "detection", "sidecar", "control", "fleet", "notifications", "fleet_api", "review"}
 """``notifications``: the notification policy's pure rules, below the config and the sidecar that
 read them; the notify room (nbs_tui/notify/) applies them."""
 

@@ -19,6 +19,7 @@ from nbs_tui.core.fleet.restore import (
     plan_restore,
     sessions_in_agents_json,
 )
+from nbs_tui.core.review.agent_base import AgentBase
 
 LAYOUT = "5aed,159x48,0,0{79x48,0,0,1,79x48,80,0,2}"
 NO_SERVER = LiveServer(running=False)
@@ -174,3 +175,11 @@ def test_live_sessions_from_claude_agents_json(version: str) -> None:
 def test_agents_json_that_is_not_a_list_of_sessions_gives_nothing() -> None:
     for text in ("", "error: unknown command 'agents'", "{}", '[{"pid": 3}]', "[1]"):
         assert sessions_in_agents_json(text) == {}
+
+
+def test_a_restored_agent_keeps_the_base_its_changes_are_counted_from() -> None:
+    base = AgentBase("c0ffee" * 6 + "beef", "feature")
+    window = RememberedWindow("work", 3, "feat", "", (agent_pane(0, "feat", "s-feat", base=base),))
+    plan = plan_restore((window,), NO_SERVER, {}, ALL_WELL)
+    assert plan.windows[0].panes[0].base == base
+    assert plan_restore((API,), NO_SERVER, {}, ALL_WELL).windows[0].panes[0].base is None

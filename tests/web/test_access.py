@@ -425,6 +425,26 @@ async def test_a_redeemed_link_opens_its_card_and_nothing_else(view: tuple[WebVi
     assert await refused_upgrade(client, f"{location}ws", card) == 403
 
 
+async def test_a_review_link_opens_that_agents_review_alone(view: tuple[WebView, Client], tmp_path: Path) -> None:
+    """A push after a turn that changed files (issue 38): its link's grant starts the dashboard as
+    ``--open-review TARGET --card-only``, once, and opens nothing else (the card's rules)."""
+    web_view, client = view
+    link = issue_link(web_view.link_key, f"review:{TARGET}", now=time.time())
+    page = await client.get(f"/open/{link}")
+    assert page.status == 200 and f"the review of <b>{TARGET}</b>" in await page.text()
+    location, grant = await redeem(client, link)
+    assert (await client.get("/", headers=grant)).status == 403
+    assert (await client.post(f"/open/{link}", allow_redirects=False)).status == 403  # once
+    socket = await client.ws_connect(f"{location}ws?width=50&height=30", headers=grant)
+    await eventually(lambda: (tmp_path / "started").exists(), "the review's dashboard started")
+    await socket.close()
+    await eventually(lambda: not web_view._tabs, "the tab stopped and reaped")
+    assert (tmp_path / "started").read_text().splitlines() == ["--open-review", TARGET, "--card-only"]
+    assert (await client.get(location, headers=grant)).status == 403  # the review closed: its grant ended
+    for odd in ("review:local/default", "review:local/default/%3; id", "reviews:local/default/%3"):
+        assert (await client.get(f"/open/{issue_link(web_view.link_key, odd, now=time.time())}")).status == 403, odd
+
+
 async def test_a_card_is_open_in_one_tab_and_lapses_with_its_ttl(tmp_path: Path) -> None:
     async with serving(tmp_path, stay=True, card_ttl=1.5) as (web_view, client):
         location, card = await redeem(client, issue_link(web_view.link_key, TARGET, now=time.time()))

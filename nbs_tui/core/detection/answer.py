@@ -9,6 +9,8 @@ process is compared by the caller (`nbs_tui.operator.pane_actions.Operator.check
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 
@@ -37,6 +39,12 @@ class AnswerCard:
     reason: str = ""
 
     @property
+    def menu_id(self) -> str:
+        """The menu's id (`menu_id`): what the fleet API shows a caller and checks again before
+        it presses a key (``nbs-tui answer --menu ID``)."""
+        return menu_id(self.state, self.prompt, self.options)
+
+    @property
     def title(self) -> str:
         return {
             AgentState.PERMISSION: "permission prompt",
@@ -60,6 +68,12 @@ def card_for(pane_id: PaneId, pid: int, detection: Detection) -> AnswerCard | No
         numbered=FLAG_UNNUMBERED not in detection.flags,
         reason=detection.reason,
     )
+
+
+def detection_menu_id(detection: Detection) -> str:
+    """The id of the menu ``detection`` read (`menu_id`), or "" when it read none to answer."""
+    card = card_for("", 0, detection)
+    return card.menu_id if card is not None else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +108,38 @@ def choose(card: AnswerCard, key: str) -> Choice | str:
     if not card.numbered:
         return "this dialog's options have no digits: jump into the pane (g) to choose"
     return Choice(str(option.number), f"{option.number}. {option.label}")
+
+
+def choose_answer(card: AnswerCard, text: str) -> Choice | str:
+    """The key for a script's answer (``nbs-tui answer``): what `choose` takes (a digit, ``y``,
+    ``n``, ``esc``), or an option's label: the whole label (case and spacing aside), else the
+    one label it begins. Or why not (the choice is not on this menu)."""
+    wanted = _norm(text).casefold()
+    if not wanted:
+        return "an empty choice: give a digit or an option's label"
+    if wanted.isdigit() or wanted in ("y", "n", "esc", "escape"):
+        return choose(card, wanted)
+    labels = [(o, _norm(o.label).casefold()) for o in card.options]
+    found = [o for o, label in labels if label == wanted] or [o for o, label in labels if label.startswith(wanted)]
+    if not found:
+        shown = "; ".join(f"{o.number}. {o.label}" for o in card.options)
+        return f"no option {text!r} on this menu (options: {shown})"
+    if len(found) > 1:
+        shown = "; ".join(f"{o.number}. {o.label}" for o in found)
+        return f"{text!r} begins {len(found)} options ({shown}): give more of the label, or its digit"
+    return choose(card, str(found[0].number))
+
+
+def menu_id(state: AgentState, prompt: str, options: tuple[MenuOption, ...]) -> str:
+    """A short hash of what detection read of a menu: its kind, its question (spacing aside) and
+    its numbered options, not which one is marked. The same menu read twice has the same id; a
+    different question or option list on screen has another."""
+    read = [state.value, _norm(prompt), [[o.number, _norm(o.label)] for o in options]]
+    return hashlib.sha256(json.dumps(read, ensure_ascii=False).encode()).hexdigest()[:MENU_ID_LENGTH]
+
+
+MENU_ID_LENGTH = 12
+"""Hex digits of a menu id: 48 bits, so two menus of one pane never share one by chance."""
 
 
 def _norm(text: str) -> str:

@@ -66,6 +66,9 @@ _PAREN_STATS = re.compile(r"\d+\s*[smh]\b|tokens|interrupt|thought|thinking")
 _COMPLETION = re.compile(rf"^\s{{0,3}}[{_SPIN_GLYPHS}]\s+\S+(?: \S+)? for \d+(?:\.\d+)?[smh]\b")
 _RULE = re.compile(r"^\s*[─━═]{3,}[─━═\s]*$")
 _BOX_EDGE = re.compile(r"^\s*[╭╰][─━]")
+_NAMED_RULE = re.compile(r"^\s*[─━]{3,} \S[^─━]{0,60} [─━]+\s*$")
+"""The box's top rule with the session's name in it (``──── alpha ─``: Claude Code 2.1.332
+started with ``--name``); a box's text then spans rows like any other's."""
 _PROMPT = re.compile(r"^\s*(?:│\s*)?(❯|>|›)(?:[ \u00a0](?P<text>.*))?$")
 _OPTION = re.compile(
     r"^(?P<indent>\s*)(?P<mark>[❯>›▶►]\s*)?(?P<num>\d{1,2})[.)]\s+(?P<label>\S.*?)\s*$"
@@ -360,8 +363,9 @@ def _find_box(
             0 < p < len(rows) - 1 and _is_rule(rows[p - 1][1]) and _is_rule(rows[p + 1][1])
         ):
             continue  # "❯ 1. Yes" is a menu's selection, unless it sits in the ruled box
+        above = rows[p - 1][1] if p > 0 else ""
         ruled_above = p > 0 and (
-            _is_rule(rows[p - 1][1]) or _BOX_EDGE.match(rows[p - 1][1]) is not None
+            _is_rule(above) or _BOX_EDGE.match(above) is not None or _NAMED_RULE.match(above) is not None
         )
         text_lines = [(m.group("text") or "").rstrip().rstrip("│").rstrip()]
         q = p + 1

@@ -8,6 +8,9 @@ server as `server_key` writes it (``default``, ``L-work``, ``S-_tmp_sock``) and 
 that server, never the qualified ``host:%3`` a dashboard of several hosts shows.
 
 Examples: ``local/default/%3``, ``build-box/L-agents/%12``.
+
+A link may open the agent's review instead of its card (a push after a turn that changed
+files): its target is the same name after ``review:`` (`REVIEW_PREFIX`), ``review:local/default/%3``.
 """
 
 from __future__ import annotations
@@ -73,3 +76,18 @@ def _checked(host: str, server: str, pane: str, text: str) -> CardTarget:
     if not _PANE.fullmatch(pane):
         raise CardTargetError(f"card target {text!r}: pane {pane!r} is not a tmux pane id (%N)")
     return CardTarget(host, server, pane)
+
+
+REVIEW_PREFIX = "review:"
+"""A link target that opens the agent's review (`nbs_tui.dashboard.review`), not its card."""
+
+
+def review_link_target(card: str) -> str:
+    """The link target of ``card``'s agent's review."""
+    return REVIEW_PREFIX + card
+
+
+def split_link_target(text: str) -> tuple[bool, CardTarget]:
+    """(is it a review, the agent) of a link's target; raises `CardTargetError`."""
+    review = text.startswith(REVIEW_PREFIX)
+    return review, parse_card_target(text.removeprefix(REVIEW_PREFIX))

@@ -3,7 +3,7 @@
 Per window that holds an agent: its session, index, name and layout (``#{window_layout}``), and
 each of its panes in order (its folder, and for an agent pane the agent: name, the command it
 was started with, its current Claude Code session id, model, permission mode, worktree, the
-Claude config folder its conversation is kept in). Windows without an agent are not the fleet's.
+Claude config folder its conversation is kept in, the base its changes are counted from). Windows without an agent are not the fleet's.
 
 `remember` folds what the server shows now into the memory: the same server (`ServerInstance`:
 tmux's pid and start time) replaces the windows (a pane the operator closed is forgotten); a
@@ -34,6 +34,7 @@ from typing import Any
 
 from nbs_tui.core.fleet.host_spec import LOCAL
 from nbs_tui.core.fleet.model import ServerAddress, server_key
+from nbs_tui.core.review.agent_base import AgentBase
 
 SCHEMA = 1
 """The JSON form's version: a file with a newer one is left alone (a newer nbs-tui wrote it)."""
@@ -101,6 +102,9 @@ class RememberedAgent:
     """The agent's Claude config folder (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``): its transcripts."""
     worker: str | None = None
     """The NBS worker it runs (``.nbs/workers/<worker>.md``), if any."""
+    base: AgentBase | None = None
+    """The commit and branch its folder stood at when nbs-tui started it (``@nbs_base``): its
+    changes are counted from there (`nbs_tui.core.review.agent_base`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +219,7 @@ def _agent_json(agent: RememberedAgent) -> dict[str, Any]:
         "worktree_name": agent.worktree_name,
         "config_dir": agent.config_dir,
         "worker": agent.worker,
+        "base": None if agent.base is None else agent.base.as_json(),
     }
 
 
@@ -318,7 +323,14 @@ def _agent(r: _Reader) -> RememberedAgent:
         worktree_name=r.text("worktree_name"),
         config_dir=r.text("config_dir"),
         worker=r.text("worker"),
+        base=_base(r.child("base")),
     )
+
+
+def _base(r: _Reader | None) -> AgentBase | None:
+    if r is None:
+        return None
+    return AgentBase(r.text("commit", required=True) or "", r.text("branch"))
 
 
 def _windows(readers: Sequence[_Reader]) -> tuple[RememberedWindow, ...]:

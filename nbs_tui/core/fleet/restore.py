@@ -44,6 +44,7 @@ from nbs_tui.core.fleet.agent_spec import (
 from nbs_tui.core.fleet.fleet_memory import RememberedAgent, RememberedPane, RememberedWindow
 from nbs_tui.core.fleet.host_spec import LOCAL
 from nbs_tui.core.fleet.model import ServerAddress
+from nbs_tui.core.review.agent_base import AgentBase
 
 STAGGER = 2.0
 """Seconds between two agents' starts (``restore_stagger``): 20 resumed at once load every
@@ -93,6 +94,8 @@ class PlannedPane:
     session_id: str | None = None
     start_after: float = 0.0
     """Seconds after the restore began (the stagger)."""
+    base: AgentBase | None = None
+    """The base its changes are counted from, put back on the new pane (``@nbs_base``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +202,7 @@ def plan_restore(
             assert agent.session_id is not None
             planned_ids[agent.session_id] = where
             restored[pane.index] = PlannedPane(
-                pane.index, pane.folder, tuple(argv), agent.name, agent.session_id, started * stagger
+                pane.index, pane.folder, tuple(argv), agent.name, agent.session_id, started * stagger, agent.base
             )
             started += 1
         if not restored:

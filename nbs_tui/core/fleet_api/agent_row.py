@@ -36,6 +36,9 @@ class AgentRow:
     version: str = ""
     needs_line: str = ""
     """The first line of the question the agent waits on, when it waits on one."""
+    menu: str = ""
+    """The id of the menu it waits on (`nbs_tui.core.detection.answer.menu_id`), when it waits
+    on one: ``nbs-tui answer --menu ID`` answers that menu and no other."""
 
     @property
     def target(self) -> str:
@@ -65,6 +68,7 @@ class AgentRow:
             "model": self.model or None,
             "version": self.version or None,
             "needs_line": self.needs_line or None,
+            "menu": self.menu or None,
         }
 
 
@@ -92,6 +96,7 @@ def row_from_json(data: dict[str, Any]) -> AgentRow:
         model=str(data.get("model") or ""),
         version=str(data.get("version") or ""),
         needs_line=str(data.get("needs_line") or ""),
+        menu=str(data.get("menu") or ""),
     )
 
 
