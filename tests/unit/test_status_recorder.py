@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 from nbs_tui.claude.hooks import install, status, uninstall
@@ -17,7 +18,11 @@ DOCUMENT = {
     "model": {"id": "claude-opus-5-5", "display_name": "Opus 5.5"},
     "cost": {"total_cost_usd": 0.25},
     "context_window": {"total_input_tokens": 1000, "total_output_tokens": 200},
-    "rate_limits": {"five_hour": {"used_percentage": 42, "resets_at": 1796548996}, "seven_day": {"used_percentage": 11, "resets_at": 1796631796}},
+    # resets ahead of now: a window whose reset has passed reads as empty
+    "rate_limits": {
+        "five_hour": {"used_percentage": 42, "resets_at": int(time.time()) + 3 * 3600},
+        "seven_day": {"used_percentage": 11, "resets_at": int(time.time()) + 4 * 86400},
+    },
 }
 USER_LINE = "read -r doc; printf '%s | ' \"$(printf '%s' \"$doc\" | cut -c1-14)\"; printf 'my line\\n\\n'; exit 3"
 SETTINGS = (
