@@ -26,6 +26,7 @@ from nbs_tui.core.notifications.notify_settings import (
     check_urls,
     parse_protocols,
 )
+from nbs_tui.core.queue.handout import parse_max_concurrent
 from nbs_tui.core.sidecar.meters import DEFAULT_PRICES, ModelPrice, parse_prices
 from nbs_tui.housekeeping.logs import state_dir
 
@@ -172,6 +173,10 @@ class Settings:
     with their caps (nbs_tui/core/fleet/accounts.py, docs/usage.md)."""
     budget: Budget = field(default_factory=Budget)
     """The config file's ``[budget]`` table: fleet-wide caps and the defaults for accounts not named."""
+    max_concurrent: Mapping[str, int] = field(default_factory=dict)
+    """The work queue's limit per folder (the config file's ``[max_concurrent]`` table, absolute
+    folder = number): never more of a folder's tasks out at once, and the queue may start new
+    agents there (docs/queue.md)."""
     background_sessions: bool = True
     """List Claude Code's own background sessions (``claude agents --json``) in the dashboard's
     fleet, where the installed ``claude_command`` has them (docs/lifecycle.md)."""
@@ -264,6 +269,12 @@ def load_settings(
                     else:
                         settings = replace(settings, budget=parse_budget(value))
                 except AccountsError as error:
+                    raise ConfigError(f"config file {path}: {error}") from None
+                continue
+            if attr == "max_concurrent":
+                try:
+                    settings = replace(settings, max_concurrent=parse_max_concurrent(value))
+                except ValueError as error:
                     raise ConfigError(f"config file {path}: {error}") from None
                 continue
             if attr == "hosts":

@@ -9,13 +9,16 @@
     .venv/bin/python scripts/screenshots.py --phone   # only phone.svg and phone-answer.svg, 50x30
     .venv/bin/python scripts/screenshots.py --usage   # only usage.svg: the usage view (U), 120x32
     .venv/bin/python scripts/screenshots.py --review  # only review.svg (160x48) and phone-review.svg (50x30)
+    .venv/bin/python scripts/screenshots.py --queue   # only queue.svg and phone-queue.svg (50x30)
 
 It starts `DemoFleet` on a private tmux server (never your own), runs the app headless at a
 fixed size, waits until every agent shows a state, and saves one SVG per view. ``hosts.svg``
 watches two hosts through ssh: the test suite's ssh lab (tests/remote, needs openssh-server)
 with a demo fleet in each host's own tmux server. ``limited.svg`` is the snapshot tests' fleet
 (tests/app/snapfleet.py) plus a pane replaying a limit screen recorded from Claude Code, with the
-wall clock set to 07:20 UTC so its 9:25am reset is 2h05m ahead.
+wall clock set to 07:20 UTC so its 9:25am reset is 2h05m ahead. ``queue.svg`` is the snapshot
+tests' fleet too, with the queue file of tests/app/test_snapshots_queue.py (tasks in every state)
+in a state folder of its own; ``phone-queue.svg`` the same at 50x30.
 """
 
 from __future__ import annotations
@@ -52,8 +55,8 @@ async def _select_waiting_agent(app: NbsApp, pilot: object) -> str | None:
     """Put the cursor on an agent asking for permission (once one does), let it settle; its pane."""
 
     def waiting() -> str | None:
-        for pane in app.panes:
-            status = app.statuses.get(pane.pane_id)
+        for pane in app.state.panes:
+            status = app.state.statuses.get(pane.pane_id)
             if status is not None and status.state is AgentState.PERMISSION:
                 return pane.pane_id
         return None
@@ -61,7 +64,7 @@ async def _select_waiting_agent(app: NbsApp, pilot: object) -> str | None:
     await _wait(pilot, lambda: waiting() is not None, 30, "an agent asking for permission")
     pane_id = waiting()
     if pane_id is not None:
-        app.select_pane(pane_id)
+        app.dashboard.select_pane(pane_id)
     await pilot.pause(2.0)  # type: ignore[attr-defined]
     return pane_id
 
@@ -79,10 +82,10 @@ async def shoot(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
             )
             app: NbsApp = create_app(settings)  # what the nbs-tui command runs
             async with app.run_test(size=size) as pilot:
-                await _wait(pilot, lambda: len(app.panes) > agents, 20, "the fleet")
+                await _wait(pilot, lambda: len(app.state.panes) > agents, 20, "the fleet")
                 await _wait(
                     pilot,
-                    lambda: sum(1 for s in app.statuses.values() if s.state is not None) >= agents,
+                    lambda: sum(1 for s in app.state.statuses.values() if s.state is not None) >= agents,
                     30,
                     "every agent's state",
                 )
@@ -110,13 +113,13 @@ async def shoot(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
                 await pilot.pause(0.5)
                 save("help")
                 await pilot.press("escape", "z", "pageup")  # the zoomed pane's history, read from tmux
-                await _wait(pilot, lambda: app.scrollback.display and bool(app.scrollback.lines.texts), 10, "the scrollback")
+                await _wait(pilot, lambda: app.dashboard.scrollback.display and bool(app.dashboard.scrollback.lines.texts), 10, "the scrollback")
                 await pilot.press("slash", *"nbs", "enter")
                 await pilot.pause(0.5)
                 save("scrollback")
                 await pilot.press("escape", "z")
                 if pane_id is not None:  # the answer card, on the agent asking for permission
-                    app.select_pane(pane_id)
+                    app.dashboard.select_pane(pane_id)
                     await pilot.press("A")
                     await pilot.pause(0.5)
                     save("answer")
@@ -140,10 +143,10 @@ async def shoot_viewer(demo: DemoFleet, settings: Settings, out: Path, size: tup
             time.sleep(0.2)
         app: NbsApp = create_app(settings)
         async with app.run_test(size=size) as pilot:
-            await _wait(pilot, lambda: len(app.panes) > agents, 20, "the fleet")
+            await _wait(pilot, lambda: len(app.state.panes) > agents, 20, "the fleet")
             await _wait(
                 pilot,
-                lambda: sum(1 for s in app.statuses.values() if s.state is not None) >= agents,
+                lambda: sum(1 for s in app.state.statuses.values() if s.state is not None) >= agents,
                 30,
                 "every agent's state",
             )
@@ -176,16 +179,16 @@ async def shoot_hosts(out: Path, size: tuple[int, int], agents: int) -> list[Pat
             )  # fmt: skip
             app: NbsApp = create_app(settings)
             async with app.run_test(size=size) as pilot:
-                await _wait(pilot, lambda: len(app.panes) >= 2 * agents, 30, "both hosts' fleets")
+                await _wait(pilot, lambda: len(app.state.panes) >= 2 * agents, 30, "both hosts' fleets")
                 await _wait(
                     pilot,
-                    lambda: sum(1 for s in app.statuses.values() if s.state is not None) >= 2 * agents,
+                    lambda: sum(1 for s in app.state.statuses.values() if s.state is not None) >= 2 * agents,
                     40,
                     "every agent's state",
                 )
-                agent = next((p.pane_id for p in app.panes if p.host == "hostb" and p.is_agent), None)
+                agent = next((p.pane_id for p in app.state.panes if p.host == "hostb" and p.is_agent), None)
                 if agent is not None:
-                    app.select_pane(agent)
+                    app.dashboard.select_pane(agent)
                 await pilot.pause(2.0)
                 app.save_screenshot("hosts.svg", str(out))
         finally:
@@ -224,8 +227,8 @@ async def shoot_limited(out: Path, size: tuple[int, int]) -> list[Path]:
             async with app.run_test(size=size) as pilot:
 
                 def limited() -> str | None:
-                    for pane in app.panes:
-                        status = app.statuses.get(pane.pane_id)
+                    for pane in app.state.panes:
+                        status = app.state.statuses.get(pane.pane_id)
                         if pane.session_name == LIMITED[0] and status is not None and status.state is AgentState.LIMITED:
                             return pane.pane_id
                     return None
@@ -233,7 +236,7 @@ async def shoot_limited(out: Path, size: tuple[int, int]) -> list[Path]:
                 await _wait(pilot, lambda: limited() is not None, 30, "the limited agent")
                 pane_id = limited()
                 if pane_id is not None:
-                    app.select_pane(pane_id)
+                    app.dashboard.select_pane(pane_id)
                 await pilot.pause(2.0)
                 app.save_screenshot("limited.svg", str(out))
     finally:
@@ -244,6 +247,46 @@ async def shoot_limited(out: Path, size: tuple[int, int]) -> list[Path]:
             os.environ["TZ"] = old_tz
         time.tzset()
     return [out / "limited.svg"]
+
+
+async def shoot_queue(out: Path, size: tuple[int, int]) -> list[Path]:
+    """The queue view (key 4) over the snapshot fleet, with a task in every state; the same on a phone."""
+    import libtmux
+
+    from tests.app.snapfleet import StableFleet, start_snapshot_fleet
+    from tests.app.test_snapshots import FROZEN_WALL
+    from tests.app.test_snapshots_queue import write_queue
+
+    server = libtmux.Server(socket_name=f"nbs-shots-queue-{os.getpid()}")
+    old_state = os.environ.get("XDG_STATE_HOME")
+    started = time.time()
+    made: list[Path] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="nbs-shots-") as tmp:
+            os.environ["XDG_STATE_HOME"] = tmp  # the queue file, not the user's own
+            start_snapshot_fleet(server)
+            write_queue(server)
+            address = ServerAddress(socket_name=server.socket_name)
+            settings = Settings(server=address, poll_disabled=True, plan_policy="off", bell=False, service="off")
+            for name, shot_size in (("queue", size), ("phone-queue", PHONE)):
+                app: NbsApp = create_app(
+                    settings, lambda listener: StableFleet(address, listener), control_plane=False, claude=False,
+                    wall=lambda: FROZEN_WALL + (time.time() - started),
+                )  # fmt: skip
+                async with app.run_test(size=shot_size) as pilot:
+                    await _wait(pilot, lambda: len(app.state.panes) >= 6, 20, "the fleet")  # noqa: B023
+                    await pilot.press("4")
+                    await _wait(pilot, lambda: app.dashboard.queue_view.table.row_count == 9, 20, "the queue")  # noqa: B023
+                    await pilot.pause(1.5)
+                    app.save_screenshot(f"{name}.svg", str(out))
+                    made.append(out / f"{name}.svg")
+    finally:
+        server.kill()
+        if old_state is None:
+            os.environ.pop("XDG_STATE_HOME", None)
+        else:
+            os.environ["XDG_STATE_HOME"] = old_state
+    return made
 
 
 async def shoot_new_agent(out: Path, size: tuple[int, int], agents: int) -> list[Path]:
@@ -259,7 +302,7 @@ async def shoot_new_agent(out: Path, size: tuple[int, int], agents: int) -> list
             settings = Settings(server=demo.server, projects=tuple(demo.projects), hook_spool=spool, service="off", remember_fleet=False)
             app: NbsApp = create_app(settings)
             async with app.run_test(size=size) as pilot:
-                await _wait(pilot, lambda: len(app.panes) > agents, 20, "the fleet")
+                await _wait(pilot, lambda: len(app.state.panes) > agents, 20, "the fleet")
                 await pilot.pause(1.0)
                 await pilot.press("c")
                 await _wait(pilot, lambda: isinstance(app.screen, NewAgentScreen), 10, "the form")
@@ -292,7 +335,7 @@ async def shoot_phone(out: Path, agents: int) -> list[Path]:
             settings = Settings(server=demo.server, projects=tuple(demo.projects), hook_spool=spool, service="off", remember_fleet=False)
             app: NbsApp = create_app(settings)
             async with app.run_test(size=PHONE) as pilot:
-                await _wait(pilot, lambda: len(app.panes) > agents, 20, "the fleet")
+                await _wait(pilot, lambda: len(app.state.panes) > agents, 20, "the fleet")
                 await _select_waiting_agent(app, pilot)
                 app.save_screenshot("phone.svg", str(out))
                 await pilot.press("A")
@@ -379,7 +422,14 @@ def main() -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         for path in asyncio.run(shoot_usage(args.out)):
     parser.add_argument("--review", action="store_true", help="only review.svg and phone-review.svg (the review screen)")
+    parser.add_argument("--queue", action="store_true", help="only queue.svg and phone-queue.svg (the queue view)")
     args = parser.parse_args()
+    if args.queue:
+        args.out.mkdir(parents=True, exist_ok=True)
+        columns, rows = (int(x) for x in args.size.lower().split("x"))
+        for path in asyncio.run(shoot_queue(args.out, (columns, rows))):
+            print(path)
+        return 0
     if args.review:
         args.out.mkdir(parents=True, exist_ok=True)
         for path in asyncio.run(shoot_review(args.out)):

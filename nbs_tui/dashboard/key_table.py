@@ -55,6 +55,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("view.dashboard", "1", "show_view('dashboard')", "List", "Fleet list with the live mirror"),
     Command("view.grid", "2", "show_view('grid')", "Grid", "Live thumbnails of every pane"),
     Command("view.control", "3", "show_view('control')", "Control", "Control plane: registry, inbox, chat"),
+    Command("view.queue", "4", "show_view('queue')", "Queue", "Work queue: each task's state, agent and age; add, cancel, reorder"),
     Command("view.details", "d", "toggle_details", "Details", "Show or hide the selected pane's details"),
     Command("app.help", "question_mark,f1", "help", "Help", "List every key", key_display="?"),
     Command(
@@ -169,6 +170,29 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("answer.skip", "tab", "skip", "Next", "Next waiting agent, this one unanswered", scope="answer", in_palette=False),
     Command("answer.close", "q", "close", "Close", "Close the card", scope="answer", in_palette=False),
+    # the queue view's own keys (nbs_tui/widgets/queue_view.py)
+    Command(
+        "queue.add", "a", "add", "Add task",
+        "Add a task to the work queue: its text, and which agents may take it (folder, name glob), its priority",
+        scope="queue", in_palette=False,
+    ),
+    Command(
+        "queue.cancel", "x,delete", "cancel", "Cancel task",
+        "Cancel the highlighted task after a confirmation (an agent working on it is not stopped)",
+        key_display="x", scope="queue", in_palette=False,
+    ),
+    Command(
+        "queue.sooner", "plus,shift+up", "move(-1)", "Sooner", "Move the highlighted queued task one place sooner",
+        key_display="+", scope="queue", in_palette=False,
+    ),
+    Command(
+        "queue.later", "minus,shift+down", "move(1)", "Later", "Move the highlighted queued task one place later",
+        key_display="-", scope="queue", in_palette=False,
+    ),
+    Command(
+        "queue.pause", "p", "pause", "Pause",
+        "Pause the work queue (nothing more is handed out; tasks out go on), or resume it", scope="queue", in_palette=False,
+    ),
     Command(
         "agent.new", "c", "new_agent", "New agent",
         "Start a Claude Code agent in a new tmux window: folder, name, prompt, model, mode (as nbs-tui new)",
@@ -244,6 +268,10 @@ COMMANDS: tuple[Command, ...] = (
     # keys a widget handles itself (help only)
     Command("list.move", "up,down", "", "", "List: move the cursor (the mirror follows)", key_display="↑ / ↓", bound=False, in_palette=False),
     Command("list.open", "enter", "", "", "List: zoom the pane under the cursor", key_display="⏎", bound=False, in_palette=False),
+    Command(
+        "queue.agent", "enter", "", "", "Queue: show the highlighted task's agent in the list", key_display="⏎", bound=False,
+        in_palette=False,
+    ),
     Command(
         "passthrough.leave", "ctrl+right_square_bracket", "", "", "Pass-through: leave (back to the dashboard's keys)",
         key_display="Ctrl+]", bound=False, in_palette=False,

@@ -1,7 +1,7 @@
 """What the keys offer, as the operator reads it: the help screen (``?``) and the command palette.
 
 Both come from `nbs_tui.dashboard.key_table.COMMANDS` (the one table of the app's keys), as bound now (a
-keymap may have rebound them), then the keys of the grid, the scrollback and the Control view.
+keymap may have rebound them), then the keys of the grid, the scrollback, the Control view and the queue view.
 The palette also offers a mute switch per kind of notification and a jump to every pane.
 """
 
@@ -16,11 +16,12 @@ from textual.screen import Screen
 
 from nbs_tui.core.fleet.background import BackgroundSession
 from nbs_tui.core.fleet.model import PaneId, PaneInfo
-from nbs_tui.core.notifications.notify_rules import KIND_LABELS, NotifyKind
+from nbs_tui.core.notifications.notify_rules import KIND_LABELS, TASK_KINDS, NotifyKind
 from nbs_tui.dashboard.key_table import COMMAND_BY_ID, COMMANDS, help_rows, scope_bindings
 from nbs_tui.housekeeping import logs
 from nbs_tui.widgets.control_view import ControlView
 from nbs_tui.widgets.grid import PaneGrid
+from nbs_tui.widgets.queue_view import QueueView
 from nbs_tui.widgets.scrollback import Scrollback
 
 
@@ -37,6 +38,7 @@ def key_rows(app: App[Any], control: ControlView) -> list[tuple[str, str, str]]:
         ("Scrollback", Scrollback.BINDINGS),
         ("Review", scope_bindings("review")),
         *(("Control", panel.BINDINGS) for panel in (control, control.registry_panel, control.inbox_panel)),
+        ("Queue", QueueView.BINDINGS),
     ]
     return help_rows(app.get_key_display, active, widget_keys)
 
@@ -66,7 +68,8 @@ def palette_commands(
         off = kind in muted
         yield SystemCommand(
             f"{'Unmute' if off else 'Mute'} {KIND_LABELS[kind]} notifications",
-            f"{'Send' if off else 'Stop'} terminal notifications, notify_command and pushes for '{kind.value}'",
+            f"{'Send' if off else 'Stop'} {'pushes' if kind in TASK_KINDS else 'terminal notifications, notify_command and pushes'}"
+            f" for '{kind.value}'",
             partial(toggle_mute, kind),
         )
     for session in background:

@@ -37,6 +37,7 @@ from nbs_tui.dashboard.news import FleetNews
 from nbs_tui.dashboard.notifications import OperatorNotifications
 from nbs_tui.dashboard.operator_actions import OperatorActions
 from nbs_tui.dashboard.problems_shown import ProblemsShown
+from nbs_tui.dashboard.queue_shown import QueueRead, QueueShown
 from nbs_tui.dashboard.review import ReviewFlow
 from nbs_tui.dashboard.usage_shown import UsageShown
 from nbs_tui.dashboard.views import Views
@@ -51,6 +52,8 @@ from nbs_tui.widgets.footer import Footer
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.needs_you_panel import NeedsYouPanel
 from nbs_tui.widgets.pane_view import PaneView
+from nbs_tui.widgets.queue_strip import QueueStrip
+from nbs_tui.widgets.queue_view import QueueView
 from nbs_tui.widgets.scrollback import Scrollback
 from nbs_tui.widgets.send_bar import PassThrough, SendBar
 from nbs_tui.widgets.status_bar import StatusBar
@@ -115,6 +118,10 @@ class DashboardScreen(Screen[None]):
         self.grid = PaneGrid(id="grid")
         self.control_view = ControlView(id="control-view")
         """Registry, chat and inbox of the control plane (the third view)."""
+        self.queue_view = QueueView(id="queue-view", wall=wall)
+        """The work queue's tasks (the fourth view)."""
+        self.queue_strip = QueueStrip(id="queue-strip")
+        """The queue in one line over the list while it has work (a tap opens the view)."""
         self.input_bar = Container(id="input-bar")
         """Docked above the footer, hidden until the send bar or pass-through opens."""
         self.send_bar = SendBar(id="send-bar")
@@ -141,7 +148,7 @@ class DashboardScreen(Screen[None]):
         self.views = Views(
             app, state, frames, fleet=lambda: runtime.fleet, switcher=self.switcher, status_bar=self.status_bar,
             fleet_list=self.fleet_list, grid=self.grid, mirror=self.mirror, scrollback=self.scrollback,
-            detail=self.detail, control_view=self.control_view, history=self.history_reader,
+            detail=self.detail, control_view=self.control_view, queue_view=self.queue_view, history=self.history_reader,
             host_state=lambda name: self.news.hosts.get(name), clock=clock,
         )  # fmt: skip
         """Which view is up, which pane is selected, and the frame that repaints them."""
@@ -167,6 +174,11 @@ class DashboardScreen(Screen[None]):
             app, settings, operator, problem=runtime.problem, panes=lambda: state.pane_by_id, leases=runtime.leases,
         )
         """Notifications to the operator's own terminal (through ssh and tmux) and ``notify_command``."""
+        self.queue = QueueShown(
+            app, settings, self.queue_view, self.queue_strip, post=self.post_message, panes=lambda: state.panes, problem=runtime.problem,
+            wall=wall,
+        )
+        """The work queue shown from its file, and the operator's edits appended to it."""
 
     def compose(self) -> ComposeResult:
         yield self.status_bar
@@ -176,6 +188,7 @@ class DashboardScreen(Screen[None]):
             with Horizontal(id="dashboard"):
                 with Vertical(id="side"):
                     yield self.needs_panel
+                    yield self.queue_strip
                     yield self.filter_bar
                     yield self.fleet_list
                     yield self.detail
@@ -184,6 +197,8 @@ class DashboardScreen(Screen[None]):
             yield self.grid
             with Vertical(id="control"):
                 yield self.control_view
+            with Vertical(id="queue"):
+                yield self.queue_view
         with self.input_bar:
             yield self.send_bar
             yield self.pass_through
@@ -193,6 +208,7 @@ class DashboardScreen(Screen[None]):
         self._unsubscribe_log = self.operator.subscribe_log(self._recorded)
         self.review.mounted()
         self._mounted()
+        self.queue.start()
 
     def _recorded(self, record: ActionRecord) -> None:
         """Any thread: a record was written."""
@@ -200,12 +216,13 @@ class DashboardScreen(Screen[None]):
 
     def on_unmount(self) -> None:
         self._unsubscribe_log()
+        self.queue.stop()
 
     # -- what the app and the parts read -------------------------------------------------------
 
     @property
     def view(self) -> str:
-        """The view shown: "dashboard", "grid" or "control"."""
+        """The view shown: "dashboard", "grid", "control" or "queue"."""
         return self.views.current
 
     @property
@@ -223,7 +240,7 @@ class DashboardScreen(Screen[None]):
 
     def looking_at(self) -> PaneId | None:
         """The pane the operator sees now (none while the terminal has lost focus, when it says)."""
-        return self.selected_id if self.view != "control" and self.app.app_focus else None
+        return self.selected_id if self.view in ("dashboard", "grid") and self.app.app_focus else None
 
     # -- the backends' news (posted to the app by the bridge) ---------------------------------
 
@@ -238,6 +255,7 @@ class DashboardScreen(Screen[None]):
         if isinstance(message, FleetChanged):
             self.answering.fleet_seen(self._settings.watched_hosts(), self.state.pane_by_id, self._runtime.problem)
             self.review.fleet_seen(self._settings.watched_hosts(), self.state.panes, self._runtime.problem)
+            self.queue.fleet_changed()
 
     def draw(self, dirty: Set[PaneId], whole: bool) -> None:
         """The frame: `nbs_tui.dashboard.frames.FrameScheduler` runs it."""
@@ -332,6 +350,39 @@ class DashboardScreen(Screen[None]):
     def _filter_done(self) -> None:
         self.set_focus(self.fleet_list)  # at once: the next key is the list's
 
+    @on(QueueRead)
+    def _queue_read(self, message: QueueRead) -> None:
+        self.queue.read(message)
+        self.views.show_details()  # the selected agent's task may have changed
+
+    @on(QueueStrip.Opened)
+    def _queue_opened(self) -> None:
+        self.views.show("queue")
+
+    @on(QueueView.AddWanted)
+    def _queue_add(self) -> None:
+        self.queue.add()
+
+    @on(QueueView.CancelWanted)
+    def _queue_cancel(self, message: QueueView.CancelWanted) -> None:
+        self.queue.cancel(message.task)
+
+    @on(QueueView.AgentWanted)
+    def _queue_agent(self, message: QueueView.AgentWanted) -> None:
+        if message.pane_id not in self.state.pane_by_id:
+            self.app.notify(f"Its agent ({message.pane_id}) is gone.", timeout=4)
+            return
+        self.views.show("dashboard")
+        self.select_pane(message.pane_id)
+
+    @on(QueueView.PauseWanted)
+    def _queue_pause(self) -> None:
+        self.queue.pause()
+
+    @on(QueueView.MoveWanted)
+    def _queue_move(self, message: QueueView.MoveWanted) -> None:
+        self.queue.move(message.task, message.steps)
+
     @on(ActionRecorded)
     def _action_recorded(self, message: ActionRecorded) -> None:
         if self._log_screen is not None and self._log_screen.is_attached:
@@ -344,7 +395,7 @@ class DashboardScreen(Screen[None]):
         if action == "scrollback":  # a priority key: only over the list, grid and mirror
             typing = isinstance(self.focused, Input | TextArea) or self.pass_through.has_focus
             return not (typing or self.scrollback.display or len(self.app.screen_stack) > 1)
-        return not (action == "move" and self.view == "control")
+        return not (action == "move" and self.view == "control")  # the queue view's cursor moves with j/k
 
     def action_move(self, delta: int) -> None:
         self.views.move(delta)

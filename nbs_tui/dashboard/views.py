@@ -1,9 +1,9 @@
 """What the dashboard shows: which view is up, which pane is selected, and the frame that
 repaints what shows the panes.
 
-Three views (`VIEWS`): the dashboard (the fleet list, the selected pane's details and its live
-mirror, which may be zoomed to the whole screen), the grid of thumbnails, and the Control view
-(registry, chat, inbox). The selected pane is the list's cursor or the grid's focus; the fleet
+Four views (`VIEWS`): the dashboard (the fleet list, the selected pane's details and its live
+mirror, which may be zoomed to the whole screen), the grid of thumbnails, the Control view
+(registry, chat, inbox) and the work queue (`nbs_tui.dashboard.queue_shown`). The selected pane is the list's cursor or the grid's focus; the fleet
 keeps a live screen model only of the panes shown (the mirrored one, the thumbnails on screen),
 so this tells it which those are (`nbs_tui.tmux.port.FleetPort.set_watched`).
 
@@ -32,10 +32,11 @@ from nbs_tui.widgets.filter_bar import OperatorFleetList
 from nbs_tui.widgets.grid import PaneGrid
 from nbs_tui.widgets.pane_text import format_duration, quiet_start
 from nbs_tui.widgets.pane_view import PaneView, ScreenSource
+from nbs_tui.widgets.queue_view import QueueView
 from nbs_tui.widgets.scrollback import Scrollback
 from nbs_tui.widgets.status_bar import StatusBar
 
-VIEWS = ("dashboard", "grid", "control")
+VIEWS = ("dashboard", "grid", "control", "queue")
 
 
 class Views:
@@ -45,7 +46,7 @@ class Views:
         self, app: App[Any], state: PaneState, frames: FrameScheduler, *, fleet: Callable[[], FleetPort | None],
         switcher: ContentSwitcher, status_bar: StatusBar, fleet_list: OperatorFleetList, grid: PaneGrid,
         mirror: PaneView, scrollback: Scrollback, detail: DetailPanel, control_view: ControlView,
-        history: ScrollbackReader, host_state: Callable[[str], HostState | None], clock: Callable[[], float],
+        queue_view: QueueView, history: ScrollbackReader, host_state: Callable[[str], HostState | None], clock: Callable[[], float],
     ) -> None:  # fmt: skip
         self._app = app
         self._state = state
@@ -59,6 +60,7 @@ class Views:
         self._scrollback = scrollback
         self._detail = detail
         self._control_view = control_view
+        self._queue_view = queue_view
         self._history = history
         self._host_state = host_state
         self._clock = clock
@@ -123,6 +125,7 @@ class Views:
             state.last_change.get(pane_id),
             self._clock(),
             self._host_state(pane.host) if pane is not None and pane.host else None,
+            self._queue_view.task_held_by(pane_id) if pane is not None else None,
         )
 
     def screen_of(self, pane_id: PaneId) -> ScreenSource | None:
@@ -170,6 +173,9 @@ class Views:
             self._fleet_list.focus()
         elif name == "control":
             self._control_view.registry_panel.focus()
+        elif name == "queue":
+            self._queue_view.table.focus()
+            app.call_after_refresh(self._queue_view.draw_if_shown)  # laid out by then
         self._frames.request()
 
     def toggle_zoom(self) -> None:
@@ -192,6 +198,8 @@ class Views:
             self._grid.action_move(delta, 0)
         elif self.current == "dashboard":
             self._fleet_list.move_selection(delta)
+        elif self.current == "queue":
+            self._queue_view.move_cursor(delta)
 
     def catch_up_grid(self) -> None:
         """Give the grid a thumbnail per pane. Only while it is shown: mounting 50 thumbnails

@@ -47,3 +47,9 @@ class EventNotices:
             case Escalation() if pane_id in self._states:
                 return self.decider.observe(pane_id, self._states[pane_id], event.at, stuck=event.message or "stuck")
         return []
+
+    def outcomes(self, notes: Sequence[Notification]) -> list[Notification]:
+        """One-time events' notifications (queue tasks that ended: `nbs_tui.core.notifications.task_notices`)
+        that the mute, here or server-wide, lets through."""
+        self.mute.follow_servers()
+        return [allowed for note in notes if (allowed := self.decider.allow_outcome(note)) is not None]

@@ -8,6 +8,11 @@ fed with the sidecar's events (`nbs_tui.notify.event_notices.EventNotices`). Mut
 ``notify_mute`` and those a dashboard muted from its palette, server-wide (``@nbs_mute``, read
 by the lease each tick: the dashboard and the sender are often different processes).
 
+The work queue's outcomes (``task-done``, ``task-failed``) come from its file, not from the
+sidecar: the worker thread reads the server's queue (`nbs_tui.files.queue_store`) every
+`QUEUE_LOOK` seconds, acting or not, and `nbs_tui.core.notifications.task_notices` says which
+tasks ended since; their pushes go the same way, under the same mute.
+
 A push says the agent's name, its state and the question's first line, and nothing else of the
 screen. While the browser view runs (`nbs_tui.files.web_endpoint`), it also carries a link whose
 one-time credential (`nbs_tui.core.fleet.web_links`) opens that agent's answer card there; when
@@ -43,6 +48,8 @@ from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.core.fleet.web_links import issue_link
 from nbs_tui.core.notifications.notify_rules import Notification, NotifyKind, coalesce, push_message
 from nbs_tui.core.notifications.notify_settings import unusable_url
+from nbs_tui.core.notifications.task_notices import TaskNotices
+from nbs_tui.files.queue_store import QueueStore
 from nbs_tui.files.web_endpoint import endpoint_path, read_endpoint
 from nbs_tui.notify.event_notices import EventNotices
 from nbs_tui.sidecar.events import SidecarEvent, StateChange
@@ -60,6 +67,9 @@ PROBLEM_EVERY = 60.0
 STOP_WAIT = 2.0
 LOAD_AFTER = 5.0
 """Seconds after this process starts acting before Apprise is loaded if no push came first."""
+QUEUE_LOOK = 0.5
+"""Seconds between two reads of the work queue's file (a read of a file that did not grow is
+one ``fstat``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +96,7 @@ class PushSender:
         wall: Callable[[], float] = time.time,
         load_after: float = LOAD_AFTER,
         changed: Callable[[PaneId], bool] = lambda _pane_id: False,
+        queue_store: QueueStore | None = None,
     ) -> None:
         self.urls = tuple(u.strip() for u in urls)
         self._notices = notices
@@ -109,6 +120,12 @@ class PushSender:
         """Problems not reported since the last line (rate limit)."""
         self.sent = 0
         """Pushes Apprise accepted (for tests and the log)."""
+        self._queue_store = queue_store
+        """The server's work queue, whose tasks' outcomes are pushed (None: not this server's)."""
+        self._tasks = TaskNotices()
+        self.queue_records = -1
+        """Records of the queue file read so far (-1: not looked yet; for tests and the log)."""
+        self._queue_looked = 0.0
 
     # -- the sidecar's thread ----------------------------------------------------------------
 
@@ -148,6 +165,7 @@ class PushSender:
         loaded = False
         acting_since: float | None = None
         while not self._stopping.is_set():
+            self._look_at_queue()
             try:
                 first = self._queue.get(timeout=0.25)
             except queue.Empty:
@@ -170,6 +188,21 @@ class PushSender:
                 if self._stopping.is_set():
                     return
                 self._send(sender, note, questions.get((note.pane_id, note.kind), ""))
+
+    def _look_at_queue(self) -> None:
+        """The work queue's tasks that ended since the last look, offered as pushes (worker
+        thread; every `QUEUE_LOOK` seconds, acting or not, so a new holder knows what ended)."""
+        store, now = self._queue_store, time.monotonic()
+        if store is None or now - self._queue_looked < QUEUE_LOOK:
+            return
+        self._queue_looked = now
+        queue = store.refresh()
+        if queue.records == self.queue_records:
+            return
+        self.queue_records = queue.records
+        with self._lock:
+            notes = self._notices.outcomes(self._tasks.observe(queue, self._wall()))
+        self.offer(notes)
 
     def _load(self) -> Any:
         """Apprise with every URL it can send to, or None if there is none; what is wrong with
@@ -228,7 +261,7 @@ class PushSender:
 
     def _link(self, pane_id: PaneId, *, review: bool = False) -> str:
         """A one-time link to the pane's card (or its review) in the running browser view, else ""."""
-        endpoint = read_endpoint(endpoint_path(self._state_dir))
+        endpoint = read_endpoint(endpoint_path(self._state_dir)) if pane_id else None
         if endpoint is None:
             return ""
         target = format_card_target(self._host.name, self._host.server, pane_id)

@@ -63,6 +63,7 @@ from nbs_tui.core.sidecar.lease_rules import Lease, LeaseValue
 from nbs_tui.files.control_plane import ControlPlane, ControlPlanePort
 from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.files.git_changes import GitError, read_agent_changes
+from nbs_tui.files.queue_store import QueueStore
 from nbs_tui.housekeeping.logs import log_problem, report_failures, state_dir
 from nbs_tui.housekeeping.memory import MemoryTrimmer
 from nbs_tui.lifecycle.background_poll import BackgroundPoller
@@ -80,6 +81,7 @@ from nbs_tui.runtime.contract import (
 from nbs_tui.runtime.hosts import HostsRuntime
 from nbs_tui.runtime.service_starter import ServiceStarter, sidecar_flags
 from nbs_tui.sidecar.events import SidecarError, SidecarEvent
+from nbs_tui.sidecar.queue_feeder import QueueFeeder, StartedAgent, StartRequest, queue_delivery
 from nbs_tui.sidecar.sidecar_lease import SidecarLease
 from nbs_tui.sidecar.sidecar_runner import SidecarRunner
 from nbs_tui.tmux.commands import TmuxServerCommands
@@ -294,6 +296,7 @@ class Runtime:
             )
             if self.claude is not None and options.fleet_factory is None and self.fleet.commands is not None:
                 self.keeper = self._try("fleet memory", self._build_keeper)
+                self._try("work queue", self._build_queue)
             if self.settings.notify_urls and self.sidecar is not None:
                 self.push = self._try("push notifications", self._build_push)
         if options.control_plane and elsewhere:  # after the sidecar: the host's service applies it
@@ -317,6 +320,35 @@ class Runtime:
             facts=claude.all_facts, problem=self.problem,
         )  # fmt: skip
 
+    def _build_queue(self) -> QueueFeeder | None:
+        """The work queue of this machine's server, fed by the sidecar while this process holds
+        the lease (docs/queue.md): tasks typed through the sidecar's delivery entry, agents
+        started through the lifecycle."""
+        sidecar = self.sidecar
+        if sidecar is None or self._there_remote():
+            return None
+        store = QueueStore.for_server(LOCAL, self.settings.server, report=lambda m: self.problem("work queue", m))
+        return sidecar.feed_queue(
+            store, deliver=queue_delivery(sidecar.deliver_text), start_agent=self._start_for_queue, limits=self.settings.max_concurrent
+        )
+
+    def _start_for_queue(self, request: StartRequest) -> StartedAgent:
+        """A new agent for a queue task, as ``nbs-tui new DIR --name NAME --prompt TEXT`` (or
+        ``--worker NAME``) starts one; raises as `Lifecycle.start` does."""
+        from nbs_tui.core.fleet.agent_spec import NewAgent
+        from nbs_tui.lifecycle.operations import Lifecycle
+
+        lifecycle = Lifecycle.here(self.settings)
+        try:
+            spec = NewAgent(
+                directory=request.folder, name=request.name, prompt=request.prompt or None,
+                worker=request.worker or None, server=self.settings.server,
+            )  # fmt: skip
+            started = lifecycle.start(lifecycle.prepare(spec), lambda said: self.problem("work queue", said))
+        finally:
+            lifecycle.close()
+        return StartedAgent(started.pane_id, started.session_id or "", started.prompt_submitted)
+
     def _build_push(self) -> PushSender:
         """The pushes of this server, sent only while this process holds its lease (one sender
         per server however many dashboards watch it; docs/notifications.md)."""
@@ -338,7 +370,15 @@ class Runtime:
             host=self.settings.watched_hosts()[0], names=name,
             acting=(lambda: lease.acting()) if lease is not None else (lambda: True),
             problem=self.problem, link_ttl=self.settings.web_link_ttl * 60, state_dir=state_dir(), changed=changed,
+            queue_store=self._queue_store(),
         )  # fmt: skip
+
+    def _queue_store(self) -> QueueStore | None:
+        """This server's work queue, read for the pushes of its tasks' outcomes; None for another
+        host's server (its queue is kept there, and pushed by its own service). Bad lines are
+        reported by the feeder's store; here they are only logged."""
+        host = self.settings.watched_hosts()[0]
+        return QueueStore.for_server(LOCAL, self.settings.server, report=log.warning) if host.is_local else None
 
     def _remote_plane(self, host: HostSpec) -> ControlPlanePort:
         """The one watched host's projects, read by its own nbs-tui over ssh (docs/remote.md)."""

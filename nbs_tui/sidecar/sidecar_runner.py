@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -43,6 +43,7 @@ from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.core.sidecar.delivery_rules import Delivery, clean_text
 from nbs_tui.core.sidecar.pane_sidecar import SidecarConfig, SidecarStatus
 from nbs_tui.core.sidecar.stuck_agents import StuckStatus
+from nbs_tui.files.queue_store import QueueStore
 from nbs_tui.operator.action_log import ActionLog
 from nbs_tui.sidecar.action_carrier import ActionCarrier
 from nbs_tui.sidecar.agent_watch import AgentWatch
@@ -58,6 +59,7 @@ from nbs_tui.sidecar.lease_sync import LeaseSync
 from nbs_tui.sidecar.limit_watch import LimitWatch, resume_config, zone
 from nbs_tui.sidecar.live_pane import LivePane
 from nbs_tui.sidecar.operator_queue import FORCE_POLL_WAIT, OperatorQueue
+from nbs_tui.sidecar.queue_feeder import Deliver, QueueFeeder, StartAgent
 from nbs_tui.sidecar.send_desk import SendDesk
 from nbs_tui.sidecar.sidecar_tick import SidecarTick
 from nbs_tui.sidecar.watched_panes import OPERATOR_QUIET, ControlPort, EventOutlet, WatchedPanes
@@ -169,6 +171,27 @@ class SidecarRunner:
         """The operator's controls (`set_poll_enabled`, `force_poll`...: this runner's are its)."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.queue: QueueFeeder | None = None
+        """The work queue's feeder (`feed_queue`): hands tasks out while this process holds the lease."""
+
+    def feed_queue(
+        self,
+        store: QueueStore,
+        *,
+        deliver: Deliver | None,
+        start_agent: StartAgent | None,
+        limits: Mapping[str, int] | None = None,
+    ) -> QueueFeeder:
+        """Feed the server's work queue from this runner (docs/queue.md): its thread starts and
+        stops with the runner's. ``deliver`` types a task (the sidecar's delivery entry),
+        ``start_agent`` starts an agent for one (the lifecycle's, given by the runtime)."""
+        self.queue = QueueFeeder(
+            store, self.fleet, self.panes, self.monitor, self.outlet, lease=self.lease, deliver=deliver,
+            start_agent=start_agent, limits=limits, claude_home=self.settings.claude_home, wall=self.outlet.wall,
+        )  # fmt: skip
+        if self._thread is not None:
+            self.queue.start()
+        return self.queue
 
     @property
     def config(self) -> SidecarConfig:
@@ -192,8 +215,12 @@ class SidecarRunner:
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="nbs-sidecar", daemon=True)
         self._thread.start()
+        if self.queue is not None:
+            self.queue.start()
 
     def stop(self, timeout: float = 5.0) -> None:
+        if self.queue is not None:
+            self.queue.stop(timeout)
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)

@@ -29,10 +29,17 @@ from textual.widgets import Static
 from nbs_tui.core.detection.usage_limits import limit_summary, resume_summary
 from nbs_tui.core.fleet.host_spec import HostState
 from nbs_tui.core.fleet.model import PaneInfo
+from nbs_tui.core.queue.task_states import Task
 from nbs_tui.core.screen.text import printable
 from nbs_tui.core.sidecar.meters import DEFAULT_PRICES, ModelPrice, describe
 from nbs_tui.dashboard.messages import ClaudeFacts, HistoryEntry, PaneStatus
-from nbs_tui.widgets.pane_text import format_duration, quiet_start, state_text
+from nbs_tui.widgets.pane_text import (
+    TASK_STYLES,
+    format_duration,
+    quiet_start,
+    state_text,
+    task_text,
+)
 
 
 def _plain(text: str) -> Text:
@@ -78,8 +85,10 @@ class DetailPanel(Static):
         changed_at: float | None,
         now: float,
         host: HostState | None = None,
+        task: Task | None = None,
     ) -> None:
-        """``host``: the state of the pane's host, when several are watched."""
+        """``host``: the state of the pane's host, when several are watched; ``task``: the work
+        queue's task the agent holds."""
         if pane is None:
             key: object = None
             if key != self._key or self._key is None:
@@ -95,7 +104,7 @@ class DetailPanel(Static):
             if status and status.limit
             else None
         )
-        key = (pane, status, facts, tuple(history[-8:]), idle, poll, host, limit)
+        key = (pane, status, facts, tuple(history[-8:]), idle, poll, host, limit, task)
         if key == self._key:
             return
         self._key = key
@@ -126,6 +135,11 @@ class DetailPanel(Static):
             if status and status.flags:
                 state.append("  " + " ".join(sorted(status.flags)), style="dim")
             add("state", state)
+            if task is not None:
+                held = Text(f"{task.id} ", style="bold")
+                held.append(f" {task.state} ", style=TASK_STYLES.get(task.state, ""))
+                held.append(f" {task_text(task)}")
+                add("task", held)  # the work queue's
             add("quiet", _plain(idle or "—"))
             add("next poll", _plain(poll or "—"))
             if status is not None and status.limit is not None:

@@ -1,5 +1,6 @@
 """How a pane's facts read on screen, the same in every widget: its state as a coloured badge,
-durations short enough for a column, when its screen went quiet, its project's name.
+durations short enough for a column, when its screen went quiet, its project's name, the work
+queue's task it holds (a task's state colours, its one line).
 
 The fleet list, the grid's borders, the details panel and the status bar's counts all show
 these; a state's colour or a duration's form changes here, for all of them at once.
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from rich.text import Text
 
 from nbs_tui.core.fleet.model import AgentState, PaneInfo
+from nbs_tui.core.queue.task_states import Task, TaskState
 from nbs_tui.core.screen.text import printable
 from nbs_tui.dashboard.messages import PaneStatus
 
@@ -59,3 +61,21 @@ def quiet_start(status: PaneStatus | None, changed_at: float | None) -> float | 
 def project_name(pane: PaneInfo) -> str:
     """The folder's last part, printable (a folder's name may hold control characters)."""
     return printable(os.path.basename(pane.current_path.rstrip("/")) or pane.current_path)
+
+
+TASK_STYLES: Mapping[TaskState, str] = {
+    TaskState.QUEUED: "",
+    TaskState.HANDING: "bold yellow",
+    TaskState.RUNNING: "bold green",
+    TaskState.NEEDS: "bold black on yellow",
+    TaskState.DONE: "cyan",
+    TaskState.FAILED: "bold white on red",
+    TaskState.CANCELLED: "dim",
+}
+
+
+def task_text(task: Task) -> str:
+    """The task as one line: its text's first line, or the worker it runs."""
+    if task.worker:
+        return f"worker {printable(task.worker)}"
+    return printable(next((line.strip() for line in task.text.splitlines() if line.strip()), ""))

@@ -9,10 +9,17 @@ from nbs_tui.dashboard.key_table import COMMANDS, bindings, scope_bindings
 from nbs_tui.dashboard.main_screen import DashboardScreen
 from nbs_tui.dashboard.operator_actions import OperatorActions
 from nbs_tui.widgets.answer_card import AnswerScreen
+from nbs_tui.widgets.queue_view import QueueView
 from nbs_tui.widgets.review_screen import ReviewScreen
 from nbs_tui.widgets.scrollback import Scrollback
 
-SCOPES: dict[str, type] = {"": DashboardScreen, "scrollback": Scrollback, "answer": AnswerScreen, "review": ReviewScreen}
+SCOPES: dict[str, type] = {
+    "": DashboardScreen,
+    "scrollback": Scrollback,
+    "answer": AnswerScreen,
+    "review": ReviewScreen,
+    "queue": QueueView,
+}
 """Who binds each scope's commands."""
 
 

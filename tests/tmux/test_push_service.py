@@ -21,7 +21,16 @@ from nbs_tui.core.fleet.card_target import format_card_target
 from nbs_tui.core.fleet.model import AgentState, ServerAddress
 from nbs_tui.core.fleet.web_links import LinkRedeemer, new_link_key
 from nbs_tui.core.notifications.notify_rules import Notification, NotifyKind
+from nbs_tui.core.queue.records import (
+    Record,
+    TaskAdded,
+    TaskDone,
+    TaskFailed,
+    TaskHanded,
+    TaskHanding,
+)
 from nbs_tui.core.sidecar.lease_rules import MUTE_OPTION
+from nbs_tui.files.queue_store import QueueStore, queue_path
 from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, write_endpoint
 from nbs_tui.notify.push import PushSender
 from tests.app.helpers import wait_for
@@ -199,3 +208,51 @@ async def test_muting_in_a_dashboard_mutes_the_services_pushes_until_it_unmutes(
                 await wait_for(pilot, lambda: len(receiver.pushes()) >= 2, 40, "the needs-input push, unmuted")
     asked = receiver.pushes()[1]
     assert "needs input" in asked["title"] and asked["message"].startswith("state: permission"), asked
+
+
+async def test_the_service_pushes_a_task_done_and_failed_and_a_dashboards_mute_silences_them(
+    session: libtmux.Session, server: libtmux.Server, tmp_path: Path
+) -> None:
+    """The queue's outcomes are pushed by the lease holder (the service here) from the queue file;
+    a dashboard's palette mute of "task done" reaches it through ``@nbs_mute`` and silences that
+    kind alone, until unmuted. The outcomes are written here as the holder's feeder writes them
+    (its own feeder finds no agent that may take these tasks, and each outcome follows its
+    hand-out at once)."""
+    pane = demo_agent(session, tmp_path, "idle", "worker")
+    with PushReceiver() as receiver:
+        env = push_env(tmp_path, f'notify_urls = ["{receiver.url}"]\n')
+        queue = QueueStore(queue_path("local", ServerAddress(socket_name=server.socket_name), Path(env["XDG_STATE_HOME"]) / "nbs-tui"))
+        for n in (1, 2, 3):  # for no agent of this server: the service's feeder never hands them out
+            queue.append(TaskAdded(task=str(n), at=time.time(), text=f"queued task {n}", agents="nobody-here"))
+
+        def ends(task: str, outcome: Record) -> None:
+            queue.append(TaskHanding(task=task, at=time.time(), pane=pane))
+            queue.append(TaskHanded(task=task, at=time.time(), pane=pane))
+            queue.append(outcome)
+
+        with service_running(server, env):
+            app = make_app(server, tmp_path, service="off", notify_urls=(receiver.url,))
+            async with app.run_test(size=(160, 48)) as pilot:
+                await wait_for(pilot, lambda: app.runtime.lease is not None and pane in app.state.statuses, 40, "watching")
+                lease = app.runtime.lease
+                assert lease is not None
+                await wait_for(pilot, lambda: not lease.acting(), 20, "service holds")
+                palette_toggle(app, "Mute task done notifications")
+                await wait_for(pilot, lambda: muted_on_server(server) == "task-done", 10, "@nbs_mute set")
+                await pilot.pause(3.0)  # the service's lease reads @nbs_mute at its tick (nothing to see of it here)
+                ends("1", TaskDone(task="1", at=time.time(), message="muted"))
+                ends("2", TaskFailed(task="2", at=time.time(), reason="the agent exited", final=True))
+                await wait_for(pilot, lambda: len(receiver.pushes()) >= 1, 40, "the task-failed push")
+                await pilot.pause(2.0)  # the task-done push, were it not muted, came with it
+                [failed] = receiver.pushes()
+                assert failed["title"].endswith(" task failed"), failed
+                assert failed["message"] == "task 2: queued task 2\nfailed (failed for good): the agent exited"
+
+                palette_toggle(app, "Unmute task done notifications")
+                await wait_for(pilot, lambda: muted_on_server(server) == "", 10, "@nbs_mute unset")
+                await pilot.pause(3.0)  # as above
+                ends("3", TaskDone(task="3", at=time.time(), message="All done."))
+                await wait_for(pilot, lambda: len(receiver.pushes()) >= 2, 40, "the task-done push, unmuted")
+    target = session.cmd("display", "-p", "-t", pane, "#{session_name}:#{window_index}.#{pane_index}").stdout[0]
+    assert [p["title"] for p in receiver.pushes()] == [f"nbs-tui: {target} task failed", f"nbs-tui: {target} task done"], receiver.pushes()
+    assert receiver.pushes()[1]["message"] == "task 3: queued task 3\ndone: All done."

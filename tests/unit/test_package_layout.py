@@ -21,9 +21,10 @@ PACKAGE = Path(nbs_tui.__file__).parent
 ROOT_MODULES = {"__init__", "__main__", "app", "bridge", "cli", "completion", "config", "server_options"}
 """The modules that stay at the root: the entry points, the app and its bridge, config."""
 
-CORE_ROOMS = {"screen", "detection", "sidecar", "control", "fleet", "notifications", "fleet_api", "review"}
+CORE_ROOMS = {"screen", "detection", "sidecar", "control", "fleet", "notifications", "fleet_api", "review", "queue"}
 """``notifications``: the notification policy's pure rules, below the config and the sidecar that
-read them; the notify room (nbs_tui/notify/) applies them."""
+read them; the notify room (nbs_tui/notify/) applies them. ``queue``: the work queue's records, task
+states and hand-out rules."""
 
 
 def modules() -> list[Path]:

@@ -25,6 +25,8 @@ from nbs_tui.core.notifications.notify_rules import (
     push_message,
     question_line,
 )
+from nbs_tui.core.queue.records import TaskAdded, TaskDone, TaskFailed, TaskHanded, TaskHanding
+from nbs_tui.files.queue_store import QueueStore
 from nbs_tui.files.web_endpoint import WebEndpoint, endpoint_path, write_endpoint
 from nbs_tui.notify.event_notices import EventNotices
 from nbs_tui.notify.push import PushSender
@@ -40,7 +42,8 @@ def note(kind: NotifyKind, pane: str, state: str, at: float = 100.0) -> Notifica
 
 class Sender:
     def __init__(
-        self, url: str | list[str], tmp_path: Path, *, acting: bool = True, load_after: float = 5.0, **changes: object
+        self, url: str | list[str], tmp_path: Path, *, acting: bool = True, load_after: float = 5.0,
+        queue: Path | None = None, **changes: object,
     ) -> None:  # fmt: skip
         self.acting = acting
         self.problems: list[tuple[str, str]] = []
@@ -50,6 +53,7 @@ class Sender:
             names=lambda pane: f"agents:{pane[1:]}.0",
             acting=lambda: self.acting, problem=lambda s, m: self.problems.append((s, m)),
             link_ttl=600.0, state_dir=tmp_path / "state", load_after=load_after,
+            queue_store=QueueStore(queue) if queue is not None else None,
         )  # fmt: skip
 
     def __enter__(self) -> PushSender:
@@ -217,3 +221,50 @@ def test_an_apprise_that_cannot_be_loaded_is_a_push_problem(tmp_path: Path, monk
         assert retry_until(lambda: bool(sender.problems), 20, raises=False)
     [(source, text)] = sender.problems
     assert source == "push" and text.startswith("push notifications are off: Apprise cannot be loaded")
+
+
+def hand_out(store: QueueStore, task: str, pane: str) -> None:
+    """What the holder's feeder writes when it types a task into ``pane``."""
+    store.append(TaskHanding(task=task, at=time.time(), pane=pane))
+    store.append(TaskHanded(task=task, at=time.time(), pane=pane))
+
+
+def test_a_task_done_and_a_task_failed_are_pushed_from_the_queue_file(tmp_path: Path) -> None:
+    """The feeder's records (written here as it writes them) become one push each; the tasks
+    that ended before the sender first looked are not pushed."""
+    queue = tmp_path / "queue-L-work.jsonl"
+    store = QueueStore(queue)
+    for n in (1, 2, 3):
+        store.append(TaskAdded(task=str(n), at=time.time(), text=f"task number {n}\nmore"))
+    hand_out(store, "1", "%1")
+    store.append(TaskDone(task="1", at=time.time(), message="ended before the sender looked"))
+    with PushReceiver() as receiver, Sender(receiver.url, tmp_path, queue=queue) as push:
+        assert retry_until(lambda: push.queue_records > 0, 10, raises=False)  # the first look: seeds
+        hand_out(store, "2", "%2")
+        store.append(TaskDone(task="2", at=time.time(), message="All 12 tests pass.\nThe details"))
+        assert retry_until(lambda: len(receiver.pushes()) == 1, 20, raises=False)
+        hand_out(store, "3", "%3")
+        store.append(TaskFailed(task="3", at=time.time(), reason="the agent exited"))
+        assert retry_until(lambda: len(receiver.pushes()) == 2, 20, raises=False)
+        time.sleep(1.5)  # a later look must not push them again
+    done, failed = receiver.pushes()
+    assert done["title"] == "nbs-tui: agents:2.0 task done"
+    assert done["message"] == "task 2: task number 2\ndone: All 12 tests pass."
+    assert failed["title"] == "nbs-tui: agents:3.0 task failed"
+    assert failed["message"] == "task 3: task number 3\nfailed (handed out once more): the agent exited"
+
+
+def test_a_muted_task_kind_is_not_pushed(tmp_path: Path) -> None:
+    queue = tmp_path / "queue-L-work.jsonl"
+    store = QueueStore(queue)
+    for n in (1, 2):
+        store.append(TaskAdded(task=str(n), at=time.time(), text=f"task {n}"))
+    with PushReceiver() as receiver, Sender(receiver.url, tmp_path, queue=queue, notify_mute=("task-done",)) as push:
+        assert retry_until(lambda: push.queue_records > 0, 10, raises=False)
+        hand_out(store, "1", "%1")
+        store.append(TaskDone(task="1", at=time.time()))  # muted
+        hand_out(store, "2", "%2")
+        store.append(TaskFailed(task="2", at=time.time(), reason="limit", final=True))
+        assert retry_until(lambda: len(receiver.pushes()) >= 1, 20, raises=False)
+        time.sleep(1.0)  # the done push, were it sent, would have come first
+    assert [p["title"] for p in receiver.pushes()] == ["nbs-tui: agents:2.0 task failed"]

@@ -14,6 +14,8 @@ Rules:
 - ``limited``: the state became ``limited`` (a usage limit; matched by name, so this module
   works whether or not detection knows that state yet);
 - ``stuck``: the stuck watch escalated the agent (once per escalation);
+- ``task-done``, ``task-failed``: a work queue task ended well, or failed (pushes only, decided
+  from the queue's records by `nbs_tui.core.notifications.task_notices`, not from states);
 - none for the pane the operator is looking at, none of a muted kind (muted here, or for the
   whole server: ``also_muted``), and the same kind for the
   same pane at most once per ``repeat`` seconds (an agent flapping between a prompt and work
@@ -35,7 +37,12 @@ class NotifyKind(StrEnum):
     ERROR = "error"
     LIMITED = "limited"
     STUCK = "stuck"
+    TASK_DONE = "task-done"
+    TASK_FAILED = "task-failed"
 
+
+TASK_KINDS = frozenset({NotifyKind.TASK_DONE, NotifyKind.TASK_FAILED})
+"""The work queue's kinds: each is one task's outcome, said once (no repeat limit applies)."""
 
 KIND_LABELS: Mapping[NotifyKind, str] = {
     NotifyKind.NEEDS_INPUT: "needs input",
@@ -43,6 +50,8 @@ KIND_LABELS: Mapping[NotifyKind, str] = {
     NotifyKind.ERROR: "error",
     NotifyKind.LIMITED: "usage limit",
     NotifyKind.STUCK: "stuck",
+    NotifyKind.TASK_DONE: "task done",
+    NotifyKind.TASK_FAILED: "task failed",
 }
 
 _NEEDS_INPUT = frozenset({"permission", "question", "dialog"})
@@ -198,6 +207,11 @@ class NotifyDecider:
             )  # fmt: skip
         return notes
 
+    def allow_outcome(self, note: Notification) -> Notification | None:
+        """A one-time event's notification (a queue task's outcome): only the mute applies, not
+        the repeat limit (two tasks done by one agent within a minute are two pushes)."""
+        return None if note.kind in self.muted or note.kind in self.also_muted else note
+
     def forget(self, pane_id: PaneId) -> None:
         self._seen.pop(pane_id, None)
         for key in [key for key in self._last if key[0] == pane_id]:
@@ -260,6 +274,8 @@ def question_line(prompt: str) -> str:
 def push_message(note: Notification, name: str, question: str = "", link: str = "") -> tuple[str, str]:
     """(title, body) of a push: the agent's name and what happened in the title; its state, the
     question's line and the link to its card in the body. Nothing else of the screen."""
+    if note.kind in TASK_KINDS:  # the task and how it ended (`task_notices.task_note`)
+        return message(note, name or "a new agent")[0], "\n".join(x for x in (note.reason, link) if x)
     title, _ = message(note, name)
     lines = [f"state: {note.state}"]
     if question:
