@@ -89,6 +89,8 @@ class BudgetWatch:
         self._scanned_at = float("-inf")
         self._panes: frozenset[PaneId] = frozenset()
         self._decided_at = float("-inf")
+        self._unwritten_limits: dict[PaneId, tuple[PaneInfo, str, float | None]] = {}
+        """Limits seen before this process held the lease: the limit watch tells each once."""
 
     def held(self, pane_id: PaneId) -> str | None:
         return self.decision.held.get(pane_id)
@@ -109,6 +111,12 @@ class BudgetWatch:
         self._log(pane_id, "budget lift", by, Outcome.SENT, "per-agent cap lifted for this agent")
 
     def update(self, panes: Mapping[PaneId, PaneInfo], wall_now: float) -> None:
+        if self._unwritten_limits and (self.lease is None or self.lease.acting()):
+            for pane_id, (info, kind, reset_at) in list(self._unwritten_limits.items()):
+                if pane_id in panes:
+                    self.limit_seen(info, kind, reset_at)
+                else:
+                    del self._unwritten_limits[pane_id]
         try:
             added = self.reader.read()
         except OSError as error:
@@ -150,8 +158,10 @@ class BudgetWatch:
         """A usage-limit screen (or the 429 behind it) in an agent's pane: as the holder, append
         that window full until its reset to the usage spool (`limit_record`), so every view's
         figures and the caps know it as they know a status-line turn."""
-        if self.lease is not None and not self.lease.acting():
+        if self.lease is not None and not self.lease.acting():  # written once this process acts
+            self._unwritten_limits[info.pane_id] = (info, kind, reset_at)
             return
+        self._unwritten_limits.pop(info.pane_id, None)
         found = find_claude_process(info.pid, process_table(), (self.settings.claude_home,))
         if found is None:
             return
