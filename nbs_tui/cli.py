@@ -405,8 +405,12 @@ def _serve(lifecycle: Lifecycle, settings: Settings) -> None:
     """The server's service made sure of after a start (`Lifecycle.serve`), with this command's
     sidecar settings (a host's own paths are its own: only a service here gets this one's)."""
     from nbs_tui.runtime.service_starter import sidecar_flags
+    from nbs_tui.tmux.errors import TmuxError
 
-    lifecycle.serve(sidecar_flags(settings, local=not lifecycle.host.remote), _warn)
+    try:
+        lifecycle.serve(sidecar_flags(settings, local=not lifecycle.host.remote), _warn)
+    except TmuxError as error:  # the agent was started: say why it may go unserved, exit as started
+        _warn(f"the lease of {lifecycle.describe()} could not be read ({error}); no service started")
 
 
 def _run_restore(args: argparse.Namespace, settings: Settings) -> int:

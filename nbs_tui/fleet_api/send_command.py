@@ -3,7 +3,7 @@ an agent's input box once, whole, and submitted once, by the server's lease hold
 sidecar's rules (docs/fleet-api.md).
 
 This process types nothing: it asks the holder through tmux (`nbs_tui.sidecar.send_channel`),
-starting the service when no sidecar holds the lease (`ensure_service`, in `fleet_rows`), and
+starting the service when no live sidecar holds the lease (`ensure_service`, in `fleet_rows`), and
 waits for the answer. Exit codes: 0 submitted; 2 refused or failed, with the reason; 3 no such
 agent; 4 bad input; 124 no answer (or not idle within ``--wait-idle``). `send_document` is the
 work without argparse or printing (``nbs-tui mcp`` calls it).
@@ -12,6 +12,7 @@ work without argparse or printing (``nbs-tui mcp`` calls it).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -19,12 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from nbs_tui.config import Settings
+from nbs_tui.core.fleet.host_spec import HostSpec
 from nbs_tui.core.fleet_api.agent_row import AgentRow
 from nbs_tui.core.fleet_api.exit_codes import ExitCode, FleetApiError
 from nbs_tui.core.fleet_api.target import resolve_target
+from nbs_tui.core.fleet_api.wait_rules import Until
 from nbs_tui.core.sidecar.delivery_rules import Delivery, Refusal, SendRequest, clean_text
-from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION, STATE_OPTION, parse_lease
+from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION, parse_lease
 from nbs_tui.fleet_api.read_commands import REMOTE_TIMEOUT, _run_there, fleet_rows
+from nbs_tui.fleet_api.service_up import ensure_service
+from nbs_tui.fleet_api.wait_command import wait_here
 from nbs_tui.server_options import add_server_options
 from nbs_tui.sidecar.send_channel import SendChannel
 from nbs_tui.tmux.commands import TmuxServerCommands
@@ -39,6 +44,10 @@ NO_HOLDER_WAIT = 10.0
 """Seconds a request waits with no sidecar holding the lease at all before it is taken back
 (``service = "off"`` and no dashboard contending: nobody would ever answer)."""
 LOOK_EVERY = 0.1
+SERVE_AGAIN = 2.0
+"""Seconds between two judgements of the lease while a request waits (`ensure_service`: one tmux
+round trip while a live holder holds it): a holder that died meanwhile is replaced within
+seconds, not after the request's minute (``wait`` judges every 10 s: it may wait for hours)."""
 
 
 def add_parsers(commands: argparse._SubParsersAction[Any]) -> None:
@@ -91,7 +100,7 @@ def send_document(settings: Settings, target: str, text: str, wait_idle: float |
     if wait_idle is not None and wait_idle < 0:
         raise FleetApiError(ExitCode.BAD_INPUT, f"--wait-idle {wait_idle:g}: must be 0 or more")
     hosts = {host.name: host for host in settings.watched_hosts()}
-    row = resolve_target(target, fleet_rows("send", settings))  # starts the service if none holds the lease
+    row = resolve_target(target, fleet_rows("send", settings))  # starts the service unless a live sidecar holds the lease
     host = hosts[row.host]
     if not host.is_local:  # that host's own nbs-tui asks its holder; the agent as named here
         words = ["send", f"--text={text}", row.pane_id]
@@ -103,8 +112,8 @@ def send_document(settings: Settings, target: str, text: str, wait_idle: float |
     commands = TmuxServerCommands.for_server(host.server)
     started = time.monotonic()
     try:
-        waited = _wait_idle(commands, row, wait_idle) if wait_idle is not None else None
-        delivery, request = _ask_holder(commands, row, text)
+        waited = _wait_idle(settings, host, row, wait_idle) if wait_idle is not None else None
+        delivery, request = _ask_holder(settings, commands, row, text)
     except TmuxError as error:
         raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"{row.target}: {error}") from None
     if not delivery.ok:
@@ -121,31 +130,32 @@ def send_document(settings: Settings, target: str, text: str, wait_idle: float |
     }
 
 
-def _wait_idle(commands: TmuxServerCommands, row: AgentRow, seconds: float) -> float:
-    """Wait until the holder publishes the agent idle (``@nbs_state``); the seconds waited."""
-    started = time.monotonic()
-    while True:
-        state = commands.display(row.pane_id, f"#{{{STATE_OPTION}}}")
-        waited = time.monotonic() - started
-        if state == "idle":
-            return waited
-        if waited >= seconds:
-            raise FleetApiError(ExitCode.TIMEOUT, f"{row.target} not idle within {seconds:g} s ({state or 'no state published'})")
-        time.sleep(min(0.25, max(0.0, seconds - waited)))
+def _wait_idle(settings: Settings, host: HostSpec, row: AgentRow, seconds: float) -> float:
+    """Wait as ``nbs-tui wait --until idle`` does (`wait_here`) until the holder publishes the
+    agent idle; the seconds waited."""
+    out = wait_here(settings, host, [row], Until.IDLE, seconds)
+    if out["timed_out"]:
+        state = out["agents"][0]["state"]
+        raise FleetApiError(ExitCode.TIMEOUT, f"{row.target} not idle within {seconds:g} s ({state or 'no state published'})")
+    return float(out["waited"])
 
 
-def _ask_holder(commands: TmuxServerCommands, row: AgentRow, text: str) -> tuple[Delivery, SendRequest]:
+def _ask_holder(settings: Settings, commands: TmuxServerCommands, row: AgentRow, text: str) -> tuple[Delivery, SendRequest]:
     channel = SendChannel(commands)
     request = _post(channel, row, text)
     started = time.monotonic()
     until = started + ANSWER_WAIT
     answer = None
-    held_at = started  # when a holder was last seen
+    held_at = served = started  # when a holder was last seen; when the lease was last judged
     while time.monotonic() < until:
         answer = channel.answer(row.pane_id, request)
         if answer is not None and answer.delivery is not None:
             return answer.delivery, request
         now = time.monotonic()
+        if settings.service == "auto" and now - served >= SERVE_AGAIN:  # a holder that died meanwhile is replaced
+            served = now
+            with contextlib.suppress(TmuxError):  # tmux slow this once: the request still waits
+                ensure_service(settings, commands, _say)
         if now - held_at >= 1.0:  # once a second: is anyone there to answer?
             if _holder(commands) != NO_HOLDER:
                 held_at = now
@@ -186,6 +196,10 @@ def _post(channel: SendChannel, row: AgentRow, text: str) -> SendRequest:
 
 
 NO_HOLDER = "no sidecar holds the lease"
+
+
+def _say(said: str) -> None:
+    print(f"nbs-tui send: {said}", file=sys.stderr)
 
 
 def _holder(commands: TmuxServerCommands) -> str:

@@ -1,6 +1,7 @@
-"""Every fleet API command is served by the server's leased service: when no sidecar holds the
-lease, the service is started through the lifecycle's one way (`Lifecycle.serve`, as ``new``
-and ``restore`` do), and the command gives it a moment to publish its agents' states."""
+"""Every fleet API command is served by the server's leased service: the lease is looked at
+(one tmux round trip, no process, while a live holder renews it) and, when it is free, dead or
+expired, the service is started through the lifecycle's one way (`Lifecycle.serve`, as ``new``
+and ``restore`` do); the command then gives it a moment to publish its agents' states."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import time
 from collections.abc import Callable
 
 from nbs_tui.config import Settings
-from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION, STATE_OPTION, parse_lease
+from nbs_tui.core.sidecar.lease_rules import STATE_OPTION
+from nbs_tui.lifecycle.host import LocalHost
+from nbs_tui.lifecycle.operations import Lifecycle
 from nbs_tui.runtime.service_starter import sidecar_flags
 from nbs_tui.tmux.commands import TmuxServerCommands
 
@@ -16,21 +19,15 @@ PUBLISH_WAIT = 5.0
 """Seconds a command waits, after starting the service, for its first published state."""
 
 
-def ensure_service(settings: Settings, commands: TmuxServerCommands, say: Callable[[str], None]) -> None:
-    """Start this machine's server's service when no sidecar holds its lease (and the settings
-    allow: ``service = "auto"``); ``say`` hears it started, or why not (the command then goes on
-    with what tmux holds). A held lease costs one tmux round trip and no process."""
-    if settings.service != "auto" or parse_lease(commands.display("", f"#{{{LEASE_OPTION}}}")) is not None:
-        return
-    from nbs_tui.lifecycle.operations import Lifecycle
-
-    lifecycle = Lifecycle.here(settings)
-    try:
-        lifecycle.serve(sidecar_flags(settings), say)
-    finally:
-        lifecycle.close()
+def ensure_service(settings: Settings, commands: TmuxServerCommands, say: Callable[[str], None]) -> bool:
+    """Make sure this machine's server (``commands``) is served (`Lifecycle.serve`: nothing when
+    a live sidecar holds its lease, or with ``service = "off"``); ``say`` hears a service started,
+    or why not (the command then goes on with what tmux holds). True when one was started."""
+    if not Lifecycle(settings, LocalHost(commands)).serve(sidecar_flags(settings), say):
+        return False
     deadline = time.monotonic() + PUBLISH_WAIT
     while time.monotonic() < deadline:  # a server with no agent at all waits the whole time
         if any(commands.run("list-panes", "-a", "-F", f"#{{{STATE_OPTION}}}").lines):
-            return
+            return True
         time.sleep(0.2)
+    return True

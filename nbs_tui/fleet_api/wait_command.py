@@ -4,8 +4,9 @@ agents reach a state, judged by `nbs_tui.core.fleet_api.wait_rules` (docs/fleet-
 It reads what the lease holder publishes, never a screen: one tmux command line every
 `LOOK_EVERY` seconds (the lease, and each target's pane by id, or one ``list-panes -a`` for many
 targets), whatever the number of agents. The holder publishes once a tick (1 s), so two looks a
-tick see every state it published. A lease found free meanwhile (the service died) gets the
-service started again.
+tick see every state it published. Every `SERVE_AGAIN` seconds the lease is judged as every
+command judges it (`ensure_service`): one found free, dead or expired meanwhile (the service
+died) gets the service started again.
 
 All targets must reach the state (``--any``: one of them). Targets on another host are waited
 for by that host's own nbs-tui (`_run_there`), one host per wait.
@@ -14,6 +15,7 @@ for by that host's own nbs-tui (`_run_there`), one host per wait.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -54,7 +56,8 @@ LOOK_EVERY = 0.5
 FEW_PANES = 8
 """Up to this many targets, a look asks for each pane by id instead of listing every pane."""
 SERVE_AGAIN = 10.0
-"""Seconds between two tries to start the service while no sidecar holds the lease."""
+"""Seconds between two looks at whether the lease still has a live holder (more than the
+default ttl, so a value that stood still between two looks is expired)."""
 REMOTE_FOREVER = 7 * 86400.0
 """The ssh command's own limit for a wait with no --timeout on another host."""
 
@@ -124,12 +127,23 @@ def wait_document(
     agents = list(chosen.values())
     if not host.is_local:
         return _wait_there(host, agents, goal, timeout, any_one)
-    return _wait_here(settings, host, agents, goal, timeout, any_one, started)
+    return wait_here(settings, host, agents, goal, timeout, any_one=any_one, started=started)
 
 
-def _wait_here(
-    settings: Settings, host: HostSpec, agents: list[AgentRow], goal: Until, timeout: float | None, any_one: bool, started: float
+def wait_here(
+    settings: Settings,
+    host: HostSpec,
+    agents: list[AgentRow],
+    goal: Until,
+    timeout: float | None,
+    *,
+    any_one: bool = False,
+    started: float | None = None,
 ) -> dict[str, Any]:
+    """The wait on this machine's server (``wait_document`` without resolving targets; ``send
+    --wait-idle`` calls it too): its document, ``timed_out`` when ``timeout`` ran out first.
+    Raises `FleetApiError` (3) when an agent it needs is gone."""
+    started = time.monotonic() if started is None else started
     commands = TmuxServerCommands.for_server(host.server)
     waits = [TargetWait(row.pane_id, 0, goal, started) for row in agents]
     deadline = None if timeout is None else started + timeout
@@ -147,11 +161,12 @@ def _wait_here(
             break
         if deadline is not None and now >= deadline:
             break
-        if lease is None and now - served >= SERVE_AGAIN:  # no holder: its states would stand still
+        if now - served >= SERVE_AGAIN:  # a holder gone (free, dead, expired): its states would stand still
             served = now
             if settings.service == "auto":
-                ensure_service(settings, commands, _say)
-            elif not warned:
+                with contextlib.suppress(TmuxError):  # the next look says what became of the server
+                    ensure_service(settings, commands, _say)
+            elif lease is None and not warned:
                 warned = True
                 _say("no sidecar holds the lease and service is off: the published states will not change")
         time.sleep(LOOK_EVERY if deadline is None else max(0.0, min(LOOK_EVERY, deadline - time.monotonic())))

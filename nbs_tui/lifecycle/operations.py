@@ -21,6 +21,7 @@ from nbs_tui.core.fleet.background import BackgroundSession
 from nbs_tui.core.fleet.host_spec import LOCAL
 from nbs_tui.core.fleet.model import PaneId
 from nbs_tui.core.fleet.restore import RestorePlan
+from nbs_tui.core.sidecar.lease_rules import Vacancy
 from nbs_tui.files.agent_input import PreparedAgent
 from nbs_tui.files.fleet_store import FleetStore
 from nbs_tui.lifecycle.agent_start import AgentStarter, Started
@@ -37,6 +38,7 @@ from nbs_tui.lifecycle.restore_run import (
     plan_for,
 )
 from nbs_tui.operator.action_log import ActionLog, ActionRecord, Outcome
+from nbs_tui.sidecar.lease_check import look_at_lease
 from nbs_tui.tmux.commands import TmuxServerCommands
 
 RESTORE_THERE_TIMEOUT = 600.0
@@ -125,31 +127,44 @@ class Lifecycle:
 
     # -- the service that serves what was started --------------------------------------------
 
-    def serve(self, sidecar_flags: Sequence[str], say: Callable[[str], None]) -> None:
-        """Make sure the server's leased service runs after a start or a restore, as a dashboard
-        does: ``nbs-tui service start`` on the host (it starts none when one runs there, and takes
-        a lock so two commands at once start one), so an agent started from a script is polled,
-        its plans answered, and it is remembered for ``restore`` with no dashboard open. Nothing
-        with ``service = "off"``. ``say`` hears a service started, or why none could be (the
-        agents then are served only while a dashboard watches the server)."""
+    def serve(self, sidecar_flags: Sequence[str], say: Callable[[str], None]) -> bool:
+        """Make sure the server's leased service runs, as a dashboard does: after a start or a
+        restore, and before every fleet API command (`nbs_tui.fleet_api.service_up`), so an agent
+        started from a script is polled, its plans answered, and it is remembered for ``restore``
+        with no dashboard open. Nothing with ``service = "off"``.
+
+        On this machine the lease is looked at first (`look_at_lease`: one tmux round trip, no
+        process): a live holder is left alone; a free, dead or expired lease gets
+        ``nbs-tui service start``, which takes a lock, starts none when one runs and clears a
+        dead value so the new service holds at once. Another host's own ``service start``
+        judges its lease there. ``say`` hears a service started, or why none could be (the
+        agents then are served only while a dashboard watches the server). True when
+        ``service start`` ran and said it started one. Raises `TmuxError` when this machine's
+        server does not answer the look (the caller says what that means for it)."""
         if self.settings.service != "auto":
-            return
+            return False
+        here = not self.host.remote
+        if here and look_at_lease(self.host.commands, self.settings.server).vacancy is Vacancy.HELD:
+            return False
         words = [*self.settings.server.tmux_args(), *sidecar_flags, "service", "start"]
         unserved = "its agents are served only while a dashboard watches it"
         if self.host.nbs_tui_argv(words) is None:
             say(f"no sidecar service on {self.describe()}: no nbs_tui set for it in [[hosts]]; {unserved}")
-            return
+            return False
         try:
             done = self.host.run_nbs_tui(words, SERVICE_START_TIMEOUT)
         except OSError as error:
             say(f"nbs-tui service did not start on {self.describe()} ({error}); {unserved}")
-            return
+            return False
         if done.lost is not None or done.returncode != 0:
             why = done.lost or (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()[-1]
             say(f"nbs-tui service did not start on {self.describe()} ({why}); {unserved}")
-        elif done.stdout.startswith("service started"):
+            return False
+        if done.stdout.startswith("service started"):
             said = done.stdout.splitlines()[0]
             say(f"on {self.host.name}: {said}" if self.host.remote else said)
+            return True
+        return False
 
     # -- stop and restart -------------------------------------------------------------------------
 

@@ -26,10 +26,11 @@ from typing import Any
 
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.model import ServerAddress, server_key
-from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION, ForeignLease, Lease, parse_lease
+from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION, ForeignLease, Lease, Vacancy, parse_lease
 from nbs_tui.housekeeping.logs import state_dir
 from nbs_tui.runtime.service_starter import sidecar_flags
 from nbs_tui.server_options import add_server_options
+from nbs_tui.sidecar.lease_check import clear_vacant, look_at_lease
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.errors import TmuxError, TmuxUnavailable
 
@@ -144,10 +145,11 @@ def start(settings: Settings) -> int:
     # the pid file is looked at and written under the server's start lock
     with open(state_dir() / f"service-{server_key(server)}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        cleared = _clear_dead_lease(server)
         pid = running_pid(server)
         if pid is not None:
             print(f"service already running for {server.describe()}: pid {pid}")
-            print(_lease_line(server, pid))
+            print(cleared or _lease_line(server, pid))
             return 0
         log = events_path(server)
         argv = [sys.executable, "-m", "nbs_tui", *server.tmux_args(), *sidecar_flags(settings), "service", "run"]
@@ -170,7 +172,24 @@ def start(settings: Settings) -> int:
         time.sleep(0.1)
     print(f"service started for {server.describe()}: pid {child.pid}, log {log}")
     print(_lease_line(server, child.pid))
+    if cleared:
+        print(cleared)
     return 0
+
+
+def _clear_dead_lease(server: ServerAddress) -> str:
+    """A lease left by a holder that is gone (its pid, on this host) or that stopped renewing
+    (`look_at_lease`) is cleared, by compare-and-set on that exact value: a service starting
+    now takes the free lease at once, and a running one at its next look, instead of a whole
+    ttl after it first saw the value. The line to print when one was cleared, else ""."""
+    commands = TmuxServerCommands.for_server(server)
+    try:
+        look = look_at_lease(commands, server)
+        if look.vacancy in (Vacancy.DEAD, Vacancy.EXPIRED) and clear_vacant(commands, look):
+            return f"{look.describe()}: cleared"
+    except TmuxError as error:
+        log.info("lease not looked at: %s", error)
+    return ""
 
 
 def stop(settings: Settings) -> int:

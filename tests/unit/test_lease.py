@@ -189,3 +189,23 @@ def test_holder_described_for_the_status_bar() -> None:
     assert describe_holder(None, False) == "no sidecar"
     assert describe_holder(ForeignLease("x", "y"), False) == "sidecar: unknown holder"
     assert describe_holder(lease, False).startswith("sidecar: vm pid 42 since ")
+
+
+def test_one_look_by_a_command_judges_dead_expired_and_held() -> None:
+    """`lease_vacancy`: a holder of this host whose pid is gone is dead at once; any other value
+    is held until an earlier command saw the same value a whole ttl ago (a foreign one: 8 s)."""
+    from nbs_tui.core.sidecar.lease_rules import Vacancy, lease_vacancy
+
+    here = new_lease("box one", 41, "ab" * 8, since=1000.0, ttl=4).render()
+    there = new_lease("elsewhere", 41, "cd" * 8, since=1000.0, ttl=4).render()
+    alive, gone = (lambda pid: True), (lambda pid: False)
+    assert lease_vacancy("", "box one", alive, None, 0.0) is Vacancy.FREE
+    assert lease_vacancy(here, "box one", gone, None, 0.0) is Vacancy.DEAD  # the host's name cleaned alike
+    assert lease_vacancy(here, "box one", alive, None, 0.0) is Vacancy.HELD
+    assert lease_vacancy(there, "box one", gone, None, 0.0) is Vacancy.HELD  # its pid is not ours to ask
+    assert lease_vacancy(there, "box one", gone, (there, 10.0), 13.9) is Vacancy.HELD
+    assert lease_vacancy(there, "box one", gone, (there, 10.0), 14.0) is Vacancy.EXPIRED
+    assert lease_vacancy(here, "box one", alive, (here, 10.0), 14.0) is Vacancy.EXPIRED  # alive but not renewing
+    assert lease_vacancy(there, "box one", gone, (here, 10.0), 99.0) is Vacancy.HELD  # it changed since
+    assert lease_vacancy("someone's", "box one", gone, ("someone's", 0.0), 7.9) is Vacancy.HELD
+    assert lease_vacancy("someone's", "box one", gone, ("someone's", 0.0), 8.0) is Vacancy.EXPIRED

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from nbs_tui.core.sidecar.delivery_rules import typed_prefix_length
 from nbs_tui.core.sidecar.meters import Meters
@@ -179,6 +181,45 @@ class LeaseObserver:
         if self.value is None:
             return ""
         return self.raw if self.expired(now) else None
+
+
+class Vacancy(StrEnum):
+    """What one look at the lease says to a command that wants the server served
+    (`lease_vacancy`): only ``held`` leaves the service alone."""
+
+    HELD = "held"
+    FREE = "free"
+    DEAD = "dead"
+    """Written by a process of this host that no longer exists: dead at once, no ttl to wait."""
+    EXPIRED = "expired"
+    """The same value seen again a whole ttl after it was first seen (`LeaseObserver`'s rule)."""
+
+
+def lease_vacancy(
+    raw: str,
+    here: str,
+    pid_alive: Callable[[int], bool],
+    seen: tuple[str, float] | None,
+    now: float,
+    foreign_ttl: float = DEFAULT_TTL,
+) -> Vacancy:
+    """Whether a lease value read once still has a holder, for a watcher that lives only one
+    command: ``here`` is this host's name, ``pid_alive`` asks this host's process table, ``seen``
+    is (value, when first seen) as an earlier command remembered it, on the clock of ``now``.
+
+    A value written on this host by a pid that is gone is dead at once (a SIGKILLed or
+    OOM-killed holder never renews again). Any other value is held until it has stayed the same
+    for its ttl (a foreign one: ``foreign_ttl``), as every watcher judges (docs/lease.md)."""
+    value = parse_lease(raw)
+    if value is None:
+        return Vacancy.FREE
+    if isinstance(value, Lease) and value.host == clean_host(here) and not pid_alive(value.pid):
+        return Vacancy.DEAD
+    if seen is not None and seen[0] == raw:
+        ttl = value.effective_ttl if isinstance(value, Lease) else foreign_ttl
+        if now - seen[1] >= ttl:
+            return Vacancy.EXPIRED
+    return Vacancy.HELD
 
 
 def renew_due(last_renew_sent: float, now: float, ttl: float) -> bool:
