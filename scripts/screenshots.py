@@ -417,13 +417,14 @@ def main() -> int:
     parser.add_argument("--new-agent", action="store_true", help="only new-agent.svg (the new agent form)")
     parser.add_argument("--phone", action="store_true", help="only phone.svg and phone-answer.svg (50x30)")
     parser.add_argument("--usage", action="store_true", help="only usage.svg (the usage view, 120x32)")
+    parser.add_argument("--review", action="store_true", help="only review.svg and phone-review.svg (the review screen)")
+    parser.add_argument("--queue", action="store_true", help="only queue.svg and phone-queue.svg (the queue view)")
     args = parser.parse_args()
     if args.usage:
         args.out.mkdir(parents=True, exist_ok=True)
         for path in asyncio.run(shoot_usage(args.out)):
-    parser.add_argument("--review", action="store_true", help="only review.svg and phone-review.svg (the review screen)")
-    parser.add_argument("--queue", action="store_true", help="only queue.svg and phone-queue.svg (the queue view)")
-    args = parser.parse_args()
+            print(path)
+        return 0
     if args.queue:
         args.out.mkdir(parents=True, exist_ok=True)
         columns, rows = (int(x) for x in args.size.lower().split("x"))
