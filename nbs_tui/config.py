@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from nbs_tui.core.fleet.accounts import Account, AccountsError, Budget, parse_accounts, parse_budget
 from nbs_tui.core.fleet.agent_spec import SpecError, command_words
 from nbs_tui.core.fleet.host_spec import HostsError, HostSpec, choose_hosts, parse_hosts
 from nbs_tui.core.fleet.model import ServerAddress
@@ -167,6 +168,11 @@ class Settings:
     web_token_file: str = ""
     """``nbs-tui web``'s token, read from this file (mode 0600) instead of a new random one at each
     start; ``--token-file`` overrides it."""
+    accounts: tuple[Account, ...] = ()
+    """The config file's ``[accounts.NAME]`` tables: Claude Code configurations agents run under,
+    with their caps (nbs_tui/core/fleet/accounts.py, docs/usage.md)."""
+    budget: Budget = field(default_factory=Budget)
+    """The config file's ``[budget]`` table: fleet-wide caps and the defaults for accounts not named."""
     max_concurrent: Mapping[str, int] = field(default_factory=dict)
     """The work queue's limit per folder (the config file's ``[max_concurrent]`` table, absolute
     folder = number): never more of a folder's tasks out at once, and the queue may start new
@@ -254,6 +260,15 @@ def load_settings(
                 try:
                     settings = replace(settings, prices={**DEFAULT_PRICES, **parse_prices(value)})
                 except ValueError as error:
+                    raise ConfigError(f"config file {path}: {error}") from None
+                continue
+            if attr in ("accounts", "budget"):
+                try:
+                    if attr == "accounts":
+                        settings = replace(settings, accounts=parse_accounts(value, expand=lambda raw: Path(raw).expanduser()))
+                    else:
+                        settings = replace(settings, budget=parse_budget(value))
+                except AccountsError as error:
                     raise ConfigError(f"config file {path}: {error}") from None
                 continue
             if attr == "max_concurrent":

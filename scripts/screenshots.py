@@ -7,6 +7,7 @@
     .venv/bin/python scripts/screenshots.py --limited # only limited.svg: a usage-limited agent
     .venv/bin/python scripts/screenshots.py --new-agent # only new-agent.svg: the "new agent" form
     .venv/bin/python scripts/screenshots.py --phone   # only phone.svg and phone-answer.svg, 50x30
+    .venv/bin/python scripts/screenshots.py --usage   # only usage.svg: the usage view (U), 120x32
     .venv/bin/python scripts/screenshots.py --review  # only review.svg (160x48) and phone-review.svg (50x30)
     .venv/bin/python scripts/screenshots.py --queue   # only queue.svg and phone-queue.svg (50x30)
 
@@ -345,6 +346,16 @@ async def shoot_phone(out: Path, agents: int) -> list[Path]:
     return [out / "phone.svg", out / "phone-answer.svg"]
 
 
+async def shoot_usage(out: Path) -> list[Path]:
+    """The usage view over the status bar's meter: two accounts, one at its 5-hour cap, with
+    the snapshot test's figures (tests/app/test_usage_snapshots.py: an hour of turns, made up)."""
+    from tests.app.test_usage_snapshots import UsageApp
+
+    app = UsageApp()
+    async with app.run_test(size=(120, 32)) as pilot:
+        await pilot.pause(0.5)
+        app.save_screenshot("usage.svg", str(out))
+    return [out / "usage.svg"]
 async def shoot_review(out: Path) -> list[Path]:
     """The review screen (v) over a real git worktree: the snapshot tests' fleet and repository
     (tests/app/test_snapshots_review.py), mirror.py's diff with a comment, side by side at 160x48,
@@ -405,9 +416,15 @@ def main() -> int:
     parser.add_argument("--limited", action="store_true", help="only limited.svg (a usage-limited agent)")
     parser.add_argument("--new-agent", action="store_true", help="only new-agent.svg (the new agent form)")
     parser.add_argument("--phone", action="store_true", help="only phone.svg and phone-answer.svg (50x30)")
+    parser.add_argument("--usage", action="store_true", help="only usage.svg (the usage view, 120x32)")
     parser.add_argument("--review", action="store_true", help="only review.svg and phone-review.svg (the review screen)")
     parser.add_argument("--queue", action="store_true", help="only queue.svg and phone-queue.svg (the queue view)")
     args = parser.parse_args()
+    if args.usage:
+        args.out.mkdir(parents=True, exist_ok=True)
+        for path in asyncio.run(shoot_usage(args.out)):
+            print(path)
+        return 0
     if args.queue:
         args.out.mkdir(parents=True, exist_ok=True)
         columns, rows = (int(x) for x in args.size.lower().split("x"))

@@ -15,7 +15,6 @@ re-serialises (keeping the file's indent) only when someone changed the file in 
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
@@ -27,6 +26,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from nbs_tui.claude.status_recorder import (
+    recorded,
+    recorder_command,
+    recorder_ok,
+    recorder_path,
+    unwrapped,
+    usage_spool_for,
+    why_not_wrapped,
+    wrapped,
+    write_recorder,
+)
 from nbs_tui.config import legacy_spool, script_path, xdg_spool
 from nbs_tui.files.atomic import write_atomic
 
@@ -99,8 +109,9 @@ def _our_group(spool: Path) -> dict[str, Any]:
 
 def strip_ours(settings: dict[str, Any]) -> dict[str, Any]:
     """A deep copy of ``settings`` without our hook entries, and without the containers
-    (group, event list, ``hooks`` object) that removing them left empty."""
-    result = copy.deepcopy(settings)
+    (group, event list, ``hooks`` object) that removing them left empty; the status line is the
+    user's own again (`nbs_tui.claude.status_recorder.unwrapped`)."""
+    result = unwrapped(settings)
     hooks = result.get("hooks")
     if not isinstance(hooks, dict):
         return result
@@ -160,7 +171,8 @@ def installed_events(settings: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def with_ours(settings: dict[str, Any], spool: Path) -> dict[str, Any]:
-    """``settings`` minus any old entries of ours, plus one group of ours per event, appended."""
+    """``settings`` minus any old entries of ours, plus one group of ours per event, appended,
+    and the status line wrapped by the usage recorder."""
     result = strip_ours(settings)
     hooks = result.get("hooks")
     if hooks is None:
@@ -172,7 +184,7 @@ def with_ours(settings: dict[str, Any], spool: Path) -> dict[str, Any]:
         if not isinstance(groups, list):
             raise HooksError(f"'hooks.{event}' is a {type(groups).__name__}, not a list: fix it by hand first")
         groups.append(_our_group(spool))
-    return result
+    return wrapped(result, usage_spool_for(spool))
 
 
 # -- reading and writing the settings file ---------------------------------------------------
@@ -254,9 +266,12 @@ def install(settings_path: Path, spool: Path, now: Callable[[], float] = time.ti
     spool = spool.expanduser().absolute()
     raw, data = _read(settings_path)
     write_script(spool)
+    write_recorder(usage_spool_for(spool))
     wanted = with_ours(data, spool)
+    left_alone = why_not_wrapped(strip_ours(data))
+    note = f"\nnote: {left_alone}" if left_alone else ""
     if raw is not None and wanted == data:
-        return Outcome(False, f"already installed in {settings_path} (spool {spool})")
+        return Outcome(False, f"already installed in {settings_path} (spool {spool}){note}")
     backup = _new_backup_path(settings_path, now())
     if raw is None:
         backup = backup.with_name(backup.name + ABSENT_SUFFIX)
@@ -269,8 +284,9 @@ def install(settings_path: Path, spool: Path, now: Callable[[], float] = time.ti
     events = ", ".join(HOOK_EVENTS)
     return Outcome(
         True,
-        f"installed hooks for {events} in {settings_path} (spool {spool}; backup {backup}).\n"
-        "Claude Code 2.1.332 picks them up within seconds; older versions (2.1.197) on their next start.",
+        f"installed hooks for {events} and the status-line usage recorder in {settings_path} "
+        f"(spool {spool}; usage {usage_spool_for(spool)}; backup {backup}).\n"
+        f"Claude Code 2.1.332 picks them up within seconds; older versions (2.1.197) on their next start.{note}",
         backup,
     )
 
@@ -280,7 +296,7 @@ def uninstall(settings_path: Path) -> Outcome:
     raw, data = _read(settings_path)
     if raw is None:
         return Outcome(False, f"{settings_path} does not exist; nothing to remove")
-    if not installed_events(data):
+    if not installed_events(data) and recorded(data) is None:
         return Outcome(False, f"no nbs-tui hooks in {settings_path}; nothing to remove")
     remaining = strip_ours(data)
     for backup in _backups(settings_path):
@@ -293,7 +309,12 @@ def uninstall(settings_path: Path) -> Outcome:
             original_raw, original = _read(backup)
         except HooksError:
             continue
-        if original_raw is not None and not installed_events(original) and _canonical(original) == _canonical(remaining):
+        if (
+            original_raw is not None
+            and not installed_events(original)
+            and recorded(original) is None
+            and _canonical(original) == _canonical(remaining)
+        ):
             write_atomic(settings_path, original_raw, make_parents=True)
             return Outcome(True, f"removed nbs-tui hooks from {settings_path} (restored the exact bytes of {backup.name})")
     write_atomic(settings_path, _serialise(remaining, raw), make_parents=True)
@@ -311,12 +332,18 @@ class HookStatus:
     spool_size: int | None
     spool_mtime: float | None
     backups: tuple[Path, ...]
+    recorder: str | None = None
+    """The status line's command when the usage recorder wraps it, else None."""
+    recorder_ok: bool = False
+    status_line_left_alone: str | None = None
+    """Why the status line is not wrapped (a kind we do not know), else None."""
 
     @property
     def installed(self) -> bool:
-        return not self.missing and self.script_ok and all(
+        hooks_ok = not self.missing and self.script_ok and all(
             hook_command(self.spool) in commands for commands in self.events.values()
         )
+        return hooks_ok and (self.status_line_left_alone is not None or (self.recorder is not None and self.recorder_ok))
 
 
 def status(settings_path: Path, spool: Path) -> HookStatus:
@@ -333,7 +360,12 @@ def status(settings_path: Path, spool: Path) -> HookStatus:
         size, mtime = stat.st_size, stat.st_mtime
     except OSError:
         size, mtime = None, None
+    found = recorded(data)
+    usage = usage_spool_for(spool)
     return HookStatus(
+        recorder=recorder_command(usage, found[1]) if found is not None and found[0] == usage else None,
+        recorder_ok=recorder_ok(usage),
+        status_line_left_alone=why_not_wrapped(strip_ours(data)),
         settings_path=settings_path,
         exists=raw is not None,
         events=events,
@@ -365,6 +397,14 @@ def _print_status(report: HookStatus, out: TextIO) -> None:
         for event in others:
             print(f"  {event}: extra nbs-tui entry", file=out)
     print(f"hook script: {script_path(report.spool)} ({'ok' if report.script_ok else 'missing or outdated'})", file=out)
+    usage = usage_spool_for(report.spool)
+    if report.status_line_left_alone:
+        print(f"usage recorder: not installed: {report.status_line_left_alone}", file=out)
+    elif report.recorder is None:
+        print("usage recorder: not installed (status line)", file=out)
+    else:
+        state = "ok" if report.recorder_ok else "script missing or outdated"
+        print(f"usage recorder: {recorder_path(usage)} ({state}), usage spool {usage}", file=out)
     if report.spool_size is None:
         print(f"spool: {report.spool} (no events yet)", file=out)
     else:

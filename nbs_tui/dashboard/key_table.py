@@ -220,6 +220,17 @@ COMMANDS: tuple[Command, ...] = (
         "the palette names each one listed)",
         show=False, in_palette=False,
     ),
+    Command(
+        "app.usage", "U", "usage", "Usage",
+        "Each account's 5-hour and 7-day use with reset countdowns, burn rate, time to the limit, cost; "
+        "each agent's cost and share of the burn (nbs-tui usage; docs/usage.md)",
+        show=False, palette="Show usage per account",
+    ),
+    Command(
+        "budget.lift", "dollar_sign", "operator('lift_budget')", "Lift cap",
+        "Lift the per-agent daily cost cap for the selected agent (logged); the lease holder feeds it again",
+        show=False, key_display="$", palette="Lift the budget cap for this agent",
+    ),
     Command("app.action_log", "L", "action_log", "Log", "Show the action log: every action, sent or skipped", palette="Show the action log"),
     Command(
         "agent.review", "v", "review", "Review",

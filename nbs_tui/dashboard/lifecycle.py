@@ -60,7 +60,8 @@ class LifecycleActions:
                 self._lifecycle.start_agent(spec)
 
         hosts, first = self._lifecycle.start_hosts()
-        self._app.push_screen(NewAgentScreen(folders, self._lifecycle.start_place(), hosts, first), chosen)
+        accounts = [account.name for account in self._settings.accounts]
+        self._app.push_screen(NewAgentScreen(folders, self._lifecycle.start_place(), hosts, first, accounts), chosen)
 
     def open_background(self, session: BackgroundSession | None) -> None:
         """``claude attach ID`` in a new tmux window for the selected background session."""

@@ -39,6 +39,7 @@ from nbs_tui.dashboard.operator_actions import OperatorActions
 from nbs_tui.dashboard.problems_shown import ProblemsShown
 from nbs_tui.dashboard.queue_shown import QueueRead, QueueShown
 from nbs_tui.dashboard.review import ReviewFlow
+from nbs_tui.dashboard.usage_shown import UsageShown
 from nbs_tui.dashboard.views import Views
 from nbs_tui.operator.action_log import ActionRecord
 from nbs_tui.operator.operator_controller import OperatorController
@@ -129,6 +130,8 @@ class DashboardScreen(Screen[None]):
         self.pass_through.display = False
 
         # the parts this screen hands work to
+        self.usage_shown = UsageShown(app, settings, self.status_bar, wall=wall)
+        """The usage meter in the status bar and the usage view (``U``)."""
         self.problems_shown = ProblemsShown(
             app, problems, self.status_bar, connected=lambda: self.news.connected, clock=clock, wall=wall
         )
@@ -264,6 +267,8 @@ class DashboardScreen(Screen[None]):
         # no component styles left: the fleet list's paint raised KeyError on a quit in a test).
         if self.app.is_running and self.news.tick():
             self.views.tick()
+        if self.app.is_running:
+            self.usage_shown.tick()
 
     def needs_you_tick(self) -> None:
         """Twice a second: the needs-you queue, the answer card's reading, the notifications."""
@@ -413,6 +418,9 @@ class DashboardScreen(Screen[None]):
 
     def action_problems(self) -> None:
         self.problems_shown.open()
+
+    def action_usage(self) -> None:
+        self.usage_shown.open()
 
     def action_scrollback(self, page_up: bool = True) -> None:
         """Read the selected pane's history from tmux (a worker thread) and show it."""

@@ -13,6 +13,7 @@ out, off the UI thread, and says whether a pane is ready for it; this module pic
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -203,6 +204,38 @@ class OperatorActions:
             self._operator.ready(None)
         else:
             self._operator.toggle_plan(pane, self._fleet_list.redraw)
+
+    def lift_budget(self) -> None:
+        """Lift the per-agent daily cost cap for the selected agent (issue 37): a pane option the
+        lease holder reads (`nbs_tui.sidecar.budget_watch.LIFT_OPTION`), logged here."""
+        from nbs_tui.operator.action_log import ActionRecord, Outcome
+        from nbs_tui.sidecar.budget_watch import LIFT_OPTION
+
+        pane = self._selected()
+        if pane is None or not pane.is_agent:
+            self._app.notify("select an agent to lift its budget cap for", severity="warning")
+            return
+        leases = self._runtime.leases()
+        if len(leases) > 1:  # which host's lease: not yet (docs/usage.md)
+            self._app.notify("lifting a budget cap works with one host watched", severity="warning")
+            return
+        runner = self._runtime.sidecar
+        try:
+            if leases:
+                leases[0].commands.run("set-option", "-p", "-t", pane.pane_id, LIFT_OPTION, "dashboard")
+            elif runner is not None:
+                runner.budget.lift(pane.pane_id)
+            else:
+                self._app.notify("no sidecar runs for this agent: no cap to lift", severity="warning")
+                return
+            self._operator.action_log.append(
+                ActionRecord(time.time(), "budget lift", pane.pane_id, pane.target, "", "operator", Outcome.SENT,
+                             "per-agent daily cost cap lifted for this agent")
+            )  # fmt: skip
+        except Exception as error:  # said, never raised into the UI
+            self._app.notify(f"{pane.target}: budget cap not lifted: {error}", severity="error")
+            return
+        self._app.notify(f"{pane.target}: per-agent budget cap lifted (logged)")
 
     def toggle_sidecar_pause(self) -> None:
         """The server-wide pause, through tmux (``@nbs_pause``): it holds for every view and for

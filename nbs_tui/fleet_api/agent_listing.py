@@ -78,7 +78,7 @@ def list_agents(
                 version=(status.version or "") if status else "",
             )
         )
-    asking = [row.pane_id for row in rows if row.needs and row.needs != "stuck"]
+    asking = [row.pane_id for row in rows if row.needs and row.needs not in ("stuck", "budget", "burn")]  # no question on screen
     menus = read_menus(commands, asking)
     return [
         replace(row, needs_line=_first_line(menus[row.pane_id].prompt), menu=detection_menu_id(menus[row.pane_id]))

@@ -16,6 +16,7 @@ from nbs_tui.config import Settings
 
 MODULES = (
     "nbs_tui.fleet_api.read_commands",  # agents, read
+    "nbs_tui.fleet_api.usage_command",  # usage
     "nbs_tui.fleet_api.send_command",  # send
     "nbs_tui.fleet_api.wait_command",  # wait
     "nbs_tui.fleet_api.answer_command",  # answer

@@ -32,6 +32,7 @@ from nbs_tui.fleet_api.queue_commands import (
 )
 from nbs_tui.fleet_api.read_commands import agents_document, fleet_rows, read_document
 from nbs_tui.fleet_api.send_command import send_document
+from nbs_tui.fleet_api.usage_command import usage_document
 from nbs_tui.fleet_api.wait_command import wait_document
 from nbs_tui.lifecycle.host import host_for
 from nbs_tui.lifecycle.operations import Lifecycle
@@ -116,6 +117,10 @@ def _stop_or_restart(command: str) -> Callable[[Settings, str], dict[str, Any]]:
     return act
 
 
+def _usage(settings: Settings) -> dict[str, Any]:
+    return usage_document(settings)  # now: the clock's (its parameter is for tests)
+
+
 def _timed_out(document: dict[str, Any]) -> FleetApiError | None:
     if not document.get("timed_out"):
         return None
@@ -187,6 +192,15 @@ TOOLS: tuple[FleetTool, ...] = (
             "choice": "an option's digit or label",
             "menu": "the menu's id as agents or read showed it: refused if another menu is on screen now",
         },
+    ),
+    FleetTool(
+        name="usage",
+        document=_usage,
+        description=(
+            "Every Claude Code account's 5-hour and 7-day use, cost and agents, as Claude Code reported them after "
+            "each turn. Same JSON as `nbs-tui usage --json`."
+        ),
+        read_only=True,
     ),
     FleetTool(
         name="diff",

@@ -188,7 +188,7 @@ class AgentStarter:
         if problem:
             raise SpecError([problem])
         argv = claude_argv(self.claude_command, launch_for(spec), self.flags())  # LaunchError: a SpecError
-        command = agent_command(argv)
+        command = agent_command(argv, spec.config_dir)
         session = spec.session or DEFAULT_SESSION
         base = self.host.start_base(spec.directory)  # before Claude Code's -w branches off it
         claim = self.new_claim()

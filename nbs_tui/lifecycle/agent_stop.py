@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import posixpath
 import socket
 import time
 from collections.abc import Callable
@@ -203,12 +204,15 @@ class AgentControl:
         launch = ClaudeLaunch(name=old.name, model=old.model, permission_mode=old.permission_mode, resume=running.session_id)
         argv = claude_argv(self.starter.claude_command, launch, self.starter.flags())
         cwd = running.cwd or folder
+        # The account stays: a respawned pane has the session's environment, not the process's.
+        default_home = posixpath.join(self.starter.home or "", ".claude")
+        account = running.config if running.config and posixpath.normpath(running.config) != default_home else None
         stopped = self.stop(pane_id, keep_pane=True)
         claim = self.starter.new_claim()
         try:
             self.commands.run_many(
                 [
-                    ("respawn-pane", "-k", "-t", pane_id, "-c", cwd, agent_command(argv)),
+                    ("respawn-pane", "-k", "-t", pane_id, "-c", cwd, agent_command(argv, account)),
                     *self.starter.claim_commands(pane_id, claim),
                 ]
             )

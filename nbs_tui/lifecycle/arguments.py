@@ -49,6 +49,10 @@ def add_lifecycle_parsers(commands: argparse._SubParsersAction[Any]) -> None:
         help="start in a new git worktree (Claude Code's -w), optionally named; put DIR before it",
     )  # fmt: skip
     new.add_argument("--session", metavar="SESSION", help="the tmux session to open the window in (made if missing)")
+    new.add_argument(
+        "--account", metavar="NAME|auto",
+        help="run under this [accounts.NAME] (its CLAUDE_CONFIG_DIR); 'auto': the account with the most headroom (docs/usage.md)",
+    )  # fmt: skip
     new.add_argument("--json", action="store_true", help="print one JSON line: pane id, target, name, session id")
     add_server_options(new, inherit=True, host_help=ON_HOST)
 
@@ -104,6 +108,7 @@ def new_agent_from_args(args: argparse.Namespace, *, check: bool = True) -> NewA
             session=args.session,
             server=_server(args),
             host=one_host(args, "new"),
+            account=getattr(args, "account", None),
         )
     )
     return checked(spec) if check else spec

@@ -61,6 +61,7 @@ class AgentWatch:
             and FLAG_CONTEXT_PRESSURE not in detection.flags
             and not sidecar.injecting
             and not context.paused
+            and not context.held
             and not context.operator_typing
             and not context.viewer
         )

@@ -275,6 +275,7 @@ class LeaseSync:
             pane_id for pane_id, verdict in self.monitor.verdicts().items()
             if verdict.stuck.phase is Phase.ESCALATED
         }
+        budget = self.panes.budget_needs()  # an account at its cap, a burn alarm (budget_watch)
         states: dict[PaneId, PublishedState] = {}
         for pane_id, tracked in self.panes.tracked.items():
             state = tracked.sidecar.detection.state
@@ -282,6 +283,8 @@ class LeaseSync:
                 needs = "stuck"
             elif state.needs_person or state is AgentState.PLAN:
                 needs = state.value
+            elif pane_id in budget:
+                needs = "burn" if budget[pane_id].startswith("burn:") else "budget"
             else:
                 needs = ""
             states[pane_id] = PublishedState(

@@ -84,6 +84,8 @@ class LimitWatch:
         self.action_log = action_log
         self.lease = lease
         self.wall = wall
+        self.on_limit: Callable[[PaneInfo, str, float | None], None] = lambda info, kind, reset_at: None
+        """Told of each usage limit seen (its kind and reset): the budget watch's usage figures."""
 
     def observe(self, info: PaneInfo, sidecar: PaneSidecar, now: float, wall_now: float) -> None:
         """After a pane's tick: its limit, if any, to the planner (``limit`` events when one is
@@ -92,6 +94,8 @@ class LimitWatch:
         limit = current.limit if current.state is AgentState.LIMITED else None
         for event in self.limits.observe(info.pane_id, limit, wall_now):
             self._limit_event(info, event, acting=False)
+            if event.kind == "limited" and limit is not None:
+                self.on_limit(info, limit.kind, event.reset_at)
         reset_at = self.limits.reset_at(info.pane_id)
         sidecar.limit_reset_at = None if reset_at is None else now + (reset_at - wall_now)
 
@@ -125,6 +129,7 @@ class LimitWatch:
                 d.input_text == ""
                 and not limited.sidecar.injecting
                 and not context.paused
+                and not context.held
                 and not context.operator_typing
             ):
                 ready.append(pane_id)

@@ -111,6 +111,7 @@ class SendDesk:
             injecting=tracked.sidecar.busy,
             inflight=inflight,
             operator_typing=context.operator_typing,
+            held=context.held,
         )
 
     @staticmethod

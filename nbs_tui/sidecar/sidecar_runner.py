@@ -47,6 +47,7 @@ from nbs_tui.files.queue_store import QueueStore
 from nbs_tui.operator.action_log import ActionLog
 from nbs_tui.sidecar.action_carrier import ActionCarrier
 from nbs_tui.sidecar.agent_watch import AgentWatch
+from nbs_tui.sidecar.budget_watch import BudgetWatch
 from nbs_tui.sidecar.events import (
     EMPTY_SNAPSHOT,
     SidecarError,
@@ -152,6 +153,11 @@ class SidecarRunner:
         self.limit_watch = LimitWatch(
             self.limits, self.panes, live, outlet, ActionLog(settings.action_log), lease=lease, wall=wall
         )
+        self.budget = BudgetWatch(settings, outlet, ActionLog(settings.action_log), lease=lease, wall=wall)
+        """The budget governor (`nbs_tui.sidecar.budget_watch`): acts only while this runner does."""
+        self.panes.held = self.budget.held
+        self.limit_watch.on_limit = self.budget.limit_seen
+        self.panes.budget_needs = self.budget.needs_you
         self.agent_watch = AgentWatch(self.monitor, self.panes, live, outlet, max_nudges=settings.stuck_max_nudges)
         carrier = ActionCarrier(
             live, outlet, self.monitor, self.limit_watch, lease=lease, lease_sync=self.lease_sync, control=control,
@@ -159,7 +165,7 @@ class SidecarRunner:
         )
         self.sidecar_tick = SidecarTick(
             fleet, self.panes, carrier, self.agent_watch, self.limit_watch, outlet, self.monitor,
-            lease_sync=self.lease_sync, control=control, clock=clock, wall=wall, desk=self.desk,
+            lease_sync=self.lease_sync, control=control, clock=clock, wall=wall, desk=self.desk, budget=self.budget,
         )  # fmt: skip
         self.operator = OperatorQueue(self.panes, lease=lease, tick_lock=self._tick_lock, clock=clock, desk=self.desk)
         """The operator's controls (`set_poll_enabled`, `force_poll`...: this runner's are its)."""

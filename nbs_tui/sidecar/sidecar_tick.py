@@ -22,6 +22,7 @@ from nbs_tui.core.screen.pane_screen import PaneScreen
 from nbs_tui.core.screen.screen_rows import CapturedScreen, screen_lines_and_faint
 from nbs_tui.sidecar.action_carrier import ActionCarrier
 from nbs_tui.sidecar.agent_watch import AgentWatch
+from nbs_tui.sidecar.budget_watch import BudgetWatch
 from nbs_tui.sidecar.events import PaneLeft
 from nbs_tui.sidecar.lease_sync import LeaseSync
 from nbs_tui.sidecar.limit_watch import LimitWatch
@@ -50,6 +51,7 @@ class SidecarTick:
         clock: Callable[[], float],
         wall: Callable[[], float],
         desk: SendDesk,
+        budget: BudgetWatch | None = None,
     ) -> None:
         self.fleet = fleet
         self.panes = panes
@@ -61,6 +63,8 @@ class SidecarTick:
         self.lease_sync = lease_sync
         """With a lease: its switches read before the pass, pane state published after it."""
         self.control = control
+        self.budget = budget
+        """The budget governor: which panes are fed nothing more (read by each pane's context)."""
         self.clock = clock
         self.wall = wall
         self.desk = desk
@@ -93,6 +97,8 @@ class SidecarTick:
                 if p in panes and (t.sidecar.injecting or t.sidecar.detection.state is not AgentState.WORKING)
             }  # fmt: skip
             prefetch(panes, eager=eager)
+        if self.budget is not None:
+            self.budget.update(panes, wall_now)
         for info in panes.values():
             self._tick_pane(self.panes.track(info), info, now, wall_now)
         self.limit_watch.resume_limited(panes, now, wall_now)
@@ -133,7 +139,7 @@ class SidecarTick:
         self.limit_watch.observe(info, sidecar, now, wall_now)
         if sidecar.detection.state is not tracked.shown_state:
             tracked.shown_state, tracked.state_wall = sidecar.detection.state, wall_now
-        key = (sidecar.detection.state, sidecar.injecting, context.paused, sidecar.poll_enabled)
+        key = (sidecar.detection.state, sidecar.injecting, context.paused, sidecar.poll_enabled, context.held)
         if key != tracked.last_key:
             tracked.last_key = key
             self.panes.emit_status(info.pane_id, "")

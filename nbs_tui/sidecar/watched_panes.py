@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -136,6 +136,10 @@ class WatchedPanes:
         self.ticks = 0
         """Ticks begun (`nbs_tui.sidecar.sidecar_runner.SidecarRunner.tick`)."""
         self.snapshot: SidecarSnapshot = EMPTY_SNAPSHOT
+        self.held: Callable[[PaneId], str | None] = lambda pane_id: None
+        """Why the budget governor feeds a pane nothing more (`nbs_tui.sidecar.budget_watch`)."""
+        self.budget_needs: Callable[[], Mapping[PaneId, str]] = dict
+        """The budget governor's needs-you lines (one per account at a cap)."""
 
     # -- the panes -----------------------------------------------------------------------------
 
@@ -204,6 +208,7 @@ class WatchedPanes:
             paused=paused or (lease is not None and lease.paused),
             operator_typing=now - tracked.operator_at < OPERATOR_QUIET,
             viewer=lease is not None and not lease.acting(),
+            held=self.held(tracked.sidecar.pane_id),
         )
 
     # -- statuses and the snapshot --------------------------------------------------------------
@@ -232,6 +237,7 @@ class WatchedPanes:
                 if verdict.stuck.phase is Phase.ESCALATED:
                     n = verdict.stuck.nudges
                     escalated[pane_id] = f"stuck ({n} nudge{'' if n == 1 else 's'})" if n else "stuck"
+            escalated.update(self.budget_needs())
             self.snapshot = SidecarSnapshot(
                 MappingProxyType(statuses),
                 MappingProxyType(stuck),

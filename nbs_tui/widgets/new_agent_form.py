@@ -63,10 +63,15 @@ class NewAgentScreen(ModalScreen[NewAgent | None]):
         Binding("escape", "cancel", "Cancel", id="new.cancel"),
     ]
 
-    def __init__(self, folders: Sequence[str], server: str, hosts: Sequence[str] = (), host: str | None = None) -> None:
+    def __init__(
+        self, folders: Sequence[str], server: str, hosts: Sequence[str] = (), host: str | None = None,
+        accounts: Sequence[str] = (),
+    ) -> None:  # fmt: skip
         """``server``: where the agent starts, for the title. ``hosts``: the watched hosts to
-        choose from (none or one: no choice), ``host`` the one chosen at first."""
+        choose from (none or one: no choice), ``host`` the one chosen at first. ``accounts``: the
+        config's ``[accounts.NAME]`` (none: no choice; else also ``auto``, docs/usage.md)."""
         super().__init__()
+        self.accounts = list(dict.fromkeys(accounts))
         self.folders = list(dict.fromkeys(f for f in folders if f))
         self.server = server
         self.hosts = list(dict.fromkeys(hosts))
@@ -103,6 +108,11 @@ class NewAgentScreen(ModalScreen[NewAgent | None]):
                 with Vertical():
                     yield Label("Permission mode")
                     yield Select([(mode, mode) for mode in PERMISSION_MODES], prompt="default", id="new-mode")
+                if self.accounts:
+                    with Vertical():
+                        yield Label("Account")
+                        choices = [("auto (most headroom)", "auto"), *((name, name) for name in self.accounts)]
+                        yield Select(choices, prompt="default", id="new-account")
             yield Static("", id="new-problems")
             yield Static(Text("Ctrl+S start    Esc cancel", style="dim"))
 
@@ -114,6 +124,7 @@ class NewAgentScreen(ModalScreen[NewAgent | None]):
         prompt = self.query_one("#new-prompt", TextArea).text
         mode = self.query_one("#new-mode", Select).value
         host = self.query_one("#new-host", Select).value if len(self.hosts) > 1 else None
+        account = self.query_one("#new-account", Select).value if self.accounts else None
         return NewAgent(
             directory=self._value("new-folder") or "",
             name=self._value("new-name") or "",
@@ -122,6 +133,7 @@ class NewAgentScreen(ModalScreen[NewAgent | None]):
             permission_mode=mode if isinstance(mode, str) else None,
             session=self._value("new-session"),
             host=host if isinstance(host, str) else None,
+            account=account if isinstance(account, str) else None,
         )
 
     def action_start(self) -> None:

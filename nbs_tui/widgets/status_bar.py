@@ -40,6 +40,9 @@ class StatusBar(Static):
         """Several hosts watched: each one's connection (and whether this dashboard acts there)."""
         self.paused = False
         """The server-wide sidecar pause (``@nbs_pause``) is on."""
+        self.usage: tuple[str, str] = ("", "")
+        """Each account's 5-hour and 7-day use (the usage meter, issue 37), long and short; ""
+        when none is recorded."""
         self.meters: tuple[str, str] = ("", "")
         """The fleet's totals, formatted long (cost and tokens) and short (cost): "" when none."""
 
@@ -86,6 +89,11 @@ class StatusBar(Static):
         """``text``: the fleet's totals; ``short``: what to show when the bar is too narrow."""
         if (text, short) != self.meters:
             self.meters = (text, short or text)
+            self._redraw()
+
+    def set_usage(self, text: str, short: str = "") -> None:
+        if (text, short) != self.usage:
+            self.usage = (text, short or text)
             self._redraw()
 
     def set_paused(self, paused: bool) -> None:
@@ -141,6 +149,9 @@ class StatusBar(Static):
         meters = self.meters[0 if long_meters else 1]
         if meters:
             text.append(f"  Σ {meters}", style="")
+        usage = self.usage[0 if long_meters else 1]
+        if usage:
+            text.append(f"  usage {printable(usage)}", style="")
         if view:
             text.append(f"   [{self.view_name}]", style="dim")
         return text

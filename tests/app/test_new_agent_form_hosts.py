@@ -51,3 +51,24 @@ async def test_one_server_has_no_host_choice_and_its_title_says_where() -> None:
         await fill_and_start(app, pilot)
     (spec,) = app.result
     assert spec is not None and spec.host is None
+
+
+async def test_the_chosen_account_goes_into_the_spec_and_auto_is_offered() -> None:
+    app = FormHost(NewAgentScreen([], "tmux -L work", [], None, ["work", "home"]))
+    async with app.run_test(size=(120, 50)) as pilot:
+        account = app.form.query_one("#new-account", Select)
+        assert account.is_blank()  # unasked: the pane's own environment (~/.claude)
+        account.value = "auto"  # offered (a value not offered raises)
+        account.value = "home"
+        await fill_and_start(app, pilot)
+    (spec,) = app.result
+    assert spec is not None and spec.account == "home"
+
+
+async def test_no_accounts_in_the_config_no_account_choice() -> None:
+    app = FormHost(NewAgentScreen([], "tmux -L work", [], None))
+    async with app.run_test(size=(120, 50)) as pilot:
+        assert not app.form.query("#new-account")
+        await fill_and_start(app, pilot)
+    (spec,) = app.result
+    assert spec is not None and spec.account is None

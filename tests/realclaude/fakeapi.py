@@ -30,7 +30,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -212,6 +212,34 @@ SIDE_TEXT = '{"isNewTopic": false, "title": null}'
 # --- recording ---------------------------------------------------------------------------------
 
 
+def _token(headers: Mapping[str, str]) -> str:
+    auth = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
+    return auth.removeprefix("Bearer ").strip()
+
+
+@dataclass(frozen=True)
+class RateLimits:
+    """One OAuth token's usage as the API reports it on a 200 (notes: "Usage in the status line")."""
+
+    five_hour: float
+    seven_day: float
+    five_hour_reset: float
+    seven_day_reset: float
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "anthropic-ratelimit-unified-status": "allowed",
+            "anthropic-ratelimit-unified-5h-status": "allowed",
+            "anthropic-ratelimit-unified-5h-utilization": f"{self.five_hour:.4f}",
+            "anthropic-ratelimit-unified-5h-reset": str(int(self.five_hour_reset)),
+            "anthropic-ratelimit-unified-7d-status": "allowed",
+            "anthropic-ratelimit-unified-7d-utilization": f"{self.seven_day:.4f}",
+            "anthropic-ratelimit-unified-7d-reset": str(int(self.seven_day_reset)),
+            "anthropic-ratelimit-unified-representative-claim": "five_hour",
+            "anthropic-ratelimit-unified-reset": str(int(self.five_hour_reset)),
+        }
+
+
 @dataclass
 class RecordedRequest:
     """One request as the server saw it, and how it was answered."""
@@ -313,6 +341,11 @@ class FakeAPI:
         self._ids = itertools.count(1)
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.utilisation: dict[str, RateLimits] = {}
+        """Per OAuth token (the ``authorization: Bearer`` value): the unified rate-limit headers
+        sent with every 200 reply to it (`set_utilisation`)."""
+        self.token_usage: dict[str, Usage] = {}
+        """Per OAuth token: the usage its streamed replies report (a loop re-reading a huge context)."""
 
     # lifecycle
 
@@ -354,6 +387,25 @@ class FakeAPI:
         """Append steps to the scenario (e.g. between two prompts of a test)."""
         with self._lock:
             self._steps.extend(Text(s) if isinstance(s, str) else s for s in steps)
+
+    def set_utilisation(
+        self, token: str, five_hour: float, seven_day: float, *, five_hour_reset: float, seven_day_reset: float
+    ) -> None:
+        """From now on, every 200 reply to ``token`` carries these utilisations (fractions, 0.42 is
+        42 %) and resets (unix seconds), as the real API's unified rate-limit headers do."""
+        with self._lock:
+            self.utilisation[token] = RateLimits(five_hour, seven_day, five_hour_reset, seven_day_reset)
+
+    def rate_limit_headers(self, headers: Mapping[str, str]) -> dict[str, str]:
+        with self._lock:
+            limits = self.utilisation.get(_token(headers))
+        return limits.headers() if limits is not None else {}
+
+    def usage_of(self, headers: Mapping[str, str]) -> Usage | None:
+        """The token counts every streamed reply to this request's OAuth token reports, when
+        `token_usage` names one (a step's own ``usage`` wins)."""
+        with self._lock:
+            return self.token_usage.get(_token(headers))
 
     def pending(self) -> list[Step]:
         with self._lock:
@@ -522,7 +574,7 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream"):
             self._stream(rec, body, blocks, stop)
         else:
-            self._send_json(200, self._message(body, blocks, stop))
+            self._send_json(200, self._message(body, blocks, stop), self.api.rate_limit_headers(dict(self.headers)))
 
     # replies
 
@@ -590,6 +642,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("request-id", f"req_fake_{int(time.time() * 1000)}")
+        for key, value in self.api.rate_limit_headers(dict(self.headers)).items():
+            self.send_header(key, value)
         self.end_headers()
         try:
             for event in self._events(body, blocks, stop, slow, rec.step):
@@ -614,7 +668,7 @@ class _Handler(BaseHTTPRequestHandler):
         slow: Slow | None,
         step: Step | None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:
-        usage: Usage | None = getattr(step, "usage", None)
+        usage: Usage | None = getattr(step, "usage", None) or self.api.usage_of(dict(self.headers))
         start = self._message(body, [], "")
         start["stop_reason"] = None
         start["usage"] = usage.start() if usage is not None else _usage(1)

@@ -393,6 +393,13 @@ class ClaudeAgent:
 # --- the fleet ---------------------------------------------------------------------------------
 
 
+def _auth_env(key: str, oauth: bool, account_dir: Path | None, oauth_token: str | None) -> dict[str, str]:
+    if account_dir is not None:
+        found = {"CLAUDE_CONFIG_DIR": str(account_dir)}
+        return found if oauth_token is not None else {**found, "ANTHROPIC_API_KEY": key}
+    return {"CLAUDE_CODE_OAUTH_TOKEN": key} if oauth else {"ANTHROPIC_API_KEY": key}
+
+
 class ClaudeFleet:
     """Starts agents on one private tmux server; stops their APIs at ``close()``."""
 
@@ -419,6 +426,8 @@ class ClaudeFleet:
         wait: bool = True,
         oauth: bool = False,
         workdir_in_home: str | None = None,
+        account_dir: Path | None = None,
+        oauth_token: str | None = None,
     ) -> ClaudeAgent:
         """Start one agent with its own scenario, API server, HOME and work folder.
 
@@ -434,6 +443,10 @@ class ClaudeFleet:
         authenticate as a subscription (``CLAUDE_CODE_OAUTH_TOKEN``, no API key), as the
         usage-limit screens need. ``workdir_in_home``: the work folder is this path inside the
         agent's HOME instead of ``<tmp>/<name>/work`` (Claude Code then shows it as ``~/...``).
+        ``account_dir``: run under this ``CLAUDE_CONFIG_DIR`` (an account, shared by the agents
+        given the same folder): ``.claude.json`` and ``settings.json`` are written there, and with
+        ``oauth_token`` an OAuth login (``.credentials.json``) and no key in the environment, so
+        the token reaches the API as ``Bearer`` (notes: "Usage in the status line").
         """
         name = name or f"agent{len(self.agents) + 1}"
         if any(a.name == name for a in self.agents):
@@ -453,6 +466,8 @@ class ClaudeFleet:
             perms.setdefault("defaultMode", permission_mode)
             merged["permissions"] = perms
         self._write_config(home, workdir, key, trust, approve_key, onboarded, merged, config)
+        if account_dir is not None:
+            self._write_account(account_dir, home, workdir, oauth_token)
         commands = workdir / ".claude" / "commands"
         commands.mkdir(parents=True)
         (commands / "nbs-poll.md").write_text(NBS_POLL_COMMAND)
@@ -466,7 +481,7 @@ class ClaudeFleet:
             "SHELL": "/bin/bash",
             "PS1": "$ ",
             "ANTHROPIC_BASE_URL": api.base_url,
-            **({"CLAUDE_CODE_OAUTH_TOKEN": key} if oauth else {"ANTHROPIC_API_KEY": key}),
+            **_auth_env(key, oauth, account_dir, oauth_token),
             **OFFLINE_ENV,
             **(extra_env or {}),
         }
@@ -547,6 +562,33 @@ class ClaudeFleet:
         bindir.mkdir()
         # Named "claude" so the pane's current command reads as it does for a real install.
         (bindir / "claude").symlink_to(self.binary.path)
+
+    def _write_account(self, account_dir: Path, home: Path, workdir: Path, oauth_token: str | None) -> None:
+        """A ``CLAUDE_CONFIG_DIR`` for the agent: the HOME's ``.claude.json`` (merged with what
+        another agent of the account left: its project too) and ``settings.json``, and the login."""
+        account_dir.mkdir(parents=True, exist_ok=True)
+        config = json.loads((home / ".claude.json").read_text())
+        existing = account_dir / ".claude.json"
+        if existing.exists():
+            old = json.loads(existing.read_text())
+            config["projects"] = {**old.get("projects", {}), **config["projects"]}
+        existing.write_text(json.dumps(config, indent=2))
+        settings = home / ".claude" / "settings.json"
+        if settings.exists() and not (account_dir / "settings.json").exists():
+            (account_dir / "settings.json").write_text(settings.read_text())
+        if oauth_token is not None:
+            login = {
+                "claudeAiOauth": {
+                    "accessToken": oauth_token,
+                    "refreshToken": f"refresh-{oauth_token}",
+                    "expiresAt": int((time.time() + 86400 * 30) * 1000),
+                    "scopes": ["user:inference", "user:profile"],
+                    "subscriptionType": "max",
+                }
+            }
+            credentials = account_dir / ".credentials.json"
+            credentials.write_text(json.dumps(login))
+            credentials.chmod(0o600)
 
     def _write_launcher(
         self, home: Path, workdir: Path, env: Mapping[str, str], args: Iterable[str]

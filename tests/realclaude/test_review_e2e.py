@@ -69,7 +69,7 @@ def start_in_worktree(world: NewAgentWorld, server: libtmux.Server, name: str) -
 
     wait_until(lambda: "Do you want to proceed?" in screen(), 60, "the commit's permission prompt")
     server.cmd("send-keys", "-t", pane, "Enter")
-    wait_until(lambda: "committed." in screen() and looks_idle(screen()), 60, "the agent done and idle")
+    wait_until(lambda: "committed." in screen() and looks_idle(screen()), 120, "the agent done and idle")
     return pane, tree
 
 
@@ -176,7 +176,10 @@ async def test_a_conflict_is_refused_with_nothing_changed_and_discard_keeps_a_ba
         assert [r.outcome for r in records(app, "merge")] == [Outcome.SKIPPED]
 
         await confirm(pilot, "X")
-        await wait_for(pilot, lambda: "discard" in str(screen.said.render()) and "…" not in str(screen.said.render()), timeout=30, what="the discard")
+        try:
+            await wait_for(pilot, lambda: "discard" in str(screen.said.render()) and "…" not in str(screen.said.render()), timeout=60, what="the discard")
+        except AssertionError as error:
+            raise AssertionError(f"{error}; the review says: {screen.said.render()}") from None
         assert "kept as" in str(screen.said.render()), screen.said.render()
         refs = git(world.workdir, "for-each-ref", "--format=%(refname)", BACKUP_PREFIX).splitlines()
         assert len(refs) == 1 and refs[0] in str(screen.said.render())

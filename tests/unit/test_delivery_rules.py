@@ -3,6 +3,8 @@ a pane takes it and why not, how the box shows a pasted text, and the in-flight 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from nbs_tui.core.fleet.model import AgentState, Detection
@@ -24,7 +26,7 @@ from nbs_tui.core.sidecar.lease_rules import InflightMark, inflight_erase_count
 IDLE = Detection(AgentState.IDLE, input_text="", safe_to_inject=True, reason="input box, nothing running")
 
 
-def facts(detection: Detection | None = IDLE, **kw: bool) -> PaneFacts:
+def facts(detection: Detection | None = IDLE, **kw: Any) -> PaneFacts:
     return PaneFacts(detection, **kw)
 
 
@@ -61,9 +63,14 @@ def test_every_state_but_idle_is_refused_with_its_own_code(state: AgentState, co
         ({"operator_typing": True}, Refusal.OPERATOR_TYPING),
     ],
 )
-def test_the_sidecars_rules_refuse_an_idle_agent(kw: dict[str, bool], code: Refusal) -> None:
+def test_the_sidecars_rules_refuse_an_idle_agent(kw: dict[str, Any], code: Refusal) -> None:
     refusal = send_refusal(PaneFacts(IDLE, **kw))
     assert refusal is not None and refusal[0] is code
+
+
+def test_an_agent_the_budget_governor_holds_takes_no_text() -> None:
+    refusal = send_refusal(PaneFacts(IDLE, held="account work at its 5-hour cap: 84 % of 80 %"))
+    assert refusal == (Refusal.BUDGET, "budget: account work at its 5-hour cap: 84 % of 80 %")
 
 
 def test_not_an_agent_half_typed_input_and_no_box() -> None:

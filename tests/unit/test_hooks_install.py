@@ -67,7 +67,10 @@ def test_install_merges_and_keeps_every_user_hook(tmp_path: Path, spool: Path) -
     assert data["hooks"]["Stop"][0] == original["hooks"]["Stop"][0]
     assert data["hooks"]["PreToolUse"][0] == original["hooks"]["PreToolUse"][0]
     assert data["hooks"]["SubagentStop"] == []
-    assert {k: v for k, v in data.items() if k != "hooks"} == {k: v for k, v in original.items() if k != "hooks"}
+    # Everything else is the user's, but for the status line the usage recorder now wraps.
+    assert data["statusLine"]["command"].endswith("#nbs-tui-statusline")
+    others = ("hooks", "statusLine")
+    assert {k: v for k, v in data.items() if k not in others} == {k: v for k, v in original.items() if k not in others}
     assert hooks.strip_ours(data) == original
     # The file keeps its four-space indent.
     assert '\n    "model"' in settings.read_text()

@@ -46,7 +46,7 @@ def test_every_tool_describes_its_own_parameters_and_takes_the_settings_first(to
 def test_the_tool_names_are_the_fleet_api_commands() -> None:
     names = [tool.name for tool in TOOLS]
     assert len(names) == len(set(names))
-    assert {"agents", "read", "send", "wait", "answer", "diff", "start", "stop", "restart"} <= set(names)
+    assert {"agents", "read", "send", "wait", "answer", "diff", "usage", "start", "stop", "restart"} <= set(names)
     assert {"queue_add", "queue_ls", "queue_cancel", "queue_pause", "queue_resume"} <= set(names)
 
 

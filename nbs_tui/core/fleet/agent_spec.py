@@ -84,6 +84,12 @@ class NewAgent:
     server: ServerAddress = field(default_factory=ServerAddress)
     host: str | None = None
     """A watched host's name or an ssh destination; None: this machine."""
+    account: str | None = None
+    """``--account NAME|auto`` as asked (nbs_tui/core/fleet/accounts.py); the wiring resolves it
+    to ``config_dir`` before the start."""
+    config_dir: str | None = None
+    """The account's Claude Code configuration: the agent runs with ``CLAUDE_CONFIG_DIR`` set to
+    it. None: whatever the pane's environment says (``~/.claude`` by default)."""
 
 
 def _name_problem(what: str, value: str, limit: int = NAME_LIMIT, pattern: re.Pattern[str] = _NAME) -> str | None:
@@ -155,6 +161,10 @@ def problems(spec: NewAgent) -> list[str]:
             found.append(f"--session {spec.session!r} may not hold ':', '.' or spaces, nor start with '-'")
     if spec.server.socket_name is not None and spec.server.socket_path is not None:
         found.append("give -L or -S, not both")
+    if spec.account is not None and not spec.account.strip():
+        found.append("--account is empty: name an [accounts.NAME] entry, or 'auto'")
+    if spec.config_dir is not None and not posixpath.isabs(spec.config_dir):
+        found.append(f"the account's config_dir {spec.config_dir!r} is not an absolute path")
     if spec.host is not None and (not spec.host.strip() or any(c.isspace() for c in spec.host)):
         found.append(f"--host {spec.host!r}: give an ssh destination, a [[hosts]] name or 'local'")
     return found
@@ -305,10 +315,12 @@ them, or it reads as nested (``CLAUDECODE``, ``CLAUDE_CODE_CHILD_SESSION``), as 
 entry point, or as that session's child."""
 
 
-def agent_command(argv: Sequence[str]) -> str:
-    """The shell line that starts ``argv`` (Claude Code) in a pane, without `CLAUDE_SESSION_ENV`."""
+def agent_command(argv: Sequence[str], config_dir: str | None = None) -> str:
+    """The shell line that starts ``argv`` (Claude Code) in a pane, without `CLAUDE_SESSION_ENV`,
+    under the account ``config_dir`` when one is given (``CLAUDE_CONFIG_DIR``)."""
     unset = [word for name in CLAUDE_SESSION_ENV for word in ("-u", name)]
-    return shell_command(["env", *unset, *argv])
+    account = [f"CLAUDE_CONFIG_DIR={config_dir}"] if config_dir else []
+    return shell_command(["env", *unset, *account, *argv])
 
 
 def server_env_unsets() -> list[tuple[str, ...]]:

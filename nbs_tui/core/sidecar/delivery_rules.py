@@ -68,6 +68,8 @@ class Refusal(StrEnum):
     EXPIRED = "expired"
     """A tmux request the caller had given up on before a sidecar took it."""
     BAD_TEXT = "bad-text"
+    BUDGET = "budget"
+    """The budget governor feeds this agent nothing more: its account or itself at a cap (issue 37)."""
     """A tmux request whose text is missing or not sendable."""
 
 
@@ -122,6 +124,8 @@ class PaneFacts:
     """An ``@nbs_inflight`` mark is on the pane (a holder's typing not yet seen submitted)."""
     operator_typing: bool = False
     """The operator sent keys to the pane moments ago."""
+    held: str | None = None
+    """Why the budget governor feeds the agent nothing more (None: it may be fed)."""
 
 
 def send_refusal(facts: PaneFacts) -> tuple[Refusal, str] | None:
@@ -135,6 +139,8 @@ def send_refusal(facts: PaneFacts) -> tuple[Refusal, str] | None:
         return Refusal.STARTING, "nbs-tui new is starting this agent"
     if facts.paused:
         return Refusal.PAUSED, "the sidecar is paused (@nbs_pause or .nbs/control-pause)"
+    if facts.held:
+        return Refusal.BUDGET, f"budget: {facts.held}"
     if facts.injecting or facts.inflight:
         return Refusal.POLL_IN_FLIGHT, "the sidecar is typing into this pane (a poll in flight)"
     if facts.operator_typing:

@@ -140,6 +140,9 @@ class SidecarContext:
     """The operator sent keys to this pane moments ago (through the app)."""
     viewer: bool = False
     """Another process holds the sidecar lease (docs/lease.md): detect and report, never act."""
+    held: str | None = None
+    """The budget governor feeds this agent nothing more (its account or itself at a cap), and
+    why (nbs_tui/core/fleet/budget_rules.py): no poll, no nudge, no resume."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -398,6 +401,8 @@ class PaneSidecar:
             return "another sidecar acts"
         if ctx.paused:
             return "paused"
+        if ctx.held:
+            return f"budget: {ctx.held}"
         if ctx.operator_typing:
             return "operator typing"
         if FLAG_CONTEXT_PRESSURE in d.flags and purpose != SEND_PURPOSE:
