@@ -32,7 +32,6 @@ from nbs_tui.tmux.errors import TmuxError
 if TYPE_CHECKING:
     from nbs_tui.core.fleet.agent_spec import NewAgent
     from nbs_tui.files.agent_input import PreparedAgent
-    from nbs_tui.lifecycle.operations import Lifecycle
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -340,11 +339,11 @@ def _run_hooks(args: argparse.Namespace, settings: Settings) -> int:
 
 def _run_new(args: argparse.Namespace, settings: Settings) -> int:
     """``nbs-tui new``: every check first (nothing made on a bad input), then the start
-    (`nbs_tui.lifecycle.operations.Lifecycle`)."""
+    (`nbs_tui.fleet_api.lifecycle_documents.start_document`)."""
     import json
 
     from nbs_tui.files.agent_input import PreparedAgent
-    from nbs_tui.lifecycle.agent_start import StartStopped
+    from nbs_tui.fleet_api.lifecycle_documents import CommandFailed, start_document
     from nbs_tui.lifecycle.arguments import prepare_new
     from nbs_tui.lifecycle.operations import Lifecycle
 
@@ -355,32 +354,21 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
         found = _with_account(found, spec, settings)
         spec = found.spec if isinstance(found, PreparedAgent) else found
     lifecycle = Lifecycle.for_command(settings, None if spec.host in (None, LOCAL) else spec.host, "--host")
-    name = spec.name
     try:
-        prepared = lifecycle.prepare(found)
-        name = prepared.agent.spec.name
-        started = lifecycle.start(prepared, warn=_warn)
-    except TmuxError as error:
-        raise RuntimeError(f"{name}: tmux on {lifecycle.describe()}: {error}") from None
-    except StartStopped as stop:
-        where = f" in {stop.started.target} ({stop.started.pane_id})" if stop.started else ""
-        print(f"nbs-tui: {name}{where}: {stop.line}", file=sys.stderr)
-        if stop.started:
-            _serve(lifecycle, settings)
-        if args.json and stop.started:
-            print(json.dumps({**stop.started.as_json(), "stopped": stop.line}, ensure_ascii=False))
+        started = start_document(lifecycle, found, _warn)
+    except CommandFailed as failed:
+        print(f"nbs-tui: {failed.message}", file=sys.stderr)
+        if args.json and failed.document:
+            print(json.dumps(failed.document, ensure_ascii=False))
         return EXIT_ERROR
-    else:
-        _serve(lifecycle, settings)
-    finally:
-        lifecycle.close()
     if args.json:
-        print(json.dumps(started.as_json(), ensure_ascii=False))
+        print(json.dumps(started, ensure_ascii=False))
     else:
-        said = f", answered the {' and the '.join(started.answered)}" if started.answered else ""
-        typed = ", prompt submitted" if started.prompt_submitted else ""
-        session = f" (Claude Code session {started.session_id})" if started.session_id else ""
-        print(f"{started.name}: started in {started.target} ({started.pane_id}){said}{typed}{session}")
+        answered = started["answered"]
+        said = f", answered the {' and the '.join(answered)}" if answered else ""
+        typed = ", prompt submitted" if started["prompt_submitted"] else ""
+        session = f" (Claude Code session {started['session_id']})" if started["session_id"] else ""
+        print(f"{started['name']}: started in {started['target']} ({started['pane_id']}){said}{typed}{session}")
     return EXIT_OK
 
 
@@ -401,18 +389,6 @@ def _warn(message: str) -> None:
     print(f"nbs-tui: {message}", file=sys.stderr)
 
 
-def _serve(lifecycle: Lifecycle, settings: Settings) -> None:
-    """The server's service made sure of after a start (`Lifecycle.serve`), with this command's
-    sidecar settings (a host's own paths are its own: only a service here gets this one's)."""
-    from nbs_tui.runtime.service_starter import sidecar_flags
-    from nbs_tui.tmux.errors import TmuxError
-
-    try:
-        lifecycle.serve(sidecar_flags(settings, local=not lifecycle.host.remote), _warn)
-    except TmuxError as error:  # the agent was started: say why it may go unserved, exit as started
-        _warn(f"the lease of {lifecycle.describe()} could not be read ({error}); no service started")
-
-
 def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
     """``nbs-tui restore``: the plan from the remembered fleet (`nbs_tui.core.fleet.restore`), printed
     (``--dry-run``) or carried out (`Lifecycle.restore`); with ``--host``, the host's own nbs-tui
@@ -421,6 +397,7 @@ def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
     import json
 
     from nbs_tui.core.fleet.restore import plan_as_json, plan_lines
+    from nbs_tui.fleet_api.lifecycle_documents import serve
     from nbs_tui.lifecycle.arguments import restore_request_from_args
     from nbs_tui.lifecycle.operations import Lifecycle
 
@@ -451,7 +428,7 @@ def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
             report = lifecycle.restore(parts)
         except TmuxError as error:
             raise RuntimeError(f"tmux on {settings.server.describe()}: {error}") from None
-        _serve(lifecycle, settings)
+        serve(lifecycle, _warn)
     finally:
         lifecycle.close()
     if request.json:
@@ -462,70 +439,39 @@ def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _run_stop(args: argparse.Namespace, settings: Settings) -> int:
-    """``nbs-tui stop PANE`` / ``nbs-tui restart PANE`` (`nbs_tui.lifecycle.agent_stop`)."""
+    """``nbs-tui stop PANE`` / ``nbs-tui restart PANE``
+    (`nbs_tui.fleet_api.lifecycle_documents.stop_document`)."""
     import json
 
-    from nbs_tui.lifecycle.agent_stop import StopError
+    from nbs_tui.fleet_api.lifecycle_documents import CommandFailed, NotConfirmed, stop_document
     from nbs_tui.lifecycle.arguments import one_host
     from nbs_tui.lifecycle.operations import Lifecycle
 
     _require_tmux()
     lifecycle = Lifecycle.for_command(settings, one_host(args, args.command), f"{args.command} --host")
-    log = _ActionLine(settings, lifecycle)
+
+    def confirm(target: str, pane_id: str) -> bool:
+        if not sys.stdin.isatty():
+            raise SpecError([f"{args.command} {args.pane}: confirm with --yes (no terminal to ask on)"])
+        answer = input(f"{args.command} the agent in {target} ({pane_id})? [y/N] ")
+        return answer.strip().lower() in ("y", "yes")
+
     try:
-        control = lifecycle.control()
-        pane_id, _pid, target, _folder = control.resolve(args.pane)
-        if not args.yes:
-            if not sys.stdin.isatty():
-                raise SpecError([f"{args.command} {args.pane}: confirm with --yes (no terminal to ask on)"])
-            answer = input(f"{args.command} the agent in {target} ({pane_id})? [y/N] ")
-            if answer.strip().lower() not in ("y", "yes"):
-                return EXIT_ERROR
-        if args.command == "stop":
-            stopped = control.stop(pane_id)
-            log("stop", pane_id, target, stopped.how, True, "")
-            out: dict[str, object] = {"pane_id": pane_id, "target": target, "stopped_by": stopped.how}
-            said = f"stopped {target} ({pane_id}) with {stopped.how}"
-        else:
-            restarted = control.restart(pane_id)
-            log(
-                "restart", pane_id, target, f"claude --resume {restarted.session_id}",
-                not restarted.stopped, restarted.stopped or f"stopped with {restarted.how}",
-            )  # fmt: skip
-            out = {"pane_id": pane_id, "target": target, "session_id": restarted.session_id, "stopped": restarted.stopped or None}
-            said = f"restarted {target} ({pane_id}) in conversation {restarted.session_id}"
-            if restarted.stopped:
-                _warn(f"{target}: {restarted.stopped}")
-    except StopError as error:
-        log(args.command, args.pane, args.pane, "", False, str(error))
-        raise RuntimeError(str(error)) from None
-    except TmuxError as error:
-        raise RuntimeError(f"tmux on {lifecycle.describe()}: {error}") from None
-    finally:
-        lifecycle.close()
-    print(json.dumps(out, ensure_ascii=False) if args.json else said)
+        out = stop_document(lifecycle, args.command, args.pane, _warn, None if args.yes else confirm)
+    except NotConfirmed:
+        return EXIT_ERROR
+    except CommandFailed as failed:
+        if failed.document is None:
+            raise RuntimeError(failed.message) from None
+        _warn(failed.message)  # a restart whose new process stopped: what was done is still printed
+        out = failed.document
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False))
+    elif args.command == "stop":
+        print(f"stopped {out['target']} ({out['pane_id']}) with {out['stopped_by']}")
+    else:
+        print(f"restarted {out['target']} ({out['pane_id']}) in conversation {out['session_id']}")
     return EXIT_OK if args.command == "stop" or not out.get("stopped") else EXIT_ERROR
-
-
-class _ActionLine:
-    """A stop's or restart's line in the action log, and the event every view is told of."""
-
-    def __init__(self, settings: Settings, lifecycle: Lifecycle) -> None:
-        from nbs_tui.operator.action_log import ActionLog
-
-        self._log = ActionLog(settings.action_log, lambda _source, message: _warn(message))
-        self._lifecycle = lifecycle
-
-    def __call__(self, action: str, pane_id: str, target: str, sent: str, ok: bool, reason: str) -> None:
-        import time
-
-        from nbs_tui.operator.action_log import ActionRecord, Outcome
-
-        outcome = Outcome.SENT if ok else Outcome.FAILED
-        record = ActionRecord(time.time(), action, pane_id, target, sent, f"operator (nbs-tui {action})", outcome, reason)
-        why = self._lifecycle.record(self._log, record)
-        if why:
-            _warn(f"the dashboards were not told of this {action}: {why}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,6 +22,7 @@ MODULES = (
     "nbs_tui.fleet_api.answer_command",  # answer
     "nbs_tui.fleet_api.diff_command",  # diff
     "nbs_tui.fleet_api.queue_commands",  # queue add|ls|cancel|pause|resume
+    "nbs_tui.fleet_api.mcp_server",  # mcp
 )
 
 

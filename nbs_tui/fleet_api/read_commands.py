@@ -1,8 +1,9 @@
 """``nbs-tui agents`` and ``nbs-tui read TARGET``: their arguments and what they print.
 
-Every command ends with an `nbs_tui.core.fleet_api.exit_codes.ExitCode`; `run` turns a
-`FleetApiError` into its code and its message on stderr. ``--json``: one JSON document on
-stdout.
+Each command's work is a function that returns its JSON document or raises `FleetApiError`
+(`agents_document`, `read_document`): ``--json`` prints that document, ``nbs-tui mcp`` returns
+it as a tool's result. Every command ends with an `nbs_tui.core.fleet_api.exit_codes.ExitCode`;
+`run` turns a `FleetApiError` into its code and its message on stderr.
 """
 
 from __future__ import annotations
@@ -117,30 +118,41 @@ def fleet_rows(command: str, settings: Settings) -> list[AgentRow]:
     return rows
 
 
+def agents_document(settings: Settings) -> dict[str, Any]:
+    """``nbs-tui agents --json``: every agent of every watched host."""
+    return {"agents": [row.as_json() for row in fleet_rows("agents", settings)]}
+
+
 def _agents(args: argparse.Namespace, settings: Settings) -> int:
-    rows = fleet_rows("agents", settings)
     if args.json:
-        print(json.dumps({"agents": [row.as_json() for row in rows]}, ensure_ascii=False))
+        print(json.dumps(agents_document(settings), ensure_ascii=False))
     else:
-        print(agents_table(rows))
+        print(agents_table(fleet_rows("agents", settings)))
     return ExitCode.DONE
 
 
-def _read(args: argparse.Namespace, settings: Settings) -> int:
-    if args.lines < 0:
-        raise FleetApiError(ExitCode.BAD_INPUT, f"--lines {args.lines}: must be 0 or more")
+def read_document(settings: Settings, target: str, lines: int = 0) -> dict[str, Any]:
+    """``nbs-tui read TARGET --json``: the agent's screen as text (``lines`` of history above it
+    too), with the state read from it and its detection."""
+    if lines < 0:
+        raise FleetApiError(ExitCode.BAD_INPUT, f"--lines {lines}: must be 0 or more")
     hosts = {host.name: host for host in settings.watched_hosts()}
-    row = resolve_target(args.target, fleet_rows("read", settings))
+    row = resolve_target(target, fleet_rows("read", settings))
     host = hosts[row.host]
     if host.is_local:
-        out = _read_here(settings, host, row, args.lines)
-    else:  # that host's own nbs-tui captures and fuses; the agent as named here
-        out = _run_there(host, ["read", row.pane_id, "--lines", str(args.lines)])
-        out["agent"] = row.as_json()
+        return _read_here(settings, host, row, lines)
+    out = _run_there(host, ["read", row.pane_id, "--lines", str(lines)])  # captured and fused there
+    out["agent"] = row.as_json()  # the agent as named here
+    return out
+
+
+def _read(args: argparse.Namespace, settings: Settings) -> int:
+    out = read_document(settings, args.target, args.lines)
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
     else:
-        print(f"# {row.target} ({row.address} {row.window_name}): {out.get('state')} ({out.get('why')})")
+        agent = out["agent"]
+        print(f"# {agent['target']} ({agent['address']} {agent['window_name']}): {out.get('state')} ({out.get('why')})")
         sys.stdout.write(str(out.get("text", "")))
     return ExitCode.DONE
 

@@ -9,7 +9,8 @@ import time
 from collections.abc import Callable
 
 from nbs_tui.config import Settings
-from nbs_tui.core.sidecar.lease_rules import STATE_OPTION
+from nbs_tui.core.fleet.model import PaneId
+from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION, STATE_OPTION, parse_lease
 from nbs_tui.lifecycle.host import LocalHost
 from nbs_tui.lifecycle.operations import Lifecycle
 from nbs_tui.runtime.service_starter import sidecar_flags
@@ -29,5 +30,19 @@ def ensure_service(settings: Settings, commands: TmuxServerCommands, say: Callab
     while time.monotonic() < deadline:  # a server with no agent at all waits the whole time
         if any(commands.run("list-panes", "-a", "-F", f"#{{{STATE_OPTION}}}").lines):
             return True
+        time.sleep(0.2)
+    return True
+
+
+def wait_published(commands: TmuxServerCommands, pane_id: PaneId, timeout: float = PUBLISH_WAIT) -> bool:
+    """Wait up to ``timeout`` seconds for the lease holder to publish a state for the pane (an
+    agent just started), so that a fleet API command naming it next finds it. False at once when
+    no sidecar holds the lease (nothing would publish it), or when the time ran out."""
+    if parse_lease(commands.display("", f"#{{{LEASE_OPTION}}}")) is None:
+        return False
+    deadline = time.monotonic() + timeout
+    while not commands.display(pane_id, f"#{{{STATE_OPTION}}}"):
+        if time.monotonic() > deadline:
+            return False
         time.sleep(0.2)
     return True

@@ -113,7 +113,14 @@ class Started:
     """The startup dialogs nbs-tui answered (the trust dialog, the bypass confirmation)."""
 
     def as_json(self) -> dict[str, object]:
-        return {"pane_id": self.pane_id, "target": self.target, "name": self.name, "session_id": self.session_id}
+        return {
+            "pane_id": self.pane_id,
+            "target": self.target,
+            "name": self.name,
+            "session_id": self.session_id,
+            "prompt_submitted": self.prompt_submitted,
+            "answered": list(self.answered),
+        }
 
 
 class AgentStarter:

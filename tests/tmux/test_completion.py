@@ -88,7 +88,7 @@ def test_bash_completes_subcommands_options_choices_and_files(tmp_path: Path) ->
     assert answers == [
         "demo|detect",
         "demo",
-        "demo|detect|hooks|completion|serve-stdio|service|web|new|restore|stop|restart|agents|read|usage|send|wait|answer|diff|queue",
+        "demo|detect|hooks|completion|serve-stdio|service|web|new|restore|stop|restart|agents|read|usage|send|wait|answer|diff|queue|mcp",
         "install|uninstall|status",
         "install|uninstall|status",
         "no-prompts|off",
@@ -117,7 +117,7 @@ def test_scripts_follow_the_parser() -> None:
     names = [command.name for command in describe(build_parser()).subcommands]
     assert names == [
         "demo", "detect", "hooks", "completion", "serve-stdio", "service", "web", "new", "restore", "stop", "restart",
-        "agents", "read", "usage", "send", "wait", "answer", "diff", "queue",
+        "agents", "read", "usage", "send", "wait", "answer", "diff", "queue", "mcp",
     ]  # fmt: skip
 
 

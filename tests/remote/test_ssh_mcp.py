@@ -1,0 +1,84 @@
+"""``nbs-tui mcp --host`` through the ssh lab, with the MCP SDK's own client: the tools list and
+read another host's agent (its own nbs-tui, as ``agents --host`` does), a failure there is a
+tool error with the host's reason, and ``stop`` stops the agent on its host."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp_types import TextContent
+
+from tests.remote.conftest import SshLab
+from tests.remote.helpers import new_session
+from tests.remote.test_ssh_lease import NBS_TUI
+from tests.tmux.fleet_helpers import wait_for
+from tests.tmux.test_sidecar_runner import write_fake_claude
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.service_auto
+def test_the_mcp_tools_list_read_and_stop_an_agent_on_another_host(ssh_lab: SshLab, tmp_path: Path) -> None:
+    a = ssh_lab.hosts["hosta"]
+    fake = write_fake_claude(tmp_path / "bin" / "claude")
+    claude_dir = tmp_path / "far-claude"  # found through the agent's own environment, on hosta
+    pane = new_session(
+        a, "agents",
+        f"exec env CLAUDE_CONFIG_DIR={shlex.quote(str(claude_dir))} {fake} permission {tmp_path / 'agent.log'}", 120, 40,
+    )  # fmt: skip
+    pid = int(a.tmux("display-message", "-p", "-t", pane, "#{pane_pid}").strip())
+    (claude_dir / "sessions").mkdir(parents=True)
+    status = {"pid": pid, "sessionId": "s-far", "cwd": str(tmp_path), "status": "waiting", "version": "9.9.9"}
+    (claude_dir / "sessions" / f"{pid}.json").write_text(json.dumps(status))
+    far = f"XDG_STATE_HOME={shlex.quote(str(tmp_path / 'far-state'))} NBS_POLL_DISABLE=1 {shlex.quote(str(NBS_TUI))}"
+    config = tmp_path / "hosts.toml"
+    config.write_text(
+        f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\nnbs_tui = {json.dumps(far)}\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "NBS_"))}
+    env.update(XDG_STATE_HOME=str(tmp_path / "here-state"), NBS_SERVICE="off")
+    target = f"hosta/default/{pane}"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "nbs_tui", "--config", str(config), "mcp", "--host", "hosta"], env=env,
+        cwd=str(REPO),
+    )  # fmt: skip
+
+    async def session() -> None:
+        async with Client(params, read_timeout_seconds=120) as client:
+
+            async def listed() -> list[dict[str, object]]:
+                with anyio.fail_after(45):
+                    while True:
+                        result = await client.call_tool("agents", {})
+                        assert not result.is_error, result.content
+                        rows: list[dict[str, object]] = (result.structured_content or {})["agents"]
+                        if rows:
+                            return rows
+                        await anyio.sleep(0.5)
+
+            (agent,) = await listed()
+            assert agent["target"] == target and agent["state"] == "permission"
+            read = await client.call_tool("read", {"target": target})
+            assert not read.is_error and read.structured_content is not None
+            assert "Do you want to proceed?" in read.structured_content["text"]
+            missing = await client.call_tool("read", {"target": "hosta/default/%999"})
+            (block,) = missing.content
+            assert missing.is_error and isinstance(block, TextContent)
+            assert block.text == "no such agent (exit 3): no such agent: hosta/default/%999"
+            stopped = await client.call_tool("stop", {"target": target})
+            assert not stopped.is_error, stopped.content
+            assert stopped.structured_content is not None and stopped.structured_content["pane_id"] == pane
+
+    try:
+        anyio.run(session)
+        wait_for(lambda: pane not in a.tmux("list-panes", "-a", "-F", "#{pane_id}", check=False).split(), 20)
+    finally:
+        ssh_lab.ssh("hosta", f"{far} service stop")
