@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
 from nbs_tui.claude.status import find_claude_process, process_table
@@ -20,11 +21,13 @@ from nbs_tui.config import Settings
 from nbs_tui.core.detection.answer import detection_menu_id
 from nbs_tui.core.detection.detect import detect_text, detection_as_json
 from nbs_tui.core.detection.fusion import fuse, screen_reading
-from nbs_tui.core.fleet.host_spec import HostSpec
+from nbs_tui.core.fleet.host_spec import LOCAL, HostSpec
 from nbs_tui.core.fleet.model import server_key
 from nbs_tui.core.fleet_api.agent_row import AgentRow, agents_table, row_from_json
 from nbs_tui.core.fleet_api.exit_codes import ExitCode, FleetApiError
 from nbs_tui.core.fleet_api.target import resolve_target
+from nbs_tui.core.queue.task_states import QueueState
+from nbs_tui.files.queue_store import QueueStore
 from nbs_tui.fleet_api.agent_listing import capture, list_agents
 from nbs_tui.fleet_api.service_up import ensure_service
 from nbs_tui.server_options import add_server_options
@@ -64,9 +67,19 @@ def _local_agents(command: str, settings: Settings, host: HostSpec) -> list[Agen
     commands = TmuxServerCommands.for_server(host.server)
     try:
         ensure_service(settings, commands, lambda said: _warn(command, said))
-        return list_agents(commands, host.name, server_key(host.server), (settings.claude_home,))
+        rows = list_agents(commands, host.name, server_key(host.server), (settings.claude_home,))
     except TmuxError as error:
         raise FleetApiError(ExitCode.NO_SUCH_AGENT, f"tmux on {host.server.describe()}: {error}") from None
+    return with_tasks(rows, QueueStore.for_server(LOCAL, host.server, report=lambda why: _warn(command, why)).refresh())
+
+
+def with_tasks(rows: list[AgentRow], queue: QueueState) -> list[AgentRow]:
+    """Each row with the work-queue task its agent holds (one read of this server's queue file)."""
+    out = []
+    for row in rows:
+        task = queue.holder_of(row.pane_id)
+        out.append(replace(row, task=task.id, task_state=task.state.value) if task is not None else row)
+    return out
 
 
 def _run_there(

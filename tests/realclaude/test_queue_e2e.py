@@ -273,6 +273,10 @@ def test_a_task_waits_as_needs_and_when_its_agent_exits_is_handed_out_once_more(
     try:
         wait_until(lambda: task()["state"] == "needs", 45, "the task waiting on alpha's permission prompt")
         assert task()["reason"] == "permission" and task()["pane"] == alpha.pane_id
+        listed = run(env, config, socket, "agents", "--json")
+        assert listed.returncode == 0, listed.stderr
+        held = {agent["pane_id"]: agent["task"] for agent in json.loads(listed.stdout)["agents"]}
+        assert held[alpha.pane_id] == {"id": task()["id"], "state": "needs"}, held  # agents names its queue task
         beta = claude_fleet.start([Text("Made by beta.")], name="beta")
         server.cmd("kill-pane", "-t", alpha.pane_id)
         wait_until(lambda: task()["state"] == "done", 45, "the task done by beta")

@@ -70,10 +70,12 @@ def test_the_codes_are_the_documented_numbers() -> None:
 def test_a_row_survives_its_json_and_the_table_shows_each_agent() -> None:
     full = AgentRow(
         "local", "default", "%5", "my:sess", 3, 1, "win", worker="w", folder="/p", state="question", needs="question",
-        since=1000, quiet_seconds=12, session_id="abc", model="claude-x", version="2.1", needs_line="Pick one?",
+        since=1000, quiet_seconds=12, session_id="abc", model="claude-x", version="2.1", needs_line="Pick one?", task="7",
+        task_state="running",
     )  # fmt: skip
     assert row_from_json(full.as_json()) == full
     assert full.as_json()["address"] == "my:sess:3.1" and full.as_json()["target"] == "local/default/%5"
+    assert full.as_json()["task"] == {"id": "7", "state": "running"} and ROWS[1].as_json()["task"] is None
     table = agents_table([full, ROWS[1]], now=1090).splitlines()
     assert table[0].split()[:3] == ["TARGET", "ADDRESS", "WINDOW"]
     assert "1m" in table[1] and "12s" in table[1] and table[1].endswith("Pick one?")

@@ -36,6 +36,10 @@ class AgentRow:
     version: str = ""
     needs_line: str = ""
     """The first line of the question the agent waits on, when it waits on one."""
+    task: str = ""
+    """The id of the work-queue task the agent holds (`nbs_tui.core.queue`), or empty."""
+    task_state: str = ""
+    """That task's state (handing, running, needs)."""
     menu: str = ""
     """The id of the menu it waits on (`nbs_tui.core.detection.answer.menu_id`), when it waits
     on one: ``nbs-tui answer --menu ID`` answers that menu and no other."""
@@ -68,6 +72,7 @@ class AgentRow:
             "model": self.model or None,
             "version": self.version or None,
             "needs_line": self.needs_line or None,
+            "task": {"id": self.task, "state": self.task_state} if self.task else None,
             "menu": self.menu or None,
         }
 
@@ -96,6 +101,8 @@ def row_from_json(data: dict[str, Any]) -> AgentRow:
         model=str(data.get("model") or ""),
         version=str(data.get("version") or ""),
         needs_line=str(data.get("needs_line") or ""),
+        task=str((data.get("task") or {}).get("id") or ""),
+        task_state=str((data.get("task") or {}).get("state") or ""),
         menu=str(data.get("menu") or ""),
     )
 
