@@ -16,8 +16,9 @@ tasks ended since; their pushes go the same way, under the same mute.
 A push says the agent's name, its state and the question's first line, and nothing else of the
 screen. While the browser view runs (`nbs_tui.files.web_endpoint`), it also carries a link whose
 one-time credential (`nbs_tui.core.fleet.web_links`) opens that agent's answer card there; when
-the agent finished a turn and its worktree has changes (``changed``, asked on this worker
-thread: git may take a moment), the link opens that agent's review instead.
+the agent finished a turn, or a queued task it held is done, and its worktree has changes
+(``changed``, asked on this worker thread: git may take a moment), the link opens that agent's
+review instead.
 
 Threads. `PushSender.observe` runs on the sidecar's thread and never blocks it: a due push goes
 into a bounded queue (a full one drops it and says so). One worker thread, ``nbs-push``, takes
@@ -55,6 +56,9 @@ from nbs_tui.notify.event_notices import EventNotices
 from nbs_tui.sidecar.events import SidecarEvent, StateChange
 
 log = logging.getLogger(__name__)
+
+REVIEWED = frozenset({NotifyKind.FINISHED, NotifyKind.TASK_DONE})
+"""The kinds whose push links to the agent's review when its worktree changed (issue 38)."""
 
 PROBLEM_SOURCE = "push"
 QUEUE_BOUND = 64
@@ -244,7 +248,7 @@ class PushSender:
 
         try:
             name = self._names(note.pane_id)
-            review = note.kind is NotifyKind.FINISHED and self._changed(note.pane_id)
+            review = note.kind in REVIEWED and bool(note.pane_id) and self._changed(note.pane_id)
             title, body = push_message(note, name, question, self._link(note.pane_id, review=review))
             with apprise.LogCapture(level=logging.WARNING) as said:
                 ok = bool(sender.notify(body=body, title=title))

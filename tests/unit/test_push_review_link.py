@@ -1,6 +1,6 @@
-"""A finished turn that changed files: its push's one-time link opens that agent's review (issue
-38, item 4), through real Apprise to a local receiver; a turn that changed nothing, and every
-other kind, keeps the card's link."""
+"""A finished turn or a queued task done that changed files: its push's one-time link opens that
+agent's review (issue 38, item 4), through real Apprise to a local receiver; a turn that changed
+nothing, and every other kind, keeps the card's link."""
 
 from __future__ import annotations
 
@@ -46,10 +46,16 @@ def test_a_finished_turn_with_changes_links_to_the_review_and_the_rest_to_the_ca
             assert retry_until(lambda: len(receiver.pushes()) == 2, 20, raises=False)
             push.offer([Notification(NotifyKind.NEEDS_INPUT, "%3", "permission", "why", 102.0)], "Proceed?")
             assert retry_until(lambda: len(receiver.pushes()) == 3, 20, raises=False)
+            push.offer([Notification(NotifyKind.TASK_DONE, "%3", "done", "task 1", 103.0)])
+            assert retry_until(lambda: len(receiver.pushes()) == 4, 20, raises=False)
+            push.offer([Notification(NotifyKind.TASK_FAILED, "%3", "failed", "task 2", 104.0)])
+            assert retry_until(lambda: len(receiver.pushes()) == 5, 20, raises=False)
         finally:
             push.stop()
     redeemer = LinkRedeemer(key)
     targets = [redeemer.redeem(p["message"].splitlines()[-1].removeprefix(BASE + "open/"), now=time.time()) for p in receiver.pushes()]
-    assert targets == ["review:local/L-work/%3", "local/L-work/%4", "local/L-work/%3"]
-    assert asked == ["%3", "%4"]  # asked only for finished turns
+    assert targets == [
+        "review:local/L-work/%3", "local/L-work/%4", "local/L-work/%3", "review:local/L-work/%3", "local/L-work/%3",
+    ]  # fmt: skip
+    assert asked == ["%3", "%4", "%3"]  # asked only for finished turns and tasks done
     assert card_target(targets[0] or "") == "review:local/L-work/%3"  # the web view takes it as it is
