@@ -83,7 +83,10 @@ class ReviewFlow:
         else:
             self._app.notify(said, title="Review", severity="information")
 
-    def _load(self, screen: ReviewScreen, pane: PaneInfo, *, again: bool = False) -> None:
+    def _load(self, screen: ReviewScreen, pane: PaneInfo, *, again: bool = False, done: str = "") -> None:
+        """``done``: what a merge or discard just said, said again once the changes are read
+        (the reading's own "No changes against the base." would otherwise replace it, and with
+        it a discard's backup ref)."""
         review = self._operator.review
 
         def loaded(result: object) -> None:
@@ -96,6 +99,8 @@ class ReviewFlow:
             screen.loaded(heading, result.files, own_worktree=result.own_worktree, message=result.message)
             if again and not result.message:
                 screen.tell(f"read again: {len(result.files)} file(s) changed", ok=True)
+            elif done and not result.message:
+                screen.tell(done, ok=True)
 
         self._operator.run_off_ui(lambda: review.load(pane), loaded)
 
@@ -147,7 +152,7 @@ class ReviewFlow:
             assert isinstance(result, Said)
             screen.tell(result.text, ok=result.ok)
             if result.ok:
-                self._load(screen, load.pane)  # what is left to review now
+                self._load(screen, load.pane, done=result.text)  # what is left to review now
 
         self._operator.run_off_ui(lambda: review.merge(load) if merge else review.discard(load), said)
 

@@ -69,7 +69,10 @@ def start_in_worktree(world: NewAgentWorld, server: libtmux.Server, name: str) -
 
     wait_until(lambda: "Do you want to proceed?" in screen(), 60, "the commit's permission prompt")
     server.cmd("send-keys", "-t", pane, "Enter")
-    wait_until(lambda: "committed." in screen() and looks_idle(screen()), 120, "the agent done and idle")
+    try:
+        wait_until(lambda: "committed." in screen() and looks_idle(screen()), 120, "the agent done and idle")
+    except AssertionError as error:
+        raise AssertionError(f"{error}; its screen:\n{screen()}\nthe API was asked: {world.api.prompts()}") from None
     return pane, tree
 
 
