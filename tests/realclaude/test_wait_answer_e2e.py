@@ -282,14 +282,26 @@ def test_answer_a_real_question_by_its_option_label(claude_fleet: ClaudeFleet, a
 
 def test_send_then_wait_until_done_is_a_supervisor_handing_out_a_task(claude_fleet: ClaudeFleet, api: Api) -> None:
     """What a supervisor runs: ``send`` the worker its task (typed once by the holder), then
-    ``wait --until done`` until the worker has worked and is idle again."""
-    agent = claude_fleet.start([Slow(3.0, text="The parser is fixed and its tests pass.")])
+    ``wait --until done`` until the worker has worked and is idle again.
+
+    ``done`` counts a turn the wait sees (docs/reference.md), so the turn lasts until the wait
+    has begun: a fixed 3 s turn was over before the second process made its first look on a
+    loaded machine (send 2.5 s, then 3.5 s of the wait's start-up with 5 busy loops on 2 cores),
+    and the wait rightly timed out. The turn ends (``release``) once the wait looks and has seen
+    the published ``working``."""
+    agent = claude_fleet.start([Slow(60.0, text="The parser is fixed and its tests pass.")])
     api.settled(agent, "idle")
     sent = api.run("send", agent.pane_id, "fix the parser", "--json")
     assert sent.returncode == ExitCode.DONE, sent.stderr
-    done = api.run("wait", agent.pane_id, "--until", "done", "--timeout", "60", "--json")
-    assert done.returncode == ExitCode.DONE, done.stderr
-    [item] = json.loads(done.stdout)["agents"]
+    waiting = api.start("wait", agent.pane_id, "--until", "done", "--timeout", "60", "--json")
+    looking(waiting)  # its start-up and first listing are over, the turn still runs
+    api.settled(agent, "working")
+    time.sleep(2.0)  # four looks at the published working
+    assert waiting.poll() is None, waiting.communicate()  # working: not done
+    agent.api.release()
+    out, err = waiting.communicate(timeout=90)
+    assert waiting.returncode == ExitCode.DONE, err
+    [item] = json.loads(out)["agents"]
     assert item["seen_working"] and item["state"] == "idle"
     assert "The parser is fixed and its tests pass." in agent.screen()
     assert agent.api.prompts() == ["fix the parser"]
