@@ -54,7 +54,7 @@ def test_start_tasks_get_new_agents_whose_prompts_reach_the_api_once_and_end_don
     socket = str(server.socket_name)
     server.new_session(session_name="work")
     world = make_world(claude_fleet, tmp_path, "q", [], trust=True)
-    world.api.add(Text("Parser built."), Text("Tests written."))
+    world.api.add(Text("Parser built.", delay=20), Text("Tests written."))  # the first busy while the second is handed out
     try:
         for text in ("build the parser", "write the tests"):
             added = nbs(world, socket, "queue", "add", text, "--start", "--folder", str(world.workdir))
