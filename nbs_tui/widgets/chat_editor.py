@@ -195,6 +195,8 @@ class ChatEditor(ModalScreen[None]):
         check.update(Text(("✓ " if ok else "✗ ") + text, style="green" if ok else "red"))
 
     def _status(self, text: str, error: bool = False, unsaved: bool = False) -> None:
+        if not self.is_attached:  # closed while its edit ran: the edit's answer has no screen
+            return
         style = "bold red" if error else "bold yellow" if unsaved else "green"
         self.query_one("#editor-status", Static).update(Text(text, style=style))
 
@@ -224,6 +226,8 @@ class ChatEditor(ModalScreen[None]):
 
     def _edited(self, project: str, action: str, path: str, done: str) -> None:
         # in the inbox, but the registry not written yet (the plane retries): not a green "done"
+        if not self.is_attached:
+            return
         self._status(done, unsaved=NOT_SAVED in done)
         self.post_message(self.Edited(project, action, path))
         self.set_timer(0.3, self._refresh_lists)

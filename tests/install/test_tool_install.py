@@ -1,5 +1,6 @@
 """``pipx install .`` and ``uv tool install .``, as the README tells a user, each into a private
-home and bin folder; then the installed command starts and works without the test extras.
+home and bin folder; then the installed command starts and works without the test extras, and
+the installed app finds its styles and starts (headless, on a tmux socket with no server).
 
 pipx and uv come from the test extras (``pip install -e '.[test]'``, which scripts/test runs).
 Each install builds the wheel from this checkout, so the test also catches a file left out of
@@ -29,6 +30,30 @@ names = [m.name for m in pkgutil.walk_packages(nbs_tui.__path__, "nbs_tui.") if 
 for name in names:
     importlib.import_module(name)
 print(len(names), importlib.util.find_spec("libtmux") is None, nbs_tui.__file__)
+"""
+
+# Starts the installed app headless against a socket with no tmux server behind it.
+APP_PROBE = """
+import asyncio, sys, time
+import nbs_tui.app as app_module
+from nbs_tui.app import create_app, css_path
+from nbs_tui.config import Settings
+from nbs_tui.core.fleet.model import ServerAddress
+
+print("module", app_module.__file__)
+print("css", css_path())
+
+async def main() -> None:
+    settings = Settings(server=ServerAddress(socket_name=sys.argv[1]))
+    app = create_app(settings, control_plane=False, claude=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        deadline = time.monotonic() + 15  # a bounded wait for the no-server view
+        while not app.query_one("#empty").display and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+        print("min-width", app.query_one("#side").styles.min_width)
+        print("empty", app.query_one("#empty").display)
+
+asyncio.run(main())
 """
 
 
@@ -61,6 +86,16 @@ def check_installed(command: Path, tool_python: Path, env: dict[str, str]) -> No
     # Built from this checkout as it is now, not from a stale cached build.
     assert (installed / "cli.py").read_bytes() == (REPO_ROOT / "nbs_tui" / "cli.py").read_bytes()
     assert (installed / "styles" / "app.tcss").is_file()
+
+    probe = Path(env["HOME"]) / "probe.py"
+    probe.write_text(APP_PROBE)
+    no_server = f"nbs-none-{os.getpid()}-{Path(env['HOME']).name}"
+    started = run([tool_python, "-I", probe, no_server], env)
+    lines = dict(line.split(" ", 1) for line in started.stdout.splitlines() if " " in line)
+    assert lines["module"].startswith(str(installed)), "the probe must import the installed copy"
+    assert lines["css"] == str(installed / "styles" / "app.tcss")
+    assert lines["min-width"].startswith("60"), lines["min-width"]
+    assert lines["empty"] == "True", "no server: the empty state shows"
 
 
 def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:

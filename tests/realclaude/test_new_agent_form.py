@@ -34,7 +34,7 @@ async def test_the_form_starts_an_agent_and_its_prompt_reaches_the_api_once(
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: len(app.state.panes) >= 1, what="the fleet")
         await pilot.press("c")
-        await wait_for(pilot, lambda: isinstance(app.screen, NewAgentScreen), what="the form")
+        await wait_for(pilot, lambda: isinstance(app.screen, NewAgentScreen) and bool(app.screen.query("#new-folder")), what="the form")
         form = app.screen
         assert isinstance(form, NewAgentScreen)
         assert str(tmp_path) in form.folders  # the fleet's folders complete the folder field

@@ -47,7 +47,7 @@ async def test_form_restart_and_stop_on_a_remote_hosts_pane(
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: len(app.state.panes) >= 1, 30, what="hosta's fleet")
         await pilot.press("c")
-        await wait_for(pilot, lambda: isinstance(app.screen, NewAgentScreen), what="the form")
+        await wait_for(pilot, lambda: isinstance(app.screen, NewAgentScreen) and bool(app.screen.query("#new-folder")), what="the form")
         form = app.screen
         assert isinstance(form, NewAgentScreen)
         assert form.server.startswith("hosta: ")  # its title says where it starts
