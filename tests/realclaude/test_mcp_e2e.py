@@ -55,6 +55,23 @@ async def mcp_client(world: NewAgentWorld, socket: str) -> AsyncIterator[Client]
         yield client
 
 
+def mcp_server_answered(world: NewAgentWorld) -> bool:
+    """The world's ``nbs-tui mcp`` (started by a Claude Code) has written to its client: it
+    answered the handshake. Claude Code waits only seconds for a server before its first turn,
+    and a loaded machine's first turn once came before the nbs tools were listed ("No such tool
+    available: mcp__nbs__start")."""
+    wanted = ["--config", str(world.config)]
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().decode().split("\0")
+            if argv[-2:] == ["mcp", ""] and any(argv[i : i + 2] == wanted for i in range(len(argv))):
+                io = dict(line.split(": ") for line in (proc / "io").read_text().splitlines())
+                return int(io["wchar"]) > 0
+        except (OSError, ValueError):
+            continue  # not ours, or gone
+    return False
+
+
 def text(result: CallToolResult) -> str:
     (block,) = result.content
     assert isinstance(block, TextContent)
@@ -199,6 +216,7 @@ def test_a_claude_code_supervisor_starts_two_workers_through_the_nbs_tools_and_s
         args=["--mcp-config", str(config)],
     )
     try:
+        wait_until(lambda: mcp_server_answered(world), 60, "the nbs MCP server's handshake")
         supervisor.submit("start a worker on the parser and one on the docs")
         supervisor.wait_for("Both workers are done.", timeout=180)
         parser, docs_started, refused, waited, missing = supervisor.api.tool_results()
