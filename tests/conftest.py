@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import NoReturn
 
+import libtmux
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -64,6 +65,18 @@ def require_peer_corpus() -> Path:
 def peer_corpus() -> Path:
     """Claude Code screens recorded by other tools' test suites (read in place, never copied)."""
     return require_peer_corpus()
+
+
+QUIET_SHELL_CONF = REPO_ROOT / "tests" / "tmux-test.conf"
+
+
+@pytest.fixture
+def server(server: libtmux.Server) -> libtmux.Server:
+    """libtmux's private server, read from `QUIET_SHELL_CONF` when it starts: a pane's shell
+    skips the user's profile and rc files (here they ran pyenv's rehash, ~500 processes, in
+    every pane the tests opened, and its prompt hook after every command)."""
+    server.config_file = str(QUIET_SHELL_CONF)
+    return server
 
 
 @pytest.fixture(autouse=True)
