@@ -27,7 +27,7 @@ from tests.realclaude.harness import ClaudeFleet, Text
 pytestmark = [pytest.mark.realclaude, pytest.mark.slow]
 
 POLL_NEEDLE = "Check your inbox and the registry"
-WINDOW = 60.0
+WINDOW = 30.0  # seconds of three sidecars watching after every agent was polled once
 
 
 class Watcher:

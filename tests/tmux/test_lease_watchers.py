@@ -2,7 +2,7 @@
 three at once (two dashboards, each ``python -m nbs_tui`` in a pane of another tmux server, and
 one ``--headless``), all allowed to act. The agents' own transcripts count the polls: three
 watchers poll each idle agent as often as one does (and at least once), and no prompt box ever
-holds a doubled command. Windows of 40 s each (not a minute: the suite runs on two shared cores), interval 2 s."""
+holds a doubled command. Windows of 20 s each (several polls per agent at interval 2 s; the suite runs on two shared cores)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from nbs_tui.demo.launcher import DemoFleet
 from tests.tmux.test_lease_headless import LeaseHeadless
 
 REPO = Path(__file__).resolve().parents[2]
-WINDOW = 40.0
+WINDOW = 20.0
 INTERVAL = 2
 """The poll interval of every watcher (`LeaseHeadless` runs with 2 s)."""
 AGENTS = 3
