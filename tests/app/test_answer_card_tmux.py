@@ -57,7 +57,7 @@ async def test_answer_one_agent_then_the_next_from_the_card(server: libtmux.Serv
         )
         app.dashboard.select_pane(perm.pane_id)
         await pilot.press("A")
-        await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen), what="the card")
+        await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen) and bool(app.screen.query("#card-prompt")), what="the card")
         screen = app.screen
         assert isinstance(screen, AnswerScreen) and screen.card.pane_id == perm.pane_id
         assert "ls -la /" in card_text(app, "prompt") and "Yes" in card_text(app, "options")
@@ -126,7 +126,9 @@ async def test_a_pressed_before_the_menu_is_read_opens_the_card_once_it_is(serve
         await pilot.pause(0.3)
         assert not isinstance(app.screen, AnswerScreen)
         gate.touch()  # the menu appears
-        await wait_for(pilot, lambda: isinstance(app.screen, AnswerScreen), what="the card, without a second A")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, AnswerScreen) and bool(app.screen.query("#card-prompt")), what="the card, without a second A"
+        )
         screen_now = app.screen
         assert isinstance(screen_now, AnswerScreen) and screen_now.card.pane_id == late.pane_id
         await wait_for(pilot, lambda: "ls -la /" in card_text(app, "prompt"), what="the card's prompt drawn")  # the screen fills in as it mounts

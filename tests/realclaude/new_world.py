@@ -151,11 +151,15 @@ def started_sessions(world: NewAgentWorld) -> list[str]:
 
 
 def wait_until(done: Callable[[], object], timeout: float = 30.0, what: str = "") -> None:
-    """A bounded poll: ``done()`` true within ``timeout`` seconds, else the test fails."""
+    """A bounded poll: ``done()`` true within ``timeout`` seconds, else the test fails. Looks
+    every 0.1 s at first, then less often, up to every 0.5 s: many checks run an nbs-tui command
+    or tmux, and a suite's long waits looking ten times a second kept two cores busy."""
     deadline = time.monotonic() + timeout
+    pause = 0.1
     while not done():
         assert time.monotonic() < deadline, f"waited {timeout:.0f}s for {what or done}"
-        time.sleep(0.1)
+        time.sleep(pause)
+        pause = min(pause * 1.25, 0.5)
 
 
 AGAIN = "and what next?"
