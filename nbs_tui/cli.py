@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 from nbs_tui import __version__
 from nbs_tui.config import ConfigError, Settings, load_settings
@@ -28,10 +28,6 @@ from nbs_tui.server_options import add_server_options
 from nbs_tui.tmux.address import default_server
 from nbs_tui.tmux.commands import TmuxServerCommands
 from nbs_tui.tmux.errors import TmuxError
-
-if TYPE_CHECKING:
-    from nbs_tui.core.fleet.agent_spec import NewAgent
-    from nbs_tui.files.agent_input import PreparedAgent
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -350,9 +346,6 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
     _require_tmux()
     found = prepare_new(args, claude_command=settings.claude_command)  # another host's: checked there
     spec = found.spec if isinstance(found, PreparedAgent) else found
-    if spec.account is not None:
-        found = _with_account(found, spec, settings)
-        spec = found.spec if isinstance(found, PreparedAgent) else found
     lifecycle = Lifecycle.for_command(settings, None if spec.host in (None, LOCAL) else spec.host, "--host")
     try:
         started = start_document(lifecycle, found, _warn)
@@ -370,19 +363,6 @@ def _run_new(args: argparse.Namespace, settings: Settings) -> int:
         session = f" (Claude Code session {started['session_id']})" if started["session_id"] else ""
         print(f"{started['name']}: started in {started['target']} ({started['pane_id']}){said}{typed}{session}")
     return EXIT_OK
-
-
-def _with_account(found: PreparedAgent | NewAgent, spec: NewAgent, settings: Settings) -> PreparedAgent | NewAgent:
-    """``new --account NAME|auto`` resolved to the account's folder (raises `SpecError`)."""
-    from dataclasses import replace
-
-    from nbs_tui.claude.usage_spool import account_config_dir
-    from nbs_tui.files.agent_input import PreparedAgent as Prepared
-
-    if spec.host not in (None, LOCAL):
-        raise SpecError([f"--account works on this machine's accounts: start on {spec.host} without it, or from there"])
-    with_dir = replace(spec, config_dir=account_config_dir(spec.account or "", settings))
-    return replace(found, spec=with_dir) if isinstance(found, Prepared) else with_dir
 
 
 def _warn(message: str) -> None:

@@ -4,7 +4,7 @@
 never written to) and keeps a `UsageBook` up to date; a reader started on a big spool begins
 `START_TAIL` bytes before its end (the burn span needs the last hour, the daily caps a day, and a
 turn's line is about 2 KB). `usage_now` is the one-shot read of ``nbs-tui usage``;
-`account_config_dir` resolves ``new --account NAME|auto`` and the start form's choice.
+`resolve_account` holds every start to the caps, resolving ``--account NAME|auto`` (`account_config_dir`).
 """
 
 from __future__ import annotations
@@ -13,13 +13,15 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from nbs_tui.claude.status_recorder import usage_spool_for
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.accounts import AUTO, Account
-from nbs_tui.core.fleet.agent_spec import SpecError
+from nbs_tui.core.fleet.agent_spec import NewAgent, SpecError
 from nbs_tui.core.fleet.budget_rules import cap_reason
+from nbs_tui.core.fleet.host_spec import LOCAL
 from nbs_tui.core.fleet.usage import AccountUsage, UsageBook, choose_account, sample_from_line
 from nbs_tui.files.tail import TailLine, TailNotice, TailReader
 
@@ -108,6 +110,32 @@ def account_config_dir(name: str, settings: Settings, now: float | None = None) 
     if chosen is None:
         raise SpecError(["--account auto: every account is at a cap: " + "; ".join(_at_cap(u, settings) for u in candidates)])
     return chosen.account.config_dir
+
+
+def resolve_account(spec: NewAgent, settings: Settings, *, here: bool = True, now: float | None = None) -> NewAgent:
+    """The account a new agent starts under, held to the caps (no new start on an account at
+    one), for every way an agent is started (`nbs_tui.lifecycle.operations.Lifecycle.prepare`):
+    ``spec.account`` (a name, or ``auto``: the most headroom) resolved to its ``config_dir``;
+    none asked, the default account (``$CLAUDE_CONFIG_DIR``, else ~/.claude), refused while it
+    is at a cap. ``here``: the agent starts on this machine; another host's accounts are that
+    host's, and none may be asked for there. Raises `SpecError` saying why not."""
+    if spec.config_dir is not None:
+        return spec  # resolved already
+    if not here or spec.host not in (None, LOCAL):
+        if spec.account:
+            where = spec.host or "another host"
+            raise SpecError([f"--account works on this machine's accounts: start on {where} without it, or from there"])
+        return spec
+    if spec.account:
+        return replace(spec, config_dir=account_config_dir(spec.account, settings, now))
+    default = (os.environ.get("CLAUDE_CONFIG_DIR") or str(settings.claude_home)).rstrip("/") or "/"
+    at = time.time() if now is None else now
+    for usage in local_usage(settings, at):
+        if usage.account.config_dir == default:
+            why = cap_reason(usage, settings.budget, at)
+            if why is not None:
+                raise SpecError([f"{why} (the default account, {default}): start under another with --account NAME or auto"])
+    return spec
 
 
 def _at_cap(usage: AccountUsage, settings: Settings) -> str:

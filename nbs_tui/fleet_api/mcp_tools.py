@@ -95,14 +95,15 @@ def start_agent(
     worktree_name: str | None = None,
     session: str | None = None,
     host: str | None = None,
+    account: str | None = None,
 ) -> dict[str, Any]:
     """``nbs-tui new``'s options as arguments; the agent checked where it runs (here, before
-    anything is made; another host's, there)."""
+    anything is made; another host's, there), its account held to the caps as every start's."""
     where = _watched_host(settings, host)
     spec = NewAgent(
         directory=directory, name=name, prompt=prompt, prompt_file=prompt_file, worker=worker, model=model,
         permission_mode=permission_mode, worktree=worktree or worktree_name is not None, worktree_name=worktree_name,
-        session=session, server=settings.server, host=None if where.is_local else where.name,
+        session=session, server=settings.server, host=None if where.is_local else where.name, account=account,
     )  # fmt: skip
     found = prepare_local(spec, claude_command=settings.claude_command) if where.is_local else spec
     return start_document(_lifecycle(settings, where), found, _warn)
@@ -231,6 +232,7 @@ TOOLS: tuple[FleetTool, ...] = (
             "worktree_name": "the worktree's name (implies worktree)",
             "session": "the tmux session to open the window in (made if missing)",
             "host": "a watched host's name (default: the one watched host, or this machine)",
+            "account": "an account of the config ([accounts.NAME]), or 'auto': the one with the most headroom under its caps",
         },
     ),
     FleetTool(

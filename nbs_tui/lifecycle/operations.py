@@ -13,8 +13,9 @@ Everything blocks: call from a worker thread or a command.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from nbs_tui.claude.usage_spool import resolve_account
 from nbs_tui.config import Settings
 from nbs_tui.core.fleet.agent_spec import ClaudeFlags, NewAgent, SpecError
 from nbs_tui.core.fleet.background import BackgroundSession
@@ -99,10 +100,12 @@ class Lifecycle:
 
     def prepare(self, spec: NewAgent | PreparedAgent) -> PreparedStart:
         """``spec`` checked once, where the agent will run (`Host.prepare`); an agent already
-        checked on this machine is taken as it is. Raises `SpecError` (nothing made)."""
+        checked on this machine is taken as it is. Its account is resolved and held to the caps
+        here, for every way of starting one (`resolve_account`). Raises `SpecError` (nothing
+        made)."""
         if isinstance(spec, PreparedAgent):
-            return PreparedStart(spec)
-        return self.host.prepare(spec, self.settings.claude_command)
+            return PreparedStart(replace(spec, spec=resolve_account(spec.spec, self.settings, here=not self.host.remote)))
+        return self.host.prepare(resolve_account(spec, self.settings, here=not self.host.remote), self.settings.claude_command)
 
     def start(self, prepared: PreparedStart, warn: Callable[[str], None]) -> Started:
         """Start the agent (`AgentStarter.start`: raises `SpecError`, `StartStopped`, `TmuxError`);

@@ -171,20 +171,6 @@ class LifecycleController:
         one = self.runtime.command_path()
         return self._lifecycle(one[0]) if one is not None else self._here()
 
-    def _with_account(self, spec: NewAgent) -> NewAgent:
-        """The form's account (a name or ``auto``) resolved to its folder (raises `SpecError`)."""
-        from dataclasses import replace
-
-        from nbs_tui.claude.usage_spool import account_config_dir
-        from nbs_tui.core.fleet.agent_spec import SpecError
-        from nbs_tui.core.fleet.host_spec import LOCAL
-
-        if not spec.account:
-            return spec
-        if spec.host not in (None, LOCAL):
-            raise SpecError([f"an account works for this machine's agents: start on {spec.host} without one"])
-        return replace(spec, config_dir=account_config_dir(spec.account, self.settings))
-
     def _start_agent(self, spec: NewAgent) -> None:
         from nbs_tui.core.fleet.agent_spec import SpecError
         from nbs_tui.lifecycle.agent_start import StartStopped
@@ -193,7 +179,6 @@ class LifecycleController:
         title = f"new agent {spec.name or spec.directory}"
         target, pane_id, ok, reason = "", "", False, ""
         try:
-            spec = self._with_account(spec)
             lifecycle = self._start_lifecycle(spec.host)
             started = lifecycle.start(lifecycle.prepare(spec), warn=lambda m: self.runtime.problem("new agent", m))
         except SpecError as error:

@@ -334,7 +334,10 @@ class Runtime:
 
     def _start_for_queue(self, request: StartRequest) -> StartedAgent:
         """A new agent for a queue task, as ``nbs-tui new DIR --name NAME --prompt TEXT`` (or
-        ``--worker NAME``) starts one; raises as `Lifecycle.start` does."""
+        ``--worker NAME``) starts one; with accounts in the config, under the one with the most
+        headroom (``--account auto``); raises as `Lifecycle.start` does (a start on an account
+        at its cap is refused, and the task waits)."""
+        from nbs_tui.core.fleet.accounts import AUTO
         from nbs_tui.core.fleet.agent_spec import NewAgent
         from nbs_tui.lifecycle.operations import Lifecycle
 
@@ -343,6 +346,7 @@ class Runtime:
             spec = NewAgent(
                 directory=request.folder, name=request.name, prompt=request.prompt or None,
                 worker=request.worker or None, server=self.settings.server,
+                account=AUTO if self.settings.accounts else None,
             )  # fmt: skip
             started = lifecycle.start(lifecycle.prepare(spec), lambda said: self.problem("work queue", said))
         finally:

@@ -126,3 +126,8 @@ def test_a_wait_that_timed_out_is_a_tool_error_with_its_document() -> None:
     assert result.is_error
     assert _text(result).startswith("timeout (exit 124): timed out after 1.5 s waiting until done\n{")
     assert result.structured_content is not None and result.structured_content["done"]["timed_out"] is True
+
+
+def test_start_takes_an_account_as_new_does() -> None:
+    (start,) = [tool for tool in TOOLS if tool.name == "start"]
+    assert "account" in start.parameters and "account" in inspect.signature(start.document).parameters
