@@ -215,14 +215,11 @@ class OperatorActions:
         if pane is None or not pane.is_agent:
             self._app.notify("select an agent to lift its budget cap for", severity="warning")
             return
-        leases = self._runtime.leases()
-        if len(leases) > 1:  # which host's lease: not yet (docs/usage.md)
-            self._app.notify("lifting a budget cap works with one host watched", severity="warning")
-            return
+        lease = self._runtime.lease_of(pane.host)  # the holder of the pane's own server reads it
         runner = self._runtime.sidecar
         try:
-            if leases:
-                leases[0].commands.run("set-option", "-p", "-t", pane.pane_id, LIFT_OPTION, "dashboard")
+            if lease is not None:
+                lease.commands.run("set-option", "-p", "-t", pane.pane_id, LIFT_OPTION, "dashboard")
             elif runner is not None:
                 runner.budget.lift(pane.pane_id)
             else:

@@ -435,6 +435,14 @@ class Runtime:
             return [rt.lease for _host, rt in self.hosts.runtimes.values() if rt.lease is not None]
         return [self.lease] if self.lease is not None else []
 
+    def lease_of(self, host: str) -> SidecarLease | None:
+        """The sidecar lease of the server a pane of ``host`` is on (`Pane.host`: empty when one
+        host is watched)."""
+        if self.hosts is not None:
+            found = self.hosts.runtimes.get(host)
+            return found[1].lease if found is not None else None
+        return self.lease
+
     def lease_mode(self) -> LeaseMode:
         mode = self.options.lease
         if mode is None:

@@ -327,3 +327,34 @@ async def test_toggles_log_and_help(session: libtmux.Session, tmp_path: Path) ->
                       "poll.idle", "needs.next", "fleet.filter", "pane.toggle_poll", "pane.toggle_plan",
                       "app.action_log", "pane.mark"):
             assert ident in ids, ident
+
+
+async def test_dollar_lifts_the_selected_agents_budget_cap_through_its_servers_lease_and_logs_it(
+    session: libtmux.Session, tmp_path: Path
+) -> None:
+    """``$`` (issue 37: the operator lifts a per-agent cap for one agent): the pane option the
+    lease holder reads is set on that agent's pane only, and the lift is logged; on a shell the
+    key says what to select and sets nothing."""
+    idle = demo_agent(session, tmp_path, "idle", "spender")
+    shell = pane_running(session, CAT, tmp_path / "shell.txt", "shell")
+    app = make_app(session.server, tmp_path, poll_interval=3600.0)
+
+    def lifted(pane_id: str) -> str:
+        out = session.server.cmd("show-options", "-pqv", "-t", pane_id, "@nbs_budget_lift").stdout
+        return out[0] if out else ""
+
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(
+            pilot, lambda: (s := app.state.statuses.get(idle)) is not None and s.state is AgentState.IDLE, timeout=30, what="the agent"
+        )
+        await wait_for(pilot, lambda: app.runtime.lease_of("") is not None, what="the server's lease")
+        await select(app, pilot, shell)
+        await pilot.press("$")
+        await pilot.pause(0.2)
+        assert lifted(shell) == "" and not any(r.action == "budget lift" for r in records(app))
+        await select(app, pilot, idle)
+        await pilot.press("$")
+        await wait_for(pilot, lambda: any(r.action == "budget lift" for r in records(app)), what="the lift logged")
+        (record,) = [r for r in records(app) if r.action == "budget lift"]
+        assert (record.pane_id, record.outcome) == (idle, Outcome.SENT)
+        assert lifted(idle) == "dashboard" and lifted(shell) == ""
