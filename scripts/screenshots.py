@@ -150,7 +150,7 @@ async def shoot_viewer(demo: DemoFleet, settings: Settings, out: Path, size: tup
                 30,
                 "every agent's state",
             )
-            bar = app.status_bar
+            bar = app.dashboard.status_bar
             await _wait(pilot, lambda: f"pid {holder.pid}" in str(bar.render()), 20, "the holder in the status bar")
             await pilot.pause(1.0)
             path = out / "viewer.svg"
