@@ -5,10 +5,7 @@ real Claude Code agent running there; ``queue ls --host`` follows it to done."""
 from __future__ import annotations
 
 import json
-import os
-import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import libtmux
@@ -16,11 +13,8 @@ import pytest
 
 from tests.realclaude.harness import ClaudeBinary, ClaudeFleet, Text
 from tests.remote.conftest import SshLab, ssh_lab  # noqa: F401  (the lab fixture, used below)
-from tests.remote.helpers import new_session
-from tests.remote.test_ssh_lease import NBS_TUI
+from tests.remote.helpers import far_nbs_tui, new_session
 from tests.tmux.fleet_helpers import wait_for
-
-REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = [pytest.mark.realclaude, pytest.mark.service_auto]
 
@@ -32,20 +26,10 @@ def test_a_queue_on_an_ssh_host_feeds_its_agent(
     new_session(a, "keep")  # hosta's tmux server, on its own socket
     socket = a.tmux("display-message", "-p", "#{socket_path}").strip()
     fleet = ClaudeFleet(libtmux.Server(socket_path=socket), tmp_path / "agents", claude_binary)
-    far_state = tmp_path / "far-state"
-    far = f"XDG_STATE_HOME={shlex.quote(str(far_state))} NBS_POLL_DISABLE=1 {shlex.quote(str(NBS_TUI))}"
-    config = tmp_path / "hosts.toml"
-    config.write_text(
-        f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\nnbs_tui = {json.dumps(far)}\n'
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "NBS_"))}
-    env.update(XDG_STATE_HOME=str(tmp_path / "here-state"), NBS_SERVICE="off")
+    there = far_nbs_tui(ssh_lab, tmp_path)
 
     def nbs(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "nbs_tui", "--config", str(config), *argv, "--host", "hosta"],
-            capture_output=True, text=True, timeout=120, env=env, cwd=REPO, check=False,
-        )  # fmt: skip
+        return there.run(*argv)
 
     try:
         agent = fleet.start([Text("Reviewed: all good.")], name="reviewer")
@@ -64,10 +48,10 @@ def test_a_queue_on_an_ssh_host_feeds_its_agent(
         wait_for(done, 60)
         assert listed["message"] == "Reviewed: all good." and listed["pane"] == agent.pane_id
         assert agent.api.prompts() == ["-- review the diff, please"], "typed once, by hosta's service"
-        assert (far_state / "nbs-tui" / "queue-default.jsonl").is_file(), "the queue is hosta's"
+        assert (there.far_state / "nbs-tui" / "queue-default.jsonl").is_file(), "the queue is hosta's"
         assert not (tmp_path / "here-state" / "nbs-tui" / "queue-default.jsonl").exists()
         unknown = nbs("queue", "cancel", "7")
         assert unknown.returncode == 4 and "no task 7" in unknown.stderr
     finally:
-        ssh_lab.ssh("hosta", f"{far} service stop")
+        there.stop_service()
         fleet.close()

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
 from nbs_tui.core.screen.pane_screen import PaneScreen
 from nbs_tui.tmux.fleet import TmuxFleet
 from nbs_tui.tmux.ssh import SshHost, SshTmuxRunner
 from tests.remote.conftest import Host, SshLab
 from tests.tmux.fleet_helpers import QUICK_SHELL, Recorder
+
+REPO = Path(__file__).resolve().parents[2]
+NBS_TUI = Path(sys.executable).with_name("nbs-tui")
+"""This checkout's nbs-tui, which the lab's hosts (this machine) run as their own."""
 
 
 class ProblemRecorder(Recorder):
@@ -69,3 +79,44 @@ def capture_plain(host: Host, pane_id: str) -> list[str]:
 def mirror_text(fleet: TmuxFleet, pane_id: str) -> list[str]:
     screen = fleet.screen(pane_id)
     return screen.text_lines() if screen is not None else []
+
+
+@dataclass
+class FarNbsTui:
+    """A host's own nbs-tui, named in a ``[[hosts]]`` entry of this machine's config, and this
+    machine's nbs-tui (``python -m nbs_tui --config CONFIG ... --host HOST``) that reaches it."""
+
+    lab: SshLab
+    host: str
+    far: str
+    """The host's ``nbs_tui`` line: this checkout's nbs-tui with a state folder of its own and
+    no polls (plus what the test adds)."""
+    far_state: Path
+    config: Path
+    env: dict[str, str]
+    """This machine's side: its own state folder, no service of its own."""
+
+    def run(self, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "nbs_tui", "--config", str(self.config), *argv, "--host", self.host],
+            capture_output=True, text=True, timeout=timeout, env=self.env, cwd=REPO, check=False,
+        )  # fmt: skip
+
+    def stop_service(self) -> None:
+        """The service the host's nbs-tui started there."""
+        self.lab.ssh(self.host, f"{self.far} service stop")
+
+
+def far_nbs_tui(lab: SshLab, tmp_path: Path, host: str = "hosta", far_env: str = "") -> FarNbsTui:
+    """``host``'s own nbs-tui (``far_env``: more ``NAME=value`` words for it) and a config here
+    naming it, for fleet API commands run with ``--host``."""
+    far_state = tmp_path / "far-state"
+    words = f"XDG_STATE_HOME={shlex.quote(str(far_state))} NBS_POLL_DISABLE=1 {far_env}".strip()
+    far = f"{words} {shlex.quote(str(NBS_TUI))}"
+    config = tmp_path / "hosts.toml"
+    config.write_text(
+        f'[[hosts]]\nname = "{host}"\nssh = "{host}"\nssh_options = ["-F", "{lab.config}"]\nnbs_tui = {json.dumps(far)}\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "NBS_"))}
+    env.update(XDG_STATE_HOME=str(tmp_path / "here-state"), NBS_SERVICE="off")
+    return FarNbsTui(lab, host, far, far_state, config, env)

@@ -5,22 +5,17 @@ the host's agent names) and captures the screen; here they are named after the h
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from nbs_tui.core.fleet_api.exit_codes import ExitCode
 from tests.remote.conftest import SshLab
-from tests.remote.helpers import new_session
-from tests.remote.test_ssh_lease import NBS_TUI
+from tests.remote.helpers import far_nbs_tui, new_session
 from tests.tmux.fleet_helpers import wait_for
 from tests.tmux.test_sidecar_runner import write_fake_claude
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.service_auto
@@ -36,19 +31,10 @@ def test_agents_and_read_on_another_host(ssh_lab: SshLab, tmp_path: Path) -> Non
     (claude_dir / "sessions").mkdir(parents=True)
     status = {"pid": pid, "sessionId": "s-far", "cwd": str(tmp_path), "status": "waiting", "version": "9.9.9"}
     (claude_dir / "sessions" / f"{pid}.json").write_text(json.dumps(status))
-    far = f"XDG_STATE_HOME={shlex.quote(str(tmp_path / 'far-state'))} NBS_POLL_DISABLE=1 {shlex.quote(str(NBS_TUI))}"
-    config = tmp_path / "hosts.toml"
-    config.write_text(
-        f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\nnbs_tui = {json.dumps(far)}\n'
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "NBS_"))}
-    env.update(XDG_STATE_HOME=str(tmp_path / "here-state"), NBS_SERVICE="off")
+    there = far_nbs_tui(ssh_lab, tmp_path)
 
     def nbs(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "nbs_tui", "--config", str(config), *argv, "--host", "hosta"],
-            capture_output=True, text=True, timeout=120, env=env, cwd=REPO, check=False,
-        )  # fmt: skip
+        return there.run(*argv)
 
     try:
         listed: list[dict[str, object]] = []
@@ -72,7 +58,7 @@ def test_agents_and_read_on_another_host(ssh_lab: SshLab, tmp_path: Path) -> Non
         missing = nbs("read", "hosta/default/%999")
         assert missing.returncode == ExitCode.NO_SUCH_AGENT and "no such agent" in missing.stderr
     finally:
-        ssh_lab.ssh("hosta", f"{far} service stop")
+        there.stop_service()
 
 
 @pytest.mark.service_auto
@@ -94,19 +80,10 @@ def test_diff_on_another_host_is_that_hosts_git_named_as_here(ssh_lab: SshLab, t
     socket = a.tmux("display-message", "-p", "#{socket_path}").strip()
     payload = {"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": str(repo / "f.txt")}}
     spool.write_text(json.dumps({"nbs_pane": pane, "nbs_tmux": socket, "nbs_time": 1.0, "payload": payload}) + "\n")
-    far = f"XDG_STATE_HOME={shlex.quote(str(tmp_path / 'far-state'))} NBS_POLL_DISABLE=1 {shlex.quote(str(NBS_TUI))}"
-    config = tmp_path / "hosts.toml"
-    config.write_text(
-        f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\nnbs_tui = {json.dumps(far)}\n'
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "NBS_"))}
-    env.update(XDG_STATE_HOME=str(tmp_path / "here-state"), NBS_SERVICE="off")
+    there = far_nbs_tui(ssh_lab, tmp_path)
 
     def nbs(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "nbs_tui", "--config", str(config), *argv, "--host", "hosta"],
-            capture_output=True, text=True, timeout=120, env=env, cwd=REPO, check=False,
-        )  # fmt: skip
+        return there.run(*argv)
 
     try:
         wait_for(lambda: f"hosta/default/{pane}" in nbs("agents").stdout, 45)
@@ -119,4 +96,4 @@ def test_diff_on_another_host_is_that_hosts_git_named_as_here(ssh_lab: SshLab, t
         stat = nbs("diff", target, "--stat")
         assert stat.returncode == 0 and "2 files changed, +2 -0" in stat.stdout, stat.stderr
     finally:
-        ssh_lab.ssh("hosta", f"{far} service stop")
+        there.stop_service()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,14 +16,11 @@ from nbs_tui.runtime.contract import LeaseMode
 from nbs_tui.runtime.runtime import Runtime, not_installed
 from nbs_tui.runtime.service import _is_service
 from tests.remote.conftest import SshLab
-from tests.remote.helpers import new_session
+from tests.remote.helpers import NBS_TUI, new_session
 from tests.remote.test_ssh_headless import _headless
 from tests.tmux.fleet_helpers import wait_for
 from tests.tmux.test_service import LeaseRecorder
 from tests.unit.test_runtime import settings
-
-NBS_TUI = Path(sys.executable).with_name("nbs-tui")
-"""This checkout's nbs-tui, which the lab's hosts (this machine) run as their own."""
 
 
 def test_headless_over_ssh_holds_the_lease_in_the_far_server(ssh_lab: SshLab, tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ tool error with the host's reason, and ``stop`` stops the agent on its host."""
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -17,12 +16,9 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_types import TextContent
 
 from tests.remote.conftest import SshLab
-from tests.remote.helpers import new_session
-from tests.remote.test_ssh_lease import NBS_TUI
+from tests.remote.helpers import REPO, far_nbs_tui, new_session
 from tests.tmux.fleet_helpers import wait_for
 from tests.tmux.test_sidecar_runner import write_fake_claude
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.service_auto
@@ -38,16 +34,10 @@ def test_the_mcp_tools_list_read_and_stop_an_agent_on_another_host(ssh_lab: SshL
     (claude_dir / "sessions").mkdir(parents=True)
     status = {"pid": pid, "sessionId": "s-far", "cwd": str(tmp_path), "status": "waiting", "version": "9.9.9"}
     (claude_dir / "sessions" / f"{pid}.json").write_text(json.dumps(status))
-    far = f"XDG_STATE_HOME={shlex.quote(str(tmp_path / 'far-state'))} NBS_POLL_DISABLE=1 {shlex.quote(str(NBS_TUI))}"
-    config = tmp_path / "hosts.toml"
-    config.write_text(
-        f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\nnbs_tui = {json.dumps(far)}\n'
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "NBS_"))}
-    env.update(XDG_STATE_HOME=str(tmp_path / "here-state"), NBS_SERVICE="off")
+    there = far_nbs_tui(ssh_lab, tmp_path)
     target = f"hosta/default/{pane}"
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "nbs_tui", "--config", str(config), "mcp", "--host", "hosta"], env=env,
+        command=sys.executable, args=["-m", "nbs_tui", "--config", str(there.config), "mcp", "--host", "hosta"], env=there.env,
         cwd=str(REPO),
     )  # fmt: skip
 
@@ -81,4 +71,4 @@ def test_the_mcp_tools_list_read_and_stop_an_agent_on_another_host(ssh_lab: SshL
         anyio.run(session)
         wait_for(lambda: pane not in a.tmux("list-panes", "-a", "-F", "#{pane_id}", check=False).split(), 20)
     finally:
-        ssh_lab.ssh("hosta", f"{far} service stop")
+        there.stop_service()

@@ -18,8 +18,7 @@ from nbs_tui.runtime.contract import LeaseMode
 from nbs_tui.runtime.runtime import Runtime
 from nbs_tui.sidecar.events import MetersNews
 from tests.remote.conftest import SshLab
-from tests.remote.helpers import new_session
-from tests.remote.test_ssh_lease import NBS_TUI
+from tests.remote.helpers import NBS_TUI, new_session
 from tests.tmux.fleet_helpers import wait_for
 from tests.tmux.test_meters_relay import append, response
 from tests.tmux.test_service import LeaseRecorder

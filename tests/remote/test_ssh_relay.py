@@ -20,8 +20,7 @@ from nbs_tui.sidecar.events import PlanSelect, PollStep, SidecarEvent
 from nbs_tui.sidecar.pane_options import SidecarSwitches
 from nbs_tui.tmux.commands import TmuxServerCommands
 from tests.remote.conftest import SshLab
-from tests.remote.helpers import new_session
-from tests.remote.test_ssh_lease import NBS_TUI
+from tests.remote.helpers import NBS_TUI, new_session
 from tests.tmux.fleet_helpers import wait_for
 from tests.tmux.test_service import LeaseRecorder
 from tests.tmux.test_sidecar_runner import write_fake_claude

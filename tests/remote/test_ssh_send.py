@@ -5,10 +5,7 @@
 from __future__ import annotations
 
 import json
-import os
-import shlex
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,12 +13,9 @@ import pytest
 
 from nbs_tui.core.fleet_api.exit_codes import ExitCode
 from tests.remote.conftest import SshLab
-from tests.remote.helpers import new_session
-from tests.remote.test_ssh_lease import NBS_TUI
+from tests.remote.helpers import far_nbs_tui, new_session
 from tests.tmux.fleet_helpers import wait_for
 from tests.tmux.test_sidecar_runner import write_fake_claude
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.service_auto
@@ -31,19 +25,10 @@ def test_send_on_another_host_types_once_there_and_refuses_as_there(ssh_lab: Ssh
     idle_log, asking_log = tmp_path / "idle.log", tmp_path / "asking.log"
     idle = new_session(a, "idle", f"exec {fake} idle {idle_log}", 120, 40)
     asking = new_session(a, "asking", f"exec {fake} permission {asking_log}", 120, 40)
-    far = f"XDG_STATE_HOME={shlex.quote(str(tmp_path / 'far-state'))} NBS_POLL_DISABLE=1 {shlex.quote(str(NBS_TUI))}"
-    config = tmp_path / "hosts.toml"
-    config.write_text(
-        f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\nnbs_tui = {json.dumps(far)}\n'
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "NBS_"))}
-    env.update(XDG_STATE_HOME=str(tmp_path / "here-state"), NBS_SERVICE="off")
+    there = far_nbs_tui(ssh_lab, tmp_path)
 
     def nbs(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "nbs_tui", "--config", str(config), *argv, "--host", "hosta"],
-            capture_output=True, text=True, timeout=200, env=env, cwd=REPO, check=False,
-        )  # fmt: skip
+        return there.run(*argv, timeout=200)
 
     def states() -> dict[str, object]:
         done = nbs("agents", "--json")
@@ -66,4 +51,4 @@ def test_send_on_another_host_types_once_there_and_refuses_as_there(ssh_lab: Ssh
         assert refused.returncode == ExitCode.REFUSED and "(permission)" in refused.stderr, refused.stderr
         assert submits(asking_log) == []
     finally:
-        ssh_lab.ssh("hosta", f"{far} service stop")
+        there.stop_service()

@@ -5,22 +5,16 @@ too) are the command's here."""
 from __future__ import annotations
 
 import json
-import os
-import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from nbs_tui.core.fleet_api.exit_codes import ExitCode
 from tests.remote.conftest import SshLab
-from tests.remote.helpers import new_session
-from tests.remote.test_ssh_lease import NBS_TUI
+from tests.remote.helpers import far_nbs_tui, new_session
 from tests.tmux.fleet_helpers import wait_for
 from tests.tmux.test_sidecar_runner import write_fake_claude
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.service_auto
@@ -29,22 +23,10 @@ def test_wait_and_answer_on_another_host(ssh_lab: SshLab, tmp_path: Path) -> Non
     fake = write_fake_claude(tmp_path / "bin" / "claude")
     log = tmp_path / "agent.log"
     pane = new_session(a, "planner", f"exec {fake} plan {log}", 120, 40)
-    far = (
-        f"XDG_STATE_HOME={shlex.quote(str(tmp_path / 'far-state'))} NBS_POLL_DISABLE=1 NBS_PLAN_POLICY=off "
-        f"{shlex.quote(str(NBS_TUI))}"
-    )
-    config = tmp_path / "hosts.toml"
-    config.write_text(
-        f'[[hosts]]\nname = "hosta"\nssh = "hosta"\nssh_options = ["-F", "{ssh_lab.config}"]\nnbs_tui = {json.dumps(far)}\n'
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "NBS_"))}
-    env.update(XDG_STATE_HOME=str(tmp_path / "here-state"), NBS_SERVICE="off")
+    there = far_nbs_tui(ssh_lab, tmp_path, far_env="NBS_PLAN_POLICY=off")
 
     def nbs(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "nbs_tui", "--config", str(config), *argv, "--host", "hosta"],
-            capture_output=True, text=True, timeout=120, env=env, cwd=REPO, check=False,
-        )  # fmt: skip
+        return there.run(*argv)
 
     target = f"hosta/default/{pane}"
     try:
@@ -75,4 +57,4 @@ def test_wait_and_answer_on_another_host(ssh_lab: SshLab, tmp_path: Path) -> Non
         assert json.loads(timed_out.stdout)["timed_out"] is True  # the host's document came through
         assert [line for line in log.read_text().splitlines() if line.startswith("CHOICE")] == ["CHOICE 2"]
     finally:
-        ssh_lab.ssh("hosta", f"{far} service stop")
+        there.stop_service()
