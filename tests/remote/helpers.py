@@ -120,3 +120,22 @@ def far_nbs_tui(lab: SshLab, tmp_path: Path, host: str = "hosta", far_env: str =
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "NBS_"))}
     env.update(XDG_STATE_HOME=str(tmp_path / "here-state"), NBS_SERVICE="off")
     return FarNbsTui(lab, host, far, far_state, config, env)
+
+
+def far_agent_at_a_prompt(host: Host, tmp_path: Path) -> str:
+    """A fake Claude Code at a permission prompt on ``host`` (``tests/tmux/test_sidecar_runner``'s),
+    under a ``CLAUDE_CONFIG_DIR`` only it names, with a status file there (session ``s-far``,
+    version ``9.9.9``): facts only the host's own nbs-tui can read. Returns its pane id."""
+    from tests.tmux.test_sidecar_runner import write_fake_claude
+
+    fake = write_fake_claude(tmp_path / "bin" / "claude")
+    claude_dir = tmp_path / "far-claude"
+    pane = new_session(
+        host, "agents",
+        f"exec env CLAUDE_CONFIG_DIR={shlex.quote(str(claude_dir))} {fake} permission {tmp_path / 'agent.log'}", 120, 40,
+    )  # fmt: skip
+    pid = int(host.tmux("display-message", "-p", "-t", pane, "#{pane_pid}").strip())
+    (claude_dir / "sessions").mkdir(parents=True)
+    status = {"pid": pid, "sessionId": "s-far", "cwd": str(tmp_path), "status": "waiting", "version": "9.9.9"}
+    (claude_dir / "sessions" / f"{pid}.json").write_text(json.dumps(status))
+    return pane

@@ -13,7 +13,7 @@ import pytest
 
 from nbs_tui.core.fleet_api.exit_codes import ExitCode
 from tests.remote.conftest import SshLab
-from tests.remote.helpers import far_nbs_tui, new_session
+from tests.remote.helpers import far_agent_at_a_prompt, far_nbs_tui, new_session
 from tests.tmux.fleet_helpers import wait_for
 from tests.tmux.test_sidecar_runner import write_fake_claude
 
@@ -21,16 +21,7 @@ from tests.tmux.test_sidecar_runner import write_fake_claude
 @pytest.mark.service_auto
 def test_agents_and_read_on_another_host(ssh_lab: SshLab, tmp_path: Path) -> None:
     a = ssh_lab.hosts["hosta"]
-    fake = write_fake_claude(tmp_path / "bin" / "claude")
-    claude_dir = tmp_path / "far-claude"  # found through the agent's own environment, on hosta
-    pane = new_session(
-        a, "agents",
-        f"exec env CLAUDE_CONFIG_DIR={shlex.quote(str(claude_dir))} {fake} permission {tmp_path / 'agent.log'}", 120, 40,
-    )  # fmt: skip
-    pid = int(a.tmux("display-message", "-p", "-t", pane, "#{pane_pid}").strip())
-    (claude_dir / "sessions").mkdir(parents=True)
-    status = {"pid": pid, "sessionId": "s-far", "cwd": str(tmp_path), "status": "waiting", "version": "9.9.9"}
-    (claude_dir / "sessions" / f"{pid}.json").write_text(json.dumps(status))
+    pane = far_agent_at_a_prompt(a, tmp_path)  # its session and version are known only on hosta
     there = far_nbs_tui(ssh_lab, tmp_path)
 
     def nbs(*argv: str) -> subprocess.CompletedProcess[str]:
