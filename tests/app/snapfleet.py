@@ -14,12 +14,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import libtmux
+import pytest
 
 from nbs_tui.core.fleet.model import PaneId, PaneInfo, ServerAddress
 from nbs_tui.core.screen.pane_screen import PaneScreen
 from nbs_tui.tmux.commands import Guard
 from nbs_tui.tmux.fleet import TmuxFleet
 from nbs_tui.tmux.port import FleetListener, FleetPort, PaneHistory
+from tests.gitrepo import IDENTITY, AgentRepo, reviewed_repo
 
 SCREENS = Path(__file__).resolve().parent / "screens"
 PANE_WIDTH, PANE_HEIGHT = 72, 30
@@ -149,3 +151,19 @@ class StableFleet(FleetPort):
 
     def send_keys(self, pane_id: PaneId, *keys: str, guard: Guard | None = None) -> bool:
         return self.inner.send_keys(pane_id, *keys, guard=guard)
+
+
+def mirror_in_reviewed_worktree(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> AgentRepo:
+    """`tests.gitrepo.reviewed_repo`, committed under git's fixed identity, as the folder of
+    the snapshot fleet's mirrored (first, working) agent: what the review screen shows."""
+    for name, value in IDENTITY.items():
+        monkeypatch.setenv(name, value)
+    repo = reviewed_repo(tmp_path)
+    stable = _stable
+
+    def in_the_worktree(pane: PaneInfo) -> PaneInfo:
+        pane = stable(pane)
+        return replace(pane, current_path=str(repo.worktree)) if pane.window_name == "mirror" else pane
+
+    monkeypatch.setattr(f"{__name__}._stable", in_the_worktree)
+    return repo

@@ -6,7 +6,6 @@ agent works; merge and discard are asked first and refused while it works, each 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import libtmux
@@ -14,30 +13,20 @@ import pytest
 
 from nbs_tui.app import NbsApp, create_app
 from nbs_tui.config import Settings
-from nbs_tui.core.fleet.model import PaneInfo, ServerAddress
+from nbs_tui.core.fleet.model import ServerAddress
 from nbs_tui.operator.action_log import ActionRecord, Outcome
 from nbs_tui.widgets.card_cover import CardCover
 from nbs_tui.widgets.confirm_screen import ConfirmScreen
 from nbs_tui.widgets.review_screen import ReviewScreen
-from tests.app import snapfleet
 from tests.app.helpers import wait_for, widget_text
-from tests.app.snapfleet import StableFleet, start_snapshot_fleet
-from tests.gitrepo import IDENTITY, AgentRepo, reviewed_repo
+from tests.app.snapfleet import StableFleet, mirror_in_reviewed_worktree, start_snapshot_fleet
+from tests.gitrepo import AgentRepo
 
 
 @pytest.fixture
 def repo(server: libtmux.Server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[AgentRepo]:
     """The snapshot fleet, its first (working) agent in the reviewed worktree."""
-    for name, value in IDENTITY.items():
-        monkeypatch.setenv(name, value)
-    repo = reviewed_repo(tmp_path)
-    stable = snapfleet._stable
-
-    def in_the_worktree(pane: PaneInfo) -> PaneInfo:
-        pane = stable(pane)
-        return replace(pane, current_path=str(repo.worktree)) if pane.window_name == "mirror" else pane
-
-    monkeypatch.setattr(snapfleet, "_stable", in_the_worktree)
+    repo = mirror_in_reviewed_worktree(monkeypatch, tmp_path)
     start_snapshot_fleet(server)
     yield repo
 

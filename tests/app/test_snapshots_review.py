@@ -5,7 +5,6 @@ unified diff). The selected agent's folder is the worktree of `tests.gitrepo.rev
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import libtmux
@@ -13,28 +12,17 @@ import pytest
 from textual.pilot import Pilot
 
 from nbs_tui.app import NbsApp
-from nbs_tui.core.fleet.model import PaneInfo
 from nbs_tui.widgets.review_screen import ReviewScreen
-from tests.app import snapfleet
 from tests.app.helpers import wait_for, widget_text
+from tests.app.snapfleet import mirror_in_reviewed_worktree
 from tests.app.test_snapshots import FROZEN_WALL, SIZE, _settled, frozen_app
-from tests.gitrepo import IDENTITY, reviewed_repo
 
 PHONE = (50, 30)
 
 
 @pytest.fixture
 def review_app(server: libtmux.Server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[NbsApp]:
-    for name, value in IDENTITY.items():
-        monkeypatch.setenv(name, value)
-    repo = reviewed_repo(tmp_path)
-    stable = snapfleet._stable
-
-    def in_the_worktree(pane: PaneInfo) -> PaneInfo:
-        pane = stable(pane)
-        return replace(pane, current_path=str(repo.worktree)) if pane.window_name == "mirror" else pane
-
-    monkeypatch.setattr(snapfleet, "_stable", in_the_worktree)
+    mirror_in_reviewed_worktree(monkeypatch, tmp_path)
     yield from frozen_app(server, monkeypatch, FROZEN_WALL)
 
 
