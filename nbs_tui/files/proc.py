@@ -107,3 +107,21 @@ def has_children_files(proc: Path = PROC) -> bool:
         me = str(os.getpid())
         known = _HAS_CHILDREN[proc] = (proc / me / "task" / me / "children").exists()
     return known
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs here (one of another user's too). A zombie does not: a
+    SIGKILLed holder stays one until its parent reaps it, which in a container may be never."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nbs_tui.files.atomic import write_atomic
+from nbs_tui.files.proc import pid_alive
 
 ENDPOINT_NAME = "web-endpoint.json"
 PRIVATE_MODE = 0o600
@@ -71,16 +72,6 @@ def read_endpoint(path: Path, *, require_alive: bool = True) -> WebEndpoint | No
         return None
     finally:
         os.close(fd)
-    if require_alive and not _alive(endpoint.pid):
+    if require_alive and not pid_alive(endpoint.pid):
         return None
     return endpoint
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from nbs_tui.core.fleet.model import ServerAddress, server_key
 from nbs_tui.core.sidecar.lease_rules import LEASE_OPTION, Vacancy, lease_vacancy, parse_lease
+from nbs_tui.files.proc import pid_alive
 from nbs_tui.housekeeping.logs import state_dir
 from nbs_tui.sidecar.heartbeat import LeaseClient, lease_clock
 from nbs_tui.tmux.commands import TmuxServerCommands
@@ -35,24 +36,6 @@ class LeaseLook:
         if self.vacancy is Vacancy.EXPIRED:
             return f"the lease of {who} has not been renewed for its ttl"
         return "no sidecar holds the lease" if value is None else f"the lease is held by {who}"
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process ``pid`` runs here (one of another user's too). A zombie does not: a
-    SIGKILLed holder stays one until its parent reaps it, which in a container may be never."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    except OSError:  # no /proc: ask the kernel
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def look_at_lease(commands: TmuxServerCommands, server: ServerAddress) -> LeaseLook:
