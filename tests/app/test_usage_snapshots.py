@@ -38,9 +38,7 @@ def accounts() -> list[AccountUsage]:
     return book.all_accounts(NOW)
 
 
-class UsageApp(App[None]):
-    HORIZONTAL_BREAKPOINTS = HORIZONTAL_BREAKPOINTS
-
+class MeterBar(App[None]):
     def compose(self) -> ComposeResult:
         yield StatusBar("tmux server -L work", id="status")
 
@@ -49,6 +47,14 @@ class UsageApp(App[None]):
         bar.set_connection(True)
         found = accounts()
         bar.set_usage(meter_text(found), meter_short(found))
+
+
+class UsageApp(MeterBar):
+    """The status bar with its meter, and the usage view over it."""
+
+    HORIZONTAL_BREAKPOINTS = HORIZONTAL_BREAKPOINTS
+
+    def on_mount(self) -> None:  # after MeterBar's own (Textual calls each class's handler)
         self.push_screen(UsageScreen(accounts, lambda: NOW, BUDGET))
 
 
@@ -67,15 +73,6 @@ def test_usage_view_on_a_phone(snap_compare: Callable[..., bool]) -> None:
     assert snap_compare(UsageApp(), terminal_size=(50, 30), run_before=settle)
 
 
-class MeterBar(App[None]):
-    def compose(self) -> ComposeResult:
-        yield StatusBar("tmux server -L work", id="status")
-
-    def on_mount(self) -> None:
-        bar = self.query_one(StatusBar)
-        bar.set_connection(True)
-        found = accounts()
-        bar.set_usage(meter_text(found), meter_short(found))
 
 
 def test_status_bar_usage_meter(snap_compare: Callable[..., bool]) -> None:

@@ -56,6 +56,17 @@ def stop_service(server: libtmux.Server, home: Path) -> None:
     nbs(server, home, "service", "stop")
 
 
+def start_service(server: libtmux.Server, home: Path, agent: str) -> int:
+    """``nbs-tui service start`` holding the lease and publishing ``agent`` idle; its pid."""
+    started = nbs(server, home, "service", "start")
+    assert started.returncode == 0, started.stderr
+    assert retry_until(lambda: service_holds(server) is not None, 15, raises=False), started.stdout
+    pid = service_holds(server)
+    assert pid is not None
+    assert retry_until(lambda: published(server, agent) == "idle", 15, raises=False)
+    return pid
+
+
 def test_a_sigkilled_service_is_replaced_by_the_next_send_which_is_typed_once(
     session: libtmux.Session, server: libtmux.Server, tmp_path: Path
 ) -> None:
@@ -67,12 +78,7 @@ def test_a_sigkilled_service_is_replaced_by_the_next_send_which_is_typed_once(
     home = tmp_path / "script"
     alpha, log = agent(session, tmp_path, "alpha", "idle")
     try:
-        started = nbs(server, home, "service", "start")
-        assert started.returncode == 0, started.stderr
-        assert retry_until(lambda: service_holds(server) is not None, 15, raises=False), started.stdout
-        first = service_holds(server)
-        assert first is not None
-        assert retry_until(lambda: published(server, alpha) == "idle", 15, raises=False)
+        first = start_service(server, home, alpha)
         for round_ in range(2):
             killed = first
             os.kill(killed, signal.SIGKILL)
@@ -149,12 +155,7 @@ def test_a_holder_that_dies_while_a_send_waits_is_replaced_and_the_text_typed_on
     home = tmp_path / "script"
     alpha, log = agent(session, tmp_path, "alpha", "idle")
     try:
-        started = nbs(server, home, "service", "start")
-        assert started.returncode == 0, started.stderr
-        assert retry_until(lambda: service_holds(server) is not None, 15, raises=False), started.stdout
-        stalled = service_holds(server)
-        assert stalled is not None
-        assert retry_until(lambda: published(server, alpha) == "idle", 15, raises=False)
+        stalled = start_service(server, home, alpha)
         os.kill(stalled, signal.SIGSTOP)
         caller = subprocess.Popen(
             [sys.executable, "-m", "nbs_tui", "send", "alpha", "write the report", "-L", str(server.socket_name)],
