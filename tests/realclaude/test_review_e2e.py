@@ -11,6 +11,7 @@ base, refuses a conflicting merge with nothing changed, and discards its work ke
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -68,7 +69,13 @@ def start_in_worktree(world: NewAgentWorld, server: libtmux.Server, name: str) -
         return "\n".join(server.cmd("capture-pane", "-p", "-t", pane).stdout)
 
     wait_until(lambda: "Do you want to proceed?" in screen(), 60, "the commit's permission prompt")
-    server.cmd("send-keys", "-t", pane, "Enter")
+    # An Enter that lands while Claude Code still draws the menu is lost (a fresh clone's run and
+    # a rerun both saw the menu stay, its Yes selected): press again only while it is still shown.
+    for _ in range(5):
+        server.cmd("send-keys", "-t", pane, "Enter")
+        with contextlib.suppress(AssertionError):
+            wait_until(lambda: "Do you want to proceed?" not in screen(), 5, "the menu answered")
+            break
     try:
         wait_until(lambda: "committed." in screen() and looks_idle(screen()), 120, "the agent done and idle")
     except AssertionError as error:
